@@ -1,0 +1,51 @@
+//! Errors of the core. `src/ffi` maps each variant to one `capstan_status`.
+
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum Error {
+    /// An argument of an API call was out of range or of the wrong form.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A tool name that no provider accepts.
+    #[error("invalid tool name: {0}")]
+    InvalidName(String),
+    /// A parameters schema that cannot be compiled or is not an object schema.
+    #[error("invalid schema: {0}")]
+    InvalidSchema(String),
+    /// Calls JSON that is not JSON or not of the normalized shape.
+    #[error("invalid calls: {0}")]
+    InvalidCalls(String),
+    /// Results JSON that is not JSON or not of the normalized shape.
+    #[error("invalid results: {0}")]
+    InvalidResults(String),
+    /// A provider body that is not JSON or lacks what the format requires.
+    #[error("invalid response: {0}")]
+    InvalidResponse(String),
+    /// Tool content declared as JSON that is not JSON.
+    #[error("invalid content: {0}")]
+    InvalidContent(String),
+    /// A name that is not registered.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The call was already completed, timed out or cancelled.
+    #[error("call already completed: {0}")]
+    AlreadyCompleted(String),
+    /// The handle does not (or no longer) name a live object.
+    #[error("stale handle: {0}")]
+    StaleHandle(String),
+    /// A wait ran out of time.
+    #[error("timed out: {0}")]
+    Timeout(String),
+    /// The registry is shutting down.
+    #[error("shutting down: {0}")]
+    ShuttingDown(String),
+    /// The operation is not allowed in the current context (e.g. from inside a callback).
+    #[error("not allowed here: {0}")]
+    WrongContext(String),
+    /// Internal failure: a poisoned lock, a closed channel, a runtime that could not start.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,1 @@
+//! Provider formats (placeholder until written).

@@ -1,0 +1,39 @@
+//! What a registered tool is, apart from how it runs.
+
+use serde_json::Value;
+
+/// Flags of a tool (the bits of `capstan_tool_def.flags`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ToolFlags(pub u32);
+
+impl ToolFlags {
+    /// Never runs without approval.
+    pub const REQUIRES_APPROVAL: u32 = 1 << 0;
+    /// Not parallel-safe: never runs concurrently with itself.
+    pub const SERIAL: u32 = 1 << 1;
+    /// Runs only inside the host's pump, on the host's thread.
+    pub const MAIN_THREAD: u32 = 1 << 2;
+    pub const KNOWN: u32 = Self::REQUIRES_APPROVAL | Self::SERIAL | Self::MAIN_THREAD;
+
+    pub fn requires_approval(self) -> bool {
+        self.0 & Self::REQUIRES_APPROVAL != 0
+    }
+    pub fn serial(self) -> bool {
+        self.0 & Self::SERIAL != 0
+    }
+    pub fn main_thread(self) -> bool {
+        self.0 & Self::MAIN_THREAD != 0
+    }
+}
+
+/// The describable part of a tool: what providers and `describe` export.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// The JSON Schema of the arguments, as registered.
+    pub parameters: Value,
+    pub flags: ToolFlags,
+    pub timeout_ms: u32,
+    pub max_output_chars: u32,
+}
