@@ -20,6 +20,7 @@ pub enum Outcome {
     Denied,
 }
 
+/// cbindgen:ignore
 impl Outcome {
     pub const ALL: [Outcome; 7] = [
         Outcome::Ok,

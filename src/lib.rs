@@ -4,10 +4,18 @@
 
 pub mod call;
 pub mod error;
+pub mod exec;
+pub mod ffi;
+mod handles;
 pub mod providers;
+pub mod registry;
+pub mod render;
 pub mod schema;
 pub mod tool;
 
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};
 pub use tool::{ToolFlags, ToolSpec};
+pub use exec::{execute, submit, Batch, Call, ExecOptions, Sink};
+pub use registry::{Handler, Registry, RegistryOptions, ToolDef};
+pub use render::ContentKind;

@@ -6,6 +6,7 @@ use serde_json::Value;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ToolFlags(pub u32);
 
+/// cbindgen:ignore
 impl ToolFlags {
     /// Never runs without approval.
     pub const REQUIRES_APPROVAL: u32 = 1 << 0;

@@ -1,0 +1,374 @@
+//! A batch of calls: who runs which call, where results go, when it is done.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::cell::{Call, CallCell};
+use super::pool;
+use crate::call::{CallRequest, Outcome, ToolResult};
+use crate::registry::{Shared, Tool};
+
+/// Where a batch's results go as they finish.
+pub enum Sink {
+    /// Kept in call order for `execute` to return.
+    Collect,
+    /// Handed to the host on the thread that finished the call.
+    Callback(Box<dyn Fn(usize, ToolResult) + Send + Sync>),
+    /// Queued for the host to poll on its own thread.
+    Queue,
+}
+
+/// A validated call, ready to run.
+pub struct PendingRun {
+    pub(crate) batch: Arc<BatchInner>,
+    pub(crate) index: usize,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) tool: Arc<Tool>,
+    pub(crate) arguments: Value,
+}
+
+pub struct BatchInner {
+    pub(crate) registry: Arc<Shared>,
+    calls: Vec<Mutex<Option<CallRequest>>>,
+    results: Vec<Mutex<Option<ToolResult>>>,
+    cells: Vec<OnceLock<Weak<CallCell>>>,
+    next: AtomicUsize,
+    remaining: AtomicUsize,
+    cancelled: AtomicBool,
+    timeout_ms: u32,
+    sink: Sink,
+    queue: Mutex<VecDeque<(usize, ToolResult)>>,
+    on_done: Option<Box<dyn Fn() + Send + Sync>>,
+    lock: Mutex<()>,
+    progress: Condvar,
+    waiters: AtomicUsize,
+}
+
+impl BatchInner {
+    pub(crate) fn new(
+        registry: Arc<Shared>,
+        calls: Vec<CallRequest>,
+        timeout_ms: u32,
+        sink: Sink,
+        on_done: Option<Box<dyn Fn() + Send + Sync>>,
+    ) -> Arc<BatchInner> {
+        let n = calls.len();
+        Arc::new(BatchInner {
+            registry,
+            calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
+            results: (0..n).map(|_| Mutex::new(None)).collect(),
+            cells: (0..n).map(|_| OnceLock::new()).collect(),
+            next: AtomicUsize::new(0),
+            remaining: AtomicUsize::new(n),
+            cancelled: AtomicBool::new(false),
+            timeout_ms,
+            sink,
+            queue: Mutex::new(VecDeque::new()),
+            on_done,
+            lock: Mutex::new(()),
+            progress: Condvar::new(),
+            waiters: AtomicUsize::new(0),
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.calls.len()
+    }
+
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.remaining.load(Ordering::SeqCst) == 0
+    }
+
+    fn notify(&self) {
+        let _guard = self.lock.lock();
+        self.progress.notify_all();
+    }
+
+    /// Records call `index`'s one result and hands it on.
+    pub(crate) fn deliver(&self, index: usize, result: ToolResult) {
+        match &self.sink {
+            Sink::Collect => {
+                if let Some(slot) = self.results.get(index) {
+                    if let Ok(mut slot) = slot.lock() {
+                        *slot = Some(result);
+                    }
+                }
+            }
+            Sink::Callback(f) => self.registry.run_callback(|| {
+                let _ = catch_unwind(AssertUnwindSafe(|| f(index, result)));
+            }),
+            Sink::Queue => {
+                if let Ok(mut q) = self.queue.lock() {
+                    q.push_back((index, result));
+                }
+            }
+        }
+        if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
+            if let Some(f) = &self.on_done {
+                self.registry.run_callback(|| {
+                    let _ = catch_unwind(AssertUnwindSafe(f));
+                });
+            }
+            self.notify();
+        } else if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.notify();
+        }
+    }
+
+    /// A batch of no calls is done at once; tell the host so.
+    pub(crate) fn finish_if_empty(&self) {
+        if self.calls.is_empty() {
+            if let Some(f) = &self.on_done {
+                let _ = catch_unwind(AssertUnwindSafe(f));
+            }
+        }
+    }
+
+    fn deliver_early(&self, index: usize, req: &CallRequest, outcome: Outcome, text: String) {
+        self.deliver(index, ToolResult::new(req.id.clone(), req.name.clone(), outcome, text));
+    }
+
+    /// Blocks until `cond` holds or `deadline` passes; returns `cond()`.
+    pub(crate) fn wait_until(&self, deadline: Option<Instant>, cond: impl Fn() -> bool) -> bool {
+        if cond() {
+            return true;
+        }
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = match self.lock.lock() {
+            Ok(g) => g,
+            Err(_) => {
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                return cond();
+            }
+        };
+        let met = loop {
+            if cond() {
+                break true;
+            }
+            let wait = match deadline {
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        break false;
+                    }
+                    d - now
+                }
+                None => Duration::from_secs(3600),
+            };
+            guard = match self.progress.wait_timeout(guard, wait) {
+                Ok((g, _)) => g,
+                Err(_) => {
+                    self.waiters.fetch_sub(1, Ordering::SeqCst);
+                    return cond();
+                }
+            };
+        };
+        drop(guard);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        met
+    }
+
+    /// Takes the collected results, in call order. Only after the batch is done.
+    pub(crate) fn take_results(&self) -> Vec<ToolResult> {
+        self.results
+            .iter()
+            .map(|slot| {
+                slot.lock().ok().and_then(|mut s| s.take()).unwrap_or_else(|| {
+                    ToolResult::new("", "", Outcome::Cancelled, "result lost")
+                })
+            })
+            .collect()
+    }
+
+    /// Hands over up to `max` queued results.
+    pub(crate) fn poll(&self, max: usize) -> Vec<(usize, ToolResult)> {
+        match self.queue.lock() {
+            Ok(mut q) => {
+                let n = q.len().min(max);
+                q.drain(..n).collect()
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Runs calls of this batch until none is left to start.
+    pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.calls.len() {
+                return;
+            }
+            self.start(i, on_caller);
+        }
+    }
+
+    /// A worker stuck in a timed-out callback holds no call back: if calls
+    /// are still waiting to start, another worker takes over.
+    pub(crate) fn replace_stuck_worker(self: &Arc<Self>) {
+        if self.next.load(Ordering::SeqCst) < self.calls.len() {
+            let batch = self.clone();
+            pool::spawn(move || batch.drive(false));
+        }
+    }
+
+    fn timeout_for(&self, tool: &Tool) -> u32 {
+        if self.timeout_ms > 0 {
+            self.timeout_ms
+        } else {
+            tool.spec.timeout_ms
+        }
+    }
+
+    fn start(self: &Arc<Self>, index: usize, on_caller: bool) {
+        let Some(req) = self.calls[index].lock().ok().and_then(|mut c| c.take()) else {
+            return;
+        };
+        if self.is_cancelled() {
+            let text = "Cancelled before it started.".to_string();
+            return self.deliver_early(index, &req, Outcome::Cancelled, text);
+        }
+        let registry = &self.registry;
+        if registry.closed.load(Ordering::SeqCst) {
+            let text = "Cancelled: the tool registry was shut down.".to_string();
+            return self.deliver_early(index, &req, Outcome::Cancelled, text);
+        }
+        let Some(tool) = registry.get(&req.name) else {
+            let text = registry.unknown_tool_text(&req.name);
+            return self.deliver_early(index, &req, Outcome::UnknownTool, text);
+        };
+        let CallRequest {
+            id,
+            name,
+            arguments,
+        } = req;
+        let arguments = match arguments.into_value() {
+            Ok(v) => tool.schema.validate(v, registry.options.coerce).map_err(|e| e.to_string()),
+            Err(e) => Err(format!("Invalid arguments for tool \"{name}\": {e}")),
+        };
+        let arguments = match arguments {
+            Ok(v) => v,
+            Err(text) => {
+                let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
+                return self.deliver(index, result);
+            }
+        };
+        let run = PendingRun {
+            batch: self.clone(),
+            index,
+            id,
+            name,
+            tool,
+            arguments,
+        };
+        if run.tool.spec.flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {
+            if let Ok(mut q) = self.registry.main_queue.lock() {
+                q.push_back(run);
+            }
+            return;
+        }
+        if on_caller && self.timeout_for(&run.tool) > 0 {
+            // The caller must be free to abandon the call at its deadline.
+            pool::spawn(move || run.run(true));
+            self.wait_until(None, || self.result_arrived(index));
+            return;
+        }
+        run.run(true);
+    }
+
+    fn result_arrived(&self, index: usize) -> bool {
+        match &self.sink {
+            Sink::Collect => self.results[index].lock().map(|s| s.is_some()).unwrap_or(true),
+            _ => self.cells[index]
+                .get()
+                .and_then(Weak::upgrade)
+                .map(|c| c.is_done())
+                .unwrap_or(true),
+        }
+    }
+
+    /// Stops calls that have not started; running calls see `is_cancelled`.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let queued: VecDeque<PendingRun> = match self.registry.main_queue.lock() {
+            Ok(mut q) => {
+                let (mine, others) = q
+                    .drain(..)
+                    .partition(|r| std::ptr::eq(Arc::as_ptr(&r.batch), self));
+                *q = others;
+                mine
+            }
+            Err(_) => VecDeque::new(),
+        };
+        for run in queued {
+            run.run(false); // sees the cancellation and reports it
+        }
+    }
+
+    /// Cancels the batch and ends every running call as cancelled too.
+    pub(crate) fn abort(&self, reason: &str) {
+        self.cancel();
+        for cell in &self.cells {
+            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
+                cell.cancel(reason);
+            }
+        }
+    }
+}
+
+impl PendingRun {
+    /// Runs the tool on this thread. With `wait`, returns only once the call
+    /// is done (a deferred completion, a timeout or a cancellation).
+    pub(crate) fn run(self, wait: bool) {
+        let PendingRun {
+            batch,
+            index,
+            id,
+            name,
+            tool,
+            arguments,
+        } = self;
+        if batch.is_cancelled() {
+            let text = "Cancelled before it started.".to_string();
+            return batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
+        }
+        tool.enter();
+        let cell = CallCell::new(id, name, arguments, &tool, batch.clone(), index);
+        let _ = batch.cells[index].set(Arc::downgrade(&cell));
+        fence(Ordering::SeqCst);
+        if batch.is_cancelled() {
+            cell.cancel("Cancelled before it started.");
+            tool.leave();
+            return;
+        }
+        let timeout_ms = batch.timeout_for(&tool);
+        if timeout_ms > 0 {
+            let weak = Arc::downgrade(&cell);
+            pool::after(Duration::from_millis(u64::from(timeout_ms)), move || {
+                if let Some(cell) = weak.upgrade() {
+                    cell.expire(timeout_ms);
+                }
+            });
+        }
+        let call = Call { cell: cell.clone() };
+        batch.registry.run_callback(|| {
+            if catch_unwind(AssertUnwindSafe(|| tool.handler.invoke(call))).is_err() {
+                let _ = cell.finish(Outcome::ToolError, format!("Tool \"{}\" panicked.", cell.name()));
+            }
+        });
+        if wait {
+            batch.wait_until(None, || cell.is_done());
+        }
+        tool.leave();
+    }
+}

@@ -1,0 +1,248 @@
+//! One running call: the state a tool sees and completes exactly once.
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, OnceLock};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::batch::BatchInner;
+use crate::call::{Outcome, ToolResult};
+use crate::error::Error;
+use crate::handles::HandleTable;
+use crate::registry::Tool;
+use crate::render::{self, ContentKind};
+
+const RUNNING: u8 = 0;
+const DONE: u8 = 1;
+
+/// Live calls that a C host can name by handle.
+static HANDLES: LazyLock<HandleTable<CallCell>> = LazyLock::new(HandleTable::new);
+
+pub(crate) struct CallCell {
+    /// The call's id and tool name, each followed by a NUL for C hosts.
+    id_z: String,
+    name_z: String,
+    arguments: Value,
+    arguments_text: OnceLock<Box<[u8]>>,
+    max_output_chars: u32,
+    batch: Arc<BatchInner>,
+    index: usize,
+    state: AtomicU8,
+    cancelled: AtomicBool,
+    started: Instant,
+    handle: AtomicUsize,
+}
+
+impl CallCell {
+    pub(crate) fn new(
+        id: String,
+        name: String,
+        arguments: Value,
+        tool: &Tool,
+        batch: Arc<BatchInner>,
+        index: usize,
+    ) -> Arc<CallCell> {
+        let mut id_z = id;
+        id_z.push('\0');
+        let mut name_z = name;
+        name_z.push('\0');
+        Arc::new(CallCell {
+            id_z,
+            name_z,
+            arguments,
+            arguments_text: OnceLock::new(),
+            max_output_chars: tool.spec.max_output_chars,
+            batch,
+            index,
+            state: AtomicU8::new(RUNNING),
+            cancelled: AtomicBool::new(false),
+            started: Instant::now(),
+            handle: AtomicUsize::new(0),
+        })
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.id_z[..self.id_z.len() - 1]
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name_z[..self.name_z.len() - 1]
+    }
+
+    pub(crate) fn is_done(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == DONE
+    }
+
+    /// Ends the call with `outcome`. Exactly one caller wins; the rest get
+    /// `AlreadyCompleted`.
+    pub(crate) fn finish(&self, outcome: Outcome, content: String) -> Result<(), Error> {
+        if self
+            .state
+            .compare_exchange(RUNNING, DONE, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Err(Error::AlreadyCompleted(format!(
+                "call {:?} of tool {:?} was already completed, timed out or cancelled",
+                self.id(),
+                self.name()
+            )));
+        }
+        let handle = self.handle.swap(0, Ordering::SeqCst);
+        if handle != 0 {
+            drop(HANDLES.remove(handle));
+        }
+        let content = match outcome {
+            Outcome::Ok | Outcome::ToolError => {
+                render::cap(content, self.max_output_chars)
+            }
+            _ => content,
+        };
+        let mut result = ToolResult::new(self.id(), self.name(), outcome, content);
+        result.duration_us = self.started.elapsed().as_micros() as u64;
+        self.batch.deliver(self.index, result);
+        Ok(())
+    }
+
+    /// Abandons the call at its deadline: marks it cancelled, reports `timeout`.
+    pub(crate) fn expire(&self, timeout_ms: u32) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        let text = format!(
+            "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
+            self.name()
+        );
+        if self.finish(Outcome::Timeout, text).is_ok() {
+            self.batch.replace_stuck_worker();
+        }
+    }
+
+    pub(crate) fn cancel(&self, reason: &str) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        let _ = self.finish(Outcome::Cancelled, reason.to_owned());
+    }
+}
+
+/// A call as its tool sees it. Clone it to complete later, from any thread.
+#[derive(Clone)]
+pub struct Call {
+    pub(crate) cell: Arc<CallCell>,
+}
+
+impl Call {
+    pub fn id(&self) -> &str {
+        self.cell.id()
+    }
+
+    pub fn tool(&self) -> &str {
+        self.cell.name()
+    }
+
+    /// The id followed by a NUL, for C hosts.
+    pub fn id_with_nul(&self) -> &str {
+        &self.cell.id_z
+    }
+
+    /// The tool name followed by a NUL, for C hosts.
+    pub fn tool_with_nul(&self) -> &str {
+        &self.cell.name_z
+    }
+
+    /// Validated arguments, schema defaults filled in.
+    pub fn arguments(&self) -> &Value {
+        &self.cell.arguments
+    }
+
+    /// The arguments as compact JSON text followed by a NUL (not counted in
+    /// the returned slice's logical length; see `arguments_text`).
+    pub fn arguments_bytes_with_nul(&self) -> &[u8] {
+        self.cell.arguments_text.get_or_init(|| {
+            let mut bytes = serde_json::to_vec(&self.cell.arguments).unwrap_or_default();
+            bytes.push(0);
+            bytes.into_boxed_slice()
+        })
+    }
+
+    /// The arguments as compact JSON text.
+    pub fn arguments_text(&self) -> &str {
+        let bytes = self.arguments_bytes_with_nul();
+        std::str::from_utf8(&bytes[..bytes.len() - 1]).unwrap_or("{}")
+    }
+
+    /// True once the call timed out, its batch was cancelled or its registry closed.
+    pub fn is_cancelled(&self) -> bool {
+        self.cell.cancelled.load(Ordering::SeqCst) || self.cell.batch.is_cancelled()
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.cell.is_done()
+    }
+
+    /// Completes the call with content for the model. Content declared JSON
+    /// that is not JSON still completes the call, as a tool error the model
+    /// can read, and returns `InvalidContent` so the host hears of it too.
+    pub fn complete(&self, kind: ContentKind, content: &str) -> Result<(), Error> {
+        if self.cell.is_done() {
+            return self.cell.finish(Outcome::Ok, String::new()); // reports AlreadyCompleted
+        }
+        match render::render(kind, content) {
+            Ok(text) => self.cell.finish(Outcome::Ok, text),
+            Err(e) => {
+                self.cell.finish(
+                    Outcome::ToolError,
+                    format!("Tool \"{}\" returned malformed output: {e}", self.tool()),
+                )?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Completes the call with text.
+    pub fn complete_text(&self, content: impl Into<String>) -> Result<(), Error> {
+        self.cell.finish(Outcome::Ok, content.into())
+    }
+
+    /// Completes the call with a JSON value, rendered for the model.
+    pub fn complete_value(&self, value: &Value) -> Result<(), Error> {
+        self.cell.finish(Outcome::Ok, render::render_value(value))
+    }
+
+    /// Completes the call as a tool error the model will see.
+    pub fn fail(&self, message: impl Into<String>) -> Result<(), Error> {
+        self.cell.finish(Outcome::ToolError, message.into())
+    }
+
+    /// A handle a C host can pass around; resolves until the call is completed.
+    pub fn handle(&self) -> Result<usize, Error> {
+        let existing = self.cell.handle.load(Ordering::SeqCst);
+        if existing != 0 {
+            return Ok(existing);
+        }
+        let handle = HANDLES
+            .insert(self.cell.clone())
+            .ok_or_else(|| Error::Internal("too many live calls".into()))?;
+        if self
+            .cell
+            .handle
+            .compare_exchange(0, handle, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            drop(HANDLES.remove(handle));
+            return Ok(self.cell.handle.load(Ordering::SeqCst));
+        }
+        // Completed while we were registering: the handle must not outlive it.
+        if self.cell.is_done() && self.cell.handle.swap(0, Ordering::SeqCst) == handle {
+            drop(HANDLES.remove(handle));
+        }
+        Ok(handle)
+    }
+
+    /// The live call a handle names.
+    pub fn from_handle(handle: usize) -> Result<Call, Error> {
+        HANDLES.get(handle).map(|cell| Call { cell }).ok_or_else(|| {
+            Error::StaleHandle(
+                "call handle is not live: the call was already completed, timed out or cancelled"
+                    .into(),
+            )
+        })
+    }
+}

@@ -1,0 +1,175 @@
+//! Execution: batches of calls on the pool or the caller's thread, limits,
+//! timeouts, cancellation, and delivery of every call's one result.
+
+mod batch;
+mod cell;
+pub mod pool;
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+pub use batch::{BatchInner, PendingRun, Sink};
+pub use cell::Call;
+
+use crate::call::{CallRequest, ToolResult};
+use crate::registry::{Registry, Shared};
+
+/// Default cap on calls of one batch running at once.
+pub const DEFAULT_LIMIT: usize = 8;
+
+/// How to run a batch.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// Run calls at the same time (default true). False means one by one, in order.
+    pub parallel: bool,
+    /// At most this many calls of the batch run at once (0 = default, 8).
+    pub limit: usize,
+    /// Overrides every tool's own timeout when > 0.
+    pub timeout_ms: u32,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            parallel: true,
+            limit: DEFAULT_LIMIT,
+            timeout_ms: 0,
+        }
+    }
+}
+
+impl ExecOptions {
+    fn workers(&self, calls: usize) -> usize {
+        let limit = match (self.parallel, self.limit) {
+            (false, _) => 1,
+            (true, 0) => DEFAULT_LIMIT,
+            (true, n) => n,
+        };
+        limit.min(calls)
+    }
+}
+
+fn track(shared: &Arc<Shared>, batch: &Arc<BatchInner>) {
+    if let Ok(mut list) = shared.batches.lock() {
+        if list.len() >= 64 && list.len() == list.capacity() {
+            list.retain(|b| b.strong_count() > 0);
+        }
+        list.push(Arc::downgrade(batch));
+    }
+}
+
+/// Ends every call in flight on a closing registry, as cancelled.
+pub(crate) fn cancel_all(shared: &Arc<Shared>) {
+    let batches: Vec<Weak<BatchInner>> = match shared.batches.lock() {
+        Ok(mut list) => std::mem::take(&mut *list),
+        Err(_) => Vec::new(),
+    };
+    for batch in batches.iter().filter_map(Weak::upgrade) {
+        batch.abort("Cancelled: the tool registry was shut down.");
+    }
+}
+
+/// Runs `calls` and returns one result per call, in call order. Blocks until
+/// every call is done (completed, failed, timed out or cancelled).
+pub fn execute(registry: &Registry, calls: Vec<CallRequest>, options: &ExecOptions) -> Vec<ToolResult> {
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    let workers = options.workers(calls.len());
+    let batch = BatchInner::new(
+        registry.shared.clone(),
+        calls,
+        options.timeout_ms,
+        Sink::Collect,
+        None,
+    );
+    track(&registry.shared, &batch);
+    for _ in 1..workers {
+        let b = batch.clone();
+        pool::spawn(move || b.drive(false));
+    }
+    batch.drive(true);
+    batch.wait_until(None, || batch.is_done());
+    batch.take_results()
+}
+
+/// A batch running in the background.
+pub struct Batch {
+    inner: Arc<BatchInner>,
+}
+
+/// Starts `calls` and returns at once. Results go to `sink` as each call
+/// finishes; `on_done` runs once, after the last result was handed over.
+pub fn submit(
+    registry: &Registry,
+    calls: Vec<CallRequest>,
+    options: &ExecOptions,
+    sink: Sink,
+    on_done: Option<Box<dyn Fn() + Send + Sync>>,
+) -> Batch {
+    let workers = options.workers(calls.len());
+    let inner = BatchInner::new(registry.shared.clone(), calls, options.timeout_ms, sink, on_done);
+    inner.finish_if_empty();
+    track(&registry.shared, &inner);
+    for _ in 0..workers {
+        let b = inner.clone();
+        pool::spawn(move || b.drive(false));
+    }
+    Batch { inner }
+}
+
+impl Batch {
+    pub fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.len() == 0
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.inner.is_done()
+    }
+
+    /// Waits until every result was handed over, or `timeout` passes
+    /// (`None` = no limit). Returns whether the batch is done.
+    pub fn wait(&self, timeout: Option<Duration>) -> bool {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        self.inner.wait_until(deadline, || self.inner.is_done())
+    }
+
+    /// Pending calls never start and report `cancelled`; running calls see
+    /// `Call::is_cancelled` and still report their own result.
+    pub fn cancel(&self) {
+        self.inner.cancel();
+    }
+
+    /// Queued results (with `Sink::Queue`), at most `max`, oldest first.
+    pub fn poll(&self, max: usize) -> Vec<(usize, ToolResult)> {
+        self.inner.poll(max)
+    }
+}
+
+/// Runs main-thread tool calls queued on `registry`, on this thread, for about
+/// `budget` (at least one call if any is queued). Returns how many ran.
+pub fn pump(registry: &Registry, budget: Duration) -> usize {
+    let shared = &registry.shared;
+    if let Ok(mut t) = shared.pump_thread.lock() {
+        *t = Some(std::thread::current().id());
+    }
+    let deadline = Instant::now() + budget;
+    let mut ran = 0;
+    loop {
+        let next = match shared.main_queue.lock() {
+            Ok(mut q) => q.pop_front(),
+            Err(_) => None,
+        };
+        let Some(run) = next else { break };
+        run.run(false);
+        ran += 1;
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+    ran
+}

@@ -1,0 +1,187 @@
+//! The boundary itself: panic guard, last error, pointer and text checks,
+//! owned output strings.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use super::types::*;
+use crate::error::Error;
+
+/// Why a C call failed.
+pub(crate) enum Fail {
+    Null(&'static str),
+    Utf8(&'static str),
+    BadArgument(String),
+    Core(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Fail {
+        Fail::Core(e)
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+pub(crate) fn set_last_error(message: String) {
+    LAST_ERROR.with(|e| *e.borrow_mut() = message);
+}
+
+pub(crate) fn last_error() -> String {
+    LAST_ERROR.with(|e| e.borrow().clone())
+}
+
+fn status_of(e: &Error) -> capstan_status {
+    match e {
+        Error::InvalidArgument(_) => CAPSTAN_ERR_INVALID_ARGUMENT,
+        Error::InvalidName(_) => CAPSTAN_ERR_INVALID_NAME,
+        Error::InvalidSchema(_) => CAPSTAN_ERR_INVALID_SCHEMA,
+        Error::InvalidCalls(_) => CAPSTAN_ERR_INVALID_CALLS,
+        Error::InvalidResults(_) => CAPSTAN_ERR_INVALID_RESULTS,
+        Error::InvalidResponse(_) => CAPSTAN_ERR_INVALID_RESPONSE,
+        Error::InvalidContent(_) => CAPSTAN_ERR_INVALID_CONTENT,
+        Error::NotFound(_) => CAPSTAN_ERR_NOT_FOUND,
+        Error::AlreadyCompleted(_) => CAPSTAN_ERR_ALREADY_COMPLETED,
+        Error::StaleHandle(_) => CAPSTAN_ERR_STALE_HANDLE,
+        Error::Timeout(_) => CAPSTAN_ERR_TIMEOUT,
+        Error::ShuttingDown(_) => CAPSTAN_ERR_SHUTTING_DOWN,
+        Error::WrongContext(_) => CAPSTAN_ERR_WRONG_CONTEXT,
+        Error::Internal(_) => CAPSTAN_ERR_INTERNAL,
+    }
+}
+
+fn record(fail: Fail) -> capstan_status {
+    let (status, message) = match fail {
+        Fail::Null(name) => (
+            CAPSTAN_ERR_NULL_PARAMETER,
+            format!("{name} must not be NULL"),
+        ),
+        Fail::Utf8(name) => (
+            CAPSTAN_ERR_INVALID_UTF8,
+            format!("{name} is not valid UTF-8"),
+        ),
+        Fail::BadArgument(message) => (CAPSTAN_ERR_INVALID_ARGUMENT, message),
+        Fail::Core(e) => (status_of(&e), e.to_string()),
+    };
+    set_last_error(message);
+    status
+}
+
+/// Runs an exported body: catches panics, records the error of a failure.
+pub(crate) fn guard(body: impl FnOnce() -> Result<(), Fail>) -> capstan_status {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => CAPSTAN_OK,
+        Ok(Err(fail)) => record(fail),
+        Err(_) => {
+            set_last_error("internal panic caught at the capstan boundary".into());
+            CAPSTAN_ERR_PANIC
+        }
+    }
+}
+
+/// Like `guard`, for functions that return a value; `fallback` on failure.
+pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> Result<T, Fail>) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(fail)) => {
+            record(fail);
+            fallback
+        }
+        Err(_) => {
+            set_last_error("internal panic caught at the capstan boundary".into());
+            fallback
+        }
+    }
+}
+
+/// A non-NULL pointer, or `Fail::Null(name)`.
+pub(crate) fn non_null<T>(ptr: *const T, name: &'static str) -> Result<*const T, Fail> {
+    if ptr.is_null() {
+        Err(Fail::Null(name))
+    } else {
+        Ok(ptr)
+    }
+}
+
+/// Borrows `(ptr, len)` text; `len == CAPSTAN_NTS` means NUL-terminated.
+///
+/// # Safety
+/// `ptr` must point to `len` readable bytes (or a NUL-terminated string).
+pub(crate) unsafe fn text<'a>(
+    ptr: *const c_char,
+    len: usize,
+    name: &'static str,
+) -> Result<&'a str, Fail> {
+    if ptr.is_null() {
+        if len == 0 {
+            return Ok("");
+        }
+        return Err(Fail::Null(name));
+    }
+    let bytes = if len == CAPSTAN_NTS {
+        CStr::from_ptr(ptr).to_bytes()
+    } else {
+        std::slice::from_raw_parts(ptr.cast::<u8>(), len)
+    };
+    std::str::from_utf8(bytes).map_err(|_| Fail::Utf8(name))
+}
+
+/// Borrows an optional NUL-terminated string (NULL gives `None`).
+///
+/// # Safety
+/// `ptr` must be NULL or a NUL-terminated string.
+pub(crate) unsafe fn c_text<'a>(ptr: *const c_char, name: &'static str) -> Result<Option<&'a str>, Fail> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    let bytes = CStr::from_ptr(ptr).to_bytes();
+    std::str::from_utf8(bytes).map(Some).map_err(|_| Fail::Utf8(name))
+}
+
+/// Copies `s` into a fresh `malloc`ed, NUL-terminated buffer owned by the
+/// caller (freed with `capstan_free`), and writes the outputs.
+///
+/// # Safety
+/// `out` must be writable; `out_len` NULL or writable.
+pub(crate) unsafe fn write_text(s: &str, out: *mut *mut c_char, out_len: *mut usize) -> Result<(), Fail> {
+    let buf = libc::malloc(s.len() + 1).cast::<u8>();
+    if buf.is_null() {
+        return Err(Fail::Core(Error::Internal("out of memory".into())));
+    }
+    std::ptr::copy_nonoverlapping(s.as_ptr(), buf, s.len());
+    *buf.add(s.len()) = 0;
+    *out = buf.cast::<c_char>();
+    if !out_len.is_null() {
+        *out_len = s.len();
+    }
+    Ok(())
+}
+
+/// Reads a versioned options struct: `struct_size` must cover at least
+/// `min_size` bytes; fields past `struct_size` (a newer capstan's) are zero.
+///
+/// # Safety
+/// `ptr` must be NULL or point to at least `struct_size` readable bytes, whose
+/// first field is a `uint32_t struct_size`. All-zero bytes must be a valid `T`.
+pub(crate) unsafe fn read_options<T: Copy>(
+    ptr: *const T,
+    min_size: usize,
+    name: &'static str,
+) -> Result<Option<T>, Fail> {
+    if ptr.is_null() {
+        return Ok(None);
+    }
+    let size = *ptr.cast::<u32>() as usize;
+    if size < min_size {
+        return Err(Fail::BadArgument(format!(
+            "{name}.struct_size is {size}, expected at least {min_size} (set it to sizeof the struct)"
+        )));
+    }
+    let mut value = std::mem::MaybeUninit::<T>::zeroed();
+    let n = size.min(std::mem::size_of::<T>());
+    std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), value.as_mut_ptr().cast::<u8>(), n);
+    Ok(Some(value.assume_init()))
+}

@@ -1,0 +1,119 @@
+//! Functions a tool callback uses on its `capstan_call`.
+
+use std::ffi::c_char;
+
+use super::boundary::*;
+use super::types::*;
+use crate::exec::Call;
+use crate::render::ContentKind;
+
+fn resolve(call: *const capstan_call) -> Result<Call, Fail> {
+    non_null(call, "call")?;
+    Ok(Call::from_handle(call as usize)?)
+}
+
+unsafe fn write_len(len: *mut usize, value: usize) {
+    if !len.is_null() {
+        *len = value;
+    }
+}
+
+/// The call's validated arguments as compact JSON (schema defaults filled in),
+/// NUL-terminated; `*len` (if not NULL) gets the length without the NUL.
+/// Owned by the call: valid until the call is completed. NULL if the handle
+/// is not live (see `capstan_last_error`).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_arguments(call: *const capstan_call, len: *mut usize) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let call = resolve(call)?;
+        let bytes = call.arguments_bytes_with_nul();
+        write_len(len, bytes.len() - 1);
+        Ok(bytes.as_ptr().cast::<c_char>())
+    })
+}
+
+/// The call's id, NUL-terminated; valid until the call is completed. NULL if
+/// the handle is not live.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_id(call: *const capstan_call, len: *mut usize) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let call = resolve(call)?;
+        let id = call.id_with_nul();
+        write_len(len, id.len() - 1);
+        Ok(id.as_ptr().cast::<c_char>())
+    })
+}
+
+/// The called tool's name, NUL-terminated; valid until the call is completed.
+/// NULL if the handle is not live.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_tool(call: *const capstan_call, len: *mut usize) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let call = resolve(call)?;
+        let name = call.tool_with_nul();
+        write_len(len, name.len() - 1);
+        Ok(name.as_ptr().cast::<c_char>())
+    })
+}
+
+/// True once the call should stop: it timed out, its batch was cancelled or
+/// its registry freed. Also true for a handle that is no longer live.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_cancelled(call: *const capstan_call) -> bool {
+    guard_value(true, || Ok(resolve(call).map(|c| c.is_cancelled()).unwrap_or(true)))
+}
+
+/// Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
+/// `CAPSTAN_CONTENT_JSON`); `content` is copied. Any thread, any time, once.
+/// After a completion, timeout or cancellation: ALREADY_COMPLETED or
+/// STALE_HANDLE, and the content is dropped. Content that is not UTF-8 (or, for
+/// JSON, not JSON) still completes the call, as a tool error the model can
+/// read, and returns INVALID_UTF8 / INVALID_CONTENT. An unknown `kind` returns
+/// INVALID_ARGUMENT and leaves the call open.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_return(
+    call: *mut capstan_call,
+    kind: capstan_content,
+    content: *const c_char,
+    len: usize,
+) -> capstan_status {
+    guard(|| {
+        let call = resolve(call)?;
+        let kind = match kind {
+            CAPSTAN_CONTENT_TEXT => ContentKind::Text,
+            CAPSTAN_CONTENT_JSON => ContentKind::Json,
+            other => return Err(Fail::BadArgument(format!("unknown content kind {other}"))),
+        };
+        match text(content, len, "content") {
+            Ok(content) => Ok(call.complete(kind, content)?),
+            Err(fail) => {
+                let what = match &fail {
+                    Fail::Null(_) => "no content (NULL)",
+                    _ => "content that is not valid UTF-8",
+                };
+                call.fail(format!("Tool \"{}\" returned {what}.", call.tool()))?;
+                Err(fail)
+            }
+        }
+    })
+}
+
+/// Completes the call as a tool error; the model reads `message`. Same rules
+/// as `capstan_call_return`; a message that is not UTF-8 is replaced.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_fail(
+    call: *mut capstan_call,
+    message: *const c_char,
+    len: usize,
+) -> capstan_status {
+    guard(|| {
+        let call = resolve(call)?;
+        match text(message, len, "message") {
+            Ok(message) => Ok(call.fail(message)?),
+            Err(fail) => {
+                call.fail(format!("Tool \"{}\" failed (its message was not valid UTF-8).", call.tool()))?;
+                Err(fail)
+            }
+        }
+    })
+}

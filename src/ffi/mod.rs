@@ -1,0 +1,21 @@
+//! The C ABI. Converts, checks and forwards; no logic lives here.
+//!
+//! Every exported function runs inside `guard` (no panic crosses the
+//! boundary), checks every pointer, and writes outputs only on success.
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)]
+
+mod boundary;
+mod call;
+mod exec;
+mod misc;
+mod providers;
+mod registry;
+mod types;
+
+pub use call::*;
+pub use exec::*;
+pub use misc::*;
+pub use providers::*;
+pub use registry::*;
+pub use types::*;

@@ -1,0 +1,188 @@
+//! Registry functions of the C ABI.
+
+use std::ffi::{c_char, c_void};
+use std::time::Duration;
+
+use super::boundary::*;
+use super::types::*;
+use crate::exec::{self, Call};
+use crate::registry::{Handler, Registry, RegistryOptions, ToolDef};
+use crate::tool::ToolFlags;
+
+/// A C tool: its callback, `user_data`, and `destroy`, run when this drops.
+struct CTool {
+    callback: capstan_tool_fn,
+    user_data: *mut c_void,
+    destroy: capstan_destroy_fn,
+}
+
+// The host promises (header: "Thread safety") that user_data may be used from
+// any thread; capstan never touches it itself.
+unsafe impl Send for CTool {}
+unsafe impl Sync for CTool {}
+
+impl Handler for CTool {
+    fn invoke(&self, call: Call) {
+        let Some(callback) = self.callback else {
+            let _ = call.fail("tool has no callback");
+            return;
+        };
+        match call.handle() {
+            Ok(handle) => unsafe { callback(self.user_data, handle as *mut capstan_call) },
+            Err(e) => {
+                let _ = call.fail(e.to_string());
+            }
+        }
+    }
+}
+
+impl Drop for CTool {
+    fn drop(&mut self) {
+        if let Some(destroy) = self.destroy.take() {
+            unsafe { destroy(self.user_data) }
+        }
+    }
+}
+
+pub(crate) unsafe fn registry_ref<'a>(reg: *const capstan_registry) -> Result<&'a Registry, Fail> {
+    non_null(reg, "reg")?;
+    Ok(&*reg.cast::<Registry>())
+}
+
+/// Creates a registry. `opts` may be NULL (defaults). On success `*out` owns
+/// the registry; free it with `capstan_registry_free`.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_new(
+    opts: *const capstan_registry_options,
+    out: *mut *mut capstan_registry,
+) -> capstan_status {
+    guard(|| {
+        non_null(out, "out")?;
+        let opts = read_options(opts, std::mem::size_of::<capstan_registry_options>(), "opts")?;
+        let flags = opts.map(|o| o.flags).unwrap_or(0);
+        if flags & !CAPSTAN_REGISTRY_COERCE != 0 {
+            return Err(Fail::BadArgument(format!(
+                "unknown registry flags 0x{:x}",
+                flags & !CAPSTAN_REGISTRY_COERCE
+            )));
+        }
+        let registry = Registry::new(RegistryOptions {
+            coerce: flags & CAPSTAN_REGISTRY_COERCE != 0,
+        });
+        *out = Box::into_raw(Box::new(registry)).cast::<capstan_registry>();
+        Ok(())
+    })
+}
+
+/// Frees a registry; NULL is a no-op. Calls not yet started are cancelled,
+/// calls in flight are reported cancelled (their handles stop resolving), and
+/// each tool's destroy runs. Waits, without limit, until no tool or result
+/// callback of this registry runs on another thread and every destroy has run:
+/// after it returns, no callback of this registry is called. Called from inside
+/// one of this registry's own callbacks it does not wait (that would deadlock):
+/// the rest finishes after that callback returns. Batches stay valid until
+/// `capstan_batch_free`.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
+    guard_value((), || {
+        if reg.is_null() {
+            return Ok(());
+        }
+        let registry = Box::from_raw(reg.cast::<Registry>());
+        registry.close(Duration::MAX);
+        Ok(())
+    })
+}
+
+/// Registers a tool, replacing any tool of the same name (the old tool's
+/// destroy runs once its calls in flight are done). Whatever the outcome,
+/// `def->destroy` runs exactly once for this `def->user_data`: later on
+/// success, before this returns on failure (unless `def` itself is NULL).
+/// Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
+/// INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_register(
+    reg: *mut capstan_registry,
+    def: *const capstan_tool_def,
+) -> capstan_status {
+    guard(|| {
+        non_null(def, "def")?;
+        // Own user_data first, so that every failure below runs destroy.
+        let size = *def.cast::<u32>() as usize;
+        let min = std::mem::size_of::<capstan_tool_def>();
+        if size < min {
+            // Fields past struct_size are not ours to read: not even destroy.
+            return Err(Fail::BadArgument(format!(
+                "def.struct_size is {size}, expected at least {min} (set it to sizeof(capstan_tool_def))"
+            )));
+        }
+        let d = *def;
+        let handler = CTool {
+            callback: d.callback,
+            user_data: d.user_data,
+            destroy: d.destroy,
+        };
+        let registry = registry_ref(reg)?;
+        if handler.callback.is_none() {
+            return Err(Fail::Null("def.callback"));
+        }
+        let name = c_text(d.name, "def.name")?.ok_or(Fail::Null("def.name"))?;
+        let description = c_text(d.description, "def.description")?.unwrap_or("");
+        let parameters = c_text(d.parameters, "def.parameters")?.unwrap_or(r#"{"type":"object"}"#);
+        let parameters: serde_json::Value = serde_json::from_str(parameters).map_err(|e| {
+            Fail::Core(crate::Error::InvalidSchema(format!(
+                "parameters of tool {name:?} are not valid JSON: {e}"
+            )))
+        })?;
+        registry.register(ToolDef {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            parameters,
+            handler: Box::new(handler),
+            timeout_ms: d.timeout_ms,
+            max_output_chars: d.max_output_chars,
+            flags: ToolFlags(d.flags),
+        })?;
+        Ok(())
+    })
+}
+
+/// Removes a tool by name. Its calls in flight finish; its destroy runs after
+/// them. NOT_FOUND if no such tool.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_unregister(
+    reg: *mut capstan_registry,
+    name: *const c_char,
+    name_len: usize,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        let name = text(name, name_len, "name")?;
+        registry.unregister(name)?;
+        Ok(())
+    })
+}
+
+/// Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
+/// calling thread, for about `budget_ms` (at least one call if any is
+/// queued). Call it from the host's main thread: a game frame, a UI idle
+/// handler. A `capstan_execute` later called on this same thread runs
+/// main-thread tools inline. Returns how many calls ran (0 if `reg` is NULL).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_pump(reg: *mut capstan_registry, budget_ms: u32) -> usize {
+    guard_value(0, || {
+        let registry = registry_ref(reg)?;
+        Ok(exec::pump(registry, Duration::from_millis(u64::from(budget_ms))))
+    })
+}
+
+/// Sets how many pool threads may run tool callbacks at once, process-wide
+/// (default 256). Only before the first call starts the pool: WRONG_CONTEXT
+/// after; INVALID_ARGUMENT for 0.
+#[no_mangle]
+pub extern "C" fn capstan_pool_configure(threads: u32) -> capstan_status {
+    guard(|| {
+        exec::pool::configure(threads as usize)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,165 @@
+//! Types and constants of the C ABI.
+
+use std::ffi::{c_char, c_void};
+
+/// Status of a fallible call: `CAPSTAN_OK` (0) or one of `CAPSTAN_ERR_*`.
+/// An `int32_t` rather than a C enum, so that any value a host passes back
+/// (e.g. to `capstan_status_name`) is defined behaviour.
+pub type capstan_status = i32;
+
+/// Success.
+pub const CAPSTAN_OK: capstan_status = 0;
+/// A required pointer argument was NULL.
+pub const CAPSTAN_ERR_NULL_PARAMETER: capstan_status = 1;
+/// An argument was out of range or malformed (e.g. `struct_size` too small, unknown flags).
+pub const CAPSTAN_ERR_INVALID_ARGUMENT: capstan_status = 2;
+/// Text that must be UTF-8 was not.
+pub const CAPSTAN_ERR_INVALID_UTF8: capstan_status = 3;
+/// A tool name outside `^[A-Za-z0-9_-]{1,64}$`.
+pub const CAPSTAN_ERR_INVALID_NAME: capstan_status = 4;
+/// A parameters schema that is not a valid JSON Schema with an object root.
+pub const CAPSTAN_ERR_INVALID_SCHEMA: capstan_status = 5;
+/// Calls JSON that is not JSON or not the normalized call shape.
+pub const CAPSTAN_ERR_INVALID_CALLS: capstan_status = 6;
+/// Results JSON that is not JSON or not the normalized result shape.
+pub const CAPSTAN_ERR_INVALID_RESULTS: capstan_status = 7;
+/// A provider response body that is not JSON or lacks what its format requires.
+pub const CAPSTAN_ERR_INVALID_RESPONSE: capstan_status = 8;
+/// Tool content declared `CAPSTAN_CONTENT_JSON` that is not JSON.
+pub const CAPSTAN_ERR_INVALID_CONTENT: capstan_status = 9;
+/// No tool of that name.
+pub const CAPSTAN_ERR_NOT_FOUND: capstan_status = 10;
+/// The call was already completed, timed out or cancelled.
+pub const CAPSTAN_ERR_ALREADY_COMPLETED: capstan_status = 11;
+/// The handle names no live object (completed call, garbage).
+pub const CAPSTAN_ERR_STALE_HANDLE: capstan_status = 12;
+/// A wait ran out of time.
+pub const CAPSTAN_ERR_TIMEOUT: capstan_status = 13;
+/// The registry is shutting down.
+pub const CAPSTAN_ERR_SHUTTING_DOWN: capstan_status = 14;
+/// Not allowed from here (e.g. configuring the pool after it started).
+pub const CAPSTAN_ERR_WRONG_CONTEXT: capstan_status = 15;
+/// A panic inside capstan was caught at the boundary (a bug: please report it).
+pub const CAPSTAN_ERR_PANIC: capstan_status = 16;
+/// Internal failure (poisoned lock, pool could not start).
+pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
+
+/// Pass as a text length to mean "NUL-terminated".
+pub const CAPSTAN_NTS: usize = usize::MAX;
+
+/// Kind of content a tool returns (`capstan_call_return`).
+pub type capstan_content = u32;
+/// Passed through to the model as is.
+pub const CAPSTAN_CONTENT_TEXT: capstan_content = 0;
+/// Checked and rendered compact, non-ASCII kept; a JSON string renders as its text.
+pub const CAPSTAN_CONTENT_JSON: capstan_content = 1;
+
+/// Wire formats: how tools are exported, calls parsed and results formatted.
+pub type capstan_format = u32;
+/// capstan's own: normalized calls and results; tool descriptions for `capstan_tools_json`.
+pub const CAPSTAN_FORMAT_DESCRIBE: capstan_format = 0;
+/// OpenAI Chat Completions.
+pub const CAPSTAN_FORMAT_OPENAI_CHAT: capstan_format = 1;
+/// OpenAI Responses.
+pub const CAPSTAN_FORMAT_OPENAI_RESPONSES: capstan_format = 2;
+/// Anthropic Messages.
+pub const CAPSTAN_FORMAT_ANTHROPIC: capstan_format = 3;
+/// Google Gemini.
+pub const CAPSTAN_FORMAT_GEMINI: capstan_format = 4;
+/// Model Context Protocol.
+pub const CAPSTAN_FORMAT_MCP: capstan_format = 5;
+
+/// Tool flag: never runs without approval.
+pub const CAPSTAN_TOOL_REQUIRES_APPROVAL: u32 = 1 << 0;
+/// Tool flag: not parallel-safe; never runs concurrently with itself.
+pub const CAPSTAN_TOOL_SERIAL: u32 = 1 << 1;
+/// Tool flag: runs only inside `capstan_registry_pump`, on the host's thread.
+pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1 << 2;
+
+/// Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
+pub const CAPSTAN_REGISTRY_COERCE: u32 = 1 << 0;
+
+/// Exec flag: run the calls one by one, in order (default: in parallel).
+pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1 << 0;
+
+/// A registry of tools. Thread-safe: every function taking one may be called
+/// from any thread at once, except `capstan_registry_free`.
+pub struct capstan_registry {
+    _private: [u8; 0],
+}
+
+/// One tool call in progress, as its callback sees it. A generation-checked
+/// handle, not a pointer to memory: using it after the call completed is an
+/// error status, never undefined behaviour.
+pub struct capstan_call {
+    _private: [u8; 0],
+}
+
+/// A batch started with `capstan_submit`.
+pub struct capstan_batch {
+    _private: [u8; 0],
+}
+
+/// A tool's callback. Runs on a pool thread (or the thread calling
+/// `capstan_execute` for a lone call, or the thread calling
+/// `capstan_registry_pump` for main-thread tools). It must complete `call`
+/// exactly once with `capstan_call_return` or `capstan_call_fail`, before or
+/// after returning, from any thread. It may call any capstan function, including
+/// `capstan_execute` on the same registry.
+pub type capstan_tool_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut capstan_call)>;
+
+/// Releases a tool's `user_data`. Called exactly once per registration: when the
+/// tool is replaced or removed and its last call is done, when the registry is
+/// freed, or when registration fails.
+pub type capstan_destroy_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
+/// duration of `capstan_register` only.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct capstan_tool_def {
+    /// `sizeof(capstan_tool_def)`.
+    pub struct_size: u32,
+    /// `^[A-Za-z0-9_-]{1,64}$`.
+    pub name: *const c_char,
+    /// What the tool does, for the model. NULL means "".
+    pub description: *const c_char,
+    /// JSON Schema of the arguments; the root must be an object schema. NULL means `{"type":"object"}`.
+    pub parameters: *const c_char,
+    /// The callback.
+    pub callback: capstan_tool_fn,
+    /// Passed to `callback` and `destroy`.
+    pub user_data: *mut c_void,
+    /// Called exactly once with `user_data` (may be NULL).
+    pub destroy: capstan_destroy_fn,
+    /// Per-call timeout in milliseconds; 0 = none.
+    pub timeout_ms: u32,
+    /// Cap on the result text in characters; 0 = none.
+    pub max_output_chars: u32,
+    /// `CAPSTAN_TOOL_*` flags.
+    pub flags: u32,
+}
+
+/// Registry options. NULL means defaults.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct capstan_registry_options {
+    /// `sizeof(capstan_registry_options)`.
+    pub struct_size: u32,
+    /// `CAPSTAN_REGISTRY_*` flags.
+    pub flags: u32,
+}
+
+/// Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct capstan_exec_options {
+    /// `sizeof(capstan_exec_options)`.
+    pub struct_size: u32,
+    /// `CAPSTAN_EXEC_*` flags.
+    pub flags: u32,
+    /// At most this many calls of the batch run at once; 0 = 8.
+    pub limit: u32,
+    /// Overrides every tool's timeout when > 0 (milliseconds).
+    pub timeout_ms: u32,
+}

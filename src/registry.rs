@@ -1,0 +1,378 @@
+//! Tools by name: register, replace, remove, look up, describe.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::exec::{Call, PendingRun};
+use crate::schema::Schema;
+use crate::tool::{ToolFlags, ToolSpec};
+
+/// What runs a tool. A C host's callback, a Rust closure, a binding's trampoline.
+///
+/// `invoke` must complete the call exactly once, now or later, from any thread
+/// (`Call::complete`, `Call::fail`). Dropping the handler is the tool's
+/// "destroy": it happens once, after the tool is gone and its calls are done.
+pub trait Handler: Send + Sync + 'static {
+    fn invoke(&self, call: Call);
+}
+
+impl<F> Handler for F
+where
+    F: Fn(Call) + Send + Sync + 'static,
+{
+    fn invoke(&self, call: Call) {
+        self(call)
+    }
+}
+
+/// Everything needed to register a tool.
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+    pub handler: Box<dyn Handler>,
+    pub timeout_ms: u32,
+    pub max_output_chars: u32,
+    pub flags: ToolFlags,
+}
+
+/// Host code a registry has under way: tool callbacks running and tools not
+/// yet destroyed. `close` waits for both to reach zero.
+pub(crate) struct Activity {
+    running: AtomicUsize,
+    tools: AtomicUsize,
+    closed: AtomicBool,
+    lock: Mutex<()>,
+    idle: Condvar,
+}
+
+impl Activity {
+    fn settle(&self, counter: &AtomicUsize) {
+        if counter.fetch_sub(1, Ordering::SeqCst) == 1 && self.closed.load(Ordering::SeqCst) {
+            let _guard = self.lock.lock();
+            self.idle.notify_all();
+        }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.running.load(Ordering::SeqCst) == 0 && self.tools.load(Ordering::SeqCst) == 0
+    }
+}
+
+/// Counts a tool as alive until it is dropped. The last field of `Tool`, so
+/// it drops after the handler (whose drop is the host's destroy).
+struct Alive(Arc<Activity>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.settle(&self.0.tools);
+    }
+}
+
+/// A registered tool. Calls in flight keep it alive after it is replaced or removed.
+pub struct Tool {
+    pub spec: ToolSpec,
+    pub(crate) schema: Schema,
+    pub(crate) handler: Box<dyn Handler>,
+    serial_busy: Mutex<bool>,
+    serial_free: Condvar,
+    _alive: Alive,
+}
+
+impl Tool {
+    /// For serial tools, blocks until no other call of this tool is running.
+    pub(crate) fn enter(&self) {
+        if !self.spec.flags.serial() {
+            return;
+        }
+        let Ok(mut busy) = self.serial_busy.lock() else {
+            return;
+        };
+        while *busy {
+            busy = match self.serial_free.wait(busy) {
+                Ok(b) => b,
+                Err(_) => return,
+            };
+        }
+        *busy = true;
+    }
+
+    pub(crate) fn leave(&self) {
+        if !self.spec.flags.serial() {
+            return;
+        }
+        if let Ok(mut busy) = self.serial_busy.lock() {
+            *busy = false;
+        }
+        self.serial_free.notify_one();
+    }
+}
+
+/// Registry-wide options.
+#[derive(Clone, Debug, Default)]
+pub struct RegistryOptions {
+    /// Coerce strings to number/integer/boolean where the schema asks for those.
+    pub coerce: bool,
+}
+
+/// Names accepted by every provider: `^[A-Za-z0-9_-]{1,64}$`.
+pub fn check_name(name: &str) -> Result<(), Error> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidName(format!(
+            "{name:?}: a tool name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-'"
+        )))
+    }
+}
+
+pub(crate) struct Shared {
+    tools: RwLock<HashMap<String, Arc<Tool>>>,
+    pub(crate) options: RegistryOptions,
+    pub(crate) closed: AtomicBool,
+    activity: Arc<Activity>,
+    /// Main-thread tool calls waiting for `pump`.
+    pub(crate) main_queue: Mutex<std::collections::VecDeque<PendingRun>>,
+    pub(crate) pump_thread: Mutex<Option<ThreadId>>,
+    /// Batches that may still be running, for `close`.
+    pub(crate) batches: Mutex<Vec<std::sync::Weak<crate::exec::BatchInner>>>,
+}
+
+thread_local! {
+    /// Registries whose tool callback is running on this thread, innermost last.
+    static IN_CALLBACK: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Shared {
+    fn key(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+
+    /// Runs host code (a tool or result callback), counted so that `close`
+    /// can wait for it.
+    pub(crate) fn run_callback(self: &Arc<Self>, f: impl FnOnce()) {
+        self.activity.running.fetch_add(1, Ordering::SeqCst);
+        IN_CALLBACK.with(|v| v.borrow_mut().push(self.key()));
+        f();
+        IN_CALLBACK.with(|v| v.borrow_mut().pop());
+        self.activity.settle(&self.activity.running);
+    }
+
+    fn in_own_callback(self: &Arc<Self>) -> bool {
+        let key = self.key();
+        IN_CALLBACK.with(|v| v.borrow().contains(&key))
+    }
+
+    pub(crate) fn is_pump_thread(&self) -> bool {
+        let me = std::thread::current().id();
+        self.pump_thread.lock().map(|t| *t == Some(me)).unwrap_or(false)
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<Arc<Tool>> {
+        self.tools.read().ok()?.get(name).cloned()
+    }
+
+    pub(crate) fn unknown_tool_text(&self, name: &str) -> String {
+        let mut names: Vec<String> = match self.tools.read() {
+            Ok(t) => t.keys().cloned().collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        if names.is_empty() {
+            return format!("Unknown tool \"{name}\": no tools are available.");
+        }
+        let closest = names
+            .iter()
+            .map(|n| (strsim::jaro_winkler(&n.to_lowercase(), &name.to_lowercase()), n))
+            .filter(|(score, _)| *score >= 0.7)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| n.clone());
+        let mut text = format!("Unknown tool \"{name}\".");
+        if let Some(c) = closest {
+            text.push_str(&format!(" Did you mean \"{c}\"?"));
+        }
+        const SHOWN: usize = 50;
+        let listed: Vec<&str> = names.iter().take(SHOWN).map(String::as_str).collect();
+        text.push_str(&format!(" Available tools: {}", listed.join(", ")));
+        if names.len() > SHOWN {
+            text.push_str(&format!(" (and {} more)", names.len() - SHOWN));
+        }
+        text.push('.');
+        text
+    }
+}
+
+/// The tools of one host. Cheap to clone (shared); thread-safe.
+#[derive(Clone)]
+pub struct Registry {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new(RegistryOptions::default())
+    }
+}
+
+impl Registry {
+    pub fn new(options: RegistryOptions) -> Registry {
+        Registry {
+            shared: Arc::new(Shared {
+                tools: RwLock::new(HashMap::new()),
+                options,
+                closed: AtomicBool::new(false),
+                activity: Arc::new(Activity {
+                    running: AtomicUsize::new(0),
+                    tools: AtomicUsize::new(0),
+                    closed: AtomicBool::new(false),
+                    lock: Mutex::new(()),
+                    idle: Condvar::new(),
+                }),
+                main_queue: Mutex::new(std::collections::VecDeque::new()),
+                pump_thread: Mutex::new(None),
+                batches: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    pub fn options(&self) -> &RegistryOptions {
+        &self.shared.options
+    }
+
+    /// Registers a tool, replacing one of the same name. On error the
+    /// definition (and so its handler) is dropped before this returns.
+    pub fn register(&self, def: ToolDef) -> Result<(), Error> {
+        if self.shared.closed.load(Ordering::SeqCst) {
+            return Err(Error::ShuttingDown("the registry is closed".into()));
+        }
+        check_name(&def.name)?;
+        if def.flags.0 & !ToolFlags::KNOWN != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "unknown tool flags 0x{:x}",
+                def.flags.0 & !ToolFlags::KNOWN
+            )));
+        }
+        let schema = Schema::compile(&def.parameters)?;
+        self.shared.activity.tools.fetch_add(1, Ordering::SeqCst);
+        let tool = Arc::new(Tool {
+            spec: ToolSpec {
+                name: def.name.clone(),
+                description: def.description,
+                parameters: def.parameters,
+                flags: def.flags,
+                timeout_ms: def.timeout_ms,
+                max_output_chars: def.max_output_chars,
+            },
+            schema,
+            handler: def.handler,
+            serial_busy: Mutex::new(false),
+            serial_free: Condvar::new(),
+            _alive: Alive(self.shared.activity.clone()),
+        });
+        let old = self
+            .shared
+            .tools
+            .write()
+            .map_err(|_| Error::Internal("registry lock poisoned".into()))?
+            .insert(def.name, tool);
+        drop(old); // outside the lock: may run the old tool's destroy
+        Ok(())
+    }
+
+    /// Removes a tool. Its calls in flight finish; its destroy runs after them.
+    pub fn unregister(&self, name: &str) -> Result<(), Error> {
+        let old = self
+            .shared
+            .tools
+            .write()
+            .map_err(|_| Error::Internal("registry lock poisoned".into()))?
+            .remove(name);
+        match old {
+            Some(tool) => {
+                drop(tool);
+                Ok(())
+            }
+            None => Err(Error::NotFound(format!("no tool named {name:?}"))),
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Tool>> {
+        self.shared.get(name)
+    }
+
+    /// Registered tool names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = match self.shared.tools.read() {
+            Ok(t) => t.keys().cloned().collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+    }
+
+    /// Specs of every tool, sorted by name.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = match self.shared.tools.read() {
+            Ok(t) => t.values().map(|t| t.spec.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        specs.sort_by(|a, b| a.name.cmp(&b.name));
+        specs
+    }
+
+    pub fn len(&self) -> usize {
+        self.shared.tools.read().map(|t| t.len()).unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Shuts the registry down: no new calls start, every call in flight is
+    /// reported cancelled, and tools are dropped. Then waits, up to `wait`,
+    /// until no host code of this registry runs on another thread (tool and
+    /// result callbacks) and every tool's destroy has run. From inside one of
+    /// this registry's own callbacks it does not wait (that would deadlock):
+    /// what is still running finishes, and destroys run, after that callback
+    /// returns. Returns whether everything had finished.
+    pub fn close(&self, wait: Duration) -> bool {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        self.shared.activity.closed.store(true, Ordering::SeqCst);
+        crate::exec::cancel_all(&self.shared);
+        let tools = match self.shared.tools.write() {
+            Ok(mut t) => std::mem::take(&mut *t),
+            Err(_) => HashMap::new(),
+        };
+        drop(tools);
+        if self.shared.in_own_callback() {
+            return false;
+        }
+        let activity = &self.shared.activity;
+        let deadline = std::time::Instant::now().checked_add(wait);
+        let Ok(mut guard) = activity.lock.lock() else {
+            return false;
+        };
+        while !activity.is_idle() {
+            let now = std::time::Instant::now();
+            let slice = match deadline {
+                Some(d) if now >= d => return false,
+                Some(d) => (d - now).min(Duration::from_millis(100)),
+                None => Duration::from_millis(100),
+            };
+            guard = match activity.idle.wait_timeout(guard, slice) {
+                Ok((g, _)) => g,
+                Err(_) => return false,
+            };
+        }
+        true
+    }
+}

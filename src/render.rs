@@ -1,0 +1,103 @@
+//! Tool output -> the text the model reads: JSON compacted, output capped.
+
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// What kind of content a tool returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContentKind {
+    /// Passed through as is.
+    Text,
+    /// Checked and rendered compact, non-ASCII kept; JSON `null` renders as "null".
+    Json,
+}
+
+/// Renders tool content for the model.
+pub fn render(kind: ContentKind, content: &str) -> Result<String, Error> {
+    match kind {
+        ContentKind::Text => Ok(content.to_owned()),
+        ContentKind::Json => {
+            let value: Value = serde_json::from_str(content)
+                .map_err(|e| Error::InvalidContent(format!("content is not valid JSON: {e}")))?;
+            Ok(render_value(&value))
+        }
+    }
+}
+
+/// Renders a JSON value compactly. Strings render as their text, not quoted,
+/// because a model reads a bare string better than a JSON literal.
+pub fn render_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Caps `text` at `max_chars` characters (0 = no cap). Cuts on a character
+/// boundary and appends a marker that says how many characters were cut.
+pub fn cap(mut text: String, max_chars: u32) -> String {
+    if max_chars == 0 || text.len() <= max_chars as usize {
+        return text;
+    }
+    let Some((cut_at, _)) = text.char_indices().nth(max_chars as usize) else {
+        return text; // fewer characters than bytes: under the cap after all
+    };
+    let cut = text[cut_at..].chars().count();
+    text.truncate(cut_at);
+    text.push_str(&format!("\n[truncated: {cut} more characters]"));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_compacted_and_keeps_non_ascii() {
+        let out = render(ContentKind::Json, "{ \"city\" : \"Zürich\",\n \"t\": [1, 2] }").unwrap();
+        assert_eq!(out, r#"{"city":"Zürich","t":[1,2]}"#);
+    }
+
+    #[test]
+    fn json_null_renders_as_null() {
+        assert_eq!(render(ContentKind::Json, " null ").unwrap(), "null");
+    }
+
+    #[test]
+    fn json_string_renders_as_its_text() {
+        assert_eq!(render(ContentKind::Json, "\"hi\"").unwrap(), "hi");
+    }
+
+    #[test]
+    fn invalid_json_content_is_an_error() {
+        assert!(matches!(
+            render(ContentKind::Json, "{nope"),
+            Err(Error::InvalidContent(_))
+        ));
+    }
+
+    #[test]
+    fn text_passes_through() {
+        assert_eq!(render(ContentKind::Text, " {x ").unwrap(), " {x ");
+    }
+
+    #[test]
+    fn cap_counts_characters_not_bytes() {
+        let s = "héllo wörld".to_string(); // 11 chars, 13 bytes
+        assert_eq!(cap(s.clone(), 11), s);
+        assert_eq!(cap(s, 5), "héllo\n[truncated: 6 more characters]");
+    }
+
+    #[test]
+    fn cap_never_splits_a_character() {
+        let out = cap("😀😀😀".into(), 2);
+        assert_eq!(out, "😀😀\n[truncated: 1 more characters]");
+    }
+
+    #[test]
+    fn cap_zero_means_no_cap() {
+        let long = "x".repeat(10_000);
+        assert_eq!(cap(long.clone(), 0), long);
+    }
+}
