@@ -1,0 +1,93 @@
+# capstan: `make demo` builds and runs the demo; `make test` runs every test.
+
+CARGO            ?= cargo
+CC               ?= cc
+CBINDGEN_VERSION := 0.29.4
+LIBDIR           := target/release
+LIB              := $(LIBDIR)/libcapstan.so
+BUILD            := build
+CFLAGS_COMMON    := -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -g -O1 -pthread
+LDFLAGS_COMMON   := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lcapstan -pthread
+SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+VALGRIND         := valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
+
+C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
+EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
+
+.PHONY: all lib demo test rust-test clippy fmt-check header header-check cbindgen \
+        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
+
+all: lib
+
+lib:
+	$(CARGO) build --release --lib
+
+# --- examples ---------------------------------------------------------------
+$(BUILD)/examples/%: examples/c/%.c include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+examples: $(addprefix $(BUILD)/examples/,$(EXAMPLES))
+
+demo: $(BUILD)/examples/demo
+	$(BUILD)/examples/demo
+
+game-loop: $(BUILD)/examples/game_loop
+	$(BUILD)/examples/game_loop
+
+# --- header -----------------------------------------------------------------
+cbindgen:
+	@cbindgen --version 2>/dev/null | grep -q "$(CBINDGEN_VERSION)" || \
+	  $(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked
+
+header: cbindgen
+	cbindgen --config cbindgen.toml --crate capstan --output include/capstan.h
+
+header-check: cbindgen
+	@mkdir -p $(BUILD)
+	cbindgen --config cbindgen.toml --crate capstan --output $(BUILD)/capstan.h
+	@diff -u include/capstan.h $(BUILD)/capstan.h || \
+	  (echo "include/capstan.h is stale: run 'make header' and commit it" && exit 1)
+	@echo "header-check: include/capstan.h matches cbindgen $(CBINDGEN_VERSION)"
+
+# --- C tests ------------------------------------------------------------------
+$(BUILD)/c/plain/%: tests/c/%.c tests/c/check.h include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+$(BUILD)/c/asan/%: tests/c/%.c tests/c/check.h include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(LDFLAGS_COMMON)
+
+c-test-plain: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
+	@set -e; for t in $(C_TESTS); do echo "== $$t (plain)"; $(BUILD)/c/plain/$$t; done
+
+c-test-asan: $(addprefix $(BUILD)/c/asan/,$(C_TESTS))
+	@set -e; for t in $(C_TESTS); do echo "== $$t (asan+ubsan)"; \
+	  ASAN_OPTIONS=detect_leaks=1 CAPSTAN_TEST_SCALE=small $(BUILD)/c/asan/$$t; done
+
+c-test-valgrind: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
+	@set -e; for t in $(C_TESTS); do echo "== $$t (valgrind)"; \
+	  CAPSTAN_TEST_SCALE=small $(VALGRIND) $(BUILD)/c/plain/$$t; done
+
+c-tests: c-test-plain c-test-asan c-test-valgrind
+
+# --- everything -------------------------------------------------------------
+rust-test:
+	$(CARGO) test --all-targets
+
+clippy:
+	$(CARGO) clippy --all-targets -- -D warnings
+
+fmt-check:
+	$(CARGO) fmt --check
+
+test: fmt-check clippy rust-test header-check c-tests examples
+	@echo "make test: all suites passed"
+
+bench: lib
+	$(CARGO) bench
+
+clean:
+	rm -rf $(BUILD)
+	$(CARGO) clean
