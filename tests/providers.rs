@@ -746,7 +746,7 @@ fn gemini_lowering_inlines_refs_and_reports_every_drop() {
                         },
                         "minItems": 1
                     },
-                    "mode": {"enum": ["walk"]},
+                    "mode": {"enum": ["walk"], "type": "STRING"},
                     "note": {"nullable": true, "type": "STRING"},
                     "meta": {"type": "OBJECT"},
                     "when": {"anyOf": [{"type": "STRING", "format": "date-time"}, {"type": "INTEGER"}]}

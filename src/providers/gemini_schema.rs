@@ -188,6 +188,10 @@ impl Lowering<'_> {
         if !any_of.is_empty() {
             out.insert("anyOf".into(), Value::Array(any_of));
         }
+        // Gemini enums are STRING enums; say so when the schema did not.
+        if out.contains_key("enum") && !out.contains_key("type") && !out.contains_key("anyOf") {
+            out.insert("type".into(), json!("STRING"));
+        }
         Value::Object(out)
     }
 

@@ -157,7 +157,8 @@ pub fn export_tools(tools: &[ToolSpec], fmt: Format, opts: &ExportOptions) -> Ex
 /// The tool calls in a provider response (or in the part of it that holds
 /// them; each format's module lists what it accepts). No calls: empty vec.
 /// A body that lacks a field the format requires is `Error::InvalidResponse`
-/// naming where (`content[2]: tool_use block has no "name"`).
+/// naming where (`content[2]: tool_use block has no "name"`); for
+/// `describe` the body is normalized call JSON and errors are `InvalidCalls`.
 pub fn parse_calls(fmt: Format, body: &Value) -> Result<Vec<CallRequest>, Error> {
     match fmt {
         Format::Describe => CallRequest::list_from_json(body.clone()),
