@@ -1,66 +1,323 @@
-//! Provider formats. (Interim: capstan's own format only; the provider
-//! formats land with issue #4.)
+//! Provider formats: tool definitions out, calls in, results out.
+//!
+//! Five wire formats (OpenAI Chat Completions, OpenAI Responses, Anthropic
+//! Messages, Gemini, MCP) plus `describe`, capstan's own normalized JSON.
+//! Every function here is pure: JSON in, JSON out, no I/O.
+//!
+//! Decisions where the providers leave room (each is documented again where
+//! it is implemented):
+//! - Several alternatives in one response (`n > 1` in chat, several Gemini
+//!   candidates): only the first is read. Pass the message or content you
+//!   want to act on to choose another.
+//! - Items that are not function calls (text, reasoning, server-side or
+//!   custom tools) are skipped: they belong to the host, not to capstan.
+//! - Anthropic `is_error` is written only when true (the API defaults it to
+//!   false); MCP `isError` is always written.
+//! - Gemini calls without an `id` get `gemini_call_{candidate}_{part}`; such
+//!   synthesized ids are never sent back to Gemini.
+//! - MCP results are always an array of `CallToolResult`, in result order;
+//!   the host wraps each in its JSON-RPC response.
 
-use serde_json::Value;
+mod anthropic;
+mod gemini;
+mod gemini_schema;
+mod mcp;
+mod names;
+mod openai_chat;
+mod openai_responses;
+mod strict;
+
+use serde_json::{json, Map, Value};
 
 use crate::call::{results_to_json, CallRequest, ToolResult};
 use crate::error::Error;
 use crate::tool::ToolSpec;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub use names::{name_problems, name_report};
+pub use strict::{drop_strict_nulls, strict_schema};
+
+/// A wire format capstan reads calls from and writes tools and results in.
+///
+/// The discriminants are those of the C enum `capstan_format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {
-    Describe,
-    OpenAiChat,
-    OpenAiResponses,
-    Anthropic,
-    Gemini,
-    Mcp,
+    /// capstan's normalized JSON (see `call.rs`), plus tool flags and limits.
+    Describe = 0,
+    OpenAiChat = 1,
+    OpenAiResponses = 2,
+    Anthropic = 3,
+    Gemini = 4,
+    Mcp = 5,
 }
 
-#[derive(Clone, Debug, Default)]
+impl Format {
+    pub const ALL: [Format; 6] = [
+        Format::Describe,
+        Format::OpenAiChat,
+        Format::OpenAiResponses,
+        Format::Anthropic,
+        Format::Gemini,
+        Format::Mcp,
+    ];
+
+    /// The format's name: `describe`, `openai_chat`, `openai_responses`,
+    /// `anthropic`, `gemini` or `mcp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Describe => "describe",
+            Format::OpenAiChat => "openai_chat",
+            Format::OpenAiResponses => "openai_responses",
+            Format::Anthropic => "anthropic",
+            Format::Gemini => "gemini",
+            Format::Mcp => "mcp",
+        }
+    }
+
+    /// The format with this exact name (see [`Format::name`]).
+    pub fn parse(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+/// How tool definitions are exported.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportOptions {
+    /// OpenAI formats only: normalize each schema for strict mode (structured
+    /// outputs) and mark the tool `strict: true`. A schema that cannot be made
+    /// strict is exported as registered, not strict, and the report says why.
+    /// Arguments of strict tools carry `null` for optional properties the model
+    /// left out: run them through [`drop_strict_nulls`] before validating.
     pub strict: bool,
+    /// Gemini only: write the OpenAPI-subset `parameters` field instead of
+    /// `parametersJsonSchema`, with local `$ref`s inlined and unsupported
+    /// keywords dropped; the report lists every drop.
     pub gemini_lower: bool,
 }
 
+/// One remark about an export: something dropped, or why a schema is not strict.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportNote {
+    /// The tool the remark is about.
     pub tool: String,
+    /// JSON Pointer into the tool's registered parameters schema ("" = root).
     pub pointer: String,
     pub message: String,
 }
 
+impl ExportNote {
+    pub fn to_json(&self) -> Value {
+        json!({"tool": self.tool, "pointer": self.pointer, "message": self.message})
+    }
+}
+
+/// Tool definitions in one format, and what the conversion had to say.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Export {
+    /// What the provider's `tools` field takes.
     pub tools: Value,
     pub report: Vec<ExportNote>,
 }
 
-fn unsupported(fmt: Format) -> Error {
-    Error::InvalidArgument(format!("format {fmt:?} is not supported yet"))
-}
-
-pub fn export_tools(tools: &[ToolSpec], fmt: Format, _opts: &ExportOptions) -> Export {
-    let _ = fmt;
-    let tools = tools
-        .iter()
-        .map(|t| {
-            serde_json::json!({
-                "name": t.name, "description": t.description, "parameters": t.parameters,
-            })
-        })
-        .collect();
-    Export {
-        tools: Value::Array(tools),
-        report: Vec::new(),
+impl Export {
+    pub fn report_json(&self) -> Value {
+        Value::Array(self.report.iter().map(ExportNote::to_json).collect())
     }
 }
 
+/// Tool definitions in `fmt`.
+///
+/// `describe`: `[{name, description, parameters, flags, timeout_ms?, max_output_chars?}]`;
+/// `openai_chat`, `openai_responses`, `anthropic`, `mcp`: an array of tool
+/// definitions; `gemini`: an array holding one Tool `{"functionDeclarations": [...]}`.
+/// Names the format does not accept are reported, not changed.
+pub fn export_tools(tools: &[ToolSpec], fmt: Format, opts: &ExportOptions) -> Export {
+    let mut report = Vec::new();
+    if let Some(provider) = names::provider_of(fmt) {
+        for tool in tools {
+            for problem in names::problems_for(provider, &tool.name) {
+                report.push(ExportNote {
+                    tool: tool.name.clone(),
+                    pointer: String::new(),
+                    message: format!("tool name \"{}\" {problem}", tool.name),
+                });
+            }
+        }
+    }
+    let tools = match fmt {
+        Format::Describe => Value::Array(tools.iter().map(describe_tool).collect()),
+        Format::OpenAiChat => openai_chat::export(tools, opts, &mut report),
+        Format::OpenAiResponses => openai_responses::export(tools, opts, &mut report),
+        Format::Anthropic => anthropic::export(tools),
+        Format::Gemini => gemini::export(tools, opts, &mut report),
+        Format::Mcp => mcp::export(tools),
+    };
+    Export { tools, report }
+}
+
+/// The tool calls in a provider response (or in the part of it that holds
+/// them; each format's module lists what it accepts). No calls: empty vec.
+/// A body that lacks a field the format requires is `Error::InvalidResponse`
+/// naming where (`content[2]: tool_use block has no "name"`); for
+/// `describe` the body is normalized call JSON and errors are `InvalidCalls`.
 pub fn parse_calls(fmt: Format, body: &Value) -> Result<Vec<CallRequest>, Error> {
     match fmt {
         Format::Describe => CallRequest::list_from_json(body.clone()),
-        other => Err(unsupported(other)),
+        Format::OpenAiChat => openai_chat::parse(body),
+        Format::OpenAiResponses => openai_responses::parse(body),
+        Format::Anthropic => anthropic::parse(body),
+        Format::Gemini => gemini::parse(body),
+        Format::Mcp => mcp::parse(body),
     }
 }
 
-pub fn format_results(_fmt: Format, results: &[ToolResult]) -> Value {
-    results_to_json(results)
+/// Results as the next request to the provider takes them.
+///
+/// `describe`: the normalized result array; `openai_chat`: an array of `tool`
+/// messages; `openai_responses`: an array of `function_call_output` items;
+/// `anthropic`: one `user` message; `gemini`: one `user` content; `mcp`: an
+/// array of `CallToolResult`.
+pub fn format_results(fmt: Format, results: &[ToolResult]) -> Value {
+    match fmt {
+        Format::Describe => results_to_json(results),
+        Format::OpenAiChat => openai_chat::format(results),
+        Format::OpenAiResponses => openai_responses::format(results),
+        Format::Anthropic => anthropic::format(results),
+        Format::Gemini => gemini::format(results),
+        Format::Mcp => mcp::format(results),
+    }
+}
+
+fn describe_tool(tool: &ToolSpec) -> Value {
+    let mut flags = Vec::new();
+    if tool.flags.requires_approval() {
+        flags.push("requires_approval");
+    }
+    if tool.flags.serial() {
+        flags.push("serial");
+    }
+    if tool.flags.main_thread() {
+        flags.push("main_thread");
+    }
+    let mut m = Map::new();
+    m.insert("name".into(), json!(tool.name));
+    m.insert("description".into(), json!(tool.description));
+    m.insert("parameters".into(), parameters(tool));
+    m.insert("flags".into(), json!(flags));
+    if tool.timeout_ms > 0 {
+        m.insert("timeout_ms".into(), json!(tool.timeout_ms));
+    }
+    if tool.max_output_chars > 0 {
+        m.insert("max_output_chars".into(), json!(tool.max_output_chars));
+    }
+    Value::Object(m)
+}
+
+/// The parameters schema to export: a tool registered without one takes none.
+fn parameters(tool: &ToolSpec) -> Value {
+    match &tool.parameters {
+        Value::Null => json!({"type": "object", "properties": {}}),
+        other => other.clone(),
+    }
+}
+
+/// The parameters for an OpenAI format, and whether they are strict.
+fn openai_parameters(
+    tool: &ToolSpec,
+    opts: &ExportOptions,
+    report: &mut Vec<ExportNote>,
+) -> (Value, bool) {
+    let params = parameters(tool);
+    if !opts.strict {
+        return (params, false);
+    }
+    match strict::normalize(&params) {
+        Ok(strict) => (strict, true),
+        Err(problems) => {
+            for (pointer, message) in problems {
+                report.push(ExportNote {
+                    tool: tool.name.clone(),
+                    pointer,
+                    message: format!("not strict: {message}"),
+                });
+            }
+            (params, false)
+        }
+    }
+}
+
+/// A result's content as JSON when it is JSON, else as a string.
+fn content_value(content: &str) -> Value {
+    serde_json::from_str(content).unwrap_or_else(|_| Value::String(content.to_owned()))
+}
+
+// --- helpers for reading provider bodies -----------------------------------
+
+fn invalid(path: &str, message: impl std::fmt::Display) -> Error {
+    if path.is_empty() {
+        Error::InvalidResponse(message.to_string())
+    } else {
+        Error::InvalidResponse(format!("{path}: {message}"))
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn at(path: &str, index: usize) -> String {
+    format!("{path}[{index}]")
+}
+
+fn object<'a>(value: &'a Value, path: &str, what: &str) -> Result<&'a Map<String, Value>, Error> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(path, format!("{what} is not a JSON object")))
+}
+
+/// A required string field; `what` names the thing that should have it.
+fn required_str(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    what: &str,
+) -> Result<String, Error> {
+    match obj.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) => Err(invalid(path, format!("{what} has no \"{key}\""))),
+        Some(_) => Err(invalid(path, format!("{what}: \"{key}\" must be a string"))),
+    }
+}
+
+/// An optional array field: absent or null is empty.
+fn optional_array<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<&'a [Value], Error> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(_) => Err(invalid(path, format!("\"{key}\" must be an array"))),
+    }
+}
+
+/// Arguments given as a JSON value: absent or null means none.
+fn value_arguments(value: Option<&Value>) -> crate::call::Arguments {
+    match value {
+        None | Some(Value::Null) => crate::call::Arguments::Value(Value::Object(Map::new())),
+        Some(v) => crate::call::Arguments::Value(v.clone()),
+    }
+}
+
+/// Arguments given as a JSON string (OpenAI): kept as text so a malformed one
+/// is reported when executed, never replaced by `{}`.
+fn text_arguments(value: Option<&Value>) -> crate::call::Arguments {
+    match value {
+        Some(Value::String(s)) => crate::call::Arguments::Text(s.clone()),
+        other => value_arguments(other),
+    }
 }

@@ -1,0 +1,82 @@
+//! Anthropic Messages.
+//!
+//! Tools: `{name, description, input_schema}`.
+//! Calls: `tool_use` blocks of `content[]` (`input` is an object); the body
+//! may be the whole message, its `content` array, or one block. Other blocks
+//! (text, thinking, server-side tool use) are skipped.
+//! Results: ONE user message holding a `tool_result` block per result, in
+//! order. `is_error` is written only when true: the API takes it as optional
+//! and false by default.
+
+use serde_json::{json, Map, Value};
+
+use super::{at, invalid, object, parameters, required_str, value_arguments};
+use crate::call::{CallRequest, ToolResult};
+use crate::error::Error;
+use crate::tool::ToolSpec;
+
+pub(super) fn export(tools: &[ToolSpec]) -> Value {
+    let defs = tools.iter().map(|tool| {
+        json!({
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": parameters(tool),
+        })
+    });
+    Value::Array(defs.collect())
+}
+
+pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
+    match body {
+        Value::Object(obj) if obj.contains_key("content") => match &obj["content"] {
+            // A plain-text message has no tool calls.
+            Value::String(_) | Value::Null => Ok(Vec::new()),
+            Value::Array(blocks) => parse_blocks(blocks, "content"),
+            _ => Err(invalid("content", "must be an array of content blocks")),
+        },
+        Value::Object(obj) if obj.contains_key("type") => {
+            Ok(parse_block(body, "")?.into_iter().collect())
+        }
+        Value::Array(blocks) => parse_blocks(blocks, ""),
+        _ => Err(invalid(
+            "",
+            "expected a message, a content array or a content block",
+        )),
+    }
+}
+
+fn parse_blocks(blocks: &[Value], path: &str) -> Result<Vec<CallRequest>, Error> {
+    let mut out = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        out.extend(parse_block(block, &at(path, i))?);
+    }
+    Ok(out)
+}
+
+fn parse_block(block: &Value, path: &str) -> Result<Option<CallRequest>, Error> {
+    let block = object(block, path, "content block")?;
+    if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+        return Ok(None);
+    }
+    let id = required_str(block, "id", path, "tool_use block")?;
+    let name = required_str(block, "name", path, "tool_use block")?;
+    Ok(Some(CallRequest {
+        id,
+        name,
+        arguments: value_arguments(block.get("input")),
+    }))
+}
+
+pub(super) fn format(results: &[ToolResult]) -> Value {
+    let blocks = results.iter().map(|r| {
+        let mut b = Map::new();
+        b.insert("type".into(), json!("tool_result"));
+        b.insert("tool_use_id".into(), json!(r.id));
+        b.insert("content".into(), json!(r.content));
+        if r.is_error() {
+            b.insert("is_error".into(), json!(true));
+        }
+        Value::Object(b)
+    });
+    json!({"role": "user", "content": blocks.collect::<Vec<_>>()})
+}
