@@ -79,6 +79,44 @@
 #define CAPSTAN_EXEC_SEQUENTIAL (1 << 0)
 
 /**
+ * Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
+ * host's thread instead of calling back on pool threads.
+ */
+#define CAPSTAN_EXEC_DELIVER_POLL (1 << 1)
+
+/**
+ * Exec flag: the model was given OpenAI strict-mode schemas, where an optional
+ * argument is sent as `null`: such nulls are dropped before validation.
+ */
+#define CAPSTAN_EXEC_STRICT_NULLS (1 << 2)
+
+/**
+ * Export flag: OpenAI strict mode (every property required, optional ones
+ * nullable, `additionalProperties: false`, no `default`); schemas that cannot
+ * be made strict are exported as they are and listed in the report.
+ */
+#define CAPSTAN_EXPORT_STRICT (1 << 0)
+
+/**
+ * Export flag (Gemini): lower schemas to the OpenAPI-subset `parameters`
+ * field (local `$ref`s inlined, unsupported keywords dropped and reported)
+ * instead of `parametersJsonSchema`.
+ */
+#define CAPSTAN_EXPORT_GEMINI_LOWER (1 << 1)
+
+/**
+ * A wire format capstan reads calls from and writes tools and results in.
+ *
+ * The discriminants are those of the C enum `capstan_format`.
+ */
+typedef struct Format Format;
+
+/**
+ * A batch started with `capstan_submit`.
+ */
+typedef struct capstan_batch capstan_batch;
+
+/**
  * One tool call in progress, as its callback sees it. A generation-checked
  * handle, not a pointer to memory: using it after the call completed is an
  * error status, never undefined behaviour.
@@ -126,9 +164,68 @@ typedef struct capstan_exec_options {
 } capstan_exec_options;
 
 /**
+ * How a call ended (`capstan_result.outcome`).
+ */
+typedef uint32_t capstan_outcome;
+
+/**
+ * One call's result, as handed to a `capstan_result_fn`. Borrowed: valid
+ * only during the callback. Strings are UTF-8 and NOT NUL-terminated: use
+ * the lengths (e.g. `printf("%.*s", (int)r->content_len, r->content)`).
+ */
+typedef struct capstan_result {
+  /**
+   * Position of the call in its batch.
+   */
+  size_t index;
+  const char *id;
+  size_t id_len;
+  const char *name;
+  size_t name_len;
+  /**
+   * The text for the model.
+   */
+  const char *content;
+  size_t content_len;
+  /**
+   * `CAPSTAN_OUTCOME_*`.
+   */
+  capstan_outcome outcome;
+  /**
+   * `outcome != CAPSTAN_OUTCOME_OK`.
+   */
+  bool is_error;
+  uint64_t duration_us;
+} capstan_result;
+
+/**
+ * Receives results of a batch. Called once per call with its result, then
+ * once more with `result == NULL`: the batch is done and no further callback
+ * of it will come. In callback delivery it runs on the thread that finished
+ * the call (a pool thread, a thread completing a deferred call, ...), possibly
+ * on several threads at once; in poll delivery, inside `capstan_batch_poll`.
+ */
+typedef void (*capstan_result_fn)(void *user_data,
+                                  const struct capstan_result *result);
+
+/**
  * Wire formats: how tools are exported, calls parsed and results formatted.
  */
 typedef uint32_t capstan_format;
+
+/**
+ * Options of `capstan_tools_export`. NULL means defaults.
+ */
+typedef struct capstan_export_options {
+  /**
+   * `sizeof(capstan_export_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `CAPSTAN_EXPORT_*` flags.
+   */
+  uint32_t flags;
+} capstan_export_options;
 
 /**
  * Registry options. NULL means defaults.
@@ -208,6 +305,13 @@ typedef struct capstan_tool_def {
    */
   uint32_t flags;
 } capstan_tool_def;
+
+/**
+ * Wakes an event-loop host: called on any thread when a result is queued for
+ * polling or a main-thread call waits for `capstan_registry_pump`. Must be
+ * quick and must not call into capstan: post to your loop, nothing more.
+ */
+typedef void (*capstan_notify_fn)(void *user_data);
 
 /**
  * Success.
@@ -339,6 +443,43 @@ typedef struct capstan_tool_def {
  */
 #define CAPSTAN_FORMAT_MCP 5
 
+/**
+ * The tool returned content.
+ */
+#define CAPSTAN_OUTCOME_OK 0
+
+/**
+ * The tool failed (`capstan_call_fail`, malformed output, panic).
+ */
+#define CAPSTAN_OUTCOME_TOOL_ERROR 1
+
+/**
+ * The arguments did not match the schema (or were not JSON).
+ */
+#define CAPSTAN_OUTCOME_INVALID_ARGUMENTS 2
+
+/**
+ * No tool of that name.
+ */
+#define CAPSTAN_OUTCOME_UNKNOWN_TOOL 3
+
+/**
+ * The tool did not complete in time.
+ */
+#define CAPSTAN_OUTCOME_TIMEOUT 4
+
+/**
+ * The batch was cancelled or the registry freed.
+ */
+#define CAPSTAN_OUTCOME_CANCELLED 5
+
+/**
+ * Approval was required and not given.
+ */
+#define CAPSTAN_OUTCOME_DENIED 6
+
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -412,6 +553,65 @@ capstan_status capstan_execute(struct capstan_registry *reg,
                                size_t *results_len);
 
 /**
+ * Starts running calls and returns at once; `*out` (free with
+ * `capstan_batch_free`) is the batch. `calls_json` as for `capstan_execute`.
+ * Results go to `on_result` (with `user_data`) as each call finishes, each
+ * carrying its index; after the last, `on_result` is called once with NULL.
+ * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
+ * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
+ * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
+ */
+capstan_status capstan_submit(struct capstan_registry *reg,
+                              const char *calls_json,
+                              size_t len,
+                              const struct capstan_exec_options *opts,
+                              capstan_result_fn on_result,
+                              void *user_data,
+                              struct capstan_batch **out);
+
+/**
+ * Waits until every result of the batch was handed over (callback delivery:
+ * every callback returned; poll delivery: every result is queued), up to
+ * `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
+ * CAPSTAN_ERR_TIMEOUT otherwise. Do not call from inside the batch's own
+ * result callback.
+ */
+capstan_status capstan_batch_wait(struct capstan_batch *batch,
+                                  uint32_t timeout_ms);
+
+/**
+ * Hands up to `max` queued results (poll delivery) to `on_result` on the
+ * calling thread, oldest first; after the last result of the batch it calls
+ * `on_result` once with NULL. Returns how many results it handed over (0 for
+ * a NULL batch or callback).
+ */
+size_t capstan_batch_poll(struct capstan_batch *batch,
+                          capstan_result_fn on_result,
+                          void *user_data,
+                          size_t max);
+
+/**
+ * Cancels the batch: calls not yet started never start and report
+ * `cancelled`; running calls see `capstan_call_cancelled` and still deliver
+ * their own result. Every call still gets exactly one result. NULL: no-op.
+ */
+void capstan_batch_cancel(struct capstan_batch *batch);
+
+/**
+ * Frees a batch at any point; NULL is a no-op. A batch still running finishes
+ * its calls internally and releases its memory then. When this returns no
+ * result callback of the batch is running or will run (called from inside
+ * one, that one is the last). Consumes `batch`.
+ */
+void capstan_batch_free(struct capstan_batch *batch);
+
+/**
+ * True when every result of the batch was handed over (see `capstan_batch_wait`).
+ * NULL: false.
+ */
+bool capstan_batch_done(const struct capstan_batch *batch);
+
+/**
  * Frees text that capstan returned through a `char **out`. NULL is a no-op.
  */
 void capstan_free(char *ptr);
@@ -445,6 +645,29 @@ capstan_status capstan_tools_json(const struct capstan_registry *reg,
                                   capstan_format fmt,
                                   char **out,
                                   size_t *out_len);
+
+/**
+ * Like `capstan_tools_json`, with options (`CAPSTAN_EXPORT_*`; NULL means
+ * none) and a report: `*report` (may be NULL if not wanted; else free with
+ * `capstan_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
+ * could not be made strict, and names the format would refuse.
+ */
+capstan_status capstan_tools_export(const struct capstan_registry *reg,
+                                    capstan_format fmt,
+                                    const struct capstan_export_options *opts,
+                                    char **out,
+                                    size_t *out_len,
+                                    char **report,
+                                    size_t *report_len);
+
+/**
+ * Which registered tool names each provider accepts:
+ * `[{"name","openai","anthropic","gemini","mcp","problems":[...]}]`, so a host
+ * sees a problem before a request fails. `*out` owned by the caller.
+ */
+capstan_status capstan_name_report(const struct capstan_registry *reg,
+                                   char **out,
+                                   size_t *out_len);
 
 /**
  * Reads the tool calls out of a model response in format `fmt` (the whole
@@ -535,6 +758,26 @@ size_t capstan_registry_pump(struct capstan_registry *reg,
  * after; INVALID_ARGUMENT for 0.
  */
 capstan_status capstan_pool_configure(uint32_t threads);
+
+/**
+ * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
+ * host: called on any thread when a result is queued for polling or a
+ * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
+ */
+capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
+                                           capstan_notify_fn notify,
+                                           void *user_data);
+
+/**
+ * Linux only: `*out` gets an eventfd that becomes readable when a result is
+ * queued for polling or a main-thread call waits for `capstan_registry_pump`.
+ * Add it to epoll/poll/select; when readable, read 8 bytes to reset it, then
+ * poll your batches and pump. Owned by the registry (closed by
+ * `capstan_registry_free`): do not close it. Elsewhere: WRONG_CONTEXT (use
+ * `capstan_registry_set_notify`).
+ */
+capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
+                                        int32_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

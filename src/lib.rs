@@ -15,7 +15,7 @@ pub mod tool;
 
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};
-pub use tool::{ToolFlags, ToolSpec};
 pub use exec::{execute, submit, Batch, Call, ExecOptions, Sink};
 pub use registry::{Handler, Registry, RegistryOptions, ToolDef};
 pub use render::ContentKind;
+pub use tool::{ToolFlags, ToolSpec};

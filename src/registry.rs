@@ -135,7 +135,46 @@ pub fn check_name(name: &str) -> Result<(), Error> {
     }
 }
 
+/// How an event-loop host learns that work is waiting for it (a polled
+/// result, a main-thread call): a callback and, on Linux, an eventfd.
+#[derive(Default)]
+pub(crate) struct Wake {
+    callback: RwLock<Option<Arc<dyn Fn() + Send + Sync>>>,
+    armed: AtomicBool,
+    #[cfg(target_os = "linux")]
+    fd: std::sync::OnceLock<i32>,
+}
+
+impl Wake {
+    pub(crate) fn signal(&self) {
+        if !self.armed.load(Ordering::Acquire) {
+            return;
+        }
+        let callback = self.callback.read().ok().and_then(|c| c.clone());
+        if let Some(f) = callback {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f()));
+        }
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = self.fd.get() {
+            let one: u64 = 1;
+            // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
+            unsafe { libc::write(*fd, (&one as *const u64).cast(), 8) };
+        }
+    }
+}
+
+impl Drop for Wake {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = self.fd.get() {
+            // SAFETY: the fd is ours and closed once, here.
+            unsafe { libc::close(*fd) };
+        }
+    }
+}
+
 pub(crate) struct Shared {
+    pub(crate) wake: Wake,
     tools: RwLock<HashMap<String, Arc<Tool>>>,
     pub(crate) options: RegistryOptions,
     pub(crate) closed: AtomicBool,
@@ -174,7 +213,10 @@ impl Shared {
 
     pub(crate) fn is_pump_thread(&self) -> bool {
         let me = std::thread::current().id();
-        self.pump_thread.lock().map(|t| *t == Some(me)).unwrap_or(false)
+        self.pump_thread
+            .lock()
+            .map(|t| *t == Some(me))
+            .unwrap_or(false)
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<Arc<Tool>> {
@@ -192,7 +234,12 @@ impl Shared {
         }
         let closest = names
             .iter()
-            .map(|n| (strsim::jaro_winkler(&n.to_lowercase(), &name.to_lowercase()), n))
+            .map(|n| {
+                (
+                    strsim::jaro_winkler(&n.to_lowercase(), &name.to_lowercase()),
+                    n,
+                )
+            })
             .filter(|(score, _)| *score >= 0.7)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, n)| n.clone());
@@ -240,6 +287,7 @@ impl Registry {
                 main_queue: Mutex::new(std::collections::VecDeque::new()),
                 pump_thread: Mutex::new(None),
                 batches: Mutex::new(Vec::new()),
+                wake: Wake::default(),
             }),
         }
     }
@@ -335,6 +383,48 @@ impl Registry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Calls `f` (on whatever thread) whenever a result is queued for polling
+    /// or a main-thread call waits for `pump`. `None` removes it. `f` must be
+    /// quick and must not block: wake your loop, nothing more.
+    pub fn set_notify(&self, f: Option<Arc<dyn Fn() + Send + Sync>>) {
+        let armed = f.is_some();
+        if let Ok(mut c) = self.shared.wake.callback.write() {
+            *c = f;
+        }
+        if armed {
+            self.shared.wake.armed.store(true, Ordering::Release);
+        }
+    }
+
+    /// A file descriptor (Linux eventfd) that becomes readable when a result is
+    /// queued for polling or a main-thread call waits for `pump`. The host reads
+    /// 8 bytes to reset it, then polls its batches and pumps. Owned by the
+    /// registry: do not close it.
+    #[cfg(target_os = "linux")]
+    pub fn wake_fd(&self) -> Result<i32, Error> {
+        let wake = &self.shared.wake;
+        if let Some(fd) = wake.fd.get() {
+            return Ok(*fd);
+        }
+        // SAFETY: plain syscall; the result is checked.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(Error::Internal(format!(
+                "eventfd failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if wake.fd.set(fd).is_err() {
+            // SAFETY: we created fd just now and nobody else has it.
+            unsafe { libc::close(fd) };
+        }
+        wake.armed.store(true, Ordering::Release);
+        wake.fd
+            .get()
+            .copied()
+            .ok_or_else(|| Error::Internal("eventfd lost".into()))
     }
 
     /// Shuts the registry down: no new calls start, every call in flight is

@@ -55,7 +55,11 @@ mod tests {
 
     #[test]
     fn json_is_compacted_and_keeps_non_ascii() {
-        let out = render(ContentKind::Json, "{ \"city\" : \"Zürich\",\n \"t\": [1, 2] }").unwrap();
+        let out = render(
+            ContentKind::Json,
+            "{ \"city\" : \"Zürich\",\n \"t\": [1, 2] }",
+        )
+        .unwrap();
         assert_eq!(out, r#"{"city":"Zürich","t":[1,2]}"#);
     }
 

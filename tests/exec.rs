@@ -4,7 +4,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use capstan::{execute, CallRequest, ContentKind, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
+use capstan::{
+    execute, CallRequest, ContentKind, ExecOptions, Outcome, Registry, ToolDef, ToolFlags,
+};
 use serde_json::{json, Value};
 
 fn def(name: &str, schema: Value, f: impl Fn(capstan::Call) + Send + Sync + 'static) -> ToolDef {
@@ -54,7 +56,13 @@ fn call(id: &str, name: &str, args: Value) -> CallRequest {
 fn results_come_back_in_call_order_with_defaults_filled() {
     let reg = weather_registry();
     let calls: Vec<_> = (0..20)
-        .map(|i| call(&format!("c{i}"), "get_weather", json!({"city": format!("city{i}")})))
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "get_weather",
+                json!({"city": format!("city{i}")}),
+            )
+        })
         .collect();
     let results = execute(&reg, calls, &ExecOptions::default());
     assert_eq!(results.len(), 20);
@@ -70,11 +78,23 @@ fn results_come_back_in_call_order_with_defaults_filled() {
 #[test]
 fn unknown_tool_names_the_closest_match_and_the_available_tools() {
     let reg = weather_registry();
-    let r = &execute(&reg, vec![call("1", "get_wether", json!({}))], &ExecOptions::default())[0];
+    let r = &execute(
+        &reg,
+        vec![call("1", "get_wether", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.outcome, Outcome::UnknownTool);
     assert!(r.is_error());
-    assert!(r.content.contains("Did you mean \"get_weather\""), "{}", r.content);
-    assert!(r.content.contains("Available tools: get_weather"), "{}", r.content);
+    assert!(
+        r.content.contains("Did you mean \"get_weather\""),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content.contains("Available tools: get_weather"),
+        "{}",
+        r.content
+    );
 }
 
 #[test]
@@ -93,7 +113,9 @@ fn invalid_arguments_are_a_result_the_model_can_read() {
 #[test]
 fn malformed_argument_text_is_invalid_arguments_not_empty_object() {
     let reg = weather_registry();
-    let calls = CallRequest::list_from_str(r#"{"id":"1","name":"get_weather","arguments":"{\"city\": "}"#).unwrap();
+    let calls =
+        CallRequest::list_from_str(r#"{"id":"1","name":"get_weather","arguments":"{\"city\": "}"#)
+            .unwrap();
     let r = &execute(&reg, calls, &ExecOptions::default())[0];
     assert_eq!(r.outcome, Outcome::InvalidArguments);
     assert!(r.content.contains("not valid JSON"), "{}", r.content);
@@ -102,7 +124,10 @@ fn malformed_argument_text_is_invalid_arguments_not_empty_object() {
 #[test]
 fn arguments_as_a_json_string_are_accepted() {
     let reg = weather_registry();
-    let calls = CallRequest::list_from_str(r#"[{"id":"1","name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}]"#).unwrap();
+    let calls = CallRequest::list_from_str(
+        r#"[{"id":"1","name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}]"#,
+    )
+    .unwrap();
     let r = &execute(&reg, calls, &ExecOptions::default())[0];
     assert_eq!(r.outcome, Outcome::Ok, "{}", r.content);
     assert!(r.content.contains("Oslo"));
@@ -111,8 +136,13 @@ fn arguments_as_a_json_string_are_accepted() {
 #[test]
 fn tool_failure_is_a_tool_error_with_its_message() {
     let reg = Registry::default();
-    reg.register(def("boom", obj(), |c| c.fail("disk on fire").unwrap())).unwrap();
-    let r = &execute(&reg, vec![call("1", "boom", json!({}))], &ExecOptions::default())[0];
+    reg.register(def("boom", obj(), |c| c.fail("disk on fire").unwrap()))
+        .unwrap();
+    let r = &execute(
+        &reg,
+        vec![call("1", "boom", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.outcome, Outcome::ToolError);
     assert_eq!(r.content, "disk on fire");
 }
@@ -120,8 +150,13 @@ fn tool_failure_is_a_tool_error_with_its_message() {
 #[test]
 fn a_panicking_tool_is_a_tool_error_not_a_crash() {
     let reg = Registry::default();
-    reg.register(def("panics", obj(), |_| panic!("oops"))).unwrap();
-    let r = &execute(&reg, vec![call("1", "panics", json!({}))], &ExecOptions::default())[0];
+    reg.register(def("panics", obj(), |_| panic!("oops")))
+        .unwrap();
+    let r = &execute(
+        &reg,
+        vec![call("1", "panics", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.outcome, Outcome::ToolError);
     assert!(r.content.contains("panicked"));
 }
@@ -140,8 +175,13 @@ fn parallel_limit_caps_concurrency() {
         c.complete_text("ok").unwrap();
     }))
     .unwrap();
-    let calls: Vec<_> = (0..12).map(|i| call(&i.to_string(), "slow", json!({}))).collect();
-    let opts = ExecOptions { limit: 3, ..Default::default() };
+    let calls: Vec<_> = (0..12)
+        .map(|i| call(&i.to_string(), "slow", json!({})))
+        .collect();
+    let opts = ExecOptions {
+        limit: 3,
+        ..Default::default()
+    };
     let results = execute(&reg, calls, &opts);
     assert!(results.iter().all(|r| r.outcome == Outcome::Ok));
     assert_eq!(peak.load(Ordering::SeqCst), 3);
@@ -157,8 +197,17 @@ fn sequential_option_runs_one_at_a_time_in_order() {
         c.complete_text("").unwrap();
     }))
     .unwrap();
-    let calls: Vec<_> = (0..10).map(|i| call(&i.to_string(), "rec", json!({}))).collect();
-    execute(&reg, calls, &ExecOptions { parallel: false, ..Default::default() });
+    let calls: Vec<_> = (0..10)
+        .map(|i| call(&i.to_string(), "rec", json!({})))
+        .collect();
+    execute(
+        &reg,
+        calls,
+        &ExecOptions {
+            parallel: false,
+            ..Default::default()
+        },
+    );
     let expected: Vec<String> = (0..10).map(|i| i.to_string()).collect();
     assert_eq!(*order.lock().unwrap(), expected);
 }
@@ -178,8 +227,17 @@ fn serial_tool_never_runs_concurrently_with_itself() {
     });
     d.flags = ToolFlags(ToolFlags::SERIAL);
     reg.register(d).unwrap();
-    let calls: Vec<_> = (0..10).map(|i| call(&i.to_string(), "serial", json!({}))).collect();
-    let results = execute(&reg, calls, &ExecOptions { limit: 8, ..Default::default() });
+    let calls: Vec<_> = (0..10)
+        .map(|i| call(&i.to_string(), "serial", json!({})))
+        .collect();
+    let results = execute(
+        &reg,
+        calls,
+        &ExecOptions {
+            limit: 8,
+            ..Default::default()
+        },
+    );
     assert!(results.iter().all(|r| r.outcome == Outcome::Ok));
     assert_eq!(peak.load(Ordering::SeqCst), 1);
 }
@@ -195,12 +253,19 @@ fn timeout_abandons_the_wait_and_refuses_the_late_completion() {
     d.timeout_ms = 50;
     reg.register(d).unwrap();
     let start = Instant::now();
-    let r = &execute(&reg, vec![call("1", "hang", json!({}))], &ExecOptions::default())[0];
+    let r = &execute(
+        &reg,
+        vec![call("1", "hang", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.outcome, Outcome::Timeout);
     assert!(start.elapsed() < Duration::from_secs(5));
     let c = late.lock().unwrap().take().unwrap();
     assert!(c.is_cancelled());
-    assert!(matches!(c.complete_text("late"), Err(capstan::Error::AlreadyCompleted(_))));
+    assert!(matches!(
+        c.complete_text("late"),
+        Err(capstan::Error::AlreadyCompleted(_))
+    ));
 }
 
 #[test]
@@ -213,9 +278,17 @@ fn a_blocking_tool_past_its_timeout_does_not_block_the_caller() {
     d.timeout_ms = 30;
     reg.register(d).unwrap();
     let start = Instant::now();
-    let r = &execute(&reg, vec![call("1", "sleepy", json!({}))], &ExecOptions::default())[0];
+    let r = &execute(
+        &reg,
+        vec![call("1", "sleepy", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.outcome, Outcome::Timeout);
-    assert!(start.elapsed() < Duration::from_millis(350), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(350),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -225,7 +298,10 @@ fn exec_timeout_overrides_the_tools_own() {
     let r = &execute(
         &reg,
         vec![call("1", "hang2", json!({}))],
-        &ExecOptions { timeout_ms: 20, ..Default::default() },
+        &ExecOptions {
+            timeout_ms: 20,
+            ..Default::default()
+        },
     )[0];
     assert_eq!(r.outcome, Outcome::Timeout);
 }
@@ -240,9 +316,13 @@ fn deferred_completion_from_another_thread_is_delivered() {
         });
     }))
     .unwrap();
-    let calls: Vec<_> = (0..4).map(|i| call(&i.to_string(), "later", json!({}))).collect();
+    let calls: Vec<_> = (0..4)
+        .map(|i| call(&i.to_string(), "later", json!({})))
+        .collect();
     let results = execute(&reg, calls, &ExecOptions::default());
-    assert!(results.iter().all(|r| r.outcome == Outcome::Ok && r.content == r#"{"done":true}"#));
+    assert!(results
+        .iter()
+        .all(|r| r.outcome == Outcome::Ok && r.content == r#"{"done":true}"#));
 }
 
 #[test]
@@ -255,9 +335,16 @@ fn double_completion_is_rejected() {
         *s2.lock().unwrap() = Some(c.complete_text("second"));
     }))
     .unwrap();
-    let r = &execute(&reg, vec![call("1", "twice", json!({}))], &ExecOptions::default())[0];
+    let r = &execute(
+        &reg,
+        vec![call("1", "twice", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.content, "first");
-    assert!(matches!(second.lock().unwrap().take(), Some(Err(capstan::Error::AlreadyCompleted(_)))));
+    assert!(matches!(
+        second.lock().unwrap().take(),
+        Some(Err(capstan::Error::AlreadyCompleted(_)))
+    ));
 }
 
 #[test]
@@ -266,7 +353,11 @@ fn output_cap_truncates_with_a_marker() {
     let mut d = def("big", obj(), |c| c.complete_text("é".repeat(100)).unwrap());
     d.max_output_chars = 10;
     reg.register(d).unwrap();
-    let r = &execute(&reg, vec![call("1", "big", json!({}))], &ExecOptions::default())[0];
+    let r = &execute(
+        &reg,
+        vec![call("1", "big", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert!(r.content.starts_with(&"é".repeat(10)));
     assert!(r.content.contains("90 more characters"), "{}", r.content);
 }
@@ -276,7 +367,11 @@ fn nest(reg: &Registry, depth: usize) -> String {
         .map(|i| call(&format!("d{depth}_{i}"), "nest", json!({"depth": depth})))
         .collect();
     let results = execute(reg, calls, &ExecOptions::default());
-    results.iter().map(|r| r.content.clone()).collect::<Vec<_>>().join(",")
+    results
+        .iter()
+        .map(|r| r.content.clone())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[test]
@@ -324,11 +419,18 @@ fn replacing_a_tool_destroys_the_old_one_once_after_its_calls() {
     }))
     .unwrap();
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    let r = &execute(&reg, vec![call("1", "t", json!({}))], &ExecOptions::default())[0];
+    let r = &execute(
+        &reg,
+        vec![call("1", "t", json!({}))],
+        &ExecOptions::default(),
+    )[0];
     assert_eq!(r.content, "v2");
     reg.unregister("t").unwrap();
     assert_eq!(drops.load(Ordering::SeqCst), 2);
-    assert!(matches!(reg.unregister("t"), Err(capstan::Error::NotFound(_))));
+    assert!(matches!(
+        reg.unregister("t"),
+        Err(capstan::Error::NotFound(_))
+    ));
 }
 
 #[test]
@@ -336,7 +438,10 @@ fn invalid_names_are_refused() {
     let reg = Registry::default();
     for bad in ["", "has space", "dots.no", &"x".repeat(65), "ünï"] {
         let err = reg.register(def(bad, obj(), |_| {})).unwrap_err();
-        assert!(matches!(err, capstan::Error::InvalidName(_)), "{bad}: {err:?}");
+        assert!(
+            matches!(err, capstan::Error::InvalidName(_)),
+            "{bad}: {err:?}"
+        );
     }
     reg.register(def(&"x".repeat(64), obj(), |_| {})).unwrap();
 }
@@ -352,14 +457,24 @@ fn close_cancels_calls_in_flight() {
     let reg = Registry::default();
     let held = Arc::new(Mutex::new(None));
     let h2 = held.clone();
-    reg.register(def("held", obj(), move |c| *h2.lock().unwrap() = Some(c))).unwrap();
+    reg.register(def("held", obj(), move |c| *h2.lock().unwrap() = Some(c)))
+        .unwrap();
     let reg2 = reg.clone();
-    let t = std::thread::spawn(move || execute(&reg2, vec![call("1", "held", json!({}))], &ExecOptions::default()));
+    let t = std::thread::spawn(move || {
+        execute(
+            &reg2,
+            vec![call("1", "held", json!({}))],
+            &ExecOptions::default(),
+        )
+    });
     while held.lock().unwrap().is_none() {
         std::thread::sleep(Duration::from_millis(1));
     }
     let c = held.lock().unwrap().take().unwrap();
-    assert!(reg.close(Duration::from_secs(5)), "close must finish: nothing is running");
+    assert!(
+        reg.close(Duration::from_secs(5)),
+        "close must finish: nothing is running"
+    );
     let results = t.join().unwrap();
     assert_eq!(results[0].outcome, Outcome::Cancelled);
     assert!(c.is_cancelled());

@@ -42,19 +42,31 @@ pub struct BatchInner {
     remaining: AtomicUsize,
     cancelled: AtomicBool,
     timeout_ms: u32,
+    strict_nulls: bool,
     sink: Sink,
     queue: Mutex<VecDeque<(usize, ToolResult)>>,
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
     lock: Mutex<()>,
     progress: Condvar,
     waiters: AtomicUsize,
+    /// Cleared by `detach`: no host callback of this batch runs after that.
+    sink_open: AtomicBool,
+    /// Host result callbacks of this batch running right now.
+    delivering: AtomicUsize,
+    /// The end-of-batch signal was handed to the poller.
+    poll_finished: AtomicBool,
+}
+
+thread_local! {
+    /// Batches whose result callback is running on this thread.
+    static DELIVERING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl BatchInner {
     pub(crate) fn new(
         registry: Arc<Shared>,
         calls: Vec<CallRequest>,
-        timeout_ms: u32,
+        options: &super::ExecOptions,
         sink: Sink,
         on_done: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Arc<BatchInner> {
@@ -67,13 +79,17 @@ impl BatchInner {
             next: AtomicUsize::new(0),
             remaining: AtomicUsize::new(n),
             cancelled: AtomicBool::new(false),
-            timeout_ms,
+            timeout_ms: options.timeout_ms,
+            strict_nulls: options.strict_nulls,
             sink,
             queue: Mutex::new(VecDeque::new()),
             on_done,
             lock: Mutex::new(()),
             progress: Condvar::new(),
             waiters: AtomicUsize::new(0),
+            sink_open: AtomicBool::new(true),
+            delivering: AtomicUsize::new(0),
+            poll_finished: AtomicBool::new(false),
         })
     }
 
@@ -104,20 +120,17 @@ impl BatchInner {
                     }
                 }
             }
-            Sink::Callback(f) => self.registry.run_callback(|| {
-                let _ = catch_unwind(AssertUnwindSafe(|| f(index, result)));
-            }),
+            Sink::Callback(f) => self.host_callback(|| f(index, result)),
             Sink::Queue => {
                 if let Ok(mut q) = self.queue.lock() {
                     q.push_back((index, result));
                 }
+                self.registry.wake.signal();
             }
         }
         if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
             if let Some(f) = &self.on_done {
-                self.registry.run_callback(|| {
-                    let _ = catch_unwind(AssertUnwindSafe(f));
-                });
+                self.host_callback(f);
             }
             self.notify();
         } else if self.waiters.load(Ordering::SeqCst) > 0 {
@@ -129,13 +142,53 @@ impl BatchInner {
     pub(crate) fn finish_if_empty(&self) {
         if self.calls.is_empty() {
             if let Some(f) = &self.on_done {
-                let _ = catch_unwind(AssertUnwindSafe(f));
+                self.host_callback(f);
             }
         }
     }
 
+    fn key(&self) -> usize {
+        self as *const BatchInner as usize
+    }
+
+    /// Runs a host result callback unless the batch was detached.
+    fn host_callback(&self, f: impl FnOnce()) {
+        self.delivering.fetch_add(1, Ordering::SeqCst);
+        if self.sink_open.load(Ordering::SeqCst) {
+            DELIVERING.with(|d| d.borrow_mut().push(self.key()));
+            self.registry.run_callback(|| {
+                let _ = catch_unwind(AssertUnwindSafe(f));
+            });
+            DELIVERING.with(|d| d.borrow_mut().pop());
+        }
+        self.delivering.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Stops every host callback of this batch: when this returns none runs
+    /// (unless called from inside one, which then is the last). The batch
+    /// still finishes its calls internally.
+    pub(crate) fn detach(&self) {
+        self.sink_open.store(false, Ordering::SeqCst);
+        let key = self.key();
+        let inside = DELIVERING.with(|d| d.borrow().contains(&key));
+        let own = usize::from(inside);
+        while self.delivering.load(Ordering::SeqCst) > own {
+            std::thread::yield_now();
+        }
+    }
+
+    /// Whether the poller has been told the batch is over; tells it once.
+    pub(crate) fn take_poll_end(&self) -> bool {
+        self.is_done()
+            && self.queue.lock().map(|q| q.is_empty()).unwrap_or(true)
+            && !self.poll_finished.swap(true, Ordering::SeqCst)
+    }
+
     fn deliver_early(&self, index: usize, req: &CallRequest, outcome: Outcome, text: String) {
-        self.deliver(index, ToolResult::new(req.id.clone(), req.name.clone(), outcome, text));
+        self.deliver(
+            index,
+            ToolResult::new(req.id.clone(), req.name.clone(), outcome, text),
+        );
     }
 
     /// Blocks until `cond` holds or `deadline` passes; returns `cond()`.
@@ -183,9 +236,10 @@ impl BatchInner {
         self.results
             .iter()
             .map(|slot| {
-                slot.lock().ok().and_then(|mut s| s.take()).unwrap_or_else(|| {
-                    ToolResult::new("", "", Outcome::Cancelled, "result lost")
-                })
+                slot.lock()
+                    .ok()
+                    .and_then(|mut s| s.take())
+                    .unwrap_or_else(|| ToolResult::new("", "", Outcome::Cancelled, "result lost"))
             })
             .collect()
     }
@@ -252,7 +306,14 @@ impl BatchInner {
             arguments,
         } = req;
         let arguments = match arguments.into_value() {
-            Ok(v) => tool.schema.validate(v, registry.options.coerce).map_err(|e| e.to_string()),
+            Ok(mut v) => {
+                if self.strict_nulls {
+                    crate::providers::drop_strict_nulls(tool.schema.source(), &mut v);
+                }
+                tool.schema
+                    .validate(v, registry.options.coerce)
+                    .map_err(|e| e.to_string())
+            }
             Err(e) => Err(format!("Invalid arguments for tool \"{name}\": {e}")),
         };
         let arguments = match arguments {
@@ -274,6 +335,7 @@ impl BatchInner {
             if let Ok(mut q) = self.registry.main_queue.lock() {
                 q.push_back(run);
             }
+            self.registry.wake.signal();
             return;
         }
         if on_caller && self.timeout_for(&run.tool) > 0 {
@@ -287,7 +349,10 @@ impl BatchInner {
 
     fn result_arrived(&self, index: usize) -> bool {
         match &self.sink {
-            Sink::Collect => self.results[index].lock().map(|s| s.is_some()).unwrap_or(true),
+            Sink::Collect => self.results[index]
+                .lock()
+                .map(|s| s.is_some())
+                .unwrap_or(true),
             _ => self.cells[index]
                 .get()
                 .and_then(Weak::upgrade)
@@ -363,7 +428,10 @@ impl PendingRun {
         let call = Call { cell: cell.clone() };
         batch.registry.run_callback(|| {
             if catch_unwind(AssertUnwindSafe(|| tool.handler.invoke(call))).is_err() {
-                let _ = cell.finish(Outcome::ToolError, format!("Tool \"{}\" panicked.", cell.name()));
+                let _ = cell.finish(
+                    Outcome::ToolError,
+                    format!("Tool \"{}\" panicked.", cell.name()),
+                );
             }
         });
         if wait {

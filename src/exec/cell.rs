@@ -93,9 +93,7 @@ impl CallCell {
             drop(HANDLES.remove(handle));
         }
         let content = match outcome {
-            Outcome::Ok | Outcome::ToolError => {
-                render::cap(content, self.max_output_chars)
-            }
+            Outcome::Ok | Outcome::ToolError => render::cap(content, self.max_output_chars),
             _ => content,
         };
         let mut result = ToolResult::new(self.id(), self.name(), outcome, content);
@@ -238,11 +236,14 @@ impl Call {
 
     /// The live call a handle names.
     pub fn from_handle(handle: usize) -> Result<Call, Error> {
-        HANDLES.get(handle).map(|cell| Call { cell }).ok_or_else(|| {
-            Error::StaleHandle(
+        HANDLES
+            .get(handle)
+            .map(|cell| Call { cell })
+            .ok_or_else(|| {
+                Error::StaleHandle(
                 "call handle is not live: the call was already completed, timed out or cancelled"
                     .into(),
             )
-        })
+            })
     }
 }

@@ -26,6 +26,9 @@ pub struct ExecOptions {
     pub limit: usize,
     /// Overrides every tool's own timeout when > 0.
     pub timeout_ms: u32,
+    /// Drop `null` for optional arguments before validation: the model was
+    /// given OpenAI strict-mode schemas, where "omitted" is sent as `null`.
+    pub strict_nulls: bool,
 }
 
 impl Default for ExecOptions {
@@ -34,6 +37,7 @@ impl Default for ExecOptions {
             parallel: true,
             limit: DEFAULT_LIMIT,
             timeout_ms: 0,
+            strict_nulls: false,
         }
     }
 }
@@ -71,18 +75,16 @@ pub(crate) fn cancel_all(shared: &Arc<Shared>) {
 
 /// Runs `calls` and returns one result per call, in call order. Blocks until
 /// every call is done (completed, failed, timed out or cancelled).
-pub fn execute(registry: &Registry, calls: Vec<CallRequest>, options: &ExecOptions) -> Vec<ToolResult> {
+pub fn execute(
+    registry: &Registry,
+    calls: Vec<CallRequest>,
+    options: &ExecOptions,
+) -> Vec<ToolResult> {
     if calls.is_empty() {
         return Vec::new();
     }
     let workers = options.workers(calls.len());
-    let batch = BatchInner::new(
-        registry.shared.clone(),
-        calls,
-        options.timeout_ms,
-        Sink::Collect,
-        None,
-    );
+    let batch = BatchInner::new(registry.shared.clone(), calls, options, Sink::Collect, None);
     track(&registry.shared, &batch);
     for _ in 1..workers {
         let b = batch.clone();
@@ -108,7 +110,7 @@ pub fn submit(
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
 ) -> Batch {
     let workers = options.workers(calls.len());
-    let inner = BatchInner::new(registry.shared.clone(), calls, options.timeout_ms, sink, on_done);
+    let inner = BatchInner::new(registry.shared.clone(), calls, options, sink, on_done);
     inner.finish_if_empty();
     track(&registry.shared, &inner);
     for _ in 0..workers {
@@ -147,6 +149,17 @@ impl Batch {
     /// Queued results (with `Sink::Queue`), at most `max`, oldest first.
     pub fn poll(&self, max: usize) -> Vec<(usize, ToolResult)> {
         self.inner.poll(max)
+    }
+
+    /// True exactly once: on the first call after every result was polled.
+    pub fn poll_end(&self) -> bool {
+        self.inner.take_poll_end()
+    }
+
+    /// Stops every host callback of this batch (see `BatchInner::detach`);
+    /// its calls still finish internally.
+    pub fn detach(&self) {
+        self.inner.detach();
     }
 }
 

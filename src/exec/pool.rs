@@ -19,7 +19,9 @@ static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 /// starts (the first parallel call starts it).
 pub fn configure(threads: usize) -> Result<(), Error> {
     if threads == 0 {
-        return Err(Error::InvalidArgument("pool threads must be at least 1".into()));
+        return Err(Error::InvalidArgument(
+            "pool threads must be at least 1".into(),
+        ));
     }
     if RUNTIME.get().is_some() {
         return Err(Error::WrongContext(

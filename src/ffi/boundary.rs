@@ -133,12 +133,17 @@ pub(crate) unsafe fn text<'a>(
 ///
 /// # Safety
 /// `ptr` must be NULL or a NUL-terminated string.
-pub(crate) unsafe fn c_text<'a>(ptr: *const c_char, name: &'static str) -> Result<Option<&'a str>, Fail> {
+pub(crate) unsafe fn c_text<'a>(
+    ptr: *const c_char,
+    name: &'static str,
+) -> Result<Option<&'a str>, Fail> {
     if ptr.is_null() {
         return Ok(None);
     }
     let bytes = CStr::from_ptr(ptr).to_bytes();
-    std::str::from_utf8(bytes).map(Some).map_err(|_| Fail::Utf8(name))
+    std::str::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Fail::Utf8(name))
 }
 
 /// Copies `s` into a fresh `malloc`ed, NUL-terminated buffer owned by the
@@ -146,7 +151,11 @@ pub(crate) unsafe fn c_text<'a>(ptr: *const c_char, name: &'static str) -> Resul
 ///
 /// # Safety
 /// `out` must be writable; `out_len` NULL or writable.
-pub(crate) unsafe fn write_text(s: &str, out: *mut *mut c_char, out_len: *mut usize) -> Result<(), Fail> {
+pub(crate) unsafe fn write_text(
+    s: &str,
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+) -> Result<(), Fail> {
     let buf = libc::malloc(s.len() + 1).cast::<u8>();
     if buf.is_null() {
         return Err(Fail::Core(Error::Internal("out of memory".into())));

@@ -23,7 +23,10 @@ unsafe fn write_len(len: *mut usize, value: usize) {
 /// Owned by the call: valid until the call is completed. NULL if the handle
 /// is not live (see `capstan_last_error`).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_call_arguments(call: *const capstan_call, len: *mut usize) -> *const c_char {
+pub unsafe extern "C" fn capstan_call_arguments(
+    call: *const capstan_call,
+    len: *mut usize,
+) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let call = resolve(call)?;
         let bytes = call.arguments_bytes_with_nul();
@@ -35,7 +38,10 @@ pub unsafe extern "C" fn capstan_call_arguments(call: *const capstan_call, len: 
 /// The call's id, NUL-terminated; valid until the call is completed. NULL if
 /// the handle is not live.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_call_id(call: *const capstan_call, len: *mut usize) -> *const c_char {
+pub unsafe extern "C" fn capstan_call_id(
+    call: *const capstan_call,
+    len: *mut usize,
+) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let call = resolve(call)?;
         let id = call.id_with_nul();
@@ -47,7 +53,10 @@ pub unsafe extern "C" fn capstan_call_id(call: *const capstan_call, len: *mut us
 /// The called tool's name, NUL-terminated; valid until the call is completed.
 /// NULL if the handle is not live.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_call_tool(call: *const capstan_call, len: *mut usize) -> *const c_char {
+pub unsafe extern "C" fn capstan_call_tool(
+    call: *const capstan_call,
+    len: *mut usize,
+) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let call = resolve(call)?;
         let name = call.tool_with_nul();
@@ -60,7 +69,9 @@ pub unsafe extern "C" fn capstan_call_tool(call: *const capstan_call, len: *mut 
 /// its registry freed. Also true for a handle that is no longer live.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_cancelled(call: *const capstan_call) -> bool {
-    guard_value(true, || Ok(resolve(call).map(|c| c.is_cancelled()).unwrap_or(true)))
+    guard_value(true, || {
+        Ok(resolve(call).map(|c| c.is_cancelled()).unwrap_or(true))
+    })
 }
 
 /// Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
@@ -111,7 +122,10 @@ pub unsafe extern "C" fn capstan_call_fail(
         match text(message, len, "message") {
             Ok(message) => Ok(call.fail(message)?),
             Err(fail) => {
-                call.fail(format!("Tool \"{}\" failed (its message was not valid UTF-8).", call.tool()))?;
+                call.fail(format!(
+                    "Tool \"{}\" failed (its message was not valid UTF-8).",
+                    call.tool()
+                ))?;
                 Err(fail)
             }
         }

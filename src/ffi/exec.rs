@@ -1,27 +1,32 @@
 //! Execution functions of the C ABI.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
+use std::time::Duration;
 
 use super::boundary::*;
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::{results_to_json, CallRequest};
-use crate::exec::{self, ExecOptions};
+use crate::call::{Outcome, ToolResult};
+use crate::exec::{self, Batch, ExecOptions, Sink};
 
 pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<ExecOptions, Fail> {
     let Some(o) = read_options(opts, std::mem::size_of::<capstan_exec_options>(), "opts")? else {
         return Ok(ExecOptions::default());
     };
-    if o.flags & !CAPSTAN_EXEC_SEQUENTIAL != 0 {
+    const KNOWN: u32 =
+        CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_STRICT_NULLS;
+    if o.flags & !KNOWN != 0 {
         return Err(Fail::BadArgument(format!(
             "unknown exec flags 0x{:x}",
-            o.flags & !CAPSTAN_EXEC_SEQUENTIAL
+            o.flags & !KNOWN
         )));
     }
     Ok(ExecOptions {
         parallel: o.flags & CAPSTAN_EXEC_SEQUENTIAL == 0,
         limit: o.limit as usize,
         timeout_ms: o.timeout_ms,
+        strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
     })
 }
 
@@ -52,4 +57,193 @@ pub unsafe extern "C" fn capstan_execute(
         let json = results_to_json(&results).to_string();
         write_text(&json, results_json, results_len)
     })
+}
+
+fn outcome_code(outcome: Outcome) -> capstan_outcome {
+    match outcome {
+        Outcome::Ok => CAPSTAN_OUTCOME_OK,
+        Outcome::ToolError => CAPSTAN_OUTCOME_TOOL_ERROR,
+        Outcome::InvalidArguments => CAPSTAN_OUTCOME_INVALID_ARGUMENTS,
+        Outcome::UnknownTool => CAPSTAN_OUTCOME_UNKNOWN_TOOL,
+        Outcome::Timeout => CAPSTAN_OUTCOME_TIMEOUT,
+        Outcome::Cancelled => CAPSTAN_OUTCOME_CANCELLED,
+        Outcome::Denied => CAPSTAN_OUTCOME_DENIED,
+    }
+}
+
+/// Calls a host result callback with a borrowed view of `result`.
+unsafe fn hand_over(
+    f: unsafe extern "C" fn(*mut c_void, *const capstan_result),
+    user_data: *mut c_void,
+    index: usize,
+    result: &ToolResult,
+) {
+    let view = capstan_result {
+        index,
+        id: result.id.as_ptr().cast(),
+        id_len: result.id.len(),
+        name: result.name.as_ptr().cast(),
+        name_len: result.name.len(),
+        content: result.content.as_ptr().cast(),
+        content_len: result.content.len(),
+        outcome: outcome_code(result.outcome),
+        is_error: result.is_error(),
+        duration_us: result.duration_us,
+    };
+    f(user_data, &view);
+}
+
+/// The host's callback and its `user_data`, movable to pool threads. The host
+/// promises (header: "Thread safety") that both may be used from any thread.
+#[derive(Clone, Copy)]
+struct HostFn {
+    f: unsafe extern "C" fn(*mut c_void, *const capstan_result),
+    user_data: *mut c_void,
+}
+unsafe impl Send for HostFn {}
+unsafe impl Sync for HostFn {}
+
+impl HostFn {
+    fn result(&self, index: usize, result: &ToolResult) {
+        // SAFETY: the host gave us f and user_data to call with results.
+        unsafe { hand_over(self.f, self.user_data, index, result) }
+    }
+
+    fn done(&self) {
+        // SAFETY: as above; NULL marks the end of the batch.
+        unsafe { (self.f)(self.user_data, std::ptr::null()) }
+    }
+}
+
+fn batch_ref<'a>(batch: *const capstan_batch) -> Result<&'a Batch, Fail> {
+    non_null(batch, "batch")?;
+    // SAFETY: a non-NULL capstan_batch* is a Box<Batch> from capstan_submit.
+    Ok(unsafe { &*batch.cast::<Batch>() })
+}
+
+/// Starts running calls and returns at once; `*out` (free with
+/// `capstan_batch_free`) is the batch. `calls_json` as for `capstan_execute`.
+/// Results go to `on_result` (with `user_data`) as each call finishes, each
+/// carrying its index; after the last, `on_result` is called once with NULL.
+/// With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
+/// `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
+/// `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_submit(
+    reg: *mut capstan_registry,
+    calls_json: *const c_char,
+    len: usize,
+    opts: *const capstan_exec_options,
+    on_result: capstan_result_fn,
+    user_data: *mut c_void,
+    out: *mut *mut capstan_batch,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        non_null(out, "out")?;
+        let calls = text(calls_json, len, "calls_json")?;
+        let raw = read_options(opts, std::mem::size_of::<capstan_exec_options>(), "opts")?;
+        let poll = raw
+            .map(|o| o.flags & CAPSTAN_EXEC_DELIVER_POLL != 0)
+            .unwrap_or(false);
+        let options = exec_options(opts)?;
+        let calls = CallRequest::list_from_str(calls)?;
+        let host = on_result.map(|f| HostFn { f, user_data });
+        let (sink, on_done): (Sink, Option<Box<dyn Fn() + Send + Sync>>) = match (poll, host) {
+            (true, _) => (Sink::Queue, None),
+            (false, Some(h)) => (
+                Sink::Callback(Box::new(move |index, result| h.result(index, &result))),
+                Some(Box::new(move || h.done())),
+            ),
+            (false, None) => (Sink::Callback(Box::new(|_, _| {})), None),
+        };
+        let batch = exec::submit(registry, calls, &options, sink, on_done);
+        *out = Box::into_raw(Box::new(batch)).cast::<capstan_batch>();
+        Ok(())
+    })
+}
+
+/// Waits until every result of the batch was handed over (callback delivery:
+/// every callback returned; poll delivery: every result is queued), up to
+/// `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
+/// CAPSTAN_ERR_TIMEOUT otherwise. Do not call from inside the batch's own
+/// result callback.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_batch_wait(
+    batch: *mut capstan_batch,
+    timeout_ms: u32,
+) -> capstan_status {
+    guard(|| {
+        let batch = batch_ref(batch)?;
+        let timeout =
+            (timeout_ms != u32::MAX).then(|| Duration::from_millis(u64::from(timeout_ms)));
+        if batch.wait(timeout) {
+            Ok(())
+        } else {
+            Err(Fail::Core(crate::Error::Timeout(format!(
+                "the batch is not done after {timeout_ms} ms"
+            ))))
+        }
+    })
+}
+
+/// Hands up to `max` queued results (poll delivery) to `on_result` on the
+/// calling thread, oldest first; after the last result of the batch it calls
+/// `on_result` once with NULL. Returns how many results it handed over (0 for
+/// a NULL batch or callback).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_batch_poll(
+    batch: *mut capstan_batch,
+    on_result: capstan_result_fn,
+    user_data: *mut c_void,
+    max: usize,
+) -> usize {
+    guard_value(0, || {
+        let batch = batch_ref(batch)?;
+        let f = on_result.ok_or(Fail::Null("on_result"))?;
+        let results = batch.poll(max);
+        for (index, result) in &results {
+            hand_over(f, user_data, *index, result);
+        }
+        if batch.poll_end() {
+            f(user_data, std::ptr::null());
+        }
+        Ok(results.len())
+    })
+}
+
+/// Cancels the batch: calls not yet started never start and report
+/// `cancelled`; running calls see `capstan_call_cancelled` and still deliver
+/// their own result. Every call still gets exactly one result. NULL: no-op.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_batch_cancel(batch: *mut capstan_batch) {
+    guard_value((), || {
+        if !batch.is_null() {
+            batch_ref(batch)?.cancel();
+        }
+        Ok(())
+    })
+}
+
+/// Frees a batch at any point; NULL is a no-op. A batch still running finishes
+/// its calls internally and releases its memory then. When this returns no
+/// result callback of the batch is running or will run (called from inside
+/// one, that one is the last). Consumes `batch`.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_batch_free(batch: *mut capstan_batch) {
+    guard_value((), || {
+        if batch.is_null() {
+            return Ok(());
+        }
+        let batch = Box::from_raw(batch.cast::<Batch>());
+        batch.detach();
+        Ok(())
+    })
+}
+
+/// True when every result of the batch was handed over (see `capstan_batch_wait`).
+/// NULL: false.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_batch_done(batch: *const capstan_batch) -> bool {
+    guard_value(false, || Ok(batch_ref(batch)?.is_done()))
 }

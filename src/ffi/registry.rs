@@ -58,7 +58,11 @@ pub unsafe extern "C" fn capstan_registry_new(
 ) -> capstan_status {
     guard(|| {
         non_null(out, "out")?;
-        let opts = read_options(opts, std::mem::size_of::<capstan_registry_options>(), "opts")?;
+        let opts = read_options(
+            opts,
+            std::mem::size_of::<capstan_registry_options>(),
+            "opts",
+        )?;
         let flags = opts.map(|o| o.flags).unwrap_or(0);
         if flags & !CAPSTAN_REGISTRY_COERCE != 0 {
             return Err(Fail::BadArgument(format!(
@@ -169,10 +173,16 @@ pub unsafe extern "C" fn capstan_unregister(
 /// handler. A `capstan_execute` later called on this same thread runs
 /// main-thread tools inline. Returns how many calls ran (0 if `reg` is NULL).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_registry_pump(reg: *mut capstan_registry, budget_ms: u32) -> usize {
+pub unsafe extern "C" fn capstan_registry_pump(
+    reg: *mut capstan_registry,
+    budget_ms: u32,
+) -> usize {
     guard_value(0, || {
         let registry = registry_ref(reg)?;
-        Ok(exec::pump(registry, Duration::from_millis(u64::from(budget_ms))))
+        Ok(exec::pump(
+            registry,
+            Duration::from_millis(u64::from(budget_ms)),
+        ))
     })
 }
 
@@ -184,5 +194,71 @@ pub extern "C" fn capstan_pool_configure(threads: u32) -> capstan_status {
     guard(|| {
         exec::pool::configure(threads as usize)?;
         Ok(())
+    })
+}
+
+#[derive(Clone, Copy)]
+struct NotifyFn {
+    f: unsafe extern "C" fn(*mut c_void),
+    user_data: *mut c_void,
+}
+// The host promises the callback and user_data may be used from any thread.
+unsafe impl Send for NotifyFn {}
+unsafe impl Sync for NotifyFn {}
+
+impl NotifyFn {
+    fn call(&self) {
+        // SAFETY: the host registered f to be called with user_data.
+        unsafe { (self.f)(self.user_data) }
+    }
+}
+
+/// Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
+/// host: called on any thread when a result is queued for polling or a
+/// main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_set_notify(
+    reg: *mut capstan_registry,
+    notify: capstan_notify_fn,
+    user_data: *mut c_void,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        let f = notify.map(|f| {
+            let n = NotifyFn { f, user_data };
+            std::sync::Arc::new(move || n.call()) as std::sync::Arc<dyn Fn() + Send + Sync>
+        });
+        registry.set_notify(f);
+        Ok(())
+    })
+}
+
+/// Linux only: `*out` gets an eventfd that becomes readable when a result is
+/// queued for polling or a main-thread call waits for `capstan_registry_pump`.
+/// Add it to epoll/poll/select; when readable, read 8 bytes to reset it, then
+/// poll your batches and pump. Owned by the registry (closed by
+/// `capstan_registry_free`): do not close it. Elsewhere: WRONG_CONTEXT (use
+/// `capstan_registry_set_notify`).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_wake_fd(
+    reg: *mut capstan_registry,
+    out: *mut i32,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        non_null(out, "out")?;
+        #[cfg(target_os = "linux")]
+        {
+            *out = registry.wake_fd()?;
+            Ok(())
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = registry;
+            Err(Fail::Core(crate::Error::WrongContext(
+                "a wake-up file descriptor exists on Linux only; use capstan_registry_set_notify"
+                    .into(),
+            )))
+        }
     })
 }

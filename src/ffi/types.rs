@@ -81,6 +81,63 @@ pub const CAPSTAN_REGISTRY_COERCE: u32 = 1 << 0;
 
 /// Exec flag: run the calls one by one, in order (default: in parallel).
 pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1 << 0;
+/// Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
+/// host's thread instead of calling back on pool threads.
+pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1 << 1;
+/// Exec flag: the model was given OpenAI strict-mode schemas, where an optional
+/// argument is sent as `null`: such nulls are dropped before validation.
+pub const CAPSTAN_EXEC_STRICT_NULLS: u32 = 1 << 2;
+
+/// How a call ended (`capstan_result.outcome`).
+pub type capstan_outcome = u32;
+/// The tool returned content.
+pub const CAPSTAN_OUTCOME_OK: capstan_outcome = 0;
+/// The tool failed (`capstan_call_fail`, malformed output, panic).
+pub const CAPSTAN_OUTCOME_TOOL_ERROR: capstan_outcome = 1;
+/// The arguments did not match the schema (or were not JSON).
+pub const CAPSTAN_OUTCOME_INVALID_ARGUMENTS: capstan_outcome = 2;
+/// No tool of that name.
+pub const CAPSTAN_OUTCOME_UNKNOWN_TOOL: capstan_outcome = 3;
+/// The tool did not complete in time.
+pub const CAPSTAN_OUTCOME_TIMEOUT: capstan_outcome = 4;
+/// The batch was cancelled or the registry freed.
+pub const CAPSTAN_OUTCOME_CANCELLED: capstan_outcome = 5;
+/// Approval was required and not given.
+pub const CAPSTAN_OUTCOME_DENIED: capstan_outcome = 6;
+
+/// One call's result, as handed to a `capstan_result_fn`. Borrowed: valid
+/// only during the callback. Strings are UTF-8 and NOT NUL-terminated: use
+/// the lengths (e.g. `printf("%.*s", (int)r->content_len, r->content)`).
+#[repr(C)]
+pub struct capstan_result {
+    /// Position of the call in its batch.
+    pub index: usize,
+    pub id: *const c_char,
+    pub id_len: usize,
+    pub name: *const c_char,
+    pub name_len: usize,
+    /// The text for the model.
+    pub content: *const c_char,
+    pub content_len: usize,
+    /// `CAPSTAN_OUTCOME_*`.
+    pub outcome: capstan_outcome,
+    /// `outcome != CAPSTAN_OUTCOME_OK`.
+    pub is_error: bool,
+    pub duration_us: u64,
+}
+
+/// Receives results of a batch. Called once per call with its result, then
+/// once more with `result == NULL`: the batch is done and no further callback
+/// of it will come. In callback delivery it runs on the thread that finished
+/// the call (a pool thread, a thread completing a deferred call, ...), possibly
+/// on several threads at once; in poll delivery, inside `capstan_batch_poll`.
+pub type capstan_result_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, result: *const capstan_result)>;
+
+/// Wakes an event-loop host: called on any thread when a result is queued for
+/// polling or a main-thread call waits for `capstan_registry_pump`. Must be
+/// quick and must not call into capstan: post to your loop, nothing more.
+pub type capstan_notify_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// A registry of tools. Thread-safe: every function taking one may be called
 /// from any thread at once, except `capstan_registry_free`.
@@ -106,7 +163,8 @@ pub struct capstan_batch {
 /// exactly once with `capstan_call_return` or `capstan_call_fail`, before or
 /// after returning, from any thread. It may call any capstan function, including
 /// `capstan_execute` on the same registry.
-pub type capstan_tool_fn = Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut capstan_call)>;
+pub type capstan_tool_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut capstan_call)>;
 
 /// Releases a tool's `user_data`. Called exactly once per registration: when the
 /// tool is replaced or removed and its last call is done, when the registry is
@@ -149,6 +207,25 @@ pub struct capstan_registry_options {
     /// `CAPSTAN_REGISTRY_*` flags.
     pub flags: u32,
 }
+
+/// Options of `capstan_tools_export`. NULL means defaults.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct capstan_export_options {
+    /// `sizeof(capstan_export_options)`.
+    pub struct_size: u32,
+    /// `CAPSTAN_EXPORT_*` flags.
+    pub flags: u32,
+}
+
+/// Export flag: OpenAI strict mode (every property required, optional ones
+/// nullable, `additionalProperties: false`, no `default`); schemas that cannot
+/// be made strict are exported as they are and listed in the report.
+pub const CAPSTAN_EXPORT_STRICT: u32 = 1 << 0;
+/// Export flag (Gemini): lower schemas to the OpenAPI-subset `parameters`
+/// field (local `$ref`s inlined, unsupported keywords dropped and reported)
+/// instead of `parametersJsonSchema`.
+pub const CAPSTAN_EXPORT_GEMINI_LOWER: u32 = 1 << 1;
 
 /// Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
 #[repr(C)]
