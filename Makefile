@@ -14,7 +14,7 @@ VALGRIND         := valgrind --leak-check=full --error-exitcode=1 --errors-for-l
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: all lib demo test rust-test clippy fmt-check header header-check cbindgen \
+.PHONY: all lib demo run-examples test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
 
 all: lib
@@ -32,8 +32,10 @@ examples: $(addprefix $(BUILD)/examples/,$(EXAMPLES))
 demo: $(BUILD)/examples/demo
 	$(BUILD)/examples/demo
 
-game-loop: $(BUILD)/examples/game_loop
-	$(BUILD)/examples/game_loop
+# The README's snippets, compiled and run (each exits non-zero if its output is wrong).
+run-examples: $(BUILD)/examples/quickstart $(BUILD)/examples/agent_turn
+	$(BUILD)/examples/quickstart
+	$(BUILD)/examples/agent_turn
 
 # --- header -----------------------------------------------------------------
 cbindgen:
@@ -82,7 +84,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check c-tests examples
+test: fmt-check clippy rust-test header-check c-tests examples run-examples
 	@echo "make test: all suites passed"
 
 bench: lib
