@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use capstan::exec::pump;
-use capstan::{submit, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags, ToolResult};
+use capstan::{
+    submit, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags, ToolResult,
+};
 use serde_json::json;
 
 fn def(name: &str, flags: u32, f: impl Fn(capstan::Call) + Send + Sync + 'static) -> ToolDef {
@@ -22,7 +24,9 @@ fn def(name: &str, flags: u32, f: impl Fn(capstan::Call) + Send + Sync + 'static
 }
 
 fn calls(name: &str, n: usize) -> Vec<CallRequest> {
-    (0..n).map(|i| CallRequest::new(format!("c{i}"), name, json!({}))).collect()
+    (0..n)
+        .map(|i| CallRequest::new(format!("c{i}"), name, json!({})))
+        .collect()
 }
 
 fn echo_registry() -> Registry {
@@ -40,7 +44,10 @@ type Seen = Arc<Mutex<Vec<(usize, ToolResult)>>>;
 fn collecting_sink() -> (Sink, Seen) {
     let seen: Seen = Arc::new(Mutex::new(Vec::new()));
     let s2 = seen.clone();
-    (Sink::Callback(Box::new(move |i, r| s2.lock().unwrap().push((i, r)))), seen)
+    (
+        Sink::Callback(Box::new(move |i, r| s2.lock().unwrap().push((i, r)))),
+        seen,
+    )
 }
 
 #[test]
@@ -77,9 +84,15 @@ fn an_empty_batch_is_done_at_once() {
     let reg = echo_registry();
     let done = Arc::new(AtomicUsize::new(0));
     let d2 = done.clone();
-    let batch = submit(&reg, vec![], &ExecOptions::default(), Sink::Queue, Some(Box::new(move || {
-        d2.fetch_add(1, Ordering::SeqCst);
-    })));
+    let batch = submit(
+        &reg,
+        vec![],
+        &ExecOptions::default(),
+        Sink::Queue,
+        Some(Box::new(move || {
+            d2.fetch_add(1, Ordering::SeqCst);
+        })),
+    );
     assert!(batch.wait(Some(Duration::ZERO)));
     assert_eq!(done.load(Ordering::SeqCst), 1);
 }
@@ -87,7 +100,13 @@ fn an_empty_batch_is_done_at_once() {
 #[test]
 fn poll_delivery_hands_results_over_on_the_polling_thread() {
     let reg = echo_registry();
-    let batch = submit(&reg, calls("echo", 10), &ExecOptions::default(), Sink::Queue, None);
+    let batch = submit(
+        &reg,
+        calls("echo", 10),
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
     assert!(batch.wait(Some(Duration::from_secs(10))));
     assert!(!batch.poll_end(), "not over until every result was polled");
     let first = batch.poll(4);
@@ -115,7 +134,10 @@ fn cancel_stops_pending_calls_and_running_ones_see_it() {
     }))
     .unwrap();
     let (sink, seen) = collecting_sink();
-    let opts = ExecOptions { limit: 2, ..Default::default() };
+    let opts = ExecOptions {
+        limit: 2,
+        ..Default::default()
+    };
     let batch = submit(&reg, calls("wait_cancel", 10), &opts, sink, None);
     while started.load(Ordering::SeqCst) < 2 {
         std::thread::sleep(Duration::from_millis(1));
@@ -124,8 +146,14 @@ fn cancel_stops_pending_calls_and_running_ones_see_it() {
     assert!(batch.wait(Some(Duration::from_secs(10))));
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 10, "exactly one result per call");
-    let ok = seen.iter().filter(|(_, r)| r.outcome == Outcome::Ok).count();
-    let cancelled = seen.iter().filter(|(_, r)| r.outcome == Outcome::Cancelled).count();
+    let ok = seen
+        .iter()
+        .filter(|(_, r)| r.outcome == Outcome::Ok)
+        .count();
+    let cancelled = seen
+        .iter()
+        .filter(|(_, r)| r.outcome == Outcome::Cancelled)
+        .count();
     assert_eq!(ok, started.load(Ordering::SeqCst));
     assert_eq!(ok + cancelled, 10);
     assert!(cancelled >= 8 - 2, "pending calls never started");
@@ -172,9 +200,18 @@ fn main_thread_tools_run_only_inside_pump_on_the_pumping_thread() {
     reg.set_notify(Some(Arc::new(move || {
         wk.fetch_add(1, Ordering::SeqCst);
     })));
-    let batch = submit(&reg, calls("ui", 3), &ExecOptions::default(), Sink::Queue, None);
+    let batch = submit(
+        &reg,
+        calls("ui", 3),
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
     std::thread::sleep(Duration::from_millis(30));
-    assert!(where_ran.lock().unwrap().is_empty(), "nothing runs before pump");
+    assert!(
+        where_ran.lock().unwrap().is_empty(),
+        "nothing runs before pump"
+    );
     assert!(wakes.load(Ordering::SeqCst) >= 1, "the host was woken");
     let mut ran = 0;
     while ran < 3 {
@@ -191,9 +228,19 @@ fn main_thread_tools_run_only_inside_pump_on_the_pumping_thread() {
 fn wake_fd_becomes_readable_when_a_polled_result_is_queued() {
     let reg = echo_registry();
     let fd = reg.wake_fd().unwrap();
-    let batch = submit(&reg, calls("echo", 1), &ExecOptions::default(), Sink::Queue, None);
+    let batch = submit(
+        &reg,
+        calls("echo", 1),
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
     assert!(batch.wait(Some(Duration::from_secs(5))));
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
     // SAFETY: one valid pollfd.
     let n = unsafe { libc::poll(&mut pfd, 1, 1000) };
     assert_eq!(n, 1);
