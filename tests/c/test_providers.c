@@ -1,0 +1,247 @@
+/* Provider formats through the C ABI: tools out, calls in, results out, one-call
+ * turns for all five formats, and the bad inputs (not JSON, wrong shape, huge). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static void add(void *user_data, capstan_call *call) {
+    (void)user_data;
+    int a = 0, b = 0;
+    const char *args = capstan_call_arguments(call, NULL);
+    if (args == NULL || sscanf(args, "{\"a\":%d,\"b\":%d}", &a, &b) != 2) {
+        capstan_call_fail(call, "bad arguments", CAPSTAN_NTS);
+        return;
+    }
+    char out[32];
+    snprintf(out, sizeof out, "%d", a + b);
+    capstan_call_return(call, CAPSTAN_CONTENT_JSON, out, CAPSTAN_NTS);
+}
+
+static capstan_registry *make_registry(void) {
+    capstan_registry *reg = NULL;
+    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
+    capstan_tool_def def = {
+        .struct_size = sizeof def,
+        .name = "add",
+        .description = "Add two integers.",
+        .parameters = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
+                      "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
+        .callback = add,
+    };
+    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    return reg;
+}
+
+struct turn_case {
+    capstan_format fmt;
+    const char *name;
+    const char *response;
+    const char *expect_tools;    /* substring of the tool export */
+    const char *expect_messages; /* exact messages of the turn */
+};
+
+static const struct turn_case CASES[] = {
+    {CAPSTAN_FORMAT_OPENAI_CHAT, "openai_chat",
+     "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"call_1\","
+     "\"type\":\"function\",\"function\":{\"name\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"}}]}}]}",
+     "{\"type\":\"function\",\"function\":{\"name\":\"add\"",
+     "[{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"5\"}]"},
+    {CAPSTAN_FORMAT_OPENAI_RESPONSES, "openai_responses",
+     "{\"output\":[{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_9\",\"name\":\"add\","
+     "\"arguments\":\"{\\\"a\\\":1,\\\"b\\\":1}\"}]}",
+     "{\"type\":\"function\",\"name\":\"add\"",
+     "[{\"type\":\"function_call_output\",\"call_id\":\"call_9\",\"output\":\"2\"}]"},
+    {CAPSTAN_FORMAT_ANTHROPIC, "anthropic",
+     "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"adding\"},"
+     "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"add\",\"input\":{\"a\":4,\"b\":5}},"
+     "{\"type\":\"tool_use\",\"id\":\"toolu_2\",\"name\":\"add\",\"input\":{\"a\":\"x\"}}]}",
+     "\"input_schema\"",
+     NULL /* checked by substrings below */},
+    {CAPSTAN_FORMAT_GEMINI, "gemini",
+     "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"add\","
+     "\"args\":{\"a\":10,\"b\":20}}}]}}]}",
+     "\"functionDeclarations\"",
+     "{\"role\":\"user\",\"parts\":[{\"functionResponse\":{\"name\":\"add\",\"response\":{\"output\":30}}}]}"},
+    {CAPSTAN_FORMAT_MCP, "mcp",
+     "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"add\","
+     "\"arguments\":{\"a\":3,\"b\":4}}}",
+     "\"inputSchema\"",
+     NULL},
+};
+
+static void test_every_format_exports_tools_and_runs_a_turn(void) {
+    capstan_registry *reg = make_registry();
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        const struct turn_case *c = &CASES[i];
+        char *tools = NULL;
+        CHECK_STATUS(capstan_tools_json(reg, c->fmt, &tools, NULL), CAPSTAN_OK);
+        CHECK_CONTAINS(tools, c->expect_tools);
+        capstan_free(tools);
+
+        char *messages = NULL;
+        size_t len = 0;
+        CHECK_STATUS(capstan_run_turn(reg, c->fmt, c->response, CAPSTAN_NTS, NULL, &messages, &len),
+                     CAPSTAN_OK);
+        CHECK(messages != NULL && strlen(messages) == len);
+        if (c->expect_messages != NULL) {
+            CHECK(messages != NULL && strcmp(messages, c->expect_messages) == 0);
+            if (messages && strcmp(messages, c->expect_messages) != 0)
+                fprintf(stderr, "%s: got %s\n", c->name, messages);
+        }
+        if (c->fmt == CAPSTAN_FORMAT_ANTHROPIC) {
+            /* ONE user message holding every tool_result, the failed one flagged. */
+            CHECK_CONTAINS(messages, "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":\"9\"}");
+            CHECK_CONTAINS(messages, "\"tool_use_id\":\"toolu_2\"");
+            CHECK_CONTAINS(messages, "\"is_error\":true");
+        }
+        if (c->fmt == CAPSTAN_FORMAT_MCP) {
+            CHECK_CONTAINS(messages, "{\"type\":\"text\",\"text\":\"7\"}");
+            CHECK_CONTAINS(messages, "\"isError\":false");
+        }
+        capstan_free(messages);
+    }
+    capstan_registry_free(reg);
+}
+
+static void test_parse_calls_normalizes_ids_names_and_keeps_malformed_arguments(void) {
+    char *calls = NULL;
+    const char *chat = "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
+                       "\"function\":{\"name\":\"add\",\"arguments\":\"{\\\"a\\\": 1,\"}}]}";
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, chat, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(calls, "\"id\":\"c1\"");
+    CHECK_CONTAINS(calls, "\"arguments\":\"{\\\"a\\\": 1,\"");
+    capstan_free(calls);
+
+    /* executing it reports the parse error, never runs the tool with {} */
+    capstan_registry *reg = make_registry();
+    char *messages = NULL;
+    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, chat, CAPSTAN_NTS, NULL, &messages, NULL),
+                 CAPSTAN_OK);
+    CHECK_CONTAINS(messages, "not valid JSON");
+    capstan_free(messages);
+
+    /* no tool calls: an empty array */
+    const char *text_only = "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"hi\"}}]}";
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, text_only, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
+    CHECK(calls != NULL && strcmp(calls, "[]") == 0);
+    capstan_free(calls);
+    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, "{\"content\":[]}", CAPSTAN_NTS, NULL,
+                                  &messages, NULL),
+                 CAPSTAN_OK);
+    capstan_free(messages);
+    capstan_registry_free(reg);
+}
+
+static void test_format_results_from_normalized_results(void) {
+    const char *results = "[{\"id\":\"a\",\"name\":\"add\",\"content\":\"5\",\"is_error\":false,\"outcome\":\"ok\"},"
+                          "{\"id\":\"b\",\"name\":\"add\",\"content\":\"boom\",\"is_error\":true,\"outcome\":\"tool_error\"}]";
+    char *out = NULL;
+    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_OPENAI_CHAT, results, CAPSTAN_NTS, &out, NULL), CAPSTAN_OK);
+    CHECK(out && strcmp(out, "[{\"role\":\"tool\",\"tool_call_id\":\"a\",\"content\":\"5\"},"
+                             "{\"role\":\"tool\",\"tool_call_id\":\"b\",\"content\":\"boom\"}]") == 0);
+    capstan_free(out);
+    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_GEMINI, results, CAPSTAN_NTS, &out, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"response\":{\"error\":\"boom\"}");
+    capstan_free(out);
+}
+
+static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
+    capstan_registry *reg = make_registry();
+    char *sentinel = (char *)"untouched";
+    char *out = sentinel;
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, "{not json", CAPSTAN_NTS, &out, NULL),
+                 CAPSTAN_ERR_INVALID_RESPONSE);
+    CHECK(out == sentinel);
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC,
+                                     "{\"content\":[{\"type\":\"tool_use\",\"id\":\"x\",\"input\":{}}]}",
+                                     CAPSTAN_NTS, &out, NULL),
+                 CAPSTAN_ERR_INVALID_RESPONSE);
+    char msg[512];
+    capstan_last_error(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "name");
+    CHECK(out == sentinel);
+    CHECK_STATUS(capstan_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_tools_json(reg, 1000, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_tools_json(NULL, CAPSTAN_FORMAT_MCP, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_MCP, NULL, 5, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_MCP, "{\"a\":\"\xff\"}", CAPSTAN_NTS, &out, NULL),
+                 CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_ANTHROPIC, "[{\"id\":1}]", CAPSTAN_NTS, &out, NULL),
+                 CAPSTAN_ERR_INVALID_RESULTS);
+    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_ANTHROPIC, "42", CAPSTAN_NTS, &out, NULL),
+                 CAPSTAN_ERR_INVALID_RESULTS);
+    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_GEMINI, "[", CAPSTAN_NTS, NULL, &out, NULL),
+                 CAPSTAN_ERR_INVALID_RESPONSE);
+    CHECK(out == sentinel);
+
+    /* A huge body: many calls in one response still parse and run, one result each. */
+    size_t n = check_small() ? 200 : 5000;
+    size_t cap = 64 + n * 128;
+    char *body = malloc(cap);
+    size_t pos = (size_t)snprintf(body, cap, "{\"role\":\"assistant\",\"content\":[");
+    for (size_t i = 0; i < n; i++)
+        pos += (size_t)snprintf(body + pos, cap - pos,
+                                "%s{\"type\":\"tool_use\",\"id\":\"t%zu\",\"name\":\"add\",\"input\":{\"a\":%zu,\"b\":1}}",
+                                i ? "," : "", i, i);
+    snprintf(body + pos, cap - pos, "]}");
+    char *messages = NULL;
+    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, NULL, &messages, NULL),
+                 CAPSTAN_OK);
+    size_t results = 0;
+    for (const char *p = messages; p && (p = strstr(p, "\"tool_result\"")) != NULL; p++) results++;
+    CHECK(results == n);
+    capstan_free(messages);
+    free(body);
+
+    /* A huge string that is not JSON: an error, not a crash. */
+    size_t big = check_small() ? 100000 : 8 * 1024 * 1024;
+    char *junk = malloc(big + 1);
+    memset(junk, '[', big);
+    junk[big] = 0;
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, junk, big, &out, NULL), CAPSTAN_ERR_INVALID_RESPONSE);
+    free(junk);
+    capstan_registry_free(reg);
+}
+
+static void test_strict_export_and_name_report(void) {
+    capstan_registry *reg = make_registry();
+    capstan_tool_def open_def = {
+        .struct_size = sizeof open_def,
+        .name = "open_map",
+        .parameters = "{\"type\":\"object\",\"properties\":{\"m\":{\"type\":\"object\","
+                      "\"additionalProperties\":{\"type\":\"string\"}}}}",
+        .callback = add,
+    };
+    CHECK_STATUS(capstan_register(reg, &open_def), CAPSTAN_OK);
+    capstan_export_options opts = {.struct_size = sizeof opts, .flags = CAPSTAN_EXPORT_STRICT};
+    char *tools = NULL, *report = NULL;
+    CHECK_STATUS(capstan_tools_export(reg, CAPSTAN_FORMAT_OPENAI_RESPONSES, &opts, &tools, NULL, &report, NULL),
+                 CAPSTAN_OK);
+    CHECK_CONTAINS(tools, "\"strict\":true");
+    CHECK_CONTAINS(tools, "\"additionalProperties\":false");
+    CHECK_CONTAINS(report, "open_map");
+    capstan_free(tools);
+    capstan_free(report);
+    opts.flags = 1u << 30;
+    CHECK_STATUS(capstan_tools_export(reg, CAPSTAN_FORMAT_OPENAI_RESPONSES, &opts, &tools, NULL, NULL, NULL),
+                 CAPSTAN_ERR_INVALID_ARGUMENT);
+
+    char *names = NULL;
+    CHECK_STATUS(capstan_name_report(reg, &names, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(names, "\"name\":\"add\"");
+    CHECK_CONTAINS(names, "\"gemini\":true");
+    capstan_free(names);
+    capstan_registry_free(reg);
+}
+
+int main(void) {
+    test_every_format_exports_tools_and_runs_a_turn();
+    test_parse_calls_normalizes_ids_names_and_keeps_malformed_arguments();
+    test_format_results_from_normalized_results();
+    test_bad_inputs_are_clear_errors_and_write_nothing();
+    test_strict_export_and_name_report();
+    return check_report("test_providers");
+}
