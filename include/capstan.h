@@ -112,6 +112,13 @@
 typedef struct Format Format;
 
 /**
+ * A call waiting for approval, as the approver sees it. A generation-checked
+ * handle: using it after the decision is an error status, never undefined
+ * behaviour.
+ */
+typedef struct capstan_approval capstan_approval;
+
+/**
  * A batch started with `capstan_submit`.
  */
 typedef struct capstan_batch capstan_batch;
@@ -161,6 +168,13 @@ typedef struct capstan_exec_options {
    * Overrides every tool's timeout when > 0 (milliseconds).
    */
   uint32_t timeout_ms;
+  /**
+   * Ids of calls the user already approved (NUL-terminated UTF-8), so their
+   * `CAPSTAN_TOOL_REQUIRES_APPROVAL` tools run without asking the approver.
+   * Read during the call only. NULL when `approved_count` is 0.
+   */
+  const char *const *approved_ids;
+  size_t approved_count;
 } capstan_exec_options;
 
 /**
@@ -207,6 +221,49 @@ typedef struct capstan_result {
  */
 typedef void (*capstan_result_fn)(void *user_data,
                                   const struct capstan_result *result);
+
+/**
+ * Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
+ * `capstan_approval_decide` exactly once per approval, now or later, from any
+ * thread. Runs on a pool thread (or the thread calling `capstan_execute`).
+ */
+typedef void (*capstan_approver_fn)(void *user_data,
+                                    struct capstan_approval *approval);
+
+/**
+ * What an event reports (`capstan_event.kind`).
+ */
+typedef uint32_t capstan_event_kind;
+
+/**
+ * One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
+ */
+typedef struct capstan_event {
+  capstan_event_kind kind;
+  const char *tool;
+  size_t tool_len;
+  const char *id;
+  size_t id_len;
+  /**
+   * Position of the call in its batch.
+   */
+  size_t index;
+  /**
+   * For FINISHED: `CAPSTAN_OUTCOME_*`; otherwise 0.
+   */
+  capstan_outcome outcome;
+  /**
+   * For FINISHED and TIMED_OUT: microseconds since the callback started.
+   */
+  uint64_t duration_us;
+} capstan_event;
+
+/**
+ * Observes calls: runs on the thread where the event happens, possibly on
+ * several at once. Must be quick and must not block.
+ */
+typedef void (*capstan_event_fn)(void *user_data,
+                                 const struct capstan_event *event);
 
 /**
  * Wire formats: how tools are exported, calls parsed and results formatted.
@@ -478,6 +535,26 @@ typedef void (*capstan_notify_fn)(void *user_data);
  */
 #define CAPSTAN_OUTCOME_DENIED 6
 
+/**
+ * A tool callback is about to run.
+ */
+#define CAPSTAN_EVENT_STARTED 0
+
+/**
+ * A call has its result (`outcome`, `duration_us` set).
+ */
+#define CAPSTAN_EVENT_FINISHED 1
+
+/**
+ * A call ran past its deadline (its FINISHED with TIMEOUT follows).
+ */
+#define CAPSTAN_EVENT_TIMED_OUT 2
+
+/**
+ * A call ended cancelled (its FINISHED with CANCELLED follows).
+ */
+#define CAPSTAN_EVENT_CANCELLED 3
+
 
 
 #ifdef __cplusplus
@@ -612,6 +689,19 @@ void capstan_batch_free(struct capstan_batch *batch);
 bool capstan_batch_done(const struct capstan_batch *batch);
 
 /**
+ * Which calls of `calls_json` would wait for approval (their tool is flagged
+ * `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
+ * `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
+ * caller. Runs nothing.
+ */
+capstan_status capstan_needs_approval(const struct capstan_registry *reg,
+                                      const char *calls_json,
+                                      size_t len,
+                                      const struct capstan_exec_options *opts,
+                                      char **out,
+                                      size_t *out_len);
+
+/**
  * Frees text that capstan returned through a `char **out`. NULL is a no-op.
  */
 void capstan_free(char *ptr);
@@ -635,6 +725,61 @@ const char *capstan_status_name(capstan_status status);
  * The library's version, e.g. "0.1.0". Static; never NULL.
  */
 const char *capstan_version(void);
+
+/**
+ * Sets (NULL `approver`: removes) the registry's approver. It receives every
+ * call of a `CAPSTAN_TOOL_REQUIRES_APPROVAL` tool not listed in the batch's
+ * `approved_ids`. Without an approver such calls end `denied`.
+ */
+capstan_status capstan_registry_set_approver(struct capstan_registry *reg,
+                                             capstan_approver_fn approver,
+                                             void *user_data);
+
+/**
+ * The waiting call's tool name, id or validated arguments (compact JSON),
+ * NUL-terminated; `*len` (if not NULL) gets the length. Valid until the
+ * decision. NULL if the handle is not live.
+ */
+const char *capstan_approval_tool(const struct capstan_approval *approval,
+                                  size_t *len);
+
+/**
+ * See `capstan_approval_tool`.
+ */
+const char *capstan_approval_id(const struct capstan_approval *approval,
+                                size_t *len);
+
+/**
+ * See `capstan_approval_tool`.
+ */
+const char *capstan_approval_arguments(const struct capstan_approval *approval,
+                                       size_t *len);
+
+/**
+ * Approves (`approve` true: the call runs) or denies (its result is `denied`,
+ * with `reason` for the model; may be NULL) a waiting call. Once, from any
+ * thread; a second decision returns ALREADY_COMPLETED or STALE_HANDLE.
+ */
+capstan_status capstan_approval_decide(struct capstan_approval *approval,
+                                       bool approve,
+                                       const char *reason,
+                                       size_t len);
+
+/**
+ * Sets (NULL `hook`: removes) the registry's event hook.
+ */
+capstan_status capstan_registry_set_event_hook(struct capstan_registry *reg,
+                                               capstan_event_fn hook,
+                                               void *user_data);
+
+/**
+ * Per-tool statistics as JSON, owned by the caller:
+ * `{"tools":{"<name>":{"calls","outcomes":{"ok",...},"in_flight","p50_us","p99_us"}}}`.
+ * Latency percentiles are bucket bounds (within 25%); null before any call ran.
+ */
+capstan_status capstan_stats_json(const struct capstan_registry *reg,
+                                  char **out,
+                                  size_t *out_len);
 
 /**
  * The registered tools as the JSON a format's API takes (sorted by name).

@@ -7,6 +7,7 @@ pub mod error;
 pub mod exec;
 pub mod ffi;
 mod handles;
+pub mod observe;
 pub mod providers;
 pub mod registry;
 pub mod render;
@@ -15,7 +16,10 @@ pub mod tool;
 
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};
-pub use exec::{execute, submit, Batch, Call, ExecOptions, Sink};
+pub use exec::{
+    execute, needs_approval, submit, Approval, Approver, Batch, Call, ExecOptions, Sink,
+};
+pub use observe::{Event, EventKind};
 pub use registry::{Handler, Registry, RegistryOptions, ToolDef};
 pub use render::ContentKind;
 pub use tool::{ToolFlags, ToolSpec};

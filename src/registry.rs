@@ -7,7 +7,8 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::exec::{Call, PendingRun};
+use crate::exec::{Approver, Call, PendingRun};
+use crate::observe::{EventHook, Observer, ToolStats};
 use crate::schema::Schema;
 use crate::tool::{ToolFlags, ToolSpec};
 
@@ -80,6 +81,7 @@ pub struct Tool {
     pub(crate) handler: Box<dyn Handler>,
     serial_busy: Mutex<bool>,
     serial_free: Condvar,
+    pub(crate) stats: Arc<ToolStats>,
     _alive: Alive,
 }
 
@@ -175,6 +177,8 @@ impl Drop for Wake {
 
 pub(crate) struct Shared {
     pub(crate) wake: Wake,
+    pub(crate) observer: Observer,
+    approver: RwLock<Option<Approver>>,
     tools: RwLock<HashMap<String, Arc<Tool>>>,
     pub(crate) options: RegistryOptions,
     pub(crate) closed: AtomicBool,
@@ -209,6 +213,10 @@ impl Shared {
     fn in_own_callback(self: &Arc<Self>) -> bool {
         let key = self.key();
         IN_CALLBACK.with(|v| v.borrow().contains(&key))
+    }
+
+    pub(crate) fn approver(&self) -> Option<Approver> {
+        self.approver.read().ok().and_then(|a| a.clone())
     }
 
     pub(crate) fn is_pump_thread(&self) -> bool {
@@ -288,6 +296,8 @@ impl Registry {
                 pump_thread: Mutex::new(None),
                 batches: Mutex::new(Vec::new()),
                 wake: Wake::default(),
+                observer: Observer::default(),
+                approver: RwLock::new(None),
             }),
         }
     }
@@ -324,6 +334,7 @@ impl Registry {
             handler: def.handler,
             serial_busy: Mutex::new(false),
             serial_free: Condvar::new(),
+            stats: self.shared.observer.stats_for(&def.name),
             _alive: Alive(self.shared.activity.clone()),
         });
         let old = self
@@ -383,6 +394,27 @@ impl Registry {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Sets (or with `None` removes) the approver: it receives every call of a
+    /// tool flagged `REQUIRES_APPROVAL` that the batch did not pre-approve.
+    /// Without one, such calls are `denied`.
+    pub fn set_approver(&self, approver: Option<Approver>) {
+        if let Ok(mut a) = self.shared.approver.write() {
+            *a = approver;
+        }
+    }
+
+    /// Sets (or with `None` removes) the event hook: called, on the thread
+    /// where it happens, when a call starts, finishes, times out or is
+    /// cancelled. It must be quick; it may not block.
+    pub fn set_event_hook(&self, hook: Option<EventHook>) {
+        self.shared.observer.set_hook(hook);
+    }
+
+    /// Per-tool stats: `{"tools":{name:{"calls","outcomes":{..},"in_flight","p50_us","p99_us"}}}`.
+    pub fn stats_json(&self) -> serde_json::Value {
+        self.shared.observer.stats_json()
     }
 
     /// Calls `f` (on whatever thread) whenever a result is queued for polling

@@ -8,9 +8,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::approval::ApprovalCell;
 use super::cell::{Call, CallCell};
 use super::pool;
 use crate::call::{CallRequest, Outcome, ToolResult};
+use crate::observe::{Event, EventKind};
 use crate::registry::{Shared, Tool};
 
 /// Where a batch's results go as they finish.
@@ -38,6 +40,8 @@ pub struct BatchInner {
     calls: Vec<Mutex<Option<CallRequest>>>,
     results: Vec<Mutex<Option<ToolResult>>>,
     cells: Vec<OnceLock<Weak<CallCell>>>,
+    approvals: Vec<OnceLock<Weak<ApprovalCell>>>,
+    approved: Vec<String>,
     next: AtomicUsize,
     remaining: AtomicUsize,
     cancelled: AtomicBool,
@@ -76,6 +80,8 @@ impl BatchInner {
             calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
             results: (0..n).map(|_| Mutex::new(None)).collect(),
             cells: (0..n).map(|_| OnceLock::new()).collect(),
+            approvals: (0..n).map(|_| OnceLock::new()).collect(),
+            approved: options.approved.clone(),
             next: AtomicUsize::new(0),
             remaining: AtomicUsize::new(n),
             cancelled: AtomicBool::new(false),
@@ -112,6 +118,11 @@ impl BatchInner {
 
     /// Records call `index`'s one result and hands it on.
     pub(crate) fn deliver(&self, index: usize, result: ToolResult) {
+        let observer = &self.registry.observer;
+        if result.outcome == Outcome::Cancelled {
+            observer.emit(event(EventKind::Cancelled, &result, index));
+        }
+        observer.emit(event(EventKind::Finished, &result, index));
         match &self.sink {
             Sink::Collect => {
                 if let Some(slot) = self.results.get(index) {
@@ -255,15 +266,16 @@ impl BatchInner {
         }
     }
 
-    /// Runs calls of this batch until none is left to start.
+    /// Runs calls of this batch until none is left to start. Counted as
+    /// host activity: closing the registry waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
-        loop {
+        self.registry.clone().run_callback(|| loop {
             let i = self.next.fetch_add(1, Ordering::SeqCst);
             if i >= self.calls.len() {
                 return;
             }
             self.start(i, on_caller);
-        }
+        });
     }
 
     /// A worker stuck in a timed-out callback holds no call back: if calls
@@ -319,6 +331,7 @@ impl BatchInner {
         let arguments = match arguments {
             Ok(v) => v,
             Err(text) => {
+                tool.stats.finished(Outcome::InvalidArguments, 0, false);
                 let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
                 return self.deliver(index, result);
             }
@@ -331,6 +344,9 @@ impl BatchInner {
             tool,
             arguments,
         };
+        if run.tool.spec.flags.requires_approval() && !self.approved.iter().any(|a| *a == run.id) {
+            return self.request_approval(run);
+        }
         if run.tool.spec.flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {
             if let Ok(mut q) = self.registry.main_queue.lock() {
                 q.push_back(run);
@@ -345,6 +361,29 @@ impl BatchInner {
             return;
         }
         run.run(true);
+    }
+
+    fn request_approval(self: &Arc<Self>, run: PendingRun) {
+        let Some(approver) = self.registry.approver() else {
+            let text = format!(
+                "Tool \"{}\" requires approval and no approver is set; the call was not run.",
+                run.name
+            );
+            return run.finish_unrun(Outcome::Denied, text);
+        };
+        let index = run.index;
+        let cell = ApprovalCell::new(run);
+        let _ = self.approvals[index].set(Arc::downgrade(&cell));
+        fence(Ordering::SeqCst);
+        if self.is_cancelled() {
+            return cell.cancel();
+        }
+        let approval = super::Approval { cell };
+        self.registry.run_callback(|| {
+            if catch_unwind(AssertUnwindSafe(|| approver(approval.clone()))).is_err() {
+                let _ = approval.deny("the approver failed");
+            }
+        });
     }
 
     fn result_arrived(&self, index: usize) -> bool {
@@ -378,6 +417,22 @@ impl BatchInner {
         for run in queued {
             run.run(false); // sees the cancellation and reports it
         }
+        for approval in &self.approvals {
+            if let Some(cell) = approval.get().and_then(Weak::upgrade) {
+                cell.cancel();
+            }
+        }
+        // Calls no worker has taken yet: report them now, on this thread.
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.calls.len() {
+                break;
+            }
+            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
+                let text = "Cancelled before it started.".to_string();
+                self.deliver_early(i, &req, Outcome::Cancelled, text);
+            }
+        }
     }
 
     /// Cancels the batch and ends every running call as cancelled too.
@@ -391,7 +446,46 @@ impl BatchInner {
     }
 }
 
+fn call_name(cell: &CallCell) -> &str {
+    cell.name()
+}
+
+fn call_id(cell: &CallCell) -> &str {
+    cell.id()
+}
+
+fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {
+    Event {
+        kind,
+        tool: &r.name,
+        id: &r.id,
+        index,
+        outcome: (kind == EventKind::Finished).then_some(r.outcome),
+        duration_us: r.duration_us,
+    }
+}
+
 impl PendingRun {
+    /// Ends the call without running it (denied, cancelled before start).
+    pub(crate) fn finish_unrun(self, outcome: Outcome, text: String) {
+        self.tool.stats.finished(outcome, 0, false);
+        let result = ToolResult::new(self.id, self.name, outcome, text);
+        self.batch.deliver(self.index, result);
+    }
+
+    /// Sends an approved call where it runs: the main-thread queue or the pool.
+    pub(crate) fn dispatch(self) {
+        if self.tool.spec.flags.main_thread() {
+            let registry = self.batch.registry.clone();
+            if let Ok(mut q) = registry.main_queue.lock() {
+                q.push_back(self);
+            }
+            registry.wake.signal();
+        } else {
+            pool::spawn(move || self.run(true));
+        }
+    }
+
     /// Runs the tool on this thread. With `wait`, returns only once the call
     /// is done (a deferred completion, a timeout or a cancellation).
     pub(crate) fn run(self, wait: bool) {
@@ -405,6 +499,7 @@ impl PendingRun {
         } = self;
         if batch.is_cancelled() {
             let text = "Cancelled before it started.".to_string();
+            tool.stats.finished(Outcome::Cancelled, 0, false);
             return batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
         }
         tool.enter();
@@ -425,6 +520,15 @@ impl PendingRun {
                 }
             });
         }
+        tool.stats.started();
+        batch.registry.observer.emit(Event {
+            kind: EventKind::Started,
+            tool: call_name(&cell),
+            id: call_id(&cell),
+            index,
+            outcome: None,
+            duration_us: 0,
+        });
         let call = Call { cell: cell.clone() };
         batch.registry.run_callback(|| {
             if catch_unwind(AssertUnwindSafe(|| tool.handler.invoke(call))).is_err() {

@@ -26,6 +26,7 @@ pub(crate) struct CallCell {
     arguments: Value,
     arguments_text: OnceLock<Box<[u8]>>,
     max_output_chars: u32,
+    stats: Arc<crate::observe::ToolStats>,
     batch: Arc<BatchInner>,
     index: usize,
     state: AtomicU8,
@@ -53,6 +54,7 @@ impl CallCell {
             arguments,
             arguments_text: OnceLock::new(),
             max_output_chars: tool.spec.max_output_chars,
+            stats: tool.stats.clone(),
             batch,
             index,
             state: AtomicU8::new(RUNNING),
@@ -98,6 +100,7 @@ impl CallCell {
         };
         let mut result = ToolResult::new(self.id(), self.name(), outcome, content);
         result.duration_us = self.started.elapsed().as_micros() as u64;
+        self.stats.finished(outcome, result.duration_us, true);
         self.batch.deliver(self.index, result);
         Ok(())
     }
@@ -109,6 +112,16 @@ impl CallCell {
             "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
             self.name()
         );
+        if self.state.load(Ordering::SeqCst) == RUNNING {
+            self.batch.registry.observer.emit(crate::observe::Event {
+                kind: crate::observe::EventKind::TimedOut,
+                tool: self.name(),
+                id: self.id(),
+                index: self.index,
+                outcome: None,
+                duration_us: self.started.elapsed().as_micros() as u64,
+            });
+        }
         if self.finish(Outcome::Timeout, text).is_ok() {
             self.batch.replace_stuck_worker();
         }

@@ -1,6 +1,7 @@
 //! Execution: batches of calls on the pool or the caller's thread, limits,
 //! timeouts, cancellation, and delivery of every call's one result.
 
+mod approval;
 mod batch;
 mod cell;
 pub mod pool;
@@ -8,6 +9,7 @@ pub mod pool;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+pub use approval::{Approval, Approver};
 pub use batch::{BatchInner, PendingRun, Sink};
 pub use cell::Call;
 
@@ -29,6 +31,8 @@ pub struct ExecOptions {
     /// Drop `null` for optional arguments before validation: the model was
     /// given OpenAI strict-mode schemas, where "omitted" is sent as `null`.
     pub strict_nulls: bool,
+    /// Ids of calls the user already approved (tools flagged `REQUIRES_APPROVAL`).
+    pub approved: Vec<String>,
 }
 
 impl Default for ExecOptions {
@@ -38,6 +42,7 @@ impl Default for ExecOptions {
             limit: DEFAULT_LIMIT,
             timeout_ms: 0,
             strict_nulls: false,
+            approved: Vec::new(),
         }
     }
 }
@@ -93,6 +98,26 @@ pub fn execute(
     batch.drive(true);
     batch.wait_until(None, || batch.is_done());
     batch.take_results()
+}
+
+/// Which of `calls` (by index) would wait for approval: their tool requires
+/// it and their id is not in `options.approved`. Unknown tools are not listed.
+pub fn needs_approval(
+    registry: &Registry,
+    calls: &[CallRequest],
+    options: &ExecOptions,
+) -> Vec<usize> {
+    calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            registry
+                .get(&c.name)
+                .is_some_and(|t| t.spec.flags.requires_approval())
+                && !options.approved.iter().any(|id| *id == c.id)
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// A batch running in the background.

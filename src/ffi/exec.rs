@@ -27,6 +27,7 @@ pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<E
         limit: o.limit as usize,
         timeout_ms: o.timeout_ms,
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
+        approved: approved_ids(o.approved_ids, o.approved_count)?,
     })
 }
 
@@ -59,7 +60,21 @@ pub unsafe extern "C" fn capstan_execute(
     })
 }
 
-fn outcome_code(outcome: Outcome) -> capstan_outcome {
+unsafe fn approved_ids(ids: *const *const c_char, count: usize) -> Result<Vec<String>, Fail> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    non_null(ids, "opts.approved_ids")?;
+    (0..count)
+        .map(|i| {
+            c_text(*ids.add(i), "opts.approved_ids[i]")?
+                .map(str::to_owned)
+                .ok_or(Fail::Null("opts.approved_ids[i]"))
+        })
+        .collect()
+}
+
+pub(crate) fn outcome_code(outcome: Outcome) -> capstan_outcome {
     match outcome {
         Outcome::Ok => CAPSTAN_OUTCOME_OK,
         Outcome::ToolError => CAPSTAN_OUTCOME_TOOL_ERROR,
@@ -246,4 +261,30 @@ pub unsafe extern "C" fn capstan_batch_free(batch: *mut capstan_batch) {
 #[no_mangle]
 pub unsafe extern "C" fn capstan_batch_done(batch: *const capstan_batch) -> bool {
     guard_value(false, || Ok(batch_ref(batch)?.is_done()))
+}
+
+/// Which calls of `calls_json` would wait for approval (their tool is flagged
+/// `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
+/// `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
+/// caller. Runs nothing.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_needs_approval(
+    reg: *const capstan_registry,
+    calls_json: *const c_char,
+    len: usize,
+    opts: *const capstan_exec_options,
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        non_null(out, "out")?;
+        let calls = CallRequest::list_from_str(text(calls_json, len, "calls_json")?)?;
+        let options = exec_options(opts)?;
+        let list: Vec<serde_json::Value> = exec::needs_approval(registry, &calls, &options)
+            .into_iter()
+            .map(|i| serde_json::json!({"index": i, "id": calls[i].id, "name": calls[i].name}))
+            .collect();
+        write_text(&serde_json::Value::Array(list).to_string(), out, out_len)
+    })
 }

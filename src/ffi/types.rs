@@ -152,6 +152,51 @@ pub struct capstan_call {
     _private: [u8; 0],
 }
 
+/// A call waiting for approval, as the approver sees it. A generation-checked
+/// handle: using it after the decision is an error status, never undefined
+/// behaviour.
+pub struct capstan_approval {
+    _private: [u8; 0],
+}
+
+/// Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
+/// `capstan_approval_decide` exactly once per approval, now or later, from any
+/// thread. Runs on a pool thread (or the thread calling `capstan_execute`).
+pub type capstan_approver_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, approval: *mut capstan_approval)>;
+
+/// What an event reports (`capstan_event.kind`).
+pub type capstan_event_kind = u32;
+/// A tool callback is about to run.
+pub const CAPSTAN_EVENT_STARTED: capstan_event_kind = 0;
+/// A call has its result (`outcome`, `duration_us` set).
+pub const CAPSTAN_EVENT_FINISHED: capstan_event_kind = 1;
+/// A call ran past its deadline (its FINISHED with TIMEOUT follows).
+pub const CAPSTAN_EVENT_TIMED_OUT: capstan_event_kind = 2;
+/// A call ended cancelled (its FINISHED with CANCELLED follows).
+pub const CAPSTAN_EVENT_CANCELLED: capstan_event_kind = 3;
+
+/// One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
+#[repr(C)]
+pub struct capstan_event {
+    pub kind: capstan_event_kind,
+    pub tool: *const c_char,
+    pub tool_len: usize,
+    pub id: *const c_char,
+    pub id_len: usize,
+    /// Position of the call in its batch.
+    pub index: usize,
+    /// For FINISHED: `CAPSTAN_OUTCOME_*`; otherwise 0.
+    pub outcome: capstan_outcome,
+    /// For FINISHED and TIMED_OUT: microseconds since the callback started.
+    pub duration_us: u64,
+}
+
+/// Observes calls: runs on the thread where the event happens, possibly on
+/// several at once. Must be quick and must not block.
+pub type capstan_event_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, event: *const capstan_event)>;
+
 /// A batch started with `capstan_submit`.
 pub struct capstan_batch {
     _private: [u8; 0],
@@ -239,4 +284,9 @@ pub struct capstan_exec_options {
     pub limit: u32,
     /// Overrides every tool's timeout when > 0 (milliseconds).
     pub timeout_ms: u32,
+    /// Ids of calls the user already approved (NUL-terminated UTF-8), so their
+    /// `CAPSTAN_TOOL_REQUIRES_APPROVAL` tools run without asking the approver.
+    /// Read during the call only. NULL when `approved_count` is 0.
+    pub approved_ids: *const *const c_char,
+    pub approved_count: usize,
 }

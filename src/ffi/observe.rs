@@ -1,0 +1,193 @@
+//! Approval, events and stats in the C ABI.
+
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+use super::boundary::*;
+use super::exec::outcome_code;
+use super::registry::registry_ref;
+use super::types::*;
+use crate::exec::Approval;
+use crate::observe::{Event, EventKind};
+
+#[derive(Clone, Copy)]
+struct HostApprover {
+    f: unsafe extern "C" fn(*mut c_void, *mut capstan_approval),
+    user_data: *mut c_void,
+}
+// The host promises the callback and user_data may be used from any thread.
+unsafe impl Send for HostApprover {}
+unsafe impl Sync for HostApprover {}
+
+impl HostApprover {
+    fn ask(&self, approval: Approval) {
+        match approval.handle() {
+            // SAFETY: the host registered f to be called with user_data.
+            Ok(h) => unsafe { (self.f)(self.user_data, h as *mut capstan_approval) },
+            Err(e) => {
+                let _ = approval.deny(&e.to_string());
+            }
+        }
+    }
+}
+
+/// Sets (NULL `approver`: removes) the registry's approver. It receives every
+/// call of a `CAPSTAN_TOOL_REQUIRES_APPROVAL` tool not listed in the batch's
+/// `approved_ids`. Without an approver such calls end `denied`.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_set_approver(
+    reg: *mut capstan_registry,
+    approver: capstan_approver_fn,
+    user_data: *mut c_void,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        let approver = approver.map(|f| {
+            let host = HostApprover { f, user_data };
+            Arc::new(move |a: Approval| host.ask(a)) as crate::exec::Approver
+        });
+        registry.set_approver(approver);
+        Ok(())
+    })
+}
+
+fn resolve(approval: *const capstan_approval) -> Result<Approval, Fail> {
+    non_null(approval, "approval")?;
+    Ok(Approval::from_handle(approval as usize)?)
+}
+
+/// The waiting call's tool name, id or validated arguments (compact JSON),
+/// NUL-terminated; `*len` (if not NULL) gets the length. Valid until the
+/// decision. NULL if the handle is not live.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_approval_tool(
+    approval: *const capstan_approval,
+    len: *mut usize,
+) -> *const c_char {
+    approval_text(approval, len, |a| a.tool_with_nul())
+}
+
+/// See `capstan_approval_tool`.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_approval_id(
+    approval: *const capstan_approval,
+    len: *mut usize,
+) -> *const c_char {
+    approval_text(approval, len, |a| a.id_with_nul())
+}
+
+/// See `capstan_approval_tool`.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_approval_arguments(
+    approval: *const capstan_approval,
+    len: *mut usize,
+) -> *const c_char {
+    approval_text(approval, len, |a| a.arguments_with_nul())
+}
+
+unsafe fn approval_text(
+    approval: *const capstan_approval,
+    len: *mut usize,
+    pick: impl Fn(&Approval) -> &str,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let a = resolve(approval)?;
+        let s = pick(&a);
+        if !len.is_null() {
+            *len = s.len() - 1;
+        }
+        // The cell outlives this Arc clone: the handle table holds it until the decision.
+        Ok(s.as_ptr().cast::<c_char>())
+    })
+}
+
+/// Approves (`approve` true: the call runs) or denies (its result is `denied`,
+/// with `reason` for the model; may be NULL) a waiting call. Once, from any
+/// thread; a second decision returns ALREADY_COMPLETED or STALE_HANDLE.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_approval_decide(
+    approval: *mut capstan_approval,
+    approve: bool,
+    reason: *const c_char,
+    len: usize,
+) -> capstan_status {
+    guard(|| {
+        let a = resolve(approval)?;
+        if approve {
+            a.approve()?;
+        } else {
+            let reason = if reason.is_null() {
+                ""
+            } else {
+                text(reason, len, "reason")?
+            };
+            a.deny(reason)?;
+        }
+        Ok(())
+    })
+}
+
+#[derive(Clone, Copy)]
+struct HostHook {
+    f: unsafe extern "C" fn(*mut c_void, *const capstan_event),
+    user_data: *mut c_void,
+}
+// The host promises the callback and user_data may be used from any thread.
+unsafe impl Send for HostHook {}
+unsafe impl Sync for HostHook {}
+
+impl HostHook {
+    fn call(&self, e: &Event) {
+        let view = capstan_event {
+            kind: match e.kind {
+                EventKind::Started => CAPSTAN_EVENT_STARTED,
+                EventKind::Finished => CAPSTAN_EVENT_FINISHED,
+                EventKind::TimedOut => CAPSTAN_EVENT_TIMED_OUT,
+                EventKind::Cancelled => CAPSTAN_EVENT_CANCELLED,
+            },
+            tool: e.tool.as_ptr().cast(),
+            tool_len: e.tool.len(),
+            id: e.id.as_ptr().cast(),
+            id_len: e.id.len(),
+            index: e.index,
+            outcome: e.outcome.map(outcome_code).unwrap_or(0),
+            duration_us: e.duration_us,
+        };
+        // SAFETY: the host registered f to be called with user_data.
+        unsafe { (self.f)(self.user_data, &view) }
+    }
+}
+
+/// Sets (NULL `hook`: removes) the registry's event hook.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_set_event_hook(
+    reg: *mut capstan_registry,
+    hook: capstan_event_fn,
+    user_data: *mut c_void,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        let hook = hook.map(|f| {
+            let host = HostHook { f, user_data };
+            Arc::new(move |e: &Event| host.call(e)) as crate::observe::EventHook
+        });
+        registry.set_event_hook(hook);
+        Ok(())
+    })
+}
+
+/// Per-tool statistics as JSON, owned by the caller:
+/// `{"tools":{"<name>":{"calls","outcomes":{"ok",...},"in_flight","p50_us","p99_us"}}}`.
+/// Latency percentiles are bucket bounds (within 25%); null before any call ran.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_stats_json(
+    reg: *const capstan_registry,
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        non_null(out, "out")?;
+        write_text(&registry.stats_json().to_string(), out, out_len)
+    })
+}
