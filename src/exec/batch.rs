@@ -344,7 +344,7 @@ impl BatchInner {
             tool,
             arguments,
         };
-        if run.tool.spec.flags.requires_approval() && !self.approved.iter().any(|a| *a == run.id) {
+        if run.tool.spec.flags.requires_approval() && !self.approved.contains(&run.id) {
             return self.request_approval(run);
         }
         if run.tool.spec.flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {

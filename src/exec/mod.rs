@@ -114,7 +114,7 @@ pub fn needs_approval(
             registry
                 .get(&c.name)
                 .is_some_and(|t| t.spec.flags.requires_approval())
-                && !options.approved.iter().any(|id| *id == c.id)
+                && !options.approved.contains(&c.id)
         })
         .map(|(i, _)| i)
         .collect()
