@@ -14,7 +14,7 @@ VALGRIND         := valgrind --leak-check=full --error-exitcode=1 --errors-for-l
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: all lib demo run-examples test rust-test clippy fmt-check header header-check cbindgen \
+.PHONY: all lib demo game-loop run-examples test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
 
 all: lib
@@ -32,10 +32,16 @@ examples: $(addprefix $(BUILD)/examples/,$(EXAMPLES))
 demo: $(BUILD)/examples/demo
 	$(BUILD)/examples/demo
 
-# The README's snippets, compiled and run (each exits non-zero if its output is wrong).
-run-examples: $(BUILD)/examples/quickstart $(BUILD)/examples/agent_turn
+game-loop: $(BUILD)/examples/game_loop
+	$(BUILD)/examples/game_loop
+
+# The README's snippets and the game loop, compiled and run (each exits
+# non-zero if its output is wrong).
+run-examples: $(BUILD)/examples/quickstart $(BUILD)/examples/agent_turn $(BUILD)/examples/game_loop
 	$(BUILD)/examples/quickstart
 	$(BUILD)/examples/agent_turn
+	$(BUILD)/examples/game_loop > $(BUILD)/game_loop.out || (cat $(BUILD)/game_loop.out; exit 1)
+	@tail -1 $(BUILD)/game_loop.out
 
 # --- header -----------------------------------------------------------------
 cbindgen:
