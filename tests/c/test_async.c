@@ -1,0 +1,431 @@
+/* Host integration through the C ABI: async submit, polling, main-thread pump,
+ * wake-ups, approval, events, stats and shutdown. */
+#define _POSIX_C_SOURCE 200809L
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static void sleep_ms(int ms) {
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+static const char *OBJ = "{\"type\":\"object\"}";
+
+static void echo(void *user_data, capstan_call *call) {
+    (void)user_data;
+    size_t len;
+    const char *id = capstan_call_id(call, &len);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, id, len);
+}
+
+static atomic_int started;
+static void wait_cancel(void *user_data, capstan_call *call) {
+    (void)user_data;
+    atomic_fetch_add(&started, 1);
+    while (!capstan_call_cancelled(call)) sleep_ms(1);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "stopped", CAPSTAN_NTS);
+}
+
+static atomic_int destroyed;
+static void count_destroy(void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&destroyed, 1);
+}
+
+static capstan_registry *registry(void) {
+    capstan_registry *reg = NULL;
+    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
+    capstan_tool_def e = {.struct_size = sizeof e, .name = "echo", .parameters = OBJ, .callback = echo,
+                          .destroy = count_destroy};
+    CHECK_STATUS(capstan_register(reg, &e), CAPSTAN_OK);
+    capstan_tool_def w = {.struct_size = sizeof w, .name = "wait_cancel", .parameters = OBJ,
+                          .callback = wait_cancel, .destroy = count_destroy};
+    CHECK_STATUS(capstan_register(reg, &w), CAPSTAN_OK);
+    return reg;
+}
+
+static char *calls_json(const char *tool, int n) {
+    size_t cap = 64 + (size_t)n * 64;
+    char *s = malloc(cap);
+    size_t pos = (size_t)snprintf(s, cap, "[");
+    for (int i = 0; i < n; i++)
+        pos += (size_t)snprintf(s + pos, cap - pos, "%s{\"id\":\"c%d\",\"name\":\"%s\"}", i ? "," : "", i, tool);
+    snprintf(s + pos, cap - pos, "]");
+    return s;
+}
+
+struct tally {
+    pthread_mutex_t lock;
+    int seen[256];
+    int results;
+    int ends;
+    int bad_order; /* a result after the end */
+    int outcomes[8];
+};
+
+static void tally_init(struct tally *t) {
+    memset(t, 0, sizeof *t);
+    pthread_mutex_init(&t->lock, NULL);
+}
+
+static void on_result(void *user_data, const capstan_result *r) {
+    struct tally *t = user_data;
+    pthread_mutex_lock(&t->lock);
+    if (r == NULL) {
+        t->ends++;
+    } else {
+        if (t->ends) t->bad_order++;
+        if (r->index < 256) t->seen[r->index]++;
+        if (r->outcome < 8) t->outcomes[r->outcome]++;
+        t->results++;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void test_submit_delivers_each_result_once_with_its_index_then_null_once(void) {
+    capstan_registry *reg = registry();
+    char *calls = calls_json("echo", 100);
+    struct tally t;
+    tally_init(&t);
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
+    CHECK(capstan_batch_done(b));
+    CHECK(t.results == 100);
+    CHECK(t.ends == 1);
+    CHECK(t.bad_order == 0);
+    int once = 1;
+    for (int i = 0; i < 100; i++) once &= t.seen[i] == 1;
+    CHECK(once);
+    capstan_batch_free(b);
+    free(calls);
+
+    /* an empty batch is done at once, and says so */
+    tally_init(&t);
+    CHECK_STATUS(capstan_submit(reg, "[]", CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_OK);
+    CHECK(t.ends == 1 && t.results == 0);
+    capstan_batch_free(b);
+    /* bad input writes nothing */
+    capstan_batch *sentinel = (capstan_batch *)&t;
+    b = sentinel;
+    CHECK_STATUS(capstan_submit(reg, "{", CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_ERR_INVALID_CALLS);
+    CHECK(b == sentinel);
+    CHECK_STATUS(capstan_batch_wait(NULL, 0), CAPSTAN_ERR_NULL_PARAMETER);
+    capstan_batch_free(NULL);
+    capstan_batch_cancel(NULL);
+    capstan_registry_free(reg);
+}
+
+static void test_poll_delivery_hands_results_over_on_the_polling_thread(void) {
+    capstan_registry *reg = registry();
+    char *calls = calls_json("echo", 10);
+    capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_DELIVER_POLL};
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
+    struct tally t;
+    tally_init(&t);
+    CHECK(capstan_batch_poll(b, on_result, &t, 3) == 3);
+    CHECK(t.ends == 0);
+    CHECK(capstan_batch_poll(b, on_result, &t, 100) == 7);
+    CHECK(t.ends == 1);
+    CHECK(capstan_batch_poll(b, on_result, &t, 100) == 0);
+    CHECK(t.ends == 1 && t.results == 10);
+    capstan_batch_free(b);
+    free(calls);
+    capstan_registry_free(reg);
+}
+
+static void test_wait_times_out_and_cancel_stops_pending_calls(void) {
+    capstan_registry *reg = registry();
+    atomic_store(&started, 0);
+    char *calls = calls_json("wait_cancel", 12);
+    capstan_exec_options o = {.struct_size = sizeof o, .limit = 2};
+    struct tally t;
+    tally_init(&t);
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 20), CAPSTAN_ERR_TIMEOUT);
+    while (atomic_load(&started) < 2) sleep_ms(1);
+    capstan_batch_cancel(b);
+    CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
+    CHECK(t.results == 12 && t.ends == 1);
+    CHECK(t.outcomes[CAPSTAN_OUTCOME_OK] == atomic_load(&started));
+    CHECK(t.outcomes[CAPSTAN_OUTCOME_CANCELLED] == 12 - atomic_load(&started));
+    CHECK(atomic_load(&started) <= 4);
+    capstan_batch_free(b);
+    free(calls);
+    capstan_registry_free(reg);
+}
+
+static atomic_int late_callbacks;
+static atomic_int freed_flag;
+static void count_after_free(void *user_data, const capstan_result *r) {
+    (void)user_data;
+    (void)r;
+    if (atomic_load(&freed_flag)) atomic_fetch_add(&late_callbacks, 1);
+    sleep_ms(2);
+}
+
+static void test_batch_free_while_running_stops_its_callbacks(void) {
+    capstan_registry *reg = registry();
+    atomic_store(&late_callbacks, 0);
+    atomic_store(&freed_flag, 0);
+    char *calls = calls_json("echo", 50);
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, NULL, count_after_free, NULL, &b), CAPSTAN_OK);
+    capstan_batch_free(b);
+    atomic_store(&freed_flag, 1);
+    sleep_ms(50);
+    CHECK(atomic_load(&late_callbacks) == 0);
+    free(calls);
+    capstan_registry_free(reg);
+}
+
+static pthread_t main_thread;
+static atomic_int off_main;
+static void on_main(void *user_data, capstan_call *call) {
+    (void)user_data;
+    if (!pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&off_main, 1);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "ok", CAPSTAN_NTS);
+}
+static atomic_int notified;
+static void notify(void *user_data) {
+    (void)user_data;
+    atomic_fetch_add(&notified, 1);
+}
+
+static void test_main_thread_tools_run_only_in_pump_and_wake_the_host(void) {
+    capstan_registry *reg = registry();
+    main_thread = pthread_self();
+    capstan_tool_def m = {.struct_size = sizeof m, .name = "ui", .parameters = OBJ, .callback = on_main,
+                          .flags = CAPSTAN_TOOL_MAIN_THREAD};
+    CHECK_STATUS(capstan_register(reg, &m), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_notify(reg, notify, NULL), CAPSTAN_OK);
+    int fd = -1;
+    CHECK_STATUS(capstan_registry_wake_fd(reg, &fd), CAPSTAN_OK);
+    CHECK(fd >= 0);
+    char *calls = calls_json("ui", 3);
+    capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_DELIVER_POLL};
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    CHECK(poll(&p, 1, 5000) == 1);
+    uint64_t v = 0;
+    CHECK(read(fd, &v, 8) == 8 && v >= 1);
+    CHECK(atomic_load(&notified) >= 1);
+    CHECK_STATUS(capstan_batch_wait(b, 30), CAPSTAN_ERR_TIMEOUT); /* nothing runs without pump */
+    size_t ran = 0;
+    for (int i = 0; i < 1000 && ran < 3; i++) {
+        ran += capstan_registry_pump(reg, 5);
+        sleep_ms(1);
+    }
+    CHECK(ran == 3);
+    CHECK(atomic_load(&off_main) == 0);
+    CHECK_STATUS(capstan_batch_wait(b, 5000), CAPSTAN_OK);
+    struct tally t;
+    tally_init(&t);
+    CHECK(capstan_batch_poll(b, on_result, &t, 10) == 3);
+    CHECK(t.outcomes[CAPSTAN_OUTCOME_OK] == 3);
+    CHECK(capstan_registry_pump(NULL, 1) == 0);
+    capstan_batch_free(b);
+    free(calls);
+    capstan_registry_free(reg);
+}
+
+/* ---- approval ---- */
+static atomic_int guarded_ran;
+static void guarded(void *user_data, capstan_call *call) {
+    (void)user_data;
+    atomic_fetch_add(&guarded_ran, 1);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "deleted", CAPSTAN_NTS);
+}
+
+static void *deny_later(void *arg) {
+    capstan_approval *a = arg;
+    sleep_ms(5);
+    CHECK_STATUS(capstan_approval_decide(a, false, "outside the sandbox", CAPSTAN_NTS), CAPSTAN_OK);
+    CHECK_STATUS(capstan_approval_decide(a, true, NULL, 0), CAPSTAN_ERR_STALE_HANDLE);
+    CHECK(capstan_approval_tool(a, NULL) == NULL);
+    return NULL;
+}
+
+static pthread_t deciders[8];
+static atomic_int n_deciders;
+static void approver(void *user_data, capstan_approval *a) {
+    (void)user_data;
+    size_t len;
+    const char *id = capstan_approval_id(a, &len);
+    CHECK_CONTAINS(capstan_approval_tool(a, NULL), "delete_file");
+    CHECK_CONTAINS(capstan_approval_arguments(a, NULL), "\"path\":\"/tmp\"");
+    if (id && strncmp(id, "yes", 3) == 0) {
+        CHECK_STATUS(capstan_approval_decide(a, true, NULL, 0), CAPSTAN_OK);
+    } else {
+        int i = atomic_fetch_add(&n_deciders, 1);
+        pthread_create(&deciders[i], NULL, deny_later, a);
+    }
+}
+
+static void test_approval_gates_guarded_tools(void) {
+    capstan_registry *reg = registry();
+    atomic_store(&guarded_ran, 0);
+    atomic_store(&n_deciders, 0);
+    capstan_tool_def g = {.struct_size = sizeof g, .name = "delete_file",
+                          .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
+                                        "\"default\":\"/tmp\"}}}",
+                          .callback = guarded, .flags = CAPSTAN_TOOL_REQUIRES_APPROVAL};
+    CHECK_STATUS(capstan_register(reg, &g), CAPSTAN_OK);
+    const char *one = "{\"id\":\"no1\",\"name\":\"delete_file\"}";
+    char *out = NULL;
+    /* no approver: denied, never run */
+    CHECK_STATUS(capstan_execute(reg, one, CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"outcome\":\"denied\"");
+    CHECK_CONTAINS(out, "requires approval");
+    capstan_free(out);
+    CHECK(atomic_load(&guarded_ran) == 0);
+
+    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL), CAPSTAN_OK);
+    const char *three = "[{\"id\":\"yes1\",\"name\":\"delete_file\"},{\"id\":\"no2\",\"name\":\"delete_file\"},"
+                        "{\"id\":\"pre\",\"name\":\"delete_file\"},{\"id\":\"e\",\"name\":\"echo\"}]";
+    const char *ids[] = {"pre"};
+    capstan_exec_options o = {.struct_size = sizeof o, .approved_ids = ids, .approved_count = 1};
+    CHECK_STATUS(capstan_needs_approval(reg, three, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
+    CHECK(out && strcmp(out, "[{\"index\":0,\"id\":\"yes1\",\"name\":\"delete_file\"},"
+                             "{\"index\":1,\"id\":\"no2\",\"name\":\"delete_file\"}]") == 0);
+    capstan_free(out);
+    CHECK_STATUS(capstan_execute(reg, three, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "{\"id\":\"yes1\",\"name\":\"delete_file\",\"content\":\"deleted\"");
+    CHECK_CONTAINS(out, "outside the sandbox");
+    CHECK_CONTAINS(out, "{\"id\":\"pre\",\"name\":\"delete_file\",\"content\":\"deleted\"");
+    capstan_free(out);
+    CHECK(atomic_load(&guarded_ran) == 2);
+    for (int i = 0; i < atomic_load(&n_deciders); i++) pthread_join(deciders[i], NULL);
+    CHECK_STATUS(capstan_approval_decide((capstan_approval *)0x4321, true, NULL, 0), CAPSTAN_ERR_STALE_HANDLE);
+    capstan_exec_options bad = {.struct_size = sizeof bad, .approved_count = 2};
+    CHECK_STATUS(capstan_execute(reg, one, CAPSTAN_NTS, &bad, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    capstan_registry_free(reg);
+}
+
+/* ---- events and stats ---- */
+static atomic_int ev_counts[4];
+static void on_event(void *user_data, const capstan_event *e) {
+    (void)user_data;
+    if (e->kind < 4) atomic_fetch_add(&ev_counts[e->kind], 1);
+}
+static void slow(void *user_data, capstan_call *call) {
+    (void)user_data;
+    (void)call; /* never completes: times out */
+}
+
+static void test_events_and_stats_observe_every_call(void) {
+    capstan_registry *reg = registry();
+    for (int i = 0; i < 4; i++) atomic_store(&ev_counts[i], 0);
+    capstan_tool_def s = {.struct_size = sizeof s, .name = "slow", .parameters = OBJ, .callback = slow,
+                          .timeout_ms = 20};
+    CHECK_STATUS(capstan_register(reg, &s), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_event_hook(reg, on_event, NULL), CAPSTAN_OK);
+    char *out = NULL;
+    CHECK_STATUS(capstan_execute(reg, "[{\"id\":\"1\",\"name\":\"echo\"},{\"id\":\"2\",\"name\":\"slow\"},"
+                                      "{\"id\":\"3\",\"name\":\"echo\",\"arguments\":7}]",
+                                 CAPSTAN_NTS, NULL, &out, NULL),
+                 CAPSTAN_OK);
+    capstan_free(out);
+    CHECK(atomic_load(&ev_counts[CAPSTAN_EVENT_STARTED]) == 2);
+    CHECK(atomic_load(&ev_counts[CAPSTAN_EVENT_FINISHED]) == 3);
+    CHECK(atomic_load(&ev_counts[CAPSTAN_EVENT_TIMED_OUT]) == 1);
+    CHECK_STATUS(capstan_stats_json(reg, &out, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"echo\":{\"calls\":2,\"outcomes\":{\"ok\":1,\"tool_error\":0,\"invalid_arguments\":1");
+    CHECK_CONTAINS(out, "\"slow\":{\"calls\":1,\"outcomes\":{\"ok\":0,\"tool_error\":0,\"invalid_arguments\":0,"
+                        "\"unknown_tool\":0,\"timeout\":1");
+    capstan_free(out);
+    CHECK_STATUS(capstan_registry_set_event_hook(reg, NULL, NULL), CAPSTAN_OK);
+    capstan_registry_free(reg);
+}
+
+/* ---- shutdown ---- */
+static atomic_int after_free;
+static atomic_int registry_freed;
+static void shutdown_result(void *user_data, const capstan_result *r) {
+    struct tally *t = user_data;
+    if (atomic_load(&registry_freed)) atomic_fetch_add(&after_free, 1);
+    on_result(t, r);
+}
+
+static void test_registry_free_with_batches_in_flight(void) {
+    atomic_store(&destroyed, 0);
+    atomic_store(&started, 0);
+    atomic_store(&after_free, 0);
+    atomic_store(&registry_freed, 0);
+    capstan_registry *reg = registry();
+    char *calls = calls_json("wait_cancel", 30);
+    capstan_exec_options o = {.struct_size = sizeof o, .limit = 3};
+    struct tally t1, t2;
+    tally_init(&t1);
+    tally_init(&t2);
+    capstan_batch *b1 = NULL, *b2 = NULL;
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, shutdown_result, &t1, &b1), CAPSTAN_OK);
+    capstan_exec_options po = {.struct_size = sizeof po, .flags = CAPSTAN_EXEC_DELIVER_POLL, .limit = 3};
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &po, NULL, NULL, &b2), CAPSTAN_OK);
+    while (atomic_load(&started) < 6) sleep_ms(1);
+    capstan_registry_free(reg);
+    atomic_store(&registry_freed, 1);
+    CHECK(atomic_load(&destroyed) == 2); /* both tools, exactly once, before free returned */
+    CHECK_STATUS(capstan_batch_wait(b1, 0), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b2, 0), CAPSTAN_OK);
+    CHECK(t1.results == 30 && t1.ends == 1);
+    while (capstan_batch_poll(b2, on_result, &t2, 100) > 0) {}
+    CHECK(t2.results == 30 && t2.ends == 1);
+    CHECK(t1.outcomes[CAPSTAN_OUTCOME_CANCELLED] + t1.outcomes[CAPSTAN_OUTCOME_OK] == 30);
+    sleep_ms(20);
+    CHECK(atomic_load(&after_free) == 0);
+    capstan_batch_free(b1);
+    capstan_batch_free(b2);
+    free(calls);
+}
+
+static capstan_registry *self_reg;
+static void frees_its_registry(void *user_data, capstan_call *call) {
+    (void)user_data;
+    capstan_registry_free(self_reg); /* deferred: must not deadlock */
+    CHECK_STATUS(capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "after free", CAPSTAN_NTS),
+                 CAPSTAN_ERR_STALE_HANDLE);
+}
+
+static void test_free_from_inside_a_callback_does_not_deadlock(void) {
+    atomic_store(&destroyed, 0);
+    CHECK_STATUS(capstan_registry_new(NULL, &self_reg), CAPSTAN_OK);
+    capstan_tool_def d = {.struct_size = sizeof d, .name = "self_free", .parameters = OBJ,
+                          .callback = frees_its_registry, .destroy = count_destroy};
+    CHECK_STATUS(capstan_register(self_reg, &d), CAPSTAN_OK);
+    struct tally t;
+    tally_init(&t);
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(self_reg, "{\"id\":\"1\",\"name\":\"self_free\"}", CAPSTAN_NTS, NULL, on_result,
+                                &t, &b),
+                 CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
+    CHECK(t.results == 1 && t.outcomes[CAPSTAN_OUTCOME_CANCELLED] == 1);
+    for (int i = 0; i < 1000 && atomic_load(&destroyed) == 0; i++) sleep_ms(1);
+    CHECK(atomic_load(&destroyed) == 1);
+    capstan_batch_free(b);
+}
+
+int main(void) {
+    test_submit_delivers_each_result_once_with_its_index_then_null_once();
+    test_poll_delivery_hands_results_over_on_the_polling_thread();
+    test_wait_times_out_and_cancel_stops_pending_calls();
+    test_batch_free_while_running_stops_its_callbacks();
+    test_main_thread_tools_run_only_in_pump_and_wake_the_host();
+    test_approval_gates_guarded_tools();
+    test_events_and_stats_observe_every_call();
+    test_registry_free_with_batches_in_flight();
+    test_free_from_inside_a_callback_does_not_deadlock();
+    return check_report("test_async");
+}
