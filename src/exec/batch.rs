@@ -271,10 +271,9 @@ impl BatchInner {
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
         self.registry.clone().run_callback(|| loop {
             let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.calls.len() {
+            if i >= self.calls.len() || !self.start(i, on_caller) {
                 return;
             }
-            self.start(i, on_caller);
         });
     }
 
@@ -295,22 +294,26 @@ impl BatchInner {
         }
     }
 
-    fn start(self: &Arc<Self>, index: usize, on_caller: bool) {
+    /// Starts call `index`; false if this worker must stop (see `PendingRun::run`).
+    fn start(self: &Arc<Self>, index: usize, on_caller: bool) -> bool {
         let Some(req) = self.calls[index].lock().ok().and_then(|mut c| c.take()) else {
-            return;
+            return true;
         };
         if self.is_cancelled() {
             let text = "Cancelled before it started.".to_string();
-            return self.deliver_early(index, &req, Outcome::Cancelled, text);
+            self.deliver_early(index, &req, Outcome::Cancelled, text);
+            return true;
         }
         let registry = &self.registry;
         if registry.closed.load(Ordering::SeqCst) {
             let text = "Cancelled: the tool registry was shut down.".to_string();
-            return self.deliver_early(index, &req, Outcome::Cancelled, text);
+            self.deliver_early(index, &req, Outcome::Cancelled, text);
+            return true;
         }
         let Some(tool) = registry.get(&req.name) else {
             let text = registry.unknown_tool_text(&req.name);
-            return self.deliver_early(index, &req, Outcome::UnknownTool, text);
+            self.deliver_early(index, &req, Outcome::UnknownTool, text);
+            return true;
         };
         let CallRequest {
             id,
@@ -333,7 +336,8 @@ impl BatchInner {
             Err(text) => {
                 tool.stats.finished(Outcome::InvalidArguments, 0, false);
                 let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
-                return self.deliver(index, result);
+                self.deliver(index, result);
+                return true;
             }
         };
         let run = PendingRun {
@@ -345,22 +349,25 @@ impl BatchInner {
             arguments,
         };
         if run.tool.spec.flags.requires_approval() && !self.approved.contains(&run.id) {
-            return self.request_approval(run);
+            self.request_approval(run);
+            return true;
         }
         if run.tool.spec.flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {
             if let Ok(mut q) = self.registry.main_queue.lock() {
                 q.push_back(run);
             }
             self.registry.wake.signal();
-            return;
+            return true;
         }
         if on_caller && self.timeout_for(&run.tool) > 0 {
             // The caller must be free to abandon the call at its deadline.
-            pool::spawn(move || run.run(true));
+            pool::spawn(move || {
+                run.run(true);
+            });
             self.wait_until(None, || self.result_arrived(index));
-            return;
+            return true;
         }
-        run.run(true);
+        run.run(true)
     }
 
     fn request_approval(self: &Arc<Self>, run: PendingRun) {
@@ -482,13 +489,17 @@ impl PendingRun {
             }
             registry.wake.signal();
         } else {
-            pool::spawn(move || self.run(true));
+            pool::spawn(move || {
+                self.run(true);
+            });
         }
     }
 
     /// Runs the tool on this thread. With `wait`, returns only once the call
-    /// is done (a deferred completion, a timeout or a cancellation).
-    pub(crate) fn run(self, wait: bool) {
+    /// is done (a deferred completion, a timeout or a cancellation). Returns
+    /// false if the call timed out in its callback and another worker took
+    /// over the batch: a worker must then stop taking calls.
+    pub(crate) fn run(self, wait: bool) -> bool {
         let PendingRun {
             batch,
             index,
@@ -500,7 +511,8 @@ impl PendingRun {
         if batch.is_cancelled() {
             let text = "Cancelled before it started.".to_string();
             tool.stats.finished(Outcome::Cancelled, 0, false);
-            return batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
+            batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
+            return true;
         }
         tool.enter();
         let cell = CallCell::new(id, name, arguments, &tool, batch.clone(), index);
@@ -509,7 +521,7 @@ impl PendingRun {
         if batch.is_cancelled() {
             cell.cancel("Cancelled before it started.");
             tool.leave();
-            return;
+            return true;
         }
         let timeout_ms = batch.timeout_for(&tool);
         if timeout_ms > 0 {
@@ -538,9 +550,11 @@ impl PendingRun {
                 );
             }
         });
+        let keep_going = cell.callback_returned();
         if wait {
             batch.wait_until(None, || cell.is_done());
         }
         tool.leave();
+        keep_going
     }
 }

@@ -16,6 +16,13 @@ use crate::render::{self, ContentKind};
 const RUNNING: u8 = 0;
 const DONE: u8 = 1;
 
+/// Where the worker that invoked the callback is.
+const IN_CALLBACK: u8 = 0;
+const RETURNED: u8 = 1;
+/// The call timed out while its callback still ran: another worker took over
+/// the batch, and this one leaves when the callback returns.
+const REPLACED: u8 = 2;
+
 /// Live calls that a C host can name by handle.
 static HANDLES: LazyLock<HandleTable<CallCell>> = LazyLock::new(HandleTable::new);
 
@@ -30,6 +37,7 @@ pub(crate) struct CallCell {
     batch: Arc<BatchInner>,
     index: usize,
     state: AtomicU8,
+    worker: AtomicU8,
     cancelled: AtomicBool,
     started: Instant,
     handle: AtomicUsize,
@@ -58,6 +66,7 @@ impl CallCell {
             batch,
             index,
             state: AtomicU8::new(RUNNING),
+            worker: AtomicU8::new(IN_CALLBACK),
             cancelled: AtomicBool::new(false),
             started: Instant::now(),
             handle: AtomicUsize::new(0),
@@ -122,9 +131,22 @@ impl CallCell {
                 duration_us: self.started.elapsed().as_micros() as u64,
             });
         }
-        if self.finish(Outcome::Timeout, text).is_ok() {
+        if self.finish(Outcome::Timeout, text).is_ok()
+            && self
+                .worker
+                .compare_exchange(IN_CALLBACK, REPLACED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
             self.batch.replace_stuck_worker();
         }
+    }
+
+    /// The callback returned. False if a replacement worker took over the
+    /// batch meanwhile: the caller must then stop taking calls.
+    pub(crate) fn callback_returned(&self) -> bool {
+        self.worker
+            .compare_exchange(IN_CALLBACK, RETURNED, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
     }
 
     pub(crate) fn cancel(&self, reason: &str) {

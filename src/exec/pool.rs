@@ -66,17 +66,41 @@ pub fn spawn(f: impl FnOnce() + Send + 'static) {
     }
 }
 
-/// Runs `f` on a pool thread after `delay`.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The thread that runs expired timers. Not a pool thread: a timeout must
+/// fire even when every pool thread is busy (possibly waiting for it), and
+/// not the timer thread itself, because expiring a call runs host code.
+fn expiry_thread() -> Option<&'static std::sync::mpsc::Sender<Job>> {
+    static SENDER: OnceLock<Option<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
+    SENDER
+        .get_or_init(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("capstan-expiry".into())
+                .spawn(move || {
+                    for job in rx {
+                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                    }
+                })
+                .ok()
+                .map(|_| tx)
+        })
+        .as_ref()
+}
+
+/// Runs `f` after `delay`, on capstan's expiry thread.
 pub fn after(delay: Duration, f: impl FnOnce() + Send + 'static) {
-    match runtime() {
-        Ok(rt) => {
+    let sender = expiry_thread();
+    match (runtime(), sender) {
+        (Ok(rt), Some(tx)) => {
+            let tx = tx.clone();
             rt.spawn(async move {
                 tokio::time::sleep(delay).await;
-                // Host code may run in `f`: keep it off the timer thread.
-                tokio::task::spawn_blocking(f);
+                let _ = tx.send(Box::new(f));
             });
         }
-        Err(_) => {
+        _ => {
             std::thread::spawn(move || {
                 std::thread::sleep(delay);
                 f()
