@@ -480,3 +480,24 @@ fn close_cancels_calls_in_flight() {
     assert!(c.is_cancelled());
     assert!(c.complete_text("late").is_err());
 }
+
+#[test]
+fn a_callback_reacting_to_its_timeout_cannot_report_ok() {
+    let reg = Registry::default();
+    let mut d = def("racer", obj(), |c| {
+        while !c.is_cancelled() {
+            std::hint::spin_loop();
+        }
+        let _ = c.complete_text("late");
+    });
+    d.timeout_ms = 2;
+    reg.register(d).unwrap();
+    for _ in 0..100 {
+        let r = &execute(
+            &reg,
+            vec![call("1", "racer", json!({}))],
+            &ExecOptions::default(),
+        )[0];
+        assert_eq!(r.outcome, Outcome::Timeout, "{}", r.content);
+    }
+}

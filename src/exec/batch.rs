@@ -282,7 +282,7 @@ impl BatchInner {
     pub(crate) fn replace_stuck_worker(self: &Arc<Self>) {
         if self.next.load(Ordering::SeqCst) < self.calls.len() {
             let batch = self.clone();
-            pool::spawn(move || batch.drive(false));
+            pool::spawn_urgent(move || batch.drive(false));
         }
     }
 
@@ -361,7 +361,7 @@ impl BatchInner {
         }
         if on_caller && self.timeout_for(&run.tool) > 0 {
             // The caller must be free to abandon the call at its deadline.
-            pool::spawn(move || {
+            pool::spawn_urgent(move || {
                 run.run(true);
             });
             self.wait_until(None, || self.result_arrived(index));
@@ -489,7 +489,7 @@ impl PendingRun {
             }
             registry.wake.signal();
         } else {
-            pool::spawn(move || {
+            pool::spawn_urgent(move || {
                 self.run(true);
             });
         }

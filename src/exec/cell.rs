@@ -114,24 +114,28 @@ impl CallCell {
         Ok(())
     }
 
-    /// Abandons the call at its deadline: marks it cancelled, reports `timeout`.
+    /// Abandons the call at its deadline: reports `timeout`, marks it cancelled.
+    /// The result is settled before the callback can see the cancellation, so
+    /// a callback that reacts to it cannot slip in an `ok` first.
     pub(crate) fn expire(&self, timeout_ms: u32) {
-        self.cancelled.store(true, Ordering::SeqCst);
+        if self.is_done() {
+            return;
+        }
+        self.batch.registry.observer.emit(crate::observe::Event {
+            kind: crate::observe::EventKind::TimedOut,
+            tool: self.name(),
+            id: self.id(),
+            index: self.index,
+            outcome: None,
+            duration_us: self.started.elapsed().as_micros() as u64,
+        });
         let text = format!(
             "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
             self.name()
         );
-        if self.state.load(Ordering::SeqCst) == RUNNING {
-            self.batch.registry.observer.emit(crate::observe::Event {
-                kind: crate::observe::EventKind::TimedOut,
-                tool: self.name(),
-                id: self.id(),
-                index: self.index,
-                outcome: None,
-                duration_us: self.started.elapsed().as_micros() as u64,
-            });
-        }
-        if self.finish(Outcome::Timeout, text).is_ok()
+        let won = self.finish(Outcome::Timeout, text).is_ok();
+        self.cancelled.store(true, Ordering::SeqCst);
+        if won
             && self
                 .worker
                 .compare_exchange(IN_CALLBACK, REPLACED, Ordering::SeqCst, Ordering::SeqCst)
@@ -141,17 +145,17 @@ impl CallCell {
         }
     }
 
+    pub(crate) fn cancel(&self, reason: &str) {
+        let _ = self.finish(Outcome::Cancelled, reason.to_owned());
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
     /// The callback returned. False if a replacement worker took over the
     /// batch meanwhile: the caller must then stop taking calls.
     pub(crate) fn callback_returned(&self) -> bool {
         self.worker
             .compare_exchange(IN_CALLBACK, RETURNED, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
-    }
-
-    pub(crate) fn cancel(&self, reason: &str) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        let _ = self.finish(Outcome::Cancelled, reason.to_owned());
     }
 }
 
@@ -201,9 +205,12 @@ impl Call {
         std::str::from_utf8(&bytes[..bytes.len() - 1]).unwrap_or("{}")
     }
 
-    /// True once the call timed out, its batch was cancelled or its registry closed.
+    /// True once the call should stop: it timed out, its batch was cancelled,
+    /// its registry closed, or it already has its result.
     pub fn is_cancelled(&self) -> bool {
-        self.cell.cancelled.load(Ordering::SeqCst) || self.cell.batch.is_cancelled()
+        self.cell.cancelled.load(Ordering::SeqCst)
+            || self.cell.batch.is_cancelled()
+            || self.cell.is_done()
     }
 
     pub fn is_done(&self) -> bool {

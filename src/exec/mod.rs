@@ -162,6 +162,10 @@ impl Batch {
     /// (`None` = no limit). Returns whether the batch is done.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let deadline = timeout.map(|t| Instant::now() + t);
+        if pool::on_pool_thread() {
+            // Waiting from inside a tool: help, so a full pool cannot deadlock.
+            self.inner.drive(false);
+        }
         self.inner.wait_until(deadline, || self.inner.is_done())
     }
 

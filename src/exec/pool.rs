@@ -55,14 +55,59 @@ fn runtime() -> Result<&'static Runtime, Error> {
         .map_err(|e| Error::Internal(e.clone()))
 }
 
-/// Runs `f` on a pool thread. If the pool cannot start, runs it here: work
-/// is never lost.
+static BUSY: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static ON_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True on a thread running pool work.
+pub(crate) fn on_pool_thread() -> bool {
+    ON_POOL.with(|p| p.get())
+}
+
+fn pool_work(f: impl FnOnce() + Send + 'static) -> impl FnOnce() + Send + 'static {
+    move || {
+        BUSY.fetch_add(1, Ordering::SeqCst);
+        let was = ON_POOL.with(|p| p.replace(true));
+        f();
+        ON_POOL.with(|p| p.set(was));
+        BUSY.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs `f` on a pool thread, queued while every pool thread is busy. If the
+/// pool cannot start, runs it here: work is never lost.
 pub fn spawn(f: impl FnOnce() + Send + 'static) {
     match runtime() {
         Ok(rt) => {
-            rt.spawn_blocking(f);
+            rt.spawn_blocking(pool_work(f));
         }
         Err(_) => f(),
+    }
+}
+
+/// Runs `f` on a pool thread, or on a thread of its own if every pool
+/// thread is busy. For work that a blocked thread waits for (possibly a pool
+/// thread itself), which must never queue behind it.
+pub(crate) fn spawn_urgent(f: impl FnOnce() + Send + 'static) {
+    if BUSY.load(Ordering::SeqCst) < threads() {
+        return spawn(f);
+    }
+    let work = pool_work(f);
+    let spare = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
+    let backup = spare.clone();
+    let started = std::thread::Builder::new()
+        .name("capstan-extra".into())
+        .spawn(move || {
+            if let Some(w) = spare.lock().ok().and_then(|mut s| s.take()) {
+                w();
+            }
+        });
+    if started.is_err() {
+        if let Some(w) = backup.lock().ok().and_then(|mut s| s.take()) {
+            spawn(w);
+        }
     }
 }
 

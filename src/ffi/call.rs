@@ -20,8 +20,10 @@ unsafe fn write_len(len: *mut usize, value: usize) {
 
 /// The call's validated arguments as compact JSON (schema defaults filled in),
 /// NUL-terminated; `*len` (if not NULL) gets the length without the NUL.
-/// Owned by the call: valid until the call is completed. NULL if the handle
-/// is not live (see `capstan_last_error`).
+/// Owned by the call: valid until the call is completed, timed out or
+/// cancelled, which may happen at any moment for a call with a timeout: a
+/// tool that completes later, from another thread, copies them inside its
+/// callback. NULL if the handle is not live (see `capstan_last_error`).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_arguments(
     call: *const capstan_call,

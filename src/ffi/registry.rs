@@ -101,7 +101,8 @@ pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
 /// Registers a tool, replacing any tool of the same name (the old tool's
 /// destroy runs once its calls in flight are done). Whatever the outcome,
 /// `def->destroy` runs exactly once for this `def->user_data`: later on
-/// success, before this returns on failure (unless `def` itself is NULL).
+/// success, before this returns on failure (unless `def` itself is NULL, or
+/// its `struct_size` does not even reach the `destroy` field).
 /// Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
 /// INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
 #[no_mangle]
@@ -115,7 +116,16 @@ pub unsafe extern "C" fn capstan_register(
         let size = *def.cast::<u32>() as usize;
         let min = std::mem::size_of::<capstan_tool_def>();
         if size < min {
-            // Fields past struct_size are not ours to read: not even destroy.
+            // Run destroy if struct_size covers it; fields past it are not ours to read.
+            let covers = std::mem::offset_of!(capstan_tool_def, destroy)
+                + std::mem::size_of::<capstan_destroy_fn>();
+            if size >= covers {
+                drop(CTool {
+                    callback: None,
+                    user_data: (*def).user_data,
+                    destroy: (*def).destroy,
+                });
+            }
             return Err(Fail::BadArgument(format!(
                 "def.struct_size is {size}, expected at least {min} (set it to sizeof(capstan_tool_def))"
             )));
@@ -128,7 +138,7 @@ pub unsafe extern "C" fn capstan_register(
         };
         let registry = registry_ref(reg)?;
         if handler.callback.is_none() {
-            return Err(Fail::Null("def.callback"));
+            return Err(Fail::BadArgument("def.callback must not be NULL".into()));
         }
         let name = c_text(d.name, "def.name")?.ok_or(Fail::Null("def.name"))?;
         let description = c_text(d.description, "def.description")?.unwrap_or("");
