@@ -210,7 +210,7 @@ static char *calls_for(const char *tool, int n, char *buf, size_t cap) {
 static void limit_caps_concurrency_exactly(void) {
     char calls[2048];
     gauge_reset(&par_gauge, 3, 5);
-    capstan_exec_options opts = {sizeof opts, 0, 3, 0};
+    capstan_exec_options opts = {.struct_size = sizeof opts, .flags = 0, .limit = 3, .timeout_ms = 0};
     char *out = run_opts(calls_for("measured", 12, calls, sizeof calls), &opts);
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 12);
     CHECK(atomic_load(&par_gauge.peak) == 3);
@@ -228,7 +228,7 @@ static void limit_caps_concurrency_exactly(void) {
 static void sequential_flag_runs_one_at_a_time_in_order(void) {
     char calls[2048];
     gauge_reset(&par_gauge, 0, 2);
-    capstan_exec_options opts = {sizeof opts, CAPSTAN_EXEC_SEQUENTIAL, 8, 0};
+    capstan_exec_options opts = {.struct_size = sizeof opts, .flags = CAPSTAN_EXEC_SEQUENTIAL, .limit = 8, .timeout_ms = 0};
     char *out = run_opts(calls_for("measured", 8, calls, sizeof calls), &opts);
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 8);
     CHECK(atomic_load(&par_gauge.peak) == 1);
@@ -382,7 +382,7 @@ static void exec_timeout_overrides_the_tools_own(void) {
     reset_handoff();
     pthread_t t;
     CHECK(pthread_create(&t, NULL, late_completer, NULL) == 0);
-    capstan_exec_options opts = {sizeof opts, 0, 0, 30};
+    capstan_exec_options opts = {.struct_size = sizeof opts, .flags = 0, .limit = 0, .timeout_ms = 30};
     char *out = run_opts("{\"id\":\"t2\",\"name\":\"patient\"}", &opts);
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
     CHECK(strstr(out, "late") == NULL);
@@ -763,10 +763,10 @@ static void bad_exec_options_are_invalid_argument(void) {
     char *sentinel = (char *)&sentinel;
     char *out = sentinel;
     int before = atomic_load(&deferred_count);
-    capstan_exec_options opts = {2, 0, 0, 0};
+    capstan_exec_options opts = {.struct_size = 2, .flags = 0, .limit = 0, .timeout_ms = 0};
     CHECK_STATUS(capstan_execute(reg, "{\"name\":\"defer\"}", CAPSTAN_NTS, &opts, &out, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
-    opts = (capstan_exec_options){sizeof opts, 1u << 6, 0, 0};
+    opts = (capstan_exec_options){.struct_size = sizeof opts, .flags = 1u << 6, .limit = 0, .timeout_ms = 0};
     CHECK_STATUS(capstan_execute(reg, "{\"name\":\"defer\"}", CAPSTAN_NTS, &opts, &out, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(out == sentinel);

@@ -273,7 +273,7 @@ static void registry_free_inside_its_own_callback_finishes_after_it(void) {
     CHECK_STATUS(capstan_register(doomed, &def), CAPSTAN_OK);
 
     char *out = NULL;
-    capstan_exec_options seq = {sizeof seq, CAPSTAN_EXEC_SEQUENTIAL, 0, 0};
+    capstan_exec_options seq = {.struct_size = sizeof seq, .flags = CAPSTAN_EXEC_SEQUENTIAL};
     CHECK_STATUS(capstan_execute(doomed, "[{\"id\":\"f\",\"name\":\"free_own\"},{\"id\":\"b\",\"name\":\"bystander\"}]",
                                  CAPSTAN_NTS, &seq, &out, NULL),
                  CAPSTAN_OK);
