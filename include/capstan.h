@@ -564,8 +564,10 @@ extern "C" {
 /**
  * The call's validated arguments as compact JSON (schema defaults filled in),
  * NUL-terminated; `*len` (if not NULL) gets the length without the NUL.
- * Owned by the call: valid until the call is completed. NULL if the handle
- * is not live (see `capstan_last_error`).
+ * Owned by the call: valid until the call is completed, timed out or
+ * cancelled, which may happen at any moment for a call with a timeout: a
+ * tool that completes later, from another thread, copies them inside its
+ * callback. NULL if the handle is not live (see `capstan_last_error`).
  */
 const char *capstan_call_arguments(const struct capstan_call *call,
                                    size_t *len);
@@ -872,7 +874,8 @@ void capstan_registry_free(struct capstan_registry *reg);
  * Registers a tool, replacing any tool of the same name (the old tool's
  * destroy runs once its calls in flight are done). Whatever the outcome,
  * `def->destroy` runs exactly once for this `def->user_data`: later on
- * success, before this returns on failure (unless `def` itself is NULL).
+ * success, before this returns on failure (unless `def` itself is NULL, or
+ * its `struct_size` does not even reach the `destroy` field).
  * Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
  * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
  */
