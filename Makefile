@@ -93,8 +93,19 @@ fmt-check:
 test: fmt-check clippy rust-test header-check c-tests examples run-examples
 	@echo "make test: all suites passed"
 
+# Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the
+# floor, then the ABI table with the default pool and with 1 and 2 threads.
+# The floor runs right before the ABI table so that their ratio comes from
+# one run. Not part of `make test`.
 bench: lib
-	$(CARGO) bench
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) -O2 bench/c/abi_bench.c -o $(BUILD)/bench/abi_bench $(LDFLAGS_COMMON)
+	$(CARGO) bench --no-run --bench core --bench floor
+	$(CARGO) bench --bench core
+	CAPSTAN_FLOOR_OUT=$(abspath $(BUILD)/bench/floor_ns) $(CARGO) bench --bench floor
+	$(BUILD)/bench/abi_bench --floor-ns-file $(BUILD)/bench/floor_ns
+	$(BUILD)/bench/abi_bench --threads 1 --scaling
+	$(BUILD)/bench/abi_bench --threads 2 --scaling
 
 clean:
 	rm -rf $(BUILD)
