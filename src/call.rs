@@ -157,11 +157,52 @@ impl CallRequest {
         }
     }
 
-    /// Reads calls from JSON text.
+    /// Reads calls from JSON text: one call object or an array of them.
     pub fn list_from_str(text: &str) -> Result<Vec<CallRequest>, Error> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::InvalidCalls(format!("calls are not valid JSON: {e}")))?;
-        CallRequest::list_from_json(value)
+        let bad = |e: serde_json::Error| {
+            if e.is_data() {
+                Error::InvalidCalls(format!("calls are not of the call shape: {e}"))
+            } else {
+                Error::InvalidCalls(format!("calls are not valid JSON: {e}"))
+            }
+        };
+        match text.trim_start().as_bytes().first() {
+            Some(b'[') => {
+                if let Ok(calls) = serde_json::from_str::<Vec<WireCall>>(text) {
+                    return calls
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, c)| c.into_request(i))
+                        .collect();
+                }
+                // Again, slowly, to say which call is wrong.
+                let calls: Vec<Value> = serde_json::from_str(text).map_err(bad)?;
+                // Typed per element, so an error names the call's index.
+                calls
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| match v {
+                        Value::Object(_) => serde_json::from_value::<WireCall>(v)
+                            .map_err(|e| Error::InvalidCalls(format!("call {i}: {e}")))?
+                            .into_request(i),
+                        _ => Err(Error::InvalidCalls(format!(
+                            "call {i} is not a JSON object"
+                        ))),
+                    })
+                    .collect()
+            }
+            Some(b'{') => {
+                let call: WireCall = serde_json::from_str(text).map_err(bad)?;
+                Ok(vec![call.into_request(0)?])
+            }
+            _ => {
+                // Not an object or array: say whether it is JSON at all.
+                let _: Value = serde_json::from_str(text).map_err(bad)?;
+                Err(Error::InvalidCalls(
+                    "calls must be a call object or an array of call objects".into(),
+                ))
+            }
+        }
     }
 
     pub fn to_json(&self) -> Value {
@@ -279,4 +320,132 @@ impl ToolResult {
 /// Serializes results as the JSON array capstan hands out.
 pub fn results_to_json(results: &[ToolResult]) -> Value {
     Value::Array(results.iter().map(ToolResult::to_json).collect())
+}
+
+/// The wire shape of a result, borrowed: serialized without building a tree.
+#[derive(serde::Serialize)]
+struct WireResult<'a> {
+    id: &'a str,
+    name: &'a str,
+    content: &'a str,
+    is_error: bool,
+    outcome: &'static str,
+    duration_us: u64,
+}
+
+/// Writes results as the JSON array capstan hands out (the same text as
+/// `results_to_json(..).to_string()`), straight into one buffer.
+pub fn results_to_string(results: &[ToolResult]) -> String {
+    let size: usize = results
+        .iter()
+        .map(|r| r.id.len() + r.name.len() + r.content.len() + r.content.len() / 8 + 96)
+        .sum();
+    let mut out = Vec::with_capacity(size + 2);
+    let wire: Vec<WireResult<'_>> = results
+        .iter()
+        .map(|r| WireResult {
+            id: &r.id,
+            name: &r.name,
+            content: &r.content,
+            is_error: r.is_error(),
+            outcome: r.outcome.as_str(),
+            duration_us: r.duration_us,
+        })
+        .collect();
+    if serde_json::to_writer(&mut out, &wire).is_err() {
+        return results_to_json(results).to_string();
+    }
+    // serde_json writes valid UTF-8 from &str input.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The wire shape of a call as hosts and providers send it.
+#[derive(serde::Deserialize)]
+struct WireCall {
+    #[serde(default)]
+    id: Option<Value>,
+    name: Option<Value>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+impl WireCall {
+    fn into_request(self, index: usize) -> Result<CallRequest, Error> {
+        let name = match self.name {
+            Some(Value::String(s)) => s,
+            Some(_) => {
+                return Err(Error::InvalidCalls(format!(
+                    "call {index}: \"name\" must be a string"
+                )))
+            }
+            None => {
+                return Err(Error::InvalidCalls(format!(
+                    "call {index}: missing \"name\""
+                )))
+            }
+        };
+        let id = match self.id {
+            Some(Value::String(s)) => s,
+            Some(Value::Number(n)) => n.to_string(),
+            None | Some(Value::Null) => format!("call_{index}"),
+            Some(_) => {
+                return Err(Error::InvalidCalls(format!(
+                    "call {index}: \"id\" must be a string"
+                )))
+            }
+        };
+        let arguments = match self.arguments {
+            None | Some(Value::Null) => Arguments::Value(Value::Object(Map::new())),
+            Some(Value::String(s)) => Arguments::Text(s),
+            Some(v) => Arguments::Value(v),
+        };
+        Ok(CallRequest {
+            id,
+            name,
+            arguments,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn results_text_matches_the_tree_form() {
+        let mut r = ToolResult::new("c\"1", "t", Outcome::ToolError, "ünï\n\"x\"");
+        r.duration_us = 42;
+        let ok = ToolResult::new("2", "t", Outcome::Ok, "{}");
+        let both = [r, ok];
+        assert_eq!(results_to_string(&both), results_to_json(&both).to_string());
+        assert_eq!(results_to_string(&[]), "[]");
+    }
+
+    #[test]
+    fn calls_parse_from_one_object_or_an_array() {
+        let one = CallRequest::list_from_str(r#" {"name":"a","id":7,"arguments":"{}","extra":1}"#)
+            .unwrap();
+        assert_eq!(one[0].id, "7");
+        assert_eq!(one[0].arguments, Arguments::Text("{}".into()));
+        let many = CallRequest::list_from_str(r#"[{"name":"a"},{"name":"b","arguments":{"x":1}}]"#)
+            .unwrap();
+        assert_eq!(many[0].id, "call_0");
+        assert_eq!(many[1].arguments, Arguments::Value(json!({"x": 1})));
+    }
+
+    #[test]
+    fn malformed_calls_say_which_and_why() {
+        let err = |t: &str| match CallRequest::list_from_str(t) {
+            Err(Error::InvalidCalls(m)) => m,
+            other => panic!("{t}: {other:?}"),
+        };
+        assert!(err("[{\"name\":\"a\"},{\"id\":\"x\"}]").contains("call 1: missing \"name\""));
+        assert!(err("[{\"name\":\"a\"}, 3]").contains("call 1 is not a JSON object"));
+        assert!(err("[{\"name\":5}]").contains("\"name\" must be a string"));
+        assert!(err("{\"name\":\"a\",\"id\":[1]}").contains("\"id\" must be a string"));
+        assert!(err("{\"name\":").contains("not valid JSON"));
+        assert!(err("42").contains("call object or an array"));
+        assert!(err("").contains("not valid JSON"));
+    }
 }

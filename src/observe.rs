@@ -59,39 +59,76 @@ fn bucket_limit(b: usize) -> u64 {
     ((4 + frac + 1) << (log - 2)) - 1
 }
 
-/// Counters of one tool. Lock-free; the histogram is allocated on first use.
+/// Counters of one tool, striped across threads so that workers do not
+/// fight over one cache line; allocated on the tool's first call.
 #[derive(Default)]
 pub struct ToolStats {
+    stripes: OnceLock<Box<[Stripe; STRIPES]>>,
+}
+
+const STRIPES: usize = 4;
+
+#[repr(align(128))]
+struct Stripe {
     started: AtomicU64,
     settled: AtomicU64,
     outcomes: [AtomicU64; 7],
-    latency: OnceLock<Box<[AtomicU64; BUCKETS]>>,
+    latency: [AtomicU64; BUCKETS],
+}
+
+impl Default for Stripe {
+    fn default() -> Self {
+        Stripe {
+            started: AtomicU64::new(0),
+            settled: AtomicU64::new(0),
+            outcomes: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
 fn outcome_slot(o: Outcome) -> usize {
     Outcome::ALL.iter().position(|x| *x == o).unwrap_or(0)
 }
 
+thread_local! {
+    static STRIPE: usize = {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        NEXT.fetch_add(1, Ordering::Relaxed) % STRIPES
+    };
+}
+
 impl ToolStats {
+    fn mine(&self) -> &Stripe {
+        let stripes = self
+            .stripes
+            .get_or_init(|| Box::new(std::array::from_fn(|_| Stripe::default())));
+        &stripes[STRIPE.with(|s| *s)]
+    }
+
+    fn sum(&self, f: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
+        match self.stripes.get() {
+            Some(stripes) => stripes.iter().map(|s| f(s).load(Ordering::Relaxed)).sum(),
+            None => 0,
+        }
+    }
+
     pub(crate) fn started(&self) {
-        self.started.fetch_add(1, Ordering::Relaxed);
+        self.mine().started.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A call of this tool has its result; `ran` if its callback had started.
     pub(crate) fn finished(&self, outcome: Outcome, duration_us: u64, ran: bool) {
-        self.outcomes[outcome_slot(outcome)].fetch_add(1, Ordering::Relaxed);
+        let stripe = self.mine();
+        stripe.outcomes[outcome_slot(outcome)].fetch_add(1, Ordering::Relaxed);
         if ran {
-            self.settled.fetch_add(1, Ordering::Relaxed);
-            let hist = self
-                .latency
-                .get_or_init(|| Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
-            hist[bucket_of(duration_us)].fetch_add(1, Ordering::Relaxed);
+            stripe.settled.fetch_add(1, Ordering::Relaxed);
+            stripe.latency[bucket_of(duration_us)].fetch_add(1, Ordering::Relaxed);
         }
     }
 
     fn percentile(&self, p: f64) -> Option<u64> {
-        let hist = self.latency.get()?;
-        let counts: Vec<u64> = hist.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        let counts: Vec<u64> = (0..BUCKETS).map(|b| self.sum(|s| &s.latency[b])).collect();
         let total: u64 = counts.iter().sum();
         if total == 0 {
             return None;
@@ -111,12 +148,12 @@ impl ToolStats {
         let mut outcomes = Map::new();
         let mut calls = 0;
         for o in Outcome::ALL {
-            let n = self.outcomes[outcome_slot(o)].load(Ordering::Relaxed);
+            let n = self.sum(|s| &s.outcomes[outcome_slot(o)]);
             calls += n;
             outcomes.insert(o.as_str().into(), Value::from(n));
         }
-        let started = self.started.load(Ordering::Relaxed);
-        let settled = self.settled.load(Ordering::Relaxed);
+        let started = self.sum(|s| &s.started);
+        let settled = self.sum(|s| &s.settled);
         json!({
             "calls": calls,
             "outcomes": outcomes,

@@ -203,6 +203,10 @@ impl Shared {
     /// Runs host code (a tool or result callback), counted so that `close`
     /// can wait for it.
     pub(crate) fn run_callback(self: &Arc<Self>, f: impl FnOnce()) {
+        let key = self.key();
+        if IN_CALLBACK.with(|v| v.borrow().last() == Some(&key)) {
+            return f(); // already counted, by the worker that runs us
+        }
         self.activity.running.fetch_add(1, Ordering::SeqCst);
         IN_CALLBACK.with(|v| v.borrow_mut().push(self.key()));
         f();

@@ -18,11 +18,45 @@ pub fn render(kind: ContentKind, content: &str) -> Result<String, Error> {
     match kind {
         ContentKind::Text => Ok(content.to_owned()),
         ContentKind::Json => {
-            let value: Value = serde_json::from_str(content)
-                .map_err(|e| Error::InvalidContent(format!("content is not valid JSON: {e}")))?;
+            let bad = |e: serde_json::Error| {
+                Error::InvalidContent(format!("content is not valid JSON: {e}"))
+            };
+            let trimmed = content.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
+            if !trimmed.starts_with('"') && is_compact(trimmed) {
+                // Already what we would write: check it, keep it.
+                serde_json::from_str::<serde::de::IgnoredAny>(trimmed).map_err(bad)?;
+                return Ok(trimmed.to_owned());
+            }
+            let value: Value = serde_json::from_str(content).map_err(bad)?;
             Ok(render_value(&value))
         }
     }
+}
+
+/// True if `json` has no whitespace outside strings and no `\u` escape
+/// (which serde_json would write back as the character).
+fn is_compact(json: &str) -> bool {
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in json.bytes() {
+        if in_string {
+            if escaped {
+                if b == b'u' {
+                    return false;
+                }
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+        } else if b == b'"' {
+            in_string = true;
+        } else if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            return false;
+        }
+    }
+    true
 }
 
 /// Renders a JSON value compactly. Strings render as their text, not quoted,
@@ -61,6 +95,19 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, r#"{"city":"Zürich","t":[1,2]}"#);
+    }
+
+    #[test]
+    fn compact_json_passes_unchanged_but_is_still_checked() {
+        let s = r#"{"a":[1,2.5,"x y"],"b":{"c":null}}"#;
+        assert_eq!(render(ContentKind::Json, s).unwrap(), s);
+        assert!(render(ContentKind::Json, r#"{"a":1}}"#).is_err());
+        assert!(render(ContentKind::Json, r#"{"a":tru}"#).is_err());
+        // An escaped character is written back as itself.
+        assert_eq!(
+            render(ContentKind::Json, r#"{"a":"\u00fc"}"#).unwrap(),
+            r#"{"a":"ü"}"#
+        );
     }
 
     #[test]

@@ -47,12 +47,16 @@ pub struct BatchInner {
     cancelled: AtomicBool,
     timeout_ms: u32,
     strict_nulls: bool,
+    /// How many workers share the batch (for the size of the chunks they claim).
+    workers: usize,
     sink: Sink,
     queue: Mutex<VecDeque<(usize, ToolResult)>>,
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
     lock: Mutex<()>,
     progress: Condvar,
+    /// Threads waiting for one call (`waiters`) or for the whole batch (`done_waiters`).
     waiters: AtomicUsize,
+    done_waiters: AtomicUsize,
     /// Cleared by `detach`: no host callback of this batch runs after that.
     sink_open: AtomicBool,
     /// Host result callbacks of this batch running right now.
@@ -86,6 +90,7 @@ impl BatchInner {
             remaining: AtomicUsize::new(n),
             cancelled: AtomicBool::new(false),
             timeout_ms: options.timeout_ms,
+            workers: options.workers(n).max(1),
             strict_nulls: options.strict_nulls,
             sink,
             queue: Mutex::new(VecDeque::new()),
@@ -93,6 +98,7 @@ impl BatchInner {
             lock: Mutex::new(()),
             progress: Condvar::new(),
             waiters: AtomicUsize::new(0),
+            done_waiters: AtomicUsize::new(0),
             sink_open: AtomicBool::new(true),
             delivering: AtomicUsize::new(0),
             poll_finished: AtomicBool::new(false),
@@ -143,7 +149,9 @@ impl BatchInner {
             if let Some(f) = &self.on_done {
                 self.host_callback(f);
             }
-            self.notify();
+            if self.done_waiters.load(Ordering::SeqCst) + self.waiters.load(Ordering::SeqCst) > 0 {
+                self.notify();
+            }
         } else if self.waiters.load(Ordering::SeqCst) > 0 {
             self.notify();
         }
@@ -202,16 +210,30 @@ impl BatchInner {
         );
     }
 
+    /// Blocks until the whole batch is done or `deadline` passes.
+    pub(crate) fn wait_done(&self, deadline: Option<Instant>) -> bool {
+        self.wait_on(&self.done_waiters, deadline, || self.is_done())
+    }
+
     /// Blocks until `cond` holds or `deadline` passes; returns `cond()`.
     pub(crate) fn wait_until(&self, deadline: Option<Instant>, cond: impl Fn() -> bool) -> bool {
+        self.wait_on(&self.waiters, deadline, cond)
+    }
+
+    fn wait_on(
+        &self,
+        waiters: &AtomicUsize,
+        deadline: Option<Instant>,
+        cond: impl Fn() -> bool,
+    ) -> bool {
         if cond() {
             return true;
         }
-        self.waiters.fetch_add(1, Ordering::SeqCst);
+        waiters.fetch_add(1, Ordering::SeqCst);
         let mut guard = match self.lock.lock() {
             Ok(g) => g,
             Err(_) => {
-                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                waiters.fetch_sub(1, Ordering::SeqCst);
                 return cond();
             }
         };
@@ -232,13 +254,13 @@ impl BatchInner {
             guard = match self.progress.wait_timeout(guard, wait) {
                 Ok((g, _)) => g,
                 Err(_) => {
-                    self.waiters.fetch_sub(1, Ordering::SeqCst);
+                    waiters.fetch_sub(1, Ordering::SeqCst);
                     return cond();
                 }
             };
         };
         drop(guard);
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        waiters.fetch_sub(1, Ordering::SeqCst);
         met
     }
 
@@ -269,12 +291,41 @@ impl BatchInner {
     /// Runs calls of this batch until none is left to start. Counted as
     /// host activity: closing the registry waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
-        self.registry.clone().run_callback(|| loop {
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.calls.len() || !self.start(i, on_caller) {
-                return;
+        self.registry.clone().run_callback(|| {
+            while let Some(claimed) = self.claim() {
+                // A worker replaced after a timeout still starts what it claimed.
+                let mut keep_going = true;
+                for i in claimed {
+                    keep_going &= self.start(i, on_caller);
+                }
+                if !keep_going {
+                    return;
+                }
             }
         });
+    }
+
+    /// Claims the next calls to start: chunks that shrink as the batch drains
+    /// (guided scheduling), so that workers touch neither the same counter nor
+    /// neighbouring slots on every call, yet finish together.
+    fn claim(&self) -> Option<std::ops::Range<usize>> {
+        let n = self.calls.len();
+        let mut cur = self.next.load(Ordering::SeqCst);
+        loop {
+            if cur >= n {
+                return None;
+            }
+            let chunk = ((n - cur) / (self.workers * 4)).clamp(1, 32);
+            match self.next.compare_exchange_weak(
+                cur,
+                cur + chunk,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return Some(cur..cur + chunk),
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// A worker stuck in a timed-out callback holds no call back: if calls

@@ -28,8 +28,11 @@ static HANDLES: LazyLock<HandleTable<CallCell>> = LazyLock::new(HandleTable::new
 
 pub(crate) struct CallCell {
     /// The call's id and tool name, each followed by a NUL for C hosts.
-    id_z: String,
-    name_z: String,
+    id: String,
+    name: String,
+    /// The id and tool name followed by a NUL, made when a C host asks.
+    id_z: OnceLock<Box<[u8]>>,
+    name_z: OnceLock<Box<[u8]>>,
     arguments: Value,
     arguments_text: OnceLock<Box<[u8]>>,
     max_output_chars: u32,
@@ -52,13 +55,11 @@ impl CallCell {
         batch: Arc<BatchInner>,
         index: usize,
     ) -> Arc<CallCell> {
-        let mut id_z = id;
-        id_z.push('\0');
-        let mut name_z = name;
-        name_z.push('\0');
         Arc::new(CallCell {
-            id_z,
-            name_z,
+            id,
+            name,
+            id_z: OnceLock::new(),
+            name_z: OnceLock::new(),
             arguments,
             arguments_text: OnceLock::new(),
             max_output_chars: tool.spec.max_output_chars,
@@ -74,11 +75,11 @@ impl CallCell {
     }
 
     pub(crate) fn id(&self) -> &str {
-        &self.id_z[..self.id_z.len() - 1]
+        &self.id
     }
 
     pub(crate) fn name(&self) -> &str {
-        &self.name_z[..self.name_z.len() - 1]
+        &self.name
     }
 
     pub(crate) fn is_done(&self) -> bool {
@@ -159,6 +160,13 @@ impl CallCell {
     }
 }
 
+fn with_nul(s: &str) -> Box<[u8]> {
+    let mut bytes = Vec::with_capacity(s.len() + 1);
+    bytes.extend_from_slice(s.as_bytes());
+    bytes.push(0);
+    bytes.into_boxed_slice()
+}
+
 /// A call as its tool sees it. Clone it to complete later, from any thread.
 #[derive(Clone)]
 pub struct Call {
@@ -175,13 +183,13 @@ impl Call {
     }
 
     /// The id followed by a NUL, for C hosts.
-    pub fn id_with_nul(&self) -> &str {
-        &self.cell.id_z
+    pub fn id_with_nul(&self) -> &[u8] {
+        self.cell.id_z.get_or_init(|| with_nul(&self.cell.id))
     }
 
     /// The tool name followed by a NUL, for C hosts.
-    pub fn tool_with_nul(&self) -> &str {
-        &self.cell.name_z
+    pub fn tool_with_nul(&self) -> &[u8] {
+        self.cell.name_z.get_or_init(|| with_nul(&self.cell.name))
     }
 
     /// Validated arguments, schema defaults filled in.

@@ -48,7 +48,7 @@ impl Default for ExecOptions {
 }
 
 impl ExecOptions {
-    fn workers(&self, calls: usize) -> usize {
+    pub(crate) fn workers(&self, calls: usize) -> usize {
         let limit = match (self.parallel, self.limit) {
             (false, _) => 1,
             (true, 0) => DEFAULT_LIMIT,
@@ -96,7 +96,7 @@ pub fn execute(
         pool::spawn(move || b.drive(false));
     }
     batch.drive(true);
-    batch.wait_until(None, || batch.is_done());
+    batch.wait_done(None);
     batch.take_results()
 }
 
@@ -166,7 +166,7 @@ impl Batch {
             // Waiting from inside a tool: help, so a full pool cannot deadlock.
             self.inner.drive(false);
         }
-        self.inner.wait_until(deadline, || self.inner.is_done())
+        self.inner.wait_done(deadline)
     }
 
     /// Pending calls never start and report `cancelled`; running calls see

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::boundary::*;
 use super::registry::registry_ref;
 use super::types::*;
-use crate::call::{results_to_json, CallRequest};
+use crate::call::{results_to_string, CallRequest};
 use crate::call::{Outcome, ToolResult};
 use crate::exec::{self, Batch, ExecOptions, Sink};
 
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn capstan_execute(
         let options = exec_options(opts)?;
         let calls = CallRequest::list_from_str(calls)?;
         let results = exec::execute(registry, calls, &options);
-        let json = results_to_json(&results).to_string();
+        let json = results_to_string(&results);
         write_text(&json, results_json, results_len)
     })
 }
