@@ -176,6 +176,8 @@ impl Drop for Wake {
 }
 
 pub(crate) struct Shared {
+    /// Bumped whenever the set of tools changes (workers cache lookups).
+    generation: std::sync::atomic::AtomicU64,
     pub(crate) wake: Wake,
     pub(crate) observer: Observer,
     approver: RwLock<Option<Approver>>,
@@ -217,6 +219,14 @@ impl Shared {
     fn in_own_callback(self: &Arc<Self>) -> bool {
         let key = self.key();
         IN_CALLBACK.with(|v| v.borrow().contains(&key))
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     pub(crate) fn approver(&self) -> Option<Approver> {
@@ -299,6 +309,7 @@ impl Registry {
                 main_queue: Mutex::new(std::collections::VecDeque::new()),
                 pump_thread: Mutex::new(None),
                 batches: Mutex::new(Vec::new()),
+                generation: std::sync::atomic::AtomicU64::new(0),
                 wake: Wake::default(),
                 observer: Observer::default(),
                 approver: RwLock::new(None),
@@ -347,6 +358,7 @@ impl Registry {
             .write()
             .map_err(|_| Error::Internal("registry lock poisoned".into()))?
             .insert(def.name, tool);
+        self.shared.changed();
         drop(old); // outside the lock: may run the old tool's destroy
         Ok(())
     }
@@ -359,6 +371,7 @@ impl Registry {
             .write()
             .map_err(|_| Error::Internal("registry lock poisoned".into()))?
             .remove(name);
+        self.shared.changed();
         match old {
             Some(tool) => {
                 drop(tool);
@@ -478,6 +491,7 @@ impl Registry {
             Ok(mut t) => std::mem::take(&mut *t),
             Err(_) => HashMap::new(),
         };
+        self.shared.changed();
         drop(tools);
         if self.shared.in_own_callback() {
             return false;

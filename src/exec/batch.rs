@@ -25,6 +25,36 @@ pub enum Sink {
     Queue,
 }
 
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
+/// A worker's last tool, reused while the registry has not changed: most
+/// batches call few tools, and the registry's lock is shared by all workers.
+#[derive(Default)]
+struct ToolCache {
+    generation: u64,
+    tool: Option<Arc<Tool>>,
+}
+
+impl ToolCache {
+    fn get(&mut self, registry: &Shared, name: &str) -> Option<&Arc<Tool>> {
+        let generation = registry.generation();
+        let hit = self.generation == generation
+            && self.tool.as_ref().is_some_and(|t| t.spec.name == name);
+        if !hit {
+            self.tool = Some(registry.get(name)?);
+            self.generation = generation;
+        }
+        self.tool.as_ref()
+    }
+}
+
 /// A validated call, ready to run.
 pub struct PendingRun {
     pub(crate) batch: Arc<BatchInner>,
@@ -49,6 +79,10 @@ pub struct BatchInner {
     strict_nulls: bool,
     /// How many workers share the batch (for the size of the chunks they claim).
     workers: usize,
+    /// Workers inside `drive` right now, and when the batch started: to tell
+    /// when more workers would only fight over the cores (see `crowded`).
+    driving: AtomicUsize,
+    began: Instant,
     sink: Sink,
     queue: Mutex<VecDeque<(usize, ToolResult)>>,
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
@@ -91,6 +125,8 @@ impl BatchInner {
             cancelled: AtomicBool::new(false),
             timeout_ms: options.timeout_ms,
             workers: options.workers(n).max(1),
+            driving: AtomicUsize::new(0),
+            began: Instant::now(),
             strict_nulls: options.strict_nulls,
             sink,
             queue: Mutex::new(VecDeque::new()),
@@ -292,17 +328,37 @@ impl BatchInner {
     /// host activity: closing the registry waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
         self.registry.clone().run_callback(|| {
-            while let Some(claimed) = self.claim() {
+            let mut cache = ToolCache::default();
+            self.driving.fetch_add(1, Ordering::SeqCst);
+            while let Some(claimed) = (on_caller || !self.crowded())
+                .then(|| self.claim())
+                .flatten()
+            {
                 // A worker replaced after a timeout still starts what it claimed.
                 let mut keep_going = true;
                 for i in claimed {
-                    keep_going &= self.start(i, on_caller);
+                    keep_going &= self.start(i, on_caller, &mut cache);
                 }
                 if !keep_going {
-                    return;
+                    break;
                 }
             }
+            self.driving.fetch_sub(1, Ordering::SeqCst);
         });
+    }
+
+    /// True when calls finish so fast that another worker would only take a
+    /// core from those already driving: every core has a driver, and calls
+    /// have been completing at more than one per 20 us per driver. Slow calls
+    /// (I/O, sleeps) never look like this, so they get the full limit.
+    fn crowded(&self) -> bool {
+        let done = self.calls.len() - self.remaining.load(Ordering::Relaxed);
+        let driving = self.driving.load(Ordering::Relaxed);
+        if done < 16 || driving <= cores() {
+            return false;
+        }
+        let per_call_ns = self.began.elapsed().as_nanos() as usize * driving / done;
+        per_call_ns < 20_000
     }
 
     /// Claims the next calls to start: chunks that shrink as the batch drains
@@ -346,7 +402,7 @@ impl BatchInner {
     }
 
     /// Starts call `index`; false if this worker must stop (see `PendingRun::run`).
-    fn start(self: &Arc<Self>, index: usize, on_caller: bool) -> bool {
+    fn start(self: &Arc<Self>, index: usize, on_caller: bool, cache: &mut ToolCache) -> bool {
         let Some(req) = self.calls[index].lock().ok().and_then(|mut c| c.take()) else {
             return true;
         };
@@ -361,7 +417,7 @@ impl BatchInner {
             self.deliver_early(index, &req, Outcome::Cancelled, text);
             return true;
         }
-        let Some(tool) = registry.get(&req.name) else {
+        let Some(tool) = cache.get(registry, &req.name) else {
             let text = registry.unknown_tool_text(&req.name);
             self.deliver_early(index, &req, Outcome::UnknownTool, text);
             return true;
@@ -391,34 +447,36 @@ impl BatchInner {
                 return true;
             }
         };
+        let flags = tool.spec.flags;
+        let queued = (flags.requires_approval() && !self.approved.contains(&id))
+            || (flags.main_thread() && !(on_caller && self.registry.is_pump_thread()))
+            || (on_caller && self.timeout_for(tool) > 0);
+        if !queued {
+            return run_call(self, index, id, name, tool, arguments, true);
+        }
         let run = PendingRun {
             batch: self.clone(),
             index,
             id,
             name,
-            tool,
+            tool: tool.clone(),
             arguments,
         };
-        if run.tool.spec.flags.requires_approval() && !self.approved.contains(&run.id) {
+        if flags.requires_approval() && !self.approved.contains(&run.id) {
             self.request_approval(run);
-            return true;
-        }
-        if run.tool.spec.flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {
+        } else if flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {
             if let Ok(mut q) = self.registry.main_queue.lock() {
                 q.push_back(run);
             }
             self.registry.wake.signal();
-            return true;
-        }
-        if on_caller && self.timeout_for(&run.tool) > 0 {
+        } else {
             // The caller must be free to abandon the call at its deadline.
             pool::spawn_urgent(move || {
                 run.run(true);
             });
             self.wait_until(None, || self.result_arrived(index));
-            return true;
         }
-        run.run(true)
+        true
     }
 
     fn request_approval(self: &Arc<Self>, run: PendingRun) {
@@ -559,6 +617,21 @@ impl PendingRun {
             tool,
             arguments,
         } = self;
+        run_call(&batch, index, id, name, &tool, arguments, wait)
+    }
+}
+
+/// Runs call `index` of `batch` on this thread (see `PendingRun::run`).
+fn run_call(
+    batch: &Arc<BatchInner>,
+    index: usize,
+    id: String,
+    name: String,
+    tool: &Arc<Tool>,
+    arguments: Value,
+    wait: bool,
+) -> bool {
+    {
         if batch.is_cancelled() {
             let text = "Cancelled before it started.".to_string();
             tool.stats.finished(Outcome::Cancelled, 0, false);
@@ -566,7 +639,7 @@ impl PendingRun {
             return true;
         }
         tool.enter();
-        let cell = CallCell::new(id, name, arguments, &tool, batch.clone(), index);
+        let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index);
         let _ = batch.cells[index].set(Arc::downgrade(&cell));
         fence(Ordering::SeqCst);
         if batch.is_cancelled() {
@@ -574,7 +647,7 @@ impl PendingRun {
             tool.leave();
             return true;
         }
-        let timeout_ms = batch.timeout_for(&tool);
+        let timeout_ms = batch.timeout_for(tool);
         if timeout_ms > 0 {
             let weak = Arc::downgrade(&cell);
             pool::after(Duration::from_millis(u64::from(timeout_ms)), move || {
