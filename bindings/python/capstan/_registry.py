@@ -1,0 +1,745 @@
+"""ToolRegistry: tools held by a native capstan registry, and their execution.
+
+How a call reaches Python (the wasmtime-py habit): every tool is registered
+with the one module-level ctypes trampoline and, as ``user_data``, an integer
+key into ``_entries`` (never an object address); capstan's destroy callback
+removes the entry. The calls of one execution carry internal ids
+``py<token>.<index>``, so the trampoline finds that execution's ``_Execution``
+in ``_executions``: where the Python return value is kept (``ToolResult.data``),
+the event loop to run ``async def`` tools on, and any KeyboardInterrupt or
+SystemExit raised by a tool, re-raised once the C call has returned.
+
+Sync tools run on capstan's pool (ctypes drops the GIL for capstan_execute, a
+ctypes callback takes it back); a lone call without a timeout runs on the
+calling thread. ``async def`` tools complete their capstan call later
+(deferred completion), from the event loop that runs their coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import ctypes
+import dataclasses
+import itertools
+import json
+import math
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
+
+from . import _formats, _lib
+from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
+from ._tools import FunctionTool, Tool, render_result
+
+__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
+
+_call_counter = itertools.count(1)
+
+
+@dataclasses.dataclass
+class ToolCall:
+    """One tool call requested by a model. ``arguments`` is a dict, or a JSON
+    string holding one (as OpenAI sends them)."""
+
+    name: str
+    arguments: dict[str, Any] | str = dataclasses.field(default_factory=dict)
+    id: str = dataclasses.field(default_factory=lambda: f"call_{next(_call_counter)}")
+
+
+@dataclasses.dataclass
+class ToolResult:
+    """The result of one call: ``content`` is the text for the model.
+
+    ``data`` is the tool's Python return value when it ran ok; ``outcome`` is
+    capstan's: ok, tool_error, invalid_arguments, unknown_tool, timeout,
+    cancelled or denied; ``error`` the exception a tool raised, if any.
+    """
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    data: Any = None
+    outcome: str = "ok"
+    duration_us: int = 0
+    error: BaseException | None = dataclasses.field(default=None, repr=False, compare=False)
+
+
+# --- the trampoline's tables ---------------------------------------------------
+
+
+class _Entry:
+    """What the trampoline needs of one registered tool."""
+
+    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "timeout")
+
+    def __init__(self, tool: Tool, weak: bool) -> None:
+        target = tool._target()
+        self.weak = weak and hasattr(target, "__self__") and target.__self__ is tool
+        # A tool's own registry for run() must not keep the tool alive.
+        self.fn: Any = weakref.WeakMethod(target) if self.weak else target
+        self.is_async = tool.is_async
+        self.fill, self.convert = tool._call_plan()
+        self.timeout = tool.timeout
+
+
+class _Execution:
+    """Python-side state of one capstan_execute, found by the calls' id prefix."""
+
+    __slots__ = ("loop", "data", "errors", "raised", "timeout")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None) -> None:
+        self.loop = loop
+        self.data: dict[bytes, Any] = {}
+        self.errors: dict[bytes, BaseException] = {}
+        self.raised: list[BaseException] = []
+        self.timeout = timeout
+
+
+_entries: dict[int, _Entry] = {}
+_entry_keys = itertools.count(1)
+_executions: dict[bytes, _Execution] = {}
+_execution_tokens = itertools.count(1)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _on_call(key: int, call: int) -> None:
+    """The trampoline: capstan calls it, on a pool thread or the calling thread,
+    with the GIL taken by ctypes. It must complete `call` exactly once."""
+    call_id = b""
+    execution = None
+    try:
+        library = _L
+        call_id = library.call_id(call, None)
+        execution = _executions.get(call_id.partition(b".")[0]) if call_id else None
+        entry = _entries[key]
+        raw = library.call_arguments(call, None)
+        args = json.loads(raw) if raw is not None and raw != b"{}" else {}
+        if entry.fill:
+            for name, value in entry.fill:
+                args.setdefault(name, value)
+        if entry.convert:
+            for name, convert in entry.convert:
+                if name in args:
+                    args[name] = convert(args[name])
+        fn = entry.fn() if entry.weak else entry.fn
+        if fn is None:
+            raise RuntimeError("the tool was garbage-collected")
+        if entry.is_async:
+            _start_coroutine(call, call_id, execution, entry, fn(**args))
+            return
+        value = fn(**args)
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: not ours to swallow
+        _interrupted(call, call_id, execution, exc)
+        return
+    _return(call, call_id, execution, value)
+
+
+def _return(call: int, call_id: bytes, execution: _Execution | None, value: Any) -> None:
+    try:
+        text = _utf8(render_result(value))
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    if execution is not None:
+        # Kept before completing: the executing thread reads it as soon as the call is done.
+        execution.data[call_id] = value
+    _L.call_return(call, _lib.CONTENT_TEXT, text, len(text))
+
+
+def _fail(call: int, call_id: bytes, execution: _Execution | None, exc: BaseException) -> None:
+    message = str(exc)
+    text = _utf8(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
+    if execution is not None:
+        execution.errors[call_id] = exc
+    _L.call_fail(call, text, len(text))
+
+
+def _interrupted(call: int, call_id: bytes, execution: _Execution | None, exc: BaseException) -> None:
+    if execution is not None:
+        execution.raised.append(exc)
+    elif isinstance(exc, KeyboardInterrupt):
+        import _thread
+
+        _thread.interrupt_main()
+    text = _utf8(f"Interrupted: {type(exc).__name__}")
+    _L.call_fail(call, text, len(text))
+
+
+def _on_destroy(key: int) -> None:
+    _entries.pop(key, None)
+
+
+# ctypes keeps a callback alive only while a Python reference to it exists:
+# these module-level objects are that reference, for the life of the process.
+_TRAMPOLINE = _lib.TOOL_FN(_on_call)
+_DESTROY = _lib.DESTROY_FN(_on_destroy)
+_L: Any = None  # the loaded library, set by _library()
+
+
+def _library() -> Any:
+    global _L
+    if _L is None:
+        _L = _lib.lib()
+    return _L
+
+
+# --- async tools -------------------------------------------------------------
+
+_private_loop: asyncio.AbstractEventLoop | None = None
+_private_lock = threading.Lock()
+
+
+def _loop_for_sync_callers() -> asyncio.AbstractEventLoop:
+    """A loop on a daemon thread, for async tools run by the blocking API."""
+    global _private_loop
+    if _private_loop is None:
+        with _private_lock:
+            if _private_loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="capstan-async", daemon=True)
+                thread.start()
+                _private_loop = loop
+    return _private_loop
+
+
+def _start_coroutine(
+    call: int, call_id: bytes, execution: _Execution | None, entry: _Entry, coro: Any
+) -> None:
+    loop = execution.loop if execution is not None and execution.loop is not None else None
+    if loop is None:
+        loop = _loop_for_sync_callers()
+    timeout = execution.timeout if execution is not None and execution.timeout else entry.timeout
+    try:
+        asyncio.run_coroutine_threadsafe(_complete_later(call, call_id, execution, coro, timeout), loop)
+    except BaseException:
+        coro.close()
+        raise
+
+
+async def _complete_later(
+    call: int, call_id: bytes, execution: _Execution | None, coro: Any, timeout: float | None
+) -> None:
+    """Runs an async tool's coroutine and completes its capstan call."""
+    watch = None
+    if timeout:
+        # capstan reports the timeout; this stops the coroutine once it has.
+        loop = asyncio.get_running_loop()
+        watch = loop.call_later(timeout, _stop_when_cancelled, asyncio.current_task(), call, loop)
+    try:
+        value = await coro
+    except asyncio.CancelledError:
+        text = b"Cancelled."
+        _L.call_fail(call, text, len(text))  # refused (and ignored) after a timeout
+        return
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:
+        _interrupted(call, call_id, execution, exc)
+        return
+    finally:
+        if watch is not None:
+            watch.cancel()
+    _return(call, call_id, execution, value)
+
+
+def _stop_when_cancelled(task: asyncio.Task[Any] | None, call: int, loop: asyncio.AbstractEventLoop) -> None:
+    if task is None or task.done():
+        return
+    if _L.call_cancelled(call):
+        task.cancel()
+    else:  # capstan's timer fires at the same deadline: look again shortly
+        loop.call_later(0.005, _stop_when_cancelled, task, call, loop)
+
+
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _blocking_executor() -> concurrent.futures.ThreadPoolExecutor:
+    """Threads that wait in capstan_execute for aexecute. Its own pool, large,
+    so that nested aexecute calls (agents as tools) never wait for each other."""
+    global _executor
+    if _executor is None:
+        with _private_lock:
+            if _executor is None:
+                _executor = concurrent.futures.ThreadPoolExecutor(256, thread_name_prefix="capstan-wait")
+    return _executor
+
+
+# --- closing registries --------------------------------------------------------
+
+_reaper_queue: list[int] = []
+_reaper_wake = threading.Condition()
+_reaper: threading.Thread | None = None
+
+
+def _reap_later(ptr: int) -> None:
+    """Frees a registry dropped without close() on a thread of its own: a
+    finalizer may run anywhere, and freeing waits for running tools."""
+    global _reaper
+    if sys.is_finalizing():
+        return  # the process is ending; its memory goes with it
+    with _reaper_wake:
+        _reaper_queue.append(ptr)
+        if _reaper is None:
+            _reaper = threading.Thread(target=_reap, name="capstan-reaper", daemon=True)
+            _reaper.start()
+        _reaper_wake.notify()
+
+
+def _reap() -> None:
+    while True:
+        with _reaper_wake:
+            while not _reaper_queue:
+                _reaper_wake.wait()
+            ptr = _reaper_queue.pop()
+        _L.registry_free(ptr)
+
+
+# --- the registry ----------------------------------------------------------------
+
+_Approval = "bool | Collection[str]"
+
+
+class ToolRegistry:
+    """Tools by name, backed by a native capstan registry.
+
+    Executes calls with capstan: arguments validated against the full JSON
+    Schema, calls run in parallel on capstan's pool, timeouts (sync tools
+    included), output caps. An unknown tool, invalid arguments, a timeout or a
+    tool's exception give an error :class:`ToolResult`, never an exception.
+
+    Close it with :meth:`close` or a ``with`` block; garbage collection is
+    only a backstop.
+
+    Example:
+        >>> @tool
+        ... def double(x: int) -> int:
+        ...     '''Double a number.'''
+        ...     return x * 2
+        >>> registry = ToolRegistry([double])
+        >>> registry.execute(ToolCall(name="double", arguments={"x": 4})).data
+        8
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] | None = None, *, coerce: bool = False) -> None:
+        """``coerce``: accept strings for number/integer/boolean arguments."""
+        library = _library()
+        options = _lib.RegistryOptions(ctypes.sizeof(_lib.RegistryOptions), _lib.REGISTRY_COERCE if coerce else 0)
+        out = ctypes.c_void_p()
+        status = library.registry_new(ctypes.byref(options), ctypes.byref(out))
+        if status != _lib.OK:
+            raise library.error(status, "cannot create a capstan registry")
+        self._ptr: int | None = out.value
+        self._tools: dict[str, Tool] = {}
+        self._lock = threading.RLock()
+        self._users = 0  # executions in flight; the registry is freed after the last
+        self._closing = False
+        for item in tools or ():
+            self.add(item)
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    def _enter(self) -> int:
+        with self._lock:
+            if self._ptr is None or self._closing:
+                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+            self._users += 1
+            return self._ptr
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._users -= 1
+            ptr = self._ptr if self._closing and self._users == 0 else None
+            if ptr is not None:
+                self._ptr = None
+        if ptr is not None:
+            _L.registry_free(ptr)
+
+    def close(self) -> None:
+        """Frees the native registry: unregisters every tool. Executions in
+        flight finish first (the last one frees it). Idempotent."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            ptr = self._ptr if self._users == 0 else None
+            if ptr is not None:
+                self._ptr = None
+        if ptr is not None:
+            _L.registry_free(ptr)
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    def __enter__(self) -> ToolRegistry:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        ptr = getattr(self, "_ptr", None)
+        if ptr is not None and not self._closing:
+            self._ptr = None
+            _reap_later(ptr)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Registered tools by name (a copy)."""
+        with self._lock:
+            return dict(self._tools)
+
+    def add(self, item: Tool | Callable[..., Any]) -> Tool:
+        """Register a tool, or a plain function (wrapped as a FunctionTool).
+        Replaces a tool of the same name. Returns the tool.
+
+        Raises:
+            TypeError: If ``item`` is neither a Tool nor callable.
+            ValidationError: If capstan refuses its name or schema.
+        """
+        if isinstance(item, Tool):
+            built = item
+        elif callable(item):
+            built = FunctionTool(item)
+        else:
+            raise TypeError(f"Expected a Tool or a callable, got {type(item).__name__}.")
+        self._add(built, weak=False)
+        return built
+
+    def _add(self, built: Tool, weak: bool) -> None:
+        entry = _Entry(built, weak)
+        flags = 0
+        if built.requires_approval:
+            flags |= _lib.TOOL_REQUIRES_APPROVAL
+        if not built.parallel_safe:
+            flags |= _lib.TOOL_SERIAL
+        description = built.description.replace("\0", " ")
+        definition = _lib.ToolDef(
+            struct_size=ctypes.sizeof(_lib.ToolDef),
+            name=built.name.encode(),
+            description=_utf8(description),
+            parameters=_utf8(json.dumps(built.parameters)),
+            callback=_TRAMPOLINE,
+            destroy=_DESTROY,
+            timeout_ms=_milliseconds(built.timeout),
+            max_output_chars=built.max_output_chars or 0,
+            flags=flags,
+        )
+        with self._lock:
+            ptr = self._enter()
+            try:
+                key = next(_entry_keys)
+                _entries[key] = entry
+                definition.user_data = key
+                status = _L.register(ptr, ctypes.byref(definition))  # on failure destroy ran
+                if status != _lib.OK:
+                    cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
+                    raise _L.error(status, f"cannot register tool {built.name!r}", cls)
+                self._tools[built.name] = built
+            finally:
+                self._leave()
+
+    def extend(self, items: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
+        """Register several tools; returns ``self``."""
+        for item in items:
+            self.add(item)
+        return self
+
+    def remove(self, name: str) -> None:
+        """Unregister a tool; no-op when there is none of that name. Its calls
+        in flight finish."""
+        with self._lock:
+            if name not in self._tools:
+                return
+            ptr = self._enter()
+            try:
+                encoded = name.encode()
+                status = _L.unregister(ptr, encoded, len(encoded))
+                if status not in (_lib.OK, _lib.ERR_NOT_FOUND):
+                    raise _L.error(status, f"cannot remove tool {name!r}")
+                del self._tools[name]
+            finally:
+                self._leave()
+
+    def get(self, name: str) -> Tool:
+        """The tool of that name.
+
+        Raises:
+            ToolNotFoundError: Its message lists the available tools.
+        """
+        with self._lock:
+            found = self._tools.get(name)
+            if found is None:
+                raise ToolNotFoundError(name, list(self._tools))
+            return found
+
+    def names(self) -> list[str]:
+        """Registered tool names, sorted."""
+        with self._lock:
+            return sorted(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Any:
+        return iter(self.tools.values())
+
+    # -- definitions for the model ---------------------------------------------------------
+
+    def _export(self, fmt: int) -> Any:
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.tools_json(ptr, fmt, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                return None
+            return json.loads(_L.take_text(out, size))
+        finally:
+            self._leave()
+
+    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
+        """Every tool's definition in a provider's format, sorted by name:
+        ``"openai"`` (Chat Completions), ``"openai_responses"``,
+        ``"anthropic"``, ``"gemini"`` (function declarations) or ``"mcp"``.
+        ``[]`` when no tool is registered."""
+        fmt = _formats.format_of(style)
+        exported = _formats.from_core(style, self._export(fmt))
+        if exported is None:  # TODO(#4): drop this fallback with the interim core export
+            exported = _formats.fallback(style, self._export(_lib.FORMAT_DESCRIBE) or [])
+        return exported
+
+    def describe(self) -> list[dict[str, Any]]:
+        """A JSON-safe summary of every tool, sorted by name: capstan's
+        describe output, with this binding's options filled in."""
+        described = self._export(_lib.FORMAT_DESCRIBE) or []
+        with self._lock:
+            tools = dict(self._tools)
+        for item in described:
+            t = tools.get(item.get("name"))
+            if t is None:
+                continue
+            item.setdefault("requires_approval", t.requires_approval)
+            item.setdefault("parallel_safe", t.parallel_safe)
+            item.setdefault("timeout", t.timeout)
+            item.setdefault("max_output_chars", t.max_output_chars)
+            item.setdefault("is_async", t.is_async)
+        return described
+
+    # -- approval: TODO(#3) move onto the core's approval API ------------------------------
+
+    def needs_approval(self, calls: Iterable[ToolCall]) -> list[ToolCall]:
+        """The calls whose tools require human approval before they run.
+
+        TODO(#3): decided here from each tool's ``requires_approval`` until
+        capstan's core has approval hooks.
+        """
+        with self._lock:
+            tools = dict(self._tools)
+        return [c for c in calls if (t := tools.get(c.name)) is not None and t.requires_approval]
+
+    def _denied(self, call: ToolCall, approved: Any) -> ToolResult | None:
+        """TODO(#3): interim approval gate in Python; the core will report
+        `denied` itself once it has approval hooks."""
+        found = self._tools.get(call.name)
+        if found is None or not found.requires_approval:
+            return None
+        if approved is True or (not isinstance(approved, bool) and call.id in approved):
+            return None
+        return ToolResult(
+            call.id,
+            call.name,
+            f'Tool "{call.name}" requires approval before it runs, and this call was not approved.',
+            True,
+            outcome="denied",
+        )
+
+    # -- execution ----------------------------------------------------------------------------
+
+    def execute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+        """Run one call and return its result (blocking; async tools run on a
+        private event loop thread). ``approved``: the call was approved, for
+        tools that require approval. ``timeout`` overrides the tool's."""
+        return self._run([call], approved, True, 0, timeout, None)[0]
+
+    def execute_many(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        parallel: bool = True,
+        limit: int = 8,
+        timeout: float | None = None,
+        approved: bool | Collection[str] = False,
+    ) -> list[ToolResult]:
+        """Run calls (in parallel on capstan's pool, at most ``limit`` at once,
+        or one by one with ``parallel=False``); results in call order.
+        ``approved``: True, or the ids of the approved calls."""
+        return self._run(list(calls), approved, parallel, limit, timeout, None)
+
+    async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+        """:meth:`execute` for event loops: waits on a thread, so the loop
+        stays free; ``async def`` tools run on this loop."""
+        return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
+
+    async def aexecute_many(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        parallel: bool = True,
+        limit: int = 8,
+        timeout: float | None = None,
+        approved: bool | Collection[str] = False,
+    ) -> list[ToolResult]:
+        """:meth:`execute_many` for event loops.
+
+        Example:
+            >>> import asyncio
+            >>> @tool
+            ... def echo(text: str) -> str:
+            ...     '''Echo text.'''
+            ...     return text
+            >>> registry = ToolRegistry([echo])
+            >>> calls = [ToolCall(name="echo", arguments={"text": t}) for t in "ab"]
+            >>> [r.content for r in asyncio.run(registry.aexecute_many(calls))]
+            ['a', 'b']
+        """
+        calls = list(calls)
+        if not calls:
+            return []
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            _blocking_executor(), self._run, calls, approved, parallel, limit, timeout, loop
+        )
+
+    def _run(
+        self,
+        calls: list[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> list[ToolResult]:
+        if not calls:
+            return []
+        token = next(_execution_tokens)
+        prefix = f"py{token}"
+        ready: dict[int, ToolResult] = {}
+        parts = []
+        sent = []
+        for i, call in enumerate(calls):
+            denied = self._denied(call, approved) if approved is not True else None
+            if denied is not None:
+                ready[i] = denied
+                continue
+            try:
+                arguments = json.dumps(call.arguments)
+            except (TypeError, ValueError) as exc:
+                ready[i] = ToolResult(
+                    call.id,
+                    call.name,
+                    f'Invalid arguments for tool "{call.name}": they cannot be sent as JSON ({exc}).',
+                    True,
+                    outcome="invalid_arguments",
+                )
+                continue
+            parts.append(f'{{"id":"{prefix}.{i}","name":{json.dumps(call.name)},"arguments":{arguments}}}')
+            sent.append(i)
+        if not parts:
+            return [ready[i] for i in range(len(calls))]
+
+        payload = _utf8(parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]")
+        options = _options(parallel, limit, timeout)
+        execution = _Execution(loop, timeout)
+        key = prefix.encode()
+        out, size = ctypes.c_void_p(), ctypes.c_size_t()
+        ptr = self._enter()
+        _executions[key] = execution
+        try:
+            status = _L.execute(ptr, payload, len(payload), options, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_execute failed")
+            items = json.loads(_L.take_text(out, size))
+        finally:
+            del _executions[key]
+            self._leave()
+        if execution.raised:
+            raise execution.raised[0]
+
+        data, errors = execution.data, execution.errors
+        for i, item in zip(sent, items):
+            call = calls[i]
+            outcome = item["outcome"]
+            if outcome == "ok":
+                value = data.get(item["id"].encode(), None)
+                ready[i] = ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
+            else:
+                result = ToolResult(call.id, call.name, item["content"], True, None, outcome, item["duration_us"])
+                if errors:
+                    result.error = errors.get(item["id"].encode())
+                ready[i] = result
+        return [ready[i] for i in range(len(calls))]
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closing else f"{len(self._tools)} tools"
+        return f"<ToolRegistry {state}>"
+
+
+def _milliseconds(seconds: float | None) -> int:
+    if not seconds:
+        return 0
+    return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
+
+
+_options_cache: dict[tuple[bool, int, int], Any] = {}
+
+
+def _options(parallel: bool, limit: int, timeout: float | None) -> Any:
+    """Exec options; None (capstan's defaults: parallel, limit 8) when they match."""
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    timeout_ms = _milliseconds(timeout)
+    if parallel and limit in (0, 8) and not timeout_ms:
+        return None
+    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms)
+    found = _options_cache.get(key)
+    if found is None:
+        flags = 0 if parallel else _lib.EXEC_SEQUENTIAL
+        found = ctypes.byref(_lib.ExecOptions(ctypes.sizeof(_lib.ExecOptions), flags, key[1], timeout_ms))
+        if len(_options_cache) < 64:
+            _options_cache[key] = found
+    return found
+
+
+_default: ToolRegistry | None = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> ToolRegistry:
+    """The global registry that ``@tool(register=True)`` adds to."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = ToolRegistry()
+    return _default
+
+
+# The doctests above use @tool by name, as users do.
+from ._tools import tool  # noqa: E402
