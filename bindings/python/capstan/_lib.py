@@ -154,9 +154,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
             "capstan_registry_free": (None, [c_void_p]),
             "capstan_register": (status, [c_void_p, POINTER(ToolDef)]),
             "capstan_unregister": (status, [c_void_p, c_char_p, c_size_t]),
+            # Output text as c_char_p: `.value` reads it without a length (it is
+            # NUL-terminated JSON, escaped), and capstan_free takes it as is.
             "capstan_execute": (
                 status,
-                [c_void_p, c_char_p, c_size_t, POINTER(ExecOptions), out, size_out],
+                [c_void_p, c_char_p, c_size_t, POINTER(ExecOptions), POINTER(c_char_p), size_out],
             ),
             "capstan_run_turn": (
                 status,

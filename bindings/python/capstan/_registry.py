@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from . import _formats, _lib
+from . import _formats, _json, _lib
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
 from ._tools import FunctionTool, Tool, render_result
 
@@ -115,12 +115,11 @@ def _on_call(key: int, call: int) -> None:
     call_id = b""
     execution = None
     try:
-        library = _L
-        call_id = library.call_id(call, None)
-        execution = _executions.get(call_id.partition(b".")[0]) if call_id else None
+        call_id = _call_id(call, None)
+        execution = _executions.get(call_id.partition(b".")[0])
         entry = _entries[key]
-        raw = library.call_arguments(call, None)
-        args = json.loads(raw) if raw is not None and raw != b"{}" else {}
+        raw = _call_arguments(call, None)
+        args = _json.loads(raw.decode()) if raw != b"{}" else {}
         if entry.fill:
             for name, value in entry.fill:
                 args.setdefault(name, value)
@@ -146,14 +145,14 @@ def _on_call(key: int, call: int) -> None:
 
 def _return(call: int, call_id: bytes, execution: _Execution | None, value: Any) -> None:
     try:
-        text = _utf8(render_result(value))
+        text = render_result(value).encode("utf-8", "backslashreplace")
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
     if execution is not None:
         # Kept before completing: the executing thread reads it as soon as the call is done.
         execution.data[call_id] = value
-    _L.call_return(call, _lib.CONTENT_TEXT, text, len(text))
+    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
 
 
 def _fail(call: int, call_id: bytes, execution: _Execution | None, exc: BaseException) -> None:
@@ -161,7 +160,7 @@ def _fail(call: int, call_id: bytes, execution: _Execution | None, exc: BaseExce
     text = _utf8(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
     if execution is not None:
         execution.errors[call_id] = exc
-    _L.call_fail(call, text, len(text))
+    _call_fail(call, text, len(text))
 
 
 def _interrupted(call: int, call_id: bytes, execution: _Execution | None, exc: BaseException) -> None:
@@ -172,7 +171,7 @@ def _interrupted(call: int, call_id: bytes, execution: _Execution | None, exc: B
 
         _thread.interrupt_main()
     text = _utf8(f"Interrupted: {type(exc).__name__}")
-    _L.call_fail(call, text, len(text))
+    _call_fail(call, text, len(text))
 
 
 def _on_destroy(key: int) -> None:
@@ -183,13 +182,25 @@ def _on_destroy(key: int) -> None:
 # these module-level objects are that reference, for the life of the process.
 _TRAMPOLINE = _lib.TOOL_FN(_on_call)
 _DESTROY = _lib.DESTROY_FN(_on_destroy)
-_L: Any = None  # the loaded library, set by _library()
+
+# The loaded library and, for the hot path, its functions as module globals.
+_L: Any = None
+_call_id: Any = None
+_call_arguments: Any = None
+_call_return: Any = None
+_call_fail: Any = None
+_execute: Any = None
+_free: Any = None
 
 
 def _library() -> Any:
-    global _L
+    global _L, _call_id, _call_arguments, _call_return, _call_fail, _execute, _free
     if _L is None:
-        _L = _lib.lib()
+        library = _lib.lib()
+        _call_id, _call_arguments = library.call_id, library.call_arguments
+        _call_return, _call_fail = library.call_return, library.call_fail
+        _execute, _free = library.execute, library.free
+        _L = library
     return _L
 
 
@@ -238,8 +249,7 @@ async def _complete_later(
     try:
         value = await coro
     except asyncio.CancelledError:
-        text = b"Cancelled."
-        _L.call_fail(call, text, len(text))  # refused (and ignored) after a timeout
+        _call_fail(call, b"Cancelled.", 10)  # refused (and ignored) after a timeout
         return
     except Exception as exc:
         _fail(call, call_id, execution, exc)
@@ -576,7 +586,51 @@ class ToolRegistry:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
         tools that require approval. ``timeout`` overrides the tool's."""
-        return self._run([call], approved, True, 0, timeout, None)[0]
+        found = self._tools.get(call.name)
+        arguments = call.arguments
+        if found is None or timeout is not None or found.requires_approval or type(arguments) is not dict:
+            return self._run((call,), approved, True, 8, timeout, None)[0]
+        # The common case, kept lean: a registered tool, dict arguments, defaults.
+        try:
+            encoded = _json.dumps(arguments).encode() if arguments else b"{}"
+        except (TypeError, ValueError, RecursionError):
+            return self._run((call,), approved, True, 8, timeout, None)[0]
+        key = b"py%d" % next(_execution_tokens)
+        payload = b'{"id":"%s.0","name":"%s","arguments":%s}' % (key, found.name.encode(), encoded)
+        execution = _Execution(None, None)
+        text = self._execute(key, execution, payload, None)
+        item = _json.loads(text)[0]
+        if item["outcome"] == "ok":
+            data = execution.data
+            value = data.get(key + b".0") if data else None
+            return ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
+        result = ToolResult(call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"])
+        if execution.errors:
+            result.error = execution.errors.get(key + b".0")
+        return result
+
+    def _execute(self, key: bytes, execution: _Execution, payload: bytes, options: Any) -> str:
+        """capstan_execute: the results JSON text. Re-raises what a tool raised
+        that is not an Exception (KeyboardInterrupt, SystemExit)."""
+        out, size = ctypes.c_char_p(), ctypes.c_size_t()
+        with self._lock:
+            ptr = self._ptr
+            if ptr is None or self._closing:
+                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+            self._users += 1
+        _executions[key] = execution
+        try:
+            status = _execute(ptr, payload, len(payload), options, ctypes.byref(out), ctypes.byref(size))
+            if status != 0:
+                raise _L.error(status, "capstan_execute failed")
+            text = out.value.decode()
+            _free(out)
+        finally:
+            del _executions[key]
+            self._leave()
+        if execution.raised:
+            raise execution.raised[0]
+        return text
 
     def execute_many(
         self,
@@ -590,7 +644,10 @@ class ToolRegistry:
         """Run calls (in parallel on capstan's pool, at most ``limit`` at once,
         or one by one with ``parallel=False``); results in call order.
         ``approved``: True, or the ids of the approved calls."""
-        return self._run(list(calls), approved, parallel, limit, timeout, None)
+        calls = list(calls)
+        if not calls:
+            return []
+        return self._run(calls, approved, parallel, limit, timeout, None)
 
     async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
         """:meth:`execute` for event loops: waits on a thread, so the loop
@@ -629,72 +686,66 @@ class ToolRegistry:
 
     def _run(
         self,
-        calls: list[ToolCall],
+        calls: Sequence[ToolCall],
         approved: Any,
         parallel: bool,
         limit: int,
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
     ) -> list[ToolResult]:
-        if not calls:
-            return []
         token = next(_execution_tokens)
         prefix = f"py{token}"
-        ready: dict[int, ToolResult] = {}
+        tools = self._tools
+        results: list[Any] = [None] * len(calls)
         parts = []
-        sent = []
         for i, call in enumerate(calls):
-            denied = self._denied(call, approved) if approved is not True else None
-            if denied is not None:
-                ready[i] = denied
-                continue
+            name = call.name
+            found = tools.get(name)
+            if found is not None and found.requires_approval and approved is not True:
+                denied = self._denied(call, approved)  # TODO(#3): the core's approval
+                if denied is not None:
+                    results[i] = denied
+                    continue
             try:
-                arguments = json.dumps(call.arguments)
-            except (TypeError, ValueError) as exc:
-                ready[i] = ToolResult(
+                arguments = call.arguments
+                arguments = "{}" if arguments is None or arguments == {} else _json.dumps(arguments)
+            except (TypeError, ValueError, RecursionError) as exc:
+                results[i] = ToolResult(
                     call.id,
-                    call.name,
-                    f'Invalid arguments for tool "{call.name}": they cannot be sent as JSON ({exc}).',
+                    name,
+                    f'Invalid arguments for tool "{name}": they cannot be sent as JSON ({exc}).',
                     True,
                     outcome="invalid_arguments",
                 )
                 continue
-            parts.append(f'{{"id":"{prefix}.{i}","name":{json.dumps(call.name)},"arguments":{arguments}}}')
-            sent.append(i)
+            quoted = f'"{name}"' if found is not None else _json.dumps(name)
+            parts.append(f'{{"id":"{prefix}.{i}","name":{quoted},"arguments":{arguments}}}')
         if not parts:
-            return [ready[i] for i in range(len(calls))]
+            return results
 
-        payload = _utf8(parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]")
+        payload = (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode(
+            "utf-8", "backslashreplace"
+        )
         options = _options(parallel, limit, timeout)
         execution = _Execution(loop, timeout)
-        key = prefix.encode()
-        out, size = ctypes.c_void_p(), ctypes.c_size_t()
-        ptr = self._enter()
-        _executions[key] = execution
-        try:
-            status = _L.execute(ptr, payload, len(payload), options, ctypes.byref(out), ctypes.byref(size))
-            if status != _lib.OK:
-                raise _L.error(status, "capstan_execute failed")
-            items = json.loads(_L.take_text(out, size))
-        finally:
-            del _executions[key]
-            self._leave()
-        if execution.raised:
-            raise execution.raised[0]
-
+        text = self._execute(prefix.encode(), execution, payload, options)
         data, errors = execution.data, execution.errors
-        for i, item in zip(sent, items):
-            call = calls[i]
-            outcome = item["outcome"]
-            if outcome == "ok":
-                value = data.get(item["id"].encode(), None)
-                ready[i] = ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
+        items = iter(_json.loads(text))
+        for i, call in enumerate(calls):
+            if results[i] is not None:
+                continue
+            item = next(items)
+            if item["outcome"] == "ok":
+                value = data.get(f"{prefix}.{i}".encode()) if data else None
+                results[i] = ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
             else:
-                result = ToolResult(call.id, call.name, item["content"], True, None, outcome, item["duration_us"])
+                result = ToolResult(
+                    call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"]
+                )
                 if errors:
-                    result.error = errors.get(item["id"].encode())
-                ready[i] = result
-        return [ready[i] for i in range(len(calls))]
+                    result.error = errors.get(f"{prefix}.{i}".encode())
+                results[i] = result
+        return results
 
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"

@@ -100,7 +100,9 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         i += 1
         if not header or header.group(1).lower() not in _ARG_SECTIONS:
             continue
-        section_indent = _indent(lines[i - 1])
+        # cleandoc leaves a first line unindented whatever follows it: a section
+        # header there has its entries at any indent.
+        section_indent = _indent(lines[i - 1]) if i > 1 else -1
         arg_indent: int | None = None
         current: str | None = None
         while i < len(lines):
