@@ -204,18 +204,18 @@ class _Library:
         for name, fn in _declare(blocking, quick).items():
             setattr(self, name, fn)
 
-    def last_error(self) -> str:
+    def last_error_text(self) -> str:
         size = self.quick.capstan_last_error(None, 0)
         buf = ctypes.create_string_buffer(size + 1)
         self.quick.capstan_last_error(buf, size + 1)
         return buf.value.decode("utf-8", "replace")
 
-    def status_name(self, status: int) -> str:
+    def status_text(self, status: int) -> str:
         return self.quick.capstan_status_name(status).decode()
 
     def error(self, status: int, what: str, cls: type[CapstanError] = CapstanError) -> CapstanError:
         """The exception for a failed call; reads the last error of this thread."""
-        return cls(f"{what}: {self.last_error()}", self.status_name(status))
+        return cls(f"{what}: {self.last_error_text()}", self.status_text(status))
 
     def take_text(self, ptr: c_void_p, size: c_size_t) -> bytes:
         """Copies capstan-owned output text and frees it."""
