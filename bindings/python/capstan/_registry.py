@@ -18,6 +18,7 @@ calling thread. ``async def`` tools complete their capstan call later
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import ctypes
 import dataclasses
@@ -197,6 +198,7 @@ def _library() -> Any:
     global _L, _call_id, _call_arguments, _call_return, _call_fail, _execute, _free
     if _L is None:
         library = _lib.lib()
+        atexit.register(_close_all_at_exit)
         _call_id, _call_arguments = library.call_id, library.call_arguments
         _call_return, _call_fail = library.call_return, library.call_fail
         _execute, _free = library.execute, library.free
@@ -287,33 +289,61 @@ def _blocking_executor() -> concurrent.futures.ThreadPoolExecutor:
 
 
 # --- closing registries --------------------------------------------------------
+#
+# Python must not be entered from capstan's threads once the interpreter is
+# finalizing: a thread that takes the GIL then is ended with pthread_exit,
+# whose unwinding through the library's frames aborts the process. So, at
+# exit, every registry still open is closed while the interpreter is whole:
+# capstan_registry_free waits for the tool calls still running (as Python
+# waits for non-daemon threads) and then no callback of it can come.
 
+_open_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+_exiting = False
 _reaper_queue: list[int] = []
+_reaper_busy = False
 _reaper_wake = threading.Condition()
 _reaper: threading.Thread | None = None
 
 
 def _reap_later(ptr: int) -> None:
     """Frees a registry dropped without close() on a thread of its own: a
-    finalizer may run anywhere, and freeing waits for running tools."""
+    finalizer may run on any thread, inside any lock, and freeing waits for
+    the registry's running tools."""
     global _reaper
-    if sys.is_finalizing():
-        return  # the process is ending; its memory goes with it
+    if _exiting or sys.is_finalizing():
+        return  # too late to call into capstan safely; the OS reclaims it
     with _reaper_wake:
         _reaper_queue.append(ptr)
         if _reaper is None:
             _reaper = threading.Thread(target=_reap, name="capstan-reaper", daemon=True)
             _reaper.start()
-        _reaper_wake.notify()
+        _reaper_wake.notify_all()
 
 
 def _reap() -> None:
+    global _reaper_busy
     while True:
         with _reaper_wake:
             while not _reaper_queue:
+                _reaper_busy = False
+                _reaper_wake.notify_all()
                 _reaper_wake.wait()
             ptr = _reaper_queue.pop()
+            _reaper_busy = True
         _L.registry_free(ptr)
+
+
+def _close_all_at_exit() -> None:
+    global _exiting
+    _exiting = True
+    with _reaper_wake:
+        while _reaper_queue or _reaper_busy:
+            _reaper_wake.wait()
+    for registry in list(_open_registries):
+        try:
+            registry.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
 
 
 # --- the registry ----------------------------------------------------------------
@@ -355,6 +385,7 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._users = 0  # executions in flight; the registry is freed after the last
         self._closing = False
+        _open_registries.add(self)
         for item in tools or ():
             self.add(item)
 
