@@ -17,6 +17,7 @@ def _refuse(value: Any) -> Any:
 
 
 _scan = json.JSONDecoder().scan_once
+_scanstring = json.decoder.scanstring  # (text, index after the opening quote) -> (str, end)
 
 try:
     from json.encoder import c_encode_basestring_ascii, c_make_encoder  # type: ignore[attr-defined]

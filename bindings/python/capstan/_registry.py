@@ -32,6 +32,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from . import _formats, _json, _lib
+from ._json import _scan, _scanstring
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
 from ._tools import FunctionTool, Tool, render_result
 
@@ -88,22 +89,35 @@ class _Entry:
 
 
 class _Execution:
-    """Python-side state of one capstan_execute, found by the calls' id prefix."""
+    """Python-side state of one capstan_execute, found by the calls' id prefix
+    (or, for a lone call run on the executing thread, by that thread)."""
 
-    __slots__ = ("loop", "data", "errors", "raised", "timeout")
+    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None, single: bool) -> None:
         self.loop = loop
-        self.data: dict[bytes, Any] = {}
-        self.errors: dict[bytes, BaseException] = {}
-        self.raised: list[BaseException] = []
         self.timeout = timeout
+        self.single = single
+        # A lone call's outcome; several calls' by call id (made up front:
+        # pool threads write them at once).
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.data: dict[bytes, Any] | None = None if single else {}
+        self.errors: dict[bytes, BaseException] | None = None if single else {}
+        self.raised: BaseException | None = None
 
 
 _entries: dict[int, _Entry] = {}
 _entry_keys = itertools.count(1)
 _executions: dict[bytes, _Execution] = {}
 _execution_tokens = itertools.count(1)
+# Lone-call executions by the thread running capstan_execute: capstan runs a
+# lone call without timeout on that thread, so the trampoline finds its
+# execution without asking for the call's id.
+_inline: dict[int, _Execution | None] = {}
+_get_ident = threading.get_ident
+_ABSENT = object()
+_OK_TAIL = ',"is_error":false,"outcome":"ok","duration_us":'
 
 
 def _utf8(text: str) -> bytes:
@@ -113,14 +127,16 @@ def _utf8(text: str) -> bytes:
 def _on_call(key: int, call: int) -> None:
     """The trampoline: capstan calls it, on a pool thread or the calling thread,
     with the GIL taken by ctypes. It must complete `call` exactly once."""
-    call_id = b""
-    execution = None
+    call_id = None
+    execution = _inline.get(_get_ident())
     try:
-        call_id = _call_id(call, None)
-        execution = _executions.get(call_id.partition(b".")[0])
+        if execution is None:
+            call_id = _call_id(call, None)
+            if call_id is not None:
+                execution = _executions.get(call_id.partition(b".")[0])
         entry = _entries[key]
         raw = _call_arguments(call, None)
-        args = _json.loads(raw.decode()) if raw != b"{}" else {}
+        args = _scan(raw.decode(), 0)[0] if raw != b"{}" else {}
         if entry.fill:
             for name, value in entry.fill:
                 args.setdefault(name, value)
@@ -144,29 +160,36 @@ def _on_call(key: int, call: int) -> None:
     _return(call, call_id, execution, value)
 
 
-def _return(call: int, call_id: bytes, execution: _Execution | None, value: Any) -> None:
+def _return(call: int, call_id: bytes | None, execution: _Execution | None, value: Any) -> None:
     try:
         text = render_result(value).encode("utf-8", "backslashreplace")
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
+    # Kept before completing: the executing thread reads it as soon as the call is done.
     if execution is not None:
-        # Kept before completing: the executing thread reads it as soon as the call is done.
-        execution.data[call_id] = value
+        if execution.single:
+            execution.value = value
+        elif call_id is not None:
+            execution.data[call_id] = value  # type: ignore[index]
     _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
 
 
-def _fail(call: int, call_id: bytes, execution: _Execution | None, exc: BaseException) -> None:
+def _fail(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:
     message = str(exc)
     text = _utf8(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
     if execution is not None:
-        execution.errors[call_id] = exc
+        if execution.single:
+            execution.error = exc
+        elif call_id is not None:
+            execution.errors[call_id] = exc  # type: ignore[index]
     _call_fail(call, text, len(text))
 
 
-def _interrupted(call: int, call_id: bytes, execution: _Execution | None, exc: BaseException) -> None:
+def _interrupted(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:
     if execution is not None:
-        execution.raised.append(exc)
+        if execution.raised is None:
+            execution.raised = exc
     elif isinstance(exc, KeyboardInterrupt):
         import _thread
 
@@ -382,8 +405,15 @@ class ToolRegistry:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
         self._tools: dict[str, Tool] = {}
+        # Tools execute() may run on its lean path (no approval gate, no
+        # timeout: capstan runs them on the calling thread), with the call and
+        # result text around their name: (call %-template, result head %-template).
+        self._lean: dict[str, tuple[str, str]] = {}
         self._lock = threading.RLock()
-        self._users = 0  # executions in flight; the registry is freed after the last
+        # Uses in flight (entered - left); the registry is freed after the last.
+        # itertools.count: next() is atomic, where `+= 1` is not.
+        self._entered = itertools.count()
+        self._left = itertools.count()
         self._closing = False
         _open_registries.add(self)
         for item in tools or ():
@@ -392,20 +422,25 @@ class ToolRegistry:
     # -- lifetime ----------------------------------------------------------------------
 
     def _enter(self) -> int:
-        with self._lock:
-            if self._ptr is None or self._closing:
-                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-            self._users += 1
-            return self._ptr
+        next(self._entered)
+        ptr = self._ptr
+        if ptr is None or self._closing:
+            self._leave()
+            raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+        return ptr
 
     def _leave(self) -> None:
+        next(self._left)
+        if self._closing:
+            self._free_when_idle()
+
+    def _free_when_idle(self) -> None:
         with self._lock:
-            self._users -= 1
-            ptr = self._ptr if self._closing and self._users == 0 else None
-            if ptr is not None:
-                self._ptr = None
-        if ptr is not None:
-            _L.registry_free(ptr)
+            ptr = self._ptr
+            if ptr is None or _count(self._entered) != _count(self._left):
+                return
+            self._ptr = None
+        _L.registry_free(ptr)
 
     def close(self) -> None:
         """Frees the native registry: unregisters every tool. Executions in
@@ -413,12 +448,8 @@ class ToolRegistry:
         with self._lock:
             if self._closing:
                 return
-            self._closing = True
-            ptr = self._ptr if self._users == 0 else None
-            if ptr is not None:
-                self._ptr = None
-        if ptr is not None:
-            _L.registry_free(ptr)
+            self._closing = True  # before counting the uses in flight: see _enter
+        self._free_when_idle()
 
     @property
     def closed(self) -> bool:
@@ -491,6 +522,13 @@ class ToolRegistry:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
+                if built.requires_approval or built.timeout is not None:
+                    self._lean.pop(built.name, None)
+                else:
+                    self._lean[built.name] = (
+                        f'{{"id":"py%d.0","name":"{built.name}","arguments":%s}}',
+                        f'[{{"id":"py%d.0","name":"{built.name}","content":"',
+                    )
             finally:
                 self._leave()
 
@@ -513,6 +551,7 @@ class ToolRegistry:
                 if status not in (_lib.OK, _lib.ERR_NOT_FOUND):
                     raise _L.error(status, f"cannot remove tool {name!r}")
                 del self._tools[name]
+                self._lean.pop(name, None)
             finally:
                 self._leave()
 
@@ -617,50 +656,90 @@ class ToolRegistry:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
         tools that require approval. ``timeout`` overrides the tool's."""
-        found = self._tools.get(call.name)
+        lean = self._lean.get(call.name)
         arguments = call.arguments
-        if found is None or timeout is not None or found.requires_approval or type(arguments) is not dict:
+        kind = type(arguments)
+        if lean is None or timeout is not None or (kind is not str and kind is not dict):
             return self._run((call,), approved, True, 8, timeout, None)[0]
-        # The common case, kept lean: a registered tool, dict arguments, defaults.
+        # The common case, written out for speed (this is the per-call overhead
+        # of the binding): a registered tool that runs on this thread.
         try:
-            encoded = _json.dumps(arguments).encode() if arguments else b"{}"
+            encoded = _json.dumps(arguments) if arguments else "{}"
         except (TypeError, ValueError, RecursionError):
             return self._run((call,), approved, True, 8, timeout, None)[0]
-        key = b"py%d" % next(_execution_tokens)
-        payload = b'{"id":"%s.0","name":"%s","arguments":%s}' % (key, found.name.encode(), encoded)
-        execution = _Execution(None, None)
-        text = self._execute(key, execution, payload, None)
-        item = _json.loads(text)[0]
-        if item["outcome"] == "ok":
-            data = execution.data
-            value = data.get(key + b".0") if data else None
-            return ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
-        result = ToolResult(call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"])
-        if execution.errors:
-            result.error = execution.errors.get(key + b".0")
-        return result
-
-    def _execute(self, key: bytes, execution: _Execution, payload: bytes, options: Any) -> str:
-        """capstan_execute: the results JSON text. Re-raises what a tool raised
-        that is not an Exception (KeyboardInterrupt, SystemExit)."""
-        out, size = ctypes.c_char_p(), ctypes.c_size_t()
-        with self._lock:
-            ptr = self._ptr
-            if ptr is None or self._closing:
-                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-            self._users += 1
-        _executions[key] = execution
+        token = next(_execution_tokens)
+        payload = (lean[0] % (token, encoded)).encode()  # ASCII: dumps escapes the rest
+        execution = _Execution(None, None, True)
+        next(self._entered)
+        ptr = self._ptr
+        if ptr is None or self._closing:
+            self._leave()
+            raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+        thread = _get_ident()
+        outer = _inline.get(thread, _ABSENT)
+        _inline[thread] = execution
+        out = ctypes.c_char_p()
         try:
-            status = _execute(ptr, payload, len(payload), options, ctypes.byref(out), ctypes.byref(size))
+            status = _execute(ptr, payload, len(payload), None, ctypes.byref(out), None)
             if status != 0:
                 raise _L.error(status, "capstan_execute failed")
-            text = out.value.decode()
+            text = out.value.decode()  # type: ignore[union-attr]
             _free(out)
         finally:
-            del _executions[key]
+            if outer is _ABSENT:
+                del _inline[thread]
+            else:
+                _inline[thread] = outer  # type: ignore[assignment]
             self._leave()
-        if execution.raised:
-            raise execution.raised[0]
+        if execution.raised is not None:
+            raise execution.raised
+        # capstan writes {"id","name","content","is_error","outcome","duration_us"}:
+        # an ok result is read without building the whole object; anything
+        # else takes the general reader.
+        head = lean[1] % token
+        if text.startswith(head):
+            content, end = _scanstring(text, len(head))
+            if text.startswith(_OK_TAIL, end) and text.endswith("}]"):
+                return ToolResult(
+                    call.id, call.name, content, False, execution.value, "ok", int(text[end + len(_OK_TAIL) : -2])
+                )
+        item = _scan(text, 0)[0][0]
+        if item["outcome"] == "ok":
+            return ToolResult(call.id, call.name, item["content"], False, execution.value, "ok", item["duration_us"])
+        return ToolResult(
+            call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"], execution.error
+        )
+
+    def _execute(
+        self, key: bytes, execution: _Execution, payload: bytes, options: Any, by_id: bool = True
+    ) -> str:
+        """capstan_execute: the results JSON text. Re-raises what a tool raised
+        that is not an Exception (KeyboardInterrupt, SystemExit). ``by_id``
+        False: a lone call that capstan runs on this thread (no timeout), whose
+        execution the trampoline finds in ``_inline``."""
+        out = ctypes.c_char_p()
+        ptr = self._enter()
+        thread = _get_ident()
+        outer = _inline.get(thread, _ABSENT)
+        _inline[thread] = execution if execution.single else None
+        if by_id:
+            _executions[key] = execution
+        try:
+            status = _execute(ptr, payload, len(payload), options, ctypes.byref(out), None)
+            if status != 0:
+                raise _L.error(status, "capstan_execute failed")
+            text = out.value.decode()  # type: ignore[union-attr]
+            _free(out)
+        finally:
+            if by_id:
+                del _executions[key]
+            if outer is _ABSENT:
+                del _inline[thread]
+            else:
+                _inline[thread] = outer  # type: ignore[assignment]
+            self._leave()
+        if execution.raised is not None:
+            raise execution.raised
         return text
 
     def execute_many(
@@ -758,29 +837,33 @@ class ToolRegistry:
             "utf-8", "backslashreplace"
         )
         options = _options(parallel, limit, timeout)
-        execution = _Execution(loop, timeout)
-        text = self._execute(prefix.encode(), execution, payload, options)
-        data, errors = execution.data, execution.errors
-        items = iter(_json.loads(text))
+        single = len(parts) == 1
+        execution = _Execution(loop, timeout, single)
+        items = iter(_json.loads(self._execute(prefix.encode(), execution, payload, options)))
+        data, errors = execution.data or {}, execution.errors or {}
         for i, call in enumerate(calls):
             if results[i] is not None:
                 continue
             item = next(items)
+            key = f"{prefix}.{i}".encode()
             if item["outcome"] == "ok":
-                value = data.get(f"{prefix}.{i}".encode()) if data else None
+                value = execution.value if single else data.get(key)
                 results[i] = ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
             else:
-                result = ToolResult(
-                    call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"]
+                error = execution.error if single else errors.get(key)
+                results[i] = ToolResult(
+                    call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"], error
                 )
-                if errors:
-                    result.error = errors.get(f"{prefix}.{i}".encode())
-                results[i] = result
         return results
 
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"
         return f"<ToolRegistry {state}>"
+
+
+def _count(counter: itertools.count[int]) -> int:
+    """The next value of an itertools.count, without taking it."""
+    return int(repr(counter)[6:-1])
 
 
 def _milliseconds(seconds: float | None) -> int:
