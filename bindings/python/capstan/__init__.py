@@ -34,7 +34,8 @@ from ._errors import (
     ValidationError,
 )
 from ._lib import version
-from ._registry import ToolCall, ToolRegistry, ToolResult, default_registry
+from ._calls import ToolCall, ToolResult
+from ._registry import ToolRegistry, default_registry
 from ._schema import function_schema, parse_docstring, python_type_to_schema
 from ._tools import FunctionTool, Tool, render_result, tool
 

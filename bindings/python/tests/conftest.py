@@ -17,6 +17,7 @@ def no_leaked_executions():
     yield
     # Every execution removes its Python-side state when its C call returns.
     assert not _registry._executions
+    assert not _registry._inline
 
 
 def live_entries() -> int:

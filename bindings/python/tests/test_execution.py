@@ -7,7 +7,6 @@ import weakref
 import pytest
 
 from capstan import FunctionTool, Tool, ToolCall, ToolRegistry, tool
-from capstan import _registry
 from conftest import live_entries
 
 

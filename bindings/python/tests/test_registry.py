@@ -5,7 +5,6 @@ import pytest
 from capstan import (
     FunctionTool,
     RegistryClosedError,
-    Tool,
     ToolCall,
     ToolNotFoundError,
     ToolRegistry,
