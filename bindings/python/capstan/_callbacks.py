@@ -210,11 +210,23 @@ def _start_coroutine(
     if loop is None:
         loop = _loop_for_sync_callers()
     timeout = execution.timeout if execution is not None and execution.timeout else entry.timeout
+    wrapped = _complete_later(call, call_id, execution, coro, timeout)
     try:
-        asyncio.run_coroutine_threadsafe(_complete_later(call, call_id, execution, coro, timeout), loop)
-    except BaseException:
+        loop.call_soon_threadsafe(_spawn, loop, wrapped)
+    except BaseException:  # the loop is closed
+        wrapped.close()
         coro.close()
         raise
+
+
+# Tasks of running async tools: the loop itself keeps only weak references.
+_tasks: set[asyncio.Task[Any]] = set()
+
+
+def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+    task = loop.create_task(coro)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
 
 
 async def _complete_later(

@@ -86,6 +86,16 @@ class ExecOptions(Structure):
     ]
 
 
+class ExecOptionsApproval(Structure):
+    """capstan_exec_options of a library with approval (capstan_needs_approval):
+    the same fields, then the ids of the calls the user approved."""
+
+    _fields_ = ExecOptions._fields_ + [
+        ("approved_ids", POINTER(c_char_p)),
+        ("approved_count", c_size_t),
+    ]
+
+
 _NAMES = {
     "linux": ["libcapstan.so"],
     "darwin": ["libcapstan.dylib"],
@@ -156,13 +166,14 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
             "capstan_unregister": (status, [c_void_p, c_char_p, c_size_t]),
             # Output text as c_char_p: `.value` reads it without a length (it is
             # NUL-terminated JSON, escaped), and capstan_free takes it as is.
+            # Options as c_void_p: byref() of whichever layout the library has.
             "capstan_execute": (
                 status,
-                [c_void_p, c_char_p, c_size_t, POINTER(ExecOptions), POINTER(c_char_p), size_out],
+                [c_void_p, c_char_p, c_size_t, c_void_p, POINTER(c_char_p), size_out],
             ),
             "capstan_run_turn": (
                 status,
-                [c_void_p, c_uint32, c_char_p, c_size_t, POINTER(ExecOptions), out, size_out],
+                [c_void_p, c_uint32, c_char_p, c_size_t, c_void_p, out, size_out],
             ),
         },
         # GIL kept: short, never waits for Python code.
@@ -183,6 +194,16 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
             "capstan_pool_configure": (status, [c_uint32]),
         },
     }
+    # Functions of later libraries, used when present.
+    optional = {
+        blocking: {
+            "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
+        },
+    }
+    for handle, functions in optional.items():
+        for name, spec in functions.items():
+            if hasattr(handle, name):
+                signatures[handle][name] = spec
     bound: dict[str, object] = {}
     for handle, functions in signatures.items():
         for name, (restype, argtypes) in functions.items():
@@ -203,6 +224,10 @@ class _Library:
         self.quick = quick
         for name, fn in _declare(blocking, quick).items():
             setattr(self, name, fn)
+        # Approval in the core (issue #3): calls of REQUIRES_APPROVAL tools run
+        # only when their ids are in the exec options' approved_ids.
+        self.has_approval = hasattr(self, "needs_approval")
+        self.ExecOptions = ExecOptionsApproval if self.has_approval else ExecOptions
 
     def last_error_text(self) -> str:
         size = self.quick.capstan_last_error(None, 0)

@@ -369,27 +369,43 @@ class ToolRegistry:
     # -- approval: TODO(#3) move onto the core's approval API ------------------------------
 
     def needs_approval(self, calls: Iterable[ToolCall]) -> list[ToolCall]:
-        """The calls whose tools require human approval before they run.
+        """The calls whose tools require human approval before they run
+        (unknown tools need none: they fail anyway). Run the approved ones
+        with ``execute(call, approved=True)`` or
+        ``execute_many(calls, approved={ids})``; the others end ``denied``."""
+        calls = list(calls)
+        if not calls:
+            return []
+        if not _L.has_approval:  # TODO(#3): drop with libraries that lack approval
+            with self._lock:
+                tools = dict(self._tools)
+            return [c for c in calls if (t := tools.get(c.name)) is not None and t.requires_approval]
+        payload = "[" + ",".join(
+            f'{{"id":"{i}","name":{_json.dumps(c.name)},"arguments":{{}}}}' for i, c in enumerate(calls)
+        ) + "]"
+        encoded = payload.encode("utf-8", "backslashreplace")
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_needs_approval failed")
+            waiting = json.loads(_L.take_text(out, size))
+        finally:
+            self._leave()
+        return [calls[item["index"]] for item in waiting]
 
-        TODO(#3): decided here from each tool's ``requires_approval`` until
-        capstan's core has approval hooks.
-        """
-        with self._lock:
-            tools = dict(self._tools)
-        return [c for c in calls if (t := tools.get(c.name)) is not None and t.requires_approval]
+    @staticmethod
+    def _approves(call: ToolCall, approved: Any) -> bool:
+        return approved is True or (not isinstance(approved, bool) and call.id in approved)
 
-    def _denied(self, call: ToolCall, approved: Any) -> ToolResult | None:
-        """TODO(#3): interim approval gate in Python; the core will report
-        `denied` itself once it has approval hooks."""
-        found = self._tools.get(call.name)
-        if found is None or not found.requires_approval:
-            return None
-        if approved is True or (not isinstance(approved, bool) and call.id in approved):
-            return None
+    def _denied(self, call: ToolCall) -> ToolResult:
+        """TODO(#3): the approval gate of libraries without approval in the
+        core; those with it report `denied` themselves."""
         return ToolResult(
             call.id,
             call.name,
-            f'Tool "{call.name}" requires approval before it runs, and this call was not approved.',
+            f'Tool "{call.name}" requires approval and this call was not approved; it was not run.',
             True,
             outcome="denied",
         )
@@ -552,14 +568,17 @@ class ToolRegistry:
         tools = self._tools
         results: list[Any] = [None] * len(calls)
         parts = []
+        approved_ids = []
         for i, call in enumerate(calls):
             name = call.name
             found = tools.get(name)
-            if found is not None and found.requires_approval and approved is not True:
-                denied = self._denied(call, approved)  # TODO(#3): the core's approval
-                if denied is not None:
-                    results[i] = denied
-                    continue
+            if found is not None and found.requires_approval:
+                if not _L.has_approval:
+                    if not self._approves(call, approved):
+                        results[i] = self._denied(call)
+                        continue
+                elif self._approves(call, approved):
+                    approved_ids.append(f"{prefix}.{i}".encode())
             try:
                 arguments = call.arguments
                 arguments = "{}" if arguments is None or arguments == {} else _json.dumps(arguments)
@@ -580,10 +599,11 @@ class ToolRegistry:
         payload = (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode(
             "utf-8", "backslashreplace"
         )
-        options = _options(parallel, limit, timeout)
+        options, keep = _options(parallel, limit, timeout, approved_ids)
         single = len(parts) == 1
         execution = _Execution(loop, timeout, single)
         items = iter(_json.loads(self._execute(prefix.encode(), execution, payload, options)))
+        del keep
         data, errors = execution.data or {}, execution.errors or {}
         for i, call in enumerate(calls):
             if results[i] is not None:
@@ -619,21 +639,27 @@ def _milliseconds(seconds: float | None) -> int:
 _options_cache: dict[tuple[bool, int, int], Any] = {}
 
 
-def _options(parallel: bool, limit: int, timeout: float | None) -> Any:
-    """Exec options; None (capstan's defaults: parallel, limit 8) when they match."""
+def _options(parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes]) -> tuple[Any, Any]:
+    """Exec options for capstan_execute, and what must stay alive during the
+    call. None (capstan's defaults: parallel, limit 8) when they match."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     timeout_ms = _milliseconds(timeout)
-    if parallel and limit in (0, 8) and not timeout_ms:
-        return None
     key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms)
+    flags = 0 if parallel else _lib.EXEC_SEQUENTIAL
+    layout = _L.ExecOptions
+    if approved_ids:
+        ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
+        options = layout(ctypes.sizeof(layout), flags, key[1], timeout_ms, ids, len(approved_ids))
+        return ctypes.byref(options), (ids, options)
+    if parallel and limit in (0, 8) and not timeout_ms:
+        return None, None
     found = _options_cache.get(key)
     if found is None:
-        flags = 0 if parallel else _lib.EXEC_SEQUENTIAL
-        found = ctypes.byref(_lib.ExecOptions(ctypes.sizeof(_lib.ExecOptions), flags, key[1], timeout_ms))
+        found = ctypes.byref(layout(ctypes.sizeof(layout), flags, key[1], timeout_ms))
         if len(_options_cache) < 64:
             _options_cache[key] = found
-    return found
+    return found, None
 
 
 _default: ToolRegistry | None = None
