@@ -57,6 +57,29 @@ FORMAT_MCP = 5
 TOOL_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 DESTROY_FN = CFUNCTYPE(None, c_void_p)
 
+OUTCOMES = ("ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied")
+
+
+class Result(Structure):
+    """capstan_result: one call's result as capstan_submit hands it over.
+    Borrowed for the callback only; strings are not NUL-terminated."""
+
+    _fields_ = [
+        ("index", c_size_t),
+        ("id", c_void_p),
+        ("id_len", c_size_t),
+        ("name", c_void_p),
+        ("name_len", c_size_t),
+        ("content", c_void_p),
+        ("content_len", c_size_t),
+        ("outcome", c_uint32),
+        ("is_error", c_bool),
+        ("duration_us", ctypes.c_uint64),
+    ]
+
+
+RESULT_FN = CFUNCTYPE(None, c_void_p, POINTER(Result))
+
 
 class ToolDef(Structure):
     _fields_ = [
@@ -198,6 +221,9 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
     optional = {
         blocking: {
             "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
+            "capstan_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
+            "capstan_batch_cancel": (None, [c_void_p]),
+            "capstan_batch_free": (None, [c_void_p]),
         },
     }
     for handle, functions in optional.items():
@@ -227,6 +253,8 @@ class _Library:
         # Approval in the core (issue #3): calls of REQUIRES_APPROVAL tools run
         # only when their ids are in the exec options' approved_ids.
         self.has_approval = hasattr(self, "needs_approval")
+        # capstan_submit: batches that run without a thread waiting on them.
+        self.has_submit = hasattr(self, "submit") and hasattr(self, "batch_free")
         self.ExecOptions = ExecOptionsApproval if self.has_approval else ExecOptions
 
     def last_error_text(self) -> str:

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from . import _callbacks, _formats, _json, _lib
+from . import _batches, _callbacks, _formats, _json, _lib
 from ._callbacks import (
     _ABSENT,
     _DESTROY,
@@ -517,11 +517,14 @@ class ToolRegistry:
         calls = list(calls)
         if not calls:
             return []
+        if _L.has_submit and len(calls) > 1 and threading.current_thread() is threading.main_thread():
+            # Waits where Ctrl-C reaches it; the batch is then cancelled.
+            return self._run_submitted(calls, approved, parallel, limit, timeout, None)  # type: ignore[return-value]
         return self._run(calls, approved, parallel, limit, timeout, None)
 
     async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
-        """:meth:`execute` for event loops: waits on a thread, so the loop
-        stays free; ``async def`` tools run on this loop."""
+        """:meth:`execute` for event loops: the loop stays free while sync
+        tools run; ``async def`` tools run on this loop."""
         return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
 
     async def aexecute_many(
@@ -533,7 +536,8 @@ class ToolRegistry:
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
     ) -> list[ToolResult]:
-        """:meth:`execute_many` for event loops.
+        """:meth:`execute_many` for event loops. Cancelling the awaiting task
+        cancels the calls not yet started.
 
         Example:
             >>> import asyncio
@@ -550,21 +554,16 @@ class ToolRegistry:
         if not calls:
             return []
         loop = asyncio.get_running_loop()
+        if _L.has_submit:
+            return await self._run_submitted(calls, approved, parallel, limit, timeout, loop)  # type: ignore[misc]
+        # Without capstan_submit, a thread waits in capstan_execute.
         return await loop.run_in_executor(
             blocking_executor(), self._run, calls, approved, parallel, limit, timeout, loop
         )
 
-    def _run(
-        self,
-        calls: Sequence[ToolCall],
-        approved: Any,
-        parallel: bool,
-        limit: int,
-        timeout: float | None,
-        loop: asyncio.AbstractEventLoop | None,
-    ) -> list[ToolResult]:
-        token = next(_execution_tokens)
-        prefix = f"py{token}"
+    def _prepare(self, calls: Sequence[ToolCall], approved: Any) -> tuple[str, list[Any], list[str], list[bytes]]:
+        """(id prefix, results known without running, call JSON texts, approved call ids)."""
+        prefix = f"py{next(_execution_tokens)}"
         tools = self._tools
         results: list[Any] = [None] * len(calls)
         parts = []
@@ -593,36 +592,128 @@ class ToolRegistry:
                 continue
             quoted = f'"{name}"' if found is not None else _json.dumps(name)
             parts.append(f'{{"id":"{prefix}.{i}","name":{quoted},"arguments":{arguments}}}')
+        return prefix, results, parts, approved_ids
+
+    def _run(
+        self,
+        calls: Sequence[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> list[ToolResult]:
+        """Runs the calls with capstan_execute, waiting on this thread."""
+        prefix, results, parts, approved_ids = self._prepare(calls, approved)
         if not parts:
             return results
-
-        payload = (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode(
-            "utf-8", "backslashreplace"
-        )
+        payload = _payload(parts)
         options, keep = _options(parallel, limit, timeout, approved_ids)
-        single = len(parts) == 1
-        execution = _Execution(loop, timeout, single)
-        items = iter(_json.loads(self._execute(prefix.encode(), execution, payload, options)))
+        execution = _Execution(loop, timeout, len(parts) == 1)
+        text = self._execute(prefix.encode(), execution, payload, options)
         del keep
-        data, errors = execution.data or {}, execution.errors or {}
-        for i, call in enumerate(calls):
-            if results[i] is not None:
-                continue
-            item = next(items)
-            key = f"{prefix}.{i}".encode()
-            if item["outcome"] == "ok":
-                value = execution.value if single else data.get(key)
-                results[i] = ToolResult(call.id, call.name, item["content"], False, value, "ok", item["duration_us"])
-            else:
-                error = execution.error if single else errors.get(key)
-                results[i] = ToolResult(
-                    call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"], error
-                )
-        return results
+        items = ((i["content"], i["outcome"], i["duration_us"]) for i in _json.loads(text))
+        return _collect(calls, prefix, results, execution, items)
+
+    def _run_submitted(
+        self,
+        calls: Sequence[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> Any:
+        """Runs the calls with capstan_submit. With a loop: returns an
+        awaitable of the results; without: waits on this thread, where
+        Ctrl-C interrupts it (and cancels the batch), and returns them."""
+        prefix, results, parts, approved_ids = self._prepare(calls, approved)
+        if not parts:
+            return results if loop is None else _ready(results)
+        payload = _payload(parts)
+        options, keep = _options(parallel, limit, timeout, approved_ids)
+        execution = _Execution(loop, timeout, False)  # never run inline: found by call id
+        submission = _batches.Submission(len(parts), loop)
+        key = prefix.encode()
+        ptr = self._enter()
+        _executions[key] = execution
+        try:
+            batch = _batches.submit(_L, ptr, payload, options, submission)
+        except BaseException:
+            del _executions[key]
+            self._leave()
+            raise
+
+        def settle(cancel: bool) -> list[ToolResult]:
+            nonlocal keep
+            try:
+                _batches.release(_L, batch, submission, cancel)
+            finally:
+                _executions.pop(key, None)
+                self._leave()
+                keep = None
+            if execution.raised is not None:
+                raise execution.raised
+            lost = ("Cancelled: the result was lost.", "cancelled", 0)
+            return _collect(calls, prefix, results, execution, (item or lost for item in submission.items))
+
+        if loop is not None:
+            return _await_submission(submission, settle)
+        try:
+            submission.event.wait()  # type: ignore[union-attr]
+        except BaseException:
+            settle(True)
+            raise
+        return settle(False)
 
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"
         return f"<ToolRegistry {state}>"
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
+async def _await_submission(
+    submission: _batches.Submission, settle: Callable[[bool], list[ToolResult]]
+) -> list[ToolResult]:
+    try:
+        await submission.future  # type: ignore[misc]
+    except BaseException:  # cancelled: so are the calls not yet started
+        settle(True)
+        raise
+    return settle(False)
+
+
+def _payload(parts: list[str]) -> bytes:
+    return (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode("utf-8", "backslashreplace")
+
+
+def _collect(
+    calls: Sequence[ToolCall],
+    prefix: str,
+    results: list[Any],
+    execution: _Execution,
+    items: Iterable[tuple[str, str, int]],
+) -> list[ToolResult]:
+    """Fills ``results`` from capstan's (content, outcome, duration_us), in
+    call order, with the Python values the trampoline kept."""
+    single = execution.single
+    data, errors = execution.data or {}, execution.errors or {}
+    items = iter(items)
+    for i, call in enumerate(calls):
+        if results[i] is not None:
+            continue
+        content, outcome, duration_us = next(items)
+        key = f"{prefix}.{i}".encode()
+        if outcome == "ok":
+            value = execution.value if single else data.get(key)
+            results[i] = ToolResult(call.id, call.name, content, False, value, "ok", duration_us)
+        else:
+            error = execution.error if single else errors.get(key)
+            results[i] = ToolResult(call.id, call.name, content, True, None, outcome, duration_us, error)
+    return results
 
 
 def _count(counter: itertools.count[int]) -> int:

@@ -430,3 +430,80 @@ def test_big_fan_out_gets_every_result():
     with ToolRegistry([ident]) as registry:
         results = registry.execute_many([ToolCall("ident", {"i": i}) for i in range(500)], limit=32)
     assert [r.data for r in results] == list(range(500))
+
+
+needs_submit = pytest.mark.skipif(
+    "not __import__('capstan')._lib.lib().has_submit", reason="the library has no capstan_submit"
+)
+
+
+@needs_submit
+def test_cancelling_the_awaiting_task_cancels_calls_not_yet_started():
+    started = []
+
+    @tool
+    def slow(i: int) -> int:
+        started.append(i)
+        time.sleep(0.1)
+        return i
+
+    async def main():
+        with ToolRegistry([slow]) as registry:
+            task = asyncio.ensure_future(
+                registry.aexecute_many([ToolCall("slow", {"i": i}) for i in range(20)], limit=1)
+            )
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+    assert 1 <= len(started) < 20
+
+
+@needs_submit
+def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    import capstan
+
+    code = textwrap.dedent(
+        """
+        import signal, threading, time
+        from capstan import ToolCall, ToolRegistry, tool
+
+        ran = []
+
+        @tool
+        def slow(i: int) -> int:
+            ran.append(i)
+            time.sleep(0.2)
+            return i
+
+        main = threading.main_thread().ident
+        threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+        registry = ToolRegistry([slow])
+        start = time.monotonic()
+        try:
+            registry.execute_many([ToolCall("slow", {"i": i}) for i in range(50)], limit=1)
+            print("not interrupted")
+        except KeyboardInterrupt:
+            print("interrupted", len(ran) < 50, time.monotonic() - start < 5)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **os.environ,
+            "CAPSTAN_LIB": capstan._lib.lib().path,
+            "PYTHONPATH": str(Path(capstan.__file__).parent.parent),
+        },
+    )
+    assert proc.stdout.strip() == "interrupted True True", proc
