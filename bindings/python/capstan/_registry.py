@@ -115,8 +115,6 @@ def _close_all_at_exit() -> None:
 
 # --- the registry ----------------------------------------------------------------
 
-_Approval = "bool | Collection[str]"
-
 
 class ToolRegistry:
     """Tools by name, backed by a native capstan registry.

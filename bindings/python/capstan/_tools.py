@@ -133,7 +133,9 @@ class Tool:
         doc_summary = parse_docstring(inspect.getdoc(cls.call))[0] if cls.call is not Tool.call else ""
         self.description = description or cls.description or doc_summary or f"Call {self.name}."
         explicit = parameters if parameters is not None else cls.parameters
-        self._signature_checked = explicit is not None
+        # A tool is called with one JSON object of named arguments; **kwargs
+        # can take them only when an explicit schema says what they are.
+        _check_signature(self._target(), self.name, allow_kwargs=explicit is not None)
         self.parameters = explicit if explicit is not None else self._derive_parameters()
         self.timeout = _seconds(timeout if timeout is not None else cls.timeout, "timeout")
         self.requires_approval = bool(
@@ -163,9 +165,7 @@ class Tool:
         return _is_async(self._target())
 
     def _derive_parameters(self) -> dict[str, Any]:
-        target = self._target()
-        _check_signature(target, self.name)
-        return function_schema(target)
+        return function_schema(self._target())
 
     def _call_plan(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Callable[[Any], Any]], ...]]:
         """(names to pass as None when omitted, converters of object arguments)."""
@@ -298,7 +298,6 @@ class FunctionTool(Tool):
         return self.fn
 
     def _derive_parameters(self) -> dict[str, Any]:
-        _check_signature(self.fn, self.name)
         return function_schema(self.fn, localns=self._localns)
 
     @property
@@ -319,13 +318,13 @@ def _is_async(fn: Any) -> bool:
     )
 
 
-def _check_signature(fn: Callable[..., Any], name: str) -> None:
-    """A tool is called with one JSON object of named arguments: reject what
-    cannot receive one."""
+def _check_signature(fn: Callable[..., Any], name: str, allow_kwargs: bool) -> None:
+    """Rejects parameters that a call with one JSON object of named arguments
+    cannot fill."""
     try:
         signature = inspect.signature(fn)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"tool {name!r}: cannot read the signature of {fn!r}: {exc}") from exc
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: what it takes is the schema's business
     for p in signature.parameters.values():
         if p.kind is p.POSITIONAL_ONLY:
             raise TypeError(
@@ -334,10 +333,10 @@ def _check_signature(fn: Callable[..., Any], name: str) -> None:
             )
         if p.kind is p.VAR_POSITIONAL:
             raise TypeError(
-                f"tool {name!r}: *{p.name} cannot be expressed in a JSON Schema; "
+                f"tool {name!r}: *{p.name} cannot receive named arguments; "
                 "take an explicit list parameter instead"
             )
-        if p.kind is p.VAR_KEYWORD:
+        if p.kind is p.VAR_KEYWORD and not allow_kwargs:
             raise TypeError(
                 f"tool {name!r}: **{p.name} cannot be expressed in a JSON Schema; "
                 "take an explicit dict parameter, or pass parameters= with the schema"

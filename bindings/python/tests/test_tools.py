@@ -235,3 +235,8 @@ def test_bad_options_are_validation_errors():
         tool(timeout=-1)(f)
     with pytest.raises(ValidationError):
         tool(max_output_chars=-5)(f)
+
+
+def test_positional_only_is_rejected_even_with_an_explicit_schema():
+    with pytest.raises(TypeError, match="positional-only"):
+        tool(parameters={"type": "object"})(lambda a, /: a)
