@@ -1,8 +1,14 @@
 import gc
+import sys
+from pathlib import Path
 
 import pytest
 
-import capstan
+try:
+    import capstan
+except ImportError:  # not installed: the package next to these tests
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import capstan
 from capstan import _registry
 
 
