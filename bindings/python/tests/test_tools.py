@@ -239,4 +239,4 @@ def test_bad_options_are_validation_errors():
 
 def test_positional_only_is_rejected_even_with_an_explicit_schema():
     with pytest.raises(TypeError, match="positional-only"):
-        tool(parameters={"type": "object"})(lambda a, /: a)
+        tool(name="pos", parameters={"type": "object"})(lambda a, /: a)
