@@ -35,7 +35,7 @@ from ._tools import Tool, render_result
 class _Entry:
     """What the trampoline needs of one registered tool."""
 
-    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "timeout")
+    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "timeout", "plain")
 
     def __init__(self, built: Tool, weak: bool) -> None:
         target = built._target()
@@ -45,6 +45,8 @@ class _Entry:
         self.is_async = built.is_async
         self.fill, self.convert = built._call_plan()
         self.timeout = built.timeout
+        # Called as is with the arguments: the trampoline's short path.
+        self.plain = not (self.weak or self.is_async or self.fill or self.convert)
 
 
 class _Execution:
@@ -95,36 +97,46 @@ def _on_call(key: int, call: int) -> None:
         entry = _entries[key]
         raw = _call_arguments(call, None)
         args = _scan(raw.decode(), 0)[0] if raw != b"{}" else {}
-        if entry.fill:
-            for name, value in entry.fill:
-                args.setdefault(name, value)
-        if entry.convert:
-            for name, convert in entry.convert:
-                if name in args:
-                    args[name] = convert(args[name])
-        fn = entry.fn() if entry.weak else entry.fn
-        if fn is None:
-            raise RuntimeError("the tool was garbage-collected")
-        if entry.is_async:
-            _start_coroutine(call, call_id, execution, entry, fn(**args))
-            return
-        value = fn(**args)
+        if entry.plain:
+            value = entry.fn(**args)
+        else:
+            if entry.fill:
+                for name, value in entry.fill:
+                    args.setdefault(name, value)
+            if entry.convert:
+                for name, convert in entry.convert:
+                    if name in args:
+                        args[name] = convert(args[name])
+            fn = entry.fn() if entry.weak else entry.fn
+            if fn is None:
+                raise RuntimeError("the tool was garbage-collected")
+            if entry.is_async:
+                _start_coroutine(call, call_id, execution, entry, fn(**args))
+                return
+            value = fn(**args)
+        text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: not ours to swallow
         _interrupted(call, call_id, execution, exc)
         return
-    _return(call, call_id, execution, value)
+    # Kept before completing: the executing thread reads it as soon as the call is done.
+    if execution is not None:
+        if execution.single:
+            execution.value = value
+        elif call_id is not None:
+            execution.data[call_id] = value  # type: ignore[index]
+    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
 
 
 def _return(call: int, call_id: bytes | None, execution: _Execution | None, value: Any) -> None:
+    """Completes a call with a tool's return value (async tools, later)."""
     try:
         text = render_result(value).encode("utf-8", "backslashreplace")
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
-    # Kept before completing: the executing thread reads it as soon as the call is done.
     if execution is not None:
         if execution.single:
             execution.value = value

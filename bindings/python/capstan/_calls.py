@@ -11,7 +11,7 @@ __all__ = ["ToolCall", "ToolResult"]
 _call_counter = itertools.count(1)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class ToolCall:
     """One tool call requested by a model. ``arguments`` is a dict, or a JSON
     string holding one (as OpenAI sends them)."""
@@ -21,7 +21,7 @@ class ToolCall:
     id: str = dataclasses.field(default_factory=lambda: f"call_{next(_call_counter)}")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class ToolResult:
     """The result of one call: ``content`` is the text for the model.
 

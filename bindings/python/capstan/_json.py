@@ -26,8 +26,10 @@ try:
     #  sort_keys, skipkeys, allow_nan). No circular check: a cycle ends in
     # RecursionError, which callers treat like any other unencodable value.
     _encode = c_make_encoder(None, _refuse, c_encode_basestring_ascii, None, ":", ",", False, False, False)
+    _encode_str = c_encode_basestring_ascii
 except (ImportError, TypeError):  # pragma: no cover - no C accelerator
     _encode = None
+    _encode_str = json.dumps
 
 
 def loads(text: str) -> Any:

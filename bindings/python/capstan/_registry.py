@@ -33,7 +33,7 @@ from ._callbacks import (
 )
 from ._calls import ToolCall, ToolResult
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
-from ._json import _scan, _scanstring
+from ._json import _encode_str, _scan, _scanstring
 from ._tools import FunctionTool, Tool
 
 __all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
@@ -422,7 +422,10 @@ class ToolRegistry:
         # The common case, written out for speed (this is the per-call overhead
         # of the binding): a registered tool that runs on this thread.
         try:
-            encoded = _json.dumps(arguments) if arguments else "{}"
+            if kind is str:
+                encoded = _encode_str(arguments)
+            else:
+                encoded = _json.dumps(arguments) if arguments else "{}"
         except (TypeError, ValueError, RecursionError):
             return self._run((call,), approved, True, 8, timeout, None)[0]
         token = next(_execution_tokens)
