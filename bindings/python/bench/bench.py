@@ -20,7 +20,8 @@ arguments as a model sends them:
 and the wall time of 64 calls of a tool that sleeps 20 ms, run at once
 (capstan: execute_many/aexecute_many with limit=64; the others:
 asyncio.gather over their invocation path). Each figure is the best of
-several trials (the machine may be shared); not run by the tests.
+several trials, taken in turn across the frameworks (the machine may be
+shared); not run by the tests.
 """
 
 from __future__ import annotations
@@ -75,26 +76,49 @@ def outer(args: argparse.Namespace) -> int:
 # --- inner: the measurements ----------------------------------------------------
 
 
-def best_per_call(run_batch, calls: int, trials: int) -> float:
-    """Best (lowest) microseconds per call over `trials` batches of `calls`."""
-    run_batch(max(calls // 10, 50))  # warm up
-    times = []
-    for _ in range(trials):
+class PerCall:
+    """Microseconds per call of a batch of `calls`."""
+
+    def __init__(self, run_batch, calls: int) -> None:
+        self.run_batch, self.calls = run_batch, calls
+
+    def warm(self) -> None:
+        self.run_batch(max(self.calls // 10, 50))
+
+    def trial(self) -> float:
         start = time.perf_counter()
-        run_batch(calls)
-        times.append((time.perf_counter() - start) / calls * 1e6)
-    return min(times)
+        self.run_batch(self.calls)
+        return (time.perf_counter() - start) / self.calls * 1e6
 
 
-def best_wall(run_once, trials: int) -> float:
-    run_once()
-    return min(_timed(run_once) for _ in range(trials)) * 1e3
+class Wall:
+    """Milliseconds of one run."""
+
+    def __init__(self, run_once) -> None:
+        self.run_once = run_once
+
+    def warm(self) -> None:
+        self.run_once()
+
+    def trial(self) -> float:
+        start = time.perf_counter()
+        self.run_once()
+        return (time.perf_counter() - start) * 1e3
 
 
-def _timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+def measure_interleaved(measures: dict[str, dict[str, object]], trials: int) -> dict[str, dict[str, float]]:
+    """Best of `trials` for every measure, the trials of all frameworks taken
+    in turn, so that a load that comes and goes hits them alike."""
+    for group in measures.values():
+        for m in group.values():
+            m.warm()
+    best: dict[str, dict[str, float]] = {f: {} for f in measures}
+    for _ in range(trials):
+        for framework, group in measures.items():
+            for label, m in group.items():
+                value = m.trial()
+                best[framework][label] = min(value, best[framework].get(label, value))
+    return best
 
 
 ARGS = {"a": 1, "b": 2}
@@ -125,7 +149,7 @@ async def anap(i: int) -> int:
     return i
 
 
-def bench_capstan(calls: int, trials: int) -> dict[str, float]:
+def bench_capstan(calls: int) -> dict[str, object]:
     import capstan
 
     registry = capstan.ToolRegistry([add, aadd, nap, anap])
@@ -153,19 +177,18 @@ def bench_capstan(calls: int, trials: int) -> dict[str, float]:
 
         return batch
 
-    out["sync"] = best_per_call(run(sync_call), calls, trials)
-    out["sync (async API)"] = best_per_call(arun(sync_call), calls // 4, trials)
-    out["async"] = best_per_call(arun(async_call), calls // 4, trials)
-    out["async (blocking API)"] = best_per_call(run(async_call), calls // 4, trials)
+    out["sync"] = PerCall(run(sync_call), calls)
+    out["sync (async API)"] = PerCall(arun(sync_call), calls // 4)
+    out["async"] = PerCall(arun(async_call), calls // 4)
+    out["async (blocking API)"] = PerCall(run(async_call), calls // 4)
     fan_sync = [capstan.ToolCall("nap", {"i": i}) for i in range(FAN)]
     fan_async = [capstan.ToolCall("anap", {"i": i}) for i in range(FAN)]
-    out["fan sync"] = best_wall(lambda: registry.execute_many(fan_sync, limit=FAN), trials)
-    out["fan async"] = best_wall(lambda: asyncio.run(registry.aexecute_many(fan_async, limit=FAN)), trials)
-    registry.close()
-    return out
+    out["fan sync"] = Wall(lambda: registry.execute_many(fan_sync, limit=FAN))
+    out["fan async"] = Wall(lambda: asyncio.run(registry.aexecute_many(fan_async, limit=FAN)))
+    return out  # the registry lives until the process ends
 
 
-def bench_openai_agents(calls: int, trials: int) -> dict[str, float]:
+def bench_openai_agents(calls: int) -> dict[str, object]:
     from agents import function_tool
     from agents.tool_context import ToolContext
 
@@ -199,14 +222,14 @@ def bench_openai_agents(calls: int, trials: int) -> dict[str, float]:
 
     assert asyncio.run(tools["add"].on_invoke_tool(ctx("add", ARGS_JSON), ARGS_JSON)) == 3
     return {
-        "sync": best_per_call(per_call("add"), calls // 4, trials),
-        "async": best_per_call(per_call("aadd"), calls // 4, trials),
-        "fan sync": best_wall(fan("nap"), trials),
-        "fan async": best_wall(fan("anap"), trials),
+        "sync": PerCall(per_call("add"), calls // 4),
+        "async": PerCall(per_call("aadd"), calls // 4),
+        "fan sync": Wall(fan("nap")),
+        "fan async": Wall(fan("anap")),
     }
 
 
-def bench_pydantic_ai(calls: int, trials: int) -> dict[str, float]:
+def bench_pydantic_ai(calls: int) -> dict[str, object]:
     from pydantic_ai._run_context import RunContext
     from pydantic_ai.messages import ToolCallPart
     from pydantic_ai.models.test import TestModel
@@ -240,14 +263,14 @@ def bench_pydantic_ai(calls: int, trials: int) -> dict[str, float]:
         return lambda: asyncio.run(go())
 
     return {
-        "sync": best_per_call(per_call("add"), calls // 10, trials),
-        "async": best_per_call(per_call("aadd"), calls // 10, trials),
-        "fan sync": best_wall(fan("nap"), trials),
-        "fan async": best_wall(fan("anap"), trials),
+        "sync": PerCall(per_call("add"), calls // 10),
+        "async": PerCall(per_call("aadd"), calls // 10),
+        "fan sync": Wall(fan("nap")),
+        "fan async": Wall(fan("anap")),
     }
 
 
-def bench_langchain(calls: int, trials: int) -> dict[str, float]:
+def bench_langchain(calls: int) -> dict[str, object]:
     from langchain_core.tools import StructuredTool
 
     sync_tool = StructuredTool.from_function(add)
@@ -277,10 +300,10 @@ def bench_langchain(calls: int, trials: int) -> dict[str, float]:
         return lambda: asyncio.run(go())
 
     return {
-        "sync": best_per_call(sync_batch, calls // 20, trials),
-        "async": best_per_call(async_batch, calls // 20, trials),
-        "fan sync": best_wall(fan(nap_tool, False), trials),
-        "fan async": best_wall(fan(anap_tool, True), trials),
+        "sync": PerCall(sync_batch, calls // 20),
+        "async": PerCall(async_batch, calls // 20),
+        "fan sync": Wall(fan(nap_tool, False)),
+        "fan async": Wall(fan(anap_tool, True)),
     }
 
 
@@ -298,12 +321,15 @@ def versions() -> dict[str, str]:
 def inner(args: argparse.Namespace) -> int:
     calls = 2000 if args.quick else 20000
     trials = 3 if args.quick else 7
-    results = {
-        "capstan": bench_capstan(calls, trials),
-        "openai-agents": bench_openai_agents(calls, trials),
-        "pydantic-ai": bench_pydantic_ai(calls, trials),
-        "langchain-core": bench_langchain(calls, trials),
-    }
+    results = measure_interleaved(
+        {
+            "capstan": bench_capstan(calls),
+            "openai-agents": bench_openai_agents(calls),
+            "pydantic-ai": bench_pydantic_ai(calls),
+            "langchain-core": bench_langchain(calls),
+        },
+        trials,
+    )
     oa_sync = results["openai-agents"]["sync"]
     lines = [
         "| framework | sync add, us/call | async add, us/call | 64 x 20 ms sync, ms | 64 x 20 ms async, ms |",
