@@ -224,25 +224,23 @@ def test_async_tools_run_on_the_callers_loop_concurrently():
 
 
 def test_the_loop_stays_free_while_sync_tools_run():
-    ticks = []
+    ticked = threading.Event()
 
     @tool
-    def block() -> str:
-        time.sleep(0.1)
-        return "done"
+    def block() -> bool:
+        return ticked.wait(10)  # set only if the loop runs the ticker meanwhile
 
     async def ticker():
-        for _ in range(5):
-            ticks.append(1)
-            await asyncio.sleep(0.005)
+        for _ in range(3):
+            await asyncio.sleep(0.001)
+        ticked.set()
 
     async def main():
         with ToolRegistry([block]) as registry:
             result, _ = await asyncio.gather(registry.aexecute(ToolCall("block")), ticker())
         return result
 
-    assert asyncio.run(main()).content == "done"
-    assert len(ticks) == 5
+    assert asyncio.run(main()).data is True
 
 
 def test_async_tool_timeout_cancels_the_coroutine():
@@ -452,7 +450,8 @@ def test_cancelling_the_awaiting_task_cancels_calls_not_yet_started():
             task = asyncio.ensure_future(
                 registry.aexecute_many([ToolCall("slow", {"i": i}) for i in range(20)], limit=1)
             )
-            await asyncio.sleep(0.05)
+            while not started:
+                await asyncio.sleep(0.005)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
@@ -487,12 +486,11 @@ def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
         main = threading.main_thread().ident
         threading.Timer(0.3, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
         registry = ToolRegistry([slow])
-        start = time.monotonic()
         try:
             registry.execute_many([ToolCall("slow", {"i": i}) for i in range(50)], limit=1)
             print("not interrupted")
         except KeyboardInterrupt:
-            print("interrupted", len(ran) < 50, time.monotonic() - start < 5)
+            print("interrupted", len(ran) < 50)
         """
     )
     proc = subprocess.run(
@@ -506,4 +504,19 @@ def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
             "PYTHONPATH": str(Path(capstan.__file__).parent.parent),
         },
     )
-    assert proc.stdout.strip() == "interrupted True True", proc
+    assert proc.stdout.strip() == "interrupted True", proc
+
+
+def test_closing_a_tool_frees_its_own_registry():
+    before = live_entries()
+
+    @tool
+    def once() -> int:
+        return 1
+
+    assert once.run().data == 1
+    assert live_entries() == before + 1
+    once.close()
+    assert live_entries() == before
+    assert once.run().data == 1  # a new one is made on demand
+    once.close()
