@@ -189,7 +189,7 @@ def library() -> Any:
     """The library, loaded on first use; binds the trampoline's functions."""
     global _L, _call_id, _call_arguments, _call_return, _call_fail
     if _L is None:
-        loaded = _lib.lib()
+        loaded: Any = _lib.lib()  # its functions are attributes set at load time
         _call_id, _call_arguments = loaded.call_id, loaded.call_arguments
         _call_return, _call_fail = loaded.call_return, loaded.call_fail
         _L = loaded
@@ -216,7 +216,7 @@ def _loop_for_sync_callers() -> asyncio.AbstractEventLoop:
 
 
 def _start_coroutine(
-    call: int, call_id: bytes, execution: _Execution | None, entry: _Entry, coro: Any
+    call: int, call_id: bytes | None, execution: _Execution | None, entry: _Entry, coro: Any
 ) -> None:
     loop = execution.loop if execution is not None and execution.loop is not None else None
     if loop is None:
@@ -242,7 +242,7 @@ def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:
 
 
 async def _complete_later(
-    call: int, call_id: bytes, execution: _Execution | None, coro: Any, timeout: float | None
+    call: int, call_id: bytes | None, execution: _Execution | None, coro: Any, timeout: float | None
 ) -> None:
     """Runs an async tool's coroutine and completes its capstan call."""
     watch = None

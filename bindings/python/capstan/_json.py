@@ -16,8 +16,8 @@ def _refuse(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-_scan = json.JSONDecoder().scan_once
-_scanstring = json.decoder.scanstring  # (text, index after the opening quote) -> (str, end)
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined] # (text, index after the opening quote) -> (str, end)
 
 try:
     from json.encoder import c_encode_basestring_ascii, c_make_encoder  # type: ignore[attr-defined]

@@ -26,6 +26,7 @@ from ctypes import (
     c_void_p,
 )
 from pathlib import Path
+from typing import Any
 
 from ._errors import CapstanError, LibraryNotFoundError
 
@@ -180,7 +181,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
     status = c_int32
     out = POINTER(c_void_p)
     size_out = POINTER(c_size_t)
-    signatures = {
+    signatures: dict[Any, dict[str, tuple[Any, list[Any]]]] = {
         # GIL released: may wait, or run Python tool callbacks on other threads.
         blocking: {
             "capstan_registry_new": (status, [POINTER(RegistryOptions), out]),
@@ -218,7 +219,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
         },
     }
     # Functions of later libraries, used when present.
-    optional = {
+    optional: dict[Any, dict[str, tuple[Any, list[Any]]]] = {
         blocking: {
             "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
             "capstan_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),

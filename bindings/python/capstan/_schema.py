@@ -160,7 +160,7 @@ def _to_schema(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
 
     if origin is typing.Annotated:
         base, *metadata = get_args(annotation)
-        schema = _to_schema(base, defs)
+        schema: dict[str, Any] = _to_schema(base, defs)
         for item in metadata:
             if isinstance(item, str):
                 schema.setdefault("description", item)
@@ -185,7 +185,7 @@ def _to_schema(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
 
     if origin in _ARRAYS or annotation in _ARRAYS:
         args = get_args(annotation)
-        schema: dict[str, Any] = {"type": "array"}
+        schema = {"type": "array"}
         items = _to_schema(args[0], defs) if args else {}
         if items:
             schema["items"] = items
