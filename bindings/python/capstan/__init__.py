@@ -1,0 +1,62 @@
+"""capstan: a native tool runtime for LLM agents, from Python.
+
+Write tools as plain functions; capstan (a Rust core, reached through its C
+ABI with ctypes) validates every call against the full JSON Schema, runs calls
+in parallel on its own pool, enforces timeouts (sync functions included) and
+output caps, and renders results for the model::
+
+    from capstan import ToolCall, ToolRegistry, tool
+
+    @tool
+    def get_weather(city: str, units: str = "celsius") -> dict:
+        '''Get the current weather for a city.
+
+        Args:
+            city: The city name.
+            units: "celsius" or "fahrenheit".
+        '''
+        return {"city": city, "temp": 18, "units": units}
+
+    with ToolRegistry([get_weather]) as registry:
+        tools = registry.schemas("openai")          # for the model
+        result = registry.execute(ToolCall("get_weather", {"city": "Oslo"}))
+        result.content, result.data
+
+The library is found through $CAPSTAN_LIB, then a copy inside this package,
+then a source checkout's target/release, then the system's library path.
+"""
+
+from ._errors import (
+    CapstanError,
+    LibraryNotFoundError,
+    RegistryClosedError,
+    ToolNotFoundError,
+    ValidationError,
+)
+from ._lib import version
+from ._calls import ToolCall, ToolResult
+from ._registry import ToolRegistry, default_registry
+from ._schema import function_schema, parse_docstring, python_type_to_schema
+from ._tools import FunctionTool, Tool, render_result, tool
+
+__all__ = [
+    "CapstanError",
+    "FunctionTool",
+    "LibraryNotFoundError",
+    "RegistryClosedError",
+    "Tool",
+    "ToolCall",
+    "ToolNotFoundError",
+    "ToolRegistry",
+    "ToolResult",
+    "ValidationError",
+    "default_registry",
+    "function_schema",
+    "parse_docstring",
+    "python_type_to_schema",
+    "render_result",
+    "tool",
+    "version",
+]
+
+__version__ = "0.1.0"

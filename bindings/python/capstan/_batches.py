@@ -1,0 +1,91 @@
+"""Batches started with capstan_submit, in libraries that have it.
+
+Their results come back through a callback, so no thread has to wait inside
+capstan_execute: an event loop awaits a future (async tools then complete on
+that loop with no thread hop back), and a main thread waits in a way that
+Ctrl-C interrupts, after which the batch is cancelled. Libraries without
+capstan_submit keep the blocking path (ToolRegistry._run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import itertools
+import threading
+from typing import Any
+
+from . import _lib
+
+
+class Submission:
+    """What one submitted batch delivers to: results by index, then done."""
+
+    __slots__ = ("items", "loop", "loop_thread", "future", "event", "key")
+
+    def __init__(self, count: int, loop: asyncio.AbstractEventLoop | None) -> None:
+        self.items: list[tuple[str, str, int] | None] = [None] * count
+        self.loop = loop
+        self.loop_thread = threading.get_ident() if loop is not None else None
+        self.future = loop.create_future() if loop is not None else None
+        self.event = threading.Event() if loop is None else None
+        self.key = 0
+
+    def finish(self) -> None:
+        if self.loop is None:
+            self.event.set()  # type: ignore[union-attr]
+        elif threading.get_ident() == self.loop_thread:
+            self._resolve()  # e.g. the last result came from an async tool on this loop
+        else:
+            self.loop.call_soon_threadsafe(self._resolve)
+
+    def _resolve(self) -> None:
+        if not self.future.done():  # type: ignore[union-attr]
+            self.future.set_result(None)  # type: ignore[union-attr]
+
+
+_submissions: dict[int, Submission] = {}
+_keys = itertools.count(1)
+
+
+def _on_result(key: int, result: Any) -> None:
+    """capstan's result callback: on pool threads, or the thread completing a
+    deferred call; a NULL result means the batch is done."""
+    try:
+        submission = _submissions.get(key)
+        if submission is None:
+            return
+        if result:
+            r = result.contents
+            content = ctypes.string_at(r.content, r.content_len).decode("utf-8", "replace") if r.content_len else ""
+            outcome = _lib.OUTCOMES[r.outcome] if r.outcome < len(_lib.OUTCOMES) else "tool_error"
+            submission.items[r.index] = (content, outcome, r.duration_us)
+            return
+        _submissions.pop(key, None)
+        submission.finish()
+    except BaseException:  # nothing may leave a ctypes callback; a lost result reads as cancelled
+        pass
+
+
+_RESULT = _lib.RESULT_FN(_on_result)
+
+
+def submit(library: Any, ptr: int, payload: bytes, options: Any, submission: Submission) -> int:
+    """Starts the batch; returns the capstan_batch pointer."""
+    submission.key = key = next(_keys)
+    _submissions[key] = submission
+    out = ctypes.c_void_p()
+    status = library.submit(ptr, payload, len(payload), options, _RESULT, key, ctypes.byref(out))
+    if status != _lib.OK:
+        _submissions.pop(key, None)
+        raise library.error(status, "capstan_submit failed")
+    return out.value  # type: ignore[return-value]
+
+
+def release(library: Any, batch: int, submission: Submission, cancel: bool) -> None:
+    """Frees the batch (cancelling it first if asked): after this no result
+    callback of it runs."""
+    if cancel:
+        library.batch_cancel(batch)
+    library.batch_free(batch)
+    _submissions.pop(submission.key, None)

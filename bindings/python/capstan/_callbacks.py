@@ -1,0 +1,290 @@
+"""How capstan calls into Python.
+
+Every tool is registered with the one module-level ctypes trampoline and, as
+``user_data``, an integer key into ``_entries`` (never an object address, the
+wasmtime-py habit); capstan's destroy callback removes the entry. The calls of
+one execution carry internal ids ``py<token>.<index>``, by which the
+trampoline finds that execution's ``_Execution`` in ``_executions`` (a lone
+call that capstan runs on the executing thread is found by that thread, in
+``_inline``): where the Python return value is kept (``ToolResult.data``), the
+event loop to run ``async def`` tools on, and a KeyboardInterrupt or
+SystemExit raised by a tool, re-raised once the C call has returned.
+
+Sync tools run where capstan calls them: its pool threads (ctypes drops the GIL
+for capstan_execute; a ctypes callback takes it back), or the calling thread
+for a lone call without timeout. ``async def`` tools complete their capstan
+call later (deferred completion), from the event loop running their coroutine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+import weakref
+from typing import Any
+
+from . import _lib
+from ._json import _scan
+from ._tools import Tool, render_result
+
+# --- the trampoline's tables ---------------------------------------------------
+
+
+class _Entry:
+    """What the trampoline needs of one registered tool."""
+
+    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "timeout", "plain")
+
+    def __init__(self, built: Tool, weak: bool) -> None:
+        target = built._target()
+        self.weak = weak and getattr(target, "__self__", None) is built
+        # A tool's own registry for run() must not keep the tool alive.
+        self.fn: Any = weakref.WeakMethod(target) if self.weak else target
+        self.is_async = built.is_async
+        self.fill, self.convert = built._call_plan()
+        self.timeout = built.timeout
+        # Called as is with the arguments: the trampoline's short path.
+        self.plain = not (self.weak or self.is_async or self.fill or self.convert)
+
+
+class _Execution:
+    """Python-side state of one capstan_execute, found by the calls' id prefix
+    (or, for a lone call run on the executing thread, by that thread)."""
+
+    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None, single: bool) -> None:
+        self.loop = loop
+        self.timeout = timeout
+        self.single = single
+        # A lone call's outcome; several calls' by call id (made up front:
+        # pool threads write them at once).
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.data: dict[bytes, Any] | None = None if single else {}
+        self.errors: dict[bytes, BaseException] | None = None if single else {}
+        self.raised: BaseException | None = None
+
+
+_entries: dict[int, _Entry] = {}
+_entry_keys = itertools.count(1)
+_executions: dict[bytes, _Execution] = {}
+# Lone-call executions by the thread running capstan_execute: capstan runs a
+# lone call without timeout on that thread, so the trampoline finds its
+# execution without asking for the call's id.
+_inline: dict[int, _Execution | None] = {}
+_get_ident = threading.get_ident
+_ABSENT = object()
+_OK_TAIL = ',"is_error":false,"outcome":"ok","duration_us":'
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _on_call(key: int, call: int) -> None:
+    """The trampoline: capstan calls it, on a pool thread or the calling thread,
+    with the GIL taken by ctypes. It must complete `call` exactly once."""
+    call_id = None
+    execution = _inline.get(_get_ident())
+    try:
+        if execution is None:
+            call_id = _call_id(call, None)
+            if call_id is not None:
+                execution = _executions.get(call_id.partition(b".")[0])
+        entry = _entries[key]
+        raw = _call_arguments(call, None)
+        args = _scan(raw.decode(), 0)[0] if raw != b"{}" else {}
+        if entry.plain:
+            value = entry.fn(**args)
+        else:
+            if entry.fill:
+                for name, value in entry.fill:
+                    args.setdefault(name, value)
+            if entry.convert:
+                for name, convert in entry.convert:
+                    if name in args:
+                        args[name] = convert(args[name])
+            fn = entry.fn() if entry.weak else entry.fn
+            if fn is None:
+                raise RuntimeError("the tool was garbage-collected")
+            if entry.is_async:
+                _start_coroutine(call, call_id, execution, entry, fn(**args))
+                return
+            value = fn(**args)
+        text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: not ours to swallow
+        _interrupted(call, call_id, execution, exc)
+        return
+    # Kept before completing: the executing thread reads it as soon as the call is done.
+    if execution is not None:
+        if execution.single:
+            execution.value = value
+        elif call_id is not None:
+            execution.data[call_id] = value  # type: ignore[index]
+    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+
+
+def _return(call: int, call_id: bytes | None, execution: _Execution | None, value: Any) -> None:
+    """Completes a call with a tool's return value (async tools, later)."""
+    try:
+        text = render_result(value).encode("utf-8", "backslashreplace")
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    if execution is not None:
+        if execution.single:
+            execution.value = value
+        elif call_id is not None:
+            execution.data[call_id] = value  # type: ignore[index]
+    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+
+
+def _fail(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:
+    message = str(exc)
+    text = _utf8(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
+    if execution is not None:
+        if execution.single:
+            execution.error = exc
+        elif call_id is not None:
+            execution.errors[call_id] = exc  # type: ignore[index]
+    _call_fail(call, text, len(text))
+
+
+def _interrupted(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:
+    if execution is not None:
+        if execution.raised is None:
+            execution.raised = exc
+    elif isinstance(exc, KeyboardInterrupt):
+        import _thread
+
+        _thread.interrupt_main()
+    text = _utf8(f"Interrupted: {type(exc).__name__}")
+    _call_fail(call, text, len(text))
+
+
+def _on_destroy(key: int) -> None:
+    _entries.pop(key, None)
+
+
+# ctypes keeps a callback alive only while a Python reference to it exists:
+# these module-level objects are that reference, for the life of the process.
+_TRAMPOLINE = _lib.TOOL_FN(_on_call)
+_DESTROY = _lib.DESTROY_FN(_on_destroy)
+
+# The loaded library and, for the trampoline, its functions as module globals.
+_L: Any = None
+_call_id: Any = None
+_call_arguments: Any = None
+_call_return: Any = None
+_call_fail: Any = None
+
+
+def library() -> Any:
+    """The library, loaded on first use; binds the trampoline's functions."""
+    global _L, _call_id, _call_arguments, _call_return, _call_fail
+    if _L is None:
+        loaded: Any = _lib.lib()  # its functions are attributes set at load time
+        _call_id, _call_arguments = loaded.call_id, loaded.call_arguments
+        _call_return, _call_fail = loaded.call_return, loaded.call_fail
+        _L = loaded
+    return _L
+
+
+# --- async tools -------------------------------------------------------------
+
+_private_loop: asyncio.AbstractEventLoop | None = None
+_private_lock = threading.Lock()
+
+
+def _loop_for_sync_callers() -> asyncio.AbstractEventLoop:
+    """A loop on a daemon thread, for async tools run by the blocking API."""
+    global _private_loop
+    if _private_loop is None:
+        with _private_lock:
+            if _private_loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="capstan-async", daemon=True)
+                thread.start()
+                _private_loop = loop
+    return _private_loop
+
+
+def _start_coroutine(
+    call: int, call_id: bytes | None, execution: _Execution | None, entry: _Entry, coro: Any
+) -> None:
+    loop = execution.loop if execution is not None and execution.loop is not None else None
+    if loop is None:
+        loop = _loop_for_sync_callers()
+    timeout = execution.timeout if execution is not None and execution.timeout else entry.timeout
+    wrapped = _complete_later(call, call_id, execution, coro, timeout)
+    try:
+        loop.call_soon_threadsafe(_spawn, loop, wrapped)
+    except BaseException:  # the loop is closed
+        wrapped.close()
+        coro.close()
+        raise
+
+
+# Tasks of running async tools: the loop itself keeps only weak references.
+_tasks: set[asyncio.Task[Any]] = set()
+
+
+def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+    task = loop.create_task(coro)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+async def _complete_later(
+    call: int, call_id: bytes | None, execution: _Execution | None, coro: Any, timeout: float | None
+) -> None:
+    """Runs an async tool's coroutine and completes its capstan call."""
+    watch = None
+    if timeout:
+        # capstan reports the timeout; this stops the coroutine once it has.
+        loop = asyncio.get_running_loop()
+        watch = loop.call_later(timeout, _stop_when_cancelled, asyncio.current_task(), call, loop)
+    try:
+        value = await coro
+    except asyncio.CancelledError:
+        _call_fail(call, b"Cancelled.", 10)  # refused (and ignored) after a timeout
+        return
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:
+        _interrupted(call, call_id, execution, exc)
+        return
+    finally:
+        if watch is not None:
+            watch.cancel()
+    _return(call, call_id, execution, value)
+
+
+def _stop_when_cancelled(task: asyncio.Task[Any] | None, call: int, loop: asyncio.AbstractEventLoop) -> None:
+    if task is None or task.done():
+        return
+    if _L.call_cancelled(call):
+        task.cancel()
+    else:  # capstan's timer fires at the same deadline: look again shortly
+        loop.call_later(0.005, _stop_when_cancelled, task, call, loop)
+
+
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def blocking_executor() -> concurrent.futures.ThreadPoolExecutor:
+    """Threads that wait in capstan_execute for aexecute. Its own pool, large,
+    so that nested aexecute calls (agents as tools) never wait for each other."""
+    global _executor
+    if _executor is None:
+        with _private_lock:
+            if _executor is None:
+                _executor = concurrent.futures.ThreadPoolExecutor(256, thread_name_prefix="capstan-wait")
+    return _executor

@@ -1,0 +1,298 @@
+"""Loading libcapstan and declaring its C ABI (include/capstan.h) for ctypes.
+
+Two handles on the same library: ``blocking`` (ctypes.CDLL) releases the GIL
+during the call, for every function that may wait or run tool callbacks on
+other threads (execute, register, free); ``quick`` (ctypes.PyDLL) keeps it,
+for the short calls a tool callback makes on its call (arguments, return),
+where dropping and re-taking the GIL would cost more than the call itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sys
+import threading
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    c_bool,
+    c_char_p,
+    c_int32,
+    c_size_t,
+    c_uint32,
+    c_void_p,
+)
+from pathlib import Path
+from typing import Any
+
+from ._errors import CapstanError, LibraryNotFoundError
+
+NTS = ctypes.c_size_t(-1).value  # CAPSTAN_NTS
+
+OK = 0
+ERR_INVALID_ARGUMENT = 2
+ERR_INVALID_NAME = 4
+ERR_INVALID_SCHEMA = 5
+ERR_NOT_FOUND = 10
+
+TOOL_REQUIRES_APPROVAL = 1 << 0
+TOOL_SERIAL = 1 << 1
+TOOL_MAIN_THREAD = 1 << 2
+
+REGISTRY_COERCE = 1 << 0
+EXEC_SEQUENTIAL = 1 << 0
+
+CONTENT_TEXT = 0
+CONTENT_JSON = 1
+
+FORMAT_DESCRIBE = 0
+FORMAT_OPENAI_CHAT = 1
+FORMAT_OPENAI_RESPONSES = 2
+FORMAT_ANTHROPIC = 3
+FORMAT_GEMINI = 4
+FORMAT_MCP = 5
+
+TOOL_FN = CFUNCTYPE(None, c_void_p, c_void_p)
+DESTROY_FN = CFUNCTYPE(None, c_void_p)
+
+OUTCOMES = ("ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied")
+
+
+class Result(Structure):
+    """capstan_result: one call's result as capstan_submit hands it over.
+    Borrowed for the callback only; strings are not NUL-terminated."""
+
+    _fields_ = [
+        ("index", c_size_t),
+        ("id", c_void_p),
+        ("id_len", c_size_t),
+        ("name", c_void_p),
+        ("name_len", c_size_t),
+        ("content", c_void_p),
+        ("content_len", c_size_t),
+        ("outcome", c_uint32),
+        ("is_error", c_bool),
+        ("duration_us", ctypes.c_uint64),
+    ]
+
+
+RESULT_FN = CFUNCTYPE(None, c_void_p, POINTER(Result))
+
+
+class ToolDef(Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("name", c_char_p),
+        ("description", c_char_p),
+        ("parameters", c_char_p),
+        ("callback", TOOL_FN),
+        ("user_data", c_void_p),
+        ("destroy", DESTROY_FN),
+        ("timeout_ms", c_uint32),
+        ("max_output_chars", c_uint32),
+        ("flags", c_uint32),
+    ]
+
+
+class RegistryOptions(Structure):
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32)]
+
+
+class ExecOptions(Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("limit", c_uint32),
+        ("timeout_ms", c_uint32),
+    ]
+
+
+class ExecOptionsApproval(Structure):
+    """capstan_exec_options of a library with approval (capstan_needs_approval):
+    the same fields, then the ids of the calls the user approved."""
+
+    _fields_ = ExecOptions._fields_ + [
+        ("approved_ids", POINTER(c_char_p)),
+        ("approved_count", c_size_t),
+    ]
+
+
+_NAMES = {
+    "linux": ["libcapstan.so"],
+    "darwin": ["libcapstan.dylib"],
+    "win32": ["capstan.dll", "libcapstan.dll"],
+}
+
+
+def _file_names() -> list[str]:
+    return _NAMES.get(sys.platform, ["libcapstan.so"])
+
+
+def _candidates() -> list[tuple[str, Path | str]]:
+    """Where to look, in order: (why, path)."""
+    found: list[tuple[str, Path | str]] = []
+    env = os.environ.get("CAPSTAN_LIB")
+    if env:
+        found.append(("$CAPSTAN_LIB", env))
+    package = Path(__file__).resolve().parent
+    for name in _file_names():
+        found.append(("bundled in the package", package / name))
+    # A source checkout: bindings/python/capstan -> <repo>/target/release.
+    for up in package.parents[:4]:
+        for name in _file_names():
+            found.append(("cargo build output", up / "target" / "release" / name))
+    return found
+
+
+def _load() -> tuple[ctypes.CDLL, ctypes.PyDLL, str]:
+    tried: list[str] = []
+    env = os.environ.get("CAPSTAN_LIB")
+    for why, path in _candidates():
+        if why != "$CAPSTAN_LIB" and not Path(path).is_file():
+            tried.append(f"{path} ({why}: no such file)")
+            continue
+        try:
+            return ctypes.CDLL(str(path)), ctypes.PyDLL(str(path)), str(path)
+        except OSError as exc:
+            tried.append(f"{path} ({why}: {exc})")
+            if why == "$CAPSTAN_LIB":
+                # An explicit choice that fails is an error, not a hint to look elsewhere.
+                raise LibraryNotFoundError(
+                    f"cannot load libcapstan from $CAPSTAN_LIB={env!r}: {exc}"
+                ) from exc
+    system = ctypes.util.find_library("capstan")
+    if system:
+        try:
+            return ctypes.CDLL(system), ctypes.PyDLL(system), system
+        except OSError as exc:
+            tried.append(f"{system} (ctypes.util.find_library: {exc})")
+    else:
+        tried.append("ctypes.util.find_library('capstan') (not found)")
+    raise LibraryNotFoundError(
+        "cannot find libcapstan. Build it with `cargo build --release --lib` and set "
+        "CAPSTAN_LIB to the library's path. Tried:\n  " + "\n  ".join(tried)
+    )
+
+
+def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
+    status = c_int32
+    out = POINTER(c_void_p)
+    size_out = POINTER(c_size_t)
+    signatures: dict[Any, dict[str, tuple[Any, list[Any]]]] = {
+        # GIL released: may wait, or run Python tool callbacks on other threads.
+        blocking: {
+            "capstan_registry_new": (status, [POINTER(RegistryOptions), out]),
+            "capstan_registry_free": (None, [c_void_p]),
+            "capstan_register": (status, [c_void_p, POINTER(ToolDef)]),
+            "capstan_unregister": (status, [c_void_p, c_char_p, c_size_t]),
+            # Output text as c_char_p: `.value` reads it without a length (it is
+            # NUL-terminated JSON, escaped), and capstan_free takes it as is.
+            # Options as c_void_p: byref() of whichever layout the library has.
+            "capstan_execute": (
+                status,
+                [c_void_p, c_char_p, c_size_t, c_void_p, POINTER(c_char_p), size_out],
+            ),
+            "capstan_run_turn": (
+                status,
+                [c_void_p, c_uint32, c_char_p, c_size_t, c_void_p, out, size_out],
+            ),
+        },
+        # GIL kept: short, never waits for Python code.
+        quick: {
+            "capstan_call_arguments": (c_char_p, [c_void_p, size_out]),
+            "capstan_call_id": (c_char_p, [c_void_p, size_out]),
+            "capstan_call_tool": (c_char_p, [c_void_p, size_out]),
+            "capstan_call_cancelled": (c_bool, [c_void_p]),
+            "capstan_call_return": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
+            "capstan_call_fail": (status, [c_void_p, c_char_p, c_size_t]),
+            "capstan_free": (None, [c_void_p]),
+            "capstan_last_error": (c_size_t, [c_char_p, c_size_t]),
+            "capstan_status_name": (c_char_p, [status]),
+            "capstan_version": (c_char_p, []),
+            "capstan_tools_json": (status, [c_void_p, c_uint32, out, size_out]),
+            "capstan_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
+            "capstan_format_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
+            "capstan_pool_configure": (status, [c_uint32]),
+        },
+    }
+    # Functions of later libraries, used when present.
+    optional: dict[Any, dict[str, tuple[Any, list[Any]]]] = {
+        blocking: {
+            "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
+            "capstan_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
+            "capstan_batch_cancel": (None, [c_void_p]),
+            "capstan_batch_free": (None, [c_void_p]),
+        },
+    }
+    for handle, functions in optional.items():
+        for name, spec in functions.items():
+            if hasattr(handle, name):
+                signatures[handle][name] = spec
+    bound: dict[str, object] = {}
+    for handle, functions in signatures.items():
+        for name, (restype, argtypes) in functions.items():
+            fn = getattr(handle, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+            bound[name[len("capstan_"):]] = fn
+    return bound
+
+
+class _Library:
+    """The loaded library; attributes are its functions, bound as declared."""
+
+    def __init__(self) -> None:
+        blocking, quick, path = _load()
+        self.path = path
+        self.blocking = blocking
+        self.quick = quick
+        for name, fn in _declare(blocking, quick).items():
+            setattr(self, name, fn)
+        # Approval in the core (issue #3): calls of REQUIRES_APPROVAL tools run
+        # only when their ids are in the exec options' approved_ids.
+        self.has_approval = hasattr(self, "needs_approval")
+        # capstan_submit: batches that run without a thread waiting on them.
+        self.has_submit = hasattr(self, "submit") and hasattr(self, "batch_free")
+        self.ExecOptions = ExecOptionsApproval if self.has_approval else ExecOptions
+
+    def last_error_text(self) -> str:
+        size = self.quick.capstan_last_error(None, 0)
+        buf = ctypes.create_string_buffer(size + 1)
+        self.quick.capstan_last_error(buf, size + 1)
+        return buf.value.decode("utf-8", "replace")
+
+    def status_text(self, status: int) -> str:
+        return self.quick.capstan_status_name(status).decode()
+
+    def error(self, status: int, what: str, cls: type[CapstanError] = CapstanError) -> CapstanError:
+        """The exception for a failed call; reads the last error of this thread."""
+        return cls(f"{what}: {self.last_error_text()}", self.status_text(status))
+
+    def take_text(self, ptr: c_void_p, size: c_size_t) -> bytes:
+        """Copies capstan-owned output text and frees it."""
+        try:
+            return ctypes.string_at(ptr.value, size.value)
+        finally:
+            self.quick.capstan_free(ptr)
+
+
+_library: _Library | None = None
+_lock = threading.Lock()
+
+
+def lib() -> _Library:
+    """The library, loaded on first use (schema helpers work without it)."""
+    global _library
+    if _library is None:
+        with _lock:
+            if _library is None:
+                _library = _Library()
+    return _library
+
+
+def version() -> str:
+    """The version of the loaded libcapstan, e.g. ``"0.1.0"``."""
+    return lib().quick.capstan_version().decode()

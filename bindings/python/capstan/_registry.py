@@ -1,0 +1,769 @@
+"""ToolRegistry: tools held by a native capstan registry, and their execution
+(see _callbacks for how capstan's calls reach Python)."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import ctypes
+import itertools
+import json
+import math
+import sys
+import threading
+import weakref
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import Any
+
+from . import _batches, _callbacks, _formats, _json, _lib
+from ._callbacks import (
+    _ABSENT,
+    _DESTROY,
+    _OK_TAIL,
+    _TRAMPOLINE,
+    _Entry,
+    _entries,
+    _entry_keys,
+    _Execution,
+    _executions,
+    _get_ident,
+    _inline,
+    _utf8,
+    blocking_executor,
+)
+from ._calls import ToolCall, ToolResult
+from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
+from ._json import _encode_str, _scan, _scanstring
+from ._tools import FunctionTool, Tool
+
+__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
+
+_execution_tokens = itertools.count(1)
+# The library's functions on the hot path, bound once it is loaded.
+_L: Any = None
+_execute: Any = None
+_free: Any = None
+
+
+def _library() -> Any:
+    global _L, _execute, _free
+    if _L is None:
+        library = _callbacks.library()
+        _execute, _free = library.execute, library.free
+        atexit.register(_close_all_at_exit)
+        _L = library
+    return _L
+
+
+# --- closing registries --------------------------------------------------------
+#
+# Python must not be entered from capstan's threads once the interpreter is
+# finalizing: a thread that takes the GIL then is ended with pthread_exit,
+# whose unwinding through the library's frames aborts the process. So, at
+# exit, every registry still open is closed while the interpreter is whole:
+# capstan_registry_free waits for the tool calls still running (as Python
+# waits for non-daemon threads) and then no callback of it can come.
+
+_open_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+_exiting = False
+_reaper_queue: list[int] = []
+_reaper_busy = False
+_reaper_wake = threading.Condition()
+_reaper: threading.Thread | None = None
+
+
+def _reap_later(ptr: int) -> None:
+    """Frees a registry dropped without close() on a thread of its own: a
+    finalizer may run on any thread, inside any lock, and freeing waits for
+    the registry's running tools."""
+    global _reaper
+    if _exiting or sys.is_finalizing():
+        return  # too late to call into capstan safely; the OS reclaims it
+    with _reaper_wake:
+        _reaper_queue.append(ptr)
+        if _reaper is None:
+            _reaper = threading.Thread(target=_reap, name="capstan-reaper", daemon=True)
+            _reaper.start()
+        _reaper_wake.notify_all()
+
+
+def _reap() -> None:
+    global _reaper_busy
+    while True:
+        with _reaper_wake:
+            while not _reaper_queue:
+                _reaper_busy = False
+                _reaper_wake.notify_all()
+                _reaper_wake.wait()
+            ptr = _reaper_queue.pop()
+            _reaper_busy = True
+        _L.registry_free(ptr)
+
+
+def _close_all_at_exit() -> None:
+    global _exiting
+    _exiting = True
+    with _reaper_wake:
+        while _reaper_queue or _reaper_busy:
+            _reaper_wake.wait()
+    for registry in list(_open_registries):
+        try:
+            registry.close()
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+
+
+# --- the registry ----------------------------------------------------------------
+
+
+class ToolRegistry:
+    """Tools by name, backed by a native capstan registry.
+
+    Executes calls with capstan: arguments validated against the full JSON
+    Schema, calls run in parallel on capstan's pool, timeouts (sync tools
+    included), output caps. An unknown tool, invalid arguments, a timeout or a
+    tool's exception give an error :class:`ToolResult`, never an exception.
+
+    Close it with :meth:`close` or a ``with`` block; garbage collection is
+    only a backstop.
+
+    Example:
+        >>> @tool
+        ... def double(x: int) -> int:
+        ...     '''Double a number.'''
+        ...     return x * 2
+        >>> registry = ToolRegistry([double])
+        >>> registry.execute(ToolCall(name="double", arguments={"x": 4})).data
+        8
+    """
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] | None = None, *, coerce: bool = False) -> None:
+        """``coerce``: accept strings for number/integer/boolean arguments."""
+        library = _library()
+        options = _lib.RegistryOptions(ctypes.sizeof(_lib.RegistryOptions), _lib.REGISTRY_COERCE if coerce else 0)
+        out = ctypes.c_void_p()
+        status = library.registry_new(ctypes.byref(options), ctypes.byref(out))
+        if status != _lib.OK:
+            raise library.error(status, "cannot create a capstan registry")
+        self._ptr: int | None = out.value
+        self._tools: dict[str, Tool] = {}
+        # Tools execute() may run on its lean path (no approval gate, no
+        # timeout: capstan runs them on the calling thread), with the call and
+        # result text around their name: (call %-template, result head %-template).
+        self._lean: dict[str, tuple[str, str]] = {}
+        self._lock = threading.RLock()
+        # Uses in flight (entered - left); the registry is freed after the last.
+        # itertools.count: next() is atomic, where `+= 1` is not.
+        self._entered = itertools.count()
+        self._left = itertools.count()
+        self._closing = False
+        _open_registries.add(self)
+        for item in tools or ():
+            self.add(item)
+
+    # -- lifetime ----------------------------------------------------------------------
+
+    def _enter(self) -> int:
+        next(self._entered)
+        ptr = self._ptr
+        if ptr is None or self._closing:
+            self._leave()
+            raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+        return ptr
+
+    def _leave(self) -> None:
+        next(self._left)
+        if self._closing:
+            self._free_when_idle()
+
+    def _free_when_idle(self) -> None:
+        with self._lock:
+            ptr = self._ptr
+            if ptr is None or _count(self._entered) != _count(self._left):
+                return
+            self._ptr = None
+        _L.registry_free(ptr)
+
+    def close(self) -> None:
+        """Frees the native registry: unregisters every tool. Executions in
+        flight finish first (the last one frees it). Idempotent."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True  # before counting the uses in flight: see _enter
+        self._free_when_idle()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
+    def __enter__(self) -> ToolRegistry:
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        ptr = getattr(self, "_ptr", None)
+        if ptr is not None and not self._closing:
+            self._ptr = None
+            _reap_later(ptr)
+
+    # -- tools ---------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Registered tools by name (a copy)."""
+        with self._lock:
+            return dict(self._tools)
+
+    def add(self, item: Tool | Callable[..., Any]) -> Tool:
+        """Register a tool, or a plain function (wrapped as a FunctionTool).
+        Replaces a tool of the same name. Returns the tool.
+
+        Raises:
+            TypeError: If ``item`` is neither a Tool nor callable.
+            ValidationError: If capstan refuses its name or schema.
+        """
+        if isinstance(item, Tool):
+            built = item
+        elif callable(item):
+            built = FunctionTool(item)
+        else:
+            raise TypeError(f"Expected a Tool or a callable, got {type(item).__name__}.")
+        self._add(built, weak=False)
+        return built
+
+    def _add(self, built: Tool, weak: bool) -> None:
+        entry = _Entry(built, weak)
+        flags = 0
+        if built.requires_approval:
+            flags |= _lib.TOOL_REQUIRES_APPROVAL
+        if not built.parallel_safe:
+            flags |= _lib.TOOL_SERIAL
+        description = built.description.replace("\0", " ")
+        definition = _lib.ToolDef(
+            struct_size=ctypes.sizeof(_lib.ToolDef),
+            name=built.name.encode(),
+            description=_utf8(description),
+            parameters=_utf8(json.dumps(built.parameters)),
+            callback=_TRAMPOLINE,
+            destroy=_DESTROY,
+            timeout_ms=_milliseconds(built.timeout),
+            max_output_chars=built.max_output_chars or 0,
+            flags=flags,
+        )
+        with self._lock:
+            ptr = self._enter()
+            try:
+                key = next(_entry_keys)
+                _entries[key] = entry
+                definition.user_data = key
+                status = _L.register(ptr, ctypes.byref(definition))  # on failure destroy ran
+                if status != _lib.OK:
+                    cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
+                    raise _L.error(status, f"cannot register tool {built.name!r}", cls)
+                self._tools[built.name] = built
+                if built.requires_approval or built.timeout is not None:
+                    self._lean.pop(built.name, None)
+                else:
+                    self._lean[built.name] = (
+                        f'{{"id":"py%d.0","name":"{built.name}","arguments":%s}}',
+                        f'[{{"id":"py%d.0","name":"{built.name}","content":"',
+                    )
+            finally:
+                self._leave()
+
+    def extend(self, items: Iterable[Tool | Callable[..., Any]]) -> ToolRegistry:
+        """Register several tools; returns ``self``."""
+        for item in items:
+            self.add(item)
+        return self
+
+    def remove(self, name: str) -> None:
+        """Unregister a tool; no-op when there is none of that name. Its calls
+        in flight finish."""
+        with self._lock:
+            if name not in self._tools:
+                return
+            ptr = self._enter()
+            try:
+                encoded = name.encode()
+                status = _L.unregister(ptr, encoded, len(encoded))
+                if status not in (_lib.OK, _lib.ERR_NOT_FOUND):
+                    raise _L.error(status, f"cannot remove tool {name!r}")
+                del self._tools[name]
+                self._lean.pop(name, None)
+            finally:
+                self._leave()
+
+    def get(self, name: str) -> Tool:
+        """The tool of that name.
+
+        Raises:
+            ToolNotFoundError: Its message lists the available tools.
+        """
+        with self._lock:
+            found = self._tools.get(name)
+            if found is None:
+                raise ToolNotFoundError(name, list(self._tools))
+            return found
+
+    def names(self) -> list[str]:
+        """Registered tool names, sorted."""
+        with self._lock:
+            return sorted(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self) -> Any:
+        return iter(self.tools.values())
+
+    # -- definitions for the model ---------------------------------------------------------
+
+    def _export(self, fmt: int) -> Any:
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.tools_json(ptr, fmt, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                return None
+            return json.loads(_L.take_text(out, size))
+        finally:
+            self._leave()
+
+    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
+        """Every tool's definition in a provider's format, sorted by name:
+        ``"openai"`` (Chat Completions), ``"openai_responses"``,
+        ``"anthropic"``, ``"gemini"`` (function declarations) or ``"mcp"``.
+        ``[]`` when no tool is registered."""
+        fmt = _formats.format_of(style)
+        exported = _formats.from_core(style, self._export(fmt))
+        if exported is None:  # TODO(#4): drop this fallback with the interim core export
+            exported = _formats.fallback(style, self._export(_lib.FORMAT_DESCRIBE) or [])
+        return exported
+
+    def describe(self) -> list[dict[str, Any]]:
+        """A JSON-safe summary of every tool, sorted by name: capstan's
+        describe output, with this binding's options filled in."""
+        described = self._export(_lib.FORMAT_DESCRIBE) or []
+        with self._lock:
+            tools = dict(self._tools)
+        for item in described:
+            t = tools.get(item.get("name"))
+            if t is None:
+                continue
+            item.setdefault("requires_approval", t.requires_approval)
+            item.setdefault("parallel_safe", t.parallel_safe)
+            item.setdefault("timeout", t.timeout)
+            item.setdefault("max_output_chars", t.max_output_chars)
+            item.setdefault("is_async", t.is_async)
+        return described
+
+    # -- approval: TODO(#3) move onto the core's approval API ------------------------------
+
+    def needs_approval(self, calls: Iterable[ToolCall]) -> list[ToolCall]:
+        """The calls whose tools require human approval before they run
+        (unknown tools need none: they fail anyway). Run the approved ones
+        with ``execute(call, approved=True)`` or
+        ``execute_many(calls, approved={ids})``; the others end ``denied``."""
+        calls = list(calls)
+        if not calls:
+            return []
+        if not _L.has_approval:  # TODO(#3): drop with libraries that lack approval
+            with self._lock:
+                tools = dict(self._tools)
+            return [c for c in calls if (t := tools.get(c.name)) is not None and t.requires_approval]
+        payload = "[" + ",".join(
+            f'{{"id":"{i}","name":{_json.dumps(c.name)},"arguments":{{}}}}' for i, c in enumerate(calls)
+        ) + "]"
+        encoded = payload.encode("utf-8", "backslashreplace")
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_needs_approval failed")
+            waiting = json.loads(_L.take_text(out, size))
+        finally:
+            self._leave()
+        return [calls[item["index"]] for item in waiting]
+
+    @staticmethod
+    def _approves(call: ToolCall, approved: Any) -> bool:
+        return approved is True or (not isinstance(approved, bool) and call.id in approved)
+
+    def _denied(self, call: ToolCall) -> ToolResult:
+        """TODO(#3): the approval gate of libraries without approval in the
+        core; those with it report `denied` themselves."""
+        return ToolResult(
+            call.id,
+            call.name,
+            f'Tool "{call.name}" requires approval and this call was not approved; it was not run.',
+            True,
+            outcome="denied",
+        )
+
+    # -- execution ----------------------------------------------------------------------------
+
+    def execute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+        """Run one call and return its result (blocking; async tools run on a
+        private event loop thread). ``approved``: the call was approved, for
+        tools that require approval. ``timeout`` overrides the tool's."""
+        lean = self._lean.get(call.name)
+        arguments = call.arguments
+        kind = type(arguments)
+        if lean is None or timeout is not None or (kind is not str and kind is not dict):
+            return self._run((call,), approved, True, 8, timeout, None)[0]
+        # The common case, written out for speed (this is the per-call overhead
+        # of the binding): a registered tool that runs on this thread.
+        try:
+            if kind is str:
+                encoded = _encode_str(arguments)
+            else:
+                encoded = _json.dumps(arguments) if arguments else "{}"
+        except (TypeError, ValueError, RecursionError):
+            return self._run((call,), approved, True, 8, timeout, None)[0]
+        token = next(_execution_tokens)
+        payload = (lean[0] % (token, encoded)).encode()  # ASCII: dumps escapes the rest
+        execution = _Execution(None, None, True)
+        next(self._entered)
+        ptr = self._ptr
+        if ptr is None or self._closing:
+            self._leave()
+            raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+        thread = _get_ident()
+        outer = _inline.get(thread, _ABSENT)
+        _inline[thread] = execution
+        out = ctypes.c_char_p()
+        try:
+            status = _execute(ptr, payload, len(payload), None, ctypes.byref(out), None)
+            if status != 0:
+                raise _L.error(status, "capstan_execute failed")
+            text = out.value.decode()  # type: ignore[union-attr]
+            _free(out)
+        finally:
+            if outer is _ABSENT:
+                del _inline[thread]
+            else:
+                _inline[thread] = outer  # type: ignore[assignment]
+            self._leave()
+        if execution.raised is not None:
+            raise execution.raised
+        # capstan writes {"id","name","content","is_error","outcome","duration_us"}:
+        # an ok result is read without building the whole object; anything
+        # else takes the general reader.
+        head = lean[1] % token
+        if text.startswith(head):
+            content, end = _scanstring(text, len(head))
+            if text.startswith(_OK_TAIL, end) and text.endswith("}]"):
+                return ToolResult(
+                    call.id, call.name, content, False, execution.value, "ok", int(text[end + len(_OK_TAIL) : -2])
+                )
+        item = _scan(text, 0)[0][0]
+        if item["outcome"] == "ok":
+            return ToolResult(call.id, call.name, item["content"], False, execution.value, "ok", item["duration_us"])
+        return ToolResult(
+            call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"], execution.error
+        )
+
+    def _execute(
+        self, key: bytes, execution: _Execution, payload: bytes, options: Any, by_id: bool = True
+    ) -> str:
+        """capstan_execute: the results JSON text. Re-raises what a tool raised
+        that is not an Exception (KeyboardInterrupt, SystemExit). ``by_id``
+        False: a lone call that capstan runs on this thread (no timeout), whose
+        execution the trampoline finds in ``_inline``."""
+        out = ctypes.c_char_p()
+        ptr = self._enter()
+        thread = _get_ident()
+        outer = _inline.get(thread, _ABSENT)
+        _inline[thread] = execution if execution.single else None
+        if by_id:
+            _executions[key] = execution
+        try:
+            status = _execute(ptr, payload, len(payload), options, ctypes.byref(out), None)
+            if status != 0:
+                raise _L.error(status, "capstan_execute failed")
+            text = out.value.decode()  # type: ignore[union-attr]
+            _free(out)
+        finally:
+            if by_id:
+                del _executions[key]
+            if outer is _ABSENT:
+                del _inline[thread]
+            else:
+                _inline[thread] = outer  # type: ignore[assignment]
+            self._leave()
+        if execution.raised is not None:
+            raise execution.raised
+        return text
+
+    def execute_many(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        parallel: bool = True,
+        limit: int = 8,
+        timeout: float | None = None,
+        approved: bool | Collection[str] = False,
+    ) -> list[ToolResult]:
+        """Run calls (in parallel on capstan's pool, at most ``limit`` at once,
+        or one by one with ``parallel=False``); results in call order.
+        ``approved``: True, or the ids of the approved calls."""
+        calls = list(calls)
+        if not calls:
+            return []
+        if _L.has_submit and len(calls) > 1 and threading.current_thread() is threading.main_thread():
+            # Waits where Ctrl-C reaches it; the batch is then cancelled.
+            return self._run_submitted(calls, approved, parallel, limit, timeout, None)  # type: ignore[return-value]
+        return self._run(calls, approved, parallel, limit, timeout, None)
+
+    async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+        """:meth:`execute` for event loops: the loop stays free while sync
+        tools run; ``async def`` tools run on this loop."""
+        return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
+
+    async def aexecute_many(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        parallel: bool = True,
+        limit: int = 8,
+        timeout: float | None = None,
+        approved: bool | Collection[str] = False,
+    ) -> list[ToolResult]:
+        """:meth:`execute_many` for event loops. Cancelling the awaiting task
+        cancels the calls not yet started.
+
+        Example:
+            >>> import asyncio
+            >>> @tool
+            ... def echo(text: str) -> str:
+            ...     '''Echo text.'''
+            ...     return text
+            >>> registry = ToolRegistry([echo])
+            >>> calls = [ToolCall(name="echo", arguments={"text": t}) for t in "ab"]
+            >>> [r.content for r in asyncio.run(registry.aexecute_many(calls))]
+            ['a', 'b']
+        """
+        calls = list(calls)
+        if not calls:
+            return []
+        loop = asyncio.get_running_loop()
+        if _L.has_submit:
+            return await self._run_submitted(calls, approved, parallel, limit, timeout, loop)  # type: ignore[misc]
+        # Without capstan_submit, a thread waits in capstan_execute.
+        return await loop.run_in_executor(
+            blocking_executor(), self._run, calls, approved, parallel, limit, timeout, loop
+        )
+
+    def _prepare(self, calls: Sequence[ToolCall], approved: Any) -> tuple[str, list[Any], list[str], list[bytes]]:
+        """(id prefix, results known without running, call JSON texts, approved call ids)."""
+        prefix = f"py{next(_execution_tokens)}"
+        tools = self._tools
+        results: list[Any] = [None] * len(calls)
+        parts = []
+        approved_ids = []
+        for i, call in enumerate(calls):
+            name = call.name
+            found = tools.get(name)
+            if found is not None and found.requires_approval:
+                if not _L.has_approval:
+                    if not self._approves(call, approved):
+                        results[i] = self._denied(call)
+                        continue
+                elif self._approves(call, approved):
+                    approved_ids.append(f"{prefix}.{i}".encode())
+            try:
+                arguments = call.arguments
+                arguments = "{}" if arguments is None or arguments == {} else _json.dumps(arguments)
+            except (TypeError, ValueError, RecursionError) as exc:
+                results[i] = ToolResult(
+                    call.id,
+                    name,
+                    f'Invalid arguments for tool "{name}": they cannot be sent as JSON ({exc}).',
+                    True,
+                    outcome="invalid_arguments",
+                )
+                continue
+            quoted = f'"{name}"' if found is not None else _json.dumps(name)
+            parts.append(f'{{"id":"{prefix}.{i}","name":{quoted},"arguments":{arguments}}}')
+        return prefix, results, parts, approved_ids
+
+    def _run(
+        self,
+        calls: Sequence[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> list[ToolResult]:
+        """Runs the calls with capstan_execute, waiting on this thread."""
+        prefix, results, parts, approved_ids = self._prepare(calls, approved)
+        if not parts:
+            return results
+        payload = _payload(parts)
+        options, keep = _options(parallel, limit, timeout, approved_ids)
+        execution = _Execution(loop, timeout, len(parts) == 1)
+        text = self._execute(prefix.encode(), execution, payload, options)
+        del keep
+        items = ((i["content"], i["outcome"], i["duration_us"]) for i in _json.loads(text))
+        return _collect(calls, prefix, results, execution, items)
+
+    def _run_submitted(
+        self,
+        calls: Sequence[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> Any:
+        """Runs the calls with capstan_submit. With a loop: returns an
+        awaitable of the results; without: waits on this thread, where
+        Ctrl-C interrupts it (and cancels the batch), and returns them."""
+        prefix, results, parts, approved_ids = self._prepare(calls, approved)
+        if not parts:
+            return results if loop is None else _ready(results)
+        payload = _payload(parts)
+        options, keep = _options(parallel, limit, timeout, approved_ids)
+        execution = _Execution(loop, timeout, False)  # never run inline: found by call id
+        submission = _batches.Submission(len(parts), loop)
+        key = prefix.encode()
+        ptr = self._enter()
+        _executions[key] = execution
+        try:
+            batch = _batches.submit(_L, ptr, payload, options, submission)
+        except BaseException:
+            del _executions[key]
+            self._leave()
+            raise
+
+        def settle(cancel: bool) -> list[ToolResult]:
+            nonlocal keep
+            try:
+                _batches.release(_L, batch, submission, cancel)
+            finally:
+                _executions.pop(key, None)
+                self._leave()
+                keep = None
+            if execution.raised is not None:
+                raise execution.raised
+            lost = ("Cancelled: the result was lost.", "cancelled", 0)
+            return _collect(calls, prefix, results, execution, (item or lost for item in submission.items))
+
+        if loop is not None:
+            return _await_submission(submission, settle)
+        try:
+            submission.event.wait()  # type: ignore[union-attr]
+        except BaseException:
+            settle(True)
+            raise
+        return settle(False)
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closing else f"{len(self._tools)} tools"
+        return f"<ToolRegistry {state}>"
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
+async def _await_submission(
+    submission: _batches.Submission, settle: Callable[[bool], list[ToolResult]]
+) -> list[ToolResult]:
+    try:
+        await submission.future  # type: ignore[misc]
+    except BaseException:  # cancelled: so are the calls not yet started
+        settle(True)
+        raise
+    return settle(False)
+
+
+def _payload(parts: list[str]) -> bytes:
+    return (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode("utf-8", "backslashreplace")
+
+
+def _collect(
+    calls: Sequence[ToolCall],
+    prefix: str,
+    results: list[Any],
+    execution: _Execution,
+    items: Iterable[tuple[str, str, int]],
+) -> list[ToolResult]:
+    """Fills ``results`` from capstan's (content, outcome, duration_us), in
+    call order, with the Python values the trampoline kept."""
+    single = execution.single
+    data, errors = execution.data or {}, execution.errors or {}
+    items = iter(items)
+    for i, call in enumerate(calls):
+        if results[i] is not None:
+            continue
+        content, outcome, duration_us = next(items)
+        key = f"{prefix}.{i}".encode()
+        if outcome == "ok":
+            value = execution.value if single else data.get(key)
+            results[i] = ToolResult(call.id, call.name, content, False, value, "ok", duration_us)
+        else:
+            error = execution.error if single else errors.get(key)
+            results[i] = ToolResult(call.id, call.name, content, True, None, outcome, duration_us, error)
+    return results
+
+
+def _count(counter: itertools.count[int]) -> int:
+    """The next value of an itertools.count, without taking it."""
+    return int(repr(counter)[6:-1])
+
+
+def _milliseconds(seconds: float | None) -> int:
+    if not seconds:
+        return 0
+    return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
+
+
+_options_cache: dict[tuple[bool, int, int], Any] = {}
+
+
+def _options(parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes]) -> tuple[Any, Any]:
+    """Exec options for capstan_execute, and what must stay alive during the
+    call. None (capstan's defaults: parallel, limit 8) when they match."""
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    timeout_ms = _milliseconds(timeout)
+    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms)
+    flags = 0 if parallel else _lib.EXEC_SEQUENTIAL
+    layout = _L.ExecOptions
+    if approved_ids:
+        ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
+        options = layout(ctypes.sizeof(layout), flags, key[1], timeout_ms, ids, len(approved_ids))
+        return ctypes.byref(options), (ids, options)
+    if parallel and limit in (0, 8) and not timeout_ms:
+        return None, None
+    found = _options_cache.get(key)
+    if found is None:
+        found = ctypes.byref(layout(ctypes.sizeof(layout), flags, key[1], timeout_ms))
+        if len(_options_cache) < 64:
+            _options_cache[key] = found
+    return found, None
+
+
+_default: ToolRegistry | None = None
+_default_lock = threading.Lock()
+
+
+def default_registry() -> ToolRegistry:
+    """The global registry that ``@tool(register=True)`` adds to."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = ToolRegistry()
+    return _default
+

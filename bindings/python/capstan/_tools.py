@@ -1,0 +1,480 @@
+"""Tools: @tool, Tool (subclass it for stateful tools) and FunctionTool."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import json
+import re
+import sys
+import threading
+import typing
+from typing import Any, Callable, TypeVar, overload
+
+from ._errors import ValidationError
+from ._schema import _hints, function_schema, is_optional, parse_docstring, resolved_hints
+
+if typing.TYPE_CHECKING:
+    from ._registry import ToolRegistry, ToolResult
+
+__all__ = ["FunctionTool", "Tool", "render_result", "tool"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+# Every provider accepts these (capstan checks the same rule when registering).
+_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def render_result(value: Any) -> str:
+    """Render a tool's return value as the text the model reads.
+
+    Strings pass through; ``None`` is ``"null"``; anything else is JSON
+    (non-ASCII kept; dataclasses, pydantic models, enums and sets converted),
+    or its ``repr`` when it cannot be JSON.
+
+    Example:
+        >>> render_result({"a": 1})
+        '{"a": 1}'
+        >>> render_result("plain")
+        'plain'
+    """
+    kind = type(value)
+    if kind is str:
+        return value
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return str(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_jsonable)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    dump = getattr(value, "model_dump", None)  # pydantic, duck-typed
+    if callable(dump) and not isinstance(value, type):
+        return dump(mode="json")
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def check_name(name: Any) -> str:
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise ValidationError(
+            f"{name!r}: a tool name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-' "
+            "(the names every model provider accepts)",
+            "CAPSTAN_ERR_INVALID_NAME",
+        )
+    return name
+
+
+class Tool:
+    """A tool the model can call: a name, a description, a parameters schema,
+    and :meth:`call`.
+
+    Subclass it for tools that hold state (a client, a connection pool):
+    override :meth:`call` (plain or ``async def``); its signature gives the
+    schema unless ``parameters`` is set. Class attributes are the defaults of
+    the keyword arguments::
+
+        class Counter(Tool):
+            name = "counter"
+            description = "Count calls."
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.count = 0
+
+            def call(self, step: int = 1) -> int:
+                self.count += step
+                return self.count
+
+    Options: ``timeout`` (seconds, the call is abandoned and reported as a
+    timeout; works for sync functions too), ``requires_approval``,
+    ``parallel_safe`` (False: never runs concurrently with itself),
+    ``max_output_chars`` (cap on the text the model reads).
+    """
+
+    name: str = ""
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+    timeout: float | None = None
+    requires_approval: bool = False
+    parallel_safe: bool = True
+    max_output_chars: int | None = None
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        requires_approval: bool | None = None,
+        parallel_safe: bool | None = None,
+        max_output_chars: int | None = None,
+        **config: Any,
+    ) -> None:
+        cls = type(self)
+        self.name = check_name(name or cls.name or _snake(cls.__name__))
+        doc_summary = parse_docstring(inspect.getdoc(cls.call))[0] if cls.call is not Tool.call else ""
+        self.description = description or cls.description or doc_summary or f"Call {self.name}."
+        explicit = parameters if parameters is not None else cls.parameters
+        # A tool is called with one JSON object of named arguments; **kwargs
+        # can take them only when an explicit schema says what they are.
+        _check_signature(self._target(), self.name, allow_kwargs=explicit is not None)
+        self.parameters = explicit if explicit is not None else self._derive_parameters()
+        self.timeout = _seconds(timeout if timeout is not None else cls.timeout, "timeout")
+        self.requires_approval = bool(
+            requires_approval if requires_approval is not None else cls.requires_approval
+        )
+        self.parallel_safe = bool(parallel_safe if parallel_safe is not None else cls.parallel_safe)
+        chars = max_output_chars if max_output_chars is not None else cls.max_output_chars
+        if chars is not None and (not isinstance(chars, int) or chars < 0 or chars >= 2**32):
+            raise ValidationError(f"max_output_chars must be an int in [0, 2**32), got {chars!r}")
+        self.max_output_chars = chars or None
+        self.config = config
+        self._solo: ToolRegistry | None = None
+        self._solo_lock = threading.Lock()
+
+    # -- what runs ---------------------------------------------------------------
+
+    def call(self, **kwargs: Any) -> Any:
+        """Run the tool. Override this (plain or ``async def``)."""
+        raise NotImplementedError(f"{type(self).__name__} must override call()")
+
+    def _target(self) -> Callable[..., Any]:
+        return self.call
+
+    @property
+    def is_async(self) -> bool:
+        """Whether the tool runs as a coroutine (``async def``)."""
+        return _is_async(self._target())
+
+    def _derive_parameters(self) -> dict[str, Any]:
+        return function_schema(self._target())
+
+    def _call_plan(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Callable[[Any], Any]], ...]]:
+        """(names to pass as None when omitted, converters of object arguments)."""
+        target = self._target()
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):
+            return (), ()
+        hints = resolved_hints(target, getattr(self, "_localns", None))
+        fill: list[tuple[str, Any]] = []
+        convert: list[tuple[str, Callable[[Any], Any]]] = []
+        for p in signature.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            hint = hints.get(p.name, p.annotation)
+            if p.default is inspect.Parameter.empty and is_optional(hint):
+                fill.append((p.name, None))
+            converter = _converter(hint)
+            if converter is not None:
+                convert.append((p.name, converter))
+        return tuple(fill), tuple(convert)
+
+    # -- running it through capstan --------------------------------------------------
+
+    def _registry(self) -> ToolRegistry:
+        """A registry of this tool alone, for :meth:`run` and :meth:`schema`."""
+        if self._solo is None:
+            with self._solo_lock:
+                if self._solo is None:
+                    from ._registry import ToolRegistry
+
+                    solo = ToolRegistry()
+                    solo._add(self, weak=True)
+                    self._solo = solo
+        return self._solo
+
+    def run(self, **kwargs: Any) -> ToolResult:
+        """Run one call through capstan (validation, timeout, output cap).
+
+        Returns a :class:`ToolResult`; ``.data`` holds the return value.
+        Errors are results too (``is_error``), never exceptions.
+
+        Example:
+            >>> def add(a: int, b: int) -> int:
+            ...     '''Add two integers.'''
+            ...     return a + b
+            >>> t = FunctionTool(add)
+            >>> t.run(a=2, b=3).data
+            5
+        """
+        from ._registry import ToolCall
+
+        return self._registry().execute(ToolCall(self.name, kwargs), approved=True)
+
+    async def arun(self, **kwargs: Any) -> ToolResult:
+        """:meth:`run` for event loops: async tools run on the running loop."""
+        from ._registry import ToolCall
+
+        return await self._registry().aexecute(ToolCall(self.name, kwargs), approved=True)
+
+    def schema(self, style: str = "openai") -> dict[str, Any]:
+        """This tool's definition in a provider's format (see :meth:`ToolRegistry.schemas`)."""
+        return self._registry().schemas(style)[0]
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-safe summary of the tool."""
+        return self._registry().describe()[0]
+
+    def close(self) -> None:
+        """Frees the native registry behind :meth:`run` (done at garbage collection too)."""
+        solo, self._solo = self._solo, None
+        if solo is not None:
+            solo.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class FunctionTool(Tool):
+    """A :class:`Tool` backed by a Python function, plain or ``async def``.
+
+    Usually made by :func:`tool`. ``fn`` stays callable directly (calling the
+    tool calls it); the schema comes from its signature unless ``parameters``
+    is given, the description from its docstring summary.
+
+    Example:
+        >>> def add(a: int, b: int) -> int:
+        ...     '''Add two integers.'''
+        ...     return a + b
+        >>> t = FunctionTool(add)
+        >>> t.run(a=2, b=3).data
+        5
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        requires_approval: bool = False,
+        parallel_safe: bool = True,
+        max_output_chars: int | None = None,
+        _localns: dict[str, Any] | None = None,
+        **config: Any,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"Expected a callable, got {type(fn).__name__}.")
+        self.fn = fn
+        self._localns = _localns
+        summary = parse_docstring(inspect.getdoc(fn))[0]
+        fn_name = getattr(fn, "__name__", None) or type(fn).__name__
+        super().__init__(
+            name=name or fn_name,
+            description=description or summary or f"Call {fn_name}.",
+            parameters=parameters,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            parallel_safe=parallel_safe,
+            max_output_chars=max_output_chars,
+            **config,
+        )
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__name__ = fn_name
+        self.__wrapped__ = fn
+
+    def _target(self) -> Callable[..., Any]:
+        return self.fn
+
+    def _derive_parameters(self) -> dict[str, Any]:
+        return function_schema(self.fn, localns=self._localns)
+
+    @property
+    def is_async(self) -> bool:
+        return _is_async(self.fn)
+
+    def native(self) -> Callable[..., Any]:
+        """The wrapped function."""
+        return self.fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def _is_async(fn: Any) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)
+    )
+
+
+def _check_signature(fn: Callable[..., Any], name: str, allow_kwargs: bool) -> None:
+    """Rejects parameters that a call with one JSON object of named arguments
+    cannot fill."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: what it takes is the schema's business
+    for p in signature.parameters.values():
+        if p.kind is p.POSITIONAL_ONLY:
+            raise TypeError(
+                f"tool {name!r}: parameter {p.name!r} is positional-only; a tool is called "
+                "with named arguments, so make it a regular parameter"
+            )
+        if p.kind is p.VAR_POSITIONAL:
+            raise TypeError(
+                f"tool {name!r}: *{p.name} cannot receive named arguments; "
+                "take an explicit list parameter instead"
+            )
+        if p.kind is p.VAR_KEYWORD and not allow_kwargs:
+            raise TypeError(
+                f"tool {name!r}: **{p.name} cannot be expressed in a JSON Schema; "
+                "take an explicit dict parameter, or pass parameters= with the schema"
+            )
+
+
+def _seconds(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValidationError(f"{what} must be a number of seconds >= 0, got {value!r}")
+    return float(value) or None
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _converter(hint: Any) -> Callable[[Any], Any] | None:
+    """Turns the JSON a model sent into the dataclass / pydantic model a
+    parameter is annotated with (also inside Optional, list and dict)."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _converter(args[0])
+    if is_optional(hint):
+        members = [a for a in args if a is not type(None)]
+        inner = _converter(members[0]) if len(members) == 1 else None
+        return (lambda v: None if v is None else inner(v)) if inner else None
+    if origin in (list, set, frozenset, tuple) and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            parts = [_converter(a) for a in args]
+            if not any(parts):
+                return None
+            return lambda v: tuple(p(x) if p else x for p, x in zip(parts, v))
+        inner = _converter(args[0])
+        return (lambda v: origin(inner(x) for x in v)) if inner else None
+    if origin is dict and len(args) == 2:
+        inner = _converter(args[1])
+        return (lambda v: {k: inner(x) for k, x in v.items()}) if inner else None
+    if isinstance(hint, type):
+        if issubclass(hint, enum.Enum):
+            return hint
+        validate = getattr(hint, "model_validate", None)
+        if callable(validate) and hasattr(hint, "model_fields"):
+            return validate
+        if dataclasses.is_dataclass(hint):
+            return _dataclass_converter(hint)
+    return None
+
+
+def _dataclass_converter(cls: type) -> Callable[[Any], Any]:
+    hints = _hints(cls)
+    nested = {}
+    for field in dataclasses.fields(cls):
+        conv = _converter(hints.get(field.name, field.type))
+        if conv is not None:
+            nested[field.name] = conv
+
+    def build(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if nested:
+            value = {k: (nested[k](v) if k in nested else v) for k, v in value.items()}
+        return cls(**value)
+
+    return build
+
+
+@overload
+def tool(fn: _F) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = ...,
+    description: str | None = ...,
+    parameters: dict[str, Any] | None = ...,
+    timeout: float | None = ...,
+    requires_approval: bool = ...,
+    parallel_safe: bool = ...,
+    max_output_chars: int | None = ...,
+    register: bool = ...,
+) -> Callable[[_F], FunctionTool]: ...
+
+
+def tool(
+    fn: Any = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    requires_approval: bool = False,
+    parallel_safe: bool = True,
+    max_output_chars: int | None = None,
+    register: bool = False,
+) -> Any:
+    """Turn a Python function into a tool, bare (``@tool``) or configured
+    (``@tool(timeout=5, requires_approval=True)``).
+
+    The docstring summary becomes the description the model reads; its
+    Google-style ``Args:`` section and ``Annotated`` hints become the
+    per-parameter descriptions. With ``register=True`` the tool is also added
+    to the global registry (:func:`default_registry`).
+
+    Raises:
+        ValidationError: If the name is not provider-legal.
+        TypeError: For ``*args``, ``**kwargs`` or positional-only parameters.
+    """
+    # Names visible where the function was defined, so that `from __future__
+    # import annotations` resolves classes local to that scope.
+    caller = sys._getframe(1).f_locals if fn is not None else None
+
+    def wrap(target: Callable[..., Any], localns: dict[str, Any] | None) -> FunctionTool:
+        built = FunctionTool(
+            target,
+            name=name,
+            description=description,
+            parameters=parameters,
+            timeout=timeout,
+            requires_approval=requires_approval,
+            parallel_safe=parallel_safe,
+            max_output_chars=max_output_chars,
+            _localns=localns,
+        )
+        if register:
+            from ._registry import default_registry
+
+            default_registry().add(built)
+        return built
+
+    if fn is not None:
+        return wrap(fn, caller)
+
+    def decorator(target: Callable[..., Any]) -> FunctionTool:
+        return wrap(target, sys._getframe(1).f_locals)
+
+    return decorator
+

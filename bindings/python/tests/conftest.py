@@ -1,0 +1,31 @@
+import gc
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import capstan
+except ImportError:  # not installed: the package next to these tests
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import capstan
+from capstan import _registry
+
+
+@pytest.fixture
+def registry():
+    with capstan.ToolRegistry() as reg:
+        yield reg
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_executions():
+    yield
+    # Every execution removes its Python-side state when its C call returns.
+    assert not _registry._executions
+    assert not _registry._inline
+
+
+def live_entries() -> int:
+    gc.collect()
+    return len(_registry._entries)
