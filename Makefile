@@ -14,7 +14,7 @@ VALGRIND         := valgrind --leak-check=full --error-exitcode=1 --errors-for-l
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: all lib demo game-loop run-examples test rust-test clippy fmt-check header header-check cbindgen \
+.PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
 
 all: lib
@@ -80,6 +80,16 @@ c-test-valgrind: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
 
 c-tests: c-test-plain c-test-asan c-test-valgrind
 
+# --- Python binding -----------------------------------------------------------
+PYTHON ?= python3
+
+python-test: lib
+	$(PYTHON) -m pip install --quiet './bindings/python[test]'
+	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) -m pytest -q bindings/python/tests
+
+python-bench: lib
+	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
+
 # --- everything -------------------------------------------------------------
 rust-test:
 	$(CARGO) test --all-targets
@@ -90,7 +100,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check c-tests examples run-examples
+test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the
