@@ -85,6 +85,15 @@
 #define CAPSTAN_EXEC_DELIVER_POLL (1 << 1)
 
 /**
+ * Exec flag (`capstan_submit`): start every call on the calling thread before
+ * `capstan_submit` returns, without waiting for calls that a tool completes
+ * later. For hosts whose tools hand work to their own event loop (async
+ * functions): no pool thread is involved. A tool that blocks blocks the
+ * caller; the limit does not apply; timeouts still do.
+ */
+#define CAPSTAN_EXEC_START_INLINE (1 << 3)
+
+/**
  * Exec flag: the model was given OpenAI strict-mode schemas, where an optional
  * argument is sent as `null`: such nulls are dropped before validation.
  */
@@ -865,10 +874,35 @@ capstan_status capstan_registry_new(const struct capstan_registry_options *opts,
  * callback of this registry runs on another thread and every destroy has run:
  * after it returns, no callback of this registry is called. Called from inside
  * one of this registry's own callbacks it does not wait (that would deadlock):
- * the rest finishes after that callback returns. Batches stay valid until
- * `capstan_batch_free`.
+ * the rest finishes after that callback returns. After
+ * `capstan_registry_close` it does not wait again: what `close` reported
+ * still running may then call back after free returns. Batches stay valid
+ * until `capstan_batch_free`.
  */
 void capstan_registry_free(struct capstan_registry *reg);
+
+/**
+ * Shuts a registry down without freeing it, waiting at most `timeout_ms`
+ * (UINT32_MAX: no limit) for callbacks running on other threads: calls not
+ * started are cancelled, calls in flight are reported cancelled, tools are
+ * destroyed once their callbacks return. OK when everything finished in
+ * time, CAPSTAN_ERR_TIMEOUT otherwise (what still runs finishes in the
+ * background). Afterwards calls on the registry end `cancelled`, registering
+ * is SHUTTING_DOWN, and `capstan_registry_free` must still be called (it
+ * then does not wait again). From inside one of the registry's own callbacks
+ * it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
+ * hang at exit on a stuck tool.
+ */
+capstan_status capstan_registry_close(struct capstan_registry *reg,
+                                      uint32_t timeout_ms);
+
+/**
+ * Checks a tool name without registering it: OK if every provider accepts it
+ * (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_register`), else
+ * INVALID_NAME with a message saying why (INVALID_UTF8 for bad text).
+ */
+capstan_status capstan_check_name(const char *name,
+                                  size_t len);
 
 /**
  * Registers a tool, replacing any tool of the same name (the old tool's

@@ -413,6 +413,11 @@ impl Registry {
         self.len() == 0
     }
 
+    /// True once `close` was called.
+    pub fn is_closed(&self) -> bool {
+        self.shared.closed.load(Ordering::SeqCst)
+    }
+
     /// Sets (or with `None` removes) the approver: it receives every call of a
     /// tool flagged `REQUIRES_APPROVAL` that the batch did not pre-approve.
     /// Without one, such calls are `denied`.

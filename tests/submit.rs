@@ -250,3 +250,40 @@ fn wake_fd_becomes_readable_when_a_polled_result_is_queued() {
     assert_eq!(r, 8);
     assert!(u64::from_ne_bytes(buf) >= 1);
 }
+
+#[test]
+fn start_inline_starts_every_call_before_submit_returns_without_waiting() {
+    let reg = Registry::default();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let h2 = held.clone();
+    let me = std::thread::current().id();
+    reg.register(def("async_like", 0, move |c| {
+        assert_eq!(
+            std::thread::current().id(),
+            me,
+            "started on the submitting thread"
+        );
+        h2.lock().unwrap().push(c); // completed later, elsewhere
+    }))
+    .unwrap();
+    let opts = ExecOptions {
+        start_inline: true,
+        limit: 1,
+        ..Default::default()
+    };
+    let batch = submit(&reg, calls("async_like", 5), &opts, Sink::Queue, None);
+    assert_eq!(
+        held.lock().unwrap().len(),
+        5,
+        "all started, none awaited, limit ignored"
+    );
+    assert!(!batch.is_done());
+    let pending: Vec<_> = held.lock().unwrap().drain(..).collect();
+    std::thread::spawn(move || {
+        for c in pending {
+            c.complete_text("done").unwrap();
+        }
+    });
+    assert!(batch.wait(Some(Duration::from_secs(5))));
+    assert_eq!(batch.poll(10).len(), 5);
+}

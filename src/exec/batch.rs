@@ -77,6 +77,8 @@ pub struct BatchInner {
     cancelled: AtomicBool,
     timeout_ms: u32,
     strict_nulls: bool,
+    /// Calls start on the submitting thread, which never waits for them.
+    start_inline: bool,
     /// How many workers share the batch (for the size of the chunks they claim).
     workers: usize,
     /// Workers inside `drive` right now, and when the batch started: to tell
@@ -128,6 +130,7 @@ impl BatchInner {
             driving: AtomicUsize::new(0),
             began: Instant::now(),
             strict_nulls: options.strict_nulls,
+            start_inline: options.start_inline,
             sink,
             queue: Mutex::new(VecDeque::new()),
             on_done,
@@ -450,9 +453,9 @@ impl BatchInner {
         let flags = tool.spec.flags;
         let queued = (flags.requires_approval() && !self.approved.contains(&id))
             || (flags.main_thread() && !(on_caller && self.registry.is_pump_thread()))
-            || (on_caller && self.timeout_for(tool) > 0);
+            || (on_caller && !self.start_inline && self.timeout_for(tool) > 0);
         if !queued {
-            return run_call(self, index, id, name, tool, arguments, true);
+            return run_call(self, index, id, name, tool, arguments, !self.start_inline);
         }
         let run = PendingRun {
             batch: self.clone(),

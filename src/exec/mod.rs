@@ -33,6 +33,10 @@ pub struct ExecOptions {
     pub strict_nulls: bool,
     /// Ids of calls the user already approved (tools flagged `REQUIRES_APPROVAL`).
     pub approved: Vec<String>,
+    /// `submit` only: start every call on the submitting thread before
+    /// returning, without waiting for the ones a tool completes later (async
+    /// tools of an event loop). The limit does not apply.
+    pub start_inline: bool,
 }
 
 impl Default for ExecOptions {
@@ -43,6 +47,7 @@ impl Default for ExecOptions {
             timeout_ms: 0,
             strict_nulls: false,
             approved: Vec::new(),
+            start_inline: false,
         }
     }
 }
@@ -138,6 +143,10 @@ pub fn submit(
     let inner = BatchInner::new(registry.shared.clone(), calls, options, sink, on_done);
     inner.finish_if_empty();
     track(&registry.shared, &inner);
+    if options.start_inline {
+        inner.drive(true);
+        return Batch { inner };
+    }
     for _ in 0..workers {
         let b = inner.clone();
         pool::spawn(move || b.drive(false));

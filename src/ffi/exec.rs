@@ -10,12 +10,18 @@ use crate::call::{results_to_string, CallRequest};
 use crate::call::{Outcome, ToolResult};
 use crate::exec::{self, Batch, ExecOptions, Sink};
 
+/// The size of the first `capstan_exec_options` (struct_size, flags, limit,
+/// timeout_ms): a host built against it still works; later fields read as zero.
+const EXEC_OPTIONS_V1: usize = std::mem::offset_of!(capstan_exec_options, approved_ids);
+
 pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<ExecOptions, Fail> {
-    let Some(o) = read_options(opts, std::mem::size_of::<capstan_exec_options>(), "opts")? else {
+    let Some(o) = read_options(opts, EXEC_OPTIONS_V1, "opts")? else {
         return Ok(ExecOptions::default());
     };
-    const KNOWN: u32 =
-        CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_STRICT_NULLS;
+    const KNOWN: u32 = CAPSTAN_EXEC_SEQUENTIAL
+        | CAPSTAN_EXEC_DELIVER_POLL
+        | CAPSTAN_EXEC_STRICT_NULLS
+        | CAPSTAN_EXEC_START_INLINE;
     if o.flags & !KNOWN != 0 {
         return Err(Fail::BadArgument(format!(
             "unknown exec flags 0x{:x}",
@@ -28,6 +34,7 @@ pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<E
         timeout_ms: o.timeout_ms,
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
+        start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
     })
 }
 
@@ -157,7 +164,7 @@ pub unsafe extern "C" fn capstan_submit(
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
         let calls = text(calls_json, len, "calls_json")?;
-        let raw = read_options(opts, std::mem::size_of::<capstan_exec_options>(), "opts")?;
+        let raw = read_options(opts, EXEC_OPTIONS_V1, "opts")?;
         let poll = raw
             .map(|o| o.flags & CAPSTAN_EXEC_DELIVER_POLL != 0)
             .unwrap_or(false);

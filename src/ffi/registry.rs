@@ -84,8 +84,10 @@ pub unsafe extern "C" fn capstan_registry_new(
 /// callback of this registry runs on another thread and every destroy has run:
 /// after it returns, no callback of this registry is called. Called from inside
 /// one of this registry's own callbacks it does not wait (that would deadlock):
-/// the rest finishes after that callback returns. Batches stay valid until
-/// `capstan_batch_free`.
+/// the rest finishes after that callback returns. After
+/// `capstan_registry_close` it does not wait again: what `close` reported
+/// still running may then call back after free returns. Batches stay valid
+/// until `capstan_batch_free`.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
     guard_value((), || {
@@ -93,7 +95,52 @@ pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
             return Ok(());
         }
         let registry = Box::from_raw(reg.cast::<Registry>());
-        registry.close(Duration::MAX);
+        if !registry.is_closed() {
+            registry.close(Duration::MAX);
+        }
+        Ok(())
+    })
+}
+
+/// Shuts a registry down without freeing it, waiting at most `timeout_ms`
+/// (UINT32_MAX: no limit) for callbacks running on other threads: calls not
+/// started are cancelled, calls in flight are reported cancelled, tools are
+/// destroyed once their callbacks return. OK when everything finished in
+/// time, CAPSTAN_ERR_TIMEOUT otherwise (what still runs finishes in the
+/// background). Afterwards calls on the registry end `cancelled`, registering
+/// is SHUTTING_DOWN, and `capstan_registry_free` must still be called (it
+/// then does not wait again). From inside one of the registry's own callbacks
+/// it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
+/// hang at exit on a stuck tool.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_close(
+    reg: *mut capstan_registry,
+    timeout_ms: u32,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        let wait = if timeout_ms == u32::MAX {
+            Duration::MAX
+        } else {
+            Duration::from_millis(u64::from(timeout_ms))
+        };
+        if registry.close(wait) {
+            Ok(())
+        } else {
+            Err(Fail::Core(crate::Error::Timeout(format!(
+                "tool callbacks were still running after {timeout_ms} ms"
+            ))))
+        }
+    })
+}
+
+/// Checks a tool name without registering it: OK if every provider accepts it
+/// (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_register`), else
+/// INVALID_NAME with a message saying why (INVALID_UTF8 for bad text).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_check_name(name: *const c_char, len: usize) -> capstan_status {
+    guard(|| {
+        crate::registry::check_name(text(name, len, "name")?)?;
         Ok(())
     })
 }

@@ -84,6 +84,12 @@ pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1 << 0;
 /// Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
 /// host's thread instead of calling back on pool threads.
 pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1 << 1;
+/// Exec flag (`capstan_submit`): start every call on the calling thread before
+/// `capstan_submit` returns, without waiting for calls that a tool completes
+/// later. For hosts whose tools hand work to their own event loop (async
+/// functions): no pool thread is involved. A tool that blocks blocks the
+/// caller; the limit does not apply; timeouts still do.
+pub const CAPSTAN_EXEC_START_INLINE: u32 = 1 << 3;
 /// Exec flag: the model was given OpenAI strict-mode schemas, where an optional
 /// argument is sent as `null`: such nulls are dropped before validation.
 pub const CAPSTAN_EXEC_STRICT_NULLS: u32 = 1 << 2;

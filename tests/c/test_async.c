@@ -417,6 +417,82 @@ static void test_free_from_inside_a_callback_does_not_deadlock(void) {
     capstan_batch_free(b);
 }
 
+static capstan_call *held_calls[8];
+static atomic_int n_held;
+static void hold(void *user_data, capstan_call *call) {
+    (void)user_data;
+    held_calls[atomic_fetch_add(&n_held, 1) % 8] = call;
+}
+
+static void test_start_inline_and_v1_options(void) {
+    capstan_registry *reg = registry();
+    capstan_tool_def h = {.struct_size = sizeof h, .name = "hold", .parameters = OBJ, .callback = hold};
+    CHECK_STATUS(capstan_register(reg, &h), CAPSTAN_OK);
+    atomic_store(&n_held, 0);
+    capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_DELIVER_POLL,
+                              .limit = 1};
+    capstan_batch *b = NULL;
+    char *calls = calls_json("hold", 3);
+    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+    CHECK(atomic_load(&n_held) == 3); /* every call started before submit returned */
+    CHECK(!capstan_batch_done(b));
+    for (int i = 0; i < 3; i++)
+        CHECK_STATUS(capstan_call_return(held_calls[i], CAPSTAN_CONTENT_TEXT, "x", 1), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 5000), CAPSTAN_OK);
+    capstan_batch_free(b);
+    free(calls);
+
+    /* A host built against the first, 16-byte capstan_exec_options still works. */
+    struct {
+        uint32_t struct_size, flags, limit, timeout_ms;
+    } v1 = {16, CAPSTAN_EXEC_SEQUENTIAL, 0, 0};
+    char *out = NULL;
+    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"1\",\"name\":\"echo\"}", CAPSTAN_NTS,
+                                 (const capstan_exec_options *)(const void *)&v1, &out, NULL),
+                 CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
+    capstan_free(out);
+    v1.struct_size = 12;
+    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"1\",\"name\":\"echo\"}", CAPSTAN_NTS,
+                                 (const capstan_exec_options *)(const void *)&v1, &out, NULL),
+                 CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan_registry_free(reg);
+}
+
+static atomic_int stuck_release;
+static void stuck(void *user_data, capstan_call *call) {
+    (void)user_data;
+    while (!atomic_load(&stuck_release)) sleep_ms(1); /* ignores cancellation */
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "late", CAPSTAN_NTS);
+}
+
+static void test_close_with_a_timeout_does_not_hang_on_a_stuck_tool(void) {
+    capstan_registry *reg = registry();
+    capstan_tool_def s = {.struct_size = sizeof s, .name = "stuck", .parameters = OBJ, .callback = stuck};
+    CHECK_STATUS(capstan_register(reg, &s), CAPSTAN_OK);
+    atomic_store(&stuck_release, 0);
+    struct tally t;
+    tally_init(&t);
+    capstan_batch *b = NULL;
+    CHECK_STATUS(capstan_submit(reg, "{\"id\":\"1\",\"name\":\"stuck\"}", CAPSTAN_NTS, NULL, on_result, &t, &b),
+                 CAPSTAN_OK);
+    sleep_ms(20);
+    CHECK_STATUS(capstan_registry_close(reg, 50), CAPSTAN_ERR_TIMEOUT);
+    CHECK(t.results == 1 && t.outcomes[CAPSTAN_OUTCOME_CANCELLED] == 1); /* reported at close */
+    capstan_tool_def again = {.struct_size = sizeof again, .name = "again", .parameters = OBJ, .callback = echo};
+    CHECK_STATUS(capstan_register(reg, &again), CAPSTAN_ERR_SHUTTING_DOWN);
+    capstan_registry_free(reg); /* does not wait again */
+    atomic_store(&stuck_release, 1);
+    CHECK_STATUS(capstan_batch_wait(b, 5000), CAPSTAN_OK);
+    capstan_batch_free(b);
+    sleep_ms(20); /* let the stuck callback return before the process checks for leaks */
+
+    CHECK_STATUS(capstan_check_name("get_weather", CAPSTAN_NTS), CAPSTAN_OK);
+    CHECK_STATUS(capstan_check_name("get.weather", CAPSTAN_NTS), CAPSTAN_ERR_INVALID_NAME);
+    CHECK_STATUS(capstan_check_name("", 0), CAPSTAN_ERR_INVALID_NAME);
+    CHECK_STATUS(capstan_check_name(NULL, 3), CAPSTAN_ERR_NULL_PARAMETER);
+}
+
 int main(void) {
     test_submit_delivers_each_result_once_with_its_index_then_null_once();
     test_poll_delivery_hands_results_over_on_the_polling_thread();
@@ -427,5 +503,7 @@ int main(void) {
     test_events_and_stats_observe_every_call();
     test_registry_free_with_batches_in_flight();
     test_free_from_inside_a_callback_does_not_deadlock();
+    test_start_inline_and_v1_options();
+    test_close_with_a_timeout_does_not_hang_on_a_stuck_tool();
     return check_report("test_async");
 }
