@@ -74,10 +74,26 @@ impl Drop for Alive {
     }
 }
 
+/// What a tool is, apart from its schema and handler.
+#[derive(Clone, Debug)]
+pub struct ToolMeta {
+    pub name: String,
+    pub description: String,
+    pub flags: ToolFlags,
+    pub timeout_ms: u32,
+    pub max_output_chars: u32,
+}
+
 /// A registered tool. Calls in flight keep it alive after it is replaced or removed.
+///
+/// The parameters schema is checked in full (compiled) at registration, but
+/// kept as compact text; the compiled validator is built again on the tool's
+/// first call and kept from then on. A compiled validator takes tens of
+/// kilobytes: a registry of thousands of tools, few of them called, stays small.
 pub struct Tool {
-    pub spec: ToolSpec,
-    pub(crate) schema: Schema,
+    pub meta: ToolMeta,
+    parameters: Arc<str>,
+    schema: std::sync::OnceLock<Schema>,
     pub(crate) handler: Box<dyn Handler>,
     serial_busy: Mutex<bool>,
     serial_free: Condvar,
@@ -86,9 +102,37 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// The compiled schema, built on first use.
+    pub(crate) fn schema(&self) -> Result<&Schema, Error> {
+        if let Some(schema) = self.schema.get() {
+            return Ok(schema);
+        }
+        let value: serde_json::Value = serde_json::from_str(&self.parameters)
+            .map_err(|e| Error::Internal(format!("stored schema is not JSON: {e}")))?;
+        let schema = Schema::compile(&value)?;
+        Ok(self.schema.get_or_init(|| schema))
+    }
+
+    /// The schema as registered (compact JSON text).
+    pub fn parameters_text(&self) -> &str {
+        &self.parameters
+    }
+
+    /// The describable part of the tool.
+    pub fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.meta.name.clone(),
+            description: self.meta.description.clone(),
+            parameters: serde_json::from_str(&self.parameters).unwrap_or(serde_json::Value::Null),
+            flags: self.meta.flags,
+            timeout_ms: self.meta.timeout_ms,
+            max_output_chars: self.meta.max_output_chars,
+        }
+    }
+
     /// For serial tools, blocks until no other call of this tool is running.
     pub(crate) fn enter(&self) {
-        if !self.spec.flags.serial() {
+        if !self.meta.flags.serial() {
             return;
         }
         let Ok(mut busy) = self.serial_busy.lock() else {
@@ -104,7 +148,7 @@ impl Tool {
     }
 
     pub(crate) fn leave(&self) {
-        if !self.spec.flags.serial() {
+        if !self.meta.flags.serial() {
             return;
         }
         if let Ok(mut busy) = self.serial_busy.lock() {
@@ -334,18 +378,21 @@ impl Registry {
                 def.flags.0 & !ToolFlags::KNOWN
             )));
         }
-        let schema = Schema::compile(&def.parameters)?;
+        // Compiled now so that every schema error is a registration error;
+        // kept as text until the first call (see `Tool`).
+        drop(Schema::compile(&def.parameters)?);
+        let parameters: Arc<str> = def.parameters.to_string().into();
         self.shared.activity.tools.fetch_add(1, Ordering::SeqCst);
         let tool = Arc::new(Tool {
-            spec: ToolSpec {
+            meta: ToolMeta {
                 name: def.name.clone(),
                 description: def.description,
-                parameters: def.parameters,
                 flags: def.flags,
                 timeout_ms: def.timeout_ms,
                 max_output_chars: def.max_output_chars,
             },
-            schema,
+            parameters,
+            schema: std::sync::OnceLock::new(),
             handler: def.handler,
             serial_busy: Mutex::new(false),
             serial_free: Condvar::new(),
@@ -398,7 +445,7 @@ impl Registry {
     /// Specs of every tool, sorted by name.
     pub fn specs(&self) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = match self.shared.tools.read() {
-            Ok(t) => t.values().map(|t| t.spec.clone()).collect(),
+            Ok(t) => t.values().map(|t| t.spec()).collect(),
             Err(_) => Vec::new(),
         };
         specs.sort_by(|a, b| a.name.cmp(&b.name));

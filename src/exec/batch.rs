@@ -46,7 +46,7 @@ impl ToolCache {
     fn get(&mut self, registry: &Shared, name: &str) -> Option<&Arc<Tool>> {
         let generation = registry.generation();
         let hit = self.generation == generation
-            && self.tool.as_ref().is_some_and(|t| t.spec.name == name);
+            && self.tool.as_ref().is_some_and(|t| t.meta.name == name);
         if !hit {
             self.tool = Some(registry.get(name)?);
             self.generation = generation;
@@ -400,7 +400,7 @@ impl BatchInner {
         if self.timeout_ms > 0 {
             self.timeout_ms
         } else {
-            tool.spec.timeout_ms
+            tool.meta.timeout_ms
         }
     }
 
@@ -430,16 +430,19 @@ impl BatchInner {
             name,
             arguments,
         } = req;
-        let arguments = match arguments.into_value() {
-            Ok(mut v) => {
+        let arguments = match (arguments.into_value(), tool.schema()) {
+            (_, Err(e)) => Err(format!(
+                "Tool \"{name}\" cannot validate its arguments: {e}"
+            )),
+            (Ok(mut v), Ok(schema)) => {
                 if self.strict_nulls {
-                    crate::providers::drop_strict_nulls(tool.schema.source(), &mut v);
+                    crate::providers::drop_strict_nulls(schema.source(), &mut v);
                 }
-                tool.schema
+                schema
                     .validate(v, registry.options.coerce)
                     .map_err(|e| e.to_string())
             }
-            Err(e) => Err(format!("Invalid arguments for tool \"{name}\": {e}")),
+            (Err(e), _) => Err(format!("Invalid arguments for tool \"{name}\": {e}")),
         };
         let arguments = match arguments {
             Ok(v) => v,
@@ -450,7 +453,7 @@ impl BatchInner {
                 return true;
             }
         };
-        let flags = tool.spec.flags;
+        let flags = tool.meta.flags;
         let queued = (flags.requires_approval() && !self.approved.contains(&id))
             || (flags.main_thread() && !(on_caller && self.registry.is_pump_thread()))
             || (on_caller && !self.start_inline && self.timeout_for(tool) > 0);
@@ -594,7 +597,7 @@ impl PendingRun {
 
     /// Sends an approved call where it runs: the main-thread queue or the pool.
     pub(crate) fn dispatch(self) {
-        if self.tool.spec.flags.main_thread() {
+        if self.tool.meta.flags.main_thread() {
             let registry = self.batch.registry.clone();
             if let Ok(mut q) = registry.main_queue.lock() {
                 q.push_back(self);

@@ -62,7 +62,7 @@ impl CallCell {
             name_z: OnceLock::new(),
             arguments,
             arguments_text: OnceLock::new(),
-            max_output_chars: tool.spec.max_output_chars,
+            max_output_chars: tool.meta.max_output_chars,
             stats: tool.stats.clone(),
             batch,
             index,

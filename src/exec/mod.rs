@@ -118,7 +118,7 @@ pub fn needs_approval(
         .filter(|(_, c)| {
             registry
                 .get(&c.name)
-                .is_some_and(|t| t.spec.flags.requires_approval())
+                .is_some_and(|t| t.meta.flags.requires_approval())
                 && !options.approved.contains(&c.id)
         })
         .map(|(i, _)| i)
