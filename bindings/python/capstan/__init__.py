@@ -35,7 +35,7 @@ from ._errors import (
 )
 from ._lib import version
 from ._calls import ToolCall, ToolResult
-from ._registry import ToolRegistry, default_registry
+from ._registry import ToolRegistry, default_registry, set_exit_timeout
 from ._schema import function_schema, parse_docstring, python_type_to_schema
 from ._tools import FunctionTool, Tool, render_result, tool
 
@@ -55,6 +55,7 @@ __all__ = [
     "parse_docstring",
     "python_type_to_schema",
     "render_result",
+    "set_exit_timeout",
     "tool",
     "version",
 ]

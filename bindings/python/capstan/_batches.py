@@ -1,10 +1,12 @@
-"""Batches started with capstan_submit, in libraries that have it.
+"""Batches started with capstan_submit.
 
 Their results come back through a callback, so no thread has to wait inside
-capstan_execute: an event loop awaits a future (async tools then complete on
-that loop with no thread hop back), and a main thread waits in a way that
-Ctrl-C interrupts, after which the batch is cancelled. Libraries without
-capstan_submit keep the blocking path (ToolRegistry._run).
+capstan_execute: an event loop awaits a future, and a main thread waits in a
+way that Ctrl-C interrupts, after which the batch is cancelled. The result
+callback runs on the thread that finished the call: a pool thread, or for an
+async tool the loop's thread (its task completed the call), where the
+future is resolved without a hop. Batches of async tools alone start inline
+(CAPSTAN_EXEC_START_INLINE, see ToolRegistry._run_submitted).
 """
 
 from __future__ import annotations
@@ -70,12 +72,15 @@ def _on_result(key: int, result: Any) -> None:
 _RESULT = _lib.RESULT_FN(_on_result)
 
 
-def submit(library: Any, ptr: int, payload: bytes, options: Any, submission: Submission) -> int:
-    """Starts the batch; returns the capstan_batch pointer."""
+def submit(library: Any, ptr: int, payload: bytes, options: Any, submission: Submission, inline: bool) -> int:
+    """Starts the batch; returns the capstan_batch pointer. ``inline``: the
+    options carry CAPSTAN_EXEC_START_INLINE and every tool is async, so the
+    trampoline only schedules tasks: the GIL is kept."""
     submission.key = key = next(_keys)
     _submissions[key] = submission
     out = ctypes.c_void_p()
-    status = library.submit(ptr, payload, len(payload), options, _RESULT, key, ctypes.byref(out))
+    start = library.submit_inline if inline else library.submit
+    status = start(ptr, payload, len(payload), options, _RESULT, key, ctypes.byref(out))
     if status != _lib.OK:
         _submissions.pop(key, None)
         raise library.error(status, "capstan_submit failed")

@@ -13,13 +13,15 @@ SystemExit raised by a tool, re-raised once the C call has returned.
 Sync tools run where capstan calls them: its pool threads (ctypes drops the GIL
 for capstan_execute; a ctypes callback takes it back), or the calling thread
 for a lone call without timeout. ``async def`` tools complete their capstan
-call later (deferred completion), from the event loop running their coroutine.
+call later (deferred completion), from the event loop running their coroutine:
+the trampoline creates the coroutine's task directly when it runs on that
+loop's thread (aexecute* batches started inline), else hands it to the loop
+with call_soon_threadsafe.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
 import threading
 import weakref
@@ -53,7 +55,7 @@ class _Execution:
     """Python-side state of one capstan_execute, found by the calls' id prefix
     (or, for a lone call run on the executing thread, by that thread)."""
 
-    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised")
+    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised", "tasks", "direct")
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None, single: bool) -> None:
         self.loop = loop
@@ -66,6 +68,17 @@ class _Execution:
         self.data: dict[bytes, Any] | None = None if single else {}
         self.errors: dict[bytes, BaseException] | None = None if single else {}
         self.raised: BaseException | None = None
+        # Tasks of its async tools on ``loop`` (made on the loop's thread).
+        self.tasks: list[asyncio.Task[Any]] | None = None
+        # While an inline capstan_submit runs: coroutines (of async tools
+        # without a timeout) for the awaiting task to run itself.
+        self.direct: list[Any] | None = None
+
+    def cancel_tasks(self) -> None:
+        """Cancels the coroutines of its async tools still running (the
+        awaiting task was cancelled). On the loop's thread."""
+        for task in self.tasks or ():
+            task.cancel()
 
 
 _entries: dict[int, _Entry] = {}
@@ -222,23 +235,38 @@ def _start_coroutine(
     if loop is None:
         loop = _loop_for_sync_callers()
     timeout = execution.timeout if execution is not None and execution.timeout else entry.timeout
+    if execution is not None and execution.direct is not None and not timeout:
+        # Started inline, inside the awaiting task: it runs the coroutine.
+        execution.direct.append(_complete_here(call, call_id, execution, coro))
+        return
     wrapped = _complete_later(call, call_id, execution, coro, timeout)
+    owner = execution if execution is not None and execution.loop is loop else None
+    if _running_loop() is loop:  # on the loop's thread: started inline
+        _spawn(loop, wrapped, owner)
+        return
     try:
-        loop.call_soon_threadsafe(_spawn, loop, wrapped)
+        loop.call_soon_threadsafe(_spawn, loop, wrapped, owner)
     except BaseException:  # the loop is closed
         wrapped.close()
         coro.close()
         raise
 
 
+_running_loop = asyncio._get_running_loop
 # Tasks of running async tools: the loop itself keeps only weak references.
 _tasks: set[asyncio.Task[Any]] = set()
 
 
-def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+def _spawn(loop: asyncio.AbstractEventLoop, coro: Any, owner: _Execution | None) -> None:
+    """Runs an async tool's coroutine as a task of ``loop``; on its thread."""
     task = loop.create_task(coro)
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
+    if owner is not None:
+        if owner.tasks is None:
+            owner.tasks = [task]
+        else:
+            owner.tasks.append(task)
 
 
 async def _complete_later(
@@ -267,6 +295,23 @@ async def _complete_later(
     _return(call, call_id, execution, value)
 
 
+async def _complete_here(call: int, call_id: bytes | None, execution: _Execution, coro: Any) -> None:
+    """Runs an async tool's coroutine in the awaiting task itself and
+    completes its capstan call; a cancellation of that task goes on."""
+    try:
+        value = await coro
+    except (asyncio.CancelledError, GeneratorExit):
+        _call_fail(call, b"Cancelled.", 10)
+        raise
+    except Exception as exc:
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:
+        _interrupted(call, call_id, execution, exc)
+        return
+    _return(call, call_id, execution, value)
+
+
 def _stop_when_cancelled(task: asyncio.Task[Any] | None, call: int, loop: asyncio.AbstractEventLoop) -> None:
     if task is None or task.done():
         return
@@ -274,17 +319,3 @@ def _stop_when_cancelled(task: asyncio.Task[Any] | None, call: int, loop: asynci
         task.cancel()
     else:  # capstan's timer fires at the same deadline: look again shortly
         loop.call_later(0.005, _stop_when_cancelled, task, call, loop)
-
-
-_executor: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def blocking_executor() -> concurrent.futures.ThreadPoolExecutor:
-    """Threads that wait in capstan_execute for aexecute. Its own pool, large,
-    so that nested aexecute calls (agents as tools) never wait for each other."""
-    global _executor
-    if _executor is None:
-        with _private_lock:
-            if _executor is None:
-                _executor = concurrent.futures.ThreadPoolExecutor(256, thread_name_prefix="capstan-wait")
-    return _executor

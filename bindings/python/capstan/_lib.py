@@ -34,9 +34,11 @@ NTS = ctypes.c_size_t(-1).value  # CAPSTAN_NTS
 
 OK = 0
 ERR_INVALID_ARGUMENT = 2
+ERR_INVALID_UTF8 = 3
 ERR_INVALID_NAME = 4
 ERR_INVALID_SCHEMA = 5
 ERR_NOT_FOUND = 10
+ERR_TIMEOUT = 13
 
 TOOL_REQUIRES_APPROVAL = 1 << 0
 TOOL_SERIAL = 1 << 1
@@ -44,6 +46,9 @@ TOOL_MAIN_THREAD = 1 << 2
 
 REGISTRY_COERCE = 1 << 0
 EXEC_SEQUENTIAL = 1 << 0
+EXEC_START_INLINE = 1 << 3
+
+WAIT_FOREVER = 2**32 - 1  # UINT32_MAX: a timeout_ms without limit
 
 CONTENT_TEXT = 0
 CONTENT_JSON = 1
@@ -102,19 +107,13 @@ class RegistryOptions(Structure):
 
 
 class ExecOptions(Structure):
+    """capstan_exec_options, the whole current struct (approved ids included)."""
+
     _fields_ = [
         ("struct_size", c_uint32),
         ("flags", c_uint32),
         ("limit", c_uint32),
         ("timeout_ms", c_uint32),
-    ]
-
-
-class ExecOptionsApproval(Structure):
-    """capstan_exec_options of a library with approval (capstan_needs_approval):
-    the same fields, then the ids of the calls the user approved."""
-
-    _fields_ = ExecOptions._fields_ + [
         ("approved_ids", POINTER(c_char_p)),
         ("approved_count", c_size_t),
     ]
@@ -177,7 +176,7 @@ def _load() -> tuple[ctypes.CDLL, ctypes.PyDLL, str]:
     )
 
 
-def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
+def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str, Any]:
     status = c_int32
     out = POINTER(c_void_p)
     size_out = POINTER(c_size_t)
@@ -186,11 +185,12 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
         blocking: {
             "capstan_registry_new": (status, [POINTER(RegistryOptions), out]),
             "capstan_registry_free": (None, [c_void_p]),
+            "capstan_registry_close": (status, [c_void_p, c_uint32]),
             "capstan_register": (status, [c_void_p, POINTER(ToolDef)]),
             "capstan_unregister": (status, [c_void_p, c_char_p, c_size_t]),
             # Output text as c_char_p: `.value` reads it without a length (it is
             # NUL-terminated JSON, escaped), and capstan_free takes it as is.
-            # Options as c_void_p: byref() of whichever layout the library has.
+            # Options as c_void_p: byref() of an ExecOptions, or None.
             "capstan_execute": (
                 status,
                 [c_void_p, c_char_p, c_size_t, c_void_p, POINTER(c_char_p), size_out],
@@ -199,6 +199,10 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
                 status,
                 [c_void_p, c_uint32, c_char_p, c_size_t, c_void_p, out, size_out],
             ),
+            "capstan_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
+            "capstan_batch_cancel": (None, [c_void_p]),
+            "capstan_batch_free": (None, [c_void_p]),
+            "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
         },
         # GIL kept: short, never waits for Python code.
         quick: {
@@ -208,6 +212,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
             "capstan_call_cancelled": (c_bool, [c_void_p]),
             "capstan_call_return": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
             "capstan_call_fail": (status, [c_void_p, c_char_p, c_size_t]),
+            "capstan_check_name": (status, [c_char_p, c_size_t]),
             "capstan_free": (None, [c_void_p]),
             "capstan_last_error": (c_size_t, [c_char_p, c_size_t]),
             "capstan_status_name": (c_char_p, [status]),
@@ -218,26 +223,25 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL) -> dict[str, object]:
             "capstan_pool_configure": (status, [c_uint32]),
         },
     }
-    # Functions of later libraries, used when present.
-    optional: dict[Any, dict[str, tuple[Any, list[Any]]]] = {
-        blocking: {
-            "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
-            "capstan_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
-            "capstan_batch_cancel": (None, [c_void_p]),
-            "capstan_batch_free": (None, [c_void_p]),
-        },
-    }
-    for handle, functions in optional.items():
-        for name, spec in functions.items():
-            if hasattr(handle, name):
-                signatures[handle][name] = spec
-    bound: dict[str, object] = {}
+    missing = [name for functions in signatures.values() for name in functions if not hasattr(blocking, name)]
+    if missing:
+        raise LibraryNotFoundError(
+            f"the libcapstan at {path} is older than this binding: it lacks {', '.join(missing)}. "
+            "Build it from the same checkout (`cargo build --release --lib`)."
+        )
+    bound: dict[str, Any] = {}
     for handle, functions in signatures.items():
         for name, (restype, argtypes) in functions.items():
             fn = getattr(handle, name)
             fn.restype = restype
             fn.argtypes = argtypes
             bound[name[len("capstan_"):]] = fn
+    # capstan_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: used only
+    # for batches whose tools are all `async def` (the trampoline then only
+    # schedules coroutines; nothing waits for another thread that needs the GIL).
+    submit_inline = quick.capstan_submit
+    submit_inline.restype, submit_inline.argtypes = status, signatures[blocking]["capstan_submit"][1]
+    bound["submit_inline"] = submit_inline
     return bound
 
 
@@ -249,14 +253,8 @@ class _Library:
         self.path = path
         self.blocking = blocking
         self.quick = quick
-        for name, fn in _declare(blocking, quick).items():
+        for name, fn in _declare(blocking, quick, path).items():
             setattr(self, name, fn)
-        # Approval in the core (issue #3): calls of REQUIRES_APPROVAL tools run
-        # only when their ids are in the exec options' approved_ids.
-        self.has_approval = hasattr(self, "needs_approval")
-        # capstan_submit: batches that run without a thread waiting on them.
-        self.has_submit = hasattr(self, "submit") and hasattr(self, "batch_free")
-        self.ExecOptions = ExecOptionsApproval if self.has_approval else ExecOptions
 
     def last_error_text(self) -> str:
         size = self.quick.capstan_last_error(None, 0)

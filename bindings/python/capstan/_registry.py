@@ -11,6 +11,7 @@ import json
 import math
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
@@ -29,14 +30,13 @@ from ._callbacks import (
     _get_ident,
     _inline,
     _utf8,
-    blocking_executor,
 )
 from ._calls import ToolCall, ToolResult
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
 from ._json import _encode_str, _scan, _scanstring
 from ._tools import FunctionTool, Tool
 
-__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
+__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry", "set_exit_timeout"]
 
 _execution_tokens = itertools.count(1)
 # The library's functions on the hot path, bound once it is loaded.
@@ -61,15 +61,30 @@ def _library() -> Any:
 # finalizing: a thread that takes the GIL then is ended with pthread_exit,
 # whose unwinding through the library's frames aborts the process. So, at
 # exit, every registry still open is closed while the interpreter is whole:
-# capstan_registry_free waits for the tool calls still running (as Python
-# waits for non-daemon threads) and then no callback of it can come.
+# capstan_registry_close cancels its calls and waits for the tool callbacks
+# still running, but at most the exit timeout (set_exit_timeout), so that a
+# stuck tool cannot hang the exit; capstan_registry_free then does not wait
+# again. A tool still running after that is abandoned where it is, like a
+# daemon thread. close() itself keeps the full wait.
 
 _open_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
 _exiting = False
+_exit_timeout: float | None = 2.0
 _reaper_queue: list[int] = []
 _reaper_busy = False
 _reaper_wake = threading.Condition()
 _reaper: threading.Thread | None = None
+
+
+def set_exit_timeout(seconds: float | None) -> None:
+    """How long the interpreter's exit waits for tool calls still running
+    (default 2 seconds; ``None``: as long as they run). Registries still open
+    at exit are closed then; a tool still running after this time is
+    abandoned and its call reported cancelled."""
+    global _exit_timeout
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0):
+        raise ValueError(f"the exit timeout must be a number of seconds >= 0 or None, got {seconds!r}")
+    _exit_timeout = None if seconds is None else float(seconds)
 
 
 def _reap_later(ptr: int) -> None:
@@ -97,19 +112,44 @@ def _reap() -> None:
                 _reaper_wake.wait()
             ptr = _reaper_queue.pop()
             _reaper_busy = True
+        # Waits in slices, so that at exit it stops waiting for a stuck tool.
+        while _L.registry_close(ptr, 100) == _lib.ERR_TIMEOUT and not _exiting:
+            pass
         _L.registry_free(ptr)
 
 
 def _close_all_at_exit() -> None:
     global _exiting
     _exiting = True
+    deadline = None if _exit_timeout is None else time.monotonic() + _exit_timeout
+
+    def remaining_ms() -> int:
+        if deadline is None:
+            return _lib.WAIT_FOREVER
+        return _milliseconds(max(0.0, deadline - time.monotonic()))
+
     with _reaper_wake:
-        while _reaper_queue or _reaper_busy:
-            _reaper_wake.wait()
+        pending = _reaper_queue[:]
+        del _reaper_queue[:]
+        while _reaper_busy:  # it stops waiting within 100 ms of _exiting
+            if not _reaper_wake.wait(0.2):
+                break
+    abandoned = False
+    for ptr in pending:
+        abandoned |= _L.registry_close(ptr, remaining_ms()) == _lib.ERR_TIMEOUT
+        _L.registry_free(ptr)
     for registry in list(_open_registries):
         try:
-            registry.close()
+            abandoned |= registry._shutdown(remaining_ms())
         except Exception:  # pragma: no cover - best effort at exit
+            pass
+    if abandoned:
+        try:
+            sys.stderr.write(
+                f"capstan: exiting with tool calls still running after {_exit_timeout} s "
+                "(capstan.set_exit_timeout); they were abandoned\n"
+            )
+        except Exception:  # pragma: no cover
             pass
 
 
@@ -151,6 +191,9 @@ class ToolRegistry:
         # timeout: capstan runs them on the calling thread), with the call and
         # result text around their name: (call %-template, result head %-template).
         self._lean: dict[str, tuple[str, str]] = {}
+        # Tools aexecute* may start inline on the loop's thread (async def and
+        # parallel-safe): see _run_submitted.
+        self._inline_safe: set[str] = set()
         self._lock = threading.RLock()
         # Uses in flight (entered - left); the registry is freed after the last.
         # itertools.count: next() is atomic, where `+= 1` is not.
@@ -186,12 +229,27 @@ class ToolRegistry:
 
     def close(self) -> None:
         """Frees the native registry: unregisters every tool. Executions in
-        flight finish first (the last one frees it). Idempotent."""
+        flight finish first (the last one frees it), and freeing waits for
+        every tool call still running, without limit. Idempotent."""
         with self._lock:
             if self._closing:
                 return
             self._closing = True  # before counting the uses in flight: see _enter
         self._free_when_idle()
+
+    def _shutdown(self, timeout_ms: int) -> bool:
+        """At exit: capstan_registry_close, waiting at most ``timeout_ms`` for
+        the tool callbacks still running, then the registry is freed (by the
+        last use in flight, if any: close reported their calls cancelled).
+        True if callbacks were still running when the wait ended."""
+        next(self._entered)  # a use: nothing frees it meanwhile
+        try:
+            with self._lock:
+                self._closing = True
+                ptr = self._ptr  # None: already freed
+            return ptr is not None and _L.registry_close(ptr, timeout_ms) == _lib.ERR_TIMEOUT
+        finally:
+            self._leave()  # frees it when idle; free does not wait again
 
     @property
     def closed(self) -> bool:
@@ -264,6 +322,10 @@ class ToolRegistry:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
+                if built.is_async and built.parallel_safe:
+                    self._inline_safe.add(built.name)
+                else:
+                    self._inline_safe.discard(built.name)
                 if built.requires_approval or built.timeout is not None:
                     self._lean.pop(built.name, None)
                 else:
@@ -294,6 +356,7 @@ class ToolRegistry:
                     raise _L.error(status, f"cannot remove tool {name!r}")
                 del self._tools[name]
                 self._lean.pop(name, None)
+                self._inline_safe.discard(name)
             finally:
                 self._leave()
 
@@ -326,31 +389,30 @@ class ToolRegistry:
     # -- definitions for the model ---------------------------------------------------------
 
     def _export(self, fmt: int) -> Any:
+        """capstan_tools_json in format ``fmt``, parsed."""
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
             status = _L.tools_json(ptr, fmt, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
-                return None
+                raise _L.error(status, "capstan_tools_json failed")
             return json.loads(_L.take_text(out, size))
         finally:
             self._leave()
 
     def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
-        """Every tool's definition in a provider's format, sorted by name:
-        ``"openai"`` (Chat Completions), ``"openai_responses"``,
-        ``"anthropic"``, ``"gemini"`` (function declarations) or ``"mcp"``.
-        ``[]`` when no tool is registered."""
+        """Every tool's definition in a provider's format, one per tool,
+        sorted by name: ``"openai"`` (Chat Completions), ``"openai_responses"``,
+        ``"anthropic"``, ``"gemini"`` (function declarations: put them in a
+        ``{"functionDeclarations": [...]}`` tool) or ``"mcp"``; all exported
+        by capstan's core. ``[]`` when no tool is registered."""
         fmt = _formats.format_of(style)
-        exported = _formats.from_core(style, self._export(fmt))
-        if exported is None:  # TODO(#4): drop this fallback with the interim core export
-            exported = _formats.fallback(style, self._export(_lib.FORMAT_DESCRIBE) or [])
-        return exported
+        return _formats.per_tool(fmt, self._export(fmt))
 
     def describe(self) -> list[dict[str, Any]]:
         """A JSON-safe summary of every tool, sorted by name: capstan's
         describe output, with this binding's options filled in."""
-        described = self._export(_lib.FORMAT_DESCRIBE) or []
+        described = self._export(_lib.FORMAT_DESCRIBE)
         with self._lock:
             tools = dict(self._tools)
         for item in described:
@@ -364,7 +426,7 @@ class ToolRegistry:
             item.setdefault("is_async", t.is_async)
         return described
 
-    # -- approval: TODO(#3) move onto the core's approval API ------------------------------
+    # -- approval ------------------------------------------------------------------------------
 
     def needs_approval(self, calls: Iterable[ToolCall]) -> list[ToolCall]:
         """The calls whose tools require human approval before they run
@@ -374,10 +436,6 @@ class ToolRegistry:
         calls = list(calls)
         if not calls:
             return []
-        if not _L.has_approval:  # TODO(#3): drop with libraries that lack approval
-            with self._lock:
-                tools = dict(self._tools)
-            return [c for c in calls if (t := tools.get(c.name)) is not None and t.requires_approval]
         payload = "[" + ",".join(
             f'{{"id":"{i}","name":{_json.dumps(c.name)},"arguments":{{}}}}' for i, c in enumerate(calls)
         ) + "]"
@@ -396,17 +454,6 @@ class ToolRegistry:
     @staticmethod
     def _approves(call: ToolCall, approved: Any) -> bool:
         return approved is True or (not isinstance(approved, bool) and call.id in approved)
-
-    def _denied(self, call: ToolCall) -> ToolResult:
-        """TODO(#3): the approval gate of libraries without approval in the
-        core; those with it report `denied` themselves."""
-        return ToolResult(
-            call.id,
-            call.name,
-            f'Tool "{call.name}" requires approval and this call was not approved; it was not run.',
-            True,
-            outcome="denied",
-        )
 
     # -- execution ----------------------------------------------------------------------------
 
@@ -518,9 +565,9 @@ class ToolRegistry:
         calls = list(calls)
         if not calls:
             return []
-        if _L.has_submit and len(calls) > 1 and threading.current_thread() is threading.main_thread():
+        if len(calls) > 1 and threading.current_thread() is threading.main_thread():
             # Waits where Ctrl-C reaches it; the batch is then cancelled.
-            return self._run_submitted(calls, approved, parallel, limit, timeout, None)  # type: ignore[return-value]
+            return self._run_submitted(calls, approved, parallel, limit, timeout, None)  # type: ignore[no-any-return]
         return self._run(calls, approved, parallel, limit, timeout, None)
 
     async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
@@ -537,8 +584,10 @@ class ToolRegistry:
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
     ) -> list[ToolResult]:
-        """:meth:`execute_many` for event loops. Cancelling the awaiting task
-        cancels the calls not yet started.
+        """:meth:`execute_many` for event loops. Sync tools run on capstan's
+        pool (the loop stays free), ``async def`` tools on this loop.
+        Cancelling the awaiting task cancels the calls not yet started and
+        the coroutines of the async tools still running.
 
         Example:
             >>> import asyncio
@@ -555,30 +604,29 @@ class ToolRegistry:
         if not calls:
             return []
         loop = asyncio.get_running_loop()
-        if _L.has_submit:
-            return await self._run_submitted(calls, approved, parallel, limit, timeout, loop)  # type: ignore[misc]
-        # Without capstan_submit, a thread waits in capstan_execute.
-        return await loop.run_in_executor(
-            blocking_executor(), self._run, calls, approved, parallel, limit, timeout, loop
-        )
+        return await self._run_submitted(calls, approved, parallel, limit, timeout, loop)  # type: ignore[no-any-return]
 
-    def _prepare(self, calls: Sequence[ToolCall], approved: Any) -> tuple[str, list[Any], list[str], list[bytes]]:
-        """(id prefix, results known without running, call JSON texts, approved call ids)."""
+    def _prepare(
+        self, calls: Sequence[ToolCall], approved: Any
+    ) -> tuple[str, list[Any], list[str], list[bytes], bool]:
+        """(id prefix, results known without running, call JSON texts,
+        approved call ids, whether every call to run names an inline-safe
+        tool or none: see ``_run_submitted``)."""
         prefix = f"py{next(_execution_tokens)}"
         tools = self._tools
+        inline_safe = self._inline_safe
         results: list[Any] = [None] * len(calls)
         parts = []
         approved_ids = []
+        all_inline = True
         for i, call in enumerate(calls):
             name = call.name
             found = tools.get(name)
-            if found is not None and found.requires_approval:
-                if not _L.has_approval:
-                    if not self._approves(call, approved):
-                        results[i] = self._denied(call)
-                        continue
-                elif self._approves(call, approved):
+            if found is not None:
+                if found.requires_approval and self._approves(call, approved):
                     approved_ids.append(f"{prefix}.{i}".encode())
+                if name not in inline_safe:
+                    all_inline = False
             try:
                 arguments = call.arguments
                 arguments = "{}" if arguments is None or arguments == {} else _json.dumps(arguments)
@@ -593,7 +641,7 @@ class ToolRegistry:
                 continue
             quoted = f'"{name}"' if found is not None else _json.dumps(name)
             parts.append(f'{{"id":"{prefix}.{i}","name":{quoted},"arguments":{arguments}}}')
-        return prefix, results, parts, approved_ids
+        return prefix, results, parts, approved_ids, all_inline
 
     def _run(
         self,
@@ -605,7 +653,7 @@ class ToolRegistry:
         loop: asyncio.AbstractEventLoop | None,
     ) -> list[ToolResult]:
         """Runs the calls with capstan_execute, waiting on this thread."""
-        prefix, results, parts, approved_ids = self._prepare(calls, approved)
+        prefix, results, parts, approved_ids, _ = self._prepare(calls, approved)
         if not parts:
             return results
         payload = _payload(parts)
@@ -627,28 +675,71 @@ class ToolRegistry:
     ) -> Any:
         """Runs the calls with capstan_submit. With a loop: returns an
         awaitable of the results; without: waits on this thread, where
-        Ctrl-C interrupts it (and cancels the batch), and returns them."""
-        prefix, results, parts, approved_ids = self._prepare(calls, approved)
+        Ctrl-C interrupts it (and cancels the batch), and returns them.
+
+        Where the calls start, with a loop (aexecute*):
+
+        - Inline (CAPSTAN_EXEC_START_INLINE) when every call to run names an
+          ``async def``, parallel-safe tool (or no registered tool: capstan
+          answers those itself), ``parallel`` is true and there are at most
+          ``limit`` calls. capstan_submit then runs the trampoline on this
+          thread, the loop's, before it returns: each coroutine's task is
+          created on the running loop directly, completes its capstan call
+          there, and the result callback runs there too. No thread hop.
+        - Otherwise on capstan's pool, as without a loop. A sync tool would
+          block the loop if started inline, so one sync tool sends the whole
+          batch to the pool, its async tools included (their coroutines
+          still run on this loop, reached with call_soon_threadsafe).
+          ``parallel=False`` and more calls than ``limit`` go there too, as
+          an inline start runs every call at once; and so do tools that are
+          not parallel-safe: capstan serializes a tool by making the
+          starting thread wait, which inline would be the loop's.
+        """
+        prefix, results, parts, approved_ids, all_inline = self._prepare(calls, approved)
         if not parts:
             return results if loop is None else _ready(results)
+        inline = loop is not None and all_inline and parallel and len(parts) <= (limit or 8)
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids)
-        execution = _Execution(loop, timeout, False)  # never run inline: found by call id
+        options, keep = _options(parallel, limit, timeout, approved_ids, inline)
+        execution = _Execution(loop, timeout, False)  # found by call id
+        if inline:
+            execution.direct = []
         submission = _batches.Submission(len(parts), loop)
         key = prefix.encode()
         ptr = self._enter()
         _executions[key] = execution
+        thread = _get_ident()
+        outer = _inline.get(thread, _ABSENT)
+        _inline[thread] = None  # not the lone call of an enclosing execute: by call id
         try:
-            batch = _batches.submit(_L, ptr, payload, options, submission)
+            batch = _batches.submit(_L, ptr, payload, options, submission, inline)
         except BaseException:
             del _executions[key]
             self._leave()
+            for coro in execution.direct or ():
+                coro.close()
             raise
+        finally:
+            direct, execution.direct = execution.direct, None
+            if outer is _ABSENT:
+                del _inline[thread]
+            else:
+                _inline[thread] = outer  # type: ignore[assignment]
+        # Coroutines started inline: the awaiting task runs the last one
+        # itself (no task, no loop iteration for a lone call), the others
+        # as tasks of their own, so that they run concurrently.
+        here = None
+        if direct:
+            here = direct.pop()
+            for coro in direct:
+                _callbacks._spawn(loop, coro, execution)  # type: ignore[arg-type]
 
         def settle(cancel: bool) -> list[ToolResult]:
             nonlocal keep
             try:
                 _batches.release(_L, batch, submission, cancel)
+                if cancel:
+                    execution.cancel_tasks()
             finally:
                 _executions.pop(key, None)
                 self._leave()
@@ -659,7 +750,7 @@ class ToolRegistry:
             return _collect(calls, prefix, results, execution, (item or lost for item in submission.items))
 
         if loop is not None:
-            return _await_submission(submission, settle)
+            return _await_submission(submission, settle, here)
         try:
             submission.event.wait()  # type: ignore[union-attr]
         except BaseException:
@@ -677,9 +768,11 @@ async def _ready(value: Any) -> Any:
 
 
 async def _await_submission(
-    submission: _batches.Submission, settle: Callable[[bool], list[ToolResult]]
+    submission: _batches.Submission, settle: Callable[[bool], list[ToolResult]], here: Any = None
 ) -> list[ToolResult]:
     try:
+        if here is not None:
+            await here  # an async tool's coroutine, run by this task
         await submission.future  # type: ignore[misc]
     except BaseException:  # cancelled: so are the calls not yet started
         settle(True)
@@ -728,27 +821,30 @@ def _milliseconds(seconds: float | None) -> int:
     return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
 
 
-_options_cache: dict[tuple[bool, int, int], Any] = {}
+_options_cache: dict[tuple[bool, int, int, bool], Any] = {}
 
 
-def _options(parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes]) -> tuple[Any, Any]:
-    """Exec options for capstan_execute, and what must stay alive during the
-    call. None (capstan's defaults: parallel, limit 8) when they match."""
+def _options(
+    parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes], inline: bool = False
+) -> tuple[Any, Any]:
+    """Exec options for capstan_execute / capstan_submit, and what must stay
+    alive during the call. None (capstan's defaults: parallel, limit 8) when
+    they match."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     timeout_ms = _milliseconds(timeout)
-    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms)
-    flags = 0 if parallel else _lib.EXEC_SEQUENTIAL
-    layout = _L.ExecOptions
+    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms, inline)
+    flags = (0 if parallel else _lib.EXEC_SEQUENTIAL) | (_lib.EXEC_START_INLINE if inline else 0)
+    size = ctypes.sizeof(_lib.ExecOptions)
     if approved_ids:
         ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
-        options = layout(ctypes.sizeof(layout), flags, key[1], timeout_ms, ids, len(approved_ids))
+        options = _lib.ExecOptions(size, flags, key[1], timeout_ms, ids, len(approved_ids))
         return ctypes.byref(options), (ids, options)
-    if parallel and limit in (0, 8) and not timeout_ms:
+    if not flags and limit in (0, 8) and not timeout_ms:
         return None, None
     found = _options_cache.get(key)
     if found is None:
-        found = ctypes.byref(layout(ctypes.sizeof(layout), flags, key[1], timeout_ms))
+        found = ctypes.byref(_lib.ExecOptions(size, flags, key[1], timeout_ms))
         if len(_options_cache) < 64:
             _options_cache[key] = found
     return found, None

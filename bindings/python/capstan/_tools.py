@@ -12,7 +12,7 @@ import threading
 import typing
 from typing import Any, Callable, TypeVar, overload
 
-from ._errors import ValidationError
+from ._errors import LibraryNotFoundError, ValidationError
 from ._schema import _hints, function_schema, is_optional, parse_docstring, resolved_hints
 
 if typing.TYPE_CHECKING:
@@ -21,10 +21,6 @@ if typing.TYPE_CHECKING:
 __all__ = ["FunctionTool", "Tool", "render_result", "tool"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-# Every provider accepts these (capstan checks the same rule when registering).
-_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
 
 def render_result(value: Any) -> str:
     """Render a tool's return value as the text the model reads.
@@ -71,12 +67,33 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+_NAME_RULE = (
+    "a tool name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-' "
+    "(the names every model provider accepts)"
+)
+
+
 def check_name(name: Any) -> str:
-    if not isinstance(name, str) or not _NAME_RE.match(name):
+    """The name, if every provider accepts it: capstan's rule
+    (capstan_check_name, the one capstan_register applies).
+
+    Without a loadable libcapstan the check waits for registration, which
+    needs the library and applies the same rule (so schema helpers and
+    ``@tool`` still work for code that only builds schemas).
+    """
+    if not isinstance(name, str):
+        raise ValidationError(f"{name!r}: {_NAME_RULE}", "CAPSTAN_ERR_INVALID_NAME")
+    from . import _lib
+
+    try:
+        library: Any = _lib.lib()  # its functions are attributes set at load time
+    except LibraryNotFoundError:
+        return name
+    encoded = name.encode("utf-8", "surrogatepass")
+    status = library.check_name(encoded, len(encoded))
+    if status != _lib.OK:
         raise ValidationError(
-            f"{name!r}: a tool name must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-' "
-            "(the names every model provider accepts)",
-            "CAPSTAN_ERR_INVALID_NAME",
+            f"{name!r}: {_NAME_RULE}; {library.last_error_text()}", library.status_text(status)
         )
     return name
 

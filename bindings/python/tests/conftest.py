@@ -4,12 +4,11 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import capstan
-except ImportError:  # not installed: the package next to these tests
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    import capstan
-from capstan import _registry
+# The package next to these tests, even when another copy is installed
+# (`pip install ./bindings/python` makes a copy that edits do not reach).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import capstan  # noqa: E402
+from capstan import _registry  # noqa: E402
 
 
 @pytest.fixture

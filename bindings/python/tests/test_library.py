@@ -112,3 +112,115 @@ def test_tools_still_running_at_exit_finish_before_the_interpreter_ends():
     )
     assert proc.returncode == 0, proc
     assert proc.stdout.split() == ["timeout", "tool", "finished"], proc
+
+
+STUCK_AT_EXIT = """
+import time
+from capstan import ToolCall, ToolRegistry, set_exit_timeout, tool
+
+@tool(timeout=0.05)
+def stuck() -> str:
+    time.sleep(60)
+    print("tool finished", flush=True)
+    return "late"
+
+{setup}
+registry = ToolRegistry([stuck])
+print(registry.execute(ToolCall("stuck")).outcome, flush=True)
+started = time.monotonic()
+import atexit
+atexit.register(lambda: print("exit began", flush=True))  # LIFO: runs before capstan's handler
+"""
+
+
+def test_a_stuck_tool_does_not_hang_the_exit():
+    import time
+
+    started = time.monotonic()
+    proc = run_python(
+        STUCK_AT_EXIT.format(setup="set_exit_timeout(0.3)"), {"CAPSTAN_LIB": capstan._lib.lib().path}
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc
+    assert proc.stdout.split() == ["timeout", "exit", "began"], proc  # the tool never finished
+    assert "still running after 0.3 s" in proc.stderr, proc
+    assert elapsed < 30, elapsed  # the tool sleeps 60 s; the exit waited 0.3 s for it
+
+
+def test_the_default_exit_timeout_is_short():
+    import time
+
+    started = time.monotonic()
+    proc = run_python(STUCK_AT_EXIT.format(setup=""), {"CAPSTAN_LIB": capstan._lib.lib().path})
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 0, proc
+    assert "tool finished" not in proc.stdout, proc
+    assert elapsed < 30, elapsed
+
+
+def test_dropped_registries_do_not_hang_the_exit_either():
+    proc = run_python(
+        """
+        import gc, time
+        from capstan import ToolCall, ToolRegistry, set_exit_timeout, tool
+
+        @tool(timeout=0.05)
+        def stuck() -> str:
+            time.sleep(60)
+            return "late"
+
+        set_exit_timeout(0.3)
+        registry = ToolRegistry([stuck])
+        print(registry.execute(ToolCall("stuck")).outcome, flush=True)
+        del registry  # left to the reaper, which waits for the stuck tool
+        gc.collect()
+        """,
+        {"CAPSTAN_LIB": capstan._lib.lib().path},
+    )
+    assert proc.returncode == 0, proc
+    assert proc.stdout.split() == ["timeout"], proc
+
+
+def test_close_keeps_the_full_wait():
+    import threading
+    import time
+
+    finished = threading.Event()
+
+    @capstan.tool(timeout=0.02)
+    def slow() -> str:
+        time.sleep(0.3)
+        finished.set()
+        return "late"
+
+    registry = capstan.ToolRegistry([slow])
+    assert registry.execute(capstan.ToolCall("slow")).outcome == "timeout"
+    assert not finished.is_set()
+    registry.close()  # waits for the tool still running, however long
+    assert finished.is_set()
+
+
+def test_set_exit_timeout_checks_its_argument():
+    import pytest
+
+    from capstan import _registry
+
+    before = _registry._exit_timeout
+    try:
+        for bad in (-1, "2", True):
+            with pytest.raises(ValueError):
+                capstan.set_exit_timeout(bad)
+        capstan.set_exit_timeout(None)
+        assert _registry._exit_timeout is None
+        capstan.set_exit_timeout(1)
+        assert _registry._exit_timeout == 1.0
+    finally:
+        _registry._exit_timeout = before
+
+
+def test_exec_options_are_the_whole_current_struct():
+    import ctypes
+
+    fields = [name for name, _ in capstan._lib.ExecOptions._fields_]
+    assert fields == ["struct_size", "flags", "limit", "timeout_ms", "approved_ids", "approved_count"]
+    assert ctypes.sizeof(capstan._lib.ExecOptions) == 16 + 2 * ctypes.sizeof(ctypes.c_void_p)

@@ -268,3 +268,64 @@ def test_coerce_option_accepts_strings_for_numbers():
         result = registry.execute(ToolCall("double", {"x": "4"}))
     # Coercion is the core's (CAPSTAN_REGISTRY_COERCE); an interim core may not do it yet.
     assert result.data == 8 or result.outcome == "invalid_arguments"
+
+
+def core_export(registry, fmt):
+    import ctypes
+
+    from capstan import _lib
+
+    library = _lib.lib()
+    out, size = ctypes.c_void_p(), ctypes.c_size_t()
+    assert library.tools_json(registry._ptr, fmt, ctypes.byref(out), ctypes.byref(size)) == 0
+    return json.loads(library.take_text(out, size))
+
+
+@pytest.mark.parametrize(
+    "style, fmt",
+    [("openai", 1), ("openai_chat", 1), ("openai_responses", 2), ("anthropic", 3), ("mcp", 5), ("describe", 0)],
+)
+def test_schemas_are_the_cores_export(style, fmt):
+    with ToolRegistry([echo, double]) as registry:
+        assert registry.schemas(style) == core_export(registry, fmt)
+
+
+def test_gemini_schemas_are_one_declaration_per_tool():
+    # capstan exports Gemini's `tools` value: one Tool holding every function.
+    # schemas() is one definition per tool (the seeds' contract), so "gemini"
+    # gives the function declarations.
+    with ToolRegistry([echo, double]) as registry:
+        (gemini_tool,) = core_export(registry, 4)
+        declarations = registry.schemas("gemini")
+    assert declarations == gemini_tool["functionDeclarations"]
+    assert [d["name"] for d in declarations] == ["double", "echo"]
+    assert declarations[0] == {
+        "name": "double",
+        "description": "Double a number.",
+        "parametersJsonSchema": SCHEMA,
+    }
+    assert double.schema("gemini") == declarations[0]
+
+
+def test_schema_shapes_of_every_provider():
+    with ToolRegistry([double]) as registry:
+        (responses,) = registry.schemas("openai_responses")
+        (mcp,) = registry.schemas("mcp")
+    assert responses["type"] == "function" and responses["name"] == "double"
+    assert responses["parameters"] == SCHEMA
+    assert mcp == {"name": "double", "description": "Double a number.", "inputSchema": SCHEMA}
+
+
+def test_schemas_of_a_closed_registry_raise():
+    registry = ToolRegistry([double])
+    registry.close()
+    with pytest.raises(RegistryClosedError):
+        registry.schemas("openai")
+
+
+def test_needs_approval_is_the_cores_and_honours_every_call():
+    calls = [ToolCall("delete_everything", {"confirm": True}, id=f"d{i}") for i in range(3)]
+    with ToolRegistry([delete_everything]) as registry:
+        assert registry.needs_approval(calls) == calls
+        results = registry.execute_many(calls, approved={"d1"})
+    assert [r.outcome for r in results] == ["denied", "ok", "denied"]

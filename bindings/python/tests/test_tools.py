@@ -240,3 +240,47 @@ def test_bad_options_are_validation_errors():
 def test_positional_only_is_rejected_even_with_an_explicit_schema():
     with pytest.raises(TypeError, match="positional-only"):
         tool(name="pos", parameters={"type": "object"})(lambda a, /: a)
+
+
+def test_names_are_checked_by_the_core(monkeypatch):
+    from capstan import _lib
+
+    library = _lib.lib()
+    asked = []
+    check = library.check_name
+
+    def spy(name, size):
+        asked.append(name)
+        return check(name, size)
+
+    monkeypatch.setattr(library, "check_name", spy)
+
+    def f() -> None:
+        pass
+
+    assert tool(name="ok_name-1")(f).name == "ok_name-1"
+    with pytest.raises(ValidationError) as info:
+        tool(name="not ok")(f)
+    assert asked == [b"ok_name-1", b"not ok"]
+    assert info.value.status == "CAPSTAN_ERR_INVALID_NAME"
+    assert "tool name" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["<lambda>", "x" * 65, "tab\there", "\ud800", "名前"])
+def test_names_capstan_refuses_are_validation_errors(name):
+    def f() -> None:
+        pass
+
+    with pytest.raises(ValidationError) as info:
+        FunctionTool(f, name=name)
+    # "\ud800" (a lone surrogate) is not even UTF-8.
+    assert info.value.status in ("CAPSTAN_ERR_INVALID_NAME", "CAPSTAN_ERR_INVALID_UTF8")
+
+
+def test_a_name_that_is_not_a_string_is_a_validation_error():
+    with pytest.raises(ValidationError, match="tool name"):
+        FunctionTool(lambda: None, name=42)  # type: ignore[arg-type]
+
+
+def test_the_longest_legal_name_is_accepted():
+    assert FunctionTool(lambda: None, name="a" * 64).name == "a" * 64
