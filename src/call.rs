@@ -107,39 +107,12 @@ impl CallRequest {
                 "call {index} is not a JSON object"
             )));
         };
-        let name = match obj.remove("name") {
-            Some(Value::String(s)) => s,
-            Some(_) => {
-                return Err(Error::InvalidCalls(format!(
-                    "call {index}: \"name\" must be a string"
-                )))
-            }
-            None => {
-                return Err(Error::InvalidCalls(format!(
-                    "call {index}: missing \"name\""
-                )))
-            }
-        };
-        let id = match obj.remove("id") {
-            Some(Value::String(s)) => s,
-            Some(Value::Number(n)) => n.to_string(),
-            None | Some(Value::Null) => format!("call_{index}"),
-            Some(_) => {
-                return Err(Error::InvalidCalls(format!(
-                    "call {index}: \"id\" must be a string"
-                )))
-            }
-        };
-        let arguments = match obj.remove("arguments") {
-            None | Some(Value::Null) => Arguments::Value(Value::Object(Map::new())),
-            Some(Value::String(s)) => Arguments::Text(s),
-            Some(v) => Arguments::Value(v),
-        };
-        Ok(CallRequest {
-            id,
-            name,
-            arguments,
-        })
+        WireCall {
+            id: obj.remove("id"),
+            name: obj.remove("name"),
+            arguments: obj.remove("arguments"),
+        }
+        .into_request(index)
     }
 
     /// Reads one call object or an array of them.

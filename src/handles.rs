@@ -123,6 +123,44 @@ impl<T> HandleTable<T> {
     }
 }
 
+impl<T> HandleTable<T> {
+    /// The handle of `value`, kept in its `slot` (0 = none yet): made on first
+    /// request. If `is_over()` by then (the object finished while its handle was
+    /// being made), the handle is withdrawn again at once, so that it never
+    /// outlives what it names; the returned value then no longer resolves.
+    pub fn handle_in(
+        &self,
+        slot: &AtomicUsize,
+        value: &Arc<T>,
+        is_over: impl Fn() -> bool,
+    ) -> Option<usize> {
+        let existing = slot.load(Ordering::SeqCst);
+        if existing != 0 {
+            return Some(existing);
+        }
+        let handle = self.insert(value.clone())?;
+        if slot
+            .compare_exchange(0, handle, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            drop(self.remove(handle));
+            return Some(slot.load(Ordering::SeqCst));
+        }
+        if is_over() && slot.swap(0, Ordering::SeqCst) == handle {
+            drop(self.remove(handle));
+        }
+        Some(handle)
+    }
+
+    /// Withdraws the handle kept in `slot`, if any.
+    pub fn withdraw(&self, slot: &AtomicUsize) {
+        let handle = slot.swap(0, Ordering::SeqCst);
+        if handle != 0 {
+            drop(self.remove(handle));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,6 @@
 //! Approval: calls of tools that require it wait for the host's yes or no.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, LazyLock, Mutex};
 
 use super::batch::PendingRun;
@@ -40,10 +40,7 @@ impl ApprovalCell {
     /// Takes the waiting call: exactly one decision (or cancellation) gets it.
     fn take(&self) -> Option<PendingRun> {
         let run = self.run.lock().ok()?.take()?;
-        let handle = self.handle.swap(0, Ordering::SeqCst);
-        if handle != 0 {
-            drop(HANDLES.remove(handle));
-        }
+        HANDLES.withdraw(&self.handle);
         Some(run)
     }
 
@@ -117,28 +114,11 @@ impl Approval {
 
     /// A handle a C host can pass around; resolves until decided.
     pub fn handle(&self) -> Result<usize, Error> {
-        let existing = self.cell.handle.load(Ordering::SeqCst);
-        if existing != 0 {
-            return Ok(existing);
-        }
-        let handle = HANDLES
-            .insert(self.cell.clone())
-            .ok_or_else(|| Error::Internal("too many pending approvals".into()))?;
-        if self
-            .cell
-            .handle
-            .compare_exchange(0, handle, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            drop(HANDLES.remove(handle));
-            return Ok(self.cell.handle.load(Ordering::SeqCst));
-        }
-        // Decided while we were registering: the handle must not outlive it.
-        let decided = self.cell.run.lock().map(|r| r.is_none()).unwrap_or(true);
-        if decided && self.cell.handle.swap(0, Ordering::SeqCst) == handle {
-            drop(HANDLES.remove(handle));
-        }
-        Ok(handle)
+        let cell = &self.cell;
+        let decided = || cell.run.lock().map(|r| r.is_none()).unwrap_or(true);
+        HANDLES
+            .handle_in(&cell.handle, cell, decided)
+            .ok_or_else(|| Error::Internal("too many pending approvals".into()))
     }
 
     pub fn from_handle(handle: usize) -> Result<Approval, Error> {

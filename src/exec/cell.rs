@@ -100,10 +100,7 @@ impl CallCell {
                 self.name()
             )));
         }
-        let handle = self.handle.swap(0, Ordering::SeqCst);
-        if handle != 0 {
-            drop(HANDLES.remove(handle));
-        }
+        HANDLES.withdraw(&self.handle);
         let content = match outcome {
             Outcome::Ok | Outcome::ToolError => render::cap(content, self.max_output_chars),
             _ => content,
@@ -261,27 +258,10 @@ impl Call {
 
     /// A handle a C host can pass around; resolves until the call is completed.
     pub fn handle(&self) -> Result<usize, Error> {
-        let existing = self.cell.handle.load(Ordering::SeqCst);
-        if existing != 0 {
-            return Ok(existing);
-        }
-        let handle = HANDLES
-            .insert(self.cell.clone())
-            .ok_or_else(|| Error::Internal("too many live calls".into()))?;
-        if self
-            .cell
-            .handle
-            .compare_exchange(0, handle, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
-            drop(HANDLES.remove(handle));
-            return Ok(self.cell.handle.load(Ordering::SeqCst));
-        }
-        // Completed while we were registering: the handle must not outlive it.
-        if self.cell.is_done() && self.cell.handle.swap(0, Ordering::SeqCst) == handle {
-            drop(HANDLES.remove(handle));
-        }
-        Ok(handle)
+        let cell = &self.cell;
+        HANDLES
+            .handle_in(&cell.handle, cell, || cell.is_done())
+            .ok_or_else(|| Error::Internal("too many live calls".into()))
     }
 
     /// The live call a handle names.

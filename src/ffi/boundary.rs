@@ -2,7 +2,7 @@
 //! owned output strings.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, CStr};
+use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::types::*;
@@ -194,3 +194,20 @@ pub(crate) unsafe fn read_options<T: Copy>(
     std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), value.as_mut_ptr().cast::<u8>(), n);
     Ok(Some(value.assume_init()))
 }
+
+/// A host callback with its `user_data`, movable to the threads that call it.
+/// The host promises (header: "Thread safety") that both may be used from any
+/// thread; capstan never touches `user_data` itself.
+pub(crate) struct HostFn<F> {
+    pub(crate) f: F,
+    pub(crate) user_data: *mut c_void,
+}
+
+impl<F: Copy> Clone for HostFn<F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F: Copy> Copy for HostFn<F> {}
+unsafe impl<F> Send for HostFn<F> {}
+unsafe impl<F> Sync for HostFn<F> {}

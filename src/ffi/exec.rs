@@ -115,17 +115,9 @@ unsafe fn hand_over(
     f(user_data, &view);
 }
 
-/// The host's callback and its `user_data`, movable to pool threads. The host
-/// promises (header: "Thread safety") that both may be used from any thread.
-#[derive(Clone, Copy)]
-struct HostFn {
-    f: unsafe extern "C" fn(*mut c_void, *const capstan_result),
-    user_data: *mut c_void,
-}
-unsafe impl Send for HostFn {}
-unsafe impl Sync for HostFn {}
+type ResultFn = HostFn<unsafe extern "C" fn(*mut c_void, *const capstan_result)>;
 
-impl HostFn {
+impl ResultFn {
     fn result(&self, index: usize, result: &ToolResult) {
         // SAFETY: the host gave us f and user_data to call with results.
         unsafe { hand_over(self.f, self.user_data, index, result) }

@@ -10,14 +10,7 @@ use super::types::*;
 use crate::exec::Approval;
 use crate::observe::{Event, EventKind};
 
-#[derive(Clone, Copy)]
-struct HostApprover {
-    f: unsafe extern "C" fn(*mut c_void, *mut capstan_approval),
-    user_data: *mut c_void,
-}
-// The host promises the callback and user_data may be used from any thread.
-unsafe impl Send for HostApprover {}
-unsafe impl Sync for HostApprover {}
+type HostApprover = HostFn<unsafe extern "C" fn(*mut c_void, *mut capstan_approval)>;
 
 impl HostApprover {
     fn ask(&self, approval: Approval) {
@@ -127,14 +120,7 @@ pub unsafe extern "C" fn capstan_approval_decide(
     })
 }
 
-#[derive(Clone, Copy)]
-struct HostHook {
-    f: unsafe extern "C" fn(*mut c_void, *const capstan_event),
-    user_data: *mut c_void,
-}
-// The host promises the callback and user_data may be used from any thread.
-unsafe impl Send for HostHook {}
-unsafe impl Sync for HostHook {}
+type HostHook = HostFn<unsafe extern "C" fn(*mut c_void, *const capstan_event)>;
 
 impl HostHook {
     fn call(&self, e: &Event) {

@@ -254,14 +254,7 @@ pub extern "C" fn capstan_pool_configure(threads: u32) -> capstan_status {
     })
 }
 
-#[derive(Clone, Copy)]
-struct NotifyFn {
-    f: unsafe extern "C" fn(*mut c_void),
-    user_data: *mut c_void,
-}
-// The host promises the callback and user_data may be used from any thread.
-unsafe impl Send for NotifyFn {}
-unsafe impl Sync for NotifyFn {}
+type NotifyFn = HostFn<unsafe extern "C" fn(*mut c_void)>;
 
 impl NotifyFn {
     fn call(&self) {
