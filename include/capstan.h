@@ -89,7 +89,9 @@
  * `capstan_submit` returns, without waiting for calls that a tool completes
  * later. For hosts whose tools hand work to their own event loop (async
  * functions): no pool thread is involved. A tool that blocks blocks the
- * caller; the limit does not apply; timeouts still do.
+ * caller; the limit does not apply; timeouts still do. Calls of
+ * `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
+ * for their own earlier calls), as do main-thread and approval-gated calls.
  */
 #define CAPSTAN_EXEC_START_INLINE (1 << 3)
 

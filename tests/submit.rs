@@ -287,3 +287,41 @@ fn start_inline_starts_every_call_before_submit_returns_without_waiting() {
     assert!(batch.wait(Some(Duration::from_secs(5))));
     assert_eq!(batch.poll(10).len(), 5);
 }
+
+#[test]
+fn start_inline_sends_serial_tools_to_the_pool_and_keeps_them_serial() {
+    let reg = Registry::default();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let h2 = held.clone();
+    let me = std::thread::current().id();
+    reg.register(def("serial_async", ToolFlags::SERIAL, move |c| {
+        assert_ne!(std::thread::current().id(), me, "not on the inline thread");
+        h2.lock().unwrap().push(c);
+    }))
+    .unwrap();
+    let opts = ExecOptions {
+        start_inline: true,
+        ..Default::default()
+    };
+    let batch = submit(&reg, calls("serial_async", 3), &opts, Sink::Queue, None);
+    // Serial: the second call waits until the first one completes.
+    for expected in 1..=3 {
+        let start = std::time::Instant::now();
+        while held.lock().unwrap().len() < expected {
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "call {expected} never started"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(
+            held.lock().unwrap().len(),
+            expected,
+            "only one call of a serial tool at a time"
+        );
+        let c = held.lock().unwrap()[expected - 1].clone();
+        c.complete_text("ok").unwrap();
+    }
+    assert!(batch.wait(Some(Duration::from_secs(5))));
+}

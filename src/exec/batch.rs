@@ -456,7 +456,8 @@ impl BatchInner {
         let flags = tool.meta.flags;
         let queued = (flags.requires_approval() && !self.approved.contains(&id))
             || (flags.main_thread() && !(on_caller && self.registry.is_pump_thread()))
-            || (on_caller && !self.start_inline && self.timeout_for(tool) > 0);
+            || (on_caller && !self.start_inline && self.timeout_for(tool) > 0)
+            || (self.start_inline && flags.serial());
         if !queued {
             return run_call(self, index, id, name, tool, arguments, !self.start_inline);
         }
@@ -475,6 +476,13 @@ impl BatchInner {
                 q.push_back(run);
             }
             self.registry.wake.signal();
+        } else if self.start_inline {
+            // A serial tool waits for its own earlier calls: never on the
+            // thread that starts calls inline (an event loop), and it holds
+            // its turn until the call completes, not just until it returns.
+            pool::spawn_urgent(move || {
+                run.run(true);
+            });
         } else {
             // The caller must be free to abandon the call at its deadline.
             pool::spawn_urgent(move || {

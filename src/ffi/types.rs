@@ -88,7 +88,9 @@ pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1 << 1;
 /// `capstan_submit` returns, without waiting for calls that a tool completes
 /// later. For hosts whose tools hand work to their own event loop (async
 /// functions): no pool thread is involved. A tool that blocks blocks the
-/// caller; the limit does not apply; timeouts still do.
+/// caller; the limit does not apply; timeouts still do. Calls of
+/// `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
+/// for their own earlier calls), as do main-thread and approval-gated calls.
 pub const CAPSTAN_EXEC_START_INLINE: u32 = 1 << 3;
 /// Exec flag: the model was given OpenAI strict-mode schemas, where an optional
 /// argument is sent as `null`: such nulls are dropped before validation.
