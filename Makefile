@@ -9,6 +9,8 @@ BUILD            := build
 CFLAGS_COMMON    := -std=c11 -Wall -Wextra -Werror -pedantic -Iinclude -g -O1 -pthread
 LDFLAGS_COMMON   := -L$(LIBDIR) -Wl,-rpath,$(abspath $(LIBDIR)) -lcapstan -pthread
 SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# Valgrind runs one thread at a time; --fair-sched=yes keeps a spinning tool
+# from starving the timer threads (a 2 ms timeout then took over 5 s).
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
@@ -90,8 +92,6 @@ python-test: lib
 python-bench: lib
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
 
-# Valgrind runs one thread at a time; --fair-sched=yes keeps a spinning tool
-# from starving the timer threads (a 2 ms timeout then took over 5 s).
 # --- everything -------------------------------------------------------------
 rust-test:
 	$(CARGO) test --all-targets
