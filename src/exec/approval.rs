@@ -3,7 +3,7 @@
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use super::batch::PendingRun;
+use super::run::PendingRun;
 use crate::call::Outcome;
 use crate::error::Error;
 use crate::handles::HandleTable;

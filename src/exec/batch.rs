@@ -6,11 +6,10 @@ use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::approval::ApprovalCell;
-use super::cell::{Call, CallCell};
+use super::cell::CallCell;
 use super::pool;
+use super::run::{run_call, PendingRun, ToolCache};
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::observe::{Event, EventKind};
 use crate::registry::{Shared, Tool};
@@ -34,42 +33,11 @@ fn cores() -> usize {
     })
 }
 
-/// A worker's last tool, reused while the registry has not changed: most
-/// batches call few tools, and the registry's lock is shared by all workers.
-#[derive(Default)]
-struct ToolCache {
-    generation: u64,
-    tool: Option<Arc<Tool>>,
-}
-
-impl ToolCache {
-    fn get(&mut self, registry: &Shared, name: &str) -> Option<&Arc<Tool>> {
-        let generation = registry.generation();
-        let hit = self.generation == generation
-            && self.tool.as_ref().is_some_and(|t| t.meta.name == name);
-        if !hit {
-            self.tool = Some(registry.get(name)?);
-            self.generation = generation;
-        }
-        self.tool.as_ref()
-    }
-}
-
-/// A validated call, ready to run.
-pub struct PendingRun {
-    pub(crate) batch: Arc<BatchInner>,
-    pub(crate) index: usize,
-    pub(crate) id: String,
-    pub(crate) name: String,
-    pub(crate) tool: Arc<Tool>,
-    pub(crate) arguments: Value,
-}
-
 pub struct BatchInner {
     pub(crate) registry: Arc<Shared>,
     calls: Vec<Mutex<Option<CallRequest>>>,
     results: Vec<Mutex<Option<ToolResult>>>,
-    cells: Vec<OnceLock<Weak<CallCell>>>,
+    pub(crate) cells: Vec<OnceLock<Weak<CallCell>>>,
     approvals: Vec<OnceLock<Weak<ApprovalCell>>>,
     approved: Vec<String>,
     next: AtomicUsize,
@@ -396,7 +364,7 @@ impl BatchInner {
         }
     }
 
-    fn timeout_for(&self, tool: &Tool) -> u32 {
+    pub(crate) fn timeout_for(&self, tool: &Tool) -> u32 {
         if self.timeout_ms > 0 {
             self.timeout_ms
         } else {
@@ -576,14 +544,6 @@ impl BatchInner {
     }
 }
 
-fn call_name(cell: &CallCell) -> &str {
-    cell.name()
-}
-
-fn call_id(cell: &CallCell) -> &str {
-    cell.id()
-}
-
 fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {
     Event {
         kind,
@@ -592,107 +552,5 @@ fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {
         index,
         outcome: (kind == EventKind::Finished).then_some(r.outcome),
         duration_us: r.duration_us,
-    }
-}
-
-impl PendingRun {
-    /// Ends the call without running it (denied, cancelled before start).
-    pub(crate) fn finish_unrun(self, outcome: Outcome, text: String) {
-        self.tool.stats.finished(outcome, 0, false);
-        let result = ToolResult::new(self.id, self.name, outcome, text);
-        self.batch.deliver(self.index, result);
-    }
-
-    /// Sends an approved call where it runs: the main-thread queue or the pool.
-    pub(crate) fn dispatch(self) {
-        if self.tool.meta.flags.main_thread() {
-            let registry = self.batch.registry.clone();
-            if let Ok(mut q) = registry.main_queue.lock() {
-                q.push_back(self);
-            }
-            registry.wake.signal();
-        } else {
-            pool::spawn_urgent(move || {
-                self.run(true);
-            });
-        }
-    }
-
-    /// Runs the tool on this thread. With `wait`, returns only once the call
-    /// is done (a deferred completion, a timeout or a cancellation). Returns
-    /// false if the call timed out in its callback and another worker took
-    /// over the batch: a worker must then stop taking calls.
-    pub(crate) fn run(self, wait: bool) -> bool {
-        let PendingRun {
-            batch,
-            index,
-            id,
-            name,
-            tool,
-            arguments,
-        } = self;
-        run_call(&batch, index, id, name, &tool, arguments, wait)
-    }
-}
-
-/// Runs call `index` of `batch` on this thread (see `PendingRun::run`).
-fn run_call(
-    batch: &Arc<BatchInner>,
-    index: usize,
-    id: String,
-    name: String,
-    tool: &Arc<Tool>,
-    arguments: Value,
-    wait: bool,
-) -> bool {
-    {
-        if batch.is_cancelled() {
-            let text = "Cancelled before it started.".to_string();
-            tool.stats.finished(Outcome::Cancelled, 0, false);
-            batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
-            return true;
-        }
-        tool.enter();
-        let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index);
-        let _ = batch.cells[index].set(Arc::downgrade(&cell));
-        fence(Ordering::SeqCst);
-        if batch.is_cancelled() {
-            cell.cancel("Cancelled before it started.");
-            tool.leave();
-            return true;
-        }
-        let timeout_ms = batch.timeout_for(tool);
-        if timeout_ms > 0 {
-            let weak = Arc::downgrade(&cell);
-            pool::after(Duration::from_millis(u64::from(timeout_ms)), move || {
-                if let Some(cell) = weak.upgrade() {
-                    cell.expire(timeout_ms);
-                }
-            });
-        }
-        tool.stats.started();
-        batch.registry.observer.emit(Event {
-            kind: EventKind::Started,
-            tool: call_name(&cell),
-            id: call_id(&cell),
-            index,
-            outcome: None,
-            duration_us: 0,
-        });
-        let call = Call { cell: cell.clone() };
-        batch.registry.run_callback(|| {
-            if catch_unwind(AssertUnwindSafe(|| tool.handler.invoke(call))).is_err() {
-                let _ = cell.finish(
-                    Outcome::ToolError,
-                    format!("Tool \"{}\" panicked.", cell.name()),
-                );
-            }
-        });
-        let keep_going = cell.callback_returned();
-        if wait {
-            batch.wait_until(None, || cell.is_done());
-        }
-        tool.leave();
-        keep_going
     }
 }

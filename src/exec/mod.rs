@@ -5,13 +5,15 @@ mod approval;
 mod batch;
 mod cell;
 pub mod pool;
+mod run;
 
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 pub use approval::{Approval, Approver};
-pub use batch::{BatchInner, PendingRun, Sink};
+pub use batch::{BatchInner, Sink};
 pub use cell::Call;
+pub use run::PendingRun;
 
 use crate::call::{CallRequest, ToolResult};
 use crate::registry::{Registry, Shared};
