@@ -1,0 +1,234 @@
+//! Gemini.
+
+use super::*;
+
+#[test]
+fn gemini_export_is_one_tool_with_json_schema_declarations() {
+    let no_params = tool(
+        "get_time",
+        "Current time",
+        json!({"type": "object", "properties": {}}),
+    );
+    let export = export_tools(&[weather_tool(), no_params], Format::Gemini, &no_options());
+    assert_exact(
+        &export.tools,
+        &json!([{"functionDeclarations": [
+            {"name": "get_weather", "description": "Current weather", "parametersJsonSchema": weather_tool().parameters},
+            {"name": "get_time", "description": "Current time", "parametersJsonSchema": {"type": "object", "properties": {}}}
+        ]}]),
+    );
+    assert!(export.report.is_empty());
+}
+
+#[test]
+fn gemini_lowering_inlines_refs_and_reports_every_drop() {
+    let spec = tool(
+        "plan",
+        "Plan a route",
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "stops": {"type": "array", "items": {"$ref": "#/$defs/stop"}, "minItems": 1},
+                "mode": {"const": "walk"},
+                "note": {"type": ["string", "null"], "format": "uri"},
+                "meta": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}, "additionalProperties": {"type": "string"}},
+                "when": {"oneOf": [{"type": "string", "format": "date-time"}, {"type": "integer"}]}
+            },
+            "required": ["stops"],
+            "additionalProperties": false,
+            "$defs": {
+                "stop": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "dwell": {"type": "integer", "exclusiveMinimum": 0}},
+                    "required": ["name"],
+                    "additionalProperties": false
+                }
+            }
+        }),
+    );
+    let export = export_tools(&[spec], Format::Gemini, &lower_options());
+    assert_exact(
+        &export.tools,
+        &json!([{"functionDeclarations": [{
+            "name": "plan",
+            "description": "Plan a route",
+            "parameters": {
+                "type": "OBJECT",
+                "properties": {
+                    "stops": {
+                        "type": "ARRAY",
+                        "items": {
+                            "type": "OBJECT",
+                            "properties": {"name": {"type": "STRING"}, "dwell": {"type": "INTEGER"}},
+                            "required": ["name"]
+                        },
+                        "minItems": 1
+                    },
+                    "mode": {"enum": ["walk"], "type": "STRING"},
+                    "note": {"nullable": true, "type": "STRING"},
+                    "meta": {"type": "OBJECT"},
+                    "when": {"anyOf": [{"type": "STRING", "format": "date-time"}, {"type": "INTEGER"}]}
+                },
+                "required": ["stops"]
+            }
+        }]}]),
+    );
+    let report: Vec<(&str, &str)> = export
+        .report
+        .iter()
+        .map(|n| (n.pointer.as_str(), n.message.split(':').next().unwrap()))
+        .collect();
+    assert_eq!(
+        report,
+        [
+            ("/$schema", "$schema dropped"),
+            (
+                "/$defs/stop/properties/dwell/exclusiveMinimum",
+                "exclusiveMinimum dropped"
+            ),
+            (
+                "/$defs/stop/additionalProperties",
+                "additionalProperties dropped"
+            ),
+            ("/properties/note/format", "format dropped"),
+            ("/properties/meta/propertyNames", "propertyNames dropped"),
+            (
+                "/properties/meta/additionalProperties",
+                "additionalProperties dropped"
+            ),
+            ("/properties/when/oneOf", "oneOf lowered to anyOf"),
+            ("/additionalProperties", "additionalProperties dropped"),
+            ("/$defs", "$defs dropped"),
+        ],
+    );
+    assert!(export.report.iter().all(|n| n.tool == "plan"));
+}
+
+#[test]
+fn gemini_lowering_cuts_recursive_refs_and_omits_empty_parameters() {
+    let tree = tool(
+        "tree",
+        "A tree",
+        json!({"type": "object", "properties": {
+            "root": {"$ref": "#/$defs/node"}
+        }, "$defs": {"node": {"type": "object", "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+        }}}}),
+    );
+    let none = tool(
+        "ping",
+        "Ping",
+        json!({"type": "object", "additionalProperties": false}),
+    );
+    let export = export_tools(&[tree, none], Format::Gemini, &lower_options());
+    let decls = &export.tools[0]["functionDeclarations"];
+    assert_exact(
+        &decls[0]["parameters"]["properties"]["root"],
+        &json!({"type": "OBJECT", "properties": {"children": {"type": "ARRAY", "items": {"type": "OBJECT"}}}}),
+    );
+    assert_exact(&decls[1], &json!({"name": "ping", "description": "Ping"}));
+    let recursive = export
+        .report
+        .iter()
+        .find(|n| n.pointer == "/$defs/node/properties/children/items/$ref")
+        .expect("recursive $ref reported");
+    assert!(
+        recursive.message.contains("recursive"),
+        "{}",
+        recursive.message
+    );
+}
+
+#[test]
+fn gemini_synthesizes_stable_ids_from_position_when_none_are_sent() {
+    let body = fixture("gemini_parallel.json");
+    let expected = vec![
+        call(
+            "gemini_call_0_1",
+            "set_light",
+            json!({"room": "kök", "level": {"brightness": 25, "warm": true}}),
+        ),
+        call("gemini_call_0_2", "get_time", json!({})),
+    ];
+    assert_eq!(parse_calls(Format::Gemini, &body).unwrap(), expected);
+    let content = &body["candidates"][0]["content"];
+    assert_eq!(parse_calls(Format::Gemini, content).unwrap(), expected);
+    assert_eq!(
+        parse_calls(Format::Gemini, &content["parts"]).unwrap(),
+        expected
+    );
+}
+
+#[test]
+fn gemini_keeps_ids_it_is_sent_and_echoes_them_back() {
+    let body = fixture("gemini_with_ids.json");
+    let calls = parse_calls(Format::Gemini, &body).unwrap();
+    assert_eq!(
+        calls,
+        vec![
+            call("fc-7d1e", "get_weather", json!({"city": "Paris"})),
+            call("fc-8a2f", "get_weather", json!({"city": "London"})),
+        ]
+    );
+    let results = [
+        ok(
+            "fc-7d1e",
+            "get_weather",
+            "{\"temp\": 18, \"sky\": \"cloudy\"}",
+        ),
+        failed(
+            "fc-8a2f",
+            "get_weather",
+            Outcome::ToolError,
+            "upstream returned 503",
+        ),
+    ];
+    assert_exact(
+        &format_results(Format::Gemini, &results),
+        &json!({"role": "user", "parts": [
+            {"functionResponse": {"id": "fc-7d1e", "name": "get_weather", "response": {"output": {"temp": 18, "sky": "cloudy"}}}},
+            {"functionResponse": {"id": "fc-8a2f", "name": "get_weather", "response": {"error": "upstream returned 503"}}}
+        ]}),
+    );
+}
+
+#[test]
+fn gemini_never_sends_back_ids_it_did_not_issue() {
+    let results = [
+        ok("gemini_call_0_1", "set_light", "done"),
+        ok("gemini_call_0_2", "get_time", "[12, 0]"),
+    ];
+    assert_exact(
+        &format_results(Format::Gemini, &results),
+        &json!({"role": "user", "parts": [
+            {"functionResponse": {"name": "set_light", "response": {"output": "done"}}},
+            {"functionResponse": {"name": "get_time", "response": {"output": [12, 0]}}}
+        ]}),
+    );
+}
+
+#[test]
+fn gemini_without_function_calls_gives_no_calls() {
+    let text = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}]}, "finishReason": "STOP"}]});
+    assert!(parse_calls(Format::Gemini, &text).unwrap().is_empty());
+    let blocked = json!({"candidates": [{"finishReason": "SAFETY"}]});
+    assert!(parse_calls(Format::Gemini, &blocked).unwrap().is_empty());
+    let prompt_blocked = json!({"promptFeedback": {"blockReason": "SAFETY"}, "candidates": []});
+    assert!(parse_calls(Format::Gemini, &prompt_blocked)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn gemini_missing_name_is_named_by_path() {
+    let mut body = fixture("gemini_parallel.json");
+    body["candidates"][0]["content"]["parts"][2]["functionCall"]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    assert_eq!(
+        invalid_response(Format::Gemini, &body),
+        "candidates[0].content.parts[2].functionCall: functionCall has no \"name\""
+    );
+}
