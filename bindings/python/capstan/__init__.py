@@ -35,7 +35,8 @@ from ._errors import (
 )
 from ._lib import version
 from ._calls import ToolCall, ToolResult
-from ._registry import ToolRegistry, default_registry, set_exit_timeout
+from ._lifecycle import set_exit_timeout
+from ._registry import ToolRegistry, default_registry
 from ._schema import function_schema, parse_docstring, python_type_to_schema
 from ._tools import FunctionTool, Tool, render_result, tool
 

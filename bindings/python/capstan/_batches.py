@@ -15,9 +15,11 @@ import asyncio
 import ctypes
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from . import _lib
+from ._calls import ToolResult
 
 
 class Submission:
@@ -94,3 +96,20 @@ def release(library: Any, batch: int, submission: Submission, cancel: bool) -> N
         library.batch_cancel(batch)
     library.batch_free(batch)
     _submissions.pop(submission.key, None)
+
+
+async def _ready(value: Any) -> Any:
+    return value
+
+
+async def _await_submission(
+    submission: Submission, settle: Callable[[bool], list[ToolResult]], here: Any = None
+) -> list[ToolResult]:
+    try:
+        if here is not None:
+            await here  # an async tool's coroutine, run by this task
+        await submission.future  # type: ignore[misc]
+    except BaseException:  # cancelled: so are the calls not yet started
+        settle(True)
+        raise
+    return settle(False)

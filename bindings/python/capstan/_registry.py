@@ -1,22 +1,19 @@
 """ToolRegistry: tools held by a native capstan registry, and their execution
-(see _callbacks for how capstan's calls reach Python)."""
+(see _callbacks for how capstan's calls reach Python, _lifecycle for how
+registries are freed when dropped and closed at exit)."""
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import ctypes
 import itertools
 import json
-import math
-import sys
 import threading
-import time
-import weakref
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from . import _batches, _callbacks, _formats, _json, _lib
+from . import _batches, _callbacks, _formats, _json, _lib, _lifecycle
+from ._batches import _await_submission, _ready
 from ._callbacks import (
     _ABSENT,
     _DESTROY,
@@ -33,10 +30,12 @@ from ._callbacks import (
 )
 from ._calls import ToolCall, ToolResult
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
+from ._exec import _collect, _milliseconds, _options, _payload
 from ._json import _encode_str, _scan, _scanstring
+from ._lifecycle import _open_registries, _reap_later
 from ._tools import FunctionTool, Tool
 
-__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry", "set_exit_timeout"]
+__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
 
 _execution_tokens = itertools.count(1)
 # The library's functions on the hot path, bound once it is loaded.
@@ -48,109 +47,10 @@ _free: Any = None
 def _library() -> Any:
     global _L, _execute, _free
     if _L is None:
-        library = _callbacks.library()
+        library = _lifecycle._library()
         _execute, _free = library.execute, library.free
-        atexit.register(_close_all_at_exit)
         _L = library
     return _L
-
-
-# --- closing registries --------------------------------------------------------
-#
-# Python must not be entered from capstan's threads once the interpreter is
-# finalizing: a thread that takes the GIL then is ended with pthread_exit,
-# whose unwinding through the library's frames aborts the process. So, at
-# exit, every registry still open is closed while the interpreter is whole:
-# capstan_registry_close cancels its calls and waits for the tool callbacks
-# still running, but at most the exit timeout (set_exit_timeout), so that a
-# stuck tool cannot hang the exit; capstan_registry_free then does not wait
-# again. A tool still running after that is abandoned where it is, like a
-# daemon thread. close() itself keeps the full wait.
-
-_open_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
-_exiting = False
-_exit_timeout: float | None = 2.0
-_reaper_queue: list[int] = []
-_reaper_busy = False
-_reaper_wake = threading.Condition()
-_reaper: threading.Thread | None = None
-
-
-def set_exit_timeout(seconds: float | None) -> None:
-    """How long the interpreter's exit waits for tool calls still running
-    (default 2 seconds; ``None``: as long as they run). Registries still open
-    at exit are closed then; a tool still running after this time is
-    abandoned and its call reported cancelled."""
-    global _exit_timeout
-    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0):
-        raise ValueError(f"the exit timeout must be a number of seconds >= 0 or None, got {seconds!r}")
-    _exit_timeout = None if seconds is None else float(seconds)
-
-
-def _reap_later(ptr: int) -> None:
-    """Frees a registry dropped without close() on a thread of its own: a
-    finalizer may run on any thread, inside any lock, and freeing waits for
-    the registry's running tools."""
-    global _reaper
-    if _exiting or sys.is_finalizing():
-        return  # too late to call into capstan safely; the OS reclaims it
-    with _reaper_wake:
-        _reaper_queue.append(ptr)
-        if _reaper is None:
-            _reaper = threading.Thread(target=_reap, name="capstan-reaper", daemon=True)
-            _reaper.start()
-        _reaper_wake.notify_all()
-
-
-def _reap() -> None:
-    global _reaper_busy
-    while True:
-        with _reaper_wake:
-            while not _reaper_queue:
-                _reaper_busy = False
-                _reaper_wake.notify_all()
-                _reaper_wake.wait()
-            ptr = _reaper_queue.pop()
-            _reaper_busy = True
-        # Waits in slices, so that at exit it stops waiting for a stuck tool.
-        while _L.registry_close(ptr, 100) == _lib.ERR_TIMEOUT and not _exiting:
-            pass
-        _L.registry_free(ptr)
-
-
-def _close_all_at_exit() -> None:
-    global _exiting
-    _exiting = True
-    deadline = None if _exit_timeout is None else time.monotonic() + _exit_timeout
-
-    def remaining_ms() -> int:
-        if deadline is None:
-            return _lib.WAIT_FOREVER
-        return _milliseconds(max(0.0, deadline - time.monotonic()))
-
-    with _reaper_wake:
-        pending = _reaper_queue[:]
-        del _reaper_queue[:]
-        while _reaper_busy:  # it stops waiting within 100 ms of _exiting
-            if not _reaper_wake.wait(0.2):
-                break
-    abandoned = False
-    for ptr in pending:
-        abandoned |= _L.registry_close(ptr, remaining_ms()) == _lib.ERR_TIMEOUT
-        _L.registry_free(ptr)
-    for registry in list(_open_registries):
-        try:
-            abandoned |= registry._shutdown(remaining_ms())
-        except Exception:  # pragma: no cover - best effort at exit
-            pass
-    if abandoned:
-        try:
-            sys.stderr.write(
-                f"capstan: exiting with tool calls still running after {_exit_timeout} s "
-                "(capstan.set_exit_timeout); they were abandoned\n"
-            )
-        except Exception:  # pragma: no cover
-            pass
 
 
 # --- the registry ----------------------------------------------------------------
@@ -763,91 +663,9 @@ class ToolRegistry:
         return f"<ToolRegistry {state}>"
 
 
-async def _ready(value: Any) -> Any:
-    return value
-
-
-async def _await_submission(
-    submission: _batches.Submission, settle: Callable[[bool], list[ToolResult]], here: Any = None
-) -> list[ToolResult]:
-    try:
-        if here is not None:
-            await here  # an async tool's coroutine, run by this task
-        await submission.future  # type: ignore[misc]
-    except BaseException:  # cancelled: so are the calls not yet started
-        settle(True)
-        raise
-    return settle(False)
-
-
-def _payload(parts: list[str]) -> bytes:
-    return (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode("utf-8", "backslashreplace")
-
-
-def _collect(
-    calls: Sequence[ToolCall],
-    prefix: str,
-    results: list[Any],
-    execution: _Execution,
-    items: Iterable[tuple[str, str, int]],
-) -> list[ToolResult]:
-    """Fills ``results`` from capstan's (content, outcome, duration_us), in
-    call order, with the Python values the trampoline kept."""
-    single = execution.single
-    data, errors = execution.data or {}, execution.errors or {}
-    items = iter(items)
-    for i, call in enumerate(calls):
-        if results[i] is not None:
-            continue
-        content, outcome, duration_us = next(items)
-        key = f"{prefix}.{i}".encode()
-        if outcome == "ok":
-            value = execution.value if single else data.get(key)
-            results[i] = ToolResult(call.id, call.name, content, False, value, "ok", duration_us)
-        else:
-            error = execution.error if single else errors.get(key)
-            results[i] = ToolResult(call.id, call.name, content, True, None, outcome, duration_us, error)
-    return results
-
-
 def _count(counter: itertools.count[int]) -> int:
     """The next value of an itertools.count, without taking it."""
     return int(repr(counter)[6:-1])
-
-
-def _milliseconds(seconds: float | None) -> int:
-    if not seconds:
-        return 0
-    return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
-
-
-_options_cache: dict[tuple[bool, int, int, bool], Any] = {}
-
-
-def _options(
-    parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes], inline: bool = False
-) -> tuple[Any, Any]:
-    """Exec options for capstan_execute / capstan_submit, and what must stay
-    alive during the call. None (capstan's defaults: parallel, limit 8) when
-    they match."""
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-    timeout_ms = _milliseconds(timeout)
-    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms, inline)
-    flags = (0 if parallel else _lib.EXEC_SEQUENTIAL) | (_lib.EXEC_START_INLINE if inline else 0)
-    size = ctypes.sizeof(_lib.ExecOptions)
-    if approved_ids:
-        ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
-        options = _lib.ExecOptions(size, flags, key[1], timeout_ms, ids, len(approved_ids))
-        return ctypes.byref(options), (ids, options)
-    if not flags and limit in (0, 8) and not timeout_ms:
-        return None, None
-    found = _options_cache.get(key)
-    if found is None:
-        found = ctypes.byref(_lib.ExecOptions(size, flags, key[1], timeout_ms))
-        if len(_options_cache) < 64:
-            _options_cache[key] = found
-    return found, None
 
 
 _default: ToolRegistry | None = None
@@ -862,4 +680,3 @@ def default_registry() -> ToolRegistry:
             if _default is None:
                 _default = ToolRegistry()
     return _default
-

@@ -203,7 +203,7 @@ def test_close_keeps_the_full_wait():
 def test_set_exit_timeout_checks_its_argument():
     import pytest
 
-    from capstan import _registry
+    from capstan import _lifecycle as _registry
 
     before = _registry._exit_timeout
     try:

@@ -1,0 +1,80 @@
+"""What one execution sends to capstan and reads back: the calls' payload,
+the exec options (timeouts in milliseconds), and the results collected in
+call order."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from . import _lib
+from ._callbacks import _Execution
+from ._calls import ToolCall, ToolResult
+
+
+def _payload(parts: list[str]) -> bytes:
+    return (parts[0] if len(parts) == 1 else "[" + ",".join(parts) + "]").encode("utf-8", "backslashreplace")
+
+
+def _collect(
+    calls: Sequence[ToolCall],
+    prefix: str,
+    results: list[Any],
+    execution: _Execution,
+    items: Iterable[tuple[str, str, int]],
+) -> list[ToolResult]:
+    """Fills ``results`` from capstan's (content, outcome, duration_us), in
+    call order, with the Python values the trampoline kept."""
+    single = execution.single
+    data, errors = execution.data or {}, execution.errors or {}
+    items = iter(items)
+    for i, call in enumerate(calls):
+        if results[i] is not None:
+            continue
+        content, outcome, duration_us = next(items)
+        key = f"{prefix}.{i}".encode()
+        if outcome == "ok":
+            value = execution.value if single else data.get(key)
+            results[i] = ToolResult(call.id, call.name, content, False, value, "ok", duration_us)
+        else:
+            error = execution.error if single else errors.get(key)
+            results[i] = ToolResult(call.id, call.name, content, True, None, outcome, duration_us, error)
+    return results
+
+
+def _milliseconds(seconds: float | None) -> int:
+    if not seconds:
+        return 0
+    return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
+
+
+_options_cache: dict[tuple[bool, int, int, bool], Any] = {}
+
+
+def _options(
+    parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes], inline: bool = False
+) -> tuple[Any, Any]:
+    """Exec options for capstan_execute / capstan_submit, and what must stay
+    alive during the call. None (capstan's defaults: parallel, limit 8) when
+    they match."""
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    timeout_ms = _milliseconds(timeout)
+    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms, inline)
+    flags = (0 if parallel else _lib.EXEC_SEQUENTIAL) | (_lib.EXEC_START_INLINE if inline else 0)
+    size = ctypes.sizeof(_lib.ExecOptions)
+    if approved_ids:
+        ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
+        options = _lib.ExecOptions(size, flags, key[1], timeout_ms, ids, len(approved_ids))
+        return ctypes.byref(options), (ids, options)
+    if not flags and limit in (0, 8) and not timeout_ms:
+        return None, None
+    found = _options_cache.get(key)
+    if found is None:
+        found = ctypes.byref(_lib.ExecOptions(size, flags, key[1], timeout_ms))
+        if len(_options_cache) < 64:
+            _options_cache[key] = found
+    return found, None
+

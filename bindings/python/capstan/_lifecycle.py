@@ -1,0 +1,131 @@
+"""The library's loading and the end of registries: one dropped without
+close() is freed on a reaper thread, and those still open at exit are closed
+while the interpreter is whole (set_exit_timeout)."""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+import time
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from . import _callbacks, _lib
+from ._exec import _milliseconds
+
+if TYPE_CHECKING:
+    from ._registry import ToolRegistry
+
+__all__ = ["set_exit_timeout"]
+
+# The loaded library, for the reaper and the exit handler.
+_L: Any = None
+
+
+def _library() -> Any:
+    """The library, loaded on first use; registers the exit handler then."""
+    global _L
+    if _L is None:
+        library = _callbacks.library()
+        atexit.register(_close_all_at_exit)
+        _L = library
+    return _L
+
+
+# --- closing registries --------------------------------------------------------
+#
+# Python must not be entered from capstan's threads once the interpreter is
+# finalizing: a thread that takes the GIL then is ended with pthread_exit,
+# whose unwinding through the library's frames aborts the process. So, at
+# exit, every registry still open is closed while the interpreter is whole:
+# capstan_registry_close cancels its calls and waits for the tool callbacks
+# still running, but at most the exit timeout (set_exit_timeout), so that a
+# stuck tool cannot hang the exit; capstan_registry_free then does not wait
+# again. A tool still running after that is abandoned where it is, like a
+# daemon thread. close() itself keeps the full wait.
+
+_open_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+_exiting = False
+_exit_timeout: float | None = 2.0
+_reaper_queue: list[int] = []
+_reaper_busy = False
+_reaper_wake = threading.Condition()
+_reaper: threading.Thread | None = None
+
+
+def set_exit_timeout(seconds: float | None) -> None:
+    """How long the interpreter's exit waits for tool calls still running
+    (default 2 seconds; ``None``: as long as they run). Registries still open
+    at exit are closed then; a tool still running after this time is
+    abandoned and its call reported cancelled."""
+    global _exit_timeout
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0):
+        raise ValueError(f"the exit timeout must be a number of seconds >= 0 or None, got {seconds!r}")
+    _exit_timeout = None if seconds is None else float(seconds)
+
+
+def _reap_later(ptr: int) -> None:
+    """Frees a registry dropped without close() on a thread of its own: a
+    finalizer may run on any thread, inside any lock, and freeing waits for
+    the registry's running tools."""
+    global _reaper
+    if _exiting or sys.is_finalizing():
+        return  # too late to call into capstan safely; the OS reclaims it
+    with _reaper_wake:
+        _reaper_queue.append(ptr)
+        if _reaper is None:
+            _reaper = threading.Thread(target=_reap, name="capstan-reaper", daemon=True)
+            _reaper.start()
+        _reaper_wake.notify_all()
+
+
+def _reap() -> None:
+    global _reaper_busy
+    while True:
+        with _reaper_wake:
+            while not _reaper_queue:
+                _reaper_busy = False
+                _reaper_wake.notify_all()
+                _reaper_wake.wait()
+            ptr = _reaper_queue.pop()
+            _reaper_busy = True
+        # Waits in slices, so that at exit it stops waiting for a stuck tool.
+        while _L.registry_close(ptr, 100) == _lib.ERR_TIMEOUT and not _exiting:
+            pass
+        _L.registry_free(ptr)
+
+
+def _close_all_at_exit() -> None:
+    global _exiting
+    _exiting = True
+    deadline = None if _exit_timeout is None else time.monotonic() + _exit_timeout
+
+    def remaining_ms() -> int:
+        if deadline is None:
+            return _lib.WAIT_FOREVER
+        return _milliseconds(max(0.0, deadline - time.monotonic()))
+
+    with _reaper_wake:
+        pending = _reaper_queue[:]
+        del _reaper_queue[:]
+        while _reaper_busy:  # it stops waiting within 100 ms of _exiting
+            if not _reaper_wake.wait(0.2):
+                break
+    abandoned = False
+    for ptr in pending:
+        abandoned |= _L.registry_close(ptr, remaining_ms()) == _lib.ERR_TIMEOUT
+        _L.registry_free(ptr)
+    for registry in list(_open_registries):
+        try:
+            abandoned |= registry._shutdown(remaining_ms())
+        except Exception:  # pragma: no cover - best effort at exit
+            pass
+    if abandoned:
+        try:
+            sys.stderr.write(
+                f"capstan: exiting with tool calls still running after {_exit_timeout} s "
+                "(capstan.set_exit_timeout); they were abandoned\n"
+            )
+        except Exception:  # pragma: no cover
+            pass
