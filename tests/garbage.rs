@@ -20,6 +20,24 @@ impl Rng {
     }
 }
 
+/// Rounds per test: `CAPSTAN_GARBAGE_SCALE=N` multiplies them (for long local runs).
+fn rounds(base: usize) -> usize {
+    let scale = std::env::var("CAPSTAN_GARBAGE_SCALE")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(1);
+    base * scale.max(1)
+}
+
+/// The seed: `CAPSTAN_GARBAGE_SEED` varies it (for long local runs).
+fn seed(base: u64) -> u64 {
+    let extra = std::env::var("CAPSTAN_GARBAGE_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    (base ^ extra.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1
+}
+
 const SPICE: &[&str] = &[
     "{",
     "}",
@@ -98,10 +116,10 @@ fn samples() -> Vec<(Format, String)> {
 
 #[test]
 fn mutated_provider_bodies_parse_or_fail_cleanly() {
-    let mut rng = Rng(0x5eed_cafe_f00d_1234);
+    let mut rng = Rng(seed(0x5eed_cafe_f00d_1234));
     let samples = samples();
     let (mut parsed, mut refused) = (0, 0);
-    for _ in 0..4000 {
+    for _ in 0..rounds(4000) {
         let (fmt, text) = &samples[rng.below(samples.len())];
         let body = mutate(&mut rng, text);
         let Ok(value) = serde_json::from_str::<Value>(&body) else {
@@ -146,9 +164,9 @@ fn mutated_calls_execute_to_one_result_each_or_are_refused() {
     })
     .unwrap();
     let base = r#"[{"id":"1","name":"get_weather","arguments":"{\"city\":\"Oslo\"}"},{"id":"2","name":"get_weather","arguments":{"city":"Rome","units":"f"}}]"#;
-    let mut rng = Rng(0xdead_beef_0bad_f00d);
+    let mut rng = Rng(seed(0xdead_beef_0bad_f00d));
     let (mut ran, mut refused) = (0, 0);
-    for _ in 0..3000 {
+    for _ in 0..rounds(3000) {
         let text = mutate(&mut rng, base);
         match CallRequest::list_from_str(&text) {
             Ok(calls) => {
@@ -170,8 +188,8 @@ fn mutated_calls_execute_to_one_result_each_or_are_refused() {
 #[test]
 fn mutated_results_format_or_fail_cleanly() {
     let base = r#"[{"id":"a","name":"t","content":"{\"x\":1}","is_error":false,"outcome":"ok","duration_us":3},{"id":"b","name":"t","content":"boom","is_error":true,"outcome":"tool_error"}]"#;
-    let mut rng = Rng(0x0123_4567_89ab_cdef);
-    for _ in 0..3000 {
+    let mut rng = Rng(seed(0x0123_4567_89ab_cdef));
+    for _ in 0..rounds(3000) {
         let text = mutate(&mut rng, base);
         let Ok(value) = serde_json::from_str::<Value>(&text) else {
             continue;
