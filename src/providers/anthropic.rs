@@ -10,7 +10,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{at, invalid, object, parameters, required_str, value_arguments};
+use super::{invalid, object, parameters, required_str, value_arguments};
 use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
 use crate::tool::ToolSpec;
@@ -46,11 +46,7 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
 }
 
 fn parse_blocks(blocks: &[Value], path: &str) -> Result<Vec<CallRequest>, Error> {
-    let mut out = Vec::new();
-    for (i, block) in blocks.iter().enumerate() {
-        out.extend(parse_block(block, &at(path, i))?);
-    }
-    Ok(out)
+    super::calls_among(blocks, path, |_, block, path| parse_block(block, path))
 }
 
 fn parse_block(block: &Value, path: &str) -> Result<Option<CallRequest>, Error> {

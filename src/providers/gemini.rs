@@ -18,7 +18,7 @@
 use serde_json::{json, Map, Value};
 
 use super::gemini_schema::lower;
-use super::{at, content_value, invalid, join, object, parameters, required_str, value_arguments};
+use super::{content_value, invalid, join, object, parameters, required_str, value_arguments};
 use super::{ExportNote, ExportOptions};
 use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
@@ -91,11 +91,9 @@ fn parse_content(content: &Value, path: &str, candidate: usize) -> Result<Vec<Ca
 }
 
 fn parse_parts(parts: &[Value], path: &str, candidate: usize) -> Result<Vec<CallRequest>, Error> {
-    let mut out = Vec::new();
-    for (i, part) in parts.iter().enumerate() {
-        out.extend(parse_part(part, &at(path, i), candidate, i)?);
-    }
-    Ok(out)
+    super::calls_among(parts, path, |i, part, path| {
+        parse_part(part, path, candidate, i)
+    })
 }
 
 fn parse_part(

@@ -272,6 +272,20 @@ fn at(path: &str, index: usize) -> String {
     format!("{path}[{index}]")
 }
 
+/// The calls among `items` (at `path`): `parse` reads item `i` at its own path
+/// and returns `None` for items that are not function calls.
+fn calls_among(
+    items: &[Value],
+    path: &str,
+    mut parse: impl FnMut(usize, &Value, &str) -> Result<Option<CallRequest>, Error>,
+) -> Result<Vec<CallRequest>, Error> {
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        out.extend(parse(i, item, &at(path, i))?);
+    }
+    Ok(out)
+}
+
 fn object<'a>(value: &'a Value, path: &str, what: &str) -> Result<&'a Map<String, Value>, Error> {
     value
         .as_object()

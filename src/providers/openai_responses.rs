@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value};
 
-use super::{at, invalid, object, openai_parameters, required_str, text_arguments};
+use super::{invalid, object, openai_parameters, required_str, text_arguments};
 use super::{ExportNote, ExportOptions};
 use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
@@ -52,11 +52,7 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
 }
 
 fn parse_items(items: &[Value], path: &str) -> Result<Vec<CallRequest>, Error> {
-    let mut out = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        out.extend(parse_item(item, &at(path, i))?);
-    }
-    Ok(out)
+    super::calls_among(items, path, |_, item, path| parse_item(item, path))
 }
 
 fn parse_item(item: &Value, path: &str) -> Result<Option<CallRequest>, Error> {
