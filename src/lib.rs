@@ -13,6 +13,7 @@ pub mod registry;
 pub mod render;
 pub mod schema;
 pub mod tool;
+pub mod turn;
 
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};
@@ -23,3 +24,4 @@ pub use observe::{Event, EventKind};
 pub use registry::{Handler, Registry, RegistryOptions, ToolDef};
 pub use render::ContentKind;
 pub use tool::{ToolFlags, ToolSpec};
+pub use turn::run_turn;

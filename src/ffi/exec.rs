@@ -15,8 +15,13 @@ use crate::exec::{self, Batch, ExecOptions, Sink};
 const EXEC_OPTIONS_V1: usize = std::mem::offset_of!(capstan_exec_options, approved_ids);
 
 pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<ExecOptions, Fail> {
+    Ok(read_exec_options(opts)?.0)
+}
+
+/// The options, and their raw flags for what only the C ABI reads (delivery).
+unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOptions, u32), Fail> {
     let Some(o) = read_options(opts, EXEC_OPTIONS_V1, "opts")? else {
-        return Ok(ExecOptions::default());
+        return Ok((ExecOptions::default(), 0));
     };
     const KNOWN: u32 = CAPSTAN_EXEC_SEQUENTIAL
         | CAPSTAN_EXEC_DELIVER_POLL
@@ -28,14 +33,15 @@ pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<E
             o.flags & !KNOWN
         )));
     }
-    Ok(ExecOptions {
+    let options = ExecOptions {
         parallel: o.flags & CAPSTAN_EXEC_SEQUENTIAL == 0,
         limit: o.limit as usize,
         timeout_ms: o.timeout_ms,
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
-    })
+    };
+    Ok((options, o.flags))
 }
 
 /// Runs calls and blocks until each has its one result. `calls_json` is one
@@ -156,11 +162,8 @@ pub unsafe extern "C" fn capstan_submit(
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
         let calls = text(calls_json, len, "calls_json")?;
-        let raw = read_options(opts, EXEC_OPTIONS_V1, "opts")?;
-        let poll = raw
-            .map(|o| o.flags & CAPSTAN_EXEC_DELIVER_POLL != 0)
-            .unwrap_or(false);
-        let options = exec_options(opts)?;
+        let (options, flags) = read_exec_options(opts)?;
+        let poll = flags & CAPSTAN_EXEC_DELIVER_POLL != 0;
         let calls = CallRequest::list_from_str(calls)?;
         let host = on_result.map(|f| HostFn { f, user_data });
         let (sink, on_done): (Sink, Option<Box<dyn Fn() + Send + Sync>>) = match (poll, host) {

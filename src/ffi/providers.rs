@@ -7,7 +7,6 @@ use super::exec::exec_options;
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
-use crate::exec;
 use crate::providers::{self, ExportOptions, Format};
 
 fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
@@ -183,9 +182,7 @@ pub unsafe extern "C" fn capstan_run_turn(
         let fmt = format_of(fmt)?;
         let options = exec_options(opts)?;
         let body = parse_json(text(response_json, len, "response_json")?, "response")?;
-        let calls = providers::parse_calls(fmt, &body)?;
-        let results = exec::execute(registry, calls, &options);
-        let formatted = providers::format_results(fmt, &results);
-        write_text(&formatted.to_string(), messages_json, out_len)
+        let messages = crate::turn::run_turn(registry, fmt, &body, &options)?;
+        write_text(&messages.to_string(), messages_json, out_len)
     })
 }

@@ -69,3 +69,40 @@ fn every_format_answers_each_call_under_its_own_id() {
         assert_eq!(answer_ids(fmt, &answered), expected, "{}", fmt.name());
     }
 }
+
+#[test]
+fn run_turn_goes_from_a_response_to_the_next_messages() {
+    let reg = capstan::Registry::default();
+    reg.register(capstan::ToolDef {
+        name: "add".into(),
+        description: String::new(),
+        parameters: json!({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}}}),
+        handler: Box::new(|c: capstan::Call| {
+            let a = c.arguments()["a"].as_i64().unwrap_or(0);
+            let b = c.arguments()["b"].as_i64().unwrap_or(0);
+            c.complete_value(&json!(a + b)).unwrap();
+        }),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: ToolFlags::default(),
+    })
+    .unwrap();
+    let response = json!({"role":"assistant","content":[
+        {"type":"tool_use","id":"t1","name":"add","input":{"a":2,"b":3}},
+        {"type":"tool_use","id":"t2","name":"nope","input":{}}]});
+    let messages =
+        capstan::run_turn(&reg, Format::Anthropic, &response, &Default::default()).unwrap();
+    assert_eq!(messages["role"], "user");
+    assert_eq!(
+        messages["content"][0],
+        json!({"type":"tool_result","tool_use_id":"t1","content":"5"})
+    );
+    assert_eq!(messages["content"][1]["is_error"], true);
+    let bad = capstan::run_turn(
+        &reg,
+        Format::Anthropic,
+        &json!({"content": 3}),
+        &Default::default(),
+    );
+    assert!(matches!(bad, Err(Error::InvalidResponse(_))));
+}
