@@ -227,7 +227,6 @@ pub(crate) struct Shared {
     approver: RwLock<Option<Approver>>,
     tools: RwLock<HashMap<String, Arc<Tool>>>,
     pub(crate) options: RegistryOptions,
-    pub(crate) closed: AtomicBool,
     activity: Arc<Activity>,
     /// Main-thread tool calls waiting for `pump`.
     pub(crate) main_queue: Mutex<std::collections::VecDeque<PendingRun>>,
@@ -263,6 +262,10 @@ impl Shared {
     fn in_own_callback(self: &Arc<Self>) -> bool {
         let key = self.key();
         IN_CALLBACK.with(|v| v.borrow().contains(&key))
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.activity.closed.load(Ordering::SeqCst)
     }
 
     pub(crate) fn generation(&self) -> u64 {
@@ -342,7 +345,6 @@ impl Registry {
             shared: Arc::new(Shared {
                 tools: RwLock::new(HashMap::new()),
                 options,
-                closed: AtomicBool::new(false),
                 activity: Arc::new(Activity {
                     running: AtomicUsize::new(0),
                     tools: AtomicUsize::new(0),
@@ -368,7 +370,7 @@ impl Registry {
     /// Registers a tool, replacing one of the same name. On error the
     /// definition (and so its handler) is dropped before this returns.
     pub fn register(&self, def: ToolDef) -> Result<(), Error> {
-        if self.shared.closed.load(Ordering::SeqCst) {
+        if self.shared.is_closed() {
             return Err(Error::ShuttingDown("the registry is closed".into()));
         }
         check_name(&def.name)?;
@@ -462,7 +464,7 @@ impl Registry {
 
     /// True once `close` was called.
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.load(Ordering::SeqCst)
+        self.shared.is_closed()
     }
 
     /// Sets (or with `None` removes) the approver: it receives every call of a
@@ -536,7 +538,6 @@ impl Registry {
     /// what is still running finishes, and destroys run, after that callback
     /// returns. Returns whether everything had finished.
     pub fn close(&self, wait: Duration) -> bool {
-        self.shared.closed.store(true, Ordering::SeqCst);
         self.shared.activity.closed.store(true, Ordering::SeqCst);
         crate::exec::cancel_all(&self.shared);
         let tools = match self.shared.tools.write() {

@@ -383,7 +383,7 @@ impl BatchInner {
             return true;
         }
         let registry = &self.registry;
-        if registry.closed.load(Ordering::SeqCst) {
+        if registry.is_closed() {
             let text = "Cancelled: the tool registry was shut down.".to_string();
             self.deliver_early(index, &req, Outcome::Cancelled, text);
             return true;
