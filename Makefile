@@ -61,11 +61,11 @@ header-check: cbindgen
 	@echo "header-check: include/capstan.h matches cbindgen $(CBINDGEN_VERSION)"
 
 # --- C tests ------------------------------------------------------------------
-$(BUILD)/c/plain/%: tests/c/%.c tests/c/check.h include/capstan.h lib
+$(BUILD)/c/plain/%: tests/c/%.c tests/c/check.h tests/c/support.h include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
 
-$(BUILD)/c/asan/%: tests/c/%.c tests/c/check.h include/capstan.h lib
+$(BUILD)/c/asan/%: tests/c/%.c tests/c/check.h tests/c/support.h include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(LDFLAGS_COMMON)
 

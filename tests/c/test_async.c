@@ -9,11 +9,7 @@
 #include <unistd.h>
 
 #include "check.h"
-
-static void sleep_ms(int ms) {
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
+#include "support.h"
 
 static const char *OBJ = "{\"type\":\"object\"}";
 
@@ -33,19 +29,15 @@ static void wait_cancel(void *user_data, capstan_call *call) {
 }
 
 static atomic_int destroyed;
-static void count_destroy(void *user_data) {
-    (void)user_data;
-    atomic_fetch_add(&destroyed, 1);
-}
 
 static capstan_registry *registry(void) {
     capstan_registry *reg = NULL;
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
     capstan_tool_def e = {.struct_size = sizeof e, .name = "echo", .parameters = OBJ, .callback = echo,
-                          .destroy = count_destroy};
+                          .user_data = &destroyed, .destroy = count_destroy};
     CHECK_STATUS(capstan_register(reg, &e), CAPSTAN_OK);
     capstan_tool_def w = {.struct_size = sizeof w, .name = "wait_cancel", .parameters = OBJ,
-                          .callback = wait_cancel, .destroy = count_destroy};
+                          .callback = wait_cancel, .user_data = &destroyed, .destroy = count_destroy};
     CHECK_STATUS(capstan_register(reg, &w), CAPSTAN_OK);
     return reg;
 }
@@ -402,7 +394,8 @@ static void test_free_from_inside_a_callback_does_not_deadlock(void) {
     atomic_store(&destroyed, 0);
     CHECK_STATUS(capstan_registry_new(NULL, &self_reg), CAPSTAN_OK);
     capstan_tool_def d = {.struct_size = sizeof d, .name = "self_free", .parameters = OBJ,
-                          .callback = frees_its_registry, .destroy = count_destroy};
+                          .callback = frees_its_registry, .user_data = &destroyed,
+                          .destroy = count_destroy};
     CHECK_STATUS(capstan_register(self_reg, &d), CAPSTAN_OK);
     struct tally t;
     tally_init(&t);

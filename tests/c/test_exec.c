@@ -9,25 +9,9 @@
 #include <time.h>
 
 #include "check.h"
+#include "support.h"
 
 static capstan_registry *reg;
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* Waits (bounded, so a broken library fails instead of hanging) until *flag
- * is non-zero. */
-static int wait_flag(atomic_int *flag, int timeout_ms) {
-    for (int waited = 0; waited < timeout_ms; waited++) {
-        if (atomic_load(flag)) return 1;
-        sleep_ms(1);
-    }
-    return atomic_load(flag) != 0;
-}
-
-static void count_destroy(void *user_data) { atomic_fetch_add((atomic_int *)user_data, 1); }
 
 static capstan_tool_def make_def(const char *name, capstan_tool_fn fn, void *user_data) {
     capstan_tool_def def;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "support.h"
 
 #define POOL_THREADS 2
 /* main's calls are at depth 1; callbacks at depths 1 to DEPTH-1 each run a
@@ -16,21 +17,6 @@
 #define FAN_OUT 3
 
 static capstan_registry *reg;
-
-static void sleep_ms(int ms) {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-static int wait_flag(atomic_int *flag, int timeout_ms) {
-    for (int waited = 0; waited < timeout_ms; waited++) {
-        if (atomic_load(flag)) return 1;
-        sleep_ms(1);
-    }
-    return atomic_load(flag) != 0;
-}
-
-static void count_destroy(void *user_data) { atomic_fetch_add((atomic_int *)user_data, 1); }
 
 static capstan_tool_def make_def(const char *name, capstan_tool_fn fn, void *user_data) {
     capstan_tool_def def;

@@ -9,11 +9,7 @@
 #include <time.h>
 
 #include "check.h"
-
-static void sleep_ms(int ms) {
-    struct timespec t = {0, (long)ms * 1000000L};
-    nanosleep(&t, NULL);
-}
+#include "support.h"
 
 /* A queue of handles (calls or approvals) for the foreign threads. */
 struct queue {
