@@ -132,8 +132,11 @@ impl BatchInner {
     /// Records call `index`'s one result and hands it on.
     pub(crate) fn deliver(&self, index: usize, result: ToolResult) {
         let observer = &self.registry.observer;
-        if result.outcome == Outcome::Cancelled {
-            observer.emit(event(EventKind::Cancelled, &result, index));
+        // The outcomes that have an event of their own announce it first.
+        match result.outcome {
+            Outcome::Cancelled => observer.emit(event(EventKind::Cancelled, &result, index)),
+            Outcome::Timeout => observer.emit(event(EventKind::TimedOut, &result, index)),
+            _ => {}
         }
         observer.emit(event(EventKind::Finished, &result, index));
         match &self.sink {

@@ -119,14 +119,6 @@ impl CallCell {
         if self.is_done() {
             return;
         }
-        self.batch.registry.observer.emit(crate::observe::Event {
-            kind: crate::observe::EventKind::TimedOut,
-            tool: self.name(),
-            id: self.id(),
-            index: self.index,
-            outcome: None,
-            duration_us: self.started.elapsed().as_micros() as u64,
-        });
         let text = format!(
             "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
             self.name()
