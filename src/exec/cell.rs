@@ -94,11 +94,7 @@ impl CallCell {
             .compare_exchange(RUNNING, DONE, Ordering::SeqCst, Ordering::SeqCst)
             .is_err()
         {
-            return Err(Error::AlreadyCompleted(format!(
-                "call {:?} of tool {:?} was already completed, timed out or cancelled",
-                self.id(),
-                self.name()
-            )));
+            return Err(self.already_completed());
         }
         HANDLES.withdraw(&self.handle);
         let content = match outcome {
@@ -110,6 +106,14 @@ impl CallCell {
         self.stats.finished(outcome, result.duration_us, true);
         self.batch.deliver(self.index, result);
         Ok(())
+    }
+
+    fn already_completed(&self) -> Error {
+        Error::AlreadyCompleted(format!(
+            "call {:?} of tool {:?} was already completed, timed out or cancelled",
+            self.id(),
+            self.name()
+        ))
     }
 
     /// Abandons the call at its deadline: reports `timeout`, marks it cancelled.
@@ -219,7 +223,7 @@ impl Call {
     /// can read, and returns `InvalidContent` so the host hears of it too.
     pub fn complete(&self, kind: ContentKind, content: &str) -> Result<(), Error> {
         if self.cell.is_done() {
-            return self.cell.finish(Outcome::Ok, String::new()); // reports AlreadyCompleted
+            return Err(self.cell.already_completed()); // no need to render it
         }
         match render::render(kind, content) {
             Ok(text) => self.cell.finish(Outcome::Ok, text),
