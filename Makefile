@@ -16,13 +16,17 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
+.PHONY: install uninstall install-test python-wheel-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
 
 all: lib
 
+# The .so carries a SONAME (build.rs); the link of that name lets programs
+# linked against target/release find the library there at run time.
 lib:
 	$(CARGO) build --release --lib
+	@ln -sf libcapstan.so $(LIBDIR)/$(SONAME)
 
 # --- examples ---------------------------------------------------------------
 $(BUILD)/examples/%: examples/c/%.c include/capstan.h lib
@@ -92,6 +96,94 @@ python-test: lib
 python-bench: lib
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
 
+# --- install and packages (issue #11) ----------------------------------------
+# `make install PREFIX=/usr/local DESTDIR=` installs the release build:
+#   $(INSTALL_LIBDIR)/libcapstan.so.X.Y.Z, its SONAME link and libcapstan.so,
+#   $(INSTALL_LIBDIR)/libcapstan.a, $(INSTALL_INCLUDEDIR)/capstan.h,
+#   $(INSTALL_LIBDIR)/pkgconfig/capstan.pc, $(INSTALL_LIBDIR)/cmake/capstan/,
+#   $(PREFIX)/share/licenses/capstan/LICENSE.
+# Every version string comes from Cargo.toml. The build step is skipped when
+# cargo is not on PATH and the library is built (`make && sudo make install`).
+# The installed copies are stripped, as distributions ship them (the .so of
+# target/release keeps its symbol table for perf and callgrind): STRIP=true
+# installs them as built.
+PREFIX             ?= /usr/local
+DESTDIR            ?=
+INSTALL_LIBDIR     ?= $(PREFIX)/lib
+INSTALL_INCLUDEDIR ?= $(PREFIX)/include
+INSTALL_LICENSEDIR ?= $(PREFIX)/share/licenses/capstan
+STRIP              ?= strip
+CRATE_VERSION      := $(shell awk -F'"' '/^\[/ { p = ($$0 == "[package]") } p && /^version *=/ { print $$2; exit }' Cargo.toml)
+CRATE_MAJOR        := $(word 1,$(subst ., ,$(CRATE_VERSION)))
+CRATE_MINOR        := $(word 2,$(subst ., ,$(CRATE_VERSION)))
+# cargo-c's rule: before 1.0 every minor may break the ABI.
+SONAME             := libcapstan.so.$(if $(filter 0,$(CRATE_MAJOR)),0.$(CRATE_MINOR),$(CRATE_MAJOR))
+# What `cargo rustc --release --lib --crate-type staticlib -- --print
+# native-static-libs` prints on Linux: the libraries a static link needs.
+STATIC_LIBS        := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+_space             := $(subst ,, )
+INSTALL_BUILD      := $(if $(shell command -v $(CARGO) 2>/dev/null),lib,$(if $(wildcard $(LIB)),,lib))
+# ${prefix}-relative in the .pc when under PREFIX, so --define-prefix works.
+PC_LIBDIR          := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INSTALL_LIBDIR))
+PC_INCLUDEDIR      := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INSTALL_INCLUDEDIR))
+PKG_SED            := sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(PC_LIBDIR)|g' \
+                      -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|g' -e 's|@VERSION@|$(CRATE_VERSION)|g' \
+                      -e 's|@VERSION_MAJOR@|$(CRATE_MAJOR)|g' -e 's|@VERSION_MINOR@|$(CRATE_MINOR)|g' \
+                      -e 's|@SONAME@|$(SONAME)|g' -e 's|@LIBS_PRIVATE@|$(STATIC_LIBS)|g' \
+                      -e 's|@CMAKE_LIBS_PRIVATE@|$(subst $(_space),;,$(STATIC_LIBS))|g' \
+                      -e "s|@INCLUDEDIR_FROM_LIBDIR@|$$(realpath -m --relative-to='$(INSTALL_LIBDIR)' '$(INSTALL_INCLUDEDIR)')|g" \
+                      -e "s|@SIZEOF_VOID_P@|$$(($$(getconf LONG_BIT) / 8))|g"
+
+install: $(INSTALL_BUILD)
+	@test -f $(LIB) && test -f $(LIBDIR)/libcapstan.a || { echo "install: no release build: run 'make lib' first"; exit 1; }
+	install -d $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan \
+	  $(DESTDIR)$(INSTALL_INCLUDEDIR) $(DESTDIR)$(INSTALL_LICENSEDIR)
+	install -m 755 $(LIB) $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so.$(CRATE_VERSION)
+	$(STRIP) --strip-unneeded $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so.$(CRATE_VERSION)
+	ln -sf libcapstan.so.$(CRATE_VERSION) $(DESTDIR)$(INSTALL_LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so
+	install -m 644 $(LIBDIR)/libcapstan.a $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.a
+	$(STRIP) --strip-debug $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.a
+	install -m 644 include/capstan.h $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan.h
+	@echo "generate $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/capstan.pc"
+	@$(PKG_SED) packaging/capstan.pc.in > $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/capstan.pc
+	@echo "generate $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfig.cmake"
+	@$(PKG_SED) packaging/cmake/capstanConfig.cmake.in > $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfig.cmake
+	@echo "generate $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfigVersion.cmake"
+	@$(PKG_SED) packaging/cmake/capstanConfigVersion.cmake.in > $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfigVersion.cmake
+	install -m 644 LICENSE $(DESTDIR)$(INSTALL_LICENSEDIR)/LICENSE
+
+uninstall:
+	rm -f $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so.$(CRATE_VERSION) $(DESTDIR)$(INSTALL_LIBDIR)/$(SONAME) \
+	  $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.a \
+	  $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan.h $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/capstan.pc \
+	  $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfig.cmake \
+	  $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfigVersion.cmake $(DESTDIR)$(INSTALL_LICENSEDIR)/LICENSE
+	-rmdir $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan $(DESTDIR)$(INSTALL_LICENSEDIR) 2>/dev/null
+
+# Installs the release build into build/install-test and builds three programs
+# from outside the tree against that prefix alone: C through pkg-config, C
+# linked statically through `pkg-config --static`, C++ through CMake's
+# find_package. Each makes one real tool call (tests/install/run.sh).
+# Also: a DESTDIR install puts every file under DESTDIR, and uninstall removes
+# every file install wrote.
+INSTALL_TEST := $(abspath $(BUILD)/install-test)
+install-test: lib
+	rm -rf $(INSTALL_TEST)
+	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix
+	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=/opt/capstan DESTDIR=$(INSTALL_TEST)/stage
+	CC=$(CC) tests/install/run.sh $(INSTALL_TEST) $(CRATE_VERSION) $(SONAME)
+	$(MAKE) --no-print-directory uninstall PREFIX=$(INSTALL_TEST)/prefix
+	@left=$$(find $(INSTALL_TEST)/prefix ! -type d); test -z "$$left" || \
+	  { echo "install-test: uninstall left $$left"; exit 1; }
+	@echo "install-test: uninstall removed every installed file"
+
+# `pip wheel` of the Python package (it builds the library with cargo into the
+# top-level target dir, already built by `lib`), installed into a fresh venv
+# and used there with CAPSTAN_LIB unset: the wheel must carry the library.
+python-wheel-test: lib
+	CARGO_TARGET_DIR=$(abspath target) tests/install/python_wheel.sh $(abspath $(BUILD)/python-wheel-test) $(CRATE_VERSION) $(PYTHON)
+
 # --- everything -------------------------------------------------------------
 rust-test:
 	$(CARGO) test --all-targets
@@ -102,7 +194,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test
+test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test install-test python-wheel-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

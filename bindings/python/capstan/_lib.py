@@ -131,7 +131,8 @@ def _file_names() -> list[str]:
 
 
 def _candidates() -> list[tuple[str, Path | str]]:
-    """Where to look, in order: (why, path)."""
+    """Where to look, in order: (why, path). $CAPSTAN_LIB overrides; then the
+    copy a wheel ships inside the package (bindings/python/hatch_build.py)."""
     found: list[tuple[str, Path | str]] = []
     env = os.environ.get("CAPSTAN_LIB")
     if env:
@@ -171,7 +172,8 @@ def _load() -> tuple[ctypes.CDLL, ctypes.PyDLL, str]:
     else:
         tried.append("ctypes.util.find_library('capstan') (not found)")
     raise LibraryNotFoundError(
-        "cannot find libcapstan. Build it with `cargo build --release --lib` and set "
+        "cannot find libcapstan. `pip install ./bindings/python` from a capstan checkout "
+        "builds it into the package; or build it with `cargo build --release --lib` and set "
         "CAPSTAN_LIB to the library's path. Tried:\n  " + "\n  ".join(tried)
     )
 

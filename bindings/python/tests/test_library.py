@@ -93,6 +93,50 @@ def test_finds_a_source_checkout_build_without_capstan_lib():
     assert proc.stdout.strip() == str(checkout_lib), proc
 
 
+def _fake_checkout_with_bundled_library(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A copy of the package inside a fake source checkout that has a release
+    build, with a library bundled in the package too (as a wheel ships it).
+    Both are links to the real library, so either loads."""
+    import shutil
+
+    real = Path(capstan._lib.lib().path).resolve()
+    package_parent = tmp_path / "repo" / "bindings" / "python"
+    package = package_parent / "capstan"
+    shutil.copytree(Path(capstan.__file__).parent, package, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    bundled = package / "libcapstan.so"
+    bundled.symlink_to(real)
+    checkout_build = tmp_path / "repo" / "target" / "release" / "libcapstan.so"
+    checkout_build.parent.mkdir(parents=True)
+    checkout_build.symlink_to(real)
+    return package_parent, bundled, checkout_build
+
+
+def test_the_bundled_library_is_found_before_a_checkout_build(tmp_path):
+    if not sys.platform.startswith("linux"):
+        import pytest
+
+        pytest.skip("the bundled file name here is the Linux one")
+    package_parent, bundled, _ = _fake_checkout_with_bundled_library(tmp_path)
+    proc = run_python("import capstan; print(capstan._lib.lib().path)", {"PYTHONPATH": str(package_parent)})
+    assert proc.stdout.strip() == str(bundled), proc
+
+
+def test_capstan_lib_overrides_the_bundled_library(tmp_path):
+    if not sys.platform.startswith("linux"):
+        import pytest
+
+        pytest.skip("the bundled file name here is the Linux one")
+    package_parent, _, _ = _fake_checkout_with_bundled_library(tmp_path)
+    chosen = tmp_path / "elsewhere" / "libcapstan.so"
+    chosen.parent.mkdir()
+    chosen.symlink_to(Path(capstan._lib.lib().path).resolve())
+    proc = run_python(
+        "import capstan; print(capstan._lib.lib().path)",
+        {"PYTHONPATH": str(package_parent), "CAPSTAN_LIB": str(chosen)},
+    )
+    assert proc.stdout.strip() == str(chosen), proc
+
+
 def test_tools_still_running_at_exit_finish_before_the_interpreter_ends():
     proc = run_python(
         """

@@ -1,0 +1,123 @@
+"""Wheel build hook: compiles libcapstan with cargo and ships it in the wheel.
+
+`pip install ./bindings/python` (or `pip wheel`) runs this before the wheel is
+written. It builds the library of the checkout two levels up with `cargo build
+--release --lib`, the same command as `make lib`, so an up-to-date build is
+reused; cargo honours CARGO_TARGET_DIR (and `build.target-dir`), and the
+library's path is read from cargo's own report of what it built. The library
+goes into the package as capstan/libcapstan.so (.dylib, .dll), where
+capstan._lib looks first, and the wheel is tagged for this platform
+(py3-none-<platform>: the package calls the library through ctypes, so it works
+with any Python 3 but only on the platform the library was built for). On
+Linux the copy is stripped (`$STRIP`, default `strip`, when found), as `make
+install` strips it: 7.7 MiB instead of 9.9.
+
+An editable install (`pip install -e`) builds the library too but does not copy
+it: the package then finds it in the checkout's target/release.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+# The file name cargo gives the cdylib on each platform, which is also the name
+# capstan._lib looks for inside the package.
+_LIBRARY_NAMES = {"linux": "libcapstan.so", "darwin": "libcapstan.dylib", "win32": "capstan.dll"}
+
+
+def _library_name() -> str:
+    return _LIBRARY_NAMES.get(sys.platform, "libcapstan.so")
+
+
+def _platform_tag() -> str:
+    # What bdist_wheel writes for a platform wheel: linux_x86_64,
+    # macosx_11_0_arm64, win_amd64.
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+class CargoBuildHook(BuildHookInterface):
+    PLUGIN_NAME = "cargo"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        checkout = Path(self.root).resolve().parent.parent
+        manifest = checkout / "Cargo.toml"
+        if not manifest.is_file():
+            raise RuntimeError(
+                f"capstan's wheel is built from a source checkout: {manifest} is missing. "
+                "Run `pip install ./bindings/python` (or `pip wheel`) in the capstan repository."
+            )
+        library = self._cargo_build(manifest)
+        if version == "editable":
+            return
+        build_data["pure_python"] = False
+        build_data["tag"] = f"py3-none-{_platform_tag()}"
+        build_data["force_include"][str(self._stripped(library))] = f"capstan/{_library_name()}"
+        build_data["force_include"][str(checkout / "LICENSE")] = "capstan/LICENSE"
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        scratch = getattr(self, "_scratch", None)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _stripped(self, library: Path) -> Path:
+        strip = shutil.which(os.environ.get("STRIP", "strip"))
+        if not sys.platform.startswith("linux") or strip is None:
+            return library
+        self._scratch = tempfile.mkdtemp(prefix="capstan-wheel-")
+        copy = Path(self._scratch) / library.name
+        shutil.copy2(library, copy)
+        run = subprocess.run([strip, "--strip-unneeded", str(copy)], check=False)
+        if run.returncode != 0:
+            self.app.display_warning(f"{strip} failed on {copy}: the wheel carries the library unstripped")
+            return library
+        return copy
+
+    def _cargo_build(self, manifest: Path) -> Path:
+        cargo = os.environ.get("CARGO", "cargo")
+        command = [
+            cargo,
+            "build",
+            "--release",
+            "--lib",
+            "--manifest-path",
+            str(manifest),
+            "--message-format=json-render-diagnostics",
+        ]
+        self.app.display_info(f"building libcapstan: {' '.join(command)}")
+        try:
+            # stdout carries cargo's JSON messages; its progress and errors go
+            # to stderr, straight to the user.
+            run = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=False)
+        except FileNotFoundError as exc:
+            raise RuntimeError(
+                f"building capstan needs Rust's cargo on PATH (or $CARGO), and {cargo!r} was not found. "
+                "Install a Rust toolchain (rustup) and a C compiler, then retry."
+            ) from exc
+        if run.returncode != 0:
+            raise RuntimeError(f"`{' '.join(command)}` failed with exit status {run.returncode}")
+        wanted = _library_name()
+        for line in run.stdout.splitlines():
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if message.get("reason") != "compiler-artifact":
+                continue
+            if message.get("target", {}).get("name") != "capstan":
+                continue
+            for filename in message.get("filenames", []):
+                if Path(filename).name == wanted:
+                    return Path(filename)
+        raise RuntimeError(f"cargo built capstan but reported no {wanted}; its crate types must include cdylib")

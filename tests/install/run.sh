@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The install test (`make install-test`, part of `make test`). The Makefile has
+# installed the release build into WORK/prefix (and, with DESTDIR, into
+# WORK/stage for PREFIX=/opt/capstan). This script copies the consumers in this
+# folder out of the tree and builds them against the prefix alone: C through
+# pkg-config, C statically through `pkg-config --static`, C++ through CMake's
+# find_package. Each runs one real tool call.
+# Usage: run.sh WORK VERSION SONAME
+set -euo pipefail
+
+work=$1
+version=$2
+soname=$3
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=$work/prefix
+libdir=$prefix/lib
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+passed=0
+
+pass() {
+  echo "ok: $1"
+  passed=$((passed + 1))
+}
+fail() {
+  echo "FAIL: $1" >&2
+  exit 1
+}
+
+# Only the installed prefix: no system capstan, no library path from outside.
+export PKG_CONFIG_LIBDIR=$libdir/pkgconfig
+unset PKG_CONFIG_PATH LD_LIBRARY_PATH CAPSTAN_LIB
+src=$work/consumers
+rm -rf "$src" && mkdir -p "$src"
+cp "$here/consumer.c" "$here/consumer.cpp" "$here/CMakeLists.txt" "$src/"
+cd "$src"
+
+# The library file, its links and its SONAME.
+[ -f "$libdir/libcapstan.so.$version" ] && [ ! -L "$libdir/libcapstan.so.$version" ] ||
+  fail "libcapstan.so.$version is not installed as a file"
+[ "$(readlink "$libdir/$soname")" = "libcapstan.so.$version" ] || fail "$soname does not link to libcapstan.so.$version"
+[ "$(readlink "$libdir/libcapstan.so")" = "$soname" ] || fail "libcapstan.so does not link to $soname"
+readelf -d "$libdir/libcapstan.so.$version" | grep -q "(SONAME).*\[$soname\]" ||
+  fail "readelf -d shows no SONAME $soname: $(readelf -d "$libdir/libcapstan.so.$version" | grep SONAME)"
+[ -f "$libdir/libcapstan.a" ] && [ -f "$prefix/include/capstan.h" ] || fail "libcapstan.a or capstan.h missing"
+pass "installed libcapstan.so.$version with SONAME $soname and its links"
+
+[ "$(pkg-config --modversion capstan)" = "$version" ] ||
+  fail "pkg-config --modversion capstan is $(pkg-config --modversion capstan), Cargo.toml says $version"
+pass "capstan.pc has version $version"
+
+# C, shared, through pkg-config: the program records the SONAME.
+# shellcheck disable=SC2046 # pkg-config output is a list of flags
+"$CC" -std=c11 -Wall -Wextra -Werror -pedantic consumer.c -o c_shared \
+  $(pkg-config --cflags --libs capstan) -Wl,-rpath,"$(pkg-config --variable=libdir capstan)"
+readelf -d c_shared | grep -q "(NEEDED).*\[$soname\]" || fail "c_shared does not need $soname"
+./c_shared "$version" || fail "c_shared"
+pass "C through pkg-config --cflags --libs capstan"
+
+# C, static, through pkg-config --static, as the README writes it: -lcapstan
+# becomes the archive, the rest is Libs.private.
+static_flags=$(pkg-config --static --cflags --libs capstan | sed 's/-lcapstan/-l:libcapstan.a/')
+# shellcheck disable=SC2086
+"$CC" -std=c11 -Wall -Wextra -Werror -pedantic consumer.c -o c_static $static_flags
+if readelf -d c_static | grep -q "libcapstan"; then fail "c_static still needs libcapstan.so"; fi
+./c_static "$version" || fail "c_static"
+pass "C statically through pkg-config --static ($static_flags)"
+
+# C++ through CMake: capstan::capstan and capstan::capstan_static.
+cmake -S . -B cmake-build -DCMAKE_PREFIX_PATH="$prefix" -DCAPSTAN_EXPECT_VERSION="$version" \
+  -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" >cmake.log 2>&1 || { cat cmake.log; fail "cmake configure"; }
+cmake --build cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake build"; }
+readelf -d cmake-build/consumer_shared | grep -q "(NEEDED).*\[$soname\]" || fail "consumer_shared does not need $soname"
+if readelf -d cmake-build/consumer_static | grep -q "libcapstan"; then fail "consumer_static needs libcapstan.so"; fi
+cmake-build/consumer_shared "$version" || fail "CMake consumer_shared"
+cmake-build/consumer_static "$version" || fail "CMake consumer_static"
+pass "C++ through CMake find_package(capstan $version EXACT): capstan::capstan and capstan::capstan_static"
+
+# DESTDIR: every file under the stage, paths in the .pc without it, and the
+# CMake package found from where it lies (it locates itself).
+stage=$work/stage/opt/capstan
+[ -f "$stage/lib/libcapstan.so.$version" ] && [ -f "$stage/include/capstan.h" ] ||
+  fail "DESTDIR install is not under $work/stage/opt/capstan"
+grep -qx "prefix=/opt/capstan" "$stage/lib/pkgconfig/capstan.pc" || fail "capstan.pc under DESTDIR has the wrong prefix"
+cmake -S . -B cmake-stage -DCMAKE_PREFIX_PATH="$stage" -DCAPSTAN_EXPECT_VERSION="$version" \
+  -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" >cmake-stage.log 2>&1 ||
+  { cat cmake-stage.log; fail "cmake configure against the DESTDIR stage"; }
+pass "DESTDIR install: files under DESTDIR, .pc says /opt/capstan, CMake package relocatable"
+
+echo "install-test: $passed passed, 0 failed"
