@@ -42,6 +42,7 @@ fn status_of(e: &Error) -> capstan_status {
         Error::InvalidCalls(_) => CAPSTAN_ERR_INVALID_CALLS,
         Error::InvalidResults(_) => CAPSTAN_ERR_INVALID_RESULTS,
         Error::InvalidResponse(_) => CAPSTAN_ERR_INVALID_RESPONSE,
+        Error::ProviderError { .. } => CAPSTAN_ERR_PROVIDER_ERROR,
         Error::InvalidContent(_) => CAPSTAN_ERR_INVALID_CONTENT,
         Error::NotFound(_) => CAPSTAN_ERR_NOT_FOUND,
         Error::AlreadyCompleted(_) => CAPSTAN_ERR_ALREADY_COMPLETED,

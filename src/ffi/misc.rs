@@ -54,6 +54,7 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
         CAPSTAN_ERR_WRONG_CONTEXT => b"CAPSTAN_ERR_WRONG_CONTEXT\0",
         CAPSTAN_ERR_PANIC => b"CAPSTAN_ERR_PANIC\0",
         CAPSTAN_ERR_INTERNAL => b"CAPSTAN_ERR_INTERNAL\0",
+        CAPSTAN_ERR_PROVIDER_ERROR => b"CAPSTAN_ERR_PROVIDER_ERROR\0",
         _ => b"CAPSTAN_UNKNOWN_STATUS\0",
     };
     name.as_ptr().cast::<c_char>()

@@ -43,6 +43,12 @@ pub const CAPSTAN_ERR_WRONG_CONTEXT: capstan_status = 15;
 pub const CAPSTAN_ERR_PANIC: capstan_status = 16;
 /// Internal failure (poisoned lock, pool could not start).
 pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
+/// The provider's response body reports an error instead of an answer: an
+/// API error body, a failed response, an error event or a JSON-RPC error (see
+/// `capstan_parse_calls` for each format's shapes). `capstan_last_error`
+/// holds `provider error (KIND): MESSAGE`, with the provider's own type, code
+/// or status as KIND and its message as MESSAGE.
+pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
 
 /// Pass as a text length to mean "NUL-terminated".
 pub const CAPSTAN_NTS: usize = usize::MAX;
