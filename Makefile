@@ -17,7 +17,7 @@ C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
-        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
+        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx
 
 all: lib
 
@@ -82,6 +82,23 @@ c-test-valgrind: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
 
 c-tests: c-test-plain c-test-asan c-test-valgrind
 
+# --- header as C++ (surface helper) ------------------------------------------
+# The header and examples/cpp/quickstart.cpp (which uses every *_INIT macro)
+# compiled as C++11 and C++17 with warnings as errors, then run: C++ hosts
+# before C++20 have no designated initializers. Names and version macros are
+# checked by tests/header.rs (cargo test).
+CXX              ?= c++
+CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -g -O1 -pthread
+
+$(BUILD)/cxx/quickstart-%: examples/cpp/quickstart.cpp include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CXX) -std=$* $(CXXFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+header-cxx: $(BUILD)/cxx/quickstart-c++11 $(BUILD)/cxx/quickstart-c++17
+	$(BUILD)/cxx/quickstart-c++11 > /dev/null
+	$(BUILD)/cxx/quickstart-c++17 > /dev/null
+	@echo "header-cxx: include/capstan.h and examples/cpp/quickstart.cpp build and run as C++11 and C++17"
+
 # --- Python binding -----------------------------------------------------------
 PYTHON ?= python3
 
@@ -102,7 +119,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

@@ -30,6 +30,11 @@ pub(crate) fn set_last_error(message: String) {
     LAST_ERROR.with(|e| *e.borrow_mut() = message);
 }
 
+/// A success empties the calling thread's last error (header: Conventions).
+fn clear_last_error() {
+    LAST_ERROR.with(|e| e.borrow_mut().clear());
+}
+
 pub(crate) fn last_error() -> String {
     LAST_ERROR.with(|e| e.borrow().clone())
 }
@@ -71,10 +76,14 @@ fn record(fail: Fail) -> capstan_status {
     status
 }
 
-/// Runs an exported body: catches panics, records the error of a failure.
+/// Runs an exported body: catches panics, records the error of a failure,
+/// clears it on success.
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Fail>) -> capstan_status {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => CAPSTAN_OK,
+        Ok(Ok(())) => {
+            clear_last_error();
+            CAPSTAN_OK
+        }
         Ok(Err(fail)) => record(fail),
         Err(_) => {
             set_last_error("internal panic caught at the capstan boundary".into());
@@ -86,7 +95,10 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Fail>) -> capstan_status {
 /// Like `guard`, for functions that return a value; `fallback` on failure.
 pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> Result<T, Fail>) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(v)) => v,
+        Ok(Ok(v)) => {
+            clear_last_error();
+            v
+        }
         Ok(Err(fail)) => {
             record(fail);
             fallback

@@ -16,7 +16,8 @@ pub unsafe extern "C" fn capstan_free(ptr: *mut c_char) {
 /// Copies the message of the last failure on the calling thread into `buf`
 /// (NUL-terminated, truncated on a UTF-8 boundary to fit `cap`; `buf` may be
 /// NULL when `cap` is 0). Returns the message's full length in bytes, without
-/// the NUL: call again with a bigger buffer if it is >= `cap`.
+/// the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
+/// 0 after a success (header: Conventions). Does not change the message.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_last_error(buf: *mut c_char, cap: usize) -> usize {
     let message = last_error();

@@ -51,6 +51,9 @@ pub enum Format {
     Mcp = 5,
 }
 
+/// cbindgen:ignore
+/// (cbindgen reads every public associated constant of the crate: without
+/// this, `ALL` made it declare an opaque, unprefixed `Format` in the header.)
 impl Format {
     pub const ALL: [Format; 6] = [
         Format::Describe,
