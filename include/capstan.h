@@ -88,9 +88,7 @@
  * Major version of this header (the library's is `capstan_version()`).
  * `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
  * `capstan_version()` returns when header and library match) is built from
- * the three numbers. They are literals because cbindgen copies them as
- * written; a compile-time check below fails the build if they differ from
- * Cargo.toml's version, so bump them together.
+ * the three numbers.
  */
 #define CAPSTAN_VERSION_MAJOR 0
 
@@ -923,10 +921,14 @@ capstan_status capstan_name_report(const struct capstan_registry *reg,
  *   error object `{"code", "message"}` (KIND: the code, e.g. `-32602`). A
  *   JSON-RPC result response or another method is INVALID_RESPONSE.
  *
- * One call's arguments that are JSON but too big for a double (`1e400`) or
- * nested more than 127 deep do not fail the body: that call's arguments are
- * kept as text and it ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` when run; the
- * other calls are read as usual.
+ * A value that is JSON but that capstan cannot hold, a number too big for a
+ * double (`1e400`) or nesting 128 levels deep counted from the body's root,
+ * does not fail the body when it sits inside one call's arguments: that
+ * call's arguments are kept as text (as OpenAI sends them) and, when run, it
+ * ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with the reason ("number out of
+ * range", "recursion limit exceeded": arguments may nest up to 127 levels
+ * counted from their own root); the other calls are read as usual. Such a
+ * value in a call's id or name is INVALID_RESPONSE.
  */
 capstan_status capstan_parse_calls(capstan_format fmt,
                                    const char *response_json,

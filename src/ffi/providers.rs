@@ -152,10 +152,14 @@ pub unsafe extern "C" fn capstan_name_report(
 ///   error object `{"code", "message"}` (KIND: the code, e.g. `-32602`). A
 ///   JSON-RPC result response or another method is INVALID_RESPONSE.
 ///
-/// One call's arguments that are JSON but too big for a double (`1e400`) or
-/// nested more than 127 deep do not fail the body: that call's arguments are
-/// kept as text and it ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` when run; the
-/// other calls are read as usual.
+/// A value that is JSON but that capstan cannot hold, a number too big for a
+/// double (`1e400`) or nesting 128 levels deep counted from the body's root,
+/// does not fail the body when it sits inside one call's arguments: that
+/// call's arguments are kept as text (as OpenAI sends them) and, when run, it
+/// ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with the reason ("number out of
+/// range", "recursion limit exceeded": arguments may nest up to 127 levels
+/// counted from their own root); the other calls are read as usual. Such a
+/// value in a call's id or name is INVALID_RESPONSE.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_parse_calls(
     fmt: capstan_format,

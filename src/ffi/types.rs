@@ -50,12 +50,14 @@ pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
 /// or status as KIND and its message as MESSAGE.
 pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
 
+// The version constants are literals because cbindgen copies them as
+// written; the compile-time check below fails the build when they differ
+// from Cargo.toml's version, so bump them together (then `make header`).
+
 /// Major version of this header (the library's is `capstan_version()`).
 /// `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
 /// `capstan_version()` returns when header and library match) is built from
-/// the three numbers. They are literals because cbindgen copies them as
-/// written; a compile-time check below fails the build if they differ from
-/// Cargo.toml's version, so bump them together.
+/// the three numbers.
 pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
 pub const CAPSTAN_VERSION_MINOR: u32 = 1;
