@@ -31,8 +31,15 @@ pub(crate) fn set_last_error(message: String) {
 }
 
 /// A success empties the calling thread's last error (header: Conventions).
+/// `try_with`: this runs outside the panic guard, possibly from a
+/// thread-exit destructor after the thread-local is gone; then there is
+/// nothing to clear.
 fn clear_last_error() {
-    LAST_ERROR.with(|e| e.borrow_mut().clear());
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            e.clear();
+        }
+    });
 }
 
 pub(crate) fn last_error() -> String {
