@@ -18,7 +18,7 @@ EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
 .PHONY: install uninstall install-test python-wheel-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
-        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
+        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx
 
 all: lib
 
@@ -85,6 +85,23 @@ c-test-valgrind: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
 	  CAPSTAN_TEST_SCALE=small $(VALGRIND) $(BUILD)/c/plain/$$t; done
 
 c-tests: c-test-plain c-test-asan c-test-valgrind
+
+# --- header as C++ (surface helper) ------------------------------------------
+# The header and examples/cpp/quickstart.cpp (which uses every *_INIT macro)
+# compiled as C++11 and C++17 with warnings as errors, then run: C++ hosts
+# before C++20 have no designated initializers. Names and version macros are
+# checked by tests/header.rs (cargo test).
+CXX              ?= c++
+CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -g -O1 -pthread
+
+$(BUILD)/cxx/quickstart-%: examples/cpp/quickstart.cpp include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CXX) -std=$* $(CXXFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+header-cxx: $(BUILD)/cxx/quickstart-c++11 $(BUILD)/cxx/quickstart-c++17
+	$(BUILD)/cxx/quickstart-c++11 > /dev/null
+	$(BUILD)/cxx/quickstart-c++17 > /dev/null
+	@echo "header-cxx: include/capstan.h and examples/cpp/quickstart.cpp build and run as C++11 and C++17"
 
 # --- Python binding -----------------------------------------------------------
 PYTHON ?= python3
@@ -194,7 +211,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test install-test python-wheel-test
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

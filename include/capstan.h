@@ -5,6 +5,16 @@
  *  - Every fallible function returns capstan_status (CAPSTAN_OK = 0); the
  *    message of the last failure on the calling thread is read with
  *    capstan_last_error. Outputs are written only on success.
+ *  - The last error is per OS thread, and a success clears it: every
+ *    function except capstan_free, capstan_status_name, capstan_version and
+ *    capstan_last_error sets it on failure (including those that report
+ *    failure as NULL or false) and empties it on success, so right after a
+ *    success capstan_last_error returns 0, and after a failure it describes
+ *    that failure. Read it on the thread that made the failing call, before
+ *    calling capstan again there: hosts whose tasks move between OS threads
+ *    (goroutines, Swift tasks, async runtimes) must read it without yielding
+ *    in between (in Go: runtime.LockOSThread around the call and the read).
+ *  - Only names starting with capstan_ or CAPSTAN_ are declared here.
  *  - Text in is UTF-8 as (ptr, len); len == CAPSTAN_NTS means NUL-terminated.
  *    Strings inside capstan_tool_def are NUL-terminated. Invalid UTF-8 is an
  *    error status, never undefined behaviour.
@@ -52,37 +62,76 @@
 /* Pass as a text length to mean "NUL-terminated". */
 #define CAPSTAN_NTS SIZE_MAX
 
+/*
+ * Initializers for every option struct and capstan_tool_def, for C and for
+ * C++ before C++20 (which has no designated initializers): struct_size set,
+ * everything else zero, i.e. the defaults. Assign the fields you need after:
+ *
+ *     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+ *     def.name = "add";
+ *     def.callback = add;
+ */
+#define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
+#define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
+#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
+#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0}
+
+/* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
+ * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
+ * returns when the header and the library match. */
+#define CAPSTAN_STRINGIFY_(x) #x
+#define CAPSTAN_XSTRINGIFY_(x) CAPSTAN_STRINGIFY_(x)
+#define CAPSTAN_VERSION_STRING CAPSTAN_XSTRINGIFY_(CAPSTAN_VERSION_MAJOR) "." CAPSTAN_XSTRINGIFY_(CAPSTAN_VERSION_MINOR) "." CAPSTAN_XSTRINGIFY_(CAPSTAN_VERSION_PATCH)
+
+
+/**
+ * Major version of this header (the library's is `capstan_version()`).
+ * `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
+ * `capstan_version()` returns when header and library match) is built from
+ * the three numbers.
+ */
+#define CAPSTAN_VERSION_MAJOR 0
+
+/**
+ * Minor version of this header.
+ */
+#define CAPSTAN_VERSION_MINOR 1
+
+/**
+ * Patch version of this header.
+ */
+#define CAPSTAN_VERSION_PATCH 0
 
 /**
  * Tool flag: never runs without approval.
  */
-#define CAPSTAN_TOOL_REQUIRES_APPROVAL (1 << 0)
+#define CAPSTAN_TOOL_REQUIRES_APPROVAL (1u << 0)
 
 /**
  * Tool flag: not parallel-safe; never runs concurrently with itself.
  */
-#define CAPSTAN_TOOL_SERIAL (1 << 1)
+#define CAPSTAN_TOOL_SERIAL (1u << 1)
 
 /**
  * Tool flag: runs only inside `capstan_registry_pump`, on the host's thread.
  */
-#define CAPSTAN_TOOL_MAIN_THREAD (1 << 2)
+#define CAPSTAN_TOOL_MAIN_THREAD (1u << 2)
 
 /**
  * Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
  */
-#define CAPSTAN_REGISTRY_COERCE (1 << 0)
+#define CAPSTAN_REGISTRY_COERCE (1u << 0)
 
 /**
  * Exec flag: run the calls one by one, in order (default: in parallel).
  */
-#define CAPSTAN_EXEC_SEQUENTIAL (1 << 0)
+#define CAPSTAN_EXEC_SEQUENTIAL (1u << 0)
 
 /**
  * Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
  * host's thread instead of calling back on pool threads.
  */
-#define CAPSTAN_EXEC_DELIVER_POLL (1 << 1)
+#define CAPSTAN_EXEC_DELIVER_POLL (1u << 1)
 
 /**
  * Exec flag (`capstan_submit`): start every call on the calling thread before
@@ -93,34 +142,27 @@
  * `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
  * for their own earlier calls), as do main-thread and approval-gated calls.
  */
-#define CAPSTAN_EXEC_START_INLINE (1 << 3)
+#define CAPSTAN_EXEC_START_INLINE (1u << 3)
 
 /**
  * Exec flag: the model was given OpenAI strict-mode schemas, where an optional
  * argument is sent as `null`: such nulls are dropped before validation.
  */
-#define CAPSTAN_EXEC_STRICT_NULLS (1 << 2)
+#define CAPSTAN_EXEC_STRICT_NULLS (1u << 2)
 
 /**
  * Export flag: OpenAI strict mode (every property required, optional ones
  * nullable, `additionalProperties: false`, no `default`); schemas that cannot
  * be made strict are exported as they are and listed in the report.
  */
-#define CAPSTAN_EXPORT_STRICT (1 << 0)
+#define CAPSTAN_EXPORT_STRICT (1u << 0)
 
 /**
  * Export flag (Gemini): lower schemas to the OpenAPI-subset `parameters`
  * field (local `$ref`s inlined, unsupported keywords dropped and reported)
  * instead of `parametersJsonSchema`.
  */
-#define CAPSTAN_EXPORT_GEMINI_LOWER (1 << 1)
-
-/**
- * A wire format capstan reads calls from and writes tools and results in.
- *
- * The discriminants are those of the C enum `capstan_format`.
- */
-typedef struct Format Format;
+#define CAPSTAN_EXPORT_GEMINI_LOWER (1u << 1)
 
 /**
  * A call waiting for approval, as the approver sees it. A generation-checked
@@ -472,6 +514,15 @@ typedef void (*capstan_notify_fn)(void *user_data);
 #define CAPSTAN_ERR_INTERNAL 17
 
 /**
+ * The provider's response body reports an error instead of an answer: an
+ * API error body, a failed response, an error event or a JSON-RPC error (see
+ * `capstan_parse_calls` for each format's shapes). `capstan_last_error`
+ * holds `provider error (KIND): MESSAGE`, with the provider's own type, code
+ * or status as KIND and its message as MESSAGE.
+ */
+#define CAPSTAN_ERR_PROVIDER_ERROR 18
+
+/**
  * Passed through to the model as is.
  */
 #define CAPSTAN_CONTENT_TEXT 0
@@ -565,8 +616,6 @@ typedef void (*capstan_notify_fn)(void *user_data);
  * A call ended cancelled (its FINISHED with CANCELLED follows).
  */
 #define CAPSTAN_EVENT_CANCELLED 3
-
-
 
 #ifdef __cplusplus
 extern "C" {
@@ -723,7 +772,8 @@ void capstan_free(char *ptr);
  * Copies the message of the last failure on the calling thread into `buf`
  * (NUL-terminated, truncated on a UTF-8 boundary to fit `cap`; `buf` may be
  * NULL when `cap` is 0). Returns the message's full length in bytes, without
- * the NUL: call again with a bigger buffer if it is >= `cap`.
+ * the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
+ * 0 after a success (header: Conventions). Does not change the message.
  */
 size_t capstan_last_error(char *buf,
                           size_t cap);
@@ -830,8 +880,55 @@ capstan_status capstan_name_report(const struct capstan_registry *reg,
 /**
  * Reads the tool calls out of a model response in format `fmt` (the whole
  * body or just the message/content). `*calls_json` gets a normalized call
- * array (empty when the response asks for no tool). INVALID_RESPONSE if
- * the body is not JSON or lacks a required field (the message names it).
+ * array (empty only when the response really asks for no tool).
+ *
+ * Returns `CAPSTAN_ERR_PROVIDER_ERROR` when the body is the provider's
+ * report of an error (below, per format); `capstan_last_error` then reads
+ * `provider error (KIND): MESSAGE` with the provider's own type/code/status
+ * and message. Returns `CAPSTAN_ERR_INVALID_RESPONSE` when the body is not
+ * JSON, is not one of the format's shapes below, or lacks a required field
+ * (the message names where, e.g. `content[2]: tool_use block has no "name"`).
+ * `*calls_json` is written only on `CAPSTAN_OK`.
+ *
+ * Accepted shapes (anything else is INVALID_RESPONSE):
+ * - `CAPSTAN_FORMAT_DESCRIBE`: a normalized call object or an array of them
+ *   (errors are `CAPSTAN_ERR_INVALID_CALLS`).
+ * - `CAPSTAN_FORMAT_OPENAI_CHAT`: a chat completion `{"choices": [...]}`
+ *   (the first choice's `message`), an assistant message (an object with
+ *   `role` or `tool_calls`), its `tool_calls` array, or a list of messages
+ *   (the last one's calls if it is the assistant's). Provider error:
+ *   `{"error": {"message", "type", "param", "code"}}` (KIND: type, code).
+ * - `CAPSTAN_FORMAT_OPENAI_RESPONSES`: a response (an object with `output`
+ *   or `"object": "response"`), its `output` array, one output item (an
+ *   object with `type`), or a stream event `response.*` holding `response`
+ *   or `item`. Provider errors: a response with `"status": "failed"` or a
+ *   non-null `error` (`{"code", "message"}`), the error event `{"type":
+ *   "error", "code", "message"}`, and `{"error": {"message", "type", ...}}`.
+ * - `CAPSTAN_FORMAT_ANTHROPIC`: a message (an object with `content`), its
+ *   `content` array, or one content block (an object with `type`). Provider
+ *   error: `{"type": "error", "error": {"type", "message"}}` (KIND: the inner
+ *   type, e.g. `overloaded_error`), as a body or a stream event.
+ * - `CAPSTAN_FORMAT_GEMINI`: a `generateContent` response (an object with
+ *   `candidates`; the first candidate; none, or only `usageMetadata`, means
+ *   no calls), a Content `{"role", "parts"}`, its `parts` array, or one part
+ *   (`{"functionCall": ...}`). Provider errors: `{"error": {"code",
+ *   "message", "status"}}` (KIND: status, code), also inside an array, and a
+ *   prompt blocked before any candidate (`promptFeedback.blockReason`; KIND:
+ *   the reason). An array of streamed responses is INVALID_RESPONSE.
+ * - `CAPSTAN_FORMAT_MCP`: a JSON-RPC `tools/call` request, its `params`
+ *   alone, or an array of either. Provider error: a JSON-RPC error response
+ *   `{"jsonrpc": "2.0", "id", "error": {"code", "message"}}` or its bare
+ *   error object `{"code", "message"}` (KIND: the code, e.g. `-32602`). A
+ *   JSON-RPC result response or another method is INVALID_RESPONSE.
+ *
+ * A value that is JSON but that capstan cannot hold, a number too big for a
+ * double (`1e400`) or nesting 128 levels deep counted from the body's root,
+ * does not fail the body when it sits inside one call's arguments: that
+ * call's arguments are kept as text (as OpenAI sends them) and, when run, it
+ * ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with the reason ("number out of
+ * range", "recursion limit exceeded": arguments may nest up to 127 levels
+ * counted from their own root); the other calls are read as usual. Such a
+ * value in a call's id or name is INVALID_RESPONSE.
  */
 capstan_status capstan_parse_calls(capstan_format fmt,
                                    const char *response_json,
@@ -853,6 +950,10 @@ capstan_status capstan_format_results(capstan_format fmt,
  * One agent turn: parses the calls out of `response_json`, runs them (in
  * parallel, per `opts`), and returns in `*messages_json` what to append to
  * the conversation in format `fmt`. Blocks like `capstan_execute`.
+ * The response is read exactly as `capstan_parse_calls` reads it, with the
+ * same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
+ * `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
+ * call with unreadable arguments gets its own `invalid_arguments` result.
  */
 capstan_status capstan_run_turn(struct capstan_registry *reg,
                                 capstan_format fmt,

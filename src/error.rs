@@ -22,6 +22,11 @@ pub enum Error {
     /// A provider body that is not JSON or lacks what the format requires.
     #[error("invalid response: {0}")]
     InvalidResponse(String),
+    /// The provider's response reports an error instead of an answer (an API
+    /// error body, a failed response, an error event, a JSON-RPC error):
+    /// `kind` is the provider's own type, code or status, `message` its message.
+    #[error("provider error ({kind}): {message}")]
+    ProviderError { kind: String, message: String },
     /// Tool content declared as JSON that is not JSON.
     #[error("invalid content: {0}")]
     InvalidContent(String),

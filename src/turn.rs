@@ -20,3 +20,17 @@ pub fn run_turn(
     let results = exec::execute(registry, calls, options);
     Ok(providers::format_results(fmt, &results))
 }
+
+/// [`run_turn`] on the response's JSON text (see
+/// [`providers::parse_calls_text`]: one call's unreadable arguments fail
+/// that call only).
+pub fn run_turn_text(
+    registry: &Registry,
+    fmt: Format,
+    response: &str,
+    options: &ExecOptions,
+) -> Result<Value, Error> {
+    let calls = providers::parse_calls_text(fmt, response)?;
+    let results = exec::execute(registry, calls, options);
+    Ok(providers::format_results(fmt, &results))
+}

@@ -1,7 +1,7 @@
 //! Fed garbage, capstan answers with an error or a result, never a panic:
 //! mutated provider bodies, calls and results, thousands of them.
 
-use capstan::providers::{format_results, parse_calls, Format};
+use capstan::providers::{format_results, parse_calls, parse_calls_text, Format};
 use capstan::{execute, CallRequest, ExecOptions, Registry, ToolDef, ToolFlags, ToolResult};
 use serde_json::{json, Value};
 
@@ -122,6 +122,12 @@ fn mutated_provider_bodies_parse_or_fail_cleanly() {
     for _ in 0..rounds(4000) {
         let (fmt, text) = &samples[rng.below(samples.len())];
         let body = mutate(&mut rng, text);
+        // The text path (what the C ABI uses) takes any text, JSON or not.
+        if let Ok(calls) = parse_calls_text(*fmt, &body) {
+            for (i, c) in calls.into_iter().enumerate() {
+                assert_eq!(CallRequest::from_json(c.to_json(), i).unwrap(), c);
+            }
+        }
         let Ok(value) = serde_json::from_str::<Value>(&body) else {
             refused += 1;
             continue;

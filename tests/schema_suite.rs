@@ -151,11 +151,10 @@ const DIFFERING_2020_12: &[(&str, &str, &str, &str)] = &[];
 const DIFFERING_DRAFT7: &[(&str, &str, &str, &str)] = &[];
 
 fn suite_dir() -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/json-schema-test-suite");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/json-schema-test-suite");
     assert!(
         dir.is_dir(),
-        "JSON-Schema-Test-Suite not found at {} (clone it beside the crate as shared/corpora/json-schema-test-suite)",
+        "JSON-Schema-Test-Suite not found at {} (see tests/fixtures/README.md)",
         dir.display()
     );
     dir

@@ -30,6 +30,18 @@ pub(crate) fn set_last_error(message: String) {
     LAST_ERROR.with(|e| *e.borrow_mut() = message);
 }
 
+/// A success empties the calling thread's last error (header: Conventions).
+/// `try_with`: this runs outside the panic guard, possibly from a
+/// thread-exit destructor after the thread-local is gone; then there is
+/// nothing to clear.
+fn clear_last_error() {
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            e.clear();
+        }
+    });
+}
+
 pub(crate) fn last_error() -> String {
     LAST_ERROR.with(|e| e.borrow().clone())
 }
@@ -42,6 +54,7 @@ fn status_of(e: &Error) -> capstan_status {
         Error::InvalidCalls(_) => CAPSTAN_ERR_INVALID_CALLS,
         Error::InvalidResults(_) => CAPSTAN_ERR_INVALID_RESULTS,
         Error::InvalidResponse(_) => CAPSTAN_ERR_INVALID_RESPONSE,
+        Error::ProviderError { .. } => CAPSTAN_ERR_PROVIDER_ERROR,
         Error::InvalidContent(_) => CAPSTAN_ERR_INVALID_CONTENT,
         Error::NotFound(_) => CAPSTAN_ERR_NOT_FOUND,
         Error::AlreadyCompleted(_) => CAPSTAN_ERR_ALREADY_COMPLETED,
@@ -70,10 +83,14 @@ fn record(fail: Fail) -> capstan_status {
     status
 }
 
-/// Runs an exported body: catches panics, records the error of a failure.
+/// Runs an exported body: catches panics, records the error of a failure,
+/// clears it on success.
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Fail>) -> capstan_status {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => CAPSTAN_OK,
+        Ok(Ok(())) => {
+            clear_last_error();
+            CAPSTAN_OK
+        }
         Ok(Err(fail)) => record(fail),
         Err(_) => {
             set_last_error("internal panic caught at the capstan boundary".into());
@@ -85,7 +102,10 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Fail>) -> capstan_status {
 /// Like `guard`, for functions that return a value; `fallback` on failure.
 pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> Result<T, Fail>) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(v)) => v,
+        Ok(Ok(v)) => {
+            clear_last_error();
+            v
+        }
         Ok(Err(fail)) => {
             record(fail);
             fallback

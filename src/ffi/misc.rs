@@ -16,7 +16,8 @@ pub unsafe extern "C" fn capstan_free(ptr: *mut c_char) {
 /// Copies the message of the last failure on the calling thread into `buf`
 /// (NUL-terminated, truncated on a UTF-8 boundary to fit `cap`; `buf` may be
 /// NULL when `cap` is 0). Returns the message's full length in bytes, without
-/// the NUL: call again with a bigger buffer if it is >= `cap`.
+/// the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
+/// 0 after a success (header: Conventions). Does not change the message.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_last_error(buf: *mut c_char, cap: usize) -> usize {
     let message = last_error();
@@ -54,6 +55,7 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
         CAPSTAN_ERR_WRONG_CONTEXT => b"CAPSTAN_ERR_WRONG_CONTEXT\0",
         CAPSTAN_ERR_PANIC => b"CAPSTAN_ERR_PANIC\0",
         CAPSTAN_ERR_INTERNAL => b"CAPSTAN_ERR_INTERNAL\0",
+        CAPSTAN_ERR_PROVIDER_ERROR => b"CAPSTAN_ERR_PROVIDER_ERROR\0",
         _ => b"CAPSTAN_UNKNOWN_STATUS\0",
     };
     name.as_ptr().cast::<c_char>()

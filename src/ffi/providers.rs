@@ -21,11 +21,6 @@ fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
     })
 }
 
-fn parse_json(text: &str, what: &str) -> Result<serde_json::Value, crate::Error> {
-    serde_json::from_str(text)
-        .map_err(|e| crate::Error::InvalidResponse(format!("{what} is not valid JSON: {e}")))
-}
-
 /// The registered tools as the JSON a format's API takes (sorted by name).
 /// `CAPSTAN_FORMAT_DESCRIBE`: `[{"name","description","parameters",...}]`.
 /// `*out` is owned by the caller (`capstan_free`).
@@ -116,8 +111,55 @@ pub unsafe extern "C" fn capstan_name_report(
 
 /// Reads the tool calls out of a model response in format `fmt` (the whole
 /// body or just the message/content). `*calls_json` gets a normalized call
-/// array (empty when the response asks for no tool). INVALID_RESPONSE if
-/// the body is not JSON or lacks a required field (the message names it).
+/// array (empty only when the response really asks for no tool).
+///
+/// Returns `CAPSTAN_ERR_PROVIDER_ERROR` when the body is the provider's
+/// report of an error (below, per format); `capstan_last_error` then reads
+/// `provider error (KIND): MESSAGE` with the provider's own type/code/status
+/// and message. Returns `CAPSTAN_ERR_INVALID_RESPONSE` when the body is not
+/// JSON, is not one of the format's shapes below, or lacks a required field
+/// (the message names where, e.g. `content[2]: tool_use block has no "name"`).
+/// `*calls_json` is written only on `CAPSTAN_OK`.
+///
+/// Accepted shapes (anything else is INVALID_RESPONSE):
+/// - `CAPSTAN_FORMAT_DESCRIBE`: a normalized call object or an array of them
+///   (errors are `CAPSTAN_ERR_INVALID_CALLS`).
+/// - `CAPSTAN_FORMAT_OPENAI_CHAT`: a chat completion `{"choices": [...]}`
+///   (the first choice's `message`), an assistant message (an object with
+///   `role` or `tool_calls`), its `tool_calls` array, or a list of messages
+///   (the last one's calls if it is the assistant's). Provider error:
+///   `{"error": {"message", "type", "param", "code"}}` (KIND: type, code).
+/// - `CAPSTAN_FORMAT_OPENAI_RESPONSES`: a response (an object with `output`
+///   or `"object": "response"`), its `output` array, one output item (an
+///   object with `type`), or a stream event `response.*` holding `response`
+///   or `item`. Provider errors: a response with `"status": "failed"` or a
+///   non-null `error` (`{"code", "message"}`), the error event `{"type":
+///   "error", "code", "message"}`, and `{"error": {"message", "type", ...}}`.
+/// - `CAPSTAN_FORMAT_ANTHROPIC`: a message (an object with `content`), its
+///   `content` array, or one content block (an object with `type`). Provider
+///   error: `{"type": "error", "error": {"type", "message"}}` (KIND: the inner
+///   type, e.g. `overloaded_error`), as a body or a stream event.
+/// - `CAPSTAN_FORMAT_GEMINI`: a `generateContent` response (an object with
+///   `candidates`; the first candidate; none, or only `usageMetadata`, means
+///   no calls), a Content `{"role", "parts"}`, its `parts` array, or one part
+///   (`{"functionCall": ...}`). Provider errors: `{"error": {"code",
+///   "message", "status"}}` (KIND: status, code), also inside an array, and a
+///   prompt blocked before any candidate (`promptFeedback.blockReason`; KIND:
+///   the reason). An array of streamed responses is INVALID_RESPONSE.
+/// - `CAPSTAN_FORMAT_MCP`: a JSON-RPC `tools/call` request, its `params`
+///   alone, or an array of either. Provider error: a JSON-RPC error response
+///   `{"jsonrpc": "2.0", "id", "error": {"code", "message"}}` or its bare
+///   error object `{"code", "message"}` (KIND: the code, e.g. `-32602`). A
+///   JSON-RPC result response or another method is INVALID_RESPONSE.
+///
+/// A value that is JSON but that capstan cannot hold, a number too big for a
+/// double (`1e400`) or nesting 128 levels deep counted from the body's root,
+/// does not fail the body when it sits inside one call's arguments: that
+/// call's arguments are kept as text (as OpenAI sends them) and, when run, it
+/// ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with the reason ("number out of
+/// range", "recursion limit exceeded": arguments may nest up to 127 levels
+/// counted from their own root); the other calls are read as usual. Such a
+/// value in a call's id or name is INVALID_RESPONSE.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_parse_calls(
     fmt: capstan_format,
@@ -129,8 +171,8 @@ pub unsafe extern "C" fn capstan_parse_calls(
     guard(|| {
         non_null(calls_json, "calls_json")?;
         let fmt = format_of(fmt)?;
-        let body = parse_json(text(response_json, len, "response_json")?, "response")?;
-        let calls = providers::parse_calls(fmt, &body)?;
+        let body = text(response_json, len, "response_json")?;
+        let calls = providers::parse_calls_text(fmt, body)?;
         let json: Vec<serde_json::Value> = calls.iter().map(|c| c.to_json()).collect();
         write_text(
             &serde_json::Value::Array(json).to_string(),
@@ -166,6 +208,10 @@ pub unsafe extern "C" fn capstan_format_results(
 /// One agent turn: parses the calls out of `response_json`, runs them (in
 /// parallel, per `opts`), and returns in `*messages_json` what to append to
 /// the conversation in format `fmt`. Blocks like `capstan_execute`.
+/// The response is read exactly as `capstan_parse_calls` reads it, with the
+/// same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
+/// `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
+/// call with unreadable arguments gets its own `invalid_arguments` result.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_run_turn(
     reg: *mut capstan_registry,
@@ -181,8 +227,8 @@ pub unsafe extern "C" fn capstan_run_turn(
         non_null(messages_json, "messages_json")?;
         let fmt = format_of(fmt)?;
         let options = exec_options(opts)?;
-        let body = parse_json(text(response_json, len, "response_json")?, "response")?;
-        let messages = crate::turn::run_turn(registry, fmt, &body, &options)?;
+        let body = text(response_json, len, "response_json")?;
+        let messages = crate::turn::run_turn_text(registry, fmt, body, &options)?;
         write_text(&messages.to_string(), messages_json, out_len)
     })
 }

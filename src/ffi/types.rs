@@ -43,6 +43,45 @@ pub const CAPSTAN_ERR_WRONG_CONTEXT: capstan_status = 15;
 pub const CAPSTAN_ERR_PANIC: capstan_status = 16;
 /// Internal failure (poisoned lock, pool could not start).
 pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
+/// The provider's response body reports an error instead of an answer: an
+/// API error body, a failed response, an error event or a JSON-RPC error (see
+/// `capstan_parse_calls` for each format's shapes). `capstan_last_error`
+/// holds `provider error (KIND): MESSAGE`, with the provider's own type, code
+/// or status as KIND and its message as MESSAGE.
+pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
+
+// The version constants are literals because cbindgen copies them as
+// written; the compile-time check below fails the build when they differ
+// from Cargo.toml's version, so bump them together (then `make header`).
+
+/// Major version of this header (the library's is `capstan_version()`).
+/// `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
+/// `capstan_version()` returns when header and library match) is built from
+/// the three numbers.
+pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
+/// Minor version of this header.
+pub const CAPSTAN_VERSION_MINOR: u32 = 1;
+/// Patch version of this header.
+pub const CAPSTAN_VERSION_PATCH: u32 = 0;
+
+/// The version parts of Cargo.toml as numbers, at compile time.
+const fn parse_version_part(s: &str) -> u32 {
+    let b = s.as_bytes();
+    let mut n = 0u32;
+    let mut i = 0;
+    while i < b.len() {
+        n = n * 10 + (b[i] - b'0') as u32;
+        i += 1;
+    }
+    n
+}
+
+const _: () = assert!(
+    CAPSTAN_VERSION_MAJOR == parse_version_part(env!("CARGO_PKG_VERSION_MAJOR"))
+        && CAPSTAN_VERSION_MINOR == parse_version_part(env!("CARGO_PKG_VERSION_MINOR"))
+        && CAPSTAN_VERSION_PATCH == parse_version_part(env!("CARGO_PKG_VERSION_PATCH")),
+    "CAPSTAN_VERSION_* in src/ffi/types.rs differ from Cargo.toml's version: update them and run `make header`"
+);
 
 /// Pass as a text length to mean "NUL-terminated".
 pub const CAPSTAN_NTS: usize = usize::MAX;
@@ -70,20 +109,20 @@ pub const CAPSTAN_FORMAT_GEMINI: capstan_format = 4;
 pub const CAPSTAN_FORMAT_MCP: capstan_format = 5;
 
 /// Tool flag: never runs without approval.
-pub const CAPSTAN_TOOL_REQUIRES_APPROVAL: u32 = 1 << 0;
+pub const CAPSTAN_TOOL_REQUIRES_APPROVAL: u32 = 1u32 << 0;
 /// Tool flag: not parallel-safe; never runs concurrently with itself.
-pub const CAPSTAN_TOOL_SERIAL: u32 = 1 << 1;
+pub const CAPSTAN_TOOL_SERIAL: u32 = 1u32 << 1;
 /// Tool flag: runs only inside `capstan_registry_pump`, on the host's thread.
-pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1 << 2;
+pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1u32 << 2;
 
 /// Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
-pub const CAPSTAN_REGISTRY_COERCE: u32 = 1 << 0;
+pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;
 
 /// Exec flag: run the calls one by one, in order (default: in parallel).
-pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1 << 0;
+pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1u32 << 0;
 /// Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
 /// host's thread instead of calling back on pool threads.
-pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1 << 1;
+pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1u32 << 1;
 /// Exec flag (`capstan_submit`): start every call on the calling thread before
 /// `capstan_submit` returns, without waiting for calls that a tool completes
 /// later. For hosts whose tools hand work to their own event loop (async
@@ -91,10 +130,10 @@ pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1 << 1;
 /// caller; the limit does not apply; timeouts still do. Calls of
 /// `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
 /// for their own earlier calls), as do main-thread and approval-gated calls.
-pub const CAPSTAN_EXEC_START_INLINE: u32 = 1 << 3;
+pub const CAPSTAN_EXEC_START_INLINE: u32 = 1u32 << 3;
 /// Exec flag: the model was given OpenAI strict-mode schemas, where an optional
 /// argument is sent as `null`: such nulls are dropped before validation.
-pub const CAPSTAN_EXEC_STRICT_NULLS: u32 = 1 << 2;
+pub const CAPSTAN_EXEC_STRICT_NULLS: u32 = 1u32 << 2;
 
 /// How a call ended (`capstan_result.outcome`).
 pub type capstan_outcome = u32;
@@ -274,11 +313,11 @@ pub struct capstan_export_options {
 /// Export flag: OpenAI strict mode (every property required, optional ones
 /// nullable, `additionalProperties: false`, no `default`); schemas that cannot
 /// be made strict are exported as they are and listed in the report.
-pub const CAPSTAN_EXPORT_STRICT: u32 = 1 << 0;
+pub const CAPSTAN_EXPORT_STRICT: u32 = 1u32 << 0;
 /// Export flag (Gemini): lower schemas to the OpenAPI-subset `parameters`
 /// field (local `$ref`s inlined, unsupported keywords dropped and reported)
 /// instead of `parametersJsonSchema`.
-pub const CAPSTAN_EXPORT_GEMINI_LOWER: u32 = 1 << 1;
+pub const CAPSTAN_EXPORT_GEMINI_LOWER: u32 = 1u32 << 1;
 
 /// Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
 #[repr(C)]

@@ -4,6 +4,10 @@
 //! Calls: `tool_use` blocks of `content[]` (`input` is an object); the body
 //! may be the whole message, its `content` array, or one block. Other blocks
 //! (text, thinking, server-side tool use) are skipped.
+//! Errors: an error body or stream event `{"type": "error", "error":
+//! {"type", "message"}}` is `Error::ProviderError` (kind: the inner `type`,
+//! e.g. `overloaded_error`). An object with neither `content` nor `type` is
+//! `Error::InvalidResponse`.
 //! Results: ONE user message holding a `tool_result` block per result, in
 //! order. `is_error` is written only when true: the API takes it as optional
 //! and false by default.
@@ -11,6 +15,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{invalid, object, parameters, required_str, value_arguments};
+use super::{keys_of, provider_error};
 use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
 use crate::tool::ToolSpec;
@@ -28,6 +33,9 @@ pub(super) fn export(tools: &[ToolSpec]) -> Value {
 
 pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
     match body {
+        Value::Object(obj) if obj.get("type").and_then(Value::as_str) == Some("error") => {
+            Err(provider_error(obj.get("error"), &["type"], "error"))
+        }
         Value::Object(obj) if obj.contains_key("content") => match &obj["content"] {
             // A plain-text message has no tool calls.
             Value::String(_) | Value::Null => Ok(Vec::new()),
@@ -38,6 +46,13 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
             Ok(parse_block(body, "")?.into_iter().collect())
         }
         Value::Array(blocks) => parse_blocks(blocks, ""),
+        Value::Object(obj) => Err(invalid(
+            "",
+            format!(
+                "expected a message (\"content\") or a content block (\"type\"), got {}",
+                keys_of(obj)
+            ),
+        )),
         _ => Err(invalid(
             "",
             "expected a message, a content array or a content block",

@@ -10,6 +10,14 @@
 //! or one part. A call keeps its `id` when Gemini sends one; otherwise it gets
 //! `gemini_call_{candidate}_{part}` from its position, stable and unique
 //! within the response.
+//! A response without candidates (only `usageMetadata`, `modelVersion`,
+//! `responseId`) has no calls.
+//! Errors (`Error::ProviderError`): an error body `{"error": {"code",
+//! "message", "status", "details"}}` (kind: `status`, then `code`; also as
+//! an element of a streamed array), and a prompt blocked before any
+//! candidate (`promptFeedback.blockReason` without `candidates`; kind: the
+//! reason). An array of streamed responses is `Error::InvalidResponse` (pass
+//! one response, or the merged content); so is any other object.
 //! Results: ONE user Content with a `functionResponse` part per result, in
 //! order. `response` is `{"output": ...}`, or `{"error": ...}` for a failed
 //! call, holding the content parsed as JSON when it is JSON, else the text.
@@ -18,6 +26,7 @@
 use serde_json::{json, Map, Value};
 
 use super::gemini_schema::lower;
+use super::{at, keys_of, provider_error};
 use super::{content_value, invalid, join, object, parameters, required_str, value_arguments};
 use super::{ExportNote, ExportOptions};
 use crate::call::{CallRequest, ToolResult};
@@ -60,6 +69,9 @@ pub(super) fn export(
 
 pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
     match body {
+        Value::Object(obj) if obj.get("error").is_some_and(|e| !e.is_null()) => {
+            Err(provider_error(obj.get("error"), &["status", "code"], "error"))
+        }
         Value::Object(obj) if obj.contains_key("candidates") => {
             let candidates = super::optional_array(obj, "candidates", "")?;
             let Some(candidate) = candidates.first() else {
@@ -76,7 +88,50 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
         Value::Object(obj) if obj.contains_key("functionCall") => {
             Ok(parse_part(body, "", 0, 0)?.into_iter().collect())
         }
-        Value::Array(parts) => parse_parts(parts, "", 0),
+        Value::Object(obj) if obj.contains_key("promptFeedback") => {
+            let feedback = obj.get("promptFeedback").and_then(Value::as_object);
+            match feedback.and_then(|f| f.get("blockReason")).and_then(Value::as_str) {
+                Some(reason) => {
+                    let message = feedback
+                        .and_then(|f| f.get("blockReasonMessage"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("the prompt was blocked before any candidate");
+                    Err(Error::ProviderError {
+                        kind: reason.to_owned(),
+                        message: message.to_owned(),
+                    })
+                }
+                None => Ok(Vec::new()),
+            }
+        }
+        Value::Object(obj)
+            if ["usageMetadata", "modelVersion", "responseId"]
+                .iter()
+                .any(|k| obj.contains_key(*k)) =>
+        {
+            Ok(Vec::new())
+        }
+        Value::Object(obj) => Err(invalid(
+            "",
+            format!(
+                "expected a response (\"candidates\"), a content (\"parts\") or a part (\"functionCall\"), got {}",
+                keys_of(obj)
+            ),
+        )),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if item.get("error").is_some_and(|e| !e.is_null()) {
+                    return Err(provider_error(item.get("error"), &["status", "code"], "error"));
+                }
+                if item.get("candidates").is_some() {
+                    return Err(invalid(
+                        &at("", i),
+                        "a streamed response in an array of parts: pass one response, or the merged content",
+                    ));
+                }
+            }
+            parse_parts(items, "", 0)
+        }
         _ => Err(invalid(
             "",
             "expected a response, a content, a parts array or a part",

@@ -6,6 +6,11 @@
 //! Calls: a JSON-RPC `tools/call` request, its `params` alone, or an array
 //! of either. The id is the JSON-RPC id (a number becomes its decimal text);
 //! a call without one gets `mcp_call_{index}`.
+//! Errors: a JSON-RPC error response `{"jsonrpc": "2.0", "id", "error":
+//! {"code", "message", "data"?}}`, or its bare error object `{"code",
+//! "message"}`, is `Error::ProviderError` (kind: the code, e.g. `-32602`);
+//! in an array, the first one found. A JSON-RPC result response, a request
+//! of another method and params without `name` are `Error::InvalidResponse`.
 //! Results: always an array of `CallToolResult`, one per result, in order:
 //! `{"resultType": "complete", "content": [{"type": "text", "text"}],
 //! "structuredContent"?, "isError"}`. `structuredContent` is added when a
@@ -16,6 +21,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::provider_error;
 use super::{at, invalid, join, object, parameters, required_str, value_arguments};
 use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
@@ -49,6 +55,23 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
 
 fn parse_one(value: &Value, path: &str, index: usize) -> Result<CallRequest, Error> {
     let obj = object(value, path, "request")?;
+    if !obj.contains_key("method") {
+        if let Some(error) = obj.get("error").filter(|e| !e.is_null()) {
+            return Err(provider_error(Some(error), &["code"], "error"));
+        }
+        let bare_error = !obj.contains_key("name")
+            && obj.get("code").is_some_and(Value::is_number)
+            && obj.contains_key("message");
+        if bare_error {
+            return Err(provider_error(Some(value), &["code"], "error"));
+        }
+        if obj.contains_key("result") {
+            return Err(invalid(
+                path,
+                "a JSON-RPC result response, not a tools/call request",
+            ));
+        }
+    }
     let is_request = obj.contains_key("method") || obj.contains_key("jsonrpc");
     if !is_request {
         return parse_params(obj, path, format!("mcp_call_{index}"));

@@ -21,6 +21,7 @@
 mod anthropic;
 mod gemini;
 mod gemini_schema;
+mod lenient;
 mod mcp;
 mod names;
 mod openai_chat;
@@ -50,6 +51,9 @@ pub enum Format {
     Mcp = 5,
 }
 
+/// cbindgen:ignore
+/// (cbindgen reads every public associated constant of the crate: without
+/// this, `ALL` made it declare an opaque, unprefixed `Format` in the header.)
 impl Format {
     pub const ALL: [Format; 6] = [
         Format::Describe,
@@ -170,6 +174,23 @@ pub fn parse_calls(fmt: Format, body: &Value) -> Result<Vec<CallRequest>, Error>
     }
 }
 
+/// [`parse_calls`] on JSON text, as a provider sent it: what the C ABI and
+/// [`crate::turn::run_turn_text`] use. One call's arguments that no
+/// `serde_json::Value` can hold (a number past f64's range such as `1e400`,
+/// or nesting past serde_json's depth limit of 128) do not fail the body:
+/// that call gets its arguments as text, which fails as its own
+/// `invalid_arguments` result when it runs, and the other calls run. Text
+/// that is not JSON is `Error::InvalidResponse`.
+pub fn parse_calls_text(fmt: Format, text: &str) -> Result<Vec<CallRequest>, Error> {
+    let body = lenient::parse(text)
+        .map_err(|e| Error::InvalidResponse(format!("response is not valid JSON: {e}")))?;
+    let mut calls = parse_calls(fmt, &body.value)?;
+    for (i, call) in calls.iter_mut().enumerate() {
+        body.restore(call, i)?;
+    }
+    Ok(calls)
+}
+
 /// Results as the next request to the provider takes them.
 ///
 /// `describe`: the normalized result array; `openai_chat`: an array of `tool`
@@ -251,6 +272,56 @@ fn content_value(content: &str) -> Value {
 }
 
 // --- helpers for reading provider bodies -----------------------------------
+
+/// The error a provider reported in `error` (its error object, or a bare
+/// string): the kind is the first of `kind_keys` present (a string or a
+/// number; several are joined, e.g. Gemini's `status` and `code`), the
+/// message its `message`. Anything else is shown as compact JSON.
+fn provider_error(error: Option<&Value>, kind_keys: &[&str], fallback_kind: &str) -> Error {
+    let scalar = |v: &Value| match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let (kind, message) = match error {
+        Some(Value::Object(obj)) => {
+            let mut kinds: Vec<String> = Vec::new();
+            for key in kind_keys {
+                if let Some(k) = obj.get(*key).and_then(scalar) {
+                    if !kinds.contains(&k) {
+                        kinds.push(k);
+                    }
+                }
+            }
+            let message = match obj.get("message") {
+                Some(Value::String(m)) => m.clone(),
+                _ => Value::Object(obj.clone()).to_string(),
+            };
+            (kinds.join(", "), message)
+        }
+        Some(Value::String(m)) => (String::new(), m.clone()),
+        Some(other) => (String::new(), other.to_string()),
+        None => (String::new(), "the provider gave no details".to_owned()),
+    };
+    Error::ProviderError {
+        kind: if kind.is_empty() {
+            fallback_kind.to_owned()
+        } else {
+            kind
+        },
+        message,
+    }
+}
+
+/// The keys of an object, for messages about a body of the wrong shape.
+fn keys_of(obj: &Map<String, Value>) -> String {
+    let keys: Vec<String> = obj.keys().take(8).map(|k| format!("\"{k}\"")).collect();
+    if keys.is_empty() {
+        "an empty object".to_owned()
+    } else {
+        format!("an object with {}", keys.join(", "))
+    }
+}
 
 fn invalid(path: &str, message: impl std::fmt::Display) -> Error {
     if path.is_empty() {

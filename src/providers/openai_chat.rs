@@ -2,14 +2,19 @@
 //!
 //! Tools: `{"type": "function", "function": {name, description, parameters, strict?}}`.
 //! Calls: `choices[0].message.tool_calls[]`; the body may be the whole
-//! completion, the assistant message, its `tool_calls` array, or a list of
+//! completion (an object with `choices`), the assistant message (an object
+//! with `role` or `tool_calls`), its `tool_calls` array, or a list of
 //! messages (the calls of the last message, if it is the assistant's).
 //! Tool calls of another `type` than `function` (custom tools) are skipped.
+//! Errors: an error body `{"error": {"message", "type", "param", "code"}}`
+//! is `Error::ProviderError` (kind: `type`, then `code`); any other object
+//! is `Error::InvalidResponse`.
 //! Results: one `{"role": "tool", "tool_call_id", "content"}` message each.
 
 use serde_json::{json, Map, Value};
 
 use super::{at, invalid, join, object, openai_parameters, required_str, text_arguments};
+use super::{keys_of, provider_error};
 use super::{ExportNote, ExportOptions};
 use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
@@ -47,7 +52,19 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
                 None => Err(invalid("choices[0]", "choice has no \"message\"")),
             }
         }
-        Value::Object(_) => parse_message(body, ""),
+        Value::Object(obj) if obj.get("error").is_some_and(|e| !e.is_null()) => Err(
+            provider_error(obj.get("error"), &["type", "code"], "error"),
+        ),
+        Value::Object(obj) if obj.contains_key("role") || obj.contains_key("tool_calls") => {
+            parse_message(body, "")
+        }
+        Value::Object(obj) => Err(invalid(
+            "",
+            format!(
+                "expected a chat completion (\"choices\") or an assistant message (\"role\", \"tool_calls\"), got {}",
+                keys_of(obj)
+            ),
+        )),
         Value::Array(items) if items.iter().any(|m| m.get("role").is_some()) => {
             let last = items.len() - 1;
             match items[last].get("role").and_then(Value::as_str) {

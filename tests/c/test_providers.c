@@ -1,9 +1,12 @@
 /* Provider formats through the C ABI: tools out, calls in, results out, one-call
  * turns for all five formats, and the bad inputs (not JSON, wrong shape, huge). */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <stdatomic.h>
 
 #include "check.h"
 
@@ -237,11 +240,179 @@ static void test_strict_export_and_name_report(void) {
     capstan_registry_free(reg);
 }
 
+/* Each provider's error body: PROVIDER_ERROR with the provider's own type and
+ * message in capstan_last_error, from parse_calls and run_turn alike; nothing
+ * written, no call run. */
+struct error_case {
+    capstan_format fmt;
+    const char *body;
+    const char *kind;
+    const char *message;
+};
+
+static const struct error_case ERRORS[] = {
+    {CAPSTAN_FORMAT_OPENAI_CHAT,
+     "{\"error\":{\"message\":\"Incorrect API key provided\",\"type\":\"invalid_request_error\","
+     "\"param\":null,\"code\":\"invalid_api_key\"}}",
+     "invalid_request_error", "Incorrect API key provided"},
+    {CAPSTAN_FORMAT_OPENAI_RESPONSES,
+     "{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"failed\",\"output\":[],"
+     "\"error\":{\"code\":\"server_error\",\"message\":\"The server had an error\"}}",
+     "server_error", "The server had an error"},
+    {CAPSTAN_FORMAT_OPENAI_RESPONSES,
+     "{\"type\":\"error\",\"code\":\"ERR_SOMETHING\",\"message\":\"Something went wrong\",\"param\":null}",
+     "ERR_SOMETHING", "Something went wrong"},
+    {CAPSTAN_FORMAT_ANTHROPIC,
+     "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"},"
+     "\"request_id\":\"req_1\"}",
+     "overloaded_error", "Overloaded"},
+    {CAPSTAN_FORMAT_GEMINI,
+     "{\"error\":{\"code\":429,\"message\":\"Resource has been exhausted\",\"status\":\"RESOURCE_EXHAUSTED\"}}",
+     "RESOURCE_EXHAUSTED", "Resource has been exhausted"},
+    {CAPSTAN_FORMAT_MCP,
+     "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32602,\"message\":\"Unknown tool: nope\"}}",
+     "-32602", "Unknown tool: nope"},
+};
+
+static atomic_int ran;
+
+static void count_call(void *user_data, capstan_call *call) {
+    (void)user_data;
+    atomic_fetch_add(&ran, 1);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "ok", CAPSTAN_NTS);
+}
+
+static void test_provider_error_bodies_are_provider_errors_not_no_calls(void) {
+    capstan_registry *reg = make_registry();
+    capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+    def.name = "count";
+    def.callback = count_call;
+    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    char *sentinel = (char *)"untouched";
+    for (size_t i = 0; i < sizeof ERRORS / sizeof ERRORS[0]; i++) {
+        const struct error_case *c = &ERRORS[i];
+        char *out = sentinel;
+        char msg[512];
+        CHECK_STATUS(capstan_parse_calls(c->fmt, c->body, CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_PROVIDER_ERROR);
+        capstan_last_error(msg, sizeof msg);
+        CHECK_CONTAINS(msg, c->kind);
+        CHECK_CONTAINS(msg, c->message);
+        CHECK(out == sentinel);
+        CHECK_STATUS(capstan_run_turn(reg, c->fmt, c->body, CAPSTAN_NTS, NULL, &out, NULL),
+                     CAPSTAN_ERR_PROVIDER_ERROR);
+        capstan_last_error(msg, sizeof msg);
+        CHECK_CONTAINS(msg, c->message);
+        CHECK(out == sentinel);
+    }
+    CHECK(atomic_load(&ran) == 0);
+    CHECK(strcmp(capstan_status_name(CAPSTAN_ERR_PROVIDER_ERROR), "CAPSTAN_ERR_PROVIDER_ERROR") == 0);
+
+    /* Not the provider's shape at all: INVALID_RESPONSE, never "no calls". */
+    const capstan_format formats[] = {CAPSTAN_FORMAT_OPENAI_CHAT, CAPSTAN_FORMAT_OPENAI_RESPONSES,
+                                      CAPSTAN_FORMAT_ANTHROPIC, CAPSTAN_FORMAT_GEMINI, CAPSTAN_FORMAT_MCP};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        char *out = sentinel;
+        CHECK_STATUS(capstan_parse_calls(formats[i], "{\"foo\":1}", CAPSTAN_NTS, &out, NULL),
+                     CAPSTAN_ERR_INVALID_RESPONSE);
+        CHECK_STATUS(capstan_run_turn(reg, formats[i], "{\"foo\":1}", CAPSTAN_NTS, NULL, &out, NULL),
+                     CAPSTAN_ERR_INVALID_RESPONSE);
+        CHECK(out == sentinel);
+    }
+    capstan_registry_free(reg);
+}
+
+/* One call whose input is 1e400 or nested 300 deep: that call alone is
+ * invalid_arguments; the other two still run. */
+static void test_one_unreadable_call_fails_alone(void) {
+    capstan_registry *reg = make_registry();
+    char deep[700];
+    memset(deep, '[', 300);
+    deep[300] = '1';
+    memset(deep + 301, ']', 300);
+    deep[601] = 0;
+    const char *bad[] = {"1e400", deep};
+    for (size_t b = 0; b < 2; b++) {
+        char body[2048];
+        snprintf(body, sizeof body,
+                 "{\"role\":\"assistant\",\"content\":["
+                 "{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"add\",\"input\":{\"a\":1,\"b\":2}},"
+                 "{\"type\":\"tool_use\",\"id\":\"t2\",\"name\":\"add\",\"input\":{\"a\":%s,\"b\":2}},"
+                 "{\"type\":\"tool_use\",\"id\":\"t3\",\"name\":\"add\",\"input\":{\"a\":3,\"b\":4}}]}",
+                 bad[b]);
+        char *messages = NULL;
+        CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, NULL, &messages, NULL),
+                     CAPSTAN_OK);
+        CHECK_CONTAINS(messages, "{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"3\"}");
+        CHECK_CONTAINS(messages, "{\"type\":\"tool_result\",\"tool_use_id\":\"t3\",\"content\":\"7\"}");
+        CHECK_CONTAINS(messages, "arguments are not valid JSON");
+        CHECK_CONTAINS(messages, "\"is_error\":true");
+        capstan_free(messages);
+
+        char *calls = NULL;
+        CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
+        CHECK_CONTAINS(calls, "\"id\":\"t3\"");
+        capstan_free(calls);
+    }
+    capstan_registry_free(reg);
+}
+
+/* capstan_last_error: per thread, and emptied by a success. */
+static void *fail_on_another_thread(void *arg) {
+    (void)arg;
+    char *out = NULL;
+    capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, "[", CAPSTAN_NTS, &out, NULL);
+    char msg[256];
+    size_t n = capstan_last_error(msg, sizeof msg);
+    return (void *)(uintptr_t)(n > 0 && strstr(msg, "not valid JSON") != NULL);
+}
+
+static void test_last_error_is_per_thread_and_a_success_clears_it(void) {
+    char *out = NULL;
+    char msg[256];
+    CHECK_STATUS(capstan_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK(capstan_last_error(NULL, 0) > 0);
+
+    /* Another thread's failure does not touch this thread's message. */
+    pthread_t t;
+    void *seen = NULL;
+    CHECK(pthread_create(&t, NULL, fail_on_another_thread, NULL) == 0);
+    CHECK(pthread_join(t, &seen) == 0);
+    CHECK(seen == (void *)1);
+    capstan_last_error(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "unknown format 99");
+
+    /* Reading it, status names and the version leave it as it is. */
+    CHECK(capstan_last_error(NULL, 0) > 0);
+    (void)capstan_status_name(CAPSTAN_OK);
+    (void)capstan_version();
+    capstan_free(NULL);
+    CHECK(capstan_last_error(NULL, 0) > 0);
+
+    /* A success empties it. */
+    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, "{\"content\":[]}", CAPSTAN_NTS, &out, NULL),
+                 CAPSTAN_OK);
+    capstan_free(out);
+    msg[0] = 'x';
+    CHECK(capstan_last_error(msg, sizeof msg) == 0);
+    CHECK(msg[0] == 0);
+
+    /* So does a success of a function that reports failure as NULL. */
+    CHECK(capstan_call_id(NULL, NULL) == NULL);
+    CHECK(capstan_last_error(NULL, 0) > 0);
+    capstan_registry *reg = NULL;
+    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
+    CHECK(capstan_last_error(NULL, 0) == 0);
+    capstan_registry_free(reg);
+}
+
 int main(void) {
     test_every_format_exports_tools_and_runs_a_turn();
     test_parse_calls_normalizes_ids_names_and_keeps_malformed_arguments();
     test_format_results_from_normalized_results();
     test_bad_inputs_are_clear_errors_and_write_nothing();
     test_strict_export_and_name_report();
+    test_provider_error_bodies_are_provider_errors_not_no_calls();
+    test_one_unreadable_call_fails_alone();
+    test_last_error_is_per_thread_and_a_success_clears_it();
     return check_report("test_providers");
 }

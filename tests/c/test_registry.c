@@ -485,6 +485,7 @@ static void status_name_names_every_status(void) {
         "CAPSTAN_ERR_WRONG_CONTEXT",
         "CAPSTAN_ERR_PANIC",
         "CAPSTAN_ERR_INTERNAL",
+        "CAPSTAN_ERR_PROVIDER_ERROR",
     };
     static const capstan_status values[] = {
         CAPSTAN_OK,
@@ -505,6 +506,7 @@ static void status_name_names_every_status(void) {
         CAPSTAN_ERR_WRONG_CONTEXT,
         CAPSTAN_ERR_PANIC,
         CAPSTAN_ERR_INTERNAL,
+        CAPSTAN_ERR_PROVIDER_ERROR,
     };
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         const char *got = capstan_status_name(values[i]);
@@ -515,7 +517,7 @@ static void status_name_names_every_status(void) {
                     (int)values[i], got ? got : "(null)", names[i]);
         }
     }
-    const capstan_status unknown[] = {-1, 18, 1000, INT32_MIN, INT32_MAX};
+    const capstan_status unknown[] = {-1, 99, 1000, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         const char *got = capstan_status_name(unknown[i]);
         CHECK(got != NULL && strcmp(got, "CAPSTAN_UNKNOWN_STATUS") == 0);

@@ -1,7 +1,8 @@
 //! Provider formats: tool definitions out, calls in, results out.
 //!
 //! Inputs come from the providers' own specifications
-//! (`shared/corpora/provider-spec`) and from fixtures written after each API
+//! (`tests/fixtures/provider-spec`, copied from upstream: see
+//! `tests/fixtures/README.md`) and from fixtures written after each API
 //! reference (`tests/fixtures/providers`).
 
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use serde_json::{json, Value};
 
 mod anthropic;
 mod describe;
+mod errors;
 mod gemini;
 mod mcp;
 mod names;
@@ -27,7 +29,7 @@ mod strict;
 
 fn corpus(name: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpora/provider-spec")
+        .join("tests/fixtures/provider-spec")
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
