@@ -17,7 +17,8 @@ C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
-        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean
+        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean \
+        go-test go-bench
 
 all: lib
 
@@ -92,6 +93,21 @@ python-test: lib
 python-bench: lib
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
 
+# --- Go binding (issue #12) ----------------------------------------------------
+# bindings/go is a cgo module linked against $(LIB) (rpath set by its #cgo
+# flags); examples/go/agent uses it through a replace directive. Needs Go >=
+# 1.24 with cgo; .ci/run puts one on PATH.
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+
+go-test: lib
+	cd bindings/go && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	cd examples/go/agent && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) run .
+
+# The binding next to a pure-Go baseline (BENCHMARKS.md, "Go binding"). Not
+# part of `make test`.
+go-bench: lib
+	cd bindings/go && CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchtime 2s -count 1 .
+
 # --- everything -------------------------------------------------------------
 rust-test:
 	$(CARGO) test --all-targets
@@ -102,7 +118,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test
+test: fmt-check clippy rust-test header-check c-tests examples run-examples python-test go-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

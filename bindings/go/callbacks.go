@@ -1,11 +1,11 @@
 package capstan
 
-// The Go ends of the C trampolines in shim.c. capstan calls them on its pool
+// The Go ends of the C trampolines in capstan_go.c. capstan calls them on its pool
 // threads, on a goroutine's thread inside a cgo call, or on a thread that
 // completes a call: they must never panic (a panic in a cgo callback ends the
 // process), so each resolves its cgo.Handle without trusting it.
 
-// #include "shim.h"
+// #include "capstan_go.h"
 import "C"
 
 import (

@@ -1,6 +1,6 @@
 package capstan
 
-// #include "shim.h"
+// #include "capstan_go.h"
 import "C"
 
 import (
@@ -137,8 +137,10 @@ func WithApproved(ids ...string) ExecOption {
 // OutcomeCancelled, running tools see their ctx cancelled), Execute still
 // waits for every result and returns them with ctx.Err().
 //
-// A lone call without a timeout runs on the calling goroutine; otherwise each
-// call runs on its own goroutine, at most WithLimit at once.
+// Where tools run: a lone call without a timeout, with a ctx that cannot be
+// cancelled, on the calling goroutine; a batch of at most WithLimit calls,
+// each on its own goroutine; a bigger or Sequential batch on capstan's pool
+// threads, which apply the limit.
 func (r *Registry) Execute(ctx context.Context, calls []Call, opts ...ExecOption) ([]Result, error) {
 	b, err := r.submit(ctx, "Execute", calls, false, opts)
 	if err != nil {
@@ -159,7 +161,7 @@ func (r *Registry) Submit(ctx context.Context, calls []Call, opts ...ExecOption)
 type Batch struct {
 	ch    chan Result
 	done  chan struct{}
-	stop  func() bool   // stops the ctx watch
+	stop  func() bool // stops the ctx watch
 	mu    sync.Mutex
 	slots []Result
 	// The C batch is freed once it is done and no Cancel uses it.
@@ -246,15 +248,18 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 		b.ch = make(chan Result, len(calls))
 	}
 	flags := o.flags
-	runHere := C.int(0)
+	runHere := C.int(runOnGoroutine)
 	if flags&C.CAPSTAN_EXEC_SEQUENTIAL == 0 && len(calls) <= limit {
-		// Every call would start at once anyway: start them on this thread
-		// and hand each to a goroutine, with no pool thread in between.
-		// (A bigger batch goes through capstan's pool, which applies the
-		// limit; calls not started yet can then still be cancelled.)
+		// Every call would start at once anyway: start them on this thread,
+		// each on its own goroutine, with no pool thread in between. A
+		// bigger batch goes through capstan's pool, which applies the limit
+		// (calls not started yet can then still be cancelled), and its
+		// tools run on the pool threads.
 		flags |= C.CAPSTAN_EXEC_START_INLINE
-		if len(calls) == 1 && o.timeout == 0 && acquireRunHere() {
-			runHere = 1
+		// A lone call runs right here when nothing could cancel it while it
+		// runs (Cancel needs the batch, which exists once submit returns).
+		if len(calls) == 1 && o.timeout == 0 && ctx.Done() == nil && acquireRunHere() {
+			runHere = runHereUntimed
 			defer releaseRunHere()
 		}
 	}

@@ -3,6 +3,7 @@ package capstan_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -56,3 +57,5 @@ func execOne(t *testing.T, reg *capstan.Registry, c capstan.Call, opts ...capsta
 	}
 	return res[0]
 }
+
+func strconvItoa(i int) string { return strconv.Itoa(i) }

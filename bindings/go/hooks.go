@@ -7,11 +7,11 @@ package capstan
 // replacement and at Close. A replaced hook that is still running somewhere
 // resolves its handle to nothing and does nothing (an approval then is
 // denied). Once the setters gain `capstan_destroy_fn destroy`, pass
-// cg_hook_destroy (already in shim.c; it releases the handle) and drop
+// cg_hook_destroy (already in capstan_go.c; it releases the handle) and drop
 // hookHandles.swap's release of the old handle.
 
 /*
-#include "shim.h"
+#include "capstan_go.h"
 
 static capstan_status cg_set_event_hook(capstan_registry *reg, uintptr_t h) {
     return capstan_registry_set_event_hook(reg, h ? cg_event_cb : NULL, (void *)h);

@@ -1,6 +1,6 @@
 package capstan
 
-// #include "shim.h"
+// #include "capstan_go.h"
 import "C"
 
 import (

@@ -1,13 +1,12 @@
 package capstan
 
-// #include "shim.h"
+// #include "capstan_go.h"
 import "C"
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"time"
 	"unsafe"
@@ -114,15 +113,25 @@ func (e *toolEntry) start(call uintptr, runHere int) {
 	if ip := C.cg_call_id(C.uintptr_t(call), &idLen); ip != nil {
 		id = C.GoStringN(ip, C.int(idLen))
 	}
-	switch {
-	case runHere == 2, runHere == 1 && e.tool.Timeout == 0, runHere == 0 && syncOnPool:
-		// The caller is a goroutine that would only wait (a lone call of
-		// Execute), or Pump, whose tools must run on its thread.
-		e.run(call, id, args)
-	default:
+	if runHere == runOnGoroutine || runHere == runHereUntimed && e.tool.Timeout > 0 {
+		// The submitting goroutine starts every call of its batch: it hands
+		// each to a goroutine and goes on. (A lone call with a timeout goes
+		// too: the caller must get the timeout result on time.)
 		go e.run(call, id, args)
+		return
 	}
+	// A pool thread, which would only wait for the completion; the lone
+	// call of an Execute; or Pump, whose tools must run on its thread.
+	e.run(call, id, args)
 }
+
+// Where a tool callback runs (cg_run_here in capstan_go.c).
+const (
+	runOnPoolThread = 0
+	runHereUntimed  = 1
+	runHereAlways   = 2
+	runOnGoroutine  = 3
+)
 
 func (e *toolEntry) run(call uintptr, id string, args json.RawMessage) {
 	ctx, cancel := context.WithCancel(context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name}))
@@ -176,5 +185,3 @@ func complete(call uintptr, out any, err error) {
 	}
 	C.cg_call_return(C.uintptr_t(call), kind, stringPtr(text), C.size_t(len(text)))
 }
-
-var syncOnPool = os.Getenv("CAPSTAN_GO_SYNC") != ""

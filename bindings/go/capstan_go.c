@@ -1,10 +1,10 @@
 #include <string.h>
-#include "shim.h"
+#include "capstan_go.h"
 #include "_cgo_export.h"
 
-/* Set by cg_submit and cg_pump for the tool callbacks they run on this
- * thread: whether a tool may run right here (1: the caller is a goroutine
- * that would only wait anyway; 2: it must, main-thread tools in a pump). */
+/* Where a tool callback on this thread runs the Go function (run* constants
+ * in tool.go): 0 on a pool thread, here; cg_submit and cg_pump set the other
+ * values for the callbacks they run on their own thread. */
 static _Thread_local int cg_run_here;
 
 char *cg_last_error(void) {
