@@ -293,13 +293,19 @@ func TestCloseWithCallsInFlightGivesEveryCallOneResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Register(capstan.Tool{Name: "wait", Func: func(ctx context.Context, _ json.RawMessage) (any, error) {
-		started.Add(1)
-		<-ctx.Done()
-		ctxEnded.Add(1)
-		return "late", nil
-	}}); err != nil {
-		t.Fatal(err)
+	var execStarted atomic.Int32
+	for _, name := range []string{"wait", "wait_exec"} {
+		if err := reg.Register(capstan.Tool{Name: name, Func: func(ctx context.Context, _ json.RawMessage) (any, error) {
+			started.Add(1)
+			if ci, _ := capstan.CallInfoFrom(ctx); ci.Tool == "wait_exec" {
+				execStarted.Add(1)
+			}
+			<-ctx.Done()
+			ctxEnded.Add(1)
+			return "late", nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	calls := make([]capstan.Call, 100)
 	for i := range calls {
@@ -313,10 +319,16 @@ func TestCloseWithCallsInFlightGivesEveryCallOneResult(t *testing.T) {
 	}
 	execDone := make(chan []capstan.Result)
 	go func() {
-		res, _ := reg.Execute(context.Background(), calls[:5])
+		execCalls := make([]capstan.Call, 5)
+		for i := range execCalls {
+			execCalls[i] = call(strconv.Itoa(i), "wait_exec", `{}`)
+		}
+		res, _ := reg.Execute(context.Background(), execCalls)
 		execDone <- res
 	}()
-	time.Sleep(20 * time.Millisecond)
+	for deadline := time.Now().Add(soon); (started.Load() < 10 || execStarted.Load() < 5) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), soon)
 	defer cancel()
 	if err := reg.Close(ctx); err != nil {
@@ -340,8 +352,14 @@ func TestCloseWithCallsInFlightGivesEveryCallOneResult(t *testing.T) {
 			}
 		}
 	}
-	if res := <-execDone; len(res) != 5 || !res[4].IsError() {
+	res := <-execDone
+	if len(res) != 5 {
 		t.Fatalf("execute: %+v", res)
+	}
+	for _, r := range res {
+		if r.Outcome != capstan.OutcomeCancelled && r.Content != "late" {
+			t.Fatalf("execute: %+v", r)
+		}
 	}
 	// Every tool that started saw its ctx end.
 	deadline := time.Now().Add(soon)

@@ -91,8 +91,10 @@ func (r *Registry) Close(ctx context.Context) error {
 		if d, ok := ctx.Deadline(); ok {
 			timeout = millis(max(time.Until(d), time.Millisecond))
 		}
-		r.closeErr = check("Close", func() C.capstan_status { return C.capstan_registry_close(r.ptr, timeout) })
+		// Tools' contexts end first: capstan_registry_close waits for the
+		// tools that run in its callbacks.
 		r.cancel()
+		r.closeErr = check("Close", func() C.capstan_status { return C.capstan_registry_close(r.ptr, timeout) })
 		kickSweep()
 		select {
 		case <-r.drained:

@@ -117,12 +117,14 @@ func (e *toolEntry) start(call uintptr, runHere int) {
 		// The submitting goroutine starts every call of its batch: it hands
 		// each to a goroutine and goes on. (A lone call with a timeout goes
 		// too: the caller must get the timeout result on time.)
-		go e.run(call, id, args)
+		go e.run(call, id, args, true)
 		return
 	}
-	// A pool thread, which would only wait for the completion; the lone
-	// call of an Execute; or Pump, whose tools must run on its thread.
-	e.run(call, id, args)
+	// A pool thread, which would only wait for the completion; Pump, whose
+	// tools must run on its thread; or the lone call of an Execute whose ctx
+	// cannot end, which nothing but Close (through the registry's ctx) can
+	// cancel, so it needs no polling.
+	e.run(call, id, args, runHere != runHereUntimed)
 }
 
 // Where a tool callback runs (cg_run_here in capstan_go.c).
@@ -133,18 +135,20 @@ const (
 	runOnGoroutine  = 3
 )
 
-func (e *toolEntry) run(call uintptr, id string, args json.RawMessage) {
-	ctx, cancel := context.WithCancel(context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name}))
-	watch(call, cancel)
-	var out any
-	var err error
-	if C.cg_call_cancelled(C.uintptr_t(call)) {
-		err = context.Canceled
-	} else {
-		out, err = invoke(ctx, e.tool.Func, args)
+func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool) {
+	ctx := context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name})
+	if poll {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		watch(call, cancel)
+		defer cancel()
+		defer unwatch(call)
+		if C.cg_call_cancelled(C.uintptr_t(call)) {
+			complete(call, nil, context.Canceled)
+			return
+		}
 	}
-	unwatch(call)
-	cancel()
+	out, err := invoke(ctx, e.tool.Func, args)
 	complete(call, out, err)
 }
 
