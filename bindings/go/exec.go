@@ -115,7 +115,7 @@ type execOptions struct {
 func Sequential() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_SEQUENTIAL } }
 
 // StrictNulls drops the nulls an OpenAI strict-mode model sends for optional
-// arguments before validation (see Registry.Tools with strict export).
+// arguments before validation (see ExportOptions.Strict).
 func StrictNulls() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_STRICT_NULLS } }
 
 // WithLimit runs at most n calls of the batch at once (default 8).

@@ -398,3 +398,18 @@ func TestNestedExecuteInsideATool(t *testing.T) {
 		t.Fatalf("batch: %v %+v", err, res)
 	}
 }
+
+func TestEmptyBatchHasNoResults(t *testing.T) {
+	reg := newRegistry(t, addTool())
+	res, err := reg.Execute(context.Background(), nil)
+	if err != nil || len(res) != 0 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	b, err := reg.Submit(context.Background(), []capstan.Call{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := <-b.Results(); ok {
+		t.Fatal("a result for no call")
+	}
+}

@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"unsafe"
 )
 
 // Format is a provider's wire format.
@@ -27,6 +28,42 @@ func (r *Registry) Tools(format Format) (json.RawMessage, error) {
 	return r.out("Tools", func(out **C.char, n *C.size_t) C.capstan_status {
 		return C.capstan_tools_json(r.ptr, C.capstan_format(format), out, n)
 	})
+}
+
+// ExportOptions change how ExportTools writes the tool list.
+type ExportOptions struct {
+	// Strict writes OpenAI strict-mode schemas (every property required,
+	// optional ones nullable, additionalProperties false); run the calls
+	// with StrictNulls then.
+	Strict bool
+	// GeminiLower writes Gemini's OpenAPI-subset `parameters` (local $refs
+	// inlined, unsupported keywords dropped) instead of parametersJsonSchema.
+	GeminiLower bool
+}
+
+// ExportTools is Tools with options; report lists
+// [{"tool","pointer","message"}]: what was dropped or could not be made
+// strict, and names the format would refuse.
+func (r *Registry) ExportTools(format Format, opts ExportOptions) (tools, report json.RawMessage, err error) {
+	var o C.capstan_export_options
+	o.struct_size = C.uint32_t(unsafe.Sizeof(o))
+	if opts.Strict {
+		o.flags |= C.CAPSTAN_EXPORT_STRICT
+	}
+	if opts.GeminiLower {
+		o.flags |= C.CAPSTAN_EXPORT_GEMINI_LOWER
+	}
+	var rep *C.char
+	var repLen C.size_t
+	tools, err = r.out("ExportTools", func(out **C.char, n *C.size_t) C.capstan_status {
+		return C.capstan_tools_export(r.ptr, C.capstan_format(format), &o, out, n, &rep, &repLen)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	report = C.GoBytes(unsafe.Pointer(rep), C.int(repLen))
+	C.capstan_free(rep)
+	return tools, report, nil
 }
 
 // ParseCalls reads the tool calls out of a model response (the whole body or

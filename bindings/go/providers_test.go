@@ -89,3 +89,21 @@ func TestRunTurnGoesFromResponseToMessages(t *testing.T) {
 		t.Fatalf("bad body: %v", err)
 	}
 }
+
+func TestStrictExportAndStrictNullsGoTogether(t *testing.T) {
+	reg := newRegistry(t, capstan.Func("weather", "", func(ctx context.Context, in weatherIn) (string, error) {
+		return in.City + "/" + in.Unit, nil
+	}))
+	tools, report, err := reg.ExportTools(capstan.FormatOpenAIChat, capstan.ExportOptions{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tools), `"strict":true`) || !json.Valid(report) {
+		t.Fatalf("%s / %s", tools, report)
+	}
+	// A strict-mode model sends null for the optional unit.
+	r := execOne(t, reg, call("1", "weather", `{"city":"Lyon","unit":null,"days":null,"inner":{"x":1}}`), capstan.StrictNulls())
+	if r.Outcome != capstan.OutcomeOK || r.Content != "Lyon/" {
+		t.Fatalf("%+v", r)
+	}
+}
