@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"runtime/cgo"
 	"strconv"
 	"sync"
@@ -238,7 +239,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	if o.limit < 0 || o.timeout < 0 {
 		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit and timeout must not be negative"}
 	}
-	limit := o.limit
+	limit := min(o.limit, math.MaxUint32)
 	if limit == 0 {
 		limit = 8
 	}
@@ -373,11 +374,11 @@ func appendString(b []byte, s string) []byte {
 
 // cStrings copies strs into a malloc'd array of malloc'd C strings.
 func cStrings(strs []string) **C.char {
-	arr := (*[1 << 28]*C.char)(C.malloc(C.size_t(len(strs)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	p := (**C.char)(C.malloc(C.size_t(len(strs)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
 	for i, s := range strs {
-		arr[i] = C.CString(s)
+		unsafe.Slice(p, len(strs))[i] = C.CString(s)
 	}
-	return &arr[0]
+	return p
 }
 
 func freeCStrings(p **C.char, n int) {

@@ -129,7 +129,7 @@ func (r *Registry) Register(t Tool) error {
 		return bad(ErrInvalidName, "a tool name must not contain NUL")
 	case strings.IndexByte(t.Description, 0) >= 0 || strings.IndexByte(string(t.Schema), 0) >= 0:
 		return bad(ErrInvalidArgument, "description and schema must not contain NUL")
-	case t.Timeout < 0 || t.MaxOutputChars < 0 || t.MaxOutputChars > math.MaxUint32:
+	case t.Timeout < 0 || t.MaxOutputChars < 0 || int64(t.MaxOutputChars) > math.MaxUint32:
 		return bad(ErrInvalidArgument, "timeout and max output must be >= 0")
 	}
 	var flags C.uint32_t
