@@ -239,7 +239,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	if o.limit < 0 || o.timeout < 0 {
 		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit and timeout must not be negative"}
 	}
-	limit := min(o.limit, math.MaxUint32)
+	limit := o.limit
 	if limit == 0 {
 		limit = 8
 	}
@@ -275,7 +275,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	h := cgo.NewHandle(b)
 	var out *C.capstan_batch
 	var msg *C.char
-	st := C.cg_submit(r.ptr, bytesPtr(body), C.size_t(len(body)), flags, C.uint32_t(limit),
+	st := C.cg_submit(r.ptr, bytesPtr(body), C.size_t(len(body)), flags, C.uint32_t(min(uint64(limit), math.MaxUint32)),
 		millis(o.timeout), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
