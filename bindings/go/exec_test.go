@@ -413,3 +413,41 @@ func TestEmptyBatchHasNoResults(t *testing.T) {
 		t.Fatal("a result for no call")
 	}
 }
+
+// A tool that ignores its ctx and runs on a pool thread (a batch bigger
+// than its limit): Close gives up at its ctx's deadline with ErrTimeout
+// instead of hanging, and the tool's late answer is dropped.
+func TestCloseGivesUpOnAToolThatIgnoresItsContext(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	reg, err := capstan.New(capstan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(capstan.Tool{Name: "stubborn", Func: func(context.Context, json.RawMessage) (any, error) {
+		started <- struct{}{}
+		<-release
+		return "late", nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := reg.Submit(context.Background(), []capstan.Call{call("1", "stubborn", `{}`), call("2", "stubborn", `{}`)}, capstan.WithLimit(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(soon):
+		t.Fatal("the tool never started")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := reg.Close(ctx); !errors.Is(err, capstan.ErrTimeout) {
+		t.Fatalf("Close: %v", err)
+	}
+	close(release)
+	res, err := b.Wait(context.Background())
+	if err != nil || len(res) != 2 || res[0].Outcome != capstan.OutcomeCancelled || res[1].Outcome != capstan.OutcomeCancelled {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
