@@ -5,10 +5,16 @@ package capstan
 // LIMITATION (until the setters take a destroy): capstan cannot tell when a
 // replaced hook has run for the last time, so its cgo.Handle is released on
 // replacement and at Close. A replaced hook that is still running somewhere
-// resolves its handle to nothing and does nothing (an approval then is
-// denied). Once the setters gain `capstan_destroy_fn destroy`, pass
-// cg_hook_destroy (already in capstan_go.c; it releases the handle) and drop
-// hookHandles.swap's release of the old handle.
+// then resolves its handle to nothing and does nothing (an approval is
+// denied). Once the setters gain a trailing `capstan_destroy_fn destroy`
+// (called once after the hook's last invocation):
+//   1. pass `h ? cg_hook_destroy : NULL` as the new last argument in the
+//      three helpers below (cg_hook_destroy, in capstan_go.c, releases h);
+//   2. in hookHandles.swap, stop deleting the old handle (its destroy does),
+//      and on a failed set delete the new one only if destroy does not run
+//      for a failed set;
+//   3. drop hookHandles.releaseAll from Registry.free (free runs destroy).
+// TestHooksAreReleasedWhenReplacedOrClosed pins the result either way.
 
 /*
 #include "capstan_go.h"
