@@ -144,48 +144,50 @@ func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool
 		defer cancel()
 		defer unwatch(call)
 		if C.cg_call_cancelled(C.uintptr_t(call)) {
-			complete(call, nil, context.Canceled)
+			complete(call, 0, "", context.Canceled)
 			return
 		}
 	}
-	out, err := invoke(ctx, e.tool.Func, args)
-	complete(call, out, err)
+	kind, text, err := invoke(ctx, e.tool.Func, args)
+	complete(call, kind, text, err)
 }
 
-func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage) (out any, err error) {
+// invoke runs the tool and renders its result: a string is text,
+// json.RawMessage is sent as is, []byte is text, anything else is encoded as
+// JSON. A panic, in the tool or in a MarshalJSON of its result, becomes an
+// error: a panic must not unwind into capstan's callback.
+func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage) (kind C.capstan_content, text string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			out, err = nil, fmt.Errorf("the tool panicked: %v", p)
+			err = fmt.Errorf("the tool panicked: %v", p)
 		}
 	}()
-	return f(ctx, args)
+	out, err := f(ctx, args)
+	if err != nil {
+		return 0, "", err
+	}
+	switch v := out.(type) {
+	case string:
+		return C.CAPSTAN_CONTENT_TEXT, v, nil
+	case json.RawMessage:
+		return C.CAPSTAN_CONTENT_JSON, string(v), nil
+	case []byte:
+		return C.CAPSTAN_CONTENT_TEXT, string(v), nil
+	}
+	j, err := json.Marshal(out)
+	if err != nil {
+		return 0, "", fmt.Errorf("the tool's result is not JSON: %v", err)
+	}
+	return C.CAPSTAN_CONTENT_JSON, string(j), nil
 }
 
 // complete hands the tool's answer to capstan. A call that already ended
 // (timeout, cancellation) refuses it; the model already has that result.
-func complete(call uintptr, out any, err error) {
+func complete(call uintptr, kind C.capstan_content, text string, err error) {
 	if err != nil {
 		msg := err.Error()
 		C.cg_call_fail(C.uintptr_t(call), stringPtr(msg), C.size_t(len(msg)))
 		return
-	}
-	kind := C.capstan_content(C.CAPSTAN_CONTENT_JSON)
-	var text string
-	switch v := out.(type) {
-	case string:
-		kind, text = C.CAPSTAN_CONTENT_TEXT, v
-	case json.RawMessage:
-		text = string(v)
-	case []byte:
-		kind, text = C.CAPSTAN_CONTENT_TEXT, string(v)
-	default:
-		j, jerr := json.Marshal(v)
-		if jerr != nil {
-			msg := "the tool's result is not JSON: " + jerr.Error()
-			C.cg_call_fail(C.uintptr_t(call), stringPtr(msg), C.size_t(len(msg)))
-			return
-		}
-		text = string(j)
 	}
 	C.cg_call_return(C.uintptr_t(call), kind, stringPtr(text), C.size_t(len(text)))
 }

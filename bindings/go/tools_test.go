@@ -91,9 +91,11 @@ func TestStringResultIsTextOtherResultsAreJSON(t *testing.T) {
 		ret("obj", map[string]any{"k": []int{1, 2}}),
 		ret("raw", json.RawMessage(`{"r": true}`)),
 		ret("bad", func() {}),
+		ret("panics", panicky{}),
 	)
 	res, err := reg.Execute(context.Background(), []capstan.Call{
 		call("1", "text", `{}`), call("2", "obj", `{}`), call("3", "raw", `{}`), call("4", "bad", `{}`),
+		call("5", "panics", `{}`),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +108,9 @@ func TestStringResultIsTextOtherResultsAreJSON(t *testing.T) {
 	}
 	if res[3].Outcome != capstan.OutcomeToolError || !strings.Contains(res[3].Content, "not JSON") {
 		t.Errorf("unencodable result: %+v", res[3])
+	}
+	if res[4].Outcome != capstan.OutcomeToolError || !strings.Contains(res[4].Content, "marshal bug") {
+		t.Errorf("panicking MarshalJSON: %+v", res[4])
 	}
 }
 
@@ -223,3 +228,7 @@ func TestVersionIsSet(t *testing.T) {
 		t.Fatalf("version %q", v)
 	}
 }
+
+type panicky struct{}
+
+func (panicky) MarshalJSON() ([]byte, error) { panic("marshal bug") }
