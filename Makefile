@@ -18,7 +18,8 @@ EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
 .PHONY: install uninstall install-test python-wheel-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
-        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx
+        c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
+        go-test go-bench
 
 all: lib
 
@@ -200,6 +201,20 @@ install-test: lib
 # and used there with CAPSTAN_LIB unset: the wheel must carry the library.
 python-wheel-test: lib
 	CARGO_TARGET_DIR=$(abspath target) tests/install/python_wheel.sh $(abspath $(BUILD)/python-wheel-test) $(CRATE_VERSION) $(PYTHON)
+# --- Go binding (issue #12) ----------------------------------------------------
+# bindings/go is a cgo module linked against $(LIB) (rpath set by its #cgo
+# flags); examples/go/agent uses it through a replace directive. Needs Go >=
+# 1.24 with cgo; .ci/run puts one on PATH.
+GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+
+go-test: lib
+	cd bindings/go && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	cd examples/go/agent && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) run .
+
+# The binding next to a pure-Go baseline (BENCHMARKS.md, "Go binding"). Not
+# part of `make test`.
+go-bench: lib
+	cd bindings/go && CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchtime 2s -count 1 .
 
 # --- everything -------------------------------------------------------------
 rust-test:
@@ -211,7 +226,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

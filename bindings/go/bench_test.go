@@ -1,0 +1,198 @@
+package capstan_test
+
+// Benchmarks of the binding next to a pure-Go baseline doing the same work
+// without capstan: decode the arguments, validate them against the same JSON
+// Schema with github.com/santhosh-tekuri/jsonschema/v6, call the function,
+// encode the result, with at most `limit` goroutines at once for a batch.
+//
+//	go test -run '^$' -bench . -benchtime 2s ./bindings/go/   (or: make go-bench)
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	capstan "github.com/capstan-rt/capstan/bindings/go"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+type forecastIn struct {
+	City string `json:"city" jsonschema:"minLength=1,maxLength=64"`
+	Days int    `json:"days" jsonschema:"minimum=1,maximum=7"`
+	Unit string `json:"unit,omitempty" jsonschema:"enum=c,enum=f"`
+}
+
+type forecastOut struct {
+	City  string    `json:"city"`
+	Temps []float64 `json:"temps"`
+}
+
+func forecast(_ context.Context, in forecastIn) (forecastOut, error) {
+	temps := make([]float64, in.Days)
+	for i := range temps {
+		temps[i] = 20 + float64(i)/2
+	}
+	return forecastOut{City: in.City, Temps: temps}, nil
+}
+
+func benchCalls(n int) []capstan.Call {
+	calls := make([]capstan.Call, n)
+	for i := range calls {
+		calls[i] = capstan.Call{ID: "call_" + strconv.Itoa(i), Name: "forecast",
+			Arguments: json.RawMessage(fmt.Sprintf(`{"city":"Lyon %d","days":%d,"unit":"c"}`, i, 1+i%7))}
+	}
+	return calls
+}
+
+// baseline is what a Go program does without capstan.
+type baseline struct {
+	schema *jsonschema.Schema
+}
+
+func newBaseline(b *testing.B) *baseline {
+	schema, err := capstan.SchemaFor[forecastIn]()
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schema)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("forecast.json", doc); err != nil {
+		b.Fatal(err)
+	}
+	s, err := c.Compile("forecast.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &baseline{schema: s}
+}
+
+func (bl *baseline) run(ctx context.Context, c capstan.Call) capstan.Result {
+	res := capstan.Result{ID: c.ID, Name: c.Name}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(c.Arguments)))
+	if err == nil {
+		err = bl.schema.Validate(v)
+	}
+	if err != nil {
+		res.Outcome, res.Content = capstan.OutcomeInvalidArguments, err.Error()
+		return res
+	}
+	var in forecastIn
+	if err := json.Unmarshal(c.Arguments, &in); err != nil {
+		res.Outcome, res.Content = capstan.OutcomeInvalidArguments, err.Error()
+		return res
+	}
+	out, err := forecast(ctx, in)
+	if err != nil {
+		res.Outcome, res.Content = capstan.OutcomeToolError, err.Error()
+		return res
+	}
+	b, _ := json.Marshal(out)
+	res.Content = string(b)
+	return res
+}
+
+func (bl *baseline) batch(ctx context.Context, calls []capstan.Call, limit int) []capstan.Result {
+	results := make([]capstan.Result, len(calls))
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = bl.run(ctx, c)
+			results[i].Index = i
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func benchRegistry(b *testing.B) *capstan.Registry {
+	reg, err := capstan.New(capstan.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = reg.Close(context.Background()) })
+	if err := reg.Register(capstan.Func("forecast", "Daily temperatures.", forecast)); err != nil {
+		b.Fatal(err)
+	}
+	return reg
+}
+
+func BenchmarkSingleCall(b *testing.B) {
+	ctx := context.Background()
+	calls := benchCalls(1)
+	b.Run("capstan", func(b *testing.B) {
+		reg := benchRegistry(b)
+		loop(b, 1, func() {
+			res, err := reg.Execute(ctx, calls)
+			if err != nil || res[0].IsError() {
+				b.Fatal(err, res)
+			}
+		})
+	})
+	b.Run("baseline", func(b *testing.B) {
+		bl := newBaseline(b)
+		loop(b, 1, func() {
+			if r := bl.run(ctx, calls[0]); r.IsError() {
+				b.Fatal(r)
+			}
+		})
+	})
+}
+
+func BenchmarkBatch10k(b *testing.B) {
+	ctx := context.Background()
+	calls := benchCalls(10_000)
+	for _, limit := range []int{8, 10_000} {
+		b.Run(fmt.Sprintf("capstan/limit=%d", limit), func(b *testing.B) {
+			reg := benchRegistry(b)
+			loop(b, len(calls), func() {
+				res, err := reg.Execute(ctx, calls, capstan.WithLimit(limit))
+				if err != nil || res[9_999].IsError() {
+					b.Fatal(err, res[9_999])
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("baseline/limit=%d", limit), func(b *testing.B) {
+			bl := newBaseline(b)
+			loop(b, len(calls), func() {
+				if res := bl.batch(ctx, calls, limit); res[9_999].IsError() {
+					b.Fatal(res[9_999])
+				}
+			})
+		})
+	}
+}
+
+// cpuTime is the process's user+system CPU time: on a shared machine it says
+// what a call costs better than the wall clock does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loop runs f b.N times and reports CPU time per op and per call.
+func loop(b *testing.B, calls int, f func()) {
+	start := cpuTime()
+	for b.Loop() {
+		f()
+	}
+	cpu := float64((cpuTime() - start).Nanoseconds())
+	b.ReportMetric(cpu/float64(b.N), "cpu-ns/op")
+	if calls > 1 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
+		b.ReportMetric(float64(b.N*calls)/b.Elapsed().Seconds(), "calls/s")
+	}
+}

@@ -1,0 +1,124 @@
+#include <string.h>
+#include "capstan_go.h"
+#include "_cgo_export.h"
+
+/* Where a tool callback on this thread runs the Go function (run* constants
+ * in tool.go): 0 on a pool thread, here; cg_submit and cg_pump set the other
+ * values for the callbacks they run on their own thread. */
+static _Thread_local int cg_run_here;
+
+char *cg_last_error(void) {
+    size_t n = capstan_last_error(NULL, 0);
+    char *buf = malloc(n + 1);
+    if (buf == NULL) return NULL;
+    capstan_last_error(buf, n + 1);
+    return buf;
+}
+
+static void cg_tool_cb(void *user_data, capstan_call *call) {
+    goToolCall((uintptr_t)user_data, (uintptr_t)call, cg_run_here);
+}
+
+static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
+
+static void cg_result_cb(void *user_data, const capstan_result *result) {
+    goBatchResult((uintptr_t)user_data, (capstan_result *)result);
+}
+
+capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
+                           const char *parameters, uintptr_t tool, uint32_t timeout_ms,
+                           uint32_t max_output_chars, uint32_t flags, char **err) {
+    capstan_tool_def def;
+    memset(&def, 0, sizeof def);
+    def.struct_size = sizeof def;
+    def.name = name;
+    def.description = description;
+    def.parameters = parameters;
+    def.callback = cg_tool_cb;
+    def.user_data = (void *)tool;
+    def.destroy = cg_tool_destroy;
+    def.timeout_ms = timeout_ms;
+    def.max_output_chars = max_output_chars;
+    def.flags = flags;
+    capstan_status st = capstan_register(reg, &def);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
+capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                         uint32_t limit, uint32_t timeout_ms, const char *const *approved,
+                         size_t approved_count, uintptr_t batch, int run_here,
+                         capstan_batch **out, char **err) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = flags;
+    o.limit = limit;
+    o.timeout_ms = timeout_ms;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    int saved_run_here = cg_run_here;
+    cg_run_here = run_here;
+    capstan_status st = capstan_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
+    cg_run_here = saved_run_here;
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
+size_t cg_pump(capstan_registry *reg, uint32_t budget_ms) {
+    int saved_run_here = cg_run_here;
+    cg_run_here = 2;
+    size_t n = capstan_registry_pump(reg, budget_ms);
+    cg_run_here = saved_run_here;
+    return n;
+}
+
+void cg_cancelled_many(const uintptr_t *calls, size_t n, uint8_t *out) {
+    for (size_t i = 0; i < n; i++) out[i] = capstan_call_cancelled((const capstan_call *)calls[i]);
+}
+
+bool cg_call_cancelled(uintptr_t call) { return capstan_call_cancelled((const capstan_call *)call); }
+
+const char *cg_call_arguments(uintptr_t call, size_t *len) {
+    return capstan_call_arguments((const capstan_call *)call, len);
+}
+
+const char *cg_call_id(uintptr_t call, size_t *len) {
+    return capstan_call_id((const capstan_call *)call, len);
+}
+
+capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len) {
+    return capstan_call_return((capstan_call *)call, kind, content, len);
+}
+
+capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {
+    return capstan_call_fail((capstan_call *)call, message, len);
+}
+
+const char *cg_approval_tool(uintptr_t a, size_t *len) {
+    return capstan_approval_tool((const capstan_approval *)a, len);
+}
+
+const char *cg_approval_id(uintptr_t a, size_t *len) {
+    return capstan_approval_id((const capstan_approval *)a, len);
+}
+
+const char *cg_approval_arguments(uintptr_t a, size_t *len) {
+    return capstan_approval_arguments((const capstan_approval *)a, len);
+}
+
+capstan_status cg_approval_decide(uintptr_t a, bool approve, const char *reason, size_t len) {
+    return capstan_approval_decide((capstan_approval *)a, approve, reason, len);
+}
+
+void cg_event_cb(void *user_data, const capstan_event *event) {
+    goEvent((uintptr_t)user_data, (capstan_event *)event);
+}
+
+void cg_notify_cb(void *user_data) { goNotify((uintptr_t)user_data); }
+
+void cg_approver_cb(void *user_data, capstan_approval *approval) {
+    goApprove((uintptr_t)user_data, (uintptr_t)approval);
+}
+
+void cg_hook_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }

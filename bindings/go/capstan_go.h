@@ -1,0 +1,51 @@
+/* C side of the Go binding: trampolines from capstan into the exported Go
+ * functions, and wrappers that turn capstan's opaque handles (call and
+ * approval handles are packed integers, not pointers) into uintptr_t so that
+ * Go never holds them as pointers. Declarations only: cgo forbids definitions
+ * in the preamble of a file that has //export functions. */
+#ifndef CAPSTAN_GO_SHIM_H
+#define CAPSTAN_GO_SHIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "capstan.h"
+
+/* The message of the last failure on this thread, malloc'd (free with free),
+ * or NULL. Call it on the thread of the failing call. */
+char *cg_last_error(void);
+
+capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
+                           const char *parameters, uintptr_t tool, uint32_t timeout_ms,
+                           uint32_t max_output_chars, uint32_t flags, char **err);
+
+/* capstan_submit with results to the Go batch `batch` (a cgo.Handle). While
+ * it runs, tools started on this thread learn whether they may run on it
+ * (`run_here`). On failure *err gets the message. */
+capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                         uint32_t limit, uint32_t timeout_ms, const char *const *approved,
+                         size_t approved_count, uintptr_t batch, int run_here,
+                         capstan_batch **out, char **err);
+
+/* capstan_registry_pump; main-thread tools then run on this thread. */
+size_t cg_pump(capstan_registry *reg, uint32_t budget_ms);
+
+void cg_cancelled_many(const uintptr_t *calls, size_t n, uint8_t *out);
+bool cg_call_cancelled(uintptr_t call);
+const char *cg_call_arguments(uintptr_t call, size_t *len);
+const char *cg_call_id(uintptr_t call, size_t *len);
+capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len);
+capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
+
+const char *cg_approval_tool(uintptr_t a, size_t *len);
+const char *cg_approval_id(uintptr_t a, size_t *len);
+const char *cg_approval_arguments(uintptr_t a, size_t *len);
+capstan_status cg_approval_decide(uintptr_t a, bool approve, const char *reason, size_t len);
+
+/* Trampolines for hooks.go. */
+void cg_event_cb(void *user_data, const capstan_event *event);
+void cg_notify_cb(void *user_data);
+void cg_approver_cb(void *user_data, capstan_approval *approval);
+void cg_hook_destroy(void *user_data);
+
+#endif

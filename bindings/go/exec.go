@@ -1,0 +1,420 @@
+package capstan
+
+// #include "capstan_go.h"
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"runtime/cgo"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Call is one tool call as a model asked for it (capstan's normalized shape).
+// Arguments is a JSON object, or a JSON string holding one (as OpenAI sends it).
+type Call struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// Outcome says how a call ended.
+type Outcome uint32
+
+// Outcomes of include/capstan.h.
+const (
+	OutcomeOK               Outcome = C.CAPSTAN_OUTCOME_OK
+	OutcomeToolError        Outcome = C.CAPSTAN_OUTCOME_TOOL_ERROR
+	OutcomeInvalidArguments Outcome = C.CAPSTAN_OUTCOME_INVALID_ARGUMENTS
+	OutcomeUnknownTool      Outcome = C.CAPSTAN_OUTCOME_UNKNOWN_TOOL
+	OutcomeTimeout          Outcome = C.CAPSTAN_OUTCOME_TIMEOUT
+	OutcomeCancelled        Outcome = C.CAPSTAN_OUTCOME_CANCELLED
+	OutcomeDenied           Outcome = C.CAPSTAN_OUTCOME_DENIED
+)
+
+var outcomeNames = [...]string{"ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied"}
+
+// String returns the name capstan uses in JSON ("ok", "tool_error", ...).
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// MarshalJSON writes the outcome's name.
+func (o Outcome) MarshalJSON() ([]byte, error) { return json.Marshal(o.String()) }
+
+// UnmarshalJSON reads an outcome's name.
+func (o *Outcome) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	for i, n := range outcomeNames {
+		if n == s {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return &Error{Op: "Outcome", Status: ErrInvalidResults, Message: "unknown outcome " + strconv.Quote(s)}
+}
+
+// Result is one call's result: the text for the model and how the call ended.
+type Result struct {
+	Index    int           `json:"-"` // position of the call in its batch
+	ID       string        `json:"id"`
+	Name     string        `json:"name"`
+	Content  string        `json:"content"` // what the model reads
+	Outcome  Outcome       `json:"outcome"`
+	Duration time.Duration `json:"-"`
+}
+
+// IsError reports whether the call did not end OutcomeOK.
+func (r Result) IsError() bool { return r.Outcome != OutcomeOK }
+
+type wireResult struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Content    string  `json:"content"`
+	IsError    bool    `json:"is_error"`
+	Outcome    Outcome `json:"outcome"`
+	DurationUS int64   `json:"duration_us"`
+}
+
+// MarshalJSON writes capstan's normalized result shape.
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(wireResult{r.ID, r.Name, r.Content, r.IsError(), r.Outcome, r.Duration.Microseconds()})
+}
+
+// UnmarshalJSON reads capstan's normalized result shape.
+func (r *Result) UnmarshalJSON(b []byte) error {
+	var w wireResult
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = Result{ID: w.ID, Name: w.Name, Content: w.Content, Outcome: w.Outcome, Duration: time.Duration(w.DurationUS) * time.Microsecond}
+	return nil
+}
+
+// ExecOption changes how Execute, Submit and RunTurn run a batch.
+type ExecOption func(*execOptions)
+
+type execOptions struct {
+	flags    C.uint32_t
+	limit    int
+	timeout  time.Duration
+	approved []string
+}
+
+// Sequential runs the calls one by one, in order (default: in parallel).
+func Sequential() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_SEQUENTIAL } }
+
+// StrictNulls drops the nulls an OpenAI strict-mode model sends for optional
+// arguments before validation (see ExportOptions.Strict).
+func StrictNulls() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_STRICT_NULLS } }
+
+// WithLimit runs at most n calls of the batch at once (default 8).
+func WithLimit(n int) ExecOption { return func(o *execOptions) { o.limit = n } }
+
+// WithTimeout overrides every tool's timeout for this batch.
+func WithTimeout(d time.Duration) ExecOption { return func(o *execOptions) { o.timeout = d } }
+
+// WithApproved lists ids of calls the user already approved: their
+// RequiresApproval tools run without asking the approver.
+func WithApproved(ids ...string) ExecOption {
+	return func(o *execOptions) { o.approved = append(o.approved, ids...) }
+}
+
+// Execute runs calls and returns one result per call, in call order. Tool
+// failures, invalid arguments, unknown tools, timeouts and denials are
+// results, not errors; the error is for malformed calls or a closed registry.
+// When ctx ends first, the batch is cancelled (calls not started report
+// OutcomeCancelled, running tools see their ctx cancelled), Execute still
+// waits for every result and returns them with ctx.Err().
+//
+// Where tools run: a lone call without a timeout, with a ctx that cannot be
+// cancelled, on the calling goroutine; a batch of at most WithLimit calls,
+// each on its own goroutine; a bigger or Sequential batch on capstan's pool
+// threads, which apply the limit.
+func (r *Registry) Execute(ctx context.Context, calls []Call, opts ...ExecOption) ([]Result, error) {
+	b, err := r.submit(ctx, "Execute", calls, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	<-b.done
+	return b.slots, ctx.Err()
+}
+
+// Submit starts calls and returns at once. Results arrive on Batch.Results as
+// each call finishes; Batch.Wait returns them all in call order. Cancelling
+// ctx cancels the batch (as Batch.Cancel).
+func (r *Registry) Submit(ctx context.Context, calls []Call, opts ...ExecOption) (*Batch, error) {
+	return r.submit(ctx, "Submit", calls, true, opts)
+}
+
+// Batch is a running set of calls started by Submit.
+type Batch struct {
+	ch    chan Result
+	done  chan struct{}
+	stop  func() bool // stops the ctx watch
+	mu    sync.Mutex
+	slots []Result
+	// The C batch is freed once it is done and no Cancel uses it.
+	ptr      *C.capstan_batch
+	users    int
+	finished bool
+}
+
+// Results delivers each result as its call finishes; it is closed after the
+// last. It holds every result, so a reader may start late or never.
+func (b *Batch) Results() <-chan Result { return b.ch }
+
+// Done is closed once every call of the batch has its result.
+func (b *Batch) Done() <-chan struct{} { return b.done }
+
+// Wait waits until every call has its result and returns them in call order,
+// or returns ctx.Err() if ctx ends first (the batch keeps running).
+func (b *Batch) Wait(ctx context.Context) ([]Result, error) {
+	select {
+	case <-b.done:
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.slots, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Cancel cancels the batch: calls not started report OutcomeCancelled;
+// running tools see their ctx cancelled and still deliver their own result.
+// Every call still gets exactly one result. Safe to call at any time, twice,
+// or after the batch is done.
+func (b *Batch) Cancel() {
+	b.mu.Lock()
+	p := b.ptr
+	if p == nil || b.finished {
+		b.mu.Unlock()
+		return
+	}
+	b.users++
+	b.mu.Unlock()
+	C.capstan_batch_cancel(p)
+	kickSweep()
+	b.release()
+}
+
+// release drops one use of the C batch and frees it if it was the last use
+// of a finished batch. Frees outside the lock: freeing waits for running
+// result callbacks, which take the lock.
+func (b *Batch) release() {
+	b.mu.Lock()
+	b.users--
+	p := b.freeable()
+	b.mu.Unlock()
+	if p != nil {
+		C.capstan_batch_free(p)
+	}
+}
+
+func (b *Batch) freeable() *C.capstan_batch {
+	if b.finished && b.users == 0 && b.ptr != nil {
+		p := b.ptr
+		b.ptr = nil
+		return p
+	}
+	return nil
+}
+
+func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream bool, opts []ExecOption) (*Batch, error) {
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.limit < 0 || o.timeout < 0 {
+		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit and timeout must not be negative"}
+	}
+	limit := o.limit
+	if limit == 0 {
+		limit = 8
+	}
+	body := appendCalls(make([]byte, 0, 64*len(calls)+2), calls)
+	b := &Batch{done: make(chan struct{}), slots: make([]Result, len(calls))}
+	if stream {
+		b.ch = make(chan Result, len(calls))
+	}
+	flags := o.flags
+	runHere := C.int(runOnGoroutine)
+	if flags&C.CAPSTAN_EXEC_SEQUENTIAL == 0 && len(calls) <= limit {
+		// Every call would start at once anyway: start them on this thread,
+		// each on its own goroutine, with no pool thread in between. A
+		// bigger batch goes through capstan's pool, which applies the limit
+		// (calls not started yet can then still be cancelled), and its
+		// tools run on the pool threads.
+		flags |= C.CAPSTAN_EXEC_START_INLINE
+		// A lone call runs right here when nothing could cancel it while it
+		// runs (Cancel needs the batch, which exists once submit returns).
+		if len(calls) == 1 && o.timeout == 0 && ctx.Done() == nil && acquireRunHere() {
+			runHere = runHereUntimed
+			defer releaseRunHere()
+		}
+	}
+	var approved **C.char
+	if len(o.approved) > 0 {
+		approved = cStrings(o.approved)
+		defer freeCStrings(approved, len(o.approved))
+	}
+	if err := r.enter(op); err != nil {
+		return nil, err
+	}
+	h := cgo.NewHandle(b)
+	var out *C.capstan_batch
+	var msg *C.char
+	st := C.cg_submit(r.ptr, bytesPtr(body), C.size_t(len(body)), flags, C.uint32_t(min(uint64(limit), math.MaxUint32)),
+		millis(o.timeout), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
+	r.leave()
+	if st != C.CAPSTAN_OK {
+		h.Delete()
+		return nil, newError(op, st, msg)
+	}
+	b.mu.Lock()
+	b.ptr = out
+	p := b.freeable()
+	b.mu.Unlock()
+	if p != nil {
+		C.capstan_batch_free(p)
+	} else if ctx.Done() != nil {
+		b.mu.Lock()
+		if !b.finished {
+			b.stop = context.AfterFunc(ctx, b.Cancel)
+		}
+		b.mu.Unlock()
+	}
+	return b, nil
+}
+
+// onResult receives one result (nil: the batch is done) on the thread that
+// finished the call.
+func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
+	if r == nil {
+		b.mu.Lock()
+		b.finished = true
+		stop := b.stop
+		p := b.freeable()
+		b.mu.Unlock()
+		h.Delete()
+		if stop != nil {
+			stop()
+		}
+		if b.ch != nil {
+			close(b.ch)
+		}
+		close(b.done)
+		if p != nil {
+			C.capstan_batch_free(p)
+		}
+		return
+	}
+	res := Result{
+		Index:    int(r.index),
+		ID:       C.GoStringN(r.id, C.int(r.id_len)),
+		Name:     C.GoStringN(r.name, C.int(r.name_len)),
+		Content:  C.GoStringN(r.content, C.int(r.content_len)),
+		Outcome:  Outcome(r.outcome),
+		Duration: time.Duration(r.duration_us) * time.Microsecond,
+	}
+	b.mu.Lock()
+	if res.Index >= 0 && res.Index < len(b.slots) {
+		b.slots[res.Index] = res
+	}
+	b.mu.Unlock()
+	if b.ch != nil {
+		b.ch <- res // never blocks: the channel holds every result
+	}
+}
+
+// appendCalls writes calls as capstan's normalized JSON array.
+func appendCalls(b []byte, calls []Call) []byte {
+	b = append(b, '[')
+	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, c.ID)
+		b = append(b, `,"name":`...)
+		b = appendString(b, c.Name)
+		if len(c.Arguments) > 0 {
+			b = append(b, `,"arguments":`...)
+			b = append(b, c.Arguments...) // capstan parses it and says what is wrong
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendString appends s as a JSON string; text that needs escaping goes
+// through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// cStrings copies strs into a malloc'd array of malloc'd C strings.
+func cStrings(strs []string) **C.char {
+	p := (**C.char)(C.malloc(C.size_t(len(strs)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	for i, s := range strs {
+		unsafe.Slice(p, len(strs))[i] = C.CString(s)
+	}
+	return p
+}
+
+func freeCStrings(p **C.char, n int) {
+	for _, s := range unsafe.Slice(p, n) {
+		C.free(unsafe.Pointer(s))
+	}
+	C.free(unsafe.Pointer(p))
+}
+
+// millis converts a duration to capstan's milliseconds, rounding up so that
+// a positive duration never becomes "none".
+func millis(d time.Duration) C.uint32_t {
+	if d <= 0 {
+		return 0
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	if ms >= 1<<32-1 {
+		return 1<<32 - 2
+	}
+	return C.uint32_t(ms)
+}
+
+var emptyC = C.CString("")
+
+// bytesPtr points C at Go bytes for the duration of one call (capstan copies
+// what it keeps). Never NULL: an empty slice points at a static "".
+func bytesPtr(b []byte) *C.char {
+	if len(b) == 0 {
+		return emptyC
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.SliceData(b)))
+}
+
+func stringPtr(s string) *C.char {
+	if len(s) == 0 {
+		return emptyC
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s)))
+}

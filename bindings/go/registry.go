@@ -1,0 +1,262 @@
+package capstan
+
+// #include "capstan_go.h"
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"runtime/cgo"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Options configure a Registry.
+type Options struct {
+	// Coerce turns strings into numbers/integers/booleans where the schema
+	// asks for those ("3" for an integer), instead of rejecting them.
+	Coerce bool
+}
+
+// Registry holds tools and runs calls of them. All methods may be called
+// from any goroutine at once. Close it when done: its C memory is not
+// garbage-collected.
+type Registry struct {
+	ptr *C.capstan_registry
+
+	// Close frees ptr only once no method is inside the C library with it.
+	inUse     atomic.Int64
+	closed    atomic.Bool
+	drained   chan struct{}
+	drainOnce sync.Once
+	closeOnce sync.Once
+	closeErr  error
+
+	ctx    context.Context // parent of every tool call's ctx; ends at Close
+	cancel context.CancelFunc
+
+	hooks hookHandles // hooks.go
+}
+
+// New creates a registry.
+func New(opts Options) (*Registry, error) {
+	var o C.capstan_registry_options
+	o.struct_size = C.uint32_t(unsafe.Sizeof(o))
+	if opts.Coerce {
+		o.flags |= C.CAPSTAN_REGISTRY_COERCE
+	}
+	var ptr *C.capstan_registry
+	if err := check("New", func() C.capstan_status { return C.capstan_registry_new(&o, &ptr) }); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Registry{ptr: ptr, drained: make(chan struct{}), ctx: ctx, cancel: cancel}, nil
+}
+
+func (r *Registry) enter(op string) error {
+	r.inUse.Add(1)
+	if r.closed.Load() {
+		r.leave()
+		return &Error{Op: op, Status: ErrShuttingDown, Message: "the registry is closed"}
+	}
+	return nil
+}
+
+func (r *Registry) leave() {
+	if r.inUse.Add(-1) == 0 && r.closed.Load() {
+		r.drainOnce.Do(func() { close(r.drained) })
+	}
+}
+
+// Close shuts the registry down: calls not started end OutcomeCancelled,
+// running tools see their ctx cancelled and are reported cancelled, every
+// call still gets exactly one result, and each tool's resources are
+// released. It waits for capstan's callbacks until ctx's deadline (none: no
+// limit); past it, it returns an error wrapping ErrTimeout and what still
+// runs finishes in the background. Tool goroutines that ignore their ctx may
+// outlive Close; their late results are dropped. Further calls return
+// ErrShuttingDown; a second Close returns the first one's error. Close must
+// not be called from inside a tool running on the Pump goroutine or a lone
+// Execute call (it would wait for itself).
+func (r *Registry) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		r.closed.Store(true)
+		r.inUse.Add(1)
+		r.leave() // signals drained if nobody is inside
+		timeout := C.uint32_t(math.MaxUint32)
+		if d, ok := ctx.Deadline(); ok {
+			timeout = millis(max(time.Until(d), time.Millisecond))
+		}
+		// Tools' contexts end first: capstan_registry_close waits for the
+		// tools that run in its callbacks.
+		r.cancel()
+		r.closeErr = check("Close", func() C.capstan_status { return C.capstan_registry_close(r.ptr, timeout) })
+		kickSweep()
+		select {
+		case <-r.drained:
+			r.free()
+		case <-ctx.Done():
+			if r.closeErr == nil {
+				r.closeErr = ctx.Err()
+			}
+			go func() { <-r.drained; r.free() }()
+		}
+	})
+	return r.closeErr
+}
+
+func (r *Registry) free() {
+	C.capstan_registry_free(r.ptr)
+	r.hooks.releaseAll()
+}
+
+// Register adds a tool, replacing any tool of the same name (the old one's
+// calls in flight finish first). Errors: ErrInvalidName, ErrInvalidSchema
+// (the message names the problem), ErrInvalidArgument (no Func, bad limits).
+func (r *Registry) Register(t Tool) error {
+	if t.err != nil {
+		return t.err
+	}
+	bad := func(st Status, msg string) error { return &Error{Op: "Register", Status: st, Message: msg} }
+	switch {
+	case t.Func == nil:
+		return bad(ErrInvalidArgument, "tool "+t.Name+" has no Func")
+	case strings.IndexByte(t.Name, 0) >= 0:
+		return bad(ErrInvalidName, "a tool name must not contain NUL")
+	case strings.IndexByte(t.Description, 0) >= 0 || strings.IndexByte(string(t.Schema), 0) >= 0:
+		return bad(ErrInvalidArgument, "description and schema must not contain NUL")
+	case t.Timeout < 0 || t.MaxOutputChars < 0 || int64(t.MaxOutputChars) > math.MaxUint32:
+		return bad(ErrInvalidArgument, "timeout and max output must be >= 0")
+	}
+	var flags C.uint32_t
+	if t.RequiresApproval {
+		flags |= C.CAPSTAN_TOOL_REQUIRES_APPROVAL
+	}
+	if t.Serial {
+		flags |= C.CAPSTAN_TOOL_SERIAL
+	}
+	if t.MainThread {
+		flags |= C.CAPSTAN_TOOL_MAIN_THREAD
+	}
+	name, desc := C.CString(t.Name), C.CString(t.Description)
+	defer C.free(unsafe.Pointer(name))
+	defer C.free(unsafe.Pointer(desc))
+	var params *C.char
+	if len(t.Schema) > 0 {
+		params = C.CString(string(t.Schema))
+		defer C.free(unsafe.Pointer(params))
+	}
+	if err := r.enter("Register"); err != nil {
+		return err
+	}
+	defer r.leave()
+	// Released by the tool's destroy: when it is replaced or removed and its
+	// last call is done, at Close, or before cg_register returns on failure.
+	h := cgo.NewHandle(&toolEntry{tool: t, reg: r})
+	var msg *C.char
+	st := C.cg_register(r.ptr, name, desc, params, C.uintptr_t(h), millis(t.Timeout),
+		C.uint32_t(t.MaxOutputChars), flags, &msg)
+	if st != C.CAPSTAN_OK {
+		return newError("Register", st, msg)
+	}
+	return nil
+}
+
+// Unregister removes a tool; its calls in flight finish. ErrNotFound if
+// there is no such tool.
+func (r *Registry) Unregister(name string) error {
+	if err := r.enter("Unregister"); err != nil {
+		return err
+	}
+	defer r.leave()
+	return check("Unregister", func() C.capstan_status {
+		return C.capstan_unregister(r.ptr, stringPtr(name), C.size_t(len(name)))
+	})
+}
+
+// Pump runs queued calls of MainThread tools on the calling goroutine for
+// about budget (at least one call if any is queued) and returns how many
+// ran. Call it from the goroutine that must run them, e.g. the main
+// goroutine after runtime.LockOSThread.
+func (r *Registry) Pump(budget time.Duration) int {
+	if r.enter("Pump") != nil {
+		return 0
+	}
+	defer r.leave()
+	return int(C.cg_pump(r.ptr, millis(budget)))
+}
+
+// ToolStats are one tool's counters.
+type ToolStats struct {
+	Calls    uint64            `json:"calls"`
+	Outcomes map[string]uint64 `json:"outcomes"` // by Outcome.String()
+	InFlight int64             `json:"in_flight"`
+	// Latency percentiles (bucket bounds, within 25%); 0 before any call ran.
+	P50 time.Duration `json:"-"`
+	P99 time.Duration `json:"-"`
+}
+
+// Stats are the registry's per-tool statistics.
+type Stats struct {
+	Tools map[string]ToolStats
+}
+
+// Stats returns per-tool counts per outcome, latency percentiles and calls
+// in flight.
+func (r *Registry) Stats() (Stats, error) {
+	raw, err := r.out("Stats", func(out **C.char, n *C.size_t) C.capstan_status {
+		return C.capstan_stats_json(r.ptr, out, n)
+	})
+	if err != nil {
+		return Stats{}, err
+	}
+	var w struct {
+		Tools map[string]struct {
+			ToolStats
+			P50 *int64 `json:"p50_us"`
+			P99 *int64 `json:"p99_us"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Stats{}, &Error{Op: "Stats", Status: ErrInternal, Message: err.Error()}
+	}
+	s := Stats{Tools: make(map[string]ToolStats, len(w.Tools))}
+	for name, t := range w.Tools {
+		ts := t.ToolStats
+		if t.P50 != nil {
+			ts.P50 = time.Duration(*t.P50) * time.Microsecond
+		}
+		if t.P99 != nil {
+			ts.P99 = time.Duration(*t.P99) * time.Microsecond
+		}
+		s.Tools[name] = ts
+	}
+	return s, nil
+}
+
+// out runs a C function that returns text through (char **out, size_t *len)
+// with the registry entered, and copies the text into Go memory.
+func (r *Registry) out(op string, f func(out **C.char, n *C.size_t) C.capstan_status) ([]byte, error) {
+	if err := r.enter(op); err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	return takeText(op, f)
+}
+
+func takeText(op string, f func(out **C.char, n *C.size_t) C.capstan_status) ([]byte, error) {
+	var p *C.char
+	var n C.size_t
+	if err := check(op, func() C.capstan_status { return f(&p, &n) }); err != nil {
+		return nil, err
+	}
+	defer C.capstan_free(p)
+	return C.GoBytes(unsafe.Pointer(p), C.int(n)), nil
+}
+
+// Version is the library's version, e.g. "0.1.0".
+func Version() string { return C.GoString(C.capstan_version()) }

@@ -1,0 +1,193 @@
+package capstan
+
+// #include "capstan_go.h"
+import "C"
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"time"
+	"unsafe"
+
+	"github.com/invopop/jsonschema"
+)
+
+// Tool is a Go function the model may call.
+type Tool struct {
+	Name        string          // ^[A-Za-z0-9_-]{1,64}$
+	Description string          // what the tool does, for the model
+	Schema      json.RawMessage // JSON Schema of the arguments (object root); nil: any object
+	// Func runs the call. args are the validated arguments (schema defaults
+	// filled in). ctx is cancelled when capstan cancels the call (its batch
+	// was cancelled, it timed out, the registry closed). Returning an error
+	// gives a tool error whose message the model reads; returning a string
+	// gives that text; json.RawMessage is sent as is; anything else is
+	// encoded with encoding/json. A panic becomes a tool error.
+	Func             func(ctx context.Context, args json.RawMessage) (any, error)
+	Timeout          time.Duration // per call; 0 = none
+	MaxOutputChars   int           // cap on the result text; 0 = none
+	RequiresApproval bool          // never runs without the approver's yes (SetApprover)
+	Serial           bool          // never runs concurrently with itself
+	MainThread       bool          // runs only inside Registry.Pump, on the pumping goroutine
+
+	err error // from Func[In, Out]: reported by Register
+}
+
+// Func makes a typed tool: the schema is derived from In (a struct; see
+// SchemaFor) and the validated arguments are decoded into In.
+func Func[In, Out any](name, description string, f func(ctx context.Context, in In) (Out, error)) Tool {
+	schema, err := SchemaFor[In]()
+	return Tool{
+		Name:        name,
+		Description: description,
+		Schema:      schema,
+		err:         err,
+		Func: func(ctx context.Context, args json.RawMessage) (any, error) {
+			var in In
+			if err := json.Unmarshal(args, &in); err != nil {
+				return nil, fmt.Errorf("arguments do not fit %T: %v", in, err)
+			}
+			return f(ctx, in)
+		},
+	}
+}
+
+// SchemaFor derives the JSON Schema of a struct type's JSON form with
+// github.com/invopop/jsonschema: properties from `json` tags, constraints
+// from `jsonschema` tags (description=..., enum=..., minimum=...), required
+// = the fields without omitempty, additionalProperties false, nested
+// structs inline (no $ref/$defs: models and providers handle those worst).
+func SchemaFor[T any]() (json.RawMessage, error) {
+	t := reflect.TypeFor[T]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, &Error{Op: "SchemaFor", Status: ErrInvalidSchema,
+			Message: fmt.Sprintf("tool arguments must be a struct, not %s", t)}
+	}
+	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+	s := r.ReflectFromType(t)
+	s.Version = ""
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, &Error{Op: "SchemaFor", Status: ErrInvalidSchema, Message: err.Error()}
+	}
+	return b, nil
+}
+
+type callInfoKey struct{}
+
+// CallInfo identifies the call a tool runs for.
+type CallInfo struct {
+	ID   string // the model's call id
+	Tool string
+}
+
+// CallInfoFrom returns the call a tool's ctx belongs to.
+func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
+	ci, ok := ctx.Value(callInfoKey{}).(CallInfo)
+	return ci, ok
+}
+
+// toolEntry is what a registered tool's cgo.Handle refers to.
+type toolEntry struct {
+	tool Tool
+	reg  *Registry
+}
+
+// start begins a call; it runs in the tool callback, on whichever thread
+// capstan called it. The arguments are copied here: they are only valid
+// until the call completes, which a timeout may do at any moment after.
+func (e *toolEntry) start(call uintptr, runHere int) {
+	var n C.size_t
+	p := C.cg_call_arguments(C.uintptr_t(call), &n)
+	if p == nil {
+		return // timed out or cancelled already: capstan has its result
+	}
+	args := C.GoBytes(unsafe.Pointer(p), C.int(n))
+	var idLen C.size_t
+	id := ""
+	if ip := C.cg_call_id(C.uintptr_t(call), &idLen); ip != nil {
+		id = C.GoStringN(ip, C.int(idLen))
+	}
+	if runHere == runOnGoroutine || runHere == runHereUntimed && e.tool.Timeout > 0 {
+		// The submitting goroutine starts every call of its batch: it hands
+		// each to a goroutine and goes on. (A lone call with a timeout goes
+		// too: the caller must get the timeout result on time.)
+		go e.run(call, id, args, true)
+		return
+	}
+	// A pool thread, which would only wait for the completion; Pump, whose
+	// tools must run on its thread; or the lone call of an Execute whose ctx
+	// cannot end, which nothing but Close (through the registry's ctx) can
+	// cancel, so it needs no polling.
+	e.run(call, id, args, runHere != runHereUntimed)
+}
+
+// Where a tool callback runs (cg_run_here in capstan_go.c).
+const (
+	runOnPoolThread = 0
+	runHereUntimed  = 1
+	runHereAlways   = 2
+	runOnGoroutine  = 3
+)
+
+func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool) {
+	ctx := context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name})
+	if poll {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		watch(call, cancel)
+		defer cancel()
+		defer unwatch(call)
+		if C.cg_call_cancelled(C.uintptr_t(call)) {
+			complete(call, 0, "", context.Canceled)
+			return
+		}
+	}
+	kind, text, err := invoke(ctx, e.tool.Func, args)
+	complete(call, kind, text, err)
+}
+
+// invoke runs the tool and renders its result: a string is text,
+// json.RawMessage is sent as is, []byte is text, anything else is encoded as
+// JSON. A panic, in the tool or in a MarshalJSON of its result, becomes an
+// error: a panic must not unwind into capstan's callback.
+func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage) (kind C.capstan_content, text string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the tool panicked: %v", p)
+		}
+	}()
+	out, err := f(ctx, args)
+	if err != nil {
+		return 0, "", err
+	}
+	switch v := out.(type) {
+	case string:
+		return C.CAPSTAN_CONTENT_TEXT, v, nil
+	case json.RawMessage:
+		return C.CAPSTAN_CONTENT_JSON, string(v), nil
+	case []byte:
+		return C.CAPSTAN_CONTENT_TEXT, string(v), nil
+	}
+	j, err := json.Marshal(out)
+	if err != nil {
+		return 0, "", fmt.Errorf("the tool's result is not JSON: %v", err)
+	}
+	return C.CAPSTAN_CONTENT_JSON, string(j), nil
+}
+
+// complete hands the tool's answer to capstan. A call that already ended
+// (timeout, cancellation) refuses it; the model already has that result.
+func complete(call uintptr, kind C.capstan_content, text string, err error) {
+	if err != nil {
+		msg := err.Error()
+		C.cg_call_fail(C.uintptr_t(call), stringPtr(msg), C.size_t(len(msg)))
+		return
+	}
+	C.cg_call_return(C.uintptr_t(call), kind, stringPtr(text), C.size_t(len(text)))
+}
