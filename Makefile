@@ -201,6 +201,7 @@ install-test: lib
 # and used there with CAPSTAN_LIB unset: the wheel must carry the library.
 python-wheel-test: lib
 	CARGO_TARGET_DIR=$(abspath target) tests/install/python_wheel.sh $(abspath $(BUILD)/python-wheel-test) $(CRATE_VERSION) $(PYTHON)
+
 # --- Go binding (issue #12) ----------------------------------------------------
 # bindings/go is a cgo module linked against $(LIB) (rpath set by its #cgo
 # flags); examples/go/agent uses it through a replace directive. Needs Go >=
