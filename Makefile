@@ -19,7 +19,7 @@ EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 .PHONY: install uninstall install-test python-wheel-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
-        go-test go-bench
+        go-test go-bench cpp-test cpp-examples swift-modulemap-check
 
 all: lib
 
@@ -88,21 +88,21 @@ c-test-valgrind: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
 c-tests: c-test-plain c-test-asan c-test-valgrind
 
 # --- header as C++ (surface helper) ------------------------------------------
-# The header and examples/cpp/quickstart.cpp (which uses every *_INIT macro)
+# The header and examples/cpp/c_header.cpp (which uses every *_INIT macro)
 # compiled as C++11 and C++17 with warnings as errors, then run: C++ hosts
 # before C++20 have no designated initializers. Names and version macros are
 # checked by tests/header.rs (cargo test).
 CXX              ?= c++
 CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -g -O1 -pthread
 
-$(BUILD)/cxx/quickstart-%: examples/cpp/quickstart.cpp include/capstan.h lib
+$(BUILD)/cxx/c_header-%: examples/cpp/c_header.cpp include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CXX) -std=$* $(CXXFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
 
-header-cxx: $(BUILD)/cxx/quickstart-c++11 $(BUILD)/cxx/quickstart-c++17
-	$(BUILD)/cxx/quickstart-c++11 > /dev/null
-	$(BUILD)/cxx/quickstart-c++17 > /dev/null
-	@echo "header-cxx: include/capstan.h and examples/cpp/quickstart.cpp build and run as C++11 and C++17"
+header-cxx: $(BUILD)/cxx/c_header-c++11 $(BUILD)/cxx/c_header-c++17
+	$(BUILD)/cxx/c_header-c++11 > /dev/null
+	$(BUILD)/cxx/c_header-c++17 > /dev/null
+	@echo "header-cxx: include/capstan.h and examples/cpp/c_header.cpp build and run as C++11 and C++17"
 
 # --- Python binding -----------------------------------------------------------
 PYTHON ?= python3
@@ -216,6 +216,53 @@ go-test: lib
 # part of `make test`.
 go-bench: lib
 	cd bindings/go && CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchtime 2s -count 1 .
+# --- C++ wrapper and Swift module map (issue 13) -----------------------------
+# bindings/cpp/capstan.hpp is header-only. cpp-test builds every test as C++17
+# and as C++20 under ASan/UBSan (test_no_exceptions with -fno-exceptions: the
+# try_ API only) and runs them. cpp-examples builds and runs
+# examples/cpp/quickstart.cpp (the README's program) and game_loop.cpp.
+# swift-modulemap-check imports the Swift package's C module through its
+# module map with clang -fmodules (there is no Swift toolchain here) and
+# checks that capstan.h's constants have shapes Swift imports.
+CXX              ?= g++
+CLANG            ?= clang
+CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -Ibindings/cpp -g -O1 -pthread
+CPP_TESTS        := $(patsubst bindings/cpp/tests/%.cpp,%,$(wildcard bindings/cpp/tests/test_*.cpp))
+CPP_DEPS         := bindings/cpp/capstan.hpp bindings/cpp/tests/check.hpp include/capstan.h
+
+# `| lib`: the library is linked dynamically, so a rebuilt libcapstan.so
+# needs no relink; the binaries are rebuilt when a header or test changes.
+$(BUILD)/cpp/17/%: bindings/cpp/tests/%.cpp $(CPP_DEPS) | lib
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(CXXFLAGS_COMMON) $(SAN_FLAGS) $(if $(findstring no_exceptions,$*),-fno-exceptions) $< -o $@ $(LDFLAGS_COMMON)
+
+$(BUILD)/cpp/20/%: bindings/cpp/tests/%.cpp $(CPP_DEPS) | lib
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++20 $(CXXFLAGS_COMMON) $(SAN_FLAGS) $(if $(findstring no_exceptions,$*),-fno-exceptions) $< -o $@ $(LDFLAGS_COMMON)
+
+cpp-test: $(addprefix $(BUILD)/cpp/17/,$(CPP_TESTS)) $(addprefix $(BUILD)/cpp/20/,$(CPP_TESTS))
+	@set -e; for std in 17 20; do for t in $(CPP_TESTS); do echo "== $$t (C++$$std, asan+ubsan)"; \
+	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/cpp/$$std/$$t; done; done
+
+$(BUILD)/examples/cpp/%: examples/cpp/%.cpp bindings/cpp/capstan.hpp include/capstan.h | lib
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(CXXFLAGS_COMMON) -O2 $< -o $@ $(LDFLAGS_COMMON)
+
+cpp-examples: $(BUILD)/examples/cpp/quickstart $(BUILD)/examples/cpp/game_loop
+	$(BUILD)/examples/cpp/quickstart
+	$(BUILD)/examples/cpp/game_loop > $(BUILD)/cpp_game_loop.out || (cat $(BUILD)/cpp_game_loop.out; exit 1)
+	@tail -3 $(BUILD)/cpp_game_loop.out
+
+SWIFT_MODULEMAP := bindings/swift/Sources/CCapstan/module.modulemap
+
+swift-modulemap-check: include/capstan.h | lib
+	@mkdir -p $(BUILD)/swift
+	$(CLANG) -std=c11 -Wall -Wextra -Werror -fmodules -fmodules-cache-path=$(BUILD)/swift/module-cache \
+	  -fmodule-map-file=$(SWIFT_MODULEMAP) -Iinclude \
+	  bindings/swift/check/import_module.c -o $(BUILD)/swift/import_module $(LDFLAGS_COMMON)
+	$(BUILD)/swift/import_module
+	$(CLANG) -E -dM -Iinclude $(dir $(SWIFT_MODULEMAP))shim.h > $(BUILD)/swift/macros.txt
+	$(PYTHON) bindings/swift/check/swift_macros.py $(BUILD)/swift/macros.txt
 
 # --- everything -------------------------------------------------------------
 rust-test:
@@ -227,7 +274,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

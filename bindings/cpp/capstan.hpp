@@ -1,0 +1,1231 @@
+// capstan.hpp: a header-only C++17 wrapper over capstan's C ABI (capstan.h).
+//
+//   capstan::Registry reg;
+//   reg.add({"add", "Add two integers.", schema}, [](std::string_view args) {
+//       return capstan::Output::json(...);
+//   });
+//   std::vector<capstan::Result> results = reg.execute(calls_json);
+//
+// Ownership and threads follow capstan.h; in C++ terms:
+//  - Registry, Batch, Call and Approval are move-only RAII handles.
+//  - A tool's callable (and its captures) is owned by capstan from `add` on
+//    and destroyed exactly once: when the tool is replaced or removed and its
+//    last call is done, when the registry is freed, or at once if `add` fails.
+//    It runs on capstan's pool threads (main-thread tools: inside `pump`), so
+//    it must be safe to call from any thread, several at a time.
+//  - Errors: the throwing functions throw capstan::Error (status + message).
+//    Every one has a `try_` twin returning capstan::Expected<T> instead, and
+//    only those exist when exceptions are disabled (-fno-exceptions).
+//  - An exception escaping a tool becomes that call's tool_error result (the
+//    model reads "the tool threw: <what()>"); one escaping an approver denies
+//    the call. Exceptions never cross into capstan.
+#ifndef CAPSTAN_HPP
+#define CAPSTAN_HPP
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "capstan.h"
+
+#ifndef CAPSTAN_HPP_EXCEPTIONS
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS) || defined(_CPPUNWIND)
+#define CAPSTAN_HPP_EXCEPTIONS 1
+#else
+#define CAPSTAN_HPP_EXCEPTIONS 0
+#endif
+#endif
+
+namespace capstan {
+
+/// Pass as a text length to mean "NUL-terminated" (C API only; the wrapper
+/// always passes lengths).
+inline constexpr std::size_t nts = CAPSTAN_NTS;
+/// A wait without limit.
+inline constexpr std::uint32_t forever = UINT32_MAX;
+
+namespace tool_flag {
+inline constexpr std::uint32_t requires_approval = static_cast<std::uint32_t>(CAPSTAN_TOOL_REQUIRES_APPROVAL);
+inline constexpr std::uint32_t serial = static_cast<std::uint32_t>(CAPSTAN_TOOL_SERIAL);
+inline constexpr std::uint32_t main_thread = static_cast<std::uint32_t>(CAPSTAN_TOOL_MAIN_THREAD);
+}  // namespace tool_flag
+
+namespace exec_flag {
+inline constexpr std::uint32_t sequential = static_cast<std::uint32_t>(CAPSTAN_EXEC_SEQUENTIAL);
+inline constexpr std::uint32_t deliver_poll = static_cast<std::uint32_t>(CAPSTAN_EXEC_DELIVER_POLL);
+inline constexpr std::uint32_t strict_nulls = static_cast<std::uint32_t>(CAPSTAN_EXEC_STRICT_NULLS);
+inline constexpr std::uint32_t start_inline = static_cast<std::uint32_t>(CAPSTAN_EXEC_START_INLINE);
+}  // namespace exec_flag
+
+namespace registry_flag {
+inline constexpr std::uint32_t coerce = static_cast<std::uint32_t>(CAPSTAN_REGISTRY_COERCE);
+}  // namespace registry_flag
+
+namespace export_flag {
+inline constexpr std::uint32_t strict = static_cast<std::uint32_t>(CAPSTAN_EXPORT_STRICT);
+inline constexpr std::uint32_t gemini_lower = static_cast<std::uint32_t>(CAPSTAN_EXPORT_GEMINI_LOWER);
+}  // namespace export_flag
+
+enum class Format : capstan_format {
+    describe = CAPSTAN_FORMAT_DESCRIBE,
+    openai_chat = CAPSTAN_FORMAT_OPENAI_CHAT,
+    openai_responses = CAPSTAN_FORMAT_OPENAI_RESPONSES,
+    anthropic = CAPSTAN_FORMAT_ANTHROPIC,
+    gemini = CAPSTAN_FORMAT_GEMINI,
+    mcp = CAPSTAN_FORMAT_MCP,
+};
+
+enum class Outcome : capstan_outcome {
+    ok = CAPSTAN_OUTCOME_OK,
+    tool_error = CAPSTAN_OUTCOME_TOOL_ERROR,
+    invalid_arguments = CAPSTAN_OUTCOME_INVALID_ARGUMENTS,
+    unknown_tool = CAPSTAN_OUTCOME_UNKNOWN_TOOL,
+    timeout = CAPSTAN_OUTCOME_TIMEOUT,
+    cancelled = CAPSTAN_OUTCOME_CANCELLED,
+    denied = CAPSTAN_OUTCOME_DENIED,
+};
+
+enum class EventKind : capstan_event_kind {
+    started = CAPSTAN_EVENT_STARTED,
+    finished = CAPSTAN_EVENT_FINISHED,
+    timed_out = CAPSTAN_EVENT_TIMED_OUT,
+    cancelled = CAPSTAN_EVENT_CANCELLED,
+};
+
+/// The name an outcome has in result JSON ("ok", "tool_error", ...).
+inline const char *outcome_name(Outcome o) noexcept {
+    switch (o) {
+    case Outcome::ok: return "ok";
+    case Outcome::tool_error: return "tool_error";
+    case Outcome::invalid_arguments: return "invalid_arguments";
+    case Outcome::unknown_tool: return "unknown_tool";
+    case Outcome::timeout: return "timeout";
+    case Outcome::cancelled: return "cancelled";
+    case Outcome::denied: return "denied";
+    }
+    return "unknown";
+}
+
+inline const char *status_name(capstan_status status) noexcept { return capstan_status_name(status); }
+inline const char *version() noexcept { return capstan_version(); }
+
+/// A failed capstan function: its status and the message capstan gave.
+class Error : public std::runtime_error {
+public:
+    Error(capstan_status status, const std::string &message) : std::runtime_error(message), status_(status) {}
+    capstan_status status() const noexcept { return status_; }
+    const char *status_name() const noexcept { return capstan_status_name(status_); }
+
+private:
+    capstan_status status_;
+};
+
+namespace detail {
+
+[[noreturn]] inline void raise(const Error &e) {
+#if CAPSTAN_HPP_EXCEPTIONS
+    throw e;
+#else
+    std::fprintf(stderr, "capstan: value() of a failed Expected: %s: %s\n", e.status_name(), e.what());
+    std::abort();
+#endif
+}
+
+/// The calling thread's last capstan error, read right after the failing call.
+inline Error last_error(capstan_status status) {
+    char small[256];
+    std::size_t n = capstan_last_error(small, sizeof small);
+    std::string message;
+    if (n < sizeof small) {
+        message.assign(small, n);
+    } else {
+        message.resize(n + 1);
+        n = capstan_last_error(&message[0], message.size());
+        message.resize(std::min(n, message.size() - 1));
+    }
+    if (message.empty()) message = capstan_status_name(status);
+    return Error(status, message);
+}
+
+/// A pointer capstan accepts for a possibly empty view (never NULL).
+inline const char *ptr(std::string_view s) noexcept { return s.data() ? s.data() : ""; }
+inline std::string_view view(const char *p, std::size_t len) noexcept {
+    return p && len ? std::string_view(p, len) : std::string_view();
+}
+inline bool has_nul(const std::string &s) noexcept { return s.find('\0') != std::string::npos; }
+
+}  // namespace detail
+
+/// Either a value or the Error that prevented it (like C++23 std::expected).
+/// value() on an error throws it, or without exceptions prints it and aborts.
+template <class T>
+class Expected {
+public:
+    Expected(T value) : v_(std::in_place_index<0>, std::move(value)) {}
+    Expected(Error error) : v_(std::in_place_index<1>, std::move(error)) {}
+
+    bool has_value() const noexcept { return v_.index() == 0; }
+    explicit operator bool() const noexcept { return has_value(); }
+    /// Precondition: !has_value().
+    const Error &error() const noexcept { return *std::get_if<1>(&v_); }
+
+    T &value() & { check(); return *std::get_if<0>(&v_); }
+    const T &value() const & { check(); return *std::get_if<0>(&v_); }
+    T &&value() && { check(); return std::move(*std::get_if<0>(&v_)); }
+    /// Precondition: has_value().
+    T &operator*() & noexcept { return *std::get_if<0>(&v_); }
+    T &&operator*() && noexcept { return std::move(*std::get_if<0>(&v_)); }
+    T *operator->() noexcept { return std::get_if<0>(&v_); }
+    const T *operator->() const noexcept { return std::get_if<0>(&v_); }
+
+private:
+    void check() const {
+        if (!has_value()) detail::raise(error());
+    }
+    std::variant<T, Error> v_;
+};
+
+template <>
+class Expected<void> {
+public:
+    Expected() = default;
+    Expected(Error error) : e_(std::move(error)) {}
+
+    bool has_value() const noexcept { return !e_; }
+    explicit operator bool() const noexcept { return has_value(); }
+    const Error &error() const noexcept { return *e_; }
+    void value() const {
+        if (e_) detail::raise(*e_);
+    }
+
+private:
+    std::optional<Error> e_;
+};
+
+/// What a tool hands back: text or JSON for the model, or an error message
+/// (a tool_error result). A std::string or const char* converts to text.
+class Output {
+public:
+    enum class Kind { text, json, error };
+
+    Output(std::string text) : kind_(Kind::text), content_(std::move(text)) {}
+    Output(std::string_view text) : kind_(Kind::text), content_(text) {}
+    Output(const char *text) : kind_(Kind::text), content_(text ? text : "") {}
+
+    static Output text(std::string s) { return Output(Kind::text, std::move(s)); }
+    /// Checked by capstan: text that is not JSON becomes a tool_error.
+    static Output json(std::string s) { return Output(Kind::json, std::move(s)); }
+    /// A failure the model reads (for code built without exceptions).
+    static Output error(std::string message) { return Output(Kind::error, std::move(message)); }
+
+    Kind kind() const noexcept { return kind_; }
+    const std::string &content() const noexcept { return content_; }
+
+private:
+    Output(Kind kind, std::string content) : kind_(kind), content_(std::move(content)) {}
+    Kind kind_;
+    std::string content_;
+};
+
+/// A tool as the model sees it. Empty `parameters` means {"type":"object"}.
+struct Tool {
+    std::string name{};
+    std::string description{};
+    std::string parameters{};
+    std::uint32_t timeout_ms = 0;        ///< 0: none
+    std::uint32_t max_output_chars = 0;  ///< 0: no cap
+    std::uint32_t flags = 0;             ///< capstan::tool_flag::*
+};
+
+/// Options of execute/submit/run_turn (capstan_exec_options).
+struct ExecOptions {
+    std::uint32_t flags = 0;       ///< capstan::exec_flag::*
+    std::uint32_t limit = 0;       ///< calls running at once; 0: 8
+    std::uint32_t timeout_ms = 0;  ///< overrides every tool's timeout when > 0
+    std::vector<std::string> approved_ids;
+};
+
+/// One call's result, copied out of capstan.
+struct Result {
+    std::size_t index = 0;  ///< position of the call in its batch
+    std::string id;
+    std::string name;
+    std::string content;  ///< the text for the model
+    Outcome outcome = Outcome::ok;
+    bool is_error = false;
+    std::uint64_t duration_us = 0;
+};
+
+/// An event seen by the event hook. The views are valid during the hook only.
+struct Event {
+    EventKind kind;
+    std::string_view tool;
+    std::string_view id;
+    std::size_t index;
+    Outcome outcome;  ///< for finished
+    std::uint64_t duration_us;
+};
+
+/// Output of Registry::tools_export.
+struct Export {
+    std::string json;
+    std::string report;  ///< [{"tool","pointer","message"}]
+};
+
+namespace detail {
+
+inline Result to_result(const capstan_result &r) {
+    Result out;
+    out.index = r.index;
+    out.id = view(r.id, r.id_len);
+    out.name = view(r.name, r.name_len);
+    out.content = view(r.content, r.content_len);
+    out.outcome = static_cast<Outcome>(r.outcome);
+    out.is_error = r.is_error;
+    out.duration_us = r.duration_us;
+    return out;
+}
+
+struct FreeText {
+    void operator()(char *p) const noexcept { capstan_free(p); }
+};
+
+/// Runs a C function with a (char **out, size_t *out_len) output and copies it.
+template <class Fn>
+Expected<std::string> text_out(Fn &&fn) {
+    char *out = nullptr;
+    std::size_t len = 0;
+    capstan_status st = fn(&out, &len);
+    if (st != CAPSTAN_OK) return last_error(st);
+    std::unique_ptr<char, FreeText> guard(out);
+    return out ? std::string(out, len) : std::string();
+}
+
+/// capstan_exec_options for the duration of one C call.
+struct CExecOptions {
+    capstan_exec_options raw{};
+    std::vector<const char *> ids;
+
+    CExecOptions(const ExecOptions &o, std::uint32_t set, std::uint32_t clear) {
+        raw.struct_size = sizeof raw;
+        raw.flags = (o.flags | set) & ~clear;
+        raw.limit = o.limit;
+        raw.timeout_ms = o.timeout_ms;
+        for (const std::string &id : o.approved_ids) ids.push_back(id.c_str());
+        raw.approved_ids = ids.empty() ? nullptr : ids.data();
+        raw.approved_count = ids.size();
+    }
+    CExecOptions(const CExecOptions &) = delete;
+    CExecOptions &operator=(const CExecOptions &) = delete;
+};
+
+/// While a tool or approver callback runs, the handle it was given. An
+/// exception unwinding out of the callback destroys the Call/Approval that
+/// owns the handle; that destructor then leaves the handle open (instead of
+/// failing it with a generic message) and the callback's catch block
+/// completes it with the exception's what().
+struct Frame {
+    const void *handle;
+    int uncaught;
+    bool left_open;
+    Frame *prev;
+};
+
+inline Frame *&current_frame() noexcept {
+    static thread_local Frame *frame = nullptr;
+    return frame;
+}
+
+inline bool unwinding_out_of_callback(const void *handle) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+    Frame *f = current_frame();
+    if (f && f->handle == handle && std::uncaught_exceptions() > f->uncaught) {
+        f->left_open = true;
+        return true;
+    }
+#else
+    (void)handle;
+#endif
+    return false;
+}
+
+struct FrameScope {
+    Frame frame;
+    explicit FrameScope(const void *handle) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+        frame = Frame{handle, std::uncaught_exceptions(), false, current_frame()};
+#else
+        frame = Frame{handle, 0, false, current_frame()};
+#endif
+        current_frame() = &frame;
+    }
+    ~FrameScope() { current_frame() = frame.prev; }
+    FrameScope(const FrameScope &) = delete;
+    FrameScope &operator=(const FrameScope &) = delete;
+};
+
+/// "<prefix><what>" in a fixed buffer: building it cannot throw.
+struct Message {
+    char text[512];
+    Message(const char *prefix, const char *what) noexcept {
+        std::snprintf(text, sizeof text, "%s%s", prefix, what ? what : "");
+    }
+};
+
+template <class>
+inline constexpr bool always_false = false;
+
+}  // namespace detail
+
+/// One tool call in progress, owned by whoever holds this handle. Move it to
+/// another thread to complete the call later. It completes the call exactly
+/// once: the first of return_text/return_json/complete/fail wins, later ones
+/// return ALREADY_COMPLETED. Destroying a Call that was not completed fails
+/// the call ("... dropped without completing it"), so a call is never leaked.
+/// id(), tool() and arguments() are copies: valid as long as this object.
+class Call {
+public:
+    Call() noexcept = default;
+    /// Takes the handle a capstan_tool_fn received (the wrapper does this).
+    explicit Call(capstan_call *raw) : raw_(raw) {
+        std::size_t n = 0;
+        const char *p = capstan_call_id(raw, &n);
+        id_.assign(detail::view(p, n));
+        p = capstan_call_tool(raw, &n);
+        tool_.assign(detail::view(p, n));
+        p = capstan_call_arguments(raw, &n);
+        arguments_.assign(detail::view(p, n));
+    }
+    Call(Call &&o) noexcept
+        : raw_(std::exchange(o.raw_, nullptr)), id_(std::move(o.id_)), tool_(std::move(o.tool_)),
+          arguments_(std::move(o.arguments_)) {}
+    Call &operator=(Call &&o) noexcept {
+        if (this != &o) {
+            abandon();
+            raw_ = std::exchange(o.raw_, nullptr);
+            id_ = std::move(o.id_);
+            tool_ = std::move(o.tool_);
+            arguments_ = std::move(o.arguments_);
+        }
+        return *this;
+    }
+    Call(const Call &) = delete;
+    Call &operator=(const Call &) = delete;
+    ~Call() { abandon(); }
+
+    /// True while this handle still has to complete the call.
+    bool open() const noexcept { return raw_ != nullptr; }
+    explicit operator bool() const noexcept { return open(); }
+
+    std::string_view id() const noexcept { return id_; }
+    std::string_view tool() const noexcept { return tool_; }
+    /// Validated arguments as compact JSON, schema defaults filled in.
+    std::string_view arguments() const noexcept { return arguments_; }
+    /// True once the call should stop (timed out, batch cancelled, registry
+    /// freed), and for a handle that is no longer open.
+    bool cancelled() const noexcept { return raw_ ? capstan_call_cancelled(raw_) : true; }
+
+    Expected<void> return_text(std::string_view text) {
+        return finish([&](capstan_call *c) { return capstan_call_return(c, CAPSTAN_CONTENT_TEXT, detail::ptr(text), text.size()); });
+    }
+    Expected<void> return_json(std::string_view json) {
+        return finish([&](capstan_call *c) { return capstan_call_return(c, CAPSTAN_CONTENT_JSON, detail::ptr(json), json.size()); });
+    }
+    Expected<void> fail(std::string_view message) {
+        return finish([&](capstan_call *c) { return capstan_call_fail(c, detail::ptr(message), message.size()); });
+    }
+    Expected<void> complete(const Output &out) {
+        switch (out.kind()) {
+        case Output::Kind::json: return return_json(out.content());
+        case Output::Kind::error: return fail(out.content());
+        case Output::Kind::text: break;
+        }
+        return return_text(out.content());
+    }
+
+    /// The C handle (for capstan_* functions not wrapped here); NULL once completed.
+    capstan_call *get() const noexcept { return raw_; }
+
+private:
+    template <class Fn>
+    Expected<void> finish(Fn &&fn) {
+        if (!raw_) return Error(CAPSTAN_ERR_ALREADY_COMPLETED, "this capstan::Call was already completed or moved from");
+        // Released whatever capstan answers: a refused completion (the call
+        // timed out or was cancelled) means the call is over all the same.
+        capstan_status st = fn(std::exchange(raw_, nullptr));
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+    void abandon() noexcept {
+        if (raw_ && !detail::unwinding_out_of_callback(raw_))
+            capstan_call_fail(raw_, "the tool dropped its capstan::Call without completing it", CAPSTAN_NTS);
+        raw_ = nullptr;
+    }
+
+    capstan_call *raw_ = nullptr;
+    std::string id_, tool_, arguments_;
+};
+
+/// A call waiting for approval, owned by whoever holds this handle (the
+/// approver may move it to a UI thread and decide later). Decides exactly
+/// once; destroying an undecided Approval denies the call.
+class Approval {
+public:
+    Approval() noexcept = default;
+    explicit Approval(capstan_approval *raw) : raw_(raw) {
+        std::size_t n = 0;
+        const char *p = capstan_approval_tool(raw, &n);
+        tool_.assign(detail::view(p, n));
+        p = capstan_approval_id(raw, &n);
+        id_.assign(detail::view(p, n));
+        p = capstan_approval_arguments(raw, &n);
+        arguments_.assign(detail::view(p, n));
+    }
+    Approval(Approval &&o) noexcept
+        : raw_(std::exchange(o.raw_, nullptr)), tool_(std::move(o.tool_)), id_(std::move(o.id_)),
+          arguments_(std::move(o.arguments_)) {}
+    Approval &operator=(Approval &&o) noexcept {
+        if (this != &o) {
+            abandon();
+            raw_ = std::exchange(o.raw_, nullptr);
+            tool_ = std::move(o.tool_);
+            id_ = std::move(o.id_);
+            arguments_ = std::move(o.arguments_);
+        }
+        return *this;
+    }
+    Approval(const Approval &) = delete;
+    Approval &operator=(const Approval &) = delete;
+    ~Approval() { abandon(); }
+
+    bool open() const noexcept { return raw_ != nullptr; }
+    explicit operator bool() const noexcept { return open(); }
+    std::string_view tool() const noexcept { return tool_; }
+    std::string_view id() const noexcept { return id_; }
+    std::string_view arguments() const noexcept { return arguments_; }
+
+    Expected<void> approve() { return decide(true, std::string_view()); }
+    /// The model reads `reason` (empty: capstan's own text).
+    Expected<void> deny(std::string_view reason = std::string_view()) { return decide(false, reason); }
+
+private:
+    Expected<void> decide(bool yes, std::string_view reason) {
+        if (!raw_) return Error(CAPSTAN_ERR_ALREADY_COMPLETED, "this capstan::Approval was already decided or moved from");
+        capstan_approval *a = std::exchange(raw_, nullptr);
+        capstan_status st = reason.empty() ? capstan_approval_decide(a, yes, nullptr, 0)
+                                           : capstan_approval_decide(a, yes, reason.data(), reason.size());
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+    void abandon() noexcept {
+        if (raw_ && !detail::unwinding_out_of_callback(raw_))
+            capstan_approval_decide(raw_, false, "the host dropped the approval request without a decision", CAPSTAN_NTS);
+        raw_ = nullptr;
+    }
+
+    capstan_approval *raw_ = nullptr;
+    std::string tool_, id_, arguments_;
+};
+
+namespace detail {
+
+/// Calls a tool's callable with what it takes: Call& or Call (it completes
+/// the call itself, now or later) or std::string_view arguments (its return
+/// value, an Output or anything that converts to one, completes the call).
+template <class F>
+void invoke_tool(F &f, Call &call) {
+    if constexpr (std::is_invocable_v<F &, Call &>) {
+        static_assert(std::is_void_v<std::invoke_result_t<F &, Call &>>,
+                      "a tool taking capstan::Call completes the call itself and returns void");
+        f(call);
+    } else if constexpr (std::is_invocable_v<F &, Call &&>) {
+        static_assert(std::is_void_v<std::invoke_result_t<F &, Call &&>>,
+                      "a tool taking capstan::Call completes the call itself and returns void");
+        f(std::move(call));
+    } else if constexpr (std::is_invocable_v<F &, std::string_view>) {
+        using R = std::invoke_result_t<F &, std::string_view>;
+        static_assert(std::is_constructible_v<Output, R>,
+                      "a tool taking std::string_view returns capstan::Output, std::string or const char *");
+        Output out(f(call.arguments()));
+        (void)call.complete(out);  // refused only when the call already timed out: nothing to do
+    } else {
+        static_assert(detail::always_false<F>,
+                      "a tool is callable as void(capstan::Call&), void(capstan::Call) or R(std::string_view)");
+    }
+}
+
+template <class F>
+struct ToolBox {
+    F f;
+
+    static void run(void *user_data, capstan_call *raw) noexcept {
+        auto *self = static_cast<ToolBox *>(user_data);
+        FrameScope scope(raw);
+#if CAPSTAN_HPP_EXCEPTIONS
+        bool handed = false;
+        try {
+            Call call(raw);
+            handed = true;
+            invoke_tool(self->f, call);
+        } catch (const std::exception &e) {
+            if (!handed || scope.frame.left_open) {
+                Message m("the tool threw: ", e.what());
+                capstan_call_fail(raw, m.text, CAPSTAN_NTS);
+            }
+        } catch (...) {
+            if (!handed || scope.frame.left_open)
+                capstan_call_fail(raw, "the tool threw an exception that is not a std::exception", CAPSTAN_NTS);
+        }
+#else
+        Call call(raw);
+        invoke_tool(self->f, call);
+#endif
+    }
+    static void destroy(void *user_data) noexcept { delete static_cast<ToolBox *>(user_data); }
+};
+
+/// State kept for a hook (approver, event hook, notifier).
+struct HookBase {
+    virtual ~HookBase() = default;
+};
+inline void destroy_hook(void *user_data) noexcept { delete static_cast<HookBase *>(user_data); }
+
+template <class F>
+struct ApproverBox : HookBase {
+    F f;
+    explicit ApproverBox(F fn) : f(std::move(fn)) {}
+
+    static void invoke(F &f, Approval &a) {
+        if constexpr (std::is_invocable_v<F &, Approval &>) {
+            using R = std::invoke_result_t<F &, Approval &>;
+            if constexpr (std::is_same_v<R, bool>) {
+                bool yes = f(a);
+                if (a.open()) (void)(yes ? a.approve() : a.deny());
+            } else {
+                static_assert(std::is_void_v<R>, "an approver returns bool or void (then it decides itself)");
+                f(a);
+            }
+        } else if constexpr (std::is_invocable_v<F &, Approval &&>) {
+            static_assert(std::is_void_v<std::invoke_result_t<F &, Approval &&>>,
+                          "an approver taking capstan::Approval by value decides itself and returns void");
+            f(std::move(a));
+        } else {
+            static_assert(always_false<F>, "an approver is callable as bool(capstan::Approval&) or void(capstan::Approval)");
+        }
+    }
+
+    static void run(void *user_data, capstan_approval *raw) noexcept {
+        auto *self = static_cast<ApproverBox *>(user_data);
+        FrameScope scope(raw);
+#if CAPSTAN_HPP_EXCEPTIONS
+        bool handed = false;
+        try {
+            Approval a(raw);
+            handed = true;
+            invoke(self->f, a);
+        } catch (const std::exception &e) {
+            if (!handed || scope.frame.left_open) {
+                Message m("the approver threw: ", e.what());
+                capstan_approval_decide(raw, false, m.text, CAPSTAN_NTS);
+            }
+        } catch (...) {
+            if (!handed || scope.frame.left_open)
+                capstan_approval_decide(raw, false, "the approver threw an exception", CAPSTAN_NTS);
+        }
+#else
+        Approval a(raw);
+        invoke(self->f, a);
+#endif
+    }
+};
+
+template <class F>
+struct EventBox : HookBase {
+    F f;
+    explicit EventBox(F fn) : f(std::move(fn)) {}
+    static void run(void *user_data, const capstan_event *e) noexcept {
+        if (!e) return;
+        Event ev{static_cast<EventKind>(e->kind), view(e->tool, e->tool_len), view(e->id, e->id_len), e->index,
+                 static_cast<Outcome>(e->outcome), e->duration_us};
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            static_cast<EventBox *>(user_data)->f(static_cast<const Event &>(ev));
+        } catch (...) {
+            // An observer's failure must not change the call it observes.
+        }
+#else
+        static_cast<EventBox *>(user_data)->f(static_cast<const Event &>(ev));
+#endif
+    }
+};
+
+template <class F>
+struct NotifyBox : HookBase {
+    F f;
+    explicit NotifyBox(F fn) : f(std::move(fn)) {}
+    static void run(void *user_data) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            static_cast<NotifyBox *>(user_data)->f();
+        } catch (...) {
+        }
+#else
+        static_cast<NotifyBox *>(user_data)->f();
+#endif
+    }
+};
+
+// ---- The three hook setters of the C API, in one place. ---------------------
+// Today they take no destroy: the Registry keeps every hook it installed alive
+// until capstan_registry_free has returned (a replaced hook may still be
+// running on another thread). When the setters gain a trailing
+// `capstan_destroy_fn destroy` (called once after the hook's last
+// invocation), pass `destroy` through below and set hooks_owned_by_registry
+// to false: capstan then owns each hook box.
+inline constexpr bool hooks_owned_by_registry = true;
+inline capstan_status c_set_approver(capstan_registry *r, capstan_approver_fn fn, void *ud, capstan_destroy_fn destroy) {
+    (void)destroy;
+    return capstan_registry_set_approver(r, fn, ud);
+}
+inline capstan_status c_set_event_hook(capstan_registry *r, capstan_event_fn fn, void *ud, capstan_destroy_fn destroy) {
+    (void)destroy;
+    return capstan_registry_set_event_hook(r, fn, ud);
+}
+inline capstan_status c_set_notify(capstan_registry *r, capstan_notify_fn fn, void *ud, capstan_destroy_fn destroy) {
+    (void)destroy;
+    return capstan_registry_set_notify(r, fn, ud);
+}
+// ------------------------------------------------------------------------------
+
+/// A result callback of a batch. The callable must not throw: it runs on
+/// capstan's threads, where an exception has nowhere to go (std::terminate,
+/// as for a std::thread function).
+struct SinkBase {
+    virtual ~SinkBase() = default;
+};
+
+template <class F>
+struct Sink : SinkBase {
+    F f;
+    explicit Sink(F fn) : f(std::move(fn)) {}
+    static void deliver(void *user_data, const capstan_result *r) noexcept {
+        if (!r) return;  // the end of the batch: Batch::wait/done report it
+        Result res = to_result(*r);
+        static_cast<Sink *>(user_data)->f(static_cast<const Result &>(res));
+    }
+};
+
+struct RegistryState {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<HookBase>> hooks;  // see hooks_owned_by_registry
+    bool keep_hooks_forever = false;               // a close() timed out: callbacks may outlive free
+    std::atomic<std::thread::id> pump_thread{};
+};
+
+}  // namespace detail
+
+class Registry;
+
+/// A batch started with Registry::submit or submit_polled. Destroying it
+/// frees it: the batch's calls still finish inside capstan, but no result
+/// callback runs after the destructor returns.
+class Batch {
+public:
+    Batch() noexcept = default;
+    Batch(Batch &&o) noexcept
+        : raw_(std::exchange(o.raw_, nullptr)), sink_(std::move(o.sink_)), drained_(std::exchange(o.drained_, false)) {}
+    Batch &operator=(Batch &&o) noexcept {
+        if (this != &o) {
+            reset();
+            raw_ = std::exchange(o.raw_, nullptr);
+            sink_ = std::move(o.sink_);
+            drained_ = std::exchange(o.drained_, false);
+        }
+        return *this;
+    }
+    Batch(const Batch &) = delete;
+    Batch &operator=(const Batch &) = delete;
+    ~Batch() { reset(); }
+
+    /// Waits until every result was handed over (callback delivery) or queued
+    /// (poll delivery), up to timeout_ms (capstan::forever: no limit). True
+    /// when done. Not from inside the batch's own result callback.
+    bool wait(std::uint32_t timeout_ms = forever) const noexcept {
+        return raw_ && capstan_batch_wait(raw_, timeout_ms) == CAPSTAN_OK;
+    }
+    bool done() const noexcept { return capstan_batch_done(raw_); }
+    /// Calls not started end `cancelled`; running ones see Call::cancelled().
+    void cancel() noexcept { capstan_batch_cancel(raw_); }
+
+    /// Poll delivery: hands up to `max` queued results to on_result(const
+    /// Result&) on this thread, oldest first; returns how many. An exception
+    /// from on_result propagates (the result it was given counts as handed over).
+    template <class F>
+    std::size_t poll(F &&on_result, std::size_t max = SIZE_MAX) {
+        if (!raw_) return 0;
+        using Fn = std::remove_reference_t<F>;
+        struct Ctx {
+            Fn *f;
+            bool *drained;
+#if CAPSTAN_HPP_EXCEPTIONS
+            std::exception_ptr error{};
+#endif
+        };
+        Ctx ctx{&on_result, &drained_};
+        capstan_result_fn tramp = [](void *ud, const capstan_result *r) {
+            auto *c = static_cast<Ctx *>(ud);
+            if (!r) {
+                *c->drained = true;
+                return;
+            }
+#if CAPSTAN_HPP_EXCEPTIONS
+            if (c->error) return;
+            try {
+                Result res = detail::to_result(*r);
+                (*c->f)(static_cast<const Result &>(res));
+            } catch (...) {
+                c->error = std::current_exception();
+            }
+#else
+            Result res = detail::to_result(*r);
+            (*c->f)(static_cast<const Result &>(res));
+#endif
+        };
+#if CAPSTAN_HPP_EXCEPTIONS
+        // One result per C call, so that an exception is rethrown before any
+        // further result is taken off the queue.
+        std::size_t n = 0;
+        while (n < max) {
+            std::size_t got = capstan_batch_poll(raw_, tramp, &ctx, 1);
+            n += got;
+            if (ctx.error) std::rethrow_exception(ctx.error);
+            if (got == 0) break;
+        }
+        return n;
+#else
+        return capstan_batch_poll(raw_, tramp, &ctx, max);
+#endif
+    }
+
+    /// Poll delivery: the queued results (up to `max`), oldest first.
+    std::vector<Result> poll(std::size_t max = SIZE_MAX) {
+        std::vector<Result> out;
+        poll([&out](const Result &r) { out.push_back(r); }, max);
+        return out;
+    }
+
+    /// Poll delivery: true once poll() handed over the batch's last result.
+    bool drained() const noexcept { return drained_; }
+
+    capstan_batch *get() const noexcept { return raw_; }
+
+private:
+    friend class Registry;
+    Batch(capstan_batch *raw, std::unique_ptr<detail::SinkBase> sink) noexcept : raw_(raw), sink_(std::move(sink)) {}
+    void reset() noexcept {
+        if (raw_) capstan_batch_free(std::exchange(raw_, nullptr));
+        sink_.reset();  // after capstan_batch_free: no callback uses it any more
+        drained_ = false;
+    }
+
+    capstan_batch *raw_ = nullptr;
+    std::unique_ptr<detail::SinkBase> sink_;
+    bool drained_ = false;
+};
+
+/// A registry of tools (move-only). Thread-safe like capstan_registry: any
+/// member may be used from several threads at once, except destruction and
+/// assignment. The destructor frees the registry: calls in flight end
+/// cancelled, every tool's callable is destroyed, and no callback of the
+/// registry runs after it returns (see capstan_registry_free).
+class Registry {
+public:
+#if CAPSTAN_HPP_EXCEPTIONS
+    /// flags: capstan::registry_flag::*. Throws capstan::Error.
+    explicit Registry(std::uint32_t flags = 0) : Registry(create(flags).value()) {}
+#endif
+    static Expected<Registry> create(std::uint32_t flags = 0) {
+        capstan_registry_options opts{};
+        opts.struct_size = sizeof opts;
+        opts.flags = flags;
+        capstan_registry *raw = nullptr;
+        capstan_status st = capstan_registry_new(&opts, &raw);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return Registry(Adopt{}, raw);
+    }
+
+    Registry(Registry &&o) noexcept : raw_(std::exchange(o.raw_, nullptr)), state_(std::move(o.state_)) {}
+    Registry &operator=(Registry &&o) noexcept {
+        if (this != &o) {
+            release_all();
+            raw_ = std::exchange(o.raw_, nullptr);
+            state_ = std::move(o.state_);
+        }
+        return *this;
+    }
+    Registry(const Registry &) = delete;
+    Registry &operator=(const Registry &) = delete;
+    ~Registry() { release_all(); }
+
+    capstan_registry *get() const noexcept { return raw_; }
+
+    // ---- tools ----
+
+    /// Registers (or replaces) a tool. `fn` is one of
+    ///   R(std::string_view arguments)   R: Output, std::string, const char*
+    ///   void(capstan::Call &call)       completes `call` (or moves it away)
+    ///   void(capstan::Call call)        owns the call: complete it now or later
+    /// and is destroyed exactly once, also when registration fails.
+    template <class F>
+    [[nodiscard]] Expected<void> try_add(const Tool &tool, F &&fn) {
+        using Box = detail::ToolBox<std::decay_t<F>>;
+        if (!raw_) return moved_from();
+        if (detail::has_nul(tool.name) || detail::has_nul(tool.description) || detail::has_nul(tool.parameters))
+            return Error(CAPSTAN_ERR_INVALID_ARGUMENT, "tool name, description and parameters must not contain NUL bytes");
+        auto *box = new Box{std::forward<F>(fn)};
+        capstan_tool_def def{};
+        def.struct_size = sizeof def;
+        def.name = tool.name.c_str();
+        def.description = tool.description.empty() ? nullptr : tool.description.c_str();
+        def.parameters = tool.parameters.empty() ? nullptr : tool.parameters.c_str();
+        def.callback = &Box::run;
+        def.user_data = box;
+        def.destroy = &Box::destroy;  // capstan runs it exactly once, on failure too
+        def.timeout_ms = tool.timeout_ms;
+        def.max_output_chars = tool.max_output_chars;
+        def.flags = tool.flags;
+        capstan_status st = capstan_register(raw_, &def);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
+    /// Removes a tool; its calls in flight finish, then its callable is destroyed.
+    [[nodiscard]] Expected<void> try_remove(std::string_view name) {
+        capstan_status st = capstan_unregister(raw_, detail::ptr(name), name.size());
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
+    // ---- execution ----
+
+    /// Runs calls (one normalized call or an array) and returns their results
+    /// in call order. Built on submit_polled + wait, so even a lone call runs
+    /// on the pool (execute_json is capstan_execute itself). On the thread
+    /// that pumps this registry it runs the batch's main-thread tools itself
+    /// while it waits, instead of waiting for a pump that cannot come.
+    [[nodiscard]] Expected<std::vector<Result>> try_execute(std::string_view calls, const ExecOptions &opts = {}) {
+        Expected<Batch> b = try_submit_polled(calls, opts);
+        if (!b) return b.error();
+        if (state_->pump_thread.load() == std::this_thread::get_id()) {
+            while (!b->wait(1)) capstan_registry_pump(raw_, 0);
+        } else {
+            b->wait(forever);
+        }
+        std::vector<Result> out;
+        b->poll([&out](const Result &r) {
+            if (out.size() <= r.index) out.resize(r.index + 1);
+            out[r.index] = r;
+        });
+        return out;
+    }
+
+    /// capstan_execute: the results as normalized JSON, in call order (what
+    /// format_results takes).
+    [[nodiscard]] Expected<std::string> try_execute_json(std::string_view calls, const ExecOptions &opts = {}) {
+        detail::CExecOptions o(opts, 0, 0);
+        return detail::text_out([&](char **out, std::size_t *len) {
+            return capstan_execute(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
+        });
+    }
+
+    /// Starts the calls and returns at once; on_result(const Result&) gets
+    /// each result as its call finishes, on whichever thread finished it,
+    /// possibly several at once. It must not throw (std::terminate).
+    template <class F>
+    [[nodiscard]] Expected<Batch> try_submit(std::string_view calls, F &&on_result, const ExecOptions &opts = {}) {
+        using S = detail::Sink<std::decay_t<F>>;
+        auto sink = std::make_unique<S>(std::forward<F>(on_result));
+        detail::CExecOptions o(opts, 0, exec_flag::deliver_poll);
+        capstan_batch *b = nullptr;
+        capstan_status st = capstan_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, &S::deliver, sink.get(), &b);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return Batch(b, std::move(sink));
+    }
+
+    /// Starts the calls and returns at once; results queue up for Batch::poll
+    /// on the host's thread (nothing calls back on capstan's threads).
+    [[nodiscard]] Expected<Batch> try_submit_polled(std::string_view calls, const ExecOptions &opts = {}) {
+        detail::CExecOptions o(opts, exec_flag::deliver_poll, 0);
+        capstan_batch *b = nullptr;
+        capstan_status st = capstan_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, nullptr, nullptr, &b);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return Batch(b, nullptr);
+    }
+
+    /// Runs queued main-thread tools on this thread for about budget_ms (at
+    /// least one call if any is queued); returns how many ran.
+    std::size_t pump(std::uint32_t budget_ms = 0) noexcept {
+        if (state_) state_->pump_thread.store(std::this_thread::get_id());
+        return capstan_registry_pump(raw_, budget_ms);
+    }
+
+    /// Which calls would wait for approval: [{"index","id","name"}].
+    [[nodiscard]] Expected<std::string> try_needs_approval(std::string_view calls, const ExecOptions &opts = {}) const {
+        detail::CExecOptions o(opts, 0, 0);
+        return detail::text_out([&](char **out, std::size_t *len) {
+            return capstan_needs_approval(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
+        });
+    }
+
+    // ---- hooks ----
+
+    /// The approver of calls of tools flagged requires_approval: callable as
+    /// bool(capstan::Approval&) (true approves), void(capstan::Approval&) or
+    /// void(capstan::Approval) (decides itself, now or later, any thread).
+    template <class F>
+    [[nodiscard]] Expected<void> try_set_approver(F &&approver) {
+        using Box = detail::ApproverBox<std::decay_t<F>>;
+        auto box = std::make_unique<Box>(std::forward<F>(approver));
+        return install(std::move(box), [](capstan_registry *r, void *ud) {
+            return detail::c_set_approver(r, &Box::run, ud, &detail::destroy_hook);
+        });
+    }
+    /// Without an approver, calls needing approval end `denied`.
+    [[nodiscard]] Expected<void> try_clear_approver() {
+        return install_none([](capstan_registry *r) { return detail::c_set_approver(r, nullptr, nullptr, nullptr); });
+    }
+
+    /// Observes every call: on_event(const capstan::Event&) runs on the thread
+    /// where the event happens, possibly several at once; quick, no blocking.
+    template <class F>
+    [[nodiscard]] Expected<void> try_set_event_hook(F &&on_event) {
+        using Box = detail::EventBox<std::decay_t<F>>;
+        auto box = std::make_unique<Box>(std::forward<F>(on_event));
+        return install(std::move(box), [](capstan_registry *r, void *ud) {
+            return detail::c_set_event_hook(r, &Box::run, ud, &detail::destroy_hook);
+        });
+    }
+    [[nodiscard]] Expected<void> try_clear_event_hook() {
+        return install_none([](capstan_registry *r) { return detail::c_set_event_hook(r, nullptr, nullptr, nullptr); });
+    }
+
+    /// Wakes an event loop: notify() runs on any thread when a result is
+    /// queued for polling or a main-thread call waits for pump(). Quick, and
+    /// it must not call into capstan.
+    template <class F>
+    [[nodiscard]] Expected<void> try_set_notify(F &&notify) {
+        using Box = detail::NotifyBox<std::decay_t<F>>;
+        auto box = std::make_unique<Box>(std::forward<F>(notify));
+        return install(std::move(box), [](capstan_registry *r, void *ud) {
+            return detail::c_set_notify(r, &Box::run, ud, &detail::destroy_hook);
+        });
+    }
+    [[nodiscard]] Expected<void> try_clear_notify() {
+        return install_none([](capstan_registry *r) { return detail::c_set_notify(r, nullptr, nullptr, nullptr); });
+    }
+
+    /// Linux: an eventfd for epoll/poll (see capstan_registry_wake_fd).
+    [[nodiscard]] Expected<int> try_wake_fd() {
+        std::int32_t fd = -1;
+        capstan_status st = capstan_registry_wake_fd(raw_, &fd);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return static_cast<int>(fd);
+    }
+
+    // ---- tools for the model, providers, statistics ----
+
+    [[nodiscard]] Expected<std::string> try_tools_json(Format fmt) const {
+        return detail::text_out([&](char **out, std::size_t *len) {
+            return capstan_tools_json(raw_, static_cast<capstan_format>(fmt), out, len);
+        });
+    }
+
+    [[nodiscard]] Expected<Export> try_tools_export(Format fmt, std::uint32_t flags = 0) const {
+        capstan_export_options o{};
+        o.struct_size = sizeof o;
+        o.flags = flags;
+        char *json = nullptr, *report = nullptr;
+        std::size_t json_len = 0, report_len = 0;
+        capstan_status st =
+            capstan_tools_export(raw_, static_cast<capstan_format>(fmt), &o, &json, &json_len, &report, &report_len);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        std::unique_ptr<char, detail::FreeText> g1(json), g2(report);
+        Export e;
+        if (json) e.json.assign(json, json_len);
+        if (report) e.report.assign(report, report_len);
+        return e;
+    }
+
+    [[nodiscard]] Expected<std::string> try_name_report() const {
+        return detail::text_out([&](char **out, std::size_t *len) { return capstan_name_report(raw_, out, len); });
+    }
+
+    [[nodiscard]] Expected<std::string> try_stats_json() const {
+        return detail::text_out([&](char **out, std::size_t *len) { return capstan_stats_json(raw_, out, len); });
+    }
+
+    /// One agent turn: parse the calls out of a provider response, run them,
+    /// and return the messages to append, in format `fmt`.
+    [[nodiscard]] Expected<std::string> try_run_turn(Format fmt, std::string_view response, const ExecOptions &opts = {}) {
+        detail::CExecOptions o(opts, 0, 0);
+        return detail::text_out([&](char **out, std::size_t *len) {
+            return capstan_run_turn(raw_, static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), &o.raw,
+                                    out, len);
+        });
+    }
+
+    /// Shuts down without freeing, waiting at most timeout_ms for callbacks
+    /// on other threads; true when everything finished in time.
+    bool close(std::uint32_t timeout_ms) noexcept {
+        if (!raw_) return true;
+        bool finished = capstan_registry_close(raw_, timeout_ms) == CAPSTAN_OK;
+        if (!finished && state_) {
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            state_->keep_hooks_forever = true;  // callbacks may run after free returns
+        }
+        return finished;
+    }
+
+#if CAPSTAN_HPP_EXCEPTIONS
+    // Throwing twins of the try_ functions above (they throw capstan::Error).
+    template <class F>
+    void add(const Tool &tool, F &&fn) { try_add(tool, std::forward<F>(fn)).value(); }
+    void remove(std::string_view name) { try_remove(name).value(); }
+    std::vector<Result> execute(std::string_view calls, const ExecOptions &opts = {}) {
+        return try_execute(calls, opts).value();
+    }
+    std::string execute_json(std::string_view calls, const ExecOptions &opts = {}) {
+        return try_execute_json(calls, opts).value();
+    }
+    template <class F>
+    Batch submit(std::string_view calls, F &&on_result, const ExecOptions &opts = {}) {
+        return try_submit(calls, std::forward<F>(on_result), opts).value();
+    }
+    Batch submit_polled(std::string_view calls, const ExecOptions &opts = {}) {
+        return try_submit_polled(calls, opts).value();
+    }
+    std::string needs_approval(std::string_view calls, const ExecOptions &opts = {}) const {
+        return try_needs_approval(calls, opts).value();
+    }
+    template <class F>
+    void set_approver(F &&approver) { try_set_approver(std::forward<F>(approver)).value(); }
+    void clear_approver() { try_clear_approver().value(); }
+    template <class F>
+    void set_event_hook(F &&on_event) { try_set_event_hook(std::forward<F>(on_event)).value(); }
+    void clear_event_hook() { try_clear_event_hook().value(); }
+    template <class F>
+    void set_notify(F &&notify) { try_set_notify(std::forward<F>(notify)).value(); }
+    void clear_notify() { try_clear_notify().value(); }
+    int wake_fd() { return try_wake_fd().value(); }
+    std::string tools_json(Format fmt) const { return try_tools_json(fmt).value(); }
+    Export tools_export(Format fmt, std::uint32_t flags = 0) const { return try_tools_export(fmt, flags).value(); }
+    std::string name_report() const { return try_name_report().value(); }
+    std::string stats_json() const { return try_stats_json().value(); }
+    std::string run_turn(Format fmt, std::string_view response, const ExecOptions &opts = {}) {
+        return try_run_turn(fmt, response, opts).value();
+    }
+#endif
+
+private:
+    struct Adopt {};
+    Registry(Adopt, capstan_registry *raw) : raw_(raw), state_(std::make_unique<detail::RegistryState>()) {}
+
+    static Error moved_from() { return Error(CAPSTAN_ERR_NULL_PARAMETER, "this capstan::Registry was moved from"); }
+
+    template <class Box, class Set>
+    Expected<void> install(std::unique_ptr<Box> box, Set set) {
+        if (!raw_) return moved_from();
+        if constexpr (detail::hooks_owned_by_registry) {
+            std::lock_guard<std::mutex> lock(state_->mutex);
+            state_->hooks.reserve(state_->hooks.size() + 1);  // so that keeping it cannot fail once installed
+            capstan_status st = set(raw_, static_cast<detail::HookBase *>(box.get()));
+            if (st != CAPSTAN_OK) return detail::last_error(st);
+            state_->hooks.push_back(std::move(box));
+        } else {
+            capstan_status st = set(raw_, static_cast<detail::HookBase *>(box.release()));
+            if (st != CAPSTAN_OK) return detail::last_error(st);
+        }
+        return {};
+    }
+
+    template <class Set>
+    Expected<void> install_none(Set set) {
+        if (!raw_) return moved_from();
+        capstan_status st = set(raw_);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
+    void release_all() noexcept {
+        if (raw_) capstan_registry_free(std::exchange(raw_, nullptr));
+        if (state_ && (state_->keep_hooks_forever || detail::current_frame() != nullptr)) {
+            // After a close() that timed out, or when freed from inside one of
+            // its own callbacks, capstan_registry_free did not wait: a hook may
+            // still run, so its state is left alive.
+            for (auto &h : state_->hooks) (void)h.release();
+        }
+        state_.reset();
+    }
+
+    capstan_registry *raw_ = nullptr;
+    std::unique_ptr<detail::RegistryState> state_;
+};
+
+// ---- providers and misc (no registry needed) ----
+
+/// The tool calls of a provider response, as a normalized call array.
+[[nodiscard]] inline Expected<std::string> try_parse_calls(Format fmt, std::string_view response) {
+    return detail::text_out([&](char **out, std::size_t *len) {
+        return capstan_parse_calls(static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), out, len);
+    });
+}
+
+/// Normalized results (execute_json's output) as the messages `fmt` expects.
+[[nodiscard]] inline Expected<std::string> try_format_results(Format fmt, std::string_view results_json) {
+    return detail::text_out([&](char **out, std::size_t *len) {
+        return capstan_format_results(static_cast<capstan_format>(fmt), detail::ptr(results_json), results_json.size(),
+                                      out, len);
+    });
+}
+
+/// OK if every provider accepts `name` as a tool name; else why not.
+[[nodiscard]] inline Expected<void> try_check_name(std::string_view name) {
+    capstan_status st = capstan_check_name(detail::ptr(name), name.size());
+    if (st != CAPSTAN_OK) return detail::last_error(st);
+    return {};
+}
+
+/// Pool threads, process-wide; only before the first call starts the pool.
+[[nodiscard]] inline Expected<void> try_configure_pool(std::uint32_t threads) {
+    capstan_status st = capstan_pool_configure(threads);
+    if (st != CAPSTAN_OK) return detail::last_error(st);
+    return {};
+}
+
+#if CAPSTAN_HPP_EXCEPTIONS
+inline std::string parse_calls(Format fmt, std::string_view response) { return try_parse_calls(fmt, response).value(); }
+inline std::string format_results(Format fmt, std::string_view results_json) {
+    return try_format_results(fmt, results_json).value();
+}
+inline void check_name(std::string_view name) { try_check_name(name).value(); }
+inline void configure_pool(std::uint32_t threads) { try_configure_pool(threads).value(); }
+#endif
+
+}  // namespace capstan
+
+#endif  // CAPSTAN_HPP
