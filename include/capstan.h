@@ -78,17 +78,16 @@
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
- * returns when the header and the library match. */
-#define CAPSTAN_STRINGIFY_(x) #x
-#define CAPSTAN_XSTRINGIFY_(x) CAPSTAN_STRINGIFY_(x)
-#define CAPSTAN_VERSION_STRING CAPSTAN_XSTRINGIFY_(CAPSTAN_VERSION_MAJOR) "." CAPSTAN_XSTRINGIFY_(CAPSTAN_VERSION_MINOR) "." CAPSTAN_XSTRINGIFY_(CAPSTAN_VERSION_PATCH)
+ * returns when the header and the library match. A plain literal, so that
+ * Swift and other importers of simple macros see it. */
+#define CAPSTAN_VERSION_STRING "0.1.0"
 
 
 /**
  * Major version of this header (the library's is `capstan_version()`).
  * `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
- * `capstan_version()` returns when header and library match) is built from
- * the three numbers.
+ * `capstan_version()` returns when header and library match) is a literal in
+ * cbindgen.toml; tests/header.rs checks it against Cargo.toml.
  */
 #define CAPSTAN_VERSION_MAJOR 0
 

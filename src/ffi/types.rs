@@ -56,8 +56,8 @@ pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
 
 /// Major version of this header (the library's is `capstan_version()`).
 /// `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
-/// `capstan_version()` returns when header and library match) is built from
-/// the three numbers.
+/// `capstan_version()` returns when header and library match) is a literal in
+/// cbindgen.toml; tests/header.rs checks it against Cargo.toml.
 pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
 pub const CAPSTAN_VERSION_MINOR: u32 = 1;

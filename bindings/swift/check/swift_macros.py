@@ -201,7 +201,9 @@ def main(path):
     failed, convert, checked = [], [], 0
     for name in sorted(macros):
         rule = next((r for r in EXPECTED if r[0].match(name)), None)
-        if rule is None:
+        # The *_INIT macros are aggregate initializers for C and C++ hosts;
+        # Swift gets the same zero-filled struct from the imported init().
+        if rule is None or name.endswith("_INIT"):
             continue
         checked += 1
         swift_type, value = importer.import_macro(name, {name})
