@@ -274,7 +274,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the
@@ -290,6 +290,45 @@ bench: lib
 	$(BUILD)/bench/abi_bench --floor-ns-file $(BUILD)/bench/floor_ns
 	$(BUILD)/bench/abi_bench --threads 1 --scaling
 	$(BUILD)/bench/abi_bench --threads 2 --scaling
+
+# --- fuzzing and soak (issue 17) ------------------------------------------------
+# cargo-fuzz targets in fuzz/ (their own crate and target dir, fuzz/target),
+# built on the stable toolchain with RUSTC_BOOTSTRAP=1; see fuzz/run.sh.
+# fuzz-smoke (in `make test`): each target FUZZ_SMOKE_SECONDS from the seed
+# corpus, sizes capped. fuzz: each target FUZZ_SECONDS, corpus kept in
+# fuzz/corpus. A crash, a leak, a 2 s input or RSS over 2 GB fails.
+# soak: 1,000,000 calls through the C ABI, exactly one result each, RSS flat
+# (CAPSTAN_SOAK_LONG_TIMEOUTS=1: completing tools get a 1-hour timeout).
+CARGO_FUZZ_VERSION := 0.13.2
+FUZZ_SECONDS       ?= 300
+FUZZ_SMOKE_SECONDS ?= 15
+SOAK_CALLS         ?= 1000000
+
+.PHONY: cargo-fuzz fuzz-build fuzz-smoke fuzz soak soak-smoke
+
+cargo-fuzz:
+	@$(CARGO) fuzz --version 2>/dev/null | grep -q "$(CARGO_FUZZ_VERSION)" || \
+	  $(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked
+
+fuzz-build: cargo-fuzz
+	fuzz/run.sh build
+
+fuzz-smoke: cargo-fuzz
+	FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) fuzz/run.sh smoke
+
+fuzz: cargo-fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh long
+
+$(BUILD)/soak/soak: tests/c/soak.c tests/c/check.h tests/c/support.h include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -O2 $< -o $@ $(LDFLAGS_COMMON)
+
+soak: $(BUILD)/soak/soak
+	CAPSTAN_SOAK_CALLS=$(SOAK_CALLS) $(BUILD)/soak/soak
+
+# The soak program at 20,000 calls (about a second): builds and keeps working.
+soak-smoke: $(BUILD)/soak/soak
+	CAPSTAN_SOAK_CALLS=20000 $(BUILD)/soak/soak
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,81 @@
+//! A fuzzed parameters schema, registered through `capstan_register`, then
+//! exported in every format (strict and Gemini-lowered too), with the name
+//! report and the statistics. Input: one byte of tool flags, then the schema.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use capstan::ffi::*;
+use capstan_fuzz::*;
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+const FORMATS: [capstan_format; 6] = [
+    CAPSTAN_FORMAT_DESCRIBE,
+    CAPSTAN_FORMAT_OPENAI_CHAT,
+    CAPSTAN_FORMAT_OPENAI_RESPONSES,
+    CAPSTAN_FORMAT_ANTHROPIC,
+    CAPSTAN_FORMAT_GEMINI,
+    CAPSTAN_FORMAT_MCP,
+];
+
+fn registry() -> Reg {
+    static REG: OnceLock<Reg> = OnceLock::new();
+    *REG.get_or_init(|| new_registry(0))
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, schema)) = data.split_first() else {
+        return;
+    };
+    let reg = registry();
+    let schema = c_string(schema);
+    let tool_flags = u32::from(flags) & (CAPSTAN_TOOL_REQUIRES_APPROVAL | CAPSTAN_TOOL_SERIAL);
+    if register(reg, c"fuzzed_tool", Some(&schema), tool_echo, 0, tool_flags) != CAPSTAN_OK {
+        return;
+    }
+    for fmt in FORMATS {
+        let (mut out, mut len) = (std::ptr::null_mut(), 0);
+        let st = unsafe { capstan_tools_json(reg.0, fmt, &mut out, &mut len) };
+        let tools = take_json(st, out, len, "capstan_tools_json").expect("export failed");
+        assert!(!tools.is_null(), "format {fmt} exported null");
+        for export_flags in [CAPSTAN_EXPORT_STRICT, CAPSTAN_EXPORT_GEMINI_LOWER] {
+            let opts = capstan_export_options {
+                struct_size: std::mem::size_of::<capstan_export_options>() as u32,
+                flags: export_flags,
+            };
+            let (mut out, mut len) = (std::ptr::null_mut(), 0);
+            let (mut report, mut report_len) = (std::ptr::null_mut(), 0);
+            let st = unsafe {
+                capstan_tools_export(
+                    reg.0,
+                    fmt,
+                    &opts,
+                    &mut out,
+                    &mut len,
+                    &mut report,
+                    &mut report_len,
+                )
+            };
+            check_status(st, "capstan_tools_export");
+            if st == CAPSTAN_OK {
+                take_json(st, out, len, "capstan_tools_export");
+                let report = take_json(st, report, report_len, "capstan_tools_export report");
+                assert!(
+                    report.as_ref().is_some_and(Value::is_array),
+                    "report is not an array"
+                );
+            } else {
+                assert!(
+                    out.is_null() && report.is_null(),
+                    "export failed but wrote its outputs"
+                );
+            }
+        }
+    }
+    let (mut out, mut len) = (std::ptr::null_mut(), 0);
+    let st = unsafe { capstan_name_report(reg.0, &mut out, &mut len) };
+    take_json(st, out, len, "capstan_name_report").expect("name report failed");
+    let st = unsafe { capstan_unregister(reg.0, c"fuzzed_tool".as_ptr(), CAPSTAN_NTS) };
+    assert_eq!(st, CAPSTAN_OK, "unregister: {}", last_error());
+});
