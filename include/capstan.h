@@ -176,7 +176,9 @@ typedef struct capstan_exec_options {
    */
   uint32_t limit;
   /**
-   * Overrides every tool's timeout when > 0 (milliseconds).
+   * Overrides every tool's timeout when > 0 (milliseconds). A timeout,
+   * this one or the tool's own, runs from the call's start (its callback
+   * about to run); time spent waiting before that is not counted.
    */
   uint32_t timeout_ms;
   /**
@@ -186,6 +188,20 @@ typedef struct capstan_exec_options {
    */
   const char *const *approved_ids;
   size_t approved_count;
+  /**
+   * Bounds every call of the batch, in milliseconds from the moment it is
+   * submitted, waits included: for a free worker, for the approver's
+   * decision, for a main thread to call `capstan_registry_pump`. 0 = none.
+   * A call without a result by then ends `CAPSTAN_OUTCOME_TIMEOUT`, with
+   * content saying what it was waiting for ("...while it waited for
+   * approval...", "...for the host's main thread to call
+   * capstan_registry_pump...", "...did not finish within the batch
+   * deadline...": a running call is cancelled as at its timeout). A
+   * decision or completion after that returns ALREADY_COMPLETED.
+   * Appended after `approved_count`: a host built against an older header
+   * passes a smaller `struct_size` and gets no deadline.
+   */
+  uint32_t deadline_ms;
 } capstan_exec_options;
 
 /**
@@ -240,6 +256,13 @@ typedef void (*capstan_result_fn)(void *user_data,
  */
 typedef void (*capstan_approver_fn)(void *user_data,
                                     struct capstan_approval *approval);
+
+/**
+ * Releases a tool's `user_data`. Called exactly once per registration: when the
+ * tool is replaced or removed and its last call is done, when the registry is
+ * freed, or when registration fails.
+ */
+typedef void (*capstan_destroy_fn)(void *user_data);
 
 /**
  * What an event reports (`capstan_event.kind`).
@@ -319,13 +342,6 @@ typedef struct capstan_registry_options {
  */
 typedef void (*capstan_tool_fn)(void *user_data,
                                 struct capstan_call *call);
-
-/**
- * Releases a tool's `user_data`. Called exactly once per registration: when the
- * tool is replaced or removed and its last call is done, when the registry is
- * freed, or when registration fails.
- */
-typedef void (*capstan_destroy_fn)(void *user_data);
 
 /**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
@@ -575,24 +591,35 @@ extern "C" {
 /**
  * The call's validated arguments as compact JSON (schema defaults filled in),
  * NUL-terminated; `*len` (if not NULL) gets the length without the NUL.
- * Owned by the call: valid until the call is completed, timed out or
- * cancelled, which may happen at any moment for a call with a timeout: a
- * tool that completes later, from another thread, copies them inside its
- * callback. NULL if the handle is not live (see `capstan_last_error`).
+ *
+ * Lifetime (also of `capstan_call_id` and `capstan_call_tool`): owned by
+ * the call, valid until the host completes the call with
+ * `capstan_call_return` or `capstan_call_fail` (from any thread; even when
+ * that completion is refused because the call already timed out or was
+ * cancelled) or until the registry is freed, whichever comes first. A
+ * timeout or cancellation does not free it: a tool may hand the pointer to
+ * another thread that reads it and completes the call later. Until then the
+ * handle keeps resolving (after a timeout `capstan_call_cancelled` is true
+ * and a completion returns ALREADY_COMPLETED). So every call must be
+ * completed exactly once, even one that timed out, or its memory is held
+ * until the registry is freed. NULL if the handle is not live (see
+ * `capstan_last_error`).
  */
 const char *capstan_call_arguments(const struct capstan_call *call,
                                    size_t *len);
 
 /**
- * The call's id, NUL-terminated; valid until the call is completed. NULL if
- * the handle is not live.
+ * The call's id, NUL-terminated; valid until the host completes the call or
+ * the registry is freed (see `capstan_call_arguments`). NULL if the handle
+ * is not live.
  */
 const char *capstan_call_id(const struct capstan_call *call,
                             size_t *len);
 
 /**
- * The called tool's name, NUL-terminated; valid until the call is completed.
- * NULL if the handle is not live.
+ * The called tool's name, NUL-terminated; valid until the host completes the
+ * call or the registry is freed (see `capstan_call_arguments`). NULL if the
+ * handle is not live.
  */
 const char *capstan_call_tool(const struct capstan_call *call,
                               size_t *len);
@@ -606,8 +633,9 @@ bool capstan_call_cancelled(const struct capstan_call *call);
 /**
  * Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
  * `CAPSTAN_CONTENT_JSON`); `content` is copied. Any thread, any time, once.
- * After a completion, timeout or cancellation: ALREADY_COMPLETED or
- * STALE_HANDLE, and the content is dropped. Content that is not UTF-8 (or, for
+ * After a timeout or cancellation: ALREADY_COMPLETED, and the content is
+ * dropped; either way the handle then stops resolving and the call's lent
+ * text is freed. A second completion: STALE_HANDLE. Content that is not UTF-8 (or, for
  * JSON, not JSON) still completes the call, as a tool error the model can
  * read, and returns INVALID_UTF8 / INVALID_CONTENT. An unknown `kind` returns
  * INVALID_ARGUMENT and leaves the call open.
@@ -743,10 +771,19 @@ const char *capstan_version(void);
  * Sets (NULL `approver`: removes) the registry's approver. It receives every
  * call of a `CAPSTAN_TOOL_REQUIRES_APPROVAL` tool not listed in the batch's
  * `approved_ids`. Without an approver such calls end `denied`.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `approver` has returned: when it is replaced or removed
+ * (NULL `approver`), when the registry is closed or freed, or before this
+ * returns if `approver` is NULL or the call fails (NULL_PARAMETER;
+ * SHUTTING_DOWN after `capstan_registry_close`). Approvals the approver
+ * still holds stay decidable after its destroy ran. Runs on the thread that
+ * replaced the approver or on the thread of that last invocation.
  */
 capstan_status capstan_registry_set_approver(struct capstan_registry *reg,
                                              capstan_approver_fn approver,
-                                             void *user_data);
+                                             void *user_data,
+                                             capstan_destroy_fn destroy);
 
 /**
  * The waiting call's tool name, id or validated arguments (compact JSON),
@@ -779,11 +816,22 @@ capstan_status capstan_approval_decide(struct capstan_approval *approval,
                                        size_t len);
 
 /**
- * Sets (NULL `hook`: removes) the registry's event hook.
+ * Sets (NULL `hook`: removes) the registry's event hook. Replaces any
+ * previous one; an invocation of the old hook may still be running on
+ * another thread when this returns.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `hook` has returned: when it is replaced or removed
+ * (NULL `hook`), when the registry is closed or freed, or before this returns
+ * if `hook` is NULL or the call fails (NULL_PARAMETER; SHUTTING_DOWN after
+ * `capstan_registry_close`). It runs on the thread that replaced the hook or
+ * on the thread of that last invocation: free `user_data` there, never
+ * right after this function returns.
  */
 capstan_status capstan_registry_set_event_hook(struct capstan_registry *reg,
                                                capstan_event_fn hook,
-                                               void *user_data);
+                                               void *user_data,
+                                               capstan_destroy_fn destroy);
 
 /**
  * Per-tool statistics as JSON, owned by the caller:
@@ -879,7 +927,12 @@ capstan_status capstan_registry_new(const struct capstan_registry_options *opts,
  * the rest finishes after that callback returns. After
  * `capstan_registry_close` it does not wait again: what `close` reported
  * still running may then call back after free returns. Batches stay valid
- * until `capstan_batch_free`.
+ * until `capstan_batch_free`. Every call handle of the registry stops
+ * resolving, and the text lent by `capstan_call_arguments`, `_id` and
+ * `_tool` is freed (see `capstan_call_arguments`). The event hook, notifier
+ * and approver are removed; their destroys have run when this returns,
+ * unless an invocation of theirs still runs on another thread (after a
+ * `close` that timed out), which then runs it.
  */
 void capstan_registry_free(struct capstan_registry *reg);
 
@@ -894,6 +947,17 @@ void capstan_registry_free(struct capstan_registry *reg);
  * then does not wait again). From inside one of the registry's own callbacks
  * it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
  * hang at exit on a stuck tool.
+ *
+ * May race any other function on the registry (but free): a
+ * `capstan_register` that runs at the same time either returns
+ * SHUTTING_DOWN (its destroy has run) or registers a tool that this close
+ * removes and destroys. It returns as soon as the work is done (never a
+ * TIMEOUT for work that finished; with UINT32_MAX it returns once the last
+ * callback returned and the last destroy ran). The event hook, notifier and
+ * approver are removed, after the cancellations were reported to them; their
+ * destroys run once their last invocation has returned; setting one
+ * afterwards returns SHUTTING_DOWN. The TIMEOUT message says what was still
+ * outstanding (callbacks running, tools not yet destroyed).
  */
 capstan_status capstan_registry_close(struct capstan_registry *reg,
                                       uint32_t timeout_ms);
@@ -947,10 +1011,19 @@ capstan_status capstan_pool_configure(uint32_t threads);
  * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
  * host: called on any thread when a result is queued for polling or a
  * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `notify` has returned: when it is replaced or removed
+ * (NULL `notify`), when the registry is closed or freed, or before this
+ * returns if `notify` is NULL or the call fails (NULL_PARAMETER;
+ * SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
+ * replaced the notifier or on the thread of that last invocation; it must
+ * not call into capstan with this registry.
  */
 capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
                                            capstan_notify_fn notify,
-                                           void *user_data);
+                                           void *user_data,
+                                           capstan_destroy_fn destroy);
 
 /**
  * Linux only: `*out` gets an eventfd that becomes readable when a result is

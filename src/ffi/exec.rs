@@ -37,6 +37,7 @@ unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOp
         parallel: o.flags & CAPSTAN_EXEC_SEQUENTIAL == 0,
         limit: o.limit as usize,
         timeout_ms: o.timeout_ms,
+        deadline_ms: o.deadline_ms,
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,

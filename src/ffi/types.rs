@@ -290,11 +290,25 @@ pub struct capstan_exec_options {
     pub flags: u32,
     /// At most this many calls of the batch run at once; 0 = 8.
     pub limit: u32,
-    /// Overrides every tool's timeout when > 0 (milliseconds).
+    /// Overrides every tool's timeout when > 0 (milliseconds). A timeout,
+    /// this one or the tool's own, runs from the call's start (its callback
+    /// about to run); time spent waiting before that is not counted.
     pub timeout_ms: u32,
     /// Ids of calls the user already approved (NUL-terminated UTF-8), so their
     /// `CAPSTAN_TOOL_REQUIRES_APPROVAL` tools run without asking the approver.
     /// Read during the call only. NULL when `approved_count` is 0.
     pub approved_ids: *const *const c_char,
     pub approved_count: usize,
+    /// Bounds every call of the batch, in milliseconds from the moment it is
+    /// submitted, waits included: for a free worker, for the approver's
+    /// decision, for a main thread to call `capstan_registry_pump`. 0 = none.
+    /// A call without a result by then ends `CAPSTAN_OUTCOME_TIMEOUT`, with
+    /// content saying what it was waiting for ("...while it waited for
+    /// approval...", "...for the host's main thread to call
+    /// capstan_registry_pump...", "...did not finish within the batch
+    /// deadline...": a running call is cancelled as at its timeout). A
+    /// decision or completion after that returns ALREADY_COMPLETED.
+    /// Appended after `approved_count`: a host built against an older header
+    /// passes a smaller `struct_size` and gets no deadline.
+    pub deadline_ms: u32,
 }
