@@ -258,9 +258,11 @@ typedef void (*capstan_approver_fn)(void *user_data,
                                     struct capstan_approval *approval);
 
 /**
- * Releases a tool's `user_data`. Called exactly once per registration: when the
- * tool is replaced or removed and its last call is done, when the registry is
- * freed, or when registration fails.
+ * Releases a `user_data`. For a tool: called exactly once per registration,
+ * when the tool is replaced or removed and its last call is done, when the
+ * registry is freed, or when registration fails. For a hook (event hook,
+ * notifier, approver): exactly once, after the last invocation of that hook
+ * has returned (see `capstan_registry_set_event_hook`).
  */
 typedef void (*capstan_destroy_fn)(void *user_data);
 
@@ -334,8 +336,9 @@ typedef struct capstan_registry_options {
 
 /**
  * A tool's callback. Runs on a pool thread (or the thread calling
- * `capstan_execute` for a lone call, or the thread calling
- * `capstan_registry_pump` for main-thread tools). It must complete `call`
+ * `capstan_execute` for a lone call, or for main-thread tools a thread that
+ * called `capstan_registry_pump`: inside the pump, or while that thread
+ * waits on the call's batch). It must complete `call`
  * exactly once with `capstan_call_return` or `capstan_call_fail`, before or
  * after returning, from any thread. It may call any capstan function, including
  * `capstan_execute` on the same registry.
@@ -394,6 +397,8 @@ typedef struct capstan_tool_def {
  * Wakes an event-loop host: called on any thread when a result is queued for
  * polling or a main-thread call waits for `capstan_registry_pump`. Must be
  * quick and must not call into capstan: post to your loop, nothing more.
+ * Its `user_data` is released by the destroy given to
+ * `capstan_registry_set_notify`.
  */
 typedef void (*capstan_notify_fn)(void *user_data);
 
@@ -661,7 +666,10 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * `{"id","name","content","is_error","outcome","duration_us"}` in call order.
  * Tool failures, invalid arguments, unknown tools, timeouts are results, not
  * statuses; INVALID_CALLS only when `calls_json` itself is malformed. Any
- * thread, including inside a tool callback (nested execution).
+ * thread, including inside a tool callback (nested execution). On a thread
+ * that ever called `capstan_registry_pump` on `reg`, main-thread tools of
+ * the batch run on this thread while it waits; from any other thread they
+ * wait for a pump (bound that wait with `opts->deadline_ms`).
  */
 capstan_status capstan_execute(struct capstan_registry *reg,
                                const char *calls_json,
@@ -691,8 +699,10 @@ capstan_status capstan_submit(struct capstan_registry *reg,
  * Waits until every result of the batch was handed over (callback delivery:
  * every callback returned; poll delivery: every result is queued), up to
  * `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
- * CAPSTAN_ERR_TIMEOUT otherwise. Do not call from inside the batch's own
- * result callback.
+ * CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
+ * inside the batch's own result callback. On a thread that ever called
+ * `capstan_registry_pump` on the batch's registry, the batch's main-thread
+ * calls run on this thread while it waits.
  */
 capstan_status capstan_batch_wait(struct capstan_batch *batch,
                                   uint32_t timeout_ms);
@@ -994,8 +1004,14 @@ capstan_status capstan_unregister(struct capstan_registry *reg,
  * Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
  * calling thread, for about `budget_ms` (at least one call if any is
  * queued). Call it from the host's main thread: a game frame, a UI idle
- * handler. A `capstan_execute` later called on this same thread runs
- * main-thread tools inline. Returns how many calls ran (0 if `reg` is NULL).
+ * handler. Returns how many calls ran (0 if `reg` is NULL).
+ *
+ * Every thread that ever called this on `reg` counts as a main thread of
+ * `reg` from then on. A main thread that waits on a batch
+ * (`capstan_execute`, `capstan_run_turn`, `capstan_batch_wait`, also nested
+ * inside a main-thread tool) runs that batch's main-thread calls itself
+ * while it waits, so it never deadlocks waiting for a pump that only it
+ * would do. Other threads' main-thread calls still wait for a pump.
  */
 size_t capstan_registry_pump(struct capstan_registry *reg,
                              uint32_t budget_ms);

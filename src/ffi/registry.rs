@@ -245,8 +245,14 @@ pub unsafe extern "C" fn capstan_unregister(
 /// Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
 /// calling thread, for about `budget_ms` (at least one call if any is
 /// queued). Call it from the host's main thread: a game frame, a UI idle
-/// handler. A `capstan_execute` later called on this same thread runs
-/// main-thread tools inline. Returns how many calls ran (0 if `reg` is NULL).
+/// handler. Returns how many calls ran (0 if `reg` is NULL).
+///
+/// Every thread that ever called this on `reg` counts as a main thread of
+/// `reg` from then on. A main thread that waits on a batch
+/// (`capstan_execute`, `capstan_run_turn`, `capstan_batch_wait`, also nested
+/// inside a main-thread tool) runs that batch's main-thread calls itself
+/// while it waits, so it never deadlocks waiting for a pump that only it
+/// would do. Other threads' main-thread calls still wait for a pump.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_pump(
     reg: *mut capstan_registry,

@@ -145,6 +145,8 @@ pub type capstan_result_fn =
 /// Wakes an event-loop host: called on any thread when a result is queued for
 /// polling or a main-thread call waits for `capstan_registry_pump`. Must be
 /// quick and must not call into capstan: post to your loop, nothing more.
+/// Its `user_data` is released by the destroy given to
+/// `capstan_registry_set_notify`.
 pub type capstan_notify_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// A registry of tools. Thread-safe: every function taking one may be called
@@ -211,17 +213,20 @@ pub struct capstan_batch {
 }
 
 /// A tool's callback. Runs on a pool thread (or the thread calling
-/// `capstan_execute` for a lone call, or the thread calling
-/// `capstan_registry_pump` for main-thread tools). It must complete `call`
+/// `capstan_execute` for a lone call, or for main-thread tools a thread that
+/// called `capstan_registry_pump`: inside the pump, or while that thread
+/// waits on the call's batch). It must complete `call`
 /// exactly once with `capstan_call_return` or `capstan_call_fail`, before or
 /// after returning, from any thread. It may call any capstan function, including
 /// `capstan_execute` on the same registry.
 pub type capstan_tool_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut capstan_call)>;
 
-/// Releases a tool's `user_data`. Called exactly once per registration: when the
-/// tool is replaced or removed and its last call is done, when the registry is
-/// freed, or when registration fails.
+/// Releases a `user_data`. For a tool: called exactly once per registration,
+/// when the tool is replaced or removed and its last call is done, when the
+/// registry is freed, or when registration fails. For a hook (event hook,
+/// notifier, approver): exactly once, after the last invocation of that hook
+/// has returned (see `capstan_registry_set_event_hook`).
 pub type capstan_destroy_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
