@@ -119,6 +119,15 @@ bench: lib
 	$(BUILD)/bench/abi_bench --threads 1 --scaling
 	$(BUILD)/bench/abi_bench --threads 2 --scaling
 
+# --- contract: timers released on completion (issue 17 item 7) -------------------
+# 1,000,000 calls of a tool with a one-hour timeout, RSS printed every 100k:
+# flat when a finished call's timer is cancelled. Not part of `make test`.
+.PHONY: timeout-rss
+timeout-rss: lib
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) -O2 bench/c/timeout_rss.c -o $(BUILD)/bench/timeout_rss $(LDFLAGS_COMMON)
+	$(BUILD)/bench/timeout_rss
+
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean

@@ -1033,8 +1033,7 @@ capstan_status capstan_pool_configure(uint32_t threads);
  * (NULL `notify`), when the registry is closed or freed, or before this
  * returns if `notify` is NULL or the call fails (NULL_PARAMETER;
  * SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
- * replaced the notifier or on the thread of that last invocation; it must
- * not call into capstan with this registry.
+ * replaced, removed or closed, or on the thread of that last invocation.
  */
 capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
                                            capstan_notify_fn notify,

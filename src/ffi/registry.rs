@@ -296,8 +296,7 @@ impl NotifyFn {
 /// (NULL `notify`), when the registry is closed or freed, or before this
 /// returns if `notify` is NULL or the call fails (NULL_PARAMETER;
 /// SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
-/// replaced the notifier or on the thread of that last invocation; it must
-/// not call into capstan with this registry.
+/// replaced, removed or closed, or on the thread of that last invocation.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_set_notify(
     reg: *mut capstan_registry,
