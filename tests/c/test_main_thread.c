@@ -31,7 +31,8 @@ static void on_alarm(int sig) {
 /* Arms the watchdog for the next test; generous for Valgrind. */
 static void begin(const char *name) {
     current_test = name;
-    alarm(120);
+    const char *w = getenv("CAPSTAN_TEST_WATCHDOG_S"); /* seconds; default generous for Valgrind */
+    alarm(w != NULL ? (unsigned)atoi(w) : 120u);
 }
 
 static pthread_t main_thread;
@@ -286,19 +287,25 @@ static void test_a_tools_timeout_runs_from_its_start_not_while_it_waits_for_the_
     capstan_registry_free(reg);
 }
 
-int main(void) {
+/* Runs the tests whose name contains argv[1] (all without an argument). */
+#define RUN(test)                                                          \
+    do {                                                                   \
+        if (argc < 2 || strstr(#test, argv[1]) != NULL) test();            \
+    } while (0)
+
+int main(int argc, char **argv) {
     signal(SIGALRM, on_alarm);
     main_thread = pthread_self();
-    test_execute_on_the_pump_thread_runs_main_thread_calls_beside_ordinary_ones();
-    test_execute_on_the_pump_thread_runs_a_batch_of_only_main_thread_calls_one_slow();
-    test_nested_execute_inside_a_main_thread_tool_runs_its_main_thread_calls();
-    test_run_turn_on_the_pump_thread_runs_main_thread_calls();
-    test_batch_wait_on_the_pump_thread_runs_the_batchs_main_thread_calls();
-    test_every_thread_that_ever_pumped_counts_as_a_main_thread();
-    test_deadline_ends_a_call_waiting_for_the_pump_as_timeout_saying_so();
-    test_deadline_ends_a_call_waiting_for_approval_as_timeout_saying_so();
-    test_deadline_cancels_a_running_call_as_timeout();
-    test_a_tools_timeout_runs_from_its_start_not_while_it_waits_for_the_pump();
+    RUN(test_execute_on_the_pump_thread_runs_main_thread_calls_beside_ordinary_ones);
+    RUN(test_execute_on_the_pump_thread_runs_a_batch_of_only_main_thread_calls_one_slow);
+    RUN(test_nested_execute_inside_a_main_thread_tool_runs_its_main_thread_calls);
+    RUN(test_run_turn_on_the_pump_thread_runs_main_thread_calls);
+    RUN(test_batch_wait_on_the_pump_thread_runs_the_batchs_main_thread_calls);
+    RUN(test_every_thread_that_ever_pumped_counts_as_a_main_thread);
+    RUN(test_deadline_ends_a_call_waiting_for_the_pump_as_timeout_saying_so);
+    RUN(test_deadline_ends_a_call_waiting_for_approval_as_timeout_saying_so);
+    RUN(test_deadline_cancels_a_running_call_as_timeout);
+    RUN(test_a_tools_timeout_runs_from_its_start_not_while_it_waits_for_the_pump);
     alarm(0);
     return check_report("test_main_thread");
 }
