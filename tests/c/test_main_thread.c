@@ -265,6 +265,18 @@ static void test_deadline_cancels_a_running_call_as_timeout(void) {
     capstan_registry_free(reg);
 }
 
+static void test_deadline_ends_a_call_waiting_for_a_free_worker_as_timeout_saying_so(void) {
+    begin("deadline while waiting for a worker");
+    setup();
+    add("slow", slow_tool, 0, 0);
+    capstan_exec_options opts = {.struct_size = sizeof opts, .limit = 1, .deadline_ms = 30};
+    char *out = execute("[{\"id\":\"s\",\"name\":\"slow\"},{\"id\":\"w\",\"name\":\"slow\"}]", &opts);
+    CHECK(count_of(out, "\"outcome\":\"timeout\"") == 2);
+    CHECK_CONTAINS(out, "waited to start");
+    capstan_free(out);
+    capstan_registry_free(reg);
+}
+
 static atomic_int last_outcome = -1;
 static void record_outcome(void *user_data, const capstan_result *r) {
     (void)user_data;
@@ -305,6 +317,7 @@ int main(int argc, char **argv) {
     RUN(test_deadline_ends_a_call_waiting_for_the_pump_as_timeout_saying_so);
     RUN(test_deadline_ends_a_call_waiting_for_approval_as_timeout_saying_so);
     RUN(test_deadline_cancels_a_running_call_as_timeout);
+    RUN(test_deadline_ends_a_call_waiting_for_a_free_worker_as_timeout_saying_so);
     RUN(test_a_tools_timeout_runs_from_its_start_not_while_it_waits_for_the_pump);
     alarm(0);
     return check_report("test_main_thread");
