@@ -217,7 +217,9 @@ typedef struct capstan_exec_options {
    */
   uint32_t limit;
   /**
-   * Overrides every tool's timeout when > 0 (milliseconds).
+   * Overrides every tool's timeout when > 0 (milliseconds). A timeout,
+   * this one or the tool's own, runs from the call's start (its callback
+   * about to run); time spent waiting before that is not counted.
    */
   uint32_t timeout_ms;
   /**
@@ -227,6 +229,20 @@ typedef struct capstan_exec_options {
    */
   const char *const *approved_ids;
   size_t approved_count;
+  /**
+   * Bounds every call of the batch, in milliseconds from the moment it is
+   * submitted, waits included: for a free worker, for the approver's
+   * decision, for a main thread to call `capstan_registry_pump`. 0 = none.
+   * A call without a result by then ends `CAPSTAN_OUTCOME_TIMEOUT`, with
+   * content saying what it was waiting for ("...while it waited for
+   * approval...", "...for the host's main thread to call
+   * capstan_registry_pump...", "...did not finish within the batch
+   * deadline...": a running call is cancelled as at its timeout). A
+   * decision or completion after that returns ALREADY_COMPLETED.
+   * Appended after `approved_count`: a host built against an older header
+   * passes a smaller `struct_size` and gets no deadline.
+   */
+  uint32_t deadline_ms;
 } capstan_exec_options;
 
 /**
@@ -281,6 +297,15 @@ typedef void (*capstan_result_fn)(void *user_data,
  */
 typedef void (*capstan_approver_fn)(void *user_data,
                                     struct capstan_approval *approval);
+
+/**
+ * Releases a `user_data`. For a tool: called exactly once per registration,
+ * when the tool is replaced or removed and its last call is done, when the
+ * registry is freed, or when registration fails. For a hook (event hook,
+ * notifier, approver): exactly once, after the last invocation of that hook
+ * has returned (see `capstan_registry_set_event_hook`).
+ */
+typedef void (*capstan_destroy_fn)(void *user_data);
 
 /**
  * What an event reports (`capstan_event.kind`).
@@ -352,21 +377,15 @@ typedef struct capstan_registry_options {
 
 /**
  * A tool's callback. Runs on a pool thread (or the thread calling
- * `capstan_execute` for a lone call, or the thread calling
- * `capstan_registry_pump` for main-thread tools). It must complete `call`
+ * `capstan_execute` for a lone call, or for main-thread tools a thread that
+ * called `capstan_registry_pump`: inside the pump, or while that thread
+ * waits on the call's batch). It must complete `call`
  * exactly once with `capstan_call_return` or `capstan_call_fail`, before or
  * after returning, from any thread. It may call any capstan function, including
  * `capstan_execute` on the same registry.
  */
 typedef void (*capstan_tool_fn)(void *user_data,
                                 struct capstan_call *call);
-
-/**
- * Releases a tool's `user_data`. Called exactly once per registration: when the
- * tool is replaced or removed and its last call is done, when the registry is
- * freed, or when registration fails.
- */
-typedef void (*capstan_destroy_fn)(void *user_data);
 
 /**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
@@ -419,6 +438,8 @@ typedef struct capstan_tool_def {
  * Wakes an event-loop host: called on any thread when a result is queued for
  * polling or a main-thread call waits for `capstan_registry_pump`. Must be
  * quick and must not call into capstan: post to your loop, nothing more.
+ * Its `user_data` is released by the destroy given to
+ * `capstan_registry_set_notify`.
  */
 typedef void (*capstan_notify_fn)(void *user_data);
 
@@ -623,24 +644,35 @@ extern "C" {
 /**
  * The call's validated arguments as compact JSON (schema defaults filled in),
  * NUL-terminated; `*len` (if not NULL) gets the length without the NUL.
- * Owned by the call: valid until the call is completed, timed out or
- * cancelled, which may happen at any moment for a call with a timeout: a
- * tool that completes later, from another thread, copies them inside its
- * callback. NULL if the handle is not live (see `capstan_last_error`).
+ *
+ * Lifetime (also of `capstan_call_id` and `capstan_call_tool`): owned by
+ * the call, valid until the host completes the call with
+ * `capstan_call_return` or `capstan_call_fail` (from any thread; even when
+ * that completion is refused because the call already timed out or was
+ * cancelled) or until the registry is freed, whichever comes first. A
+ * timeout or cancellation does not free it: a tool may hand the pointer to
+ * another thread that reads it and completes the call later. Until then the
+ * handle keeps resolving (after a timeout `capstan_call_cancelled` is true
+ * and a completion returns ALREADY_COMPLETED). So every call must be
+ * completed exactly once, even one that timed out, or its memory is held
+ * until the registry is freed. NULL if the handle is not live (see
+ * `capstan_last_error`).
  */
 const char *capstan_call_arguments(const struct capstan_call *call,
                                    size_t *len);
 
 /**
- * The call's id, NUL-terminated; valid until the call is completed. NULL if
- * the handle is not live.
+ * The call's id, NUL-terminated; valid until the host completes the call or
+ * the registry is freed (see `capstan_call_arguments`). NULL if the handle
+ * is not live.
  */
 const char *capstan_call_id(const struct capstan_call *call,
                             size_t *len);
 
 /**
- * The called tool's name, NUL-terminated; valid until the call is completed.
- * NULL if the handle is not live.
+ * The called tool's name, NUL-terminated; valid until the host completes the
+ * call or the registry is freed (see `capstan_call_arguments`). NULL if the
+ * handle is not live.
  */
 const char *capstan_call_tool(const struct capstan_call *call,
                               size_t *len);
@@ -654,8 +686,9 @@ bool capstan_call_cancelled(const struct capstan_call *call);
 /**
  * Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
  * `CAPSTAN_CONTENT_JSON`); `content` is copied. Any thread, any time, once.
- * After a completion, timeout or cancellation: ALREADY_COMPLETED or
- * STALE_HANDLE, and the content is dropped. Content that is not UTF-8 (or, for
+ * After a timeout or cancellation: ALREADY_COMPLETED, and the content is
+ * dropped; either way the handle then stops resolving and the call's lent
+ * text is freed. A second completion: STALE_HANDLE. Content that is not UTF-8 (or, for
  * JSON, not JSON) still completes the call, as a tool error the model can
  * read, and returns INVALID_UTF8 / INVALID_CONTENT. An unknown `kind` returns
  * INVALID_ARGUMENT and leaves the call open.
@@ -681,7 +714,10 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * `{"id","name","content","is_error","outcome","duration_us"}` in call order.
  * Tool failures, invalid arguments, unknown tools, timeouts are results, not
  * statuses; INVALID_CALLS only when `calls_json` itself is malformed. Any
- * thread, including inside a tool callback (nested execution).
+ * thread, including inside a tool callback (nested execution). On a thread
+ * that ever called `capstan_registry_pump` on `reg`, main-thread tools of
+ * the batch run on this thread while it waits; from any other thread they
+ * wait for a pump (bound that wait with `opts->deadline_ms`).
  */
 capstan_status capstan_execute(struct capstan_registry *reg,
                                const char *calls_json,
@@ -711,8 +747,10 @@ capstan_status capstan_submit(struct capstan_registry *reg,
  * Waits until every result of the batch was handed over (callback delivery:
  * every callback returned; poll delivery: every result is queued), up to
  * `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
- * CAPSTAN_ERR_TIMEOUT otherwise. Do not call from inside the batch's own
- * result callback.
+ * CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
+ * inside the batch's own result callback. On a thread that ever called
+ * `capstan_registry_pump` on the batch's registry, the batch's main-thread
+ * calls run on this thread while it waits.
  */
 capstan_status capstan_batch_wait(struct capstan_batch *batch,
                                   uint32_t timeout_ms);
@@ -792,10 +830,19 @@ const char *capstan_version(void);
  * Sets (NULL `approver`: removes) the registry's approver. It receives every
  * call of a `CAPSTAN_TOOL_REQUIRES_APPROVAL` tool not listed in the batch's
  * `approved_ids`. Without an approver such calls end `denied`.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `approver` has returned: when it is replaced or removed
+ * (NULL `approver`), when the registry is closed or freed, or before this
+ * returns if `approver` is NULL or the call fails (NULL_PARAMETER;
+ * SHUTTING_DOWN after `capstan_registry_close`). Approvals the approver
+ * still holds stay decidable after its destroy ran. Runs on the thread that
+ * replaced the approver or on the thread of that last invocation.
  */
 capstan_status capstan_registry_set_approver(struct capstan_registry *reg,
                                              capstan_approver_fn approver,
-                                             void *user_data);
+                                             void *user_data,
+                                             capstan_destroy_fn destroy);
 
 /**
  * The waiting call's tool name, id or validated arguments (compact JSON),
@@ -828,11 +875,22 @@ capstan_status capstan_approval_decide(struct capstan_approval *approval,
                                        size_t len);
 
 /**
- * Sets (NULL `hook`: removes) the registry's event hook.
+ * Sets (NULL `hook`: removes) the registry's event hook. Replaces any
+ * previous one; an invocation of the old hook may still be running on
+ * another thread when this returns.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `hook` has returned: when it is replaced or removed
+ * (NULL `hook`), when the registry is closed or freed, or before this returns
+ * if `hook` is NULL or the call fails (NULL_PARAMETER; SHUTTING_DOWN after
+ * `capstan_registry_close`). It runs on the thread that replaced the hook or
+ * on the thread of that last invocation: free `user_data` there, never
+ * right after this function returns.
  */
 capstan_status capstan_registry_set_event_hook(struct capstan_registry *reg,
                                                capstan_event_fn hook,
-                                               void *user_data);
+                                               void *user_data,
+                                               capstan_destroy_fn destroy);
 
 /**
  * Per-tool statistics as JSON, owned by the caller:
@@ -979,7 +1037,12 @@ capstan_status capstan_registry_new(const struct capstan_registry_options *opts,
  * the rest finishes after that callback returns. After
  * `capstan_registry_close` it does not wait again: what `close` reported
  * still running may then call back after free returns. Batches stay valid
- * until `capstan_batch_free`.
+ * until `capstan_batch_free`. Every call handle of the registry stops
+ * resolving, and the text lent by `capstan_call_arguments`, `_id` and
+ * `_tool` is freed (see `capstan_call_arguments`). The event hook, notifier
+ * and approver are removed; their destroys have run when this returns,
+ * unless an invocation of theirs still runs on another thread (after a
+ * `close` that timed out), which then runs it.
  */
 void capstan_registry_free(struct capstan_registry *reg);
 
@@ -994,6 +1057,17 @@ void capstan_registry_free(struct capstan_registry *reg);
  * then does not wait again). From inside one of the registry's own callbacks
  * it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
  * hang at exit on a stuck tool.
+ *
+ * May race any other function on the registry (but free): a
+ * `capstan_register` that runs at the same time either returns
+ * SHUTTING_DOWN (its destroy has run) or registers a tool that this close
+ * removes and destroys. It returns as soon as the work is done (never a
+ * TIMEOUT for work that finished; with UINT32_MAX it returns once the last
+ * callback returned and the last destroy ran). The event hook, notifier and
+ * approver are removed, after the cancellations were reported to them; their
+ * destroys run once their last invocation has returned; setting one
+ * afterwards returns SHUTTING_DOWN. The TIMEOUT message says what was still
+ * outstanding (callbacks running, tools not yet destroyed).
  */
 capstan_status capstan_registry_close(struct capstan_registry *reg,
                                       uint32_t timeout_ms);
@@ -1030,8 +1104,14 @@ capstan_status capstan_unregister(struct capstan_registry *reg,
  * Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
  * calling thread, for about `budget_ms` (at least one call if any is
  * queued). Call it from the host's main thread: a game frame, a UI idle
- * handler. A `capstan_execute` later called on this same thread runs
- * main-thread tools inline. Returns how many calls ran (0 if `reg` is NULL).
+ * handler. Returns how many calls ran (0 if `reg` is NULL).
+ *
+ * Every thread that ever called this on `reg` counts as a main thread of
+ * `reg` from then on. A main thread that waits on a batch
+ * (`capstan_execute`, `capstan_run_turn`, `capstan_batch_wait`, also nested
+ * inside a main-thread tool) runs that batch's main-thread calls itself
+ * while it waits, so it never deadlocks waiting for a pump that only it
+ * would do. Other threads' main-thread calls still wait for a pump.
  */
 size_t capstan_registry_pump(struct capstan_registry *reg,
                              uint32_t budget_ms);
@@ -1047,10 +1127,18 @@ capstan_status capstan_pool_configure(uint32_t threads);
  * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
  * host: called on any thread when a result is queued for polling or a
  * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `notify` has returned: when it is replaced or removed
+ * (NULL `notify`), when the registry is closed or freed, or before this
+ * returns if `notify` is NULL or the call fails (NULL_PARAMETER;
+ * SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
+ * replaced, removed or closed, or on the thread of that last invocation.
  */
 capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
                                            capstan_notify_fn notify,
-                                           void *user_data);
+                                           void *user_data,
+                                           capstan_destroy_fn destroy);
 
 /**
  * Linux only: `*out` gets an eventfd that becomes readable when a result is

@@ -35,12 +35,14 @@ thread_local! {
 
 fn home_shard() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    HOME_SHARD.with(|home| {
-        if home.get() == usize::MAX {
-            home.set(NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS);
-        }
-        home.get()
-    })
+    HOME_SHARD
+        .try_with(|home| {
+            if home.get() == usize::MAX {
+                home.set(NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS);
+            }
+            home.get()
+        })
+        .unwrap_or(0)
 }
 
 fn pack(generation: usize, slot: usize, shard: usize) -> usize {

@@ -103,7 +103,7 @@ impl ToolStats {
         let stripes = self
             .stripes
             .get_or_init(|| Box::new(std::array::from_fn(|_| Stripe::default())));
-        &stripes[STRIPE.with(|s| *s)]
+        &stripes[STRIPE.try_with(|s| *s).unwrap_or(0)]
     }
 
     fn sum(&self, f: impl Fn(&Stripe) -> &AtomicU64) -> u64 {
@@ -167,20 +167,13 @@ impl ToolStats {
 /// The registry's observers: the event hook and the stats of every tool name.
 #[derive(Default)]
 pub(crate) struct Observer {
-    has_hook: AtomicBool,
-    hook: RwLock<Option<EventHook>>,
+    /// Whether `hook` is set; written under `hook`'s write lock.
+    pub(crate) has_hook: AtomicBool,
+    pub(crate) hook: RwLock<Option<EventHook>>,
     stats: RwLock<HashMap<String, Arc<ToolStats>>>,
 }
 
 impl Observer {
-    pub(crate) fn set_hook(&self, hook: Option<EventHook>) {
-        let some = hook.is_some();
-        if let Ok(mut h) = self.hook.write() {
-            *h = hook;
-        }
-        self.has_hook.store(some, Ordering::Release);
-    }
-
     /// Calls the hook, if any, outside every lock.
     pub(crate) fn emit(&self, event: Event<'_>) {
         if !self.has_hook.load(Ordering::Acquire) {

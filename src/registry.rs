@@ -1,9 +1,9 @@
 //! Tools by name: register, replace, remove, look up, describe.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
-use std::thread::ThreadId;
 use std::time::Duration;
 
 use crate::error::Error;
@@ -61,6 +61,22 @@ impl Activity {
 
     fn is_idle(&self) -> bool {
         self.running.load(Ordering::SeqCst) == 0 && self.tools.load(Ordering::SeqCst) == 0
+    }
+
+    /// What `close` would still wait for, in words.
+    fn outstanding(&self) -> String {
+        let running = self.running.load(Ordering::SeqCst);
+        let tools = self.tools.load(Ordering::SeqCst);
+        match (running, tools) {
+            (0, 0) => "nothing is left (it finished just now)".into(),
+            (r, 0) => format!("{r} callback(s) of this registry were still running"),
+            (0, t) => {
+                format!("{t} tool(s) were not yet destroyed (calls of theirs still in flight)")
+            }
+            (r, t) => {
+                format!("{r} callback(s) were still running and {t} tool(s) were not yet destroyed")
+            }
+        }
     }
 }
 
@@ -165,6 +181,31 @@ pub struct RegistryOptions {
     pub coerce: bool,
 }
 
+/// Puts `new` in `slot` and drops what was there outside the lock. Refused
+/// (and `new` dropped) once the registry is closed: checked under the lock
+/// that `close` takes after setting its flag, so no hook outlives `close`.
+/// `set` runs under the lock with whether a hook is now in place.
+fn replace_hook<T>(
+    shared: &Shared,
+    slot: &RwLock<Option<T>>,
+    new: Option<T>,
+    set: impl FnOnce(bool),
+) -> Result<(), Error> {
+    let mut guard = slot
+        .write()
+        .map_err(|_| Error::Internal("registry lock poisoned".into()))?;
+    if new.is_some() && shared.is_closed() {
+        drop(guard);
+        drop(new);
+        return Err(Error::ShuttingDown("the registry is closed".into()));
+    }
+    let old = std::mem::replace(&mut *guard, new);
+    set(guard.is_some());
+    drop(guard);
+    drop(old);
+    Ok(())
+}
+
 /// Names accepted by every provider: `^[A-Za-z0-9_-]{1,64}$`.
 pub fn check_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
@@ -230,7 +271,10 @@ pub(crate) struct Shared {
     activity: Arc<Activity>,
     /// Main-thread tool calls waiting for `pump`.
     pub(crate) main_queue: Mutex<std::collections::VecDeque<PendingRun>>,
-    pub(crate) pump_thread: Mutex<Option<ThreadId>>,
+    /// Threads that ever pumped (see `thread_token`): each counts as a main
+    /// thread. `any_pumped` keeps the lock off the path of hosts that never pump.
+    pumped: Mutex<Vec<u64>>,
+    any_pumped: AtomicBool,
     /// Batches that may still be running, for `close`.
     pub(crate) batches: Mutex<Vec<std::sync::Weak<crate::exec::BatchInner>>>,
 }
@@ -238,6 +282,21 @@ pub(crate) struct Shared {
 thread_local! {
     /// Registries whose tool callback is running on this thread, innermost last.
     static IN_CALLBACK: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number naming the calling thread, never reused; `None` once the thread's
+/// locals are gone (a thread-exit destructor calling into capstan).
+pub(crate) fn thread_token() -> Option<u64> {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    TOKEN
+        .try_with(|t| {
+            if t.get() == 0 {
+                t.set(NEXT.fetch_add(1, Ordering::Relaxed));
+            }
+            t.get()
+        })
+        .ok()
 }
 
 impl Shared {
@@ -249,19 +308,34 @@ impl Shared {
     /// can wait for it.
     pub(crate) fn run_callback(self: &Arc<Self>, f: impl FnOnce()) {
         let key = self.key();
-        if IN_CALLBACK.with(|v| v.borrow().last() == Some(&key)) {
+        // try_with: on a thread whose locals are gone (a thread-exit
+        // destructor) nesting is not tracked, and the work is simply counted.
+        let nested = IN_CALLBACK
+            .try_with(|v| {
+                v.try_borrow()
+                    .map(|v| v.last() == Some(&key))
+                    .unwrap_or(false)
+            })
+            .unwrap_or(false);
+        if nested {
             return f(); // already counted, by the worker that runs us
         }
         self.activity.running.fetch_add(1, Ordering::SeqCst);
-        IN_CALLBACK.with(|v| v.borrow_mut().push(self.key()));
+        let pushed = IN_CALLBACK
+            .try_with(|v| v.try_borrow_mut().map(|mut v| v.push(key)).is_ok())
+            .unwrap_or(false);
         f();
-        IN_CALLBACK.with(|v| v.borrow_mut().pop());
+        if pushed {
+            let _ = IN_CALLBACK.try_with(|v| v.try_borrow_mut().map(|mut v| v.pop()));
+        }
         self.activity.settle(&self.activity.running);
     }
 
     fn in_own_callback(self: &Arc<Self>) -> bool {
         let key = self.key();
-        IN_CALLBACK.with(|v| v.borrow().contains(&key))
+        IN_CALLBACK
+            .try_with(|v| v.try_borrow().map(|v| v.contains(&key)).unwrap_or(false))
+            .unwrap_or(false)
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -280,12 +354,29 @@ impl Shared {
         self.approver.read().ok().and_then(|a| a.clone())
     }
 
+    /// True on a thread that ever called `pump` on this registry: its main
+    /// thread (there may be several).
     pub(crate) fn is_pump_thread(&self) -> bool {
-        let me = std::thread::current().id();
-        self.pump_thread
-            .lock()
-            .map(|t| *t == Some(me))
-            .unwrap_or(false)
+        if !self.any_pumped.load(Ordering::Acquire) {
+            return false;
+        }
+        let Some(me) = thread_token() else {
+            return false;
+        };
+        self.pumped.lock().map(|t| t.contains(&me)).unwrap_or(false)
+    }
+
+    /// Records the calling thread as a main thread of this registry.
+    pub(crate) fn mark_pump_thread(&self) {
+        let Some(me) = thread_token() else {
+            return;
+        };
+        if let Ok(mut t) = self.pumped.lock() {
+            if !t.contains(&me) {
+                t.push(me);
+            }
+        }
+        self.any_pumped.store(true, Ordering::Release);
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<Arc<Tool>> {
@@ -353,7 +444,8 @@ impl Registry {
                     idle: Condvar::new(),
                 }),
                 main_queue: Mutex::new(std::collections::VecDeque::new()),
-                pump_thread: Mutex::new(None),
+                pumped: Mutex::new(Vec::new()),
+                any_pumped: AtomicBool::new(false),
                 batches: Mutex::new(Vec::new()),
                 generation: std::sync::atomic::AtomicU64::new(0),
                 wake: Wake::default(),
@@ -401,12 +493,20 @@ impl Registry {
             stats: self.shared.observer.stats_for(&def.name),
             _alive: Alive(self.shared.activity.clone()),
         });
-        let old = self
+        let mut tools = self
             .shared
             .tools
             .write()
-            .map_err(|_| Error::Internal("registry lock poisoned".into()))?
-            .insert(def.name, tool);
+            .map_err(|_| Error::Internal("registry lock poisoned".into()))?;
+        // Checked under the lock `close` takes after setting the flag: a
+        // registration racing `close` is either emptied out by it or refused.
+        if self.shared.is_closed() {
+            drop(tools);
+            drop(tool); // runs its destroy, outside the lock
+            return Err(Error::ShuttingDown("the registry is closed".into()));
+        }
+        let old = tools.insert(def.name, tool);
+        drop(tools);
         self.shared.changed();
         drop(old); // outside the lock: may run the old tool's destroy
         Ok(())
@@ -469,18 +569,26 @@ impl Registry {
 
     /// Sets (or with `None` removes) the approver: it receives every call of a
     /// tool flagged `REQUIRES_APPROVAL` that the batch did not pre-approve.
-    /// Without one, such calls are `denied`.
-    pub fn set_approver(&self, approver: Option<Approver>) {
-        if let Ok(mut a) = self.shared.approver.write() {
-            *a = approver;
-        }
+    /// Without one, such calls are `denied`. The replaced approver is dropped
+    /// once its last invocation returned (see `set_event_hook`).
+    pub fn set_approver(&self, approver: Option<Approver>) -> Result<(), Error> {
+        replace_hook(&self.shared, &self.shared.approver, approver, |_| {})
     }
 
     /// Sets (or with `None` removes) the event hook: called, on the thread
     /// where it happens, when a call starts, finishes, times out or is
     /// cancelled. It must be quick; it may not block.
-    pub fn set_event_hook(&self, hook: Option<EventHook>) {
-        self.shared.observer.set_hook(hook);
+    ///
+    /// Every invocation holds its own clone of the hook, so the replaced hook
+    /// is dropped (a C host's destroy runs) exactly once, when its last
+    /// invocation has returned: here, or on the thread of that invocation.
+    /// `close` removes every hook the same way. After `close`, setting one is
+    /// `ShuttingDown` and the hook is dropped before this returns.
+    pub fn set_event_hook(&self, hook: Option<EventHook>) -> Result<(), Error> {
+        let observer = &self.shared.observer;
+        replace_hook(&self.shared, &observer.hook, hook, |some| {
+            observer.has_hook.store(some, Ordering::Release)
+        })
     }
 
     /// Per-tool stats: `{"tools":{name:{"calls","outcomes":{..},"in_flight","p50_us","p99_us"}}}`.
@@ -490,15 +598,28 @@ impl Registry {
 
     /// Calls `f` (on whatever thread) whenever a result is queued for polling
     /// or a main-thread call waits for `pump`. `None` removes it. `f` must be
-    /// quick and must not block: wake your loop, nothing more.
-    pub fn set_notify(&self, f: Option<Arc<dyn Fn() + Send + Sync>>) {
-        let armed = f.is_some();
-        if let Ok(mut c) = self.shared.wake.callback.write() {
-            *c = f;
-        }
-        if armed {
-            self.shared.wake.armed.store(true, Ordering::Release);
-        }
+    /// quick and must not block: wake your loop, nothing more. Dropped like
+    /// the event hook (see `set_event_hook`).
+    pub fn set_notify(&self, f: Option<Arc<dyn Fn() + Send + Sync>>) -> Result<(), Error> {
+        let wake = &self.shared.wake;
+        replace_hook(&self.shared, &wake.callback, f, |some| {
+            if some {
+                wake.armed.store(true, Ordering::Release);
+            }
+        })
+    }
+
+    /// Removes the approver, event hook and notifier (on `close`).
+    fn remove_hooks(&self) {
+        let shared = &self.shared;
+        let approver = shared.approver.write().ok().and_then(|mut a| a.take());
+        let hook = shared.observer.hook.write().ok().and_then(|mut h| {
+            shared.observer.has_hook.store(false, Ordering::Release);
+            h.take()
+        });
+        let notify = shared.wake.callback.write().ok().and_then(|mut c| c.take());
+        // Outside the locks: each may run a host's destroy.
+        drop((approver, hook, notify));
     }
 
     /// A file descriptor (Linux eventfd) that becomes readable when a result is
@@ -537,6 +658,10 @@ impl Registry {
     /// this registry's own callbacks it does not wait (that would deadlock):
     /// what is still running finishes, and destroys run, after that callback
     /// returns. Returns whether everything had finished.
+    ///
+    /// A registration racing `close` is refused (`ShuttingDown`) or removed by
+    /// it. The approver, event hook and notifier are removed (dropped once
+    /// their last invocation returns), after the cancellations were reported.
     pub fn close(&self, wait: Duration) -> bool {
         self.shared.activity.closed.store(true, Ordering::SeqCst);
         crate::exec::cancel_all(&self.shared);
@@ -546,6 +671,7 @@ impl Registry {
         };
         self.shared.changed();
         drop(tools);
+        self.remove_hooks();
         if self.shared.in_own_callback() {
             return false;
         }
@@ -567,5 +693,10 @@ impl Registry {
             };
         }
         true
+    }
+
+    /// What a `close` that returned false was still waiting for, in words.
+    pub fn close_outstanding(&self) -> String {
+        self.shared.activity.outstanding()
     }
 }

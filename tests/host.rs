@@ -66,7 +66,8 @@ fn the_approver_sees_name_id_and_validated_arguments_and_may_approve() {
         ));
         a.approve().unwrap();
         assert!(a.approve().is_err(), "a second decision is refused");
-    })));
+    })))
+    .unwrap();
     let results = execute(
         &reg,
         vec![call("x1", "delete_file"), call("x2", "read_file")],
@@ -94,7 +95,8 @@ fn denial_later_from_another_thread_carries_the_reason() {
             std::thread::sleep(Duration::from_millis(10));
             a.deny("not in the sandbox").unwrap();
         });
-    })));
+    })))
+    .unwrap();
     let r = &execute(
         &reg,
         vec![call("1", "delete_file")],
@@ -113,7 +115,8 @@ fn pre_approved_ids_run_without_asking() {
     reg.set_approver(Some(Arc::new(move |a: Approval| {
         a2.fetch_add(1, Ordering::SeqCst);
         a.deny("no").unwrap();
-    })));
+    })))
+    .unwrap();
     let opts = ExecOptions {
         approved: vec!["ok1".into()],
         ..Default::default()
@@ -142,7 +145,8 @@ fn cancelling_a_batch_cancels_calls_waiting_for_approval() {
     let p2 = pending.clone();
     reg.set_approver(Some(Arc::new(move |a: Approval| {
         p2.lock().unwrap().push(a)
-    })));
+    })))
+    .unwrap();
     let batch = submit(
         &reg,
         vec![call("1", "delete_file")],
@@ -178,7 +182,8 @@ fn events_report_start_finish_timeout_and_cancel() {
         e2.lock()
             .unwrap()
             .push((e.kind, e.tool.to_string(), e.outcome));
-    })));
+    })))
+    .unwrap();
     execute(
         &reg,
         vec![call("1", "fast"), call("2", "slow")],
@@ -241,7 +246,7 @@ fn events_report_start_finish_timeout_and_cancel() {
     ));
 
     events.lock().unwrap().clear();
-    reg.set_event_hook(None);
+    reg.set_event_hook(None).unwrap();
     execute(&reg, vec![call("4", "fast")], &ExecOptions::default());
     assert!(
         events.lock().unwrap().is_empty(),

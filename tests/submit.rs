@@ -199,7 +199,8 @@ fn main_thread_tools_run_only_inside_pump_on_the_pumping_thread() {
     let wk = wakes.clone();
     reg.set_notify(Some(Arc::new(move || {
         wk.fetch_add(1, Ordering::SeqCst);
-    })));
+    })))
+    .unwrap();
     let batch = submit(
         &reg,
         calls("ui", 3),

@@ -44,6 +44,19 @@ impl ApprovalCell {
         Some(run)
     }
 
+    /// Reports the call timed out if it is still waiting for a decision when
+    /// its batch's deadline of `deadline_ms` passes.
+    pub(crate) fn expire(&self, deadline_ms: u32) {
+        if let Some(run) = self.take() {
+            let text = format!(
+                "Tool \"{}\" timed out: the batch deadline of {deadline_ms} ms passed while \
+                 it waited for approval; it was not run.",
+                run.name
+            );
+            run.finish_unrun(Outcome::Timeout, text);
+        }
+    }
+
     /// Reports the call cancelled if it is still waiting for a decision.
     pub(crate) fn cancel(&self) {
         if let Some(run) = self.take() {

@@ -44,6 +44,11 @@ pub struct BatchInner {
     remaining: AtomicUsize,
     cancelled: AtomicBool,
     timeout_ms: u32,
+    /// Bound on every call of the batch, waits included (0 = none), its
+    /// timer, and whether it has passed.
+    deadline_ms: u32,
+    deadline_timer: Mutex<Option<pool::Timer>>,
+    deadline_passed: AtomicBool,
     strict_nulls: bool,
     /// Calls start on the submitting thread, which never waits for them.
     start_inline: bool,
@@ -94,6 +99,9 @@ impl BatchInner {
             remaining: AtomicUsize::new(n),
             cancelled: AtomicBool::new(false),
             timeout_ms: options.timeout_ms,
+            deadline_ms: options.deadline_ms,
+            deadline_timer: Mutex::new(None),
+            deadline_passed: AtomicBool::new(false),
             workers: options.workers(n).max(1),
             driving: AtomicUsize::new(0),
             began: Instant::now(),
@@ -156,6 +164,10 @@ impl BatchInner {
             }
         }
         if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let timer = self.deadline_timer.lock().ok().and_then(|mut t| t.take());
+            if let Some(timer) = timer {
+                timer.cancel();
+            }
             if let Some(f) = &self.on_done {
                 self.host_callback(f);
             }
@@ -184,11 +196,16 @@ impl BatchInner {
     fn host_callback(&self, f: impl FnOnce()) {
         self.delivering.fetch_add(1, Ordering::SeqCst);
         if self.sink_open.load(Ordering::SeqCst) {
-            DELIVERING.with(|d| d.borrow_mut().push(self.key()));
+            let key = self.key();
+            let pushed = DELIVERING
+                .try_with(|d| d.try_borrow_mut().map(|mut d| d.push(key)).is_ok())
+                .unwrap_or(false);
             self.registry.run_callback(|| {
                 let _ = catch_unwind(AssertUnwindSafe(f));
             });
-            DELIVERING.with(|d| d.borrow_mut().pop());
+            if pushed {
+                let _ = DELIVERING.try_with(|d| d.try_borrow_mut().map(|mut d| d.pop()));
+            }
         }
         self.delivering.fetch_sub(1, Ordering::SeqCst);
     }
@@ -199,7 +216,9 @@ impl BatchInner {
     pub(crate) fn detach(&self) {
         self.sink_open.store(false, Ordering::SeqCst);
         let key = self.key();
-        let inside = DELIVERING.with(|d| d.borrow().contains(&key));
+        let inside = DELIVERING
+            .try_with(|d| d.try_borrow().map(|d| d.contains(&key)).unwrap_or(false))
+            .unwrap_or(false);
         let own = usize::from(inside);
         while self.delivering.load(Ordering::SeqCst) > own {
             std::thread::yield_now();
@@ -230,32 +249,63 @@ impl BatchInner {
         self.wait_on(&self.waiters, deadline, cond)
     }
 
+    /// Waits for `cond`. On a main thread of the registry (one that ever
+    /// pumped) it runs this batch's main-thread calls itself meanwhile: no
+    /// one else would, since the thread that pumps is the one waiting here.
     fn wait_on(
         &self,
         waiters: &AtomicUsize,
         deadline: Option<Instant>,
         cond: impl Fn() -> bool,
     ) -> bool {
-        if cond() {
-            return true;
+        let main = self.registry.is_pump_thread();
+        loop {
+            if cond() {
+                return true;
+            }
+            if main {
+                if let Some(run) = self.take_main() {
+                    run.run(false);
+                    continue;
+                }
+            }
+            match self.sleep(waiters, deadline, &cond, main) {
+                Woke::Met => return true,
+                Woke::Expired => return cond(),
+                Woke::MainCall => continue,
+            }
         }
+    }
+
+    /// Sleeps until `cond` holds, `deadline` passes, or (with `main`) a
+    /// main-thread call of this batch is queued.
+    fn sleep(
+        &self,
+        waiters: &AtomicUsize,
+        deadline: Option<Instant>,
+        cond: &impl Fn() -> bool,
+        main: bool,
+    ) -> Woke {
         waiters.fetch_add(1, Ordering::SeqCst);
         let mut guard = match self.lock.lock() {
             Ok(g) => g,
             Err(_) => {
                 waiters.fetch_sub(1, Ordering::SeqCst);
-                return cond();
+                return Woke::Expired;
             }
         };
-        let met = loop {
+        let woke = loop {
             if cond() {
-                break true;
+                break Woke::Met;
+            }
+            if main && self.has_main() {
+                break Woke::MainCall;
             }
             let wait = match deadline {
                 Some(d) => {
                     let now = Instant::now();
                     if now >= d {
-                        break false;
+                        break Woke::Expired;
                     }
                     d - now
                 }
@@ -265,13 +315,48 @@ impl BatchInner {
                 Ok((g, _)) => g,
                 Err(_) => {
                     waiters.fetch_sub(1, Ordering::SeqCst);
-                    return cond();
+                    return Woke::Expired;
                 }
             };
         };
         drop(guard);
         waiters.fetch_sub(1, Ordering::SeqCst);
-        met
+        woke
+    }
+
+    fn is_mine(&self, run: &PendingRun) -> bool {
+        std::ptr::eq(Arc::as_ptr(&run.batch), self)
+    }
+
+    /// Takes this batch's oldest main-thread call waiting for a pump.
+    fn take_main(&self) -> Option<PendingRun> {
+        let mut q = self.registry.main_queue.lock().ok()?;
+        let pos = q.iter().position(|r| self.is_mine(r))?;
+        q.remove(pos)
+    }
+
+    fn has_main(&self) -> bool {
+        self.registry
+            .main_queue
+            .lock()
+            .map(|q| q.iter().any(|r| self.is_mine(r)))
+            .unwrap_or(false)
+    }
+
+    /// Queues a main-thread call for `pump`, or for a main thread waiting on
+    /// this batch (woken here: it may be the only thread that ever pumps).
+    pub(crate) fn queue_main(&self, run: PendingRun) {
+        if let Ok(mut q) = self.registry.main_queue.lock() {
+            q.push_back(run);
+        }
+        fence(Ordering::SeqCst);
+        if self.deadline_passed() {
+            return self.expire_waiting_for_pump();
+        }
+        self.registry.wake.signal();
+        if self.waiters.load(Ordering::SeqCst) + self.done_waiters.load(Ordering::SeqCst) > 0 {
+            self.notify();
+        }
     }
 
     /// Takes the collected results, in call order. Only after the batch is done.
@@ -385,6 +470,11 @@ impl BatchInner {
             self.deliver_early(index, &req, Outcome::Cancelled, text);
             return true;
         }
+        if self.deadline_passed() {
+            let text = self.late_start_text(&req.name);
+            self.deliver_early(index, &req, Outcome::Timeout, text);
+            return true;
+        }
         let registry = &self.registry;
         if registry.is_closed() {
             let text = "Cancelled: the tool registry was shut down.".to_string();
@@ -425,10 +515,13 @@ impl BatchInner {
             }
         };
         let flags = tool.meta.flags;
-        let queued = (flags.requires_approval() && !self.approved.contains(&id))
-            || (flags.main_thread() && !(on_caller && self.registry.is_pump_thread()))
-            || (on_caller && !self.start_inline && self.timeout_for(tool) > 0)
-            || (self.start_inline && flags.serial());
+        let needs_approval = flags.requires_approval() && !self.approved.contains(&id);
+        // A main-thread call that reaches a main thread runs there, timeout or not.
+        let main_here = flags.main_thread() && on_caller && self.registry.is_pump_thread();
+        let queued = needs_approval
+            || (flags.main_thread() && !main_here)
+            || (!main_here && on_caller && !self.start_inline && self.timeout_for(tool) > 0)
+            || (!main_here && self.start_inline && flags.serial());
         if !queued {
             return run_call(self, index, id, name, tool, arguments, !self.start_inline);
         }
@@ -440,13 +533,10 @@ impl BatchInner {
             tool: tool.clone(),
             arguments,
         };
-        if flags.requires_approval() && !self.approved.contains(&run.id) {
+        if needs_approval {
             self.request_approval(run);
-        } else if flags.main_thread() && !(on_caller && self.registry.is_pump_thread()) {
-            if let Ok(mut q) = self.registry.main_queue.lock() {
-                q.push_back(run);
-            }
-            self.registry.wake.signal();
+        } else if flags.main_thread() {
+            self.queue_main(run);
         } else if self.start_inline {
             // A serial tool waits for its own earlier calls: never on the
             // thread that starts calls inline (an event loop), and it holds
@@ -479,6 +569,9 @@ impl BatchInner {
         if self.is_cancelled() {
             return cell.cancel();
         }
+        if self.deadline_passed() {
+            return cell.expire(self.deadline_ms);
+        }
         let approval = super::Approval { cell };
         self.registry.run_callback(|| {
             if catch_unwind(AssertUnwindSafe(|| approver(approval.clone()))).is_err() {
@@ -498,6 +591,99 @@ impl BatchInner {
                 .and_then(Weak::upgrade)
                 .map(|c| c.is_done())
                 .unwrap_or(true),
+        }
+    }
+
+    /// Arms the batch's deadline, if it has one.
+    pub(crate) fn arm_deadline(self: &Arc<Self>) {
+        if self.deadline_ms == 0 || self.is_done() {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let timer = pool::after(
+            Duration::from_millis(u64::from(self.deadline_ms)),
+            move || {
+                if let Some(batch) = weak.upgrade() {
+                    batch.expire_deadline();
+                }
+            },
+        );
+        let Ok(mut slot) = self.deadline_timer.lock() else {
+            return timer.cancel();
+        };
+        // Checked under the lock that the last delivery takes.
+        if self.is_done() {
+            drop(slot);
+            timer.cancel();
+        } else {
+            *slot = Some(timer);
+        }
+    }
+
+    pub(crate) fn deadline_passed(&self) -> bool {
+        self.deadline_passed.load(Ordering::SeqCst)
+    }
+
+    /// The result text of a call that could not start before the deadline.
+    pub(crate) fn late_start_text(&self, tool: &str) -> String {
+        format!(
+            "Tool \"{tool}\" timed out: the batch deadline of {} ms passed while it waited \
+             to start (for a free worker or an earlier call of a serial tool); it was not run.",
+            self.deadline_ms
+        )
+    }
+
+    /// Ends this batch's calls still waiting for a main thread, as timed out.
+    fn expire_waiting_for_pump(&self) {
+        let queued: VecDeque<PendingRun> = match self.registry.main_queue.lock() {
+            Ok(mut q) => {
+                let (mine, others) = q.drain(..).partition(|r| self.is_mine(r));
+                *q = others;
+                mine
+            }
+            Err(_) => VecDeque::new(),
+        };
+        for run in queued {
+            let text = format!(
+                "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
+                 for the host's main thread to call capstan_registry_pump; it was not run.",
+                run.name, self.deadline_ms
+            );
+            run.finish_unrun(Outcome::Timeout, text);
+        }
+    }
+
+    /// The deadline passed: every call without a result ends `timeout`, with
+    /// a text saying what it was waiting for.
+    pub(crate) fn expire_deadline(&self) {
+        self.deadline_passed.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let ms = self.deadline_ms;
+        self.expire_waiting_for_pump();
+        for approval in &self.approvals {
+            if let Some(cell) = approval.get().and_then(Weak::upgrade) {
+                cell.expire(ms);
+            }
+        }
+        for cell in &self.cells {
+            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
+                let text = format!(
+                    "Tool \"{}\" did not finish within the batch deadline of {ms} ms and was \
+                     cancelled.",
+                    cell.name()
+                );
+                cell.expire(text);
+            }
+        }
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.calls.len() {
+                break;
+            }
+            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
+                let text = self.late_start_text(&req.name);
+                self.deliver_early(i, &req, Outcome::Timeout, text);
+            }
         }
     }
 
@@ -536,6 +722,15 @@ impl BatchInner {
         }
     }
 
+    /// Releases every call's handle (see `release_calls`).
+    pub(crate) fn release_calls(&self) {
+        for cell in &self.cells {
+            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
+                cell.release();
+            }
+        }
+    }
+
     /// Cancels the batch and ends every running call as cancelled too.
     pub(crate) fn abort(&self, reason: &str) {
         self.cancel();
@@ -545,6 +740,13 @@ impl BatchInner {
             }
         }
     }
+}
+
+/// Why a waiting thread woke up.
+enum Woke {
+    Met,
+    Expired,
+    MainCall,
 }
 
 fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {

@@ -1,7 +1,7 @@
 //! One running call: the state a tool sees and completes exactly once.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -26,6 +26,16 @@ const REPLACED: u8 = 2;
 /// Live calls that a C host can name by handle.
 static HANDLES: LazyLock<HandleTable<CallCell>> = LazyLock::new(HandleTable::new);
 
+/// Calls whose state is in memory, process-wide.
+static LIVE_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many calls are held in memory right now, process-wide: running, or
+/// finished but not yet completed by a host that holds their handle. A leak
+/// check for soak runs and tests.
+pub fn live_calls() -> usize {
+    LIVE_CALLS.load(Ordering::SeqCst)
+}
+
 pub(crate) struct CallCell {
     /// The call's id and tool name, each followed by a NUL for C hosts.
     id: String,
@@ -43,7 +53,20 @@ pub(crate) struct CallCell {
     worker: AtomicU8,
     cancelled: AtomicBool,
     started: Instant,
+    /// The call's handle, live until `released`.
     handle: AtomicUsize,
+    /// The host is done with the call: it completed it (even if the
+    /// completion was refused) or its registry was freed. Until then its
+    /// handle resolves and the text lent from it stays valid.
+    released: AtomicBool,
+    /// The timeout timer, cancelled when the call finishes.
+    timer: Mutex<Option<super::pool::Timer>>,
+}
+
+impl Drop for CallCell {
+    fn drop(&mut self) {
+        LIVE_CALLS.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl CallCell {
@@ -55,6 +78,7 @@ impl CallCell {
         batch: Arc<BatchInner>,
         index: usize,
     ) -> Arc<CallCell> {
+        LIVE_CALLS.fetch_add(1, Ordering::SeqCst);
         Arc::new(CallCell {
             id,
             name,
@@ -71,6 +95,8 @@ impl CallCell {
             cancelled: AtomicBool::new(false),
             started: Instant::now(),
             handle: AtomicUsize::new(0),
+            released: AtomicBool::new(false),
+            timer: Mutex::new(None),
         })
     }
 
@@ -96,7 +122,10 @@ impl CallCell {
         {
             return Err(self.already_completed());
         }
-        HANDLES.withdraw(&self.handle);
+        let timer = self.timer.lock().ok().and_then(|mut t| t.take());
+        if let Some(timer) = timer {
+            timer.cancel();
+        }
         let content = match outcome {
             Outcome::Ok | Outcome::ToolError => render::cap(content, self.max_output_chars),
             _ => content,
@@ -116,17 +145,35 @@ impl CallCell {
         ))
     }
 
-    /// Abandons the call at its deadline: reports `timeout`, marks it cancelled.
-    /// The result is settled before the callback can see the cancellation, so
-    /// a callback that reacts to it cannot slip in an `ok` first.
-    pub(crate) fn expire(&self, timeout_ms: u32) {
+    /// Keeps the call's timeout timer, to cancel when the call finishes.
+    pub(crate) fn set_timer(&self, timer: super::pool::Timer) {
+        let Ok(mut slot) = self.timer.lock() else {
+            return timer.cancel();
+        };
+        // Checked under the lock `finish` takes after settling the state.
+        if self.is_done() {
+            drop(slot);
+            timer.cancel();
+        } else {
+            *slot = Some(timer);
+        }
+    }
+
+    /// The host is done with the call: its handle stops resolving and the
+    /// text lent from it may go.
+    pub(crate) fn release(&self) {
+        self.released.store(true, Ordering::SeqCst);
+        HANDLES.withdraw(&self.handle);
+    }
+
+    /// Abandons the call at its deadline: reports `timeout` with `text`, marks
+    /// it cancelled. The result is settled before the callback can see the
+    /// cancellation, so a callback that reacts to it cannot slip in an `ok`
+    /// first. The handle stays live until the host completes the call.
+    pub(crate) fn expire(&self, text: String) {
         if self.is_done() {
             return;
         }
-        let text = format!(
-            "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
-            self.name()
-        );
         let won = self.finish(Outcome::Timeout, text).is_ok();
         self.cancelled.store(true, Ordering::SeqCst);
         if won
@@ -221,7 +268,17 @@ impl Call {
     /// Completes the call with content for the model. Content declared JSON
     /// that is not JSON still completes the call, as a tool error the model
     /// can read, and returns `InvalidContent` so the host hears of it too.
+    ///
+    /// Every completion, even one refused because the call already timed out
+    /// or was cancelled, ends the host's use of the call: its handle stops
+    /// resolving (see `handle`).
     pub fn complete(&self, kind: ContentKind, content: &str) -> Result<(), Error> {
+        let result = self.complete_unreleased(kind, content);
+        self.cell.release();
+        result
+    }
+
+    fn complete_unreleased(&self, kind: ContentKind, content: &str) -> Result<(), Error> {
         if self.cell.is_done() {
             return Err(self.cell.already_completed()); // no need to render it
         }
@@ -237,26 +294,36 @@ impl Call {
         }
     }
 
-    /// Completes the call with text.
+    /// Completes the call with text (see `complete`).
     pub fn complete_text(&self, content: impl Into<String>) -> Result<(), Error> {
-        self.cell.finish(Outcome::Ok, content.into())
+        let result = self.cell.finish(Outcome::Ok, content.into());
+        self.cell.release();
+        result
     }
 
-    /// Completes the call with a JSON value, rendered for the model.
+    /// Completes the call with a JSON value, rendered for the model (see `complete`).
     pub fn complete_value(&self, value: &Value) -> Result<(), Error> {
-        self.cell.finish(Outcome::Ok, render::render_value(value))
+        let result = self.cell.finish(Outcome::Ok, render::render_value(value));
+        self.cell.release();
+        result
     }
 
-    /// Completes the call as a tool error the model will see.
+    /// Completes the call as a tool error the model will see (see `complete`).
     pub fn fail(&self, message: impl Into<String>) -> Result<(), Error> {
-        self.cell.finish(Outcome::ToolError, message.into())
+        let result = self.cell.finish(Outcome::ToolError, message.into());
+        self.cell.release();
+        result
     }
 
-    /// A handle a C host can pass around; resolves until the call is completed.
+    /// A handle a C host can pass around. It resolves, and the text lent
+    /// through it (`id_with_nul`, ...) stays valid, until the host completes
+    /// the call (`complete`, `fail`, even when refused because the call
+    /// already timed out or was cancelled) or the registry is freed; not
+    /// merely until the call has its result.
     pub fn handle(&self) -> Result<usize, Error> {
         let cell = &self.cell;
         HANDLES
-            .handle_in(&cell.handle, cell, || cell.is_done())
+            .handle_in(&cell.handle, cell, || cell.released.load(Ordering::SeqCst))
             .ok_or_else(|| Error::Internal("too many live calls".into()))
     }
 
@@ -267,7 +334,8 @@ impl Call {
             .map(|cell| Call { cell })
             .ok_or_else(|| {
                 Error::StaleHandle(
-                "call handle is not live: the call was already completed, timed out or cancelled"
+                "call handle is not live: the host already completed this call (its result may \
+                 have been a timeout or a cancellation), or its registry was freed"
                     .into(),
             )
             })

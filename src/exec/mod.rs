@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 pub use approval::{Approval, Approver};
 pub use batch::{BatchInner, Sink};
-pub use cell::Call;
+pub use cell::{live_calls, Call};
+pub use pool::live_timers;
 pub use run::PendingRun;
 
 use crate::call::{CallRequest, ToolResult};
@@ -28,8 +29,14 @@ pub struct ExecOptions {
     pub parallel: bool,
     /// At most this many calls of the batch run at once (0 = default, 8).
     pub limit: usize,
-    /// Overrides every tool's own timeout when > 0.
+    /// Overrides every tool's own timeout when > 0. A timeout runs from the
+    /// call's start (its callback about to run), not from the batch's.
     pub timeout_ms: u32,
+    /// Bounds every call of the batch from the moment it is submitted, waits
+    /// included (for a free worker, for approval, for a main thread to pump),
+    /// when > 0: a call without a result by then ends `timeout`, with a text
+    /// saying what it was waiting for.
+    pub deadline_ms: u32,
     /// Drop `null` for optional arguments before validation: the model was
     /// given OpenAI strict-mode schemas, where "omitted" is sent as `null`.
     pub strict_nulls: bool,
@@ -47,6 +54,7 @@ impl Default for ExecOptions {
             parallel: true,
             limit: DEFAULT_LIMIT,
             timeout_ms: 0,
+            deadline_ms: 0,
             strict_nulls: false,
             approved: Vec::new(),
             start_inline: false,
@@ -74,14 +82,28 @@ fn track(shared: &Arc<Shared>, batch: &Arc<BatchInner>) {
     }
 }
 
+fn live_batches(shared: &Shared) -> Vec<Arc<BatchInner>> {
+    match shared.batches.lock() {
+        Ok(list) => list.iter().filter_map(Weak::upgrade).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// Ends every call in flight on a closing registry, as cancelled.
 pub(crate) fn cancel_all(shared: &Arc<Shared>) {
-    let batches: Vec<Weak<BatchInner>> = match shared.batches.lock() {
-        Ok(mut list) => std::mem::take(&mut *list),
-        Err(_) => Vec::new(),
-    };
-    for batch in batches.iter().filter_map(Weak::upgrade) {
+    for batch in live_batches(shared) {
         batch.abort("Cancelled: the tool registry was shut down.");
+    }
+}
+
+/// Ends the host's use of every call of the registry (it is being freed):
+/// their handles stop resolving and their lent text goes.
+pub fn release_calls(registry: &Registry) {
+    for batch in live_batches(&registry.shared) {
+        batch.release_calls();
+    }
+    if let Ok(mut list) = registry.shared.batches.lock() {
+        list.clear();
     }
 }
 
@@ -98,6 +120,7 @@ pub fn execute(
     let workers = options.workers(calls.len());
     let batch = BatchInner::new(registry.shared.clone(), calls, options, Sink::Collect, None);
     track(&registry.shared, &batch);
+    batch.arm_deadline();
     for _ in 1..workers {
         let b = batch.clone();
         pool::spawn(move || b.drive(false));
@@ -145,6 +168,7 @@ pub fn submit(
     let inner = BatchInner::new(registry.shared.clone(), calls, options, sink, on_done);
     inner.finish_if_empty();
     track(&registry.shared, &inner);
+    inner.arm_deadline();
     if options.start_inline {
         inner.drive(true);
         return Batch { inner };
@@ -207,9 +231,7 @@ impl Batch {
 /// `budget` (at least one call if any is queued). Returns how many ran.
 pub fn pump(registry: &Registry, budget: Duration) -> usize {
     let shared = &registry.shared;
-    if let Ok(mut t) = shared.pump_thread.lock() {
-        *t = Some(std::thread::current().id());
-    }
+    shared.mark_pump_thread();
     let deadline = Instant::now() + budget;
     let mut ran = 0;
     loop {

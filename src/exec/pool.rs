@@ -63,15 +63,15 @@ thread_local! {
 
 /// True on a thread running pool work.
 pub(crate) fn on_pool_thread() -> bool {
-    ON_POOL.with(|p| p.get())
+    ON_POOL.try_with(|p| p.get()).unwrap_or(false)
 }
 
 fn pool_work(f: impl FnOnce() + Send + 'static) -> impl FnOnce() + Send + 'static {
     move || {
         BUSY.fetch_add(1, Ordering::SeqCst);
-        let was = ON_POOL.with(|p| p.replace(true));
+        let was = ON_POOL.try_with(|p| p.replace(true)).unwrap_or(false);
         f();
-        ON_POOL.with(|p| p.set(was));
+        let _ = ON_POOL.try_with(|p| p.set(was));
         BUSY.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -134,22 +134,65 @@ fn expiry_thread() -> Option<&'static std::sync::mpsc::Sender<Job>> {
         .as_ref()
 }
 
-/// Runs `f` after `delay`, on capstan's expiry thread.
-pub fn after(delay: Duration, f: impl FnOnce() + Send + 'static) {
+/// Timers armed and not yet fired or cancelled, process-wide.
+static LIVE_TIMERS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many timers (call timeouts, batch deadlines) are armed right now,
+/// process-wide. A timer is released when it fires or when what it guards
+/// finishes first: a leak check for soak runs and tests.
+pub fn live_timers() -> usize {
+    LIVE_TIMERS.load(Ordering::SeqCst)
+}
+
+/// Counts one armed timer until dropped (with its task, fired or aborted).
+struct Armed;
+
+impl Armed {
+    fn new() -> Armed {
+        LIVE_TIMERS.fetch_add(1, Ordering::SeqCst);
+        Armed
+    }
+}
+
+impl Drop for Armed {
+    fn drop(&mut self) {
+        LIVE_TIMERS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An armed timer. `cancel` drops it and what it would have run, at once
+/// (not at its deadline): a finished call keeps no memory for its timeout.
+pub(crate) struct Timer(Option<tokio::task::AbortHandle>);
+
+impl Timer {
+    pub(crate) fn cancel(self) {
+        if let Some(h) = self.0 {
+            h.abort();
+        }
+    }
+}
+
+/// Runs `f` after `delay`, on capstan's expiry thread, unless cancelled first.
+pub(crate) fn after(delay: Duration, f: impl FnOnce() + Send + 'static) -> Timer {
     let sender = expiry_thread();
+    let armed = Armed::new();
     match (runtime(), sender) {
         (Ok(rt), Some(tx)) => {
             let tx = tx.clone();
-            rt.spawn(async move {
+            let task = rt.spawn(async move {
+                let _armed = armed;
                 tokio::time::sleep(delay).await;
                 let _ = tx.send(Box::new(f));
             });
+            Timer(Some(task.abort_handle()))
         }
         _ => {
             std::thread::spawn(move || {
+                let _armed = armed;
                 std::thread::sleep(delay);
                 f()
             });
+            Timer(None)
         }
     }
 }

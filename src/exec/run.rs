@@ -65,11 +65,8 @@ impl PendingRun {
     /// Sends an approved call where it runs: the main-thread queue or the pool.
     pub(crate) fn dispatch(self) {
         if self.tool.meta.flags.main_thread() {
-            let registry = self.batch.registry.clone();
-            if let Ok(mut q) = registry.main_queue.lock() {
-                q.push_back(self);
-            }
-            registry.wake.signal();
+            let batch = self.batch.clone();
+            batch.queue_main(self);
         } else {
             pool::spawn_urgent(move || {
                 self.run(true);
@@ -120,14 +117,25 @@ pub(crate) fn run_call(
             tool.leave();
             return true;
         }
+        if batch.deadline_passed() {
+            // It waited past the batch's deadline (for a serial turn or a worker).
+            let _ = cell.finish(Outcome::Timeout, batch.late_start_text(cell.name()));
+            tool.leave();
+            return true;
+        }
         let timeout_ms = batch.timeout_for(tool);
         if timeout_ms > 0 {
             let weak = Arc::downgrade(&cell);
-            pool::after(Duration::from_millis(u64::from(timeout_ms)), move || {
+            let timer = pool::after(Duration::from_millis(u64::from(timeout_ms)), move || {
                 if let Some(cell) = weak.upgrade() {
-                    cell.expire(timeout_ms);
+                    let text = format!(
+                        "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
+                        cell.name()
+                    );
+                    cell.expire(text);
                 }
             });
+            cell.set_timer(timer);
         }
         tool.stats.started();
         batch.registry.observer.emit(Event {
@@ -145,6 +153,7 @@ pub(crate) fn run_call(
                     Outcome::ToolError,
                     format!("Tool \"{}\" panicked.", cell.name()),
                 );
+                cell.release(); // the host code that held it is gone
             }
         });
         let keep_going = cell.callback_returned();

@@ -26,8 +26,15 @@ thread_local! {
     static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
+/// Records the calling thread's last error. On a thread whose locals are
+/// already gone (capstan called from a thread-exit destructor) the message
+/// is dropped: never a panic, which would abort the host.
 pub(crate) fn set_last_error(message: String) {
-    LAST_ERROR.with(|e| *e.borrow_mut() = message);
+    let _ = LAST_ERROR.try_with(|e| {
+        if let Ok(mut e) = e.try_borrow_mut() {
+            *e = message;
+        }
+    });
 }
 
 /// A success empties the calling thread's last error (header: Conventions).
@@ -42,8 +49,14 @@ fn clear_last_error() {
     });
 }
 
+/// The calling thread's last error; on a thread whose locals are gone, a
+/// message saying so.
 pub(crate) fn last_error() -> String {
-    LAST_ERROR.with(|e| e.borrow().clone())
+    LAST_ERROR
+        .try_with(|e| e.try_borrow().map(|e| e.clone()).unwrap_or_default())
+        .unwrap_or_else(|_| {
+            "no error message: capstan was called while this thread was exiting".into()
+        })
 }
 
 fn status_of(e: &Error) -> capstan_status {
@@ -231,3 +244,41 @@ impl<F: Copy> Clone for HostFn<F> {
 impl<F: Copy> Copy for HostFn<F> {}
 unsafe impl<F> Send for HostFn<F> {}
 unsafe impl<F> Sync for HostFn<F> {}
+
+/// A host hook with its `user_data` and `destroy`: destroy runs once, when
+/// this drops. The core holds it in an `Arc` and every invocation holds a
+/// clone, so it drops (and destroy runs) after the last invocation returned.
+pub(crate) struct OwnedHostFn<F> {
+    pub(crate) f: F,
+    pub(crate) user_data: *mut c_void,
+    destroy: capstan_destroy_fn,
+}
+
+impl<F> OwnedHostFn<F> {
+    pub(crate) fn new(f: F, user_data: *mut c_void, destroy: capstan_destroy_fn) -> Self {
+        OwnedHostFn {
+            f,
+            user_data,
+            destroy,
+        }
+    }
+}
+
+/// Runs `destroy(user_data)` now, for a hook that is not kept (NULL, or the
+/// setter failed).
+pub(crate) fn destroy_now(user_data: *mut c_void, destroy: capstan_destroy_fn) {
+    drop(OwnedHostFn::new((), user_data, destroy));
+}
+
+impl<F> Drop for OwnedHostFn<F> {
+    fn drop(&mut self) {
+        if let Some(destroy) = self.destroy.take() {
+            // SAFETY: the host handed us destroy to call once with user_data.
+            unsafe { destroy(self.user_data) }
+        }
+    }
+}
+
+// As for HostFn: the host promises user_data may be used from any thread.
+unsafe impl<F> Send for OwnedHostFn<F> {}
+unsafe impl<F> Sync for OwnedHostFn<F> {}

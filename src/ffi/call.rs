@@ -20,10 +20,19 @@ unsafe fn write_len(len: *mut usize, value: usize) {
 
 /// The call's validated arguments as compact JSON (schema defaults filled in),
 /// NUL-terminated; `*len` (if not NULL) gets the length without the NUL.
-/// Owned by the call: valid until the call is completed, timed out or
-/// cancelled, which may happen at any moment for a call with a timeout: a
-/// tool that completes later, from another thread, copies them inside its
-/// callback. NULL if the handle is not live (see `capstan_last_error`).
+///
+/// Lifetime (also of `capstan_call_id` and `capstan_call_tool`): owned by
+/// the call, valid until the host completes the call with
+/// `capstan_call_return` or `capstan_call_fail` (from any thread; even when
+/// that completion is refused because the call already timed out or was
+/// cancelled) or until the registry is freed, whichever comes first. A
+/// timeout or cancellation does not free it: a tool may hand the pointer to
+/// another thread that reads it and completes the call later. Until then the
+/// handle keeps resolving (after a timeout `capstan_call_cancelled` is true
+/// and a completion returns ALREADY_COMPLETED). So every call must be
+/// completed exactly once, even one that timed out, or its memory is held
+/// until the registry is freed. NULL if the handle is not live (see
+/// `capstan_last_error`).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_arguments(
     call: *const capstan_call,
@@ -37,8 +46,9 @@ pub unsafe extern "C" fn capstan_call_arguments(
     })
 }
 
-/// The call's id, NUL-terminated; valid until the call is completed. NULL if
-/// the handle is not live.
+/// The call's id, NUL-terminated; valid until the host completes the call or
+/// the registry is freed (see `capstan_call_arguments`). NULL if the handle
+/// is not live.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_id(
     call: *const capstan_call,
@@ -52,8 +62,9 @@ pub unsafe extern "C" fn capstan_call_id(
     })
 }
 
-/// The called tool's name, NUL-terminated; valid until the call is completed.
-/// NULL if the handle is not live.
+/// The called tool's name, NUL-terminated; valid until the host completes the
+/// call or the registry is freed (see `capstan_call_arguments`). NULL if the
+/// handle is not live.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_tool(
     call: *const capstan_call,
@@ -78,8 +89,9 @@ pub unsafe extern "C" fn capstan_call_cancelled(call: *const capstan_call) -> bo
 
 /// Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
 /// `CAPSTAN_CONTENT_JSON`); `content` is copied. Any thread, any time, once.
-/// After a completion, timeout or cancellation: ALREADY_COMPLETED or
-/// STALE_HANDLE, and the content is dropped. Content that is not UTF-8 (or, for
+/// After a timeout or cancellation: ALREADY_COMPLETED, and the content is
+/// dropped; either way the handle then stops resolving and the call's lent
+/// text is freed. A second completion: STALE_HANDLE. Content that is not UTF-8 (or, for
 /// JSON, not JSON) still completes the call, as a tool error the model can
 /// read, and returns INVALID_UTF8 / INVALID_CONTENT. An unknown `kind` returns
 /// INVALID_ARGUMENT and leaves the call open.

@@ -37,6 +37,7 @@ unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOp
         parallel: o.flags & CAPSTAN_EXEC_SEQUENTIAL == 0,
         limit: o.limit as usize,
         timeout_ms: o.timeout_ms,
+        deadline_ms: o.deadline_ms,
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
@@ -51,7 +52,10 @@ unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOp
 /// `{"id","name","content","is_error","outcome","duration_us"}` in call order.
 /// Tool failures, invalid arguments, unknown tools, timeouts are results, not
 /// statuses; INVALID_CALLS only when `calls_json` itself is malformed. Any
-/// thread, including inside a tool callback (nested execution).
+/// thread, including inside a tool callback (nested execution). On a thread
+/// that ever called `capstan_registry_pump` on `reg`, main-thread tools of
+/// the batch run on this thread while it waits; from any other thread they
+/// wait for a pump (bound that wait with `opts->deadline_ms`).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_execute(
     reg: *mut capstan_registry,
@@ -183,8 +187,10 @@ pub unsafe extern "C" fn capstan_submit(
 /// Waits until every result of the batch was handed over (callback delivery:
 /// every callback returned; poll delivery: every result is queued), up to
 /// `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
-/// CAPSTAN_ERR_TIMEOUT otherwise. Do not call from inside the batch's own
-/// result callback.
+/// CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
+/// inside the batch's own result callback. On a thread that ever called
+/// `capstan_registry_pump` on the batch's registry, the batch's main-thread
+/// calls run on this thread while it waits.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_batch_wait(
     batch: *mut capstan_batch,

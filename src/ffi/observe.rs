@@ -10,7 +10,7 @@ use super::types::*;
 use crate::exec::Approval;
 use crate::observe::{Event, EventKind};
 
-type HostApprover = HostFn<unsafe extern "C" fn(*mut c_void, *mut capstan_approval)>;
+type HostApprover = OwnedHostFn<unsafe extern "C" fn(*mut c_void, *mut capstan_approval)>;
 
 impl HostApprover {
     fn ask(&self, approval: Approval) {
@@ -27,19 +27,29 @@ impl HostApprover {
 /// Sets (NULL `approver`: removes) the registry's approver. It receives every
 /// call of a `CAPSTAN_TOOL_REQUIRES_APPROVAL` tool not listed in the batch's
 /// `approved_ids`. Without an approver such calls end `denied`.
+///
+/// `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+/// invocation of this `approver` has returned: when it is replaced or removed
+/// (NULL `approver`), when the registry is closed or freed, or before this
+/// returns if `approver` is NULL or the call fails (NULL_PARAMETER;
+/// SHUTTING_DOWN after `capstan_registry_close`). Approvals the approver
+/// still holds stay decidable after its destroy ran. Runs on the thread that
+/// replaced the approver or on the thread of that last invocation.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_set_approver(
     reg: *mut capstan_registry,
     approver: capstan_approver_fn,
     user_data: *mut c_void,
+    destroy: capstan_destroy_fn,
 ) -> capstan_status {
-    guard(|| {
+    let Some(f) = approver else {
+        destroy_now(user_data, destroy);
+        return guard(|| Ok(registry_ref(reg)?.set_approver(None)?));
+    };
+    let host = HostApprover::new(f, user_data, destroy);
+    guard(move || {
         let registry = registry_ref(reg)?;
-        let approver = approver.map(|f| {
-            let host = HostApprover { f, user_data };
-            Arc::new(move |a: Approval| host.ask(a)) as crate::exec::Approver
-        });
-        registry.set_approver(approver);
+        registry.set_approver(Some(Arc::new(move |a: Approval| host.ask(a))))?;
         Ok(())
     })
 }
@@ -120,7 +130,7 @@ pub unsafe extern "C" fn capstan_approval_decide(
     })
 }
 
-type HostHook = HostFn<unsafe extern "C" fn(*mut c_void, *const capstan_event)>;
+type HostHook = OwnedHostFn<unsafe extern "C" fn(*mut c_void, *const capstan_event)>;
 
 impl HostHook {
     fn call(&self, e: &Event) {
@@ -144,20 +154,32 @@ impl HostHook {
     }
 }
 
-/// Sets (NULL `hook`: removes) the registry's event hook.
+/// Sets (NULL `hook`: removes) the registry's event hook. Replaces any
+/// previous one; an invocation of the old hook may still be running on
+/// another thread when this returns.
+///
+/// `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+/// invocation of this `hook` has returned: when it is replaced or removed
+/// (NULL `hook`), when the registry is closed or freed, or before this returns
+/// if `hook` is NULL or the call fails (NULL_PARAMETER; SHUTTING_DOWN after
+/// `capstan_registry_close`). It runs on the thread that replaced the hook or
+/// on the thread of that last invocation: free `user_data` there, never
+/// right after this function returns.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_set_event_hook(
     reg: *mut capstan_registry,
     hook: capstan_event_fn,
     user_data: *mut c_void,
+    destroy: capstan_destroy_fn,
 ) -> capstan_status {
-    guard(|| {
+    let Some(f) = hook else {
+        destroy_now(user_data, destroy);
+        return guard(|| Ok(registry_ref(reg)?.set_event_hook(None)?));
+    };
+    let host = HostHook::new(f, user_data, destroy);
+    guard(move || {
         let registry = registry_ref(reg)?;
-        let hook = hook.map(|f| {
-            let host = HostHook { f, user_data };
-            Arc::new(move |e: &Event| host.call(e)) as crate::observe::EventHook
-        });
-        registry.set_event_hook(hook);
+        registry.set_event_hook(Some(Arc::new(move |e: &Event| host.call(e))))?;
         Ok(())
     })
 }

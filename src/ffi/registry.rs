@@ -87,7 +87,12 @@ pub unsafe extern "C" fn capstan_registry_new(
 /// the rest finishes after that callback returns. After
 /// `capstan_registry_close` it does not wait again: what `close` reported
 /// still running may then call back after free returns. Batches stay valid
-/// until `capstan_batch_free`.
+/// until `capstan_batch_free`. Every call handle of the registry stops
+/// resolving, and the text lent by `capstan_call_arguments`, `_id` and
+/// `_tool` is freed (see `capstan_call_arguments`). The event hook, notifier
+/// and approver are removed; their destroys have run when this returns,
+/// unless an invocation of theirs still runs on another thread (after a
+/// `close` that timed out), which then runs it.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
     guard_value((), || {
@@ -98,6 +103,7 @@ pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
         if !registry.is_closed() {
             registry.close(Duration::MAX);
         }
+        exec::release_calls(&registry);
         Ok(())
     })
 }
@@ -112,6 +118,17 @@ pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
 /// then does not wait again). From inside one of the registry's own callbacks
 /// it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
 /// hang at exit on a stuck tool.
+///
+/// May race any other function on the registry (but free): a
+/// `capstan_register` that runs at the same time either returns
+/// SHUTTING_DOWN (its destroy has run) or registers a tool that this close
+/// removes and destroys. It returns as soon as the work is done (never a
+/// TIMEOUT for work that finished; with UINT32_MAX it returns once the last
+/// callback returned and the last destroy ran). The event hook, notifier and
+/// approver are removed, after the cancellations were reported to them; their
+/// destroys run once their last invocation has returned; setting one
+/// afterwards returns SHUTTING_DOWN. The TIMEOUT message says what was still
+/// outstanding (callbacks running, tools not yet destroyed).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_close(
     reg: *mut capstan_registry,
@@ -128,7 +145,8 @@ pub unsafe extern "C" fn capstan_registry_close(
             Ok(())
         } else {
             Err(Fail::Core(crate::Error::Timeout(format!(
-                "tool callbacks were still running after {timeout_ms} ms"
+                "after {timeout_ms} ms {}",
+                registry.close_outstanding()
             ))))
         }
     })
@@ -227,8 +245,14 @@ pub unsafe extern "C" fn capstan_unregister(
 /// Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
 /// calling thread, for about `budget_ms` (at least one call if any is
 /// queued). Call it from the host's main thread: a game frame, a UI idle
-/// handler. A `capstan_execute` later called on this same thread runs
-/// main-thread tools inline. Returns how many calls ran (0 if `reg` is NULL).
+/// handler. Returns how many calls ran (0 if `reg` is NULL).
+///
+/// Every thread that ever called this on `reg` counts as a main thread of
+/// `reg` from then on. A main thread that waits on a batch
+/// (`capstan_execute`, `capstan_run_turn`, `capstan_batch_wait`, also nested
+/// inside a main-thread tool) runs that batch's main-thread calls itself
+/// while it waits, so it never deadlocks waiting for a pump that only it
+/// would do. Other threads' main-thread calls still wait for a pump.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_pump(
     reg: *mut capstan_registry,
@@ -254,7 +278,7 @@ pub extern "C" fn capstan_pool_configure(threads: u32) -> capstan_status {
     })
 }
 
-type NotifyFn = HostFn<unsafe extern "C" fn(*mut c_void)>;
+type NotifyFn = OwnedHostFn<unsafe extern "C" fn(*mut c_void)>;
 
 impl NotifyFn {
     fn call(&self) {
@@ -266,19 +290,28 @@ impl NotifyFn {
 /// Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
 /// host: called on any thread when a result is queued for polling or a
 /// main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
+///
+/// `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+/// invocation of this `notify` has returned: when it is replaced or removed
+/// (NULL `notify`), when the registry is closed or freed, or before this
+/// returns if `notify` is NULL or the call fails (NULL_PARAMETER;
+/// SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
+/// replaced, removed or closed, or on the thread of that last invocation.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_set_notify(
     reg: *mut capstan_registry,
     notify: capstan_notify_fn,
     user_data: *mut c_void,
+    destroy: capstan_destroy_fn,
 ) -> capstan_status {
-    guard(|| {
+    let Some(f) = notify else {
+        destroy_now(user_data, destroy);
+        return guard(|| Ok(registry_ref(reg)?.set_notify(None)?));
+    };
+    let n = NotifyFn::new(f, user_data, destroy);
+    guard(move || {
         let registry = registry_ref(reg)?;
-        let f = notify.map(|f| {
-            let n = NotifyFn { f, user_data };
-            std::sync::Arc::new(move || n.call()) as std::sync::Arc<dyn Fn() + Send + Sync>
-        });
-        registry.set_notify(f);
+        registry.set_notify(Some(std::sync::Arc::new(move || n.call())))?;
         Ok(())
     })
 }

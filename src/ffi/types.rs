@@ -184,6 +184,8 @@ pub type capstan_result_fn =
 /// Wakes an event-loop host: called on any thread when a result is queued for
 /// polling or a main-thread call waits for `capstan_registry_pump`. Must be
 /// quick and must not call into capstan: post to your loop, nothing more.
+/// Its `user_data` is released by the destroy given to
+/// `capstan_registry_set_notify`.
 pub type capstan_notify_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// A registry of tools. Thread-safe: every function taking one may be called
@@ -250,17 +252,20 @@ pub struct capstan_batch {
 }
 
 /// A tool's callback. Runs on a pool thread (or the thread calling
-/// `capstan_execute` for a lone call, or the thread calling
-/// `capstan_registry_pump` for main-thread tools). It must complete `call`
+/// `capstan_execute` for a lone call, or for main-thread tools a thread that
+/// called `capstan_registry_pump`: inside the pump, or while that thread
+/// waits on the call's batch). It must complete `call`
 /// exactly once with `capstan_call_return` or `capstan_call_fail`, before or
 /// after returning, from any thread. It may call any capstan function, including
 /// `capstan_execute` on the same registry.
 pub type capstan_tool_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut capstan_call)>;
 
-/// Releases a tool's `user_data`. Called exactly once per registration: when the
-/// tool is replaced or removed and its last call is done, when the registry is
-/// freed, or when registration fails.
+/// Releases a `user_data`. For a tool: called exactly once per registration,
+/// when the tool is replaced or removed and its last call is done, when the
+/// registry is freed, or when registration fails. For a hook (event hook,
+/// notifier, approver): exactly once, after the last invocation of that hook
+/// has returned (see `capstan_registry_set_event_hook`).
 pub type capstan_destroy_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
@@ -329,11 +334,25 @@ pub struct capstan_exec_options {
     pub flags: u32,
     /// At most this many calls of the batch run at once; 0 = 8.
     pub limit: u32,
-    /// Overrides every tool's timeout when > 0 (milliseconds).
+    /// Overrides every tool's timeout when > 0 (milliseconds). A timeout,
+    /// this one or the tool's own, runs from the call's start (its callback
+    /// about to run); time spent waiting before that is not counted.
     pub timeout_ms: u32,
     /// Ids of calls the user already approved (NUL-terminated UTF-8), so their
     /// `CAPSTAN_TOOL_REQUIRES_APPROVAL` tools run without asking the approver.
     /// Read during the call only. NULL when `approved_count` is 0.
     pub approved_ids: *const *const c_char,
     pub approved_count: usize,
+    /// Bounds every call of the batch, in milliseconds from the moment it is
+    /// submitted, waits included: for a free worker, for the approver's
+    /// decision, for a main thread to call `capstan_registry_pump`. 0 = none.
+    /// A call without a result by then ends `CAPSTAN_OUTCOME_TIMEOUT`, with
+    /// content saying what it was waiting for ("...while it waited for
+    /// approval...", "...for the host's main thread to call
+    /// capstan_registry_pump...", "...did not finish within the batch
+    /// deadline...": a running call is cancelled as at its timeout). A
+    /// decision or completion after that returns ALREADY_COMPLETED.
+    /// Appended after `approved_count`: a host built against an older header
+    /// passes a smaller `struct_size` and gets no deadline.
+    pub deadline_ms: u32,
 }

@@ -200,7 +200,7 @@ static void test_main_thread_tools_run_only_in_pump_and_wake_the_host(void) {
     capstan_tool_def m = {.struct_size = sizeof m, .name = "ui", .parameters = OBJ, .callback = on_main,
                           .flags = CAPSTAN_TOOL_MAIN_THREAD};
     CHECK_STATUS(capstan_register(reg, &m), CAPSTAN_OK);
-    CHECK_STATUS(capstan_registry_set_notify(reg, notify, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_notify(reg, notify, NULL, NULL), CAPSTAN_OK);
     int fd = -1;
     CHECK_STATUS(capstan_registry_wake_fd(reg, &fd), CAPSTAN_OK);
     CHECK(fd >= 0);
@@ -283,7 +283,7 @@ static void test_approval_gates_guarded_tools(void) {
     capstan_free(out);
     CHECK(atomic_load(&guarded_ran) == 0);
 
-    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL, NULL), CAPSTAN_OK);
     const char *three = "[{\"id\":\"yes1\",\"name\":\"delete_file\"},{\"id\":\"no2\",\"name\":\"delete_file\"},"
                         "{\"id\":\"pre\",\"name\":\"delete_file\"},{\"id\":\"e\",\"name\":\"echo\"}]";
     const char *ids[] = {"pre"};
@@ -322,7 +322,7 @@ static void test_events_and_stats_observe_every_call(void) {
     capstan_tool_def s = {.struct_size = sizeof s, .name = "slow", .parameters = OBJ, .callback = slow,
                           .timeout_ms = 20};
     CHECK_STATUS(capstan_register(reg, &s), CAPSTAN_OK);
-    CHECK_STATUS(capstan_registry_set_event_hook(reg, on_event, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_event_hook(reg, on_event, NULL, NULL), CAPSTAN_OK);
     char *out = NULL;
     CHECK_STATUS(capstan_execute(reg, "[{\"id\":\"1\",\"name\":\"echo\"},{\"id\":\"2\",\"name\":\"slow\"},"
                                       "{\"id\":\"3\",\"name\":\"echo\",\"arguments\":7}]",
@@ -337,7 +337,7 @@ static void test_events_and_stats_observe_every_call(void) {
     CHECK_CONTAINS(out, "\"slow\":{\"calls\":1,\"outcomes\":{\"ok\":0,\"tool_error\":0,\"invalid_arguments\":0,"
                         "\"unknown_tool\":0,\"timeout\":1");
     capstan_free(out);
-    CHECK_STATUS(capstan_registry_set_event_hook(reg, NULL, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_event_hook(reg, NULL, NULL, NULL), CAPSTAN_OK);
     capstan_registry_free(reg);
 }
 

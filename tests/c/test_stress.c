@@ -143,7 +143,7 @@ int main(void) {
                                     .flags = CAPSTAN_TOOL_REQUIRES_APPROVAL};
     CHECK_STATUS(capstan_register(reg, &chaos_def), CAPSTAN_OK);
     CHECK_STATUS(capstan_register(reg, &guarded_def), CAPSTAN_OK);
-    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL, NULL), CAPSTAN_OK);
 
     pthread_t completers[2], deciders[2];
     for (int i = 0; i < 2; i++) {

@@ -116,6 +116,7 @@ class ExecOptions(Structure):
         ("timeout_ms", c_uint32),
         ("approved_ids", POINTER(c_char_p)),
         ("approved_count", c_size_t),
+        ("deadline_ms", c_uint32),  # 0: no batch deadline
     ]
 
 
