@@ -691,24 +691,17 @@ struct NotifyBox : HookBase {
 };
 
 // ---- The three hook setters of the C API, in one place. ---------------------
-// Today they take no destroy: the Registry keeps every hook it installed alive
-// until capstan_registry_free has returned (a replaced hook may still be
-// running on another thread). When the setters gain a trailing
-// `capstan_destroy_fn destroy` (called once after the hook's last
-// invocation), pass `destroy` through below and set hooks_owned_by_registry
-// to false: capstan then owns each hook box.
-inline constexpr bool hooks_owned_by_registry = true;
+// capstan owns each hook box: it calls `destroy` exactly once, after the
+// hook's last invocation has returned (on replacement, removal, close or
+// free), or before the setter returns when the setter fails.
 inline capstan_status c_set_approver(capstan_registry *r, capstan_approver_fn fn, void *ud, capstan_destroy_fn destroy) {
-    (void)destroy;
-    return capstan_registry_set_approver(r, fn, ud);
+    return capstan_registry_set_approver(r, fn, ud, destroy);
 }
 inline capstan_status c_set_event_hook(capstan_registry *r, capstan_event_fn fn, void *ud, capstan_destroy_fn destroy) {
-    (void)destroy;
-    return capstan_registry_set_event_hook(r, fn, ud);
+    return capstan_registry_set_event_hook(r, fn, ud, destroy);
 }
 inline capstan_status c_set_notify(capstan_registry *r, capstan_notify_fn fn, void *ud, capstan_destroy_fn destroy) {
-    (void)destroy;
-    return capstan_registry_set_notify(r, fn, ud);
+    return capstan_registry_set_notify(r, fn, ud, destroy);
 }
 // ------------------------------------------------------------------------------
 
@@ -731,9 +724,6 @@ struct Sink : SinkBase {
 };
 
 struct RegistryState {
-    std::mutex mutex;
-    std::vector<std::unique_ptr<HookBase>> hooks;  // see hooks_owned_by_registry
-    bool keep_hooks_forever = false;               // a close() timed out: callbacks may outlive free
     std::atomic<std::thread::id> pump_thread{};
 };
 
@@ -1093,12 +1083,7 @@ public:
     /// on other threads; true when everything finished in time.
     bool close(std::uint32_t timeout_ms) noexcept {
         if (!raw_) return true;
-        bool finished = capstan_registry_close(raw_, timeout_ms) == CAPSTAN_OK;
-        if (!finished && state_) {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            state_->keep_hooks_forever = true;  // callbacks may run after free returns
-        }
-        return finished;
+        return capstan_registry_close(raw_, timeout_ms) == CAPSTAN_OK;
     }
 
 #if CAPSTAN_HPP_EXCEPTIONS
@@ -1150,16 +1135,9 @@ private:
     template <class Box, class Set>
     Expected<void> install(std::unique_ptr<Box> box, Set set) {
         if (!raw_) return moved_from();
-        if constexpr (detail::hooks_owned_by_registry) {
-            std::lock_guard<std::mutex> lock(state_->mutex);
-            state_->hooks.reserve(state_->hooks.size() + 1);  // so that keeping it cannot fail once installed
-            capstan_status st = set(raw_, static_cast<detail::HookBase *>(box.get()));
-            if (st != CAPSTAN_OK) return detail::last_error(st);
-            state_->hooks.push_back(std::move(box));
-        } else {
-            capstan_status st = set(raw_, static_cast<detail::HookBase *>(box.release()));
-            if (st != CAPSTAN_OK) return detail::last_error(st);
-        }
+        // Handed over: capstan destroys the box (also when the setter fails).
+        capstan_status st = set(raw_, static_cast<detail::HookBase *>(box.release()));
+        if (st != CAPSTAN_OK) return detail::last_error(st);
         return {};
     }
 
@@ -1172,13 +1150,9 @@ private:
     }
 
     void release_all() noexcept {
+        // Hooks belong to capstan (their destroy runs after their last
+        // invocation), so nothing here outlives a free that did not wait.
         if (raw_) capstan_registry_free(std::exchange(raw_, nullptr));
-        if (state_ && (state_->keep_hooks_forever || detail::current_frame() != nullptr)) {
-            // After a close() that timed out, or when freed from inside one of
-            // its own callbacks, capstan_registry_free did not wait: a hook may
-            // still run, so its state is left alive.
-            for (auto &h : state_->hooks) (void)h.release();
-        }
         state_.reset();
     }
 

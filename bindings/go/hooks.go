@@ -2,31 +2,22 @@ package capstan
 
 // Every capstan_registry_set_* call of the binding is in this file.
 //
-// LIMITATION (until the setters take a destroy): capstan cannot tell when a
-// replaced hook has run for the last time, so its cgo.Handle is released on
-// replacement and at Close. A replaced hook that is still running somewhere
-// then resolves its handle to nothing and does nothing (an approval is
-// denied). Once the setters gain a trailing `capstan_destroy_fn destroy`
-// (called once after the hook's last invocation):
-//   1. pass `h ? cg_hook_destroy : NULL` as the new last argument in the
-//      three helpers below (cg_hook_destroy, in capstan_go.c, releases h);
-//   2. in hookHandles.swap, stop deleting the old handle (its destroy does),
-//      and on a failed set delete the new one only if destroy does not run
-//      for a failed set;
-//   3. drop hookHandles.releaseAll from Registry.free (free runs destroy).
-// TestHooksAreReleasedWhenReplacedOrClosed pins the result either way.
+// A hook's cgo.Handle belongs to capstan once set: capstan calls
+// cg_hook_destroy (which releases it) exactly once, after the hook's last
+// invocation has returned (on replacement, removal, Close), or before the
+// setter returns when the setter fails.
 
 /*
 #include "capstan_go.h"
 
 static capstan_status cg_set_event_hook(capstan_registry *reg, uintptr_t h) {
-    return capstan_registry_set_event_hook(reg, h ? cg_event_cb : NULL, (void *)h);
+    return capstan_registry_set_event_hook(reg, h ? cg_event_cb : NULL, (void *)h, h ? cg_hook_destroy : NULL);
 }
 static capstan_status cg_set_notify(capstan_registry *reg, uintptr_t h) {
-    return capstan_registry_set_notify(reg, h ? cg_notify_cb : NULL, (void *)h);
+    return capstan_registry_set_notify(reg, h ? cg_notify_cb : NULL, (void *)h, h ? cg_hook_destroy : NULL);
 }
 static capstan_status cg_set_approver(capstan_registry *reg, uintptr_t h) {
-    return capstan_registry_set_approver(reg, h ? cg_approver_cb : NULL, (void *)h);
+    return capstan_registry_set_approver(reg, h ? cg_approver_cb : NULL, (void *)h, h ? cg_hook_destroy : NULL);
 }
 */
 import "C"
@@ -36,18 +27,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/cgo"
-	"sync"
 	"time"
 )
 
-type hookHandles struct {
-	mu                      sync.Mutex
-	event, notify, approver cgo.Handle
-}
-
-// swap installs a new hook handle (0: none) with set and releases the old one.
-func (hh *hookHandles) swap(r *Registry, op string, slot *cgo.Handle, fn any,
-	set func(*C.capstan_registry, C.uintptr_t) C.capstan_status) error {
+// setHook installs fn (nil: none) with set. The handle made for fn is
+// capstan's from then on: its destroy releases it, also when set fails.
+func (r *Registry) setHook(op string, fn any, set func(*C.capstan_registry, C.uintptr_t) C.capstan_status) error {
 	if err := r.enter(op); err != nil {
 		return err
 	}
@@ -56,31 +41,7 @@ func (hh *hookHandles) swap(r *Registry, op string, slot *cgo.Handle, fn any,
 	if fn != nil {
 		h = cgo.NewHandle(fn)
 	}
-	hh.mu.Lock()
-	defer hh.mu.Unlock()
-	if err := check(op, func() C.capstan_status { return set(r.ptr, C.uintptr_t(h)) }); err != nil {
-		if h != 0 {
-			h.Delete()
-		}
-		return err
-	}
-	old := *slot
-	*slot = h
-	if old != 0 {
-		old.Delete() // see LIMITATION above
-	}
-	return nil
-}
-
-func (hh *hookHandles) releaseAll() {
-	hh.mu.Lock()
-	defer hh.mu.Unlock()
-	for _, h := range []*cgo.Handle{&hh.event, &hh.notify, &hh.approver} {
-		if *h != 0 {
-			h.Delete()
-			*h = 0
-		}
-	}
+	return check(op, func() C.capstan_status { return set(r.ptr, C.uintptr_t(h)) })
 }
 
 // EventKind says what an Event reports.
@@ -112,7 +73,7 @@ func (r *Registry) SetEventHook(hook func(Event)) error {
 	if hook != nil {
 		fn = hook
 	}
-	return r.hooks.swap(r, "SetEventHook", &r.hooks.event, fn,
+	return r.setHook("SetEventHook", fn,
 		func(p *C.capstan_registry, h C.uintptr_t) C.capstan_status { return C.cg_set_event_hook(p, h) })
 }
 
@@ -124,7 +85,7 @@ func (r *Registry) SetNotify(notify func()) error {
 	if notify != nil {
 		fn = notify
 	}
-	return r.hooks.swap(r, "SetNotify", &r.hooks.notify, fn,
+	return r.setHook("SetNotify", fn,
 		func(p *C.capstan_registry, h C.uintptr_t) C.capstan_status { return C.cg_set_notify(p, h) })
 }
 
@@ -156,7 +117,7 @@ func (r *Registry) SetApprover(approver func(ctx context.Context, a Approval) De
 	if approver != nil {
 		fn = &approverFn{f: approver, ctx: r.ctx}
 	}
-	return r.hooks.swap(r, "SetApprover", &r.hooks.approver, fn,
+	return r.setHook("SetApprover", fn,
 		func(p *C.capstan_registry, h C.uintptr_t) C.capstan_status { return C.cg_set_approver(p, h) })
 }
 

@@ -38,8 +38,6 @@ type Registry struct {
 
 	ctx    context.Context // parent of every tool call's ctx; ends at Close
 	cancel context.CancelFunc
-
-	hooks hookHandles // hooks.go
 }
 
 // New creates a registry.
@@ -110,8 +108,7 @@ func (r *Registry) Close(ctx context.Context) error {
 }
 
 func (r *Registry) free() {
-	C.capstan_registry_free(r.ptr)
-	r.hooks.releaseAll()
+	C.capstan_registry_free(r.ptr) // runs the hooks' destroys (hooks.go)
 }
 
 // Register adds a tool, replacing any tool of the same name (the old one's
