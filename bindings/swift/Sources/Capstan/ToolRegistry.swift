@@ -6,10 +6,6 @@ import Foundation
 /// flight end cancelled and every tool closure is released.
 public final class ToolRegistry: @unchecked Sendable {
     let raw: OpaquePointer
-    private let lock = NSLock()
-    /// Hook boxes (approver) kept until the registry is freed: the C setters
-    /// take no destroy yet, and a replaced hook may still be running.
-    private var kept: [Unmanaged<AnyObject>] = []
 
     public init(coerce: Bool = false) throws {
         var opts = capstan_registry_options()
@@ -22,8 +18,7 @@ public final class ToolRegistry: @unchecked Sendable {
     }
 
     deinit {
-        capstan_registry_free(raw)  // no callback runs after this returns
-        for box in kept { box.release() }
+        capstan_registry_free(raw)  // no callback runs after this returns; hook boxes released
     }
 
     // MARK: tools
@@ -127,15 +122,10 @@ public final class ToolRegistry: @unchecked Sendable {
     public func setApprover(_ approver: @escaping @Sendable (ApprovalRequest) async -> Decision) throws {
         let box = ApproverBox(approver)
         let userData = Unmanaged.passRetained(box).toOpaque()
-        let status = capstan_registry_set_approver(raw, approverTrampoline, userData)
-        guard status == 0 else {
-            let error = CapstanError.last(status)
-            Unmanaged<ApproverBox>.fromOpaque(userData).release()
-            throw error
-        }
-        lock.lock()
-        kept.append(Unmanaged<AnyObject>.fromOpaque(userData))
-        lock.unlock()
+        // capstan releases the box (releaseBox) after the approver's last
+        // invocation, or at once when the setter fails.
+        let status = capstan_registry_set_approver(raw, approverTrampoline, userData, releaseBox)
+        guard status == 0 else { throw CapstanError.last(status) }
     }
 
     // MARK: tools for the model and providers
