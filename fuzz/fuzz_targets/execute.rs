@@ -63,11 +63,6 @@ fn check_results_once(tally: &Tally, what: &str) {
     );
 }
 
-fn strict_end() -> bool {
-    static STRICT: OnceLock<bool> = OnceLock::new();
-    *STRICT.get_or_init(|| std::env::var_os("CAPSTAN_FUZZ_STRICT_END").is_some_and(|v| v == "1"))
-}
-
 fuzz_target!(|data: &[u8]| {
     let [options, mode, calls @ ..] = data else {
         return;
@@ -156,14 +151,8 @@ fuzz_target!(|data: &[u8]| {
                 );
                 assert!(capstan_batch_done(batch), "batch not done after wait");
                 check_results_once(&tally, "capstan_submit");
-                // batch_wait may return before the end (NULL) callback ran, and a
-                // free then drops it (fuzz/FINDINGS.md, finding 1): unless
-                // CAPSTAN_FUZZ_STRICT_END=1, wait for it (bounded by -timeout).
-                if !strict_end() {
-                    while tally.ends.load(Ordering::SeqCst) == 0 {
-                        std::thread::yield_now();
-                    }
-                }
+                // batch_wait returns only after the end (NULL) callback
+                // returned (fuzz/FINDINGS.md, finding 1, fixed).
                 assert_eq!(
                     tally.ends.load(Ordering::SeqCst),
                     1,

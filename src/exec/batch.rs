@@ -72,6 +72,9 @@ pub struct BatchInner {
     delivering: AtomicUsize,
     /// The end-of-batch signal was handed to the poller.
     poll_finished: AtomicBool,
+    /// `on_done` (the host's end-of-batch callback) has returned: only then
+    /// is the batch over for a waiter, who may free what that callback uses.
+    ended: AtomicBool,
 }
 
 thread_local! {
@@ -117,6 +120,7 @@ impl BatchInner {
             sink_open: AtomicBool::new(true),
             delivering: AtomicUsize::new(0),
             poll_finished: AtomicBool::new(false),
+            ended: AtomicBool::new(false),
         })
     }
 
@@ -128,8 +132,32 @@ impl BatchInner {
         self.cancelled.load(Ordering::SeqCst)
     }
 
+    /// Every call has its result (the end callback may still be running).
     pub(crate) fn is_done(&self) -> bool {
         self.remaining.load(Ordering::SeqCst) == 0
+    }
+
+    /// Every result was handed over and the end callback, if any, has
+    /// returned. Inside one of this batch's own callbacks, `is_done` is
+    /// enough: waiting there for the end callback would wait for itself.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
+            || (self.is_done() && (self.on_done.is_none() || self.inside_own_callback()))
+    }
+
+    fn inside_own_callback(&self) -> bool {
+        let key = self.key();
+        DELIVERING
+            .try_with(|d| d.try_borrow().map(|d| d.contains(&key)).unwrap_or(false))
+            .unwrap_or(false)
+    }
+
+    /// Marks the end callback as returned and wakes whoever waits for it.
+    fn end(&self) {
+        self.ended.store(true, Ordering::SeqCst);
+        if self.done_waiters.load(Ordering::SeqCst) + self.waiters.load(Ordering::SeqCst) > 0 {
+            self.notify();
+        }
     }
 
     fn notify(&self) {
@@ -171,9 +199,7 @@ impl BatchInner {
             if let Some(f) = &self.on_done {
                 self.host_callback(f);
             }
-            if self.done_waiters.load(Ordering::SeqCst) + self.waiters.load(Ordering::SeqCst) > 0 {
-                self.notify();
-            }
+            self.end();
         } else if self.waiters.load(Ordering::SeqCst) > 0 {
             self.notify();
         }
@@ -185,6 +211,7 @@ impl BatchInner {
             if let Some(f) = &self.on_done {
                 self.host_callback(f);
             }
+            self.end();
         }
     }
 
@@ -215,11 +242,7 @@ impl BatchInner {
     /// still finishes its calls internally.
     pub(crate) fn detach(&self) {
         self.sink_open.store(false, Ordering::SeqCst);
-        let key = self.key();
-        let inside = DELIVERING
-            .try_with(|d| d.try_borrow().map(|d| d.contains(&key)).unwrap_or(false))
-            .unwrap_or(false);
-        let own = usize::from(inside);
+        let own = usize::from(self.inside_own_callback());
         while self.delivering.load(Ordering::SeqCst) > own {
             std::thread::yield_now();
         }
@@ -241,7 +264,7 @@ impl BatchInner {
 
     /// Blocks until the whole batch is done or `deadline` passes.
     pub(crate) fn wait_done(&self, deadline: Option<Instant>) -> bool {
-        self.wait_on(&self.done_waiters, deadline, || self.is_done())
+        self.wait_on(&self.done_waiters, deadline, || self.is_finished())
     }
 
     /// Blocks until `cond` holds or `deadline` passes; returns `cond()`.

@@ -189,8 +189,10 @@ impl Batch {
         self.inner.len() == 0
     }
 
+    /// Every result was handed over and the end-of-batch callback, if any,
+    /// has returned.
     pub fn is_done(&self) -> bool {
-        self.inner.is_done()
+        self.inner.is_finished()
     }
 
     /// Waits until every result was handed over, or `timeout` passes

@@ -185,7 +185,9 @@ pub unsafe extern "C" fn capstan_submit(
 }
 
 /// Waits until every result of the batch was handed over (callback delivery:
-/// every callback returned; poll delivery: every result is queued), up to
+/// every callback returned, the final `result == NULL` one included, so the
+/// callback's `user_data` may be freed once this returns OK; poll delivery:
+/// every result is queued), up to
 /// `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
 /// CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
 /// inside the batch's own result callback. On a thread that ever called

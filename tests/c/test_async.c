@@ -115,6 +115,47 @@ static void test_submit_delivers_each_result_once_with_its_index_then_null_once(
     capstan_registry_free(reg);
 }
 
+/* The end callback (result == NULL) is part of the batch: wait returns and
+ * done turns true only after it has returned, so the host may free what the
+ * callback uses right after the wait, and a free after the wait loses no end. */
+struct slow_end {
+    atomic_int results;
+    atomic_int end_entered;
+    atomic_int end_returned;
+};
+
+static void on_result_slow_end(void *user_data, const capstan_result *r) {
+    struct slow_end *e = user_data;
+    if (r != NULL) {
+        atomic_fetch_add(&e->results, 1);
+        return;
+    }
+    atomic_store(&e->end_entered, 1);
+    sleep_ms(100);
+    atomic_store(&e->end_returned, 1);
+}
+
+static void test_wait_returns_only_after_the_end_callback_returned(void) {
+    capstan_registry *reg = registry();
+    for (int round = 0; round < 5; round++) {
+        struct slow_end e;
+        atomic_init(&e.results, 0);
+        atomic_init(&e.end_entered, 0);
+        atomic_init(&e.end_returned, 0);
+        char *calls = calls_json("echo", 8);
+        capstan_batch *b = NULL;
+        CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, NULL, on_result_slow_end, &e, &b), CAPSTAN_OK);
+        CHECK_STATUS(capstan_batch_wait(b, 60000), CAPSTAN_OK);
+        CHECK(atomic_load(&e.end_returned) == 1);
+        CHECK(capstan_batch_done(b));
+        capstan_batch_free(b);
+        CHECK(atomic_load(&e.results) == 8);
+        CHECK(atomic_load(&e.end_entered) == 1);
+        free(calls);
+    }
+    capstan_registry_free(reg);
+}
+
 static void test_poll_delivery_hands_results_over_on_the_polling_thread(void) {
     capstan_registry *reg = registry();
     char *calls = calls_json("echo", 10);
@@ -488,6 +529,7 @@ static void test_close_with_a_timeout_does_not_hang_on_a_stuck_tool(void) {
 
 int main(void) {
     test_submit_delivers_each_result_once_with_its_index_then_null_once();
+    test_wait_returns_only_after_the_end_callback_returned();
     test_poll_delivery_hands_results_over_on_the_polling_thread();
     test_wait_times_out_and_cancel_stops_pending_calls();
     test_batch_free_while_running_stops_its_callbacks();
