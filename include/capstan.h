@@ -74,7 +74,7 @@
 #define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
 #define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
-#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0}
+#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
@@ -745,7 +745,9 @@ capstan_status capstan_submit(struct capstan_registry *reg,
 
 /**
  * Waits until every result of the batch was handed over (callback delivery:
- * every callback returned; poll delivery: every result is queued), up to
+ * every callback returned, the final `result == NULL` one included, so the
+ * callback's `user_data` may be freed once this returns OK; poll delivery:
+ * every result is queued), up to
  * `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
  * CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
  * inside the batch's own result callback. On a thread that ever called
