@@ -27,14 +27,19 @@
 //! - A schema nested deeper than serde_json parses (128 levels) is refused
 //!   rather than risk the compiler's stack.
 
+mod budget;
 mod message;
 mod shape;
 
-use jsonschema::{PatternOptions, Retrieve, Uri, Validator};
+use jsonschema::{PatternOptions, Retrieve, Uri, ValidationError, Validator};
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use crate::error::Error;
 
+use budget::Meter;
+pub use budget::{ERROR_SIZE, ERROR_STEPS, VALIDATION_STEPS};
 pub use message::{ArgumentError, ArgumentErrors};
 use shape::Shape;
 
@@ -42,10 +47,29 @@ use shape::Shape;
 #[derive(Clone, Debug)]
 pub struct Schema {
     source: Value,
+    /// Compiled from the metered copy of `source` (see `budget.rs`), or,
+    /// when `metered` is false, from `source` itself.
     validator: Validator,
-    shape: Shape,
+    metered: bool,
+    prepared: Prepared,
     /// Compiled by [`Schema::compile`]: arguments must be an object.
     object_root: bool,
+}
+
+/// What compiling a schema works out besides the validator: its defaults and
+/// coercions, and the warnings about it. Kept by a registered tool so that its
+/// first call compiles the validator alone.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    shape: Arc<Shape>,
+    warnings: Arc<[String]>,
+}
+
+impl Prepared {
+    /// See [`Schema::warnings`].
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
 }
 
 const _: () = {
@@ -65,27 +89,120 @@ impl Schema {
         Ok(schema)
     }
 
+    /// [`Schema::compile`] again, for a schema that compiled before and gave
+    /// `prepared`: the defaults and warnings are not worked out again.
+    pub fn compile_prepared(parameters: &Value, prepared: &Prepared) -> Result<Schema, Error> {
+        check_object_root(parameters)?;
+        let (validator, metered) = validator(parameters)?;
+        Ok(Schema {
+            source: parameters.clone(),
+            validator,
+            metered,
+            prepared: prepared.clone(),
+            object_root: true,
+        })
+    }
+
     /// Compiles any JSON Schema (boolean or object, any root type) under the
     /// same rules otherwise: local `$ref` only, linear-time regexes.
     ///
     /// Errors: [`Error::InvalidSchema`].
     pub fn compile_any(schema: &Value) -> Result<Schema, Error> {
-        if nests_deeper_than(schema, MAX_SCHEMA_DEPTH) {
-            return Err(Error::InvalidSchema(format!(
-                "schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
-            )));
-        }
-        let validator = jsonschema::options()
-            .with_retriever(LocalOnly)
-            .with_pattern_options(PatternOptions::regex())
-            .build(schema)
-            .map_err(|e| Error::InvalidSchema(message::schema_error_text(&e)))?;
-        Ok(Schema {
+        let (validator, metered) = validator(schema)?;
+        let mut compiled = Schema {
             source: schema.clone(),
             validator,
-            shape: Shape::build(schema),
+            metered,
+            prepared: Prepared {
+                shape: Arc::new(Shape::default()),
+                warnings: Arc::from(Vec::new()),
+            },
             object_root: false,
-        })
+        };
+        let mut shape = Shape::build(schema);
+        let warnings = compiled.check_defaults(&mut shape);
+        compiled.prepared = Prepared {
+            shape: Arc::new(shape),
+            warnings: warnings.into(),
+        };
+        Ok(compiled)
+    }
+
+    /// What [`Schema::compile_prepared`] takes.
+    pub fn prepared(&self) -> &Prepared {
+        &self.prepared
+    }
+
+    /// Problems that do not stop the schema from working, each naming where in
+    /// the schema (a JSON Pointer): a `default` that fails its own schema (it is
+    /// never filled in).
+    pub fn warnings(&self) -> &[String] {
+        &self.prepared.warnings
+    }
+
+    /// Checks every default against the schema where it would be filled in;
+    /// forgets those that fail, and says why. One validation per object that
+    /// has defaults, each within the error budget.
+    fn check_defaults(&self, shape: &mut Shape) -> Vec<String> {
+        let sites = shape.defaults();
+        let mut warnings = Vec::new();
+        let mut start = 0;
+        while start < sites.len() {
+            let node = sites[start].node;
+            let end = start + sites[start..].iter().take_while(|d| d.node == node).count();
+            let group = &sites[start..end];
+            start = end;
+            // The object with this node's defaults in it, where they would be filled.
+            let object: serde_json::Map<String, Value> = group
+                .iter()
+                .filter_map(|d| Some((shape_name(shape, d)?, d.value.clone())))
+                .collect();
+            let mut instance = Value::Object(object);
+            let mut pointer = String::new();
+            for step in group[0].object.iter().rev() {
+                instance = match step {
+                    shape::Step::Property(name) => {
+                        let mut map = serde_json::Map::new();
+                        map.insert(name.clone(), instance);
+                        Value::Object(map)
+                    }
+                    shape::Step::Item => Value::Array(vec![instance]),
+                };
+            }
+            for step in &group[0].object {
+                pointer.push('/');
+                match step {
+                    shape::Step::Property(name) => pointer.push_str(&escape(name)),
+                    shape::Step::Item => pointer.push('0'),
+                }
+            }
+            let meter = Meter::arm(ERROR_STEPS, Some(ERROR_SIZE));
+            let errors: Vec<_> = self.validator.iter_errors(&instance).collect();
+            drop(meter);
+            let errors = ArgumentErrors::collect(errors.into_iter(), &self.source, self.metered);
+            for site in group {
+                let Some(name) = shape_name(shape, site) else {
+                    continue;
+                };
+                let at = format!("{pointer}/{}", escape(&name));
+                let inside = format!("{at}/");
+                let Some(first) = errors
+                    .0
+                    .iter()
+                    .find(|e| e.pointer == at || e.pointer.starts_with(&inside))
+                else {
+                    continue;
+                };
+                warnings.push(format!(
+                    "default at {} ({}) does not match its schema ({}); it is never filled in",
+                    site.schema_at,
+                    message::preview(&site.value),
+                    first.message
+                ));
+                shape.forget_default(site.node, site.prop);
+            }
+        }
+        warnings
     }
 
     /// The schema as registered.
@@ -94,8 +211,10 @@ impl Schema {
     }
 
     /// Whether `value` is valid, without defaults, coercion or error text.
+    /// False also when checking it would take more than the validation budget.
     pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+        let meter = Meter::arm(VALIDATION_STEPS, None);
+        self.validator.is_valid(value) && !meter.exhausted()
     }
 
     /// Validates `args`. On success returns them with the schema's defaults filled
@@ -103,30 +222,110 @@ impl Schema {
     /// are present). With `coerce`, strings where the schema asks for an integer,
     /// number or boolean are read as one first ("3", "2.5", "true").
     ///
-    /// On failure returns every error, as text a model can act on.
+    /// On failure returns the errors (at most [`MAX_ERRORS`]), as text a model
+    /// can act on. Arguments that take more than the validation budget to check
+    /// are refused, whatever they hold (see `budget.rs`).
     pub fn validate(&self, mut args: Value, coerce: bool) -> Result<Value, ArgumentErrors> {
         if self.object_root && !args.is_object() {
             return Err(ArgumentErrors::not_an_object(&args));
         }
         // A valid call pays for one `is_valid` only. Coercion touches strings only
         // where the schema excludes strings, so it cannot change a valid call.
-        if !self.validator.is_valid(&args) {
-            let fixed = coerce && self.shape.coerce(&mut args) && self.validator.is_valid(&args);
+        let (valid, mut too_complex) = self.check(&args);
+        if !valid {
+            let fixed = coerce && self.prepared.shape.coerce(&mut args) && {
+                let (valid, again) = self.check(&args);
+                too_complex = again;
+                valid
+            };
             if !fixed {
-                return Err(ArgumentErrors::collect(
-                    self.validator.iter_errors(&args),
-                    &self.source,
-                ));
+                return Err(self.errors(&args, too_complex));
             }
         }
-        self.shape.fill(&mut args);
+        self.prepared.shape.fill(&mut args);
         Ok(args)
     }
+
+    /// (valid, ran out of budget). Never valid when out of budget.
+    fn check(&self, args: &Value) -> (bool, bool) {
+        let meter = Meter::arm(VALIDATION_STEPS, None);
+        let valid = self.validator.is_valid(args);
+        let spent = meter.exhausted();
+        (valid && !spent, spent)
+    }
+
+    /// The error text for invalid `args`: a walk of its own budget, whose
+    /// errors stop at [`MAX_ERRORS`].
+    fn errors(&self, args: &Value, too_complex: bool) -> ArgumentErrors {
+        let meter = Meter::arm(ERROR_STEPS, Some(ERROR_SIZE));
+        let collected: Vec<_> = self.validator.iter_errors(args).collect();
+        let cut = meter.exhausted() || collected.len() > MAX_ERRORS;
+        drop(meter);
+        let mut errors = ArgumentErrors::collect(
+            collected.into_iter().take(MAX_ERRORS),
+            &self.source,
+            self.metered,
+        );
+        let found = !errors.is_generic();
+        if too_complex && !found {
+            errors = ArgumentErrors::too_complex();
+        } else if cut || too_complex {
+            errors.stopped_early();
+        }
+        errors
+    }
 }
+
+/// At most this many errors are reported for one call (the text shows 20).
+/// cbindgen:ignore
+pub const MAX_ERRORS: usize = 100;
+
+/// A `pattern` (or `patternProperties` name) whose compiled program is larger
+/// than this is refused at registration: the linear-time engine's work per
+/// character of the string grows with it, and counted repetition
+/// (`(?:\w{1000}){50}`) makes it huge from a short pattern.
+/// cbindgen:ignore
+pub const MAX_REGEX_BYTES: usize = 256 * 1024;
 
 /// serde_json parses no deeper than this; a deeper schema (built in code) could
 /// exhaust the stack of the recursive compiler.
 const MAX_SCHEMA_DEPTH: usize = 128;
+
+/// The validator: compiled from the metered copy, or (`false`) from the
+/// schema itself when the copy does not compile.
+fn validator(schema: &Value) -> Result<(Validator, bool), Error> {
+    if nests_deeper_than(schema, MAX_SCHEMA_DEPTH) {
+        return Err(Error::InvalidSchema(format!(
+            "schema nests deeper than {MAX_SCHEMA_DEPTH} levels"
+        )));
+    }
+    // A schema the copy cannot compile is compiled as registered, for an error
+    // message about what the host wrote.
+    match build(&budget::metered(schema)) {
+        Ok(validator) => Ok((validator, true)),
+        Err(_) => build(schema)
+            .map(|v| (v, false))
+            .map_err(|e| Error::InvalidSchema(message::schema_error_text(&e))),
+    }
+}
+
+fn shape_name(shape: &Shape, site: &shape::DefaultSite) -> Option<String> {
+    shape.prop_name(site.node, site.prop)
+}
+
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
+}
+
+fn build(schema: &Value) -> Result<Validator, ValidationError<'static>> {
+    jsonschema::options()
+        .with_retriever(LocalOnly)
+        .with_pattern_options(PatternOptions::regex().size_limit(MAX_REGEX_BYTES))
+        .with_keyword(budget::FUEL_KEYWORD, |_, value, _| {
+            Ok(Box::new(budget::Fuel::new(value)))
+        })
+        .build(schema)
+}
 
 fn nests_deeper_than(value: &Value, limit: usize) -> bool {
     let mut stack = vec![(value, 1usize)];
