@@ -119,6 +119,14 @@ bench: lib
 	$(BUILD)/bench/abi_bench --threads 1 --scaling
 	$(BUILD)/bench/abi_bench --threads 2 --scaling
 
+# --- validation helper (issue 17): bounded costs -----------------------------
+# The figures behind README "Limits": each hostile input's time and peak heap.
+# tests/limits.rs (part of rust-test) asserts the same bounds loosely. Not
+# part of `make test`.
+.PHONY: bench-limits
+bench-limits:
+	$(CARGO) bench --bench limits
+
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean

@@ -15,13 +15,19 @@
 //!   a relative URI, an unknown `$schema`) is refused at compile time by a
 //!   retriever that never touches the network or the file system.
 //! - `pattern` and `patternProperties` run on the linear-time `regex` engine;
-//!   a pattern it cannot compile (backreferences, look-around) is an invalid
-//!   schema.
-//! - Validation reports every error (see [`ArgumentErrors`] for the text).
+//!   a pattern it cannot compile (backreferences, look-around) or that
+//!   compiles to more than [`MAX_REGEX_BYTES`] is an invalid schema.
+//! - Validation has a bounded cost (`budget.rs`): arguments that take more
+//!   than [`VALIDATION_STEPS`] to check are refused as too complex, never
+//!   accepted. It reports up to [`MAX_ERRORS`] errors, found within a budget
+//!   of their own (see [`ArgumentErrors`] for the text); for `anyOf`/`oneOf`,
+//!   the alternative that came closest.
 //! - Defaults are filled after validation, for properties missing from the
 //!   root object and from nested objects that are present (through `properties`,
 //!   array `items`, local `$ref` and `allOf`; not through `anyOf`/`oneOf`, where
-//!   the branch is ambiguous). Defaults are not validated again.
+//!   the branch is ambiguous). Each default is checked once, at compile time,
+//!   against the schema where it would be filled: one that fails is never
+//!   filled, and [`Schema::warnings`] says so.
 //! - Coercion, when asked for, is tried only if the arguments are invalid as
 //!   sent, and only where the schema's `type` excludes "string".
 //! - A schema nested deeper than serde_json parses (128 levels) is refused
