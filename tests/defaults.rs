@@ -145,3 +145,19 @@ fn strict_defaults_flag_reaches_the_c_abi() {
         }
     }
 }
+
+#[test]
+fn a_default_object_is_judged_with_its_own_defaults_filled_in() {
+    // {} lacks "mode", but a call fills "mode" in: the default is fine.
+    let compiled = Schema::compile(&json!({"type": "object", "properties": {
+        "options": {"type": "object", "default": {}, "required": ["mode"], "properties": {
+            "mode": {"type": "string", "default": "fast"}
+        }}
+    }}))
+    .unwrap();
+    assert!(compiled.warnings().is_empty(), "{:?}", compiled.warnings());
+    assert_eq!(
+        compiled.validate(json!({}), false),
+        Ok(json!({"options": {"mode": "fast"}}))
+    );
+}

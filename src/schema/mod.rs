@@ -182,6 +182,9 @@ impl Schema {
                     shape::Step::Item => pointer.push('0'),
                 }
             }
+            // Filled in as a call would be: a default object gets its own
+            // properties' defaults before it is judged.
+            shape.fill(&mut instance);
             let meter = Meter::arm(ERROR_STEPS, Some(ERROR_SIZE));
             let errors: Vec<_> = self.validator.iter_errors(&instance).collect();
             drop(meter);
