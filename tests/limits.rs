@@ -364,9 +364,14 @@ fn wide_all_of_compiles_in_linear_time() {
     // at registration and again at the first call. Now a fraction of what the
     // validator itself takes to compile it.
     let schema = wide_all_of(100_000);
-    let (_, validator_alone, _) = measure(|| jsonschema::validator_for(&schema));
-    let (compiled, ours, _) = measure(|| Schema::compile(&schema));
-    assert!(compiled.is_ok());
+    // Best of two each, interleaved, so that a burst of load does not decide.
+    let (mut validator_alone, mut ours) = (Duration::MAX, Duration::MAX);
+    for _ in 0..2 {
+        validator_alone = validator_alone.min(measure(|| jsonschema::validator_for(&schema)).1);
+        let (compiled, took, _) = measure(|| Schema::compile(&schema));
+        assert!(compiled.is_ok());
+        ours = ours.min(took);
+    }
     assert!(
         ours <= validator_alone * 4,
         "capstan {ours:?}, the validator alone {validator_alone:?}"
