@@ -147,6 +147,18 @@ fn any_of_chains_through_ref_validate_within_budget() {
 }
 
 #[test]
+fn chains_below_unknown_keywords_are_metered_too() {
+    // `$ref` may point anywhere in the document, not only into `$defs`.
+    let chain = anyof_chain_schema(30)
+        .to_string()
+        .replace("$defs", "x-defs");
+    let schema = compile(&serde_json::from_str(&chain).unwrap());
+    let text = invalid_text("chain below x-defs", &schema, &json!({"x": "s"}));
+    assert!(text.starts_with("Invalid arguments:"), "{text}");
+    assert_eq!(schema.validate(json!({"x": 3}), false), Ok(json!({"x": 3})));
+}
+
+#[test]
 fn arguments_past_the_budget_are_refused_as_too_complex() {
     let schema = compile(&anyof_chain_schema(40));
     let text = invalid_text("chain 40 deep", &schema, &json!({"x": "not a number"}));

@@ -190,6 +190,11 @@ fn holds(keyword: &str, value: &Value) -> Holds {
         "allOf" | "anyOf" | "oneOf" | "prefixItems" => Holds::List,
         "$defs" | "definitions" | "dependentSchemas" | "dependencies" | "properties"
         | "patternProperties" => Holds::Named,
+        // Values, not schemas.
+        "const" | "enum" | "default" | "examples" | "example" | "$vocabulary" => Holds::Nothing,
+        // Any other object may be a `$ref` target ("#/x-defs/a", or below an
+        // unknown keyword): read as a schema, so that no chain escapes the gates.
+        _ if value.is_object() => Holds::One,
         _ => Holds::Nothing,
     }
 }
@@ -225,6 +230,22 @@ fn weight(schema: &Map<String, Value>) -> u64 {
         })
         .sum();
     1 + held as u64
+}
+
+/// Whether the metered copy of `root` would hold any gate: a schema whose
+/// subschemas are all leaves validates in one pass over the arguments, and is
+/// compiled as it is.
+pub(crate) fn needs_gates(root: &Value) -> bool {
+    let Value::Object(map) = root else {
+        return false;
+    };
+    map.iter()
+        .any(|(key, value)| match (holds(key, value), value) {
+            (Holds::One, sub) => gated(sub),
+            (Holds::List, Value::Array(items)) => items.iter().any(gated),
+            (Holds::Named, Value::Object(named)) => named.values().any(gated),
+            _ => false,
+        })
 }
 
 /// The metered copy of `root` (its root itself is not gated: `$schema`, `$id`

@@ -186,8 +186,18 @@ impl Schema {
             // properties' defaults before it is judged.
             shape.fill(&mut instance);
             let meter = Meter::arm(ERROR_STEPS, Some(ERROR_SIZE));
-            let errors: Vec<_> = self.validator.iter_errors(&instance).collect();
+            // Only errors inside one of the defaults are about them (the
+            // object itself may lack required siblings): text for those alone.
+            let below = format!("{pointer}/");
+            let errors: Vec<_> = self
+                .validator
+                .iter_errors(&instance)
+                .filter(|e| e.instance_path().as_str().starts_with(&below))
+                .collect();
             drop(meter);
+            if errors.is_empty() {
+                continue;
+            }
             let errors = ArgumentErrors::collect(errors.into_iter(), &self.source, self.metered);
             for site in group {
                 let Some(name) = shape_name(shape, site) else {
@@ -310,6 +320,11 @@ fn validator(schema: &Value) -> Result<(Validator, bool), Error> {
     }
     // A schema the copy cannot compile is compiled as registered, for an error
     // message about what the host wrote.
+    if !budget::needs_gates(schema) {
+        return build(schema)
+            .map(|v| (v, false))
+            .map_err(|e| Error::InvalidSchema(message::schema_error_text(&e)));
+    }
     match build(&budget::metered(schema)) {
         Ok(validator) => Ok((validator, true)),
         Err(_) => build(schema)
