@@ -191,7 +191,8 @@ fn holds(keyword: &str, value: &Value) -> Holds {
         "$defs" | "definitions" | "dependentSchemas" | "dependencies" | "properties"
         | "patternProperties" => Holds::Named,
         // Values, not schemas.
-        "const" | "enum" | "default" | "examples" | "example" | "$vocabulary" => Holds::Nothing,
+        "const" | "enum" | "default" | "examples" | "example" | "$vocabulary"
+        | "dependentRequired" | "discriminator" => Holds::Nothing,
         // Any other object may be a `$ref` target ("#/x-defs/a", or below an
         // unknown keyword): read as a schema, so that no chain escapes the gates.
         _ if value.is_object() => Holds::One,

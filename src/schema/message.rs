@@ -178,12 +178,7 @@ pub(crate) fn schema_error_text(error: &ValidationError<'_>) -> String {
                 _ => false,
             };
             if too_big {
-                format!(
-                    "{location}: pattern {pattern} compiles to more than {} KiB, capstan's limit \
-                     for a regular expression (counted repetition such as {{500}} multiplies \
-                     the size); use a smaller count or a simpler pattern",
-                    super::MAX_REGEX_BYTES / 1024
-                )
+                too_big_text(&location, &pattern)
             } else {
                 format!(
                     "{location}: pattern {pattern} is not a valid regular expression for \
@@ -196,15 +191,33 @@ pub(crate) fn schema_error_text(error: &ValidationError<'_>) -> String {
     }
 }
 
+/// "<location>: pattern <pattern> compiles to more than N KiB, ...".
+pub(crate) fn too_big_text(location: &str, pattern: &str) -> String {
+    format!(
+        "{location}: pattern {} compiles to more than {} KiB, capstan's limit for a regular \
+         expression (counted repetition such as {{500}} multiplies the size); use a smaller \
+         count or a simpler pattern",
+        truncate_chars(pattern, PREVIEW_CHARS),
+        super::MAX_REGEX_BYTES / 1024
+    )
+}
+
 /// Whether `pattern` is refused for its compiled size alone (the build stops
 /// at the limit, so this costs no more than the limit).
-fn compiles_too_big(pattern: &str) -> bool {
-    matches!(
+pub(crate) fn compiles_too_big(pattern: &str) -> bool {
+    let build = |unicode: bool| {
         regex::RegexBuilder::new(pattern)
+            .unicode(unicode)
             .size_limit(super::MAX_REGEX_BYTES)
-            .build(),
-        Err(regex::Error::CompiledTooBig(_))
-    )
+            .build()
+    };
+    // As JSON Schema (ECMA-262) reads it: \w and \d are ASCII. A pattern that
+    // needs Unicode mode (\p{L}, non-ASCII text) is measured in it.
+    match build(false) {
+        Err(regex::Error::CompiledTooBig(_)) => true,
+        Ok(_) => false,
+        Err(_) => matches!(build(true), Err(regex::Error::CompiledTooBig(_))),
+    }
 }
 
 fn referencing_text(error: &ReferencingError) -> String {

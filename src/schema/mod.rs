@@ -320,6 +320,7 @@ fn validator(schema: &Value) -> Result<(Validator, bool), Error> {
     }
     // A schema the copy cannot compile is compiled as registered, for an error
     // message about what the host wrote.
+    check_pattern_sizes(schema)?;
     if !budget::needs_gates(schema) {
         return build(schema)
             .map(|v| (v, false))
@@ -333,6 +334,68 @@ fn validator(schema: &Value) -> Result<(Validator, bool), Error> {
     }
 }
 
+/// Refuses a schema with a `pattern` or `patternProperties` name that
+/// compiles to more than [`MAX_REGEX_BYTES`]. Each distinct pattern is
+/// compiled once per process (the build stops at the limit); other regex
+/// errors are left to the validator, which names them.
+fn check_pattern_sizes(schema: &Value) -> Result<(), Error> {
+    let mut stack = vec![(schema, String::new())];
+    while let Some((value, at)) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if let Some(Value::String(pattern)) = map.get("pattern") {
+                    check_pattern_size(pattern, &format!("{at}/pattern"))?;
+                }
+                if let Some(Value::Object(named)) = map.get("patternProperties") {
+                    for pattern in named.keys() {
+                        let here = format!("{at}/patternProperties/{}", escape(pattern));
+                        check_pattern_size(pattern, &here)?;
+                    }
+                }
+                for (key, child) in map {
+                    if child.is_object() || child.is_array() {
+                        stack.push((child, format!("{at}/{}", escape(key))));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    if child.is_object() || child.is_array() {
+                        stack.push((child, format!("{at}/{i}")));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_pattern_size(pattern: &str, at: &str) -> Result<(), Error> {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    /// Patterns known to fit; cleared when it grows past this many.
+    const REMEMBERED: usize = 4096;
+    static FITS: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let fits = FITS.get_or_init(|| Mutex::new(HashSet::new()));
+    if fits.lock().is_ok_and(|f| f.contains(pattern)) {
+        return Ok(());
+    }
+    if message::compiles_too_big(pattern) {
+        return Err(Error::InvalidSchema(message::too_big_text(
+            &format!("at {at}"),
+            pattern,
+        )));
+    }
+    if let Ok(mut f) = fits.lock() {
+        if f.len() >= REMEMBERED {
+            f.clear();
+        }
+        f.insert(pattern.to_owned());
+    }
+    Ok(())
+}
+
 fn shape_name(shape: &Shape, site: &shape::DefaultSite) -> Option<String> {
     shape.prop_name(site.node, site.prop)
 }
@@ -344,7 +407,10 @@ fn escape(name: &str) -> String {
 fn build(schema: &Value) -> Result<Validator, ValidationError<'static>> {
     jsonschema::options()
         .with_retriever(LocalOnly)
-        .with_pattern_options(PatternOptions::regex().size_limit(MAX_REGEX_BYTES))
+        // No size limit here: with one, the validator compiles every pattern
+        // at once instead of its fast matcher for plain sequences; the size
+        // is checked before (`check_pattern_sizes`).
+        .with_pattern_options(PatternOptions::regex())
         .with_keyword(budget::FUEL_KEYWORD, |_, value, _| {
             Ok(Box::new(budget::Fuel::new(value)))
         })
