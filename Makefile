@@ -87,7 +87,7 @@ c-test-valgrind: $(addprefix $(BUILD)/c/plain/,$(C_TESTS))
 
 c-tests: c-test-plain c-test-asan c-test-valgrind
 
-# --- header as C++ (surface helper) ------------------------------------------
+# --- header as C++ (issue 9) ------------------------------------------
 # The header and examples/cpp/c_header.cpp (which uses every *_INIT macro)
 # compiled as C++11 and C++17 with warnings as errors, then run: C++ hosts
 # before C++20 have no designated initializers. Names and version macros are
@@ -332,7 +332,7 @@ soak: $(BUILD)/soak/soak
 soak-smoke: $(BUILD)/soak/soak
 	CAPSTAN_SOAK_CALLS=20000 $(BUILD)/soak/soak
 
-# --- contract: timers released on completion (issue 17 item 7) -------------------
+# --- timers released on completion (issue 17 item 7) -------------------
 # 1,000,000 calls of a tool with a one-hour timeout, RSS printed every 100k:
 # flat when a finished call's timer is cancelled. Not part of `make test`.
 .PHONY: timeout-rss
@@ -340,6 +340,14 @@ timeout-rss: lib
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) -O2 bench/c/timeout_rss.c -o $(BUILD)/bench/timeout_rss $(LDFLAGS_COMMON)
 	$(BUILD)/bench/timeout_rss
+
+# --- bounded costs (issue 17) -----------------------------
+# The figures behind README "Limits": each hostile input's time and peak heap.
+# tests/limits.rs (part of rust-test) asserts the same bounds loosely. Not
+# part of `make test`.
+.PHONY: bench-limits
+bench-limits:
+	$(CARGO) bench --bench limits
 
 clean:
 	rm -rf $(BUILD)

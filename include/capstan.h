@@ -40,6 +40,17 @@
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
  *
+ * Limits (README.md, "Limits", has the full table)
+ *  - Every untrusted input has a bounded cost. Arguments: a validation
+ *    budget of 200,000 steps per call (past it: invalid_arguments, "too
+ *    complex", never accepted); at most 100 errors per call, 20 shown;
+ *    nesting 128 levels. Schemas: nesting 128 levels; a pattern compiles to
+ *    at most 256 KiB (else INVALID_SCHEMA saying so). Names: 1-64 characters.
+ *    A default that fails its own schema is never filled in and is listed
+ *    in the tool's "warnings" (CAPSTAN_FORMAT_DESCRIBE), or refused with
+ *    CAPSTAN_REGISTRY_STRICT_DEFAULTS. Gemini lowering writes at most 10,000
+ *    subschemas, else exports parametersJsonSchema and reports it.
+ *
  * Contract notes (changes from the design card, and why)
  *  - The callback field of capstan_tool_def is named `callback`, not `fn`:
  *    `fn` is a keyword in Rust, Swift and Go bindings.
@@ -120,6 +131,15 @@
  * Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
  */
 #define CAPSTAN_REGISTRY_COERCE (1u << 0)
+
+/**
+ * Registry flag: `capstan_register` refuses (INVALID_SCHEMA, the message names
+ * the default's JSON Pointer) a parameters schema with a `default` that fails
+ * its own subschema. Without it such a schema registers, the default is never
+ * filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
+ * (`capstan_tools_json`) say so.
+ */
+#define CAPSTAN_REGISTRY_STRICT_DEFAULTS (1 << 1)
 
 /**
  * Exec flag: run the calls one by one, in order (default: in parallel).

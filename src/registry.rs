@@ -9,7 +9,8 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::exec::{Approver, Call, PendingRun};
 use crate::observe::{EventHook, Observer, ToolStats};
-use crate::schema::Schema;
+use crate::schema::{Prepared, Schema};
+use crate::suggest::NameIndex;
 use crate::tool::{ToolFlags, ToolSpec};
 
 /// What runs a tool. A C host's callback, a Rust closure, a binding's trampoline.
@@ -109,6 +110,8 @@ pub struct ToolMeta {
 pub struct Tool {
     pub meta: ToolMeta,
     parameters: Arc<str>,
+    /// Defaults and warnings worked out at registration, reused by the first call.
+    prepared: Prepared,
     schema: std::sync::OnceLock<Schema>,
     pub(crate) handler: Box<dyn Handler>,
     serial_busy: Mutex<bool>,
@@ -125,7 +128,7 @@ impl Tool {
         }
         let value: serde_json::Value = serde_json::from_str(&self.parameters)
             .map_err(|e| Error::Internal(format!("stored schema is not JSON: {e}")))?;
-        let schema = Schema::compile(&value)?;
+        let schema = Schema::compile_prepared(&value, &self.prepared)?;
         Ok(self.schema.get_or_init(|| schema))
     }
 
@@ -143,6 +146,7 @@ impl Tool {
             flags: self.meta.flags,
             timeout_ms: self.meta.timeout_ms,
             max_output_chars: self.meta.max_output_chars,
+            warnings: self.prepared.warnings().to_vec(),
         }
     }
 
@@ -179,6 +183,10 @@ impl Tool {
 pub struct RegistryOptions {
     /// Coerce strings to number/integer/boolean where the schema asks for those.
     pub coerce: bool,
+    /// Refuse a schema with a `default` that fails its own subschema
+    /// (`Error::InvalidSchema` naming the default's JSON Pointer) instead of
+    /// registering it with a warning and never filling that default.
+    pub strict_defaults: bool,
 }
 
 /// Puts `new` in `slot` and drops what was there outside the lock. Refused
@@ -277,6 +285,8 @@ pub(crate) struct Shared {
     any_pumped: AtomicBool,
     /// Batches that may still be running, for `close`.
     pub(crate) batches: Mutex<Vec<std::sync::Weak<crate::exec::BatchInner>>>,
+    /// Tool names indexed for "did you mean", with the generation they are of.
+    name_index: Mutex<Option<(u64, Arc<NameIndex>)>>,
 }
 
 thread_local! {
@@ -383,38 +393,30 @@ impl Shared {
         self.tools.read().ok()?.get(name).cloned()
     }
 
+    /// The text of an unknown-tool result (see `suggest.rs`), from an index
+    /// of the names built once per change of the tool set.
     pub(crate) fn unknown_tool_text(&self, name: &str) -> String {
-        let mut names: Vec<String> = match self.tools.read() {
-            Ok(t) => t.keys().cloned().collect(),
-            Err(_) => Vec::new(),
+        let generation = self.generation();
+        let cached = self.name_index.lock().ok().and_then(|c| {
+            c.as_ref()
+                .filter(|(g, _)| *g == generation)
+                .map(|(_, i)| i.clone())
+        });
+        let index = match cached {
+            Some(index) => index,
+            None => {
+                let names = match self.tools.read() {
+                    Ok(t) => t.keys().cloned().collect(),
+                    Err(_) => Vec::new(),
+                };
+                let index = Arc::new(NameIndex::new(names));
+                if let Ok(mut c) = self.name_index.lock() {
+                    *c = Some((generation, index.clone()));
+                }
+                index
+            }
         };
-        names.sort();
-        if names.is_empty() {
-            return format!("Unknown tool \"{name}\": no tools are available.");
-        }
-        let closest = names
-            .iter()
-            .map(|n| {
-                (
-                    strsim::jaro_winkler(&n.to_lowercase(), &name.to_lowercase()),
-                    n,
-                )
-            })
-            .filter(|(score, _)| *score >= 0.7)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| n.clone());
-        let mut text = format!("Unknown tool \"{name}\".");
-        if let Some(c) = closest {
-            text.push_str(&format!(" Did you mean \"{c}\"?"));
-        }
-        const SHOWN: usize = 50;
-        let listed: Vec<&str> = names.iter().take(SHOWN).map(String::as_str).collect();
-        text.push_str(&format!(" Available tools: {}", listed.join(", ")));
-        if names.len() > SHOWN {
-            text.push_str(&format!(" (and {} more)", names.len() - SHOWN));
-        }
-        text.push('.');
-        text
+        index.unknown_tool_text(name)
     }
 }
 
@@ -447,6 +449,7 @@ impl Registry {
                 pumped: Mutex::new(Vec::new()),
                 any_pumped: AtomicBool::new(false),
                 batches: Mutex::new(Vec::new()),
+                name_index: Mutex::new(None),
                 generation: std::sync::atomic::AtomicU64::new(0),
                 wake: Wake::default(),
                 observer: Observer::default(),
@@ -474,7 +477,15 @@ impl Registry {
         }
         // Compiled now so that every schema error is a registration error;
         // kept as text until the first call (see `Tool`).
-        drop(Schema::compile(&def.parameters)?);
+        let schema = Schema::compile(&def.parameters)?;
+        if let (true, Some(first)) = (
+            self.shared.options.strict_defaults,
+            schema.warnings().first(),
+        ) {
+            return Err(Error::InvalidSchema(first.clone()));
+        }
+        let prepared = schema.prepared().clone();
+        drop(schema);
         let parameters: Arc<str> = def.parameters.to_string().into();
         self.shared.activity.tools.fetch_add(1, Ordering::SeqCst);
         let tool = Arc::new(Tool {
@@ -486,6 +497,7 @@ impl Registry {
                 max_output_chars: def.max_output_chars,
             },
             parameters,
+            prepared,
             schema: std::sync::OnceLock::new(),
             handler: def.handler,
             serial_busy: Mutex::new(false),

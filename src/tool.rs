@@ -37,4 +37,7 @@ pub struct ToolSpec {
     pub flags: ToolFlags,
     pub timeout_ms: u32,
     pub max_output_chars: u32,
+    /// What registration noticed and let pass (e.g. a `default` that fails its
+    /// own schema, never filled in), each naming a JSON Pointer in `parameters`.
+    pub warnings: Vec<String>,
 }

@@ -333,7 +333,7 @@ fn error_text_names_pointer_and_expectation() {
     let text = found.to_string();
     let mut expected = vec![
         "Invalid arguments:",
-        "- missing required argument \"city\"",
+        "- missing required property \"city\"",
         "- /units: \"kelvin\" is not one of \"celsius\", \"fahrenheit\"",
         "- /count: expected integer, got string \"3\"",
         "- /name: string is longer than 10 characters",
@@ -341,7 +341,7 @@ fn error_text_names_pointer_and_expectation() {
         "- /opts: unexpected property \"x\" (known properties: \"fast\")",
         "- /address: missing required property \"zip\"",
         "- /maybe: expected integer or null, got string \"no\"",
-        "- unexpected argument \"x\" (known arguments: \"city\", \"units\", \"count\", \"name\", \"n\", \"opts\", \"address\", \"maybe\")",
+        "- unexpected property \"x\" (known properties: \"city\", \"units\", \"count\", \"name\", \"n\", \"opts\", \"address\", \"maybe\")",
     ];
     let mut got: Vec<&str> = text.lines().collect();
     assert_eq!(got[0], "Invalid arguments:");
@@ -354,7 +354,27 @@ fn error_text_names_pointer_and_expectation() {
         .contains(&err("/count", "expected integer, got string \"3\"")));
     assert!(found
         .0
-        .contains(&err("", "missing required argument \"city\"")));
+        .contains(&err("", "missing required property \"city\"")));
+}
+
+#[test]
+fn error_wording_is_the_same_at_every_level() {
+    // Keys of the arguments object and of nested objects are both "properties".
+    let schema = compile(json!({"type": "object", "properties": {
+        "inner": {"type": "object", "properties": {"b": {}}, "required": ["b"], "additionalProperties": false, "minProperties": 2}
+    }, "required": ["a"], "additionalProperties": false, "minProperties": 3}));
+    let text = errors(&schema, json!({"x": 1, "inner": {"y": 1}})).to_string();
+    for line in [
+        "- missing required property \"a\"",
+        "- /inner: missing required property \"b\"",
+        "- unexpected property \"x\" (known properties: \"inner\")",
+        "- /inner: unexpected property \"y\" (known properties: \"b\")",
+        "- object has fewer than 3 properties",
+        "- /inner: object has fewer than 2 properties",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+    }
+    assert!(!text.contains("argument "), "{text}");
 }
 
 #[test]

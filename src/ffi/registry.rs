@@ -64,14 +64,16 @@ pub unsafe extern "C" fn capstan_registry_new(
             "opts",
         )?;
         let flags = opts.map(|o| o.flags).unwrap_or(0);
-        if flags & !CAPSTAN_REGISTRY_COERCE != 0 {
+        const KNOWN: u32 = CAPSTAN_REGISTRY_COERCE | CAPSTAN_REGISTRY_STRICT_DEFAULTS;
+        if flags & !KNOWN != 0 {
             return Err(Fail::BadArgument(format!(
                 "unknown registry flags 0x{:x}",
-                flags & !CAPSTAN_REGISTRY_COERCE
+                flags & !KNOWN
             )));
         }
         let registry = Registry::new(RegistryOptions {
             coerce: flags & CAPSTAN_REGISTRY_COERCE != 0,
+            strict_defaults: flags & CAPSTAN_REGISTRY_STRICT_DEFAULTS != 0,
         });
         *out = Box::into_raw(Box::new(registry)).cast::<capstan_registry>();
         Ok(())

@@ -117,6 +117,12 @@ pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1u32 << 2;
 
 /// Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
 pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;
+/// Registry flag: `capstan_register` refuses (INVALID_SCHEMA, the message names
+/// the default's JSON Pointer) a parameters schema with a `default` that fails
+/// its own subschema. Without it such a schema registers, the default is never
+/// filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
+/// (`capstan_tools_json`) say so.
+pub const CAPSTAN_REGISTRY_STRICT_DEFAULTS: u32 = 1u32 << 1;
 
 /// Exec flag: run the calls one by one, in order (default: in parallel).
 pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1u32 << 0;

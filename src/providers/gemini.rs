@@ -52,12 +52,20 @@ pub(super) fn export(
                 pointer,
                 message,
             }));
-            let has_properties = lowered
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_some_and(|p| !p.is_empty());
-            if has_properties {
-                decl.insert("parameters".into(), lowered);
+            match lowered {
+                // Too large to lower (the report says so): the schema as registered.
+                None => {
+                    decl.insert("parametersJsonSchema".into(), parameters(tool));
+                }
+                Some(lowered) => {
+                    let has_properties = lowered
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| !p.is_empty());
+                    if has_properties {
+                        decl.insert("parameters".into(), lowered);
+                    }
+                }
             }
         } else {
             decl.insert("parametersJsonSchema".into(), parameters(tool));

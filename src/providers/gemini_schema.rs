@@ -46,16 +46,32 @@ fn format_supported(format: &str) -> bool {
     )
 }
 
-/// The lowered schema and (pointer, message) for every drop.
-pub(crate) fn lower(schema: &Value) -> (Value, Vec<(String, String)>) {
+/// Inlining `$ref`s can make the lowered schema exponentially larger than the
+/// registered one (a chain of definitions each used twice by the next): past
+/// this many subschemas (and enum values) written, lowering is refused.
+/// cbindgen:ignore
+pub const MAX_LOWERED_SIZE: usize = 10_000;
+
+/// The lowered schema (`None` when it would pass [`MAX_LOWERED_SIZE`]) and
+/// (pointer, message) for every drop, or for the refusal.
+pub(crate) fn lower(schema: &Value) -> (Option<Value>, Vec<(String, String)>) {
     let mut lowering = Lowering {
         root: schema,
         notes: Vec::new(),
         noted: HashSet::new(),
         inlining: Vec::new(),
+        written: 0,
     };
     let out = lowering.schema(schema, "");
-    (out, lowering.notes)
+    if lowering.written > MAX_LOWERED_SIZE {
+        let refusal = format!(
+            "not lowered: inlining its $refs would write more than {MAX_LOWERED_SIZE} \
+             subschemas (definitions used many times over); exported as \
+             parametersJsonSchema instead"
+        );
+        return (None, vec![(String::new(), refusal)]);
+    }
+    (Some(out), lowering.notes)
 }
 
 struct Lowering<'a> {
@@ -65,6 +81,8 @@ struct Lowering<'a> {
     noted: HashSet<String>,
     /// `$ref`s being inlined, to stop on recursion.
     inlining: Vec<String>,
+    /// Subschemas and enum values written so far.
+    written: usize,
 }
 
 impl Lowering<'_> {
@@ -79,6 +97,13 @@ impl Lowering<'_> {
     }
 
     fn schema(&mut self, schema: &Value, ptr: &str) -> Value {
+        self.written += 1 + schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if self.written > MAX_LOWERED_SIZE {
+            return Value::Null; // refused: stop here
+        }
         let map = match schema {
             Value::Object(map) => map,
             Value::Bool(b) => {

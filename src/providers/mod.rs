@@ -230,6 +230,9 @@ fn describe_tool(tool: &ToolSpec) -> Value {
     if tool.max_output_chars > 0 {
         m.insert("max_output_chars".into(), json!(tool.max_output_chars));
     }
+    if !tool.warnings.is_empty() {
+        m.insert("warnings".into(), json!(tool.warnings));
+    }
     Value::Object(m)
 }
 

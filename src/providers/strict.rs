@@ -17,7 +17,7 @@
 //! keywords above plus `oneOf`, a schema without a type, a root that is not a
 //! plain object.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
@@ -290,14 +290,32 @@ fn accepts_null_branch(schema: &Value) -> bool {
 /// this removes such a null wherever the property is optional and its own
 /// schema does not accept null, in nested objects and array items too
 /// (following local `$ref`s), so validation and defaults see what was meant.
+///
+/// Cost: linear in the arguments times the depth of `$ref`s followed; whether a
+/// subschema accepts null is worked out once per subschema and call.
 pub fn drop_strict_nulls(schema: &Value, args: &mut Value) {
-    drop_nulls(schema, schema, args, 0);
+    let mut nulls = NullMemo::default();
+    drop_nulls(schema, schema, args, 0, &mut nulls);
 }
+
+/// Whether a subschema (by address) accepts null, for one call.
+#[derive(Default)]
+struct NullMemo {
+    known: HashMap<*const Value, bool>,
+    /// Subschemas being worked out: met again, they are a cycle and add nothing.
+    open: HashSet<*const Value>,
+    /// Subschemas looked at; past [`MAX_NULL_STEPS`] the answer is "no".
+    steps: usize,
+}
+
+/// A bound on the work for one call, against cycles of `anyOf`s whose
+/// answers cannot be remembered.
+const MAX_NULL_STEPS: usize = 10_000;
 
 /// Deep enough for any real arguments; a bound against recursive `$ref`s.
 const MAX_DEPTH: usize = 64;
 
-fn drop_nulls(root: &Value, schema: &Value, args: &mut Value, depth: usize) {
+fn drop_nulls(root: &Value, schema: &Value, args: &mut Value, depth: usize, nulls: &mut NullMemo) {
     if depth > MAX_DEPTH {
         return;
     }
@@ -315,18 +333,20 @@ fn drop_nulls(root: &Value, schema: &Value, args: &mut Value, depth: usize) {
             values.retain(|name, value| {
                 !(value.is_null()
                     && !required.contains(name.as_str())
-                    && props.get(name).is_some_and(|s| !accepts_null(root, s, 0)))
+                    && props
+                        .get(name)
+                        .is_some_and(|s| !accepts_null(root, s, 0, nulls).0))
             });
             for (name, value) in values.iter_mut() {
                 if let Some(sub) = props.get(name) {
-                    drop_nulls(root, sub, value, depth + 1);
+                    drop_nulls(root, sub, value, depth + 1, nulls);
                 }
             }
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items").filter(|s| s.is_object()) {
                 for item in items {
-                    drop_nulls(root, item_schema, item, depth + 1);
+                    drop_nulls(root, item_schema, item, depth + 1, nulls);
                 }
             }
         }
@@ -350,13 +370,23 @@ fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
     schema
 }
 
-fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
-    if depth > MAX_DEPTH {
-        return false;
+/// Whether `schema` accepts null, and whether the answer leaned on a cycle
+/// (then it is not remembered: the cycle's start was not known yet).
+fn accepts_null(root: &Value, schema: &Value, depth: usize, nulls: &mut NullMemo) -> (bool, bool) {
+    nulls.steps += 1;
+    if depth > MAX_DEPTH || nulls.steps > MAX_NULL_STEPS {
+        return (false, true);
     }
     let schema = resolve(root, schema);
-    match schema {
-        Value::Bool(b) => *b,
+    let key = schema as *const Value;
+    if let Some(&known) = nulls.known.get(&key) {
+        return (known, false);
+    }
+    if !nulls.open.insert(key) {
+        return (false, true);
+    }
+    let (accepts, cyclic) = match schema {
+        Value::Bool(b) => (*b, false),
         Value::Object(map) => {
             let typed_null = match map.get("type") {
                 Some(Value::String(t)) => t == "null",
@@ -371,13 +401,29 @@ fn accepts_null(root: &Value, schema: &Value, depth: usize) -> bool {
                 .and_then(Value::as_array)
                 .is_some_and(|e| e.contains(&Value::Null));
             let const_null = map.get("const") == Some(&Value::Null);
-            let branch_null = ["anyOf", "oneOf"].iter().any(|k| {
-                map.get(*k)
-                    .and_then(Value::as_array)
-                    .is_some_and(|bs| bs.iter().any(|b| accepts_null(root, b, depth + 1)))
-            });
-            typed_null || enum_null || const_null || branch_null
+            let mut branch_null = false;
+            let mut cyclic = false;
+            for key in ["anyOf", "oneOf"] {
+                for branch in map.get(key).and_then(Value::as_array).into_iter().flatten() {
+                    if branch_null {
+                        break;
+                    }
+                    let (accepts, leaned) = accepts_null(root, branch, depth + 1, nulls);
+                    branch_null |= accepts;
+                    cyclic |= leaned;
+                }
+            }
+            (
+                typed_null || enum_null || const_null || branch_null,
+                cyclic && !branch_null,
+            )
         }
-        _ => false,
+        _ => (false, false),
+    };
+    nulls.open.remove(&key);
+    // "Accepts null" holds whatever the open cycle turns out to be.
+    if accepts || !cyclic {
+        nulls.known.insert(key, accepts);
     }
+    (accepts, cyclic)
 }

@@ -13,6 +13,7 @@ use serde_json::Value;
 const PREVIEW_CHARS: usize = 60;
 /// Lists of options or names longer than this (in characters) are cut.
 const LIST_CHARS: usize = 200;
+const GENERIC: &str = "arguments do not match the parameters schema";
 /// Lines `Display` shows; the rest are counted.
 const SHOWN_ERRORS: usize = 20;
 /// Messages taken from the validator as they are are cut to this.
@@ -47,7 +48,7 @@ impl fmt::Display for ArgumentError {
 /// ```text
 /// Invalid arguments:
 /// - /units: "kelvin" is not one of "celsius", "fahrenheit"
-/// - missing required argument "city"
+/// - missing required property "city"
 /// ```
 impl fmt::Display for ArgumentErrors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -67,14 +68,17 @@ impl std::error::Error for ArgumentErrors {}
 
 impl ArgumentErrors {
     /// Converts the validator's errors, dropping exact duplicates.
+    /// `metered`: the errors come from the metered copy of `schema` (their
+    /// keyword locations hold the gates).
     pub(crate) fn collect<'a>(
         errors: impl Iterator<Item = ValidationError<'a>>,
         schema: &Value,
+        metered: bool,
     ) -> ArgumentErrors {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for error in errors {
-            let converted = argument_error(&error, schema);
+            let converted = argument_error(&error, Subject::Arguments(schema, metered));
             if seen.insert((converted.pointer.clone(), converted.message.clone())) {
                 out.push(converted);
             }
@@ -82,10 +86,39 @@ impl ArgumentErrors {
         if out.is_empty() {
             out.push(ArgumentError {
                 pointer: String::new(),
-                message: "arguments do not match the parameters schema".to_owned(),
+                message: GENERIC.to_owned(),
             });
         }
         ArgumentErrors(out)
+    }
+
+    /// Only the catch-all line: no error was pinned down.
+    pub(crate) fn is_generic(&self) -> bool {
+        matches!(self.0.as_slice(), [only] if only.pointer.is_empty() && only.message == GENERIC)
+    }
+
+    /// Checking the arguments would take more than the validation budget.
+    pub(crate) fn too_complex() -> ArgumentErrors {
+        ArgumentErrors(vec![ArgumentError {
+            pointer: String::new(),
+            message: format!(
+                "arguments are too complex to check against this schema within capstan's \
+                 validation budget ({} steps); send simpler (shallower or smaller) arguments",
+                super::budget::VALIDATION_STEPS
+            ),
+        }])
+    }
+
+    /// Says, last, that the walk stopped before it saw everything.
+    pub(crate) fn stopped_early(&mut self) {
+        self.0.push(ArgumentError {
+            pointer: String::new(),
+            message: format!(
+                "validation stopped early (more than {} errors or its budget spent): \
+                 fix these and there may be more",
+                super::MAX_ERRORS
+            ),
+        });
     }
 
     /// The arguments of an object-rooted schema were not an object.
@@ -101,14 +134,15 @@ impl ArgumentErrors {
 /// (then the "instance" is the schema and the root is not "the arguments").
 #[derive(Clone, Copy)]
 enum Subject<'s> {
-    /// Carries the schema, to name the known properties of an object.
-    Arguments(&'s Value),
+    /// Carries the schema, to name the known properties of an object, and
+    /// whether error locations are in its metered copy.
+    Arguments(&'s Value, bool),
     Schema,
 }
 
-fn argument_error(error: &ValidationError<'_>, schema: &Value) -> ArgumentError {
+fn argument_error(error: &ValidationError<'_>, subject: Subject<'_>) -> ArgumentError {
     let pointer = error.instance_path().as_str().to_owned();
-    let mut message = describe(error, Subject::Arguments(schema));
+    let mut message = describe(error, subject);
     let self_describing = matches!(
         error.kind(),
         ValidationErrorKind::Required { .. }
@@ -139,12 +173,50 @@ pub(crate) fn schema_error_text(error: &ValidationError<'_>) -> String {
                 Value::String(s) => truncate_chars(s, PREVIEW_CHARS),
                 other => preview(other),
             };
-            format!(
-                "{location}: pattern {pattern} is not a valid regular expression for capstan's \
-                 linear-time engine (backreferences and look-around are not supported)"
-            )
+            let too_big = match error.instance().as_ref() {
+                Value::String(s) => compiles_too_big(s),
+                _ => false,
+            };
+            if too_big {
+                too_big_text(&location, &pattern)
+            } else {
+                format!(
+                    "{location}: pattern {pattern} is not a valid regular expression for \
+                     capstan's linear-time engine (backreferences and look-around are not \
+                     supported)"
+                )
+            }
         }
         _ => format!("{location}: {}", describe(error, Subject::Schema)),
+    }
+}
+
+/// "<location>: pattern <pattern> compiles to more than N KiB, ...".
+pub(crate) fn too_big_text(location: &str, pattern: &str) -> String {
+    format!(
+        "{location}: pattern {} compiles to more than {} KiB, capstan's limit for a regular \
+         expression (counted repetition such as {{500}} multiplies the size); use a smaller \
+         count or a simpler pattern",
+        truncate_chars(pattern, PREVIEW_CHARS),
+        super::MAX_REGEX_BYTES / 1024
+    )
+}
+
+/// Whether `pattern` is refused for its compiled size alone (the build stops
+/// at the limit, so this costs no more than the limit).
+pub(crate) fn compiles_too_big(pattern: &str) -> bool {
+    let build = |unicode: bool| {
+        regex::RegexBuilder::new(pattern)
+            .unicode(unicode)
+            .size_limit(super::MAX_REGEX_BYTES)
+            .build()
+    };
+    // As JSON Schema (ECMA-262) reads it: \w and \d are ASCII. A pattern that
+    // needs Unicode mode (\p{L}, non-ASCII text) is measured in it.
+    match build(false) {
+        Err(regex::Error::CompiledTooBig(_)) => true,
+        Ok(_) => false,
+        Err(_) => matches!(build(true), Err(regex::Error::CompiledTooBig(_))),
     }
 }
 
@@ -173,13 +245,9 @@ fn referencing_text(error: &ReferencingError) -> String {
 fn describe(error: &ValidationError<'_>, subject: Subject<'_>) -> String {
     use ValidationErrorKind as K;
     let value = error.instance().as_ref();
-    let at_root =
-        error.instance_path().as_str().is_empty() && matches!(subject, Subject::Arguments(_));
-    let (noun, nouns) = if at_root {
-        ("argument", "arguments")
-    } else {
-        ("property", "properties")
-    };
+    // One word at every level: the keys of the arguments object are
+    // properties too, as the schema calls them.
+    let (noun, nouns) = ("property", "properties");
     match error.kind() {
         K::Type { kind } => format!(
             "expected {}, got {}",
@@ -203,8 +271,8 @@ fn describe(error: &ValidationError<'_>, subject: Subject<'_>) -> String {
                 if unexpected.len() == 1 { noun } else { nouns },
                 name_list(unexpected)
             );
-            if let Subject::Arguments(schema) = subject {
-                if let Some(known) = known_names(error, schema) {
+            if let Subject::Arguments(schema, metered) = subject {
+                if let Some(known) = known_names(error, schema, metered) {
                     text.push_str(&format!(" (known {nouns}: {known})"));
                 }
             }
@@ -231,12 +299,6 @@ fn describe(error: &ValidationError<'_>, subject: Subject<'_>) -> String {
         K::MaxItems { limit } => format!("array has more than {limit} item{}", plural(*limit)),
         K::AdditionalItems { limit } => {
             format!("array has more than {limit} item{}", plural(*limit as u64))
-        }
-        K::MinProperties { limit } if at_root => {
-            format!("expected at least {limit} argument{}", plural(*limit))
-        }
-        K::MaxProperties { limit } if at_root => {
-            format!("expected at most {limit} argument{}", plural(*limit))
         }
         K::MinProperties { limit } => format!("object has fewer than {limit} {}", props(*limit)),
         K::MaxProperties { limit } => format!("object has more than {limit} {}", props(*limit)),
@@ -340,19 +402,13 @@ fn alternatives(
         preview(value),
         context.len()
     );
-    // `min_by_key` keeps the first of equals: the earliest alternative wins ties.
-    if let Some(first) = context
-        .iter()
-        .filter(|branch| !branch.is_empty())
-        .min_by_key(|branch| branch.len())
-        .and_then(|branch| branch.first())
-    {
-        let inner = first.instance_path().as_str();
-        let reason = describe(first, subject);
-        let closest = if inner == here || inner.is_empty() {
+    if let Some(inner) = closest(context, here) {
+        let at = inner.instance_path().as_str();
+        let reason = describe(inner, subject);
+        let closest = if at == here || at.is_empty() {
             reason
         } else {
-            format!("{inner}: {reason}")
+            format!("{at}: {reason}")
         };
         text.push_str("; closest: ");
         text.push_str(&truncate_chars(&closest, FALLBACK_CHARS));
@@ -360,10 +416,75 @@ fn alternatives(
     text
 }
 
+/// The error of the alternative that came closest, followed down through
+/// nested alternatives to a plain error. Closest: the one whose errors reach
+/// deepest into the arguments (it matched the most on the way), then one that
+/// at least has the right type here (`here`: where the alternatives apply),
+/// then the one with fewer errors, then the earliest.
+fn closest<'e>(
+    context: &'e [Vec<ValidationError<'static>>],
+    here: &str,
+) -> Option<&'e ValidationError<'static>> {
+    let right_type = |branch: &[ValidationError<'_>]| {
+        !branch.iter().all(|e| {
+            matches!(e.kind(), ValidationErrorKind::Type { .. })
+                && e.instance_path().as_str() == here
+        })
+    };
+    let branch = context
+        .iter()
+        .filter(|branch| !branch.is_empty())
+        .enumerate()
+        .max_by_key(|(i, branch)| {
+            (
+                reach(branch),
+                right_type(branch),
+                std::cmp::Reverse(branch.len()),
+                std::cmp::Reverse(*i),
+            )
+        })
+        .map(|(_, branch)| branch)?;
+    // The first of the errors that reach deepest.
+    let first = branch
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, e)| (reach(std::slice::from_ref(*e)), std::cmp::Reverse(*i)))
+        .map(|(_, e)| e)?;
+    match first.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            closest(context, first.instance_path().as_str()).or(Some(first))
+        }
+        _ => Some(first),
+    }
+}
+
+/// How deep into the arguments `errors` (and the alternatives inside them) point.
+fn reach(errors: &[ValidationError<'_>]) -> usize {
+    errors
+        .iter()
+        .map(|e| {
+            let own = e.instance_path().as_str().matches('/').count();
+            let inner = match e.kind() {
+                ValidationErrorKind::AnyOf { context }
+                | ValidationErrorKind::OneOfNotValid { context } => {
+                    context.iter().map(|b| reach(b)).max().unwrap_or(0)
+                }
+                _ => 0,
+            };
+            own.max(inner)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// The `properties` names of the object schema whose `additionalProperties` (or
 /// `unevaluatedProperties`) rejected a name, when they are the whole story.
-fn known_names(error: &ValidationError<'_>, schema: &Value) -> Option<String> {
-    let keyword_path = error.schema_path().as_str();
+fn known_names(error: &ValidationError<'_>, schema: &Value, metered: bool) -> Option<String> {
+    let keyword_path = if metered {
+        super::budget::source_location(schema, error.schema_path().as_str())
+    } else {
+        error.schema_path().as_str().to_owned()
+    };
     let (parent, keyword) = keyword_path.rsplit_once('/')?;
     let object = schema.pointer(parent)?.as_object()?;
     // The schema path is canonical within the document; check it leads where we think.

@@ -3,7 +3,7 @@
 //! string may be coerced to. Worked out once at compile time as a small graph
 //! (recursive schemas become cycles), so a call walks only its own arguments.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Number, Value};
 
@@ -34,7 +34,28 @@ struct Node {
 struct Prop {
     name: String,
     default: Option<Value>,
+    /// Where `default` is in the schema (a JSON Pointer).
+    default_at: String,
     node: Option<usize>,
+}
+
+/// One step from an object or array down to a value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Step {
+    Property(String),
+    Item,
+}
+
+/// A default, with where it is in the schema and where it would be filled.
+#[derive(Clone, Debug)]
+pub(crate) struct DefaultSite {
+    pub(crate) node: usize,
+    pub(crate) prop: usize,
+    pub(crate) value: Value,
+    /// JSON Pointer of the `default` keyword in the schema.
+    pub(crate) schema_at: String,
+    /// Steps from the arguments' root to the object the default is filled into.
+    pub(crate) object: Vec<Step>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -102,7 +123,7 @@ impl Shape {
             nodes: Vec::new(),
             memo: HashMap::new(),
         };
-        if builder.node(root, true, 0).is_none() {
+        if builder.node(root, String::new(), true, 0).is_none() {
             return Shape::default();
         }
         let mut nodes = builder.nodes;
@@ -110,6 +131,58 @@ impl Shape {
         match nodes.first() {
             Some(root) if root.fills || root.coerces => Shape { nodes },
             _ => Shape::default(),
+        }
+    }
+
+    /// Every default, with the path of the first object (breadth first) it
+    /// would be filled into.
+    pub(crate) fn defaults(&self) -> Vec<DefaultSite> {
+        let mut out = Vec::new();
+        let mut path: Vec<Option<(usize, Step)>> = vec![None; self.nodes.len()];
+        let mut seen = vec![false; self.nodes.len()];
+        let mut queue = std::collections::VecDeque::new();
+        if !self.nodes.is_empty() {
+            seen[0] = true;
+            queue.push_back(0);
+        }
+        while let Some(i) = queue.pop_front() {
+            let node = &self.nodes[i];
+            let object = steps_to(&path, i);
+            for (p, prop) in node.props.iter().enumerate() {
+                if let Some(value) = &prop.default {
+                    out.push(DefaultSite {
+                        node: i,
+                        prop: p,
+                        value: value.clone(),
+                        schema_at: prop.default_at.clone(),
+                        object: object.clone(),
+                    });
+                }
+            }
+            let children = node
+                .props
+                .iter()
+                .filter_map(|p| p.node.map(|c| (c, Step::Property(p.name.clone()))))
+                .chain(node.items.map(|c| (c, Step::Item)));
+            for (child, step) in children {
+                if child < seen.len() && !seen[child] {
+                    seen[child] = true;
+                    path[child] = Some((i, step));
+                    queue.push_back(child);
+                }
+            }
+        }
+        out
+    }
+
+    pub(crate) fn prop_name(&self, node: usize, prop: usize) -> Option<String> {
+        Some(self.nodes.get(node)?.props.get(prop)?.name.clone())
+    }
+
+    /// Never fills this default (it fails its own schema).
+    pub(crate) fn forget_default(&mut self, node: usize, prop: usize) {
+        if let Some(p) = self.nodes.get_mut(node).and_then(|n| n.props.get_mut(prop)) {
+            p.default = None;
         }
     }
 
@@ -198,6 +271,17 @@ impl Shape {
     }
 }
 
+/// The steps from the root to node `i`, through the breadth-first parents.
+fn steps_to(path: &[Option<(usize, Step)>], mut i: usize) -> Vec<Step> {
+    let mut steps = Vec::new();
+    while let Some(Some((parent, step))) = path.get(i) {
+        steps.push(step.clone());
+        i = *parent;
+    }
+    steps.reverse();
+    steps
+}
+
 fn coerce_props(shape: &Shape, node: &Node, map: &mut Map<String, Value>, depth: usize) -> bool {
     let mut changed = false;
     for prop in &node.props {
@@ -211,35 +295,33 @@ fn coerce_props(shape: &Shape, node: &Node, map: &mut Map<String, Value>, depth:
 }
 
 /// Sets `fills`/`coerces` on every node from which a default or a coercion can be
-/// reached, by repeating until nothing changes (the graph may have cycles).
+/// reached: from the nodes that have one, up their parents (the graph may
+/// have cycles). Linear in the nodes and edges.
 fn mark_reachable(nodes: &mut [Node]) {
-    let flag = |nodes: &[Node], i: Option<usize>, pick: fn(&Node) -> bool| {
-        i.and_then(|i| nodes.get(i)).is_some_and(pick)
-    };
-    loop {
-        let mut changed = false;
-        for i in 0..nodes.len() {
-            let node = &nodes[i];
-            let fills = node
-                .props
-                .iter()
-                .any(|p| p.default.is_some() || flag(nodes, p.node, |n| n.fills))
-                || flag(nodes, node.items, |n| n.fills);
-            let coerces = node.scalar.any()
-                || node
-                    .props
-                    .iter()
-                    .any(|p| flag(nodes, p.node, |n| n.coerces))
-                || flag(nodes, node.items, |n| n.coerces);
-            let node = &mut nodes[i];
-            if (fills, coerces) != (node.fills, node.coerces) {
-                node.fills |= fills;
-                node.coerces |= coerces;
-                changed = true;
+    let mut parents: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        for child in node.props.iter().filter_map(|p| p.node).chain(node.items) {
+            if let Some(list) = parents.get_mut(child) {
+                list.push(i);
             }
         }
-        if !changed {
-            break;
+    }
+    for (pick, set) in [
+        (
+            (|n: &Node| n.props.iter().any(|p| p.default.is_some())) as fn(&Node) -> bool,
+            (|n: &mut Node| std::mem::replace(&mut n.fills, true)) as fn(&mut Node) -> bool,
+        ),
+        (
+            |n: &Node| n.scalar.any(),
+            |n: &mut Node| std::mem::replace(&mut n.coerces, true),
+        ),
+    ] {
+        let mut work: Vec<usize> = (0..nodes.len()).filter(|&i| pick(&nodes[i])).collect();
+        while let Some(i) = work.pop() {
+            if set(&mut nodes[i]) {
+                continue; // already marked, and so were its parents
+            }
+            work.extend(parents[i].iter().copied());
         }
     }
 }
@@ -251,10 +333,19 @@ struct Builder<'a> {
     memo: HashMap<(*const Value, bool), usize>,
 }
 
+/// A schema object merged into a node: itself, a `$ref` target, an `allOf` member.
+struct Part<'a> {
+    schema: &'a Map<String, Value>,
+    follow: bool,
+    /// JSON Pointer of `schema` in the root.
+    at: String,
+}
+
 impl<'a> Builder<'a> {
-    /// The node for `schema`, merging what its local `$ref` and `allOf` pull in.
-    /// `follow` is false below a nested `$id`, where "#/..." no longer means our root.
-    fn node(&mut self, schema: &'a Value, follow: bool, depth: usize) -> Option<usize> {
+    /// The node for `schema` (at `at`), merging what its local `$ref` and
+    /// `allOf` pull in. `follow` is false below a nested `$id`, where "#/..."
+    /// no longer means our root.
+    fn node(&mut self, schema: &'a Value, at: String, follow: bool, depth: usize) -> Option<usize> {
         if !schema.is_object() || depth > MAX_DEPTH {
             return None;
         }
@@ -266,34 +357,38 @@ impl<'a> Builder<'a> {
         self.nodes.push(Node::default());
         self.memo.insert(key, index);
 
-        let mut parts = Vec::new();
-        self.gather(schema, follow, depth, &mut parts);
+        let parts = self.gather(schema, at, follow, depth);
         let mut node = Node {
             scalar: parts
                 .iter()
-                .find_map(|(part, _)| part.get("type"))
+                .find_map(|part| part.schema.get("type"))
                 .map_or_else(Scalars::default, |t| Scalars::of(Some(t))),
             ..Node::default()
         };
-        for &(part, follow) in &parts {
-            if let Some(Value::Object(props)) = part.get("properties") {
+        let mut named = HashSet::new();
+        for part in &parts {
+            if let Some(Value::Object(props)) = part.schema.get("properties") {
                 for (name, sub) in props {
-                    if node.props.iter().any(|p| &p.name == name) {
+                    if !named.insert(name.as_str()) {
                         continue;
                     }
-                    let child_follow = follow && !has_id(sub);
-                    let default = self.default_of(sub, child_follow, depth);
-                    let child = self.node(sub, child_follow, depth + 1);
+                    let child_follow = part.follow && !has_id(sub);
+                    let sub_at = format!("{}/properties/{}", part.at, escape(name));
+                    let (default, default_at) = self.default_of(sub, &sub_at, child_follow, depth);
+                    let child = self.node(sub, sub_at, child_follow, depth + 1);
                     node.props.push(Prop {
                         name: name.clone(),
                         default,
+                        default_at,
                         node: child,
                     });
                 }
             }
             if node.items.is_none() {
-                if let Some(items) = part.get("items").filter(|i| i.is_object()) {
-                    node.items = self.node(items, follow && !has_id(items), depth + 1);
+                if let Some(items) = part.schema.get("items").filter(|i| i.is_object()) {
+                    let items_at = format!("{}/items", part.at);
+                    node.items =
+                        self.node(items, items_at, part.follow && !has_id(items), depth + 1);
                 }
             }
         }
@@ -303,51 +398,84 @@ impl<'a> Builder<'a> {
         Some(index)
     }
 
-    /// `schema` itself, then the targets of its local `$ref` and its `allOf` members.
-    fn gather(
+    /// `schema` itself, then the targets of its local `$ref` and its `allOf`
+    /// members, each once. Linear in what it gathers.
+    fn gather(&self, schema: &'a Value, at: String, follow: bool, depth: usize) -> Vec<Part<'a>> {
+        let mut parts = Vec::new();
+        let mut seen = HashSet::new();
+        let mut stack = vec![(schema, at, follow, depth)];
+        while let Some((schema, at, follow, depth)) = stack.pop() {
+            let Some(object) = schema.as_object() else {
+                continue;
+            };
+            if depth > MAX_DEPTH || !seen.insert(object as *const Map<String, Value>) {
+                continue;
+            }
+            // Pushed in reverse, so that `$ref` comes before the `allOf` members, in order.
+            if let Some(Value::Array(members)) = object.get("allOf") {
+                for (i, member) in members.iter().enumerate().rev() {
+                    let member_at = format!("{at}/allOf/{i}");
+                    stack.push((member, member_at, follow && !has_id(member), depth + 1));
+                }
+            }
+            if follow {
+                if let Some((target, target_at)) = object
+                    .get("$ref")
+                    .and_then(Value::as_str)
+                    .and_then(|r| self.resolve(r))
+                {
+                    stack.push((target, target_at, !has_id(target), depth + 1));
+                }
+            }
+            parts.push(Part {
+                schema: object,
+                follow,
+                at,
+            });
+        }
+        parts
+    }
+
+    /// The first `default` among the parts of `schema`, and where it is.
+    fn default_of(
         &self,
         schema: &'a Value,
+        at: &str,
         follow: bool,
         depth: usize,
-        parts: &mut Vec<(&'a Map<String, Value>, bool)>,
-    ) {
-        let Some(object) = schema.as_object() else {
-            return;
-        };
-        if depth > MAX_DEPTH || parts.iter().any(|(p, _)| std::ptr::eq(*p, object)) {
-            return;
+    ) -> (Option<Value>, String) {
+        // Only a schema with a default, or a $ref/allOf that may lead to one, is gathered.
+        let leads = schema.as_object().is_some_and(|o| {
+            o.contains_key("default") || o.contains_key("$ref") || o.contains_key("allOf")
+        });
+        if !leads {
+            return (None, String::new());
         }
-        parts.push((object, follow));
-        if follow {
-            if let Some(target) = object
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| self.resolve(r))
-            {
-                self.gather(target, !has_id(target), depth + 1, parts);
-            }
-        }
-        if let Some(Value::Array(members)) = object.get("allOf") {
-            for member in members {
-                self.gather(member, follow && !has_id(member), depth + 1, parts);
-            }
-        }
+        self.gather(schema, at.to_owned(), follow, depth)
+            .into_iter()
+            .find_map(|p| {
+                p.schema
+                    .get("default")
+                    .map(|d| (Some(d.clone()), format!("{}/default", p.at)))
+            })
+            .unwrap_or((None, String::new()))
     }
 
-    fn default_of(&self, schema: &'a Value, follow: bool, depth: usize) -> Option<Value> {
-        let mut parts = Vec::new();
-        self.gather(schema, follow, depth, &mut parts);
-        parts.iter().find_map(|(p, _)| p.get("default").cloned())
-    }
-
-    /// A `$ref` of the form "#" or "#/json/pointer" (percent-encoded), in our root.
-    fn resolve(&self, reference: &str) -> Option<&'a Value> {
+    /// A `$ref` of the form "#" or "#/json/pointer" (percent-encoded), in our
+    /// root, and the pointer it names.
+    fn resolve(&self, reference: &str) -> Option<(&'a Value, String)> {
         let pointer = reference.strip_prefix('#')?;
         if !(pointer.is_empty() || pointer.starts_with('/')) {
             return None;
         }
-        self.root.pointer(&percent_decode(pointer)?)
+        let pointer = percent_decode(pointer)?;
+        Some((self.root.pointer(&pointer)?, pointer))
     }
+}
+
+/// `name` as a JSON Pointer token.
+fn escape(name: &str) -> String {
+    name.replace('~', "~0").replace('/', "~1")
 }
 
 fn has_id(schema: &Value) -> bool {
@@ -358,7 +486,7 @@ fn has_id(schema: &Value) -> bool {
     })
 }
 
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     if !text.contains('%') {
         return Some(text.to_owned());
     }

@@ -60,6 +60,7 @@ fn tool(name: &str, description: &str, parameters: Value) -> ToolSpec {
         flags: ToolFlags::default(),
         timeout_ms: 0,
         max_output_chars: 0,
+        warnings: Vec::new(),
     }
 }
 

@@ -1,0 +1,259 @@
+//! The bounds of issue 17, as figures: each hostile input's time (median of a
+//! few runs) and the peak heap of one run, on the calling thread. Not part of
+//! `make test`; `cargo bench --bench limits`. `tests/limits.rs` asserts loose
+//! bounds on the same inputs.
+
+#[allow(dead_code)]
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use capstan::schema::Schema;
+use capstan::{execute, CallRequest, ExecOptions, Registry, ToolDef, ToolFlags};
+use serde_json::{json, Value};
+
+use common::hostile::*;
+
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn account(delta: isize) {
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        account(layout.size() as isize);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        account(-(layout.size() as isize));
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        account(new_size as isize - layout.size() as isize);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Median time of `runs` runs of `f`, and the peak heap of one.
+fn figure(name: &str, target: &str, runs: usize, mut f: impl FnMut()) {
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed()
+        })
+        .collect();
+    let peak = (PEAK.with(Cell::get) - base).max(0) as f64 / (1 << 20) as f64;
+    times.sort();
+    let median = times[times.len() / 2];
+    println!(
+        "{name:<58} {:>10.3} ms {peak:>9.2} MiB   (target {target})",
+        median.as_secs_f64() * 1e3
+    );
+}
+
+fn compile(schema: &Value) -> Schema {
+    Schema::compile(schema).expect("compiles")
+}
+
+fn tool(name: String, parameters: Value) -> ToolDef {
+    ToolDef {
+        name,
+        description: String::new(),
+        parameters,
+        handler: Box::new(|call: capstan::Call| {
+            let _ = call.complete_text("ok");
+        }),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: ToolFlags::default(),
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks
+    }
+    println!("{:<58} {:>13} {:>13}", "input", "time", "peak heap");
+
+    let calculator = compile(&calculator_schema());
+    let deep = calculator_args(20, json!("x"), false);
+    figure(
+        "1. calculator, invalid leaf 20 deep (526 B)",
+        "<= 10 ms, 64 MB",
+        5,
+        || {
+            let _ = calculator.validate(deep.clone(), false);
+        },
+    );
+    let no_op = calculator_args(20, json!(2), true);
+    figure(
+        "1. calculator, \"op\" missing 20 deep",
+        "<= 10 ms, 64 MB",
+        5,
+        || {
+            let _ = calculator.validate(no_op.clone(), false);
+        },
+    );
+    let valid = calculator_args(20, json!(2), false);
+    figure("1. calculator, valid 20 deep", "<= 10 ms", 5, || {
+        let _ = calculator.validate(valid.clone(), false);
+    });
+    for depth in [20, 24] {
+        let chain = compile(&anyof_chain_schema(depth));
+        figure(
+            &format!("2. anyOf/$ref chain {depth} deep, invalid"),
+            "<= 10 ms, 64 MB",
+            5,
+            || {
+                let _ = chain.validate(json!({"x": "s"}), false);
+            },
+        );
+    }
+    let chain = anyof_chain_schema(28);
+    figure(
+        "3. strict nulls, anyOf/$ref chain 28 deep",
+        "bounded",
+        5,
+        || {
+            let mut args = json!({"x": null});
+            capstan::providers::drop_strict_nulls(&chain, &mut args);
+        },
+    );
+    let chain_spec = capstan::ToolSpec {
+        name: "chain".into(),
+        description: String::new(),
+        parameters: anyof_chain_schema(24),
+        flags: ToolFlags::default(),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        warnings: Vec::new(),
+    };
+    let lower = capstan::providers::ExportOptions {
+        gemini_lower: true,
+        ..Default::default()
+    };
+    figure(
+        "4. Gemini lowering, anyOf/$ref chain 24 deep",
+        "bounded",
+        5,
+        || {
+            let export = capstan::providers::export_tools(
+                std::slice::from_ref(&chain_spec),
+                capstan::providers::Format::Gemini,
+                &lower,
+            );
+            std::hint::black_box(export);
+        },
+    );
+
+    let registry = Registry::default();
+    for name in many_tool_names(10_000) {
+        registry
+            .register(tool(name, json!({"type": "object"})))
+            .expect("registers");
+    }
+    let unknown: Vec<CallRequest> = (0..10_000)
+        .map(|i| CallRequest::new(format!("c{i}"), format!("tool_{i:05}_fecth"), json!({})))
+        .collect();
+    let sequential = ExecOptions {
+        parallel: false,
+        ..ExecOptions::default()
+    };
+    let known: Vec<CallRequest> = (0..10_000)
+        .map(|i| CallRequest::new(format!("c{i}"), format!("tool_{i:05}_fetch"), json!({})))
+        .collect();
+    figure(
+        "8. (baseline: 10k known calls, same batch path)",
+        "-",
+        3,
+        || {
+            std::hint::black_box(execute(&registry, known.clone(), &sequential));
+        },
+    );
+    figure(
+        "8. 10k unknown calls against 10k tools",
+        "< 100 ms",
+        3,
+        || {
+            std::hint::black_box(execute(&registry, unknown.clone(), &sequential));
+        },
+    );
+    let long = vec![CallRequest::new("c", "x".repeat(1 << 20), json!({}))];
+    figure(
+        "8. one 1 MB unknown name against 10k tools",
+        "bounded",
+        3,
+        || {
+            std::hint::black_box(execute(&registry, long.clone(), &sequential));
+        },
+    );
+
+    let pattern = compile(
+        &json!({"type": "object", "properties": {"s": {"type": "string", "pattern": LARGEST_PATTERN}}}),
+    );
+    let text = json!({"s": "a".repeat(64 * 1024)});
+    figure(
+        "9. largest allowed counted repetition on 64 KB",
+        "<= 10 ms",
+        3,
+        || {
+            let _ = pattern.validate(text.clone(), false);
+        },
+    );
+    figure(
+        "9. (?:\\w{1000}){50} refused at registration",
+        "bounded",
+        3,
+        || {
+            let _ = Schema::compile(
+                &json!({"type": "object", "properties": {"s": {"pattern": "(?:\\w{1000}){50}"}}}),
+            );
+        },
+    );
+
+    let wide = wide_all_of(100_000);
+    figure(
+        "10. (baseline: jsonschema alone compiles it)",
+        "-",
+        3,
+        || {
+            let _ = jsonschema::validator_for(&wide);
+        },
+    );
+    figure("10. register allOf of 100k {}", "linear", 3, || {
+        let _ = Schema::compile(&wide);
+    });
+
+    let weather = compile(&common::weather_schema());
+    figure(
+        "valid weather call (fast path, x1000)",
+        "unchanged",
+        5,
+        || {
+            for _ in 0..1000 {
+                let _ = weather.validate(json!({"city": "Paris", "days": 3}), false);
+            }
+        },
+    );
+}
+
+/// The largest counted repetition `tests/limits.rs` expects to register.
+const LARGEST_PATTERN: &str = "^(?:\\w{100}){10}$";

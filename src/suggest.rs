@@ -1,0 +1,142 @@
+//! The text of an "unknown tool" result: the closest registered name ("Did
+//! you mean ...?") and the names available.
+//!
+//! Bounded cost whatever the model sends: the names are indexed once per
+//! change of the tool set (sorted, lowercased, and sorted again by their
+//! reversed spelling), and one unknown name is compared with at most
+//! [`CANDIDATES`] of them, on at most [`COMPARED_CHARS`] characters.
+
+use std::collections::HashMap;
+
+/// Characters of the unknown name that are compared (tool names have at most 64).
+/// cbindgen:ignore
+pub const COMPARED_CHARS: usize = 96;
+/// Registered names compared with one unknown name: the neighbours of its
+/// place in the sorted names (a shared start) and in the names sorted by
+/// their reversed spelling (a shared end, for a typo near the start).
+/// cbindgen:ignore
+pub const CANDIDATES: usize = 8;
+/// Characters of the unknown name repeated in the text.
+const ECHOED_CHARS: usize = 100;
+/// Names listed as available.
+const SHOWN: usize = 50;
+/// Similarity (Jaro-Winkler) below which nothing is suggested.
+const CLOSE_ENOUGH: f64 = 0.7;
+
+/// The tool names of one generation of a registry, ready for suggestions.
+#[derive(Debug, Default)]
+pub(crate) struct NameIndex {
+    /// Lowercased names, sorted, each with its index in `names`.
+    forward: Vec<(String, usize)>,
+    /// Lowercased names spelled backwards, sorted, each with its index in `names`.
+    backward: Vec<(String, usize)>,
+    /// Lowercased name -> index in `names`.
+    exact: HashMap<String, usize>,
+    /// The registered names, sorted, and lowercased.
+    names: Vec<String>,
+    lower: Vec<String>,
+    /// " Available tools: a, b, c (and 12 more)."
+    available: String,
+}
+
+impl NameIndex {
+    pub(crate) fn new(mut names: Vec<String>) -> NameIndex {
+        names.sort();
+        let mut forward: Vec<(String, usize)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_lowercase(), i))
+            .collect();
+        let exact = forward.iter().cloned().collect();
+        let lower = forward.iter().map(|(n, _)| n.clone()).collect();
+        let mut backward: Vec<(String, usize)> = forward
+            .iter()
+            .map(|(n, i)| (n.chars().rev().collect(), *i))
+            .collect();
+        forward.sort();
+        backward.sort();
+        let mut available = format!(
+            " Available tools: {}",
+            names
+                .iter()
+                .take(SHOWN)
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if names.len() > SHOWN {
+            available.push_str(&format!(" (and {} more)", names.len() - SHOWN));
+        }
+        available.push('.');
+        NameIndex {
+            forward,
+            backward,
+            exact,
+            names,
+            lower,
+            available,
+        }
+    }
+
+    /// "Unknown tool "x". Did you mean "y"? Available tools: ...".
+    pub(crate) fn unknown_tool_text(&self, name: &str) -> String {
+        let mut echoed = cut(name, ECHOED_CHARS).to_owned();
+        if echoed.len() < name.len() {
+            echoed.push('…');
+        }
+        if self.names.is_empty() {
+            return format!("Unknown tool \"{echoed}\": no tools are available.");
+        }
+        let mut text = format!("Unknown tool \"{echoed}\".");
+        if let Some(closest) = self.closest(name) {
+            text.push_str(&format!(" Did you mean \"{closest}\"?"));
+        }
+        text.push_str(&self.available);
+        text
+    }
+
+    /// The registered name most like `name`, if any is close enough.
+    pub(crate) fn closest(&self, name: &str) -> Option<&str> {
+        let wanted: String = cut(name, COMPARED_CHARS).to_lowercase();
+        if let Some(&i) = self.exact.get(&wanted) {
+            return self.names.get(i).map(String::as_str);
+        }
+        let reversed: String = wanted.chars().rev().collect();
+        let half = CANDIDATES / 4;
+        let mut candidates: Vec<usize> = neighbours(&self.forward, &wanted, half)
+            .chain(neighbours(&self.backward, &reversed, half))
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .filter_map(|i| {
+                let lower = self.lower.get(i)?;
+                Some((strsim::jaro_winkler(lower, &wanted), i))
+            })
+            .filter(|(score, _)| *score >= CLOSE_ENOUGH)
+            // Highest score; among equals, the first name in sorted order.
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+            .and_then(|(_, i)| self.names.get(i).map(String::as_str))
+    }
+}
+
+/// Up to `2 * half` entries of `sorted` around where `key` would go.
+fn neighbours<'a>(
+    sorted: &'a [(String, usize)],
+    key: &str,
+    half: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    let at = sorted.partition_point(|(n, _)| n.as_str() < key);
+    let from = at.saturating_sub(half);
+    let to = (at + half).min(sorted.len());
+    sorted[from..to].iter().map(|(_, i)| *i)
+}
+
+/// The first `max` characters of `text`.
+fn cut(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    }
+}

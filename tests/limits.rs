@@ -1,0 +1,391 @@
+//! Every untrusted input has a bounded cost (issue 17): one test per bound,
+//! asserting time and memory loosely (ten times the target, so that it holds
+//! on a loaded machine and in a debug build); `benches/limits.rs` prints
+//! the real figures.
+
+#[path = "../benches/common/hostile.rs"]
+mod hostile;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use capstan::schema::Schema;
+use serde_json::{json, Value};
+
+use hostile::*;
+
+/// Counts the bytes each thread has allocated and not freed, and the peak.
+struct Counting;
+
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn account(delta: isize) {
+    let _ = LIVE.try_with(|live| {
+        let now = live.get() + delta;
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+    });
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        account(layout.size() as isize);
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        account(-(layout.size() as isize));
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        account(new_size as isize - layout.size() as isize);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Runs `f` on this thread; returns its result, wall time and peak extra heap.
+fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    let start = Instant::now();
+    let out = f();
+    let took = start.elapsed();
+    let peak = PEAK.with(Cell::get) - base;
+    (out, took, peak.max(0) as usize)
+}
+
+/// The time unit of these tests: validating a small valid call 1,000 times
+/// (best of three). About 0.5 ms in a release build on an idle machine, so
+/// the 10 ms target of issue 17 is 20 units; the tests allow ten times that.
+/// Measured in the same build and under the same load as what it bounds.
+fn unit() -> Duration {
+    let schema = compile(&weather_schema());
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..1_000 {
+                let _ = schema.validate(json!({"city": "Paris", "days": 3}), false);
+            }
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// The 10 ms target, times ten, in units of [`unit`].
+const TARGET_UNITS: u32 = 20;
+const LOOSE: u32 = 10;
+/// The 64 MB target, times ten.
+const MEMORY_BOUND: usize = 640 << 20;
+
+/// Best of three runs of `f` (so a burst of load does not fail the test),
+/// and the peak heap of one; panics with the figures past the bounds.
+fn bounded<T>(what: &str, units: u32, mut f: impl FnMut() -> T) -> T {
+    let bound = unit() * units * LOOSE;
+    let (out, first, peak) = measure(&mut f);
+    let mut best = first;
+    if best > bound {
+        for _ in 0..2 {
+            best = best.min(measure(&mut f).1);
+        }
+    }
+    assert!(best <= bound, "{what}: took {best:?}, bound {bound:?}");
+    assert!(peak <= MEMORY_BOUND, "{what}: peak heap {peak} bytes");
+    out
+}
+
+fn compile(schema: &Value) -> Schema {
+    Schema::compile(schema).unwrap_or_else(|e| panic!("{schema} should compile: {e}"))
+}
+
+fn invalid_text(what: &str, schema: &Schema, args: &Value) -> String {
+    match bounded(what, TARGET_UNITS, || schema.validate(args.clone(), false)) {
+        Err(errors) => errors.to_string(),
+        Ok(v) => panic!("{what}: should be invalid, got {v}"),
+    }
+}
+
+#[test]
+fn recursive_any_of_arguments_validate_within_budget() {
+    let schema = compile(&calculator_schema());
+    // 20 levels deep, an invalid leaf: 40 s and 12 GB before the budget.
+    let args = calculator_args(20, json!("x"), false);
+    assert!(args.to_string().len() < 600);
+    let text = invalid_text("calculator, invalid leaf", &schema, &args);
+    // The model still learns where: the branch that came closest, down to the leaf.
+    let leaf = format!("/expr{}/args/1: expected number", "/args/1".repeat(19));
+    assert!(text.contains(&leaf), "{text}");
+}
+
+#[test]
+fn missing_required_property_in_recursive_arguments_is_cheap() {
+    let schema = compile(&calculator_schema());
+    let args = calculator_args(20, json!(2), true);
+    let text = invalid_text("calculator, op missing", &schema, &args);
+    assert!(text.contains("missing required property \"op\""), "{text}");
+}
+
+#[test]
+fn any_of_chains_through_ref_validate_within_budget() {
+    for depth in [20, 24, 40] {
+        let schema = compile(&anyof_chain_schema(depth));
+        let text = invalid_text(
+            &format!("chain {depth} deep"),
+            &schema,
+            &json!({"x": "not a number"}),
+        );
+        assert!(text.starts_with("Invalid arguments:"), "{text}");
+        // Valid arguments are found at once (the first branch of each step).
+        assert_eq!(schema.validate(json!({"x": 3}), false), Ok(json!({"x": 3})));
+    }
+}
+
+#[test]
+fn chains_below_unknown_keywords_are_metered_too() {
+    // `$ref` may point anywhere in the document, not only into `$defs`.
+    let chain = anyof_chain_schema(30)
+        .to_string()
+        .replace("$defs", "x-defs");
+    let schema = compile(&serde_json::from_str(&chain).unwrap());
+    let text = invalid_text("chain below x-defs", &schema, &json!({"x": "s"}));
+    assert!(text.starts_with("Invalid arguments:"), "{text}");
+    assert_eq!(schema.validate(json!({"x": 3}), false), Ok(json!({"x": 3})));
+}
+
+#[test]
+fn arguments_past_the_budget_are_refused_as_too_complex() {
+    let schema = compile(&anyof_chain_schema(40));
+    let text = invalid_text("chain 40 deep", &schema, &json!({"x": "not a number"}));
+    assert!(text.contains("too complex"), "{text}");
+    assert!(!schema.is_valid(&json!({"x": "not a number"})));
+}
+
+#[test]
+fn large_ordinary_arguments_fit_the_budget() {
+    // 64 KB of records against a union of three record shapes: well within.
+    let record = |i: usize| json!({"kind": "point", "x": i, "y": i, "label": format!("p{i}")});
+    let items: Vec<Value> = (0..1_400).map(record).collect();
+    let args = json!({ "items": items });
+    assert!(args.to_string().len() > 60_000);
+    let shape = |kind: &str| {
+        json!({"type": "object", "properties": {
+            "kind": {"const": kind}, "x": {"type": "number"}, "y": {"type": "number"},
+            "label": {"type": "string", "maxLength": 40}
+        }, "required": ["kind"]})
+    };
+    let schema = compile(&json!({"type": "object", "properties": {"items": {
+        "type": "array", "items": {"anyOf": [shape("line"), shape("circle"), shape("point")]}
+    }}}));
+    let valid = bounded("64 KB of records", TARGET_UNITS, || {
+        schema.validate(args.clone(), false)
+    });
+    assert!(valid.is_ok(), "{valid:?}");
+}
+
+#[test]
+fn errors_are_capped() {
+    let mut properties = serde_json::Map::new();
+    let mut args = serde_json::Map::new();
+    for i in 0..5_000 {
+        properties.insert(format!("p{i}"), json!({"type": "integer"}));
+        args.insert(format!("p{i}"), json!("x"));
+    }
+    let schema = compile(&json!({"type": "object", "properties": properties}));
+    let args = Value::Object(args);
+    let errors = bounded("5,000 errors", TARGET_UNITS, || {
+        schema.validate(args.clone(), false)
+    })
+    .expect_err("every property is a string");
+    assert_eq!(errors.0.len(), capstan::schema::MAX_ERRORS + 1);
+    assert!(errors.0.last().unwrap().message.contains("stopped early"));
+}
+
+#[test]
+fn strict_nulls_on_any_of_chains_are_linear() {
+    // 28 deep: more than 84 s before each subschema's answer was remembered.
+    let schema = anyof_chain_schema(28);
+    let mut args = json!({"x": null});
+    bounded("strict nulls, chain 28 deep", TARGET_UNITS, || {
+        let mut a = args.clone();
+        capstan::providers::drop_strict_nulls(&schema, &mut a);
+        a
+    });
+    capstan::providers::drop_strict_nulls(&schema, &mut args);
+    assert_eq!(
+        args,
+        json!({}),
+        "x takes no null: the null stands for left out"
+    );
+}
+
+#[test]
+fn gemini_lowering_refuses_exponential_inlining() {
+    use capstan::providers::{export_tools, ExportOptions, Format};
+    // 24 deep: 31 MB of output, 3.7 s and 1.85 GB before the bound.
+    let spec = capstan::ToolSpec {
+        name: "chain".into(),
+        description: String::new(),
+        parameters: anyof_chain_schema(24),
+        flags: capstan::ToolFlags::default(),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        warnings: Vec::new(),
+    };
+    let options = ExportOptions {
+        gemini_lower: true,
+        ..ExportOptions::default()
+    };
+    let export = bounded("Gemini lowering, chain 24 deep", TARGET_UNITS, || {
+        export_tools(std::slice::from_ref(&spec), Format::Gemini, &options)
+    });
+    let decl = &export.tools[0]["functionDeclarations"][0];
+    assert_eq!(decl["parametersJsonSchema"], spec.parameters, "{decl}");
+    assert!(decl.get("parameters").is_none());
+    assert!(
+        export
+            .report
+            .iter()
+            .any(|n| n.message.contains("not lowered")),
+        "{:?}",
+        export.report
+    );
+    // An ordinary schema is still lowered.
+    let small = capstan::ToolSpec {
+        parameters: anyof_chain_schema(3),
+        ..spec.clone()
+    };
+    let export = export_tools(std::slice::from_ref(&small), Format::Gemini, &options);
+    assert!(export.tools[0]["functionDeclarations"][0]
+        .get("parameters")
+        .is_some());
+}
+
+fn noop_tool(name: String) -> capstan::ToolDef {
+    capstan::ToolDef {
+        name,
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+        handler: Box::new(|call: capstan::Call| {
+            let _ = call.complete_text("ok");
+        }),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: capstan::ToolFlags::default(),
+    }
+}
+
+#[test]
+fn unknown_tool_suggestions_cost_no_more_than_known_calls() {
+    use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry};
+    let registry = Registry::default();
+    for name in many_tool_names(10_000) {
+        registry.register(noop_tool(name)).unwrap();
+    }
+    let calls = |suffix: &str| -> Vec<CallRequest> {
+        (0..10_000)
+            .map(|i| CallRequest::new(format!("c{i}"), format!("tool_{i:05}_{suffix}"), json!({})))
+            .collect()
+    };
+    let sequential = ExecOptions {
+        parallel: false,
+        ..ExecOptions::default()
+    };
+    let best = |batch: Vec<CallRequest>| {
+        (0..3)
+            .map(|_| measure(|| execute(&registry, batch.clone(), &sequential)))
+            .min_by_key(|(_, took, _)| *took)
+            .unwrap()
+    };
+    let (_, known, _) = best(calls("fetch"));
+    // 10k unknown calls against 10k tools: 36 s before; the target is 100 ms,
+    // about what the same batch of known calls costs.
+    let (results, unknown, _) = best(calls("fecth"));
+    assert!(
+        unknown <= known * LOOSE,
+        "unknown {unknown:?}, known {known:?}"
+    );
+    assert_eq!(results[4217].outcome, Outcome::UnknownTool);
+    assert!(
+        results[4217]
+            .content
+            .contains("Did you mean \"tool_04217_fetch\"?"),
+        "{}",
+        results[4217].content
+    );
+    // A typo at the start, a case slip, and a 1 MB name.
+    for (name, meant) in [
+        ("tol_00042_fetch", Some("tool_00042_fetch")),
+        ("TOOL_00042_FETCH", Some("tool_00042_fetch")),
+    ] {
+        let r = &execute(
+            &registry,
+            vec![CallRequest::new("1", name, json!({}))],
+            &sequential,
+        )[0];
+        let expected = meant.map(|m| format!("Did you mean \"{m}\"?"));
+        assert!(
+            r.content.contains(expected.as_deref().unwrap_or("")),
+            "{}",
+            r.content
+        );
+    }
+    let long = vec![CallRequest::new("1", "tool_".repeat(200_000), json!({}))];
+    let results = bounded("1 MB unknown name", TARGET_UNITS, || {
+        execute(&registry, long.clone(), &sequential)
+    });
+    assert!(
+        results[0].content.len() < 2_000,
+        "the name is cut in the text"
+    );
+}
+
+#[test]
+fn oversized_counted_repetition_is_refused_with_a_size_message() {
+    for pattern in ["\\p{L}{500}", "(?:\\w{1000}){50}"] {
+        let schema =
+            json!({"type": "object", "properties": {"s": {"type": "string", "pattern": pattern}}});
+        let message = match bounded("refusing a huge pattern", TARGET_UNITS, || {
+            Schema::compile(&schema)
+        }) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{pattern} should be refused"),
+        };
+        assert!(message.contains("compiles to more than"), "{message}");
+        assert!(!message.contains("backreferences"), "{message}");
+    }
+    // Counted repetition within the limit registers, and matching stays linear.
+    let schema = compile(
+        &json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?:\\w{100}){10}$"}}}),
+    );
+    let long = json!({"s": "a".repeat(64 * 1024)});
+    let result = bounded("a large pattern on 64 KB", TARGET_UNITS, || {
+        schema.validate(long.clone(), false)
+    });
+    assert!(result.is_err());
+}
+
+#[test]
+fn wide_all_of_compiles_in_linear_time() {
+    // allOf of 100k {}: 1.4 s in capstan's own setup before (quadratic), paid
+    // at registration and again at the first call. Now a fraction of what the
+    // validator itself takes to compile it.
+    let schema = wide_all_of(100_000);
+    // Best of two each, interleaved, so that a burst of load does not decide.
+    let (mut validator_alone, mut ours) = (Duration::MAX, Duration::MAX);
+    for _ in 0..2 {
+        validator_alone = validator_alone.min(measure(|| jsonschema::validator_for(&schema)).1);
+        let (compiled, took, _) = measure(|| Schema::compile(&schema));
+        assert!(compiled.is_ok());
+        ours = ours.min(took);
+    }
+    assert!(
+        ours <= validator_alone * 4,
+        "capstan {ours:?}, the validator alone {validator_alone:?}"
+    );
+}
