@@ -91,7 +91,7 @@
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
  * returns when the header and the library match. A plain literal, so that
  * Swift and other importers of simple macros see it. */
-#define CAPSTAN_VERSION_STRING "0.1.0"
+#define CAPSTAN_VERSION_STRING "0.2.0"
 
 
 /**
@@ -105,7 +105,7 @@
 /**
  * Minor version of this header.
  */
-#define CAPSTAN_VERSION_MINOR 1
+#define CAPSTAN_VERSION_MINOR 2
 
 /**
  * Patch version of this header.
@@ -139,7 +139,7 @@
  * filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
  * (`capstan_tools_json`) say so.
  */
-#define CAPSTAN_REGISTRY_STRICT_DEFAULTS (1 << 1)
+#define CAPSTAN_REGISTRY_STRICT_DEFAULTS (1u << 1)
 
 /**
  * Exec flag: run the calls one by one, in order (default: in parallel).
@@ -844,7 +844,7 @@ size_t capstan_last_error(char *buf,
 const char *capstan_status_name(capstan_status status);
 
 /**
- * The library's version, e.g. "0.1.0". Static; never NULL.
+ * The library's version, e.g. "0.2.0". Static; never NULL.
  */
 const char *capstan_version(void);
 

@@ -61,7 +61,7 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
     name.as_ptr().cast::<c_char>()
 }
 
-/// The library's version, e.g. "0.1.0". Static; never NULL.
+/// The library's version, e.g. "0.2.0". Static; never NULL.
 #[no_mangle]
 pub extern "C" fn capstan_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0")

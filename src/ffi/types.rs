@@ -60,7 +60,7 @@ pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
 /// cbindgen.toml; tests/header.rs checks it against Cargo.toml.
 pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
-pub const CAPSTAN_VERSION_MINOR: u32 = 1;
+pub const CAPSTAN_VERSION_MINOR: u32 = 2;
 /// Patch version of this header.
 pub const CAPSTAN_VERSION_PATCH: u32 = 0;
 

@@ -295,5 +295,5 @@ def lib() -> _Library:
 
 
 def version() -> str:
-    """The version of the loaded libcapstan, e.g. ``"0.1.0"``."""
+    """The version of the loaded libcapstan, e.g. ``"0.2.0"``."""
     return lib().quick.capstan_version().decode()
