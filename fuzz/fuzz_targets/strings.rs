@@ -108,7 +108,8 @@ fn registry() -> Reg {
             ),
             CAPSTAN_OK
         );
-        let st = unsafe { capstan_registry_set_approver(reg.0, Some(gate), std::ptr::null_mut()) };
+        let st =
+            unsafe { capstan_registry_set_approver(reg.0, Some(gate), std::ptr::null_mut(), None) };
         assert_eq!(st, CAPSTAN_OK);
         reg
     })

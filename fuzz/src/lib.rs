@@ -283,12 +283,14 @@ pub fn tool_registry(flags: u32) -> Reg {
         let st = register(reg, name, Some(schema), callback, timeout_ms, tool_flags);
         assert_eq!(st, CAPSTAN_OK, "registering {name:?}: {}", last_error());
     }
-    let st = unsafe { capstan_registry_set_approver(reg.0, Some(approver), std::ptr::null_mut()) };
+    let st =
+        unsafe { capstan_registry_set_approver(reg.0, Some(approver), std::ptr::null_mut(), None) };
     assert_eq!(st, CAPSTAN_OK);
     reg
 }
 
-/// Execution options from one fuzzed byte.
+/// Execution options from one fuzzed byte: bits 0 and 2 flags, 3-4 limit,
+/// 0x20 a 4 ms timeout, 0x40 approved ids, 0x80 a 3 ms batch deadline.
 pub fn exec_options(byte: u8) -> capstan_exec_options {
     static APPROVED: [&CStr; 2] = [c"a", c"call_1"];
     static APPROVED_PTRS: OnceLock<[usize; 2]> = OnceLock::new();
@@ -305,6 +307,7 @@ pub fn exec_options(byte: u8) -> capstan_exec_options {
             std::ptr::null()
         },
         approved_count: if with_ids { 2 } else { 0 },
+        deadline_ms: if byte & 0x80 != 0 { 3 } else { 0 },
     }
 }
 

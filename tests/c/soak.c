@@ -211,7 +211,7 @@ int main(void) {
         {.struct_size = sizeof defs[0], .name = "wait", .callback = wait_cancel, .timeout_ms = 10},
     };
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) CHECK_STATUS(capstan_register(reg, &defs[i]), CAPSTAN_OK);
-    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL, NULL), CAPSTAN_OK);
 
     pthread_t completers[2], deciders[2];
     for (int i = 0; i < 2; i++) {

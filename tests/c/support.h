@@ -1,10 +1,14 @@
-/* Small helpers shared by the C tests (time and waiting). Needs
+/* Small helpers shared by the C tests (time, waiting, a watchdog). Needs
  * _POSIX_C_SOURCE >= 199309L for nanosleep, defined before any include. */
 #ifndef CAPSTAN_TEST_SUPPORT_H
 #define CAPSTAN_TEST_SUPPORT_H
 
+#include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static inline void sleep_ms(int ms) {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -23,5 +27,36 @@ static inline int wait_flag(atomic_int *flag, int timeout_ms) {
 
 /* A destroy callback that counts into the atomic_int its user_data points to. */
 static inline void count_destroy(void *user_data) { atomic_fetch_add((atomic_int *)user_data, 1); }
+
+/* The suite and test the watchdog names when it fires. */
+static inline const char **watchdog_names_(void) {
+    static const char *names[2] = {"", ""};
+    return names;
+}
+
+static inline void watchdog_fire_(int sig) {
+    (void)sig;
+    const char **names = watchdog_names_();
+    static const char msg[] = ": WATCHDOG: a test hung: ";
+    ssize_t w = write(2, names[0], strlen(names[0]));
+    w = write(2, msg, sizeof msg - 1);
+    w = write(2, names[1], strlen(names[1]));
+    w = write(2, "\n", 1);
+    (void)w;
+    _exit(2);
+}
+
+/* Arms a watchdog for the next test of a suite that could hang (a deadlock):
+ * after CAPSTAN_TEST_WATCHDOG_S seconds (default_s if unset; generous, for
+ * Valgrind) the process exits 2 naming the test, so a regression fails
+ * instead of hanging CI. */
+static inline void watchdog_begin(const char *suite, const char *test, unsigned default_s) {
+    const char **names = watchdog_names_();
+    names[0] = suite;
+    names[1] = test;
+    signal(SIGALRM, watchdog_fire_);
+    const char *w = getenv("CAPSTAN_TEST_WATCHDOG_S");
+    alarm(w != NULL ? (unsigned)atoi(w) : default_s);
+}
 
 #endif

@@ -15,23 +15,8 @@
 #include "support.h"
 
 static const char *OBJ = "{\"type\":\"object\"}";
-static const char *current_test = "";
-
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "test_lifetimes: WATCHDOG: a test hung: ";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    w = write(2, current_test, strlen(current_test));
-    w = write(2, "\n", 1);
-    (void)w;
-    _exit(2);
-}
-
-static void begin(const char *name) {
-    current_test = name;
-    const char *w = getenv("CAPSTAN_TEST_WATCHDOG_S"); /* seconds; default generous for Valgrind */
-    alarm(w != NULL ? (unsigned)atoi(w) : 180u);
-}
+/* Arms the watchdog (support.h) for the next test. */
+static void begin(const char *name) { watchdog_begin("test_lifetimes", name, 180u); }
 
 static capstan_registry *new_registry(void) {
     capstan_registry *reg = NULL;
@@ -435,7 +420,6 @@ static void test_capstan_called_from_a_thread_exit_destructor_does_not_abort(voi
     } while (0)
 
 int main(int argc, char **argv) {
-    signal(SIGALRM, on_alarm);
     RUN(test_lent_call_text_stays_valid_until_the_host_completes_even_after_a_timeout);
     RUN(test_a_timed_out_call_never_completed_is_released_when_the_registry_is_freed);
     RUN(test_hook_destroy_runs_once_on_replace_remove_free_and_failure);

@@ -16,24 +16,8 @@
 #include "support.h"
 
 static const char *OBJ = "{\"type\":\"object\"}";
-static const char *current_test = "";
-
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "test_main_thread: WATCHDOG: a test hung (deadlock): ";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    w = write(2, current_test, strlen(current_test));
-    w = write(2, "\n", 1);
-    (void)w;
-    _exit(2);
-}
-
-/* Arms the watchdog for the next test; generous for Valgrind. */
-static void begin(const char *name) {
-    current_test = name;
-    const char *w = getenv("CAPSTAN_TEST_WATCHDOG_S"); /* seconds; default generous for Valgrind */
-    alarm(w != NULL ? (unsigned)atoi(w) : 120u);
-}
+/* Arms the watchdog (support.h) for the next test. */
+static void begin(const char *name) { watchdog_begin("test_main_thread", name, 120u); }
 
 static pthread_t main_thread;
 static atomic_int off_main; /* main-thread tool calls that ran elsewhere */
@@ -306,7 +290,6 @@ static void test_a_tools_timeout_runs_from_its_start_not_while_it_waits_for_the_
     } while (0)
 
 int main(int argc, char **argv) {
-    signal(SIGALRM, on_alarm);
     main_thread = pthread_self();
     RUN(test_execute_on_the_pump_thread_runs_main_thread_calls_beside_ordinary_ones);
     RUN(test_execute_on_the_pump_thread_runs_a_batch_of_only_main_thread_calls_one_slow);
