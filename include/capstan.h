@@ -889,7 +889,9 @@ const char *capstan_approval_arguments(const struct capstan_approval *approval,
 /**
  * Approves (`approve` true: the call runs) or denies (its result is `denied`,
  * with `reason` for the model; may be NULL) a waiting call. Once, from any
- * thread; a second decision returns ALREADY_COMPLETED or STALE_HANDLE.
+ * thread; a second decision, or one after the call ended otherwise (its
+ * batch cancelled, its deadline passed, the registry closed), returns
+ * ALREADY_COMPLETED or STALE_HANDLE.
  */
 capstan_status capstan_approval_decide(struct capstan_approval *approval,
                                        bool approve,

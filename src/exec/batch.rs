@@ -14,6 +14,15 @@ use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::observe::{Event, EventKind};
 use crate::registry::{Shared, Tool};
 
+/// Batches whose state is in memory, process-wide.
+static LIVE_BATCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many batches are held in memory right now, process-wide. A leak check
+/// for tests: a call the host never completes must not keep its batch.
+pub fn live_batches() -> usize {
+    LIVE_BATCHES.load(Ordering::SeqCst)
+}
+
 /// Where a batch's results go as they finish.
 pub enum Sink {
     /// Kept in call order for `execute` to return.
@@ -77,6 +86,12 @@ pub struct BatchInner {
     ended: AtomicBool,
 }
 
+impl Drop for BatchInner {
+    fn drop(&mut self) {
+        LIVE_BATCHES.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 thread_local! {
     /// Batches whose result callback is running on this thread.
     static DELIVERING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -91,6 +106,7 @@ impl BatchInner {
         on_done: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Arc<BatchInner> {
         let n = calls.len();
+        LIVE_BATCHES.fetch_add(1, Ordering::SeqCst);
         Arc::new(BatchInner {
             registry,
             calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),

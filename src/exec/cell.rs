@@ -47,7 +47,10 @@ pub(crate) struct CallCell {
     arguments_text: OnceLock<Box<[u8]>>,
     max_output_chars: u32,
     stats: Arc<crate::observe::ToolStats>,
-    batch: Arc<BatchInner>,
+    /// The batch, until the call has its result: a finished call that the
+    /// host has not completed (it may never) holds its own text only, not
+    /// its whole batch.
+    batch: Mutex<Option<Arc<BatchInner>>>,
     index: usize,
     state: AtomicU8,
     worker: AtomicU8,
@@ -88,7 +91,7 @@ impl CallCell {
             arguments_text: OnceLock::new(),
             max_output_chars: tool.meta.max_output_chars,
             stats: tool.stats.clone(),
-            batch,
+            batch: Mutex::new(Some(batch)),
             index,
             state: AtomicU8::new(RUNNING),
             worker: AtomicU8::new(IN_CALLBACK),
@@ -115,6 +118,12 @@ impl CallCell {
     /// Ends the call with `outcome`. Exactly one caller wins; the rest get
     /// `AlreadyCompleted`.
     pub(crate) fn finish(&self, outcome: Outcome, content: String) -> Result<(), Error> {
+        self.settle(outcome, content).map(drop)
+    }
+
+    /// `finish`, handing the winner the batch the result went to (the cell
+    /// lets go of it).
+    fn settle(&self, outcome: Outcome, content: String) -> Result<Option<Arc<BatchInner>>, Error> {
         if self
             .state
             .compare_exchange(RUNNING, DONE, Ordering::SeqCst, Ordering::SeqCst)
@@ -133,8 +142,20 @@ impl CallCell {
         let mut result = ToolResult::new(self.id(), self.name(), outcome, content);
         result.duration_us = self.started.elapsed().as_micros() as u64;
         self.stats.finished(outcome, result.duration_us, true);
-        self.batch.deliver(self.index, result);
-        Ok(())
+        let batch = self.batch.lock().ok().and_then(|mut b| b.take());
+        if let Some(batch) = &batch {
+            batch.deliver(self.index, result);
+        }
+        Ok(batch)
+    }
+
+    /// Whether the call's batch was cancelled (false once the call is done).
+    fn batch_cancelled(&self) -> bool {
+        self.batch
+            .lock()
+            .ok()
+            .and_then(|b| b.as_ref().map(|b| b.is_cancelled()))
+            .unwrap_or(false)
     }
 
     fn already_completed(&self) -> Error {
@@ -174,15 +195,16 @@ impl CallCell {
         if self.is_done() {
             return;
         }
-        let won = self.finish(Outcome::Timeout, text).is_ok();
+        let won = self.settle(Outcome::Timeout, text).ok().flatten();
         self.cancelled.store(true, Ordering::SeqCst);
-        if won
-            && self
+        if let Some(batch) = won {
+            if self
                 .worker
                 .compare_exchange(IN_CALLBACK, REPLACED, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
-        {
-            self.batch.replace_stuck_worker();
+            {
+                batch.replace_stuck_worker();
+            }
         }
     }
 
@@ -257,8 +279,8 @@ impl Call {
     /// its registry closed, or it already has its result.
     pub fn is_cancelled(&self) -> bool {
         self.cell.cancelled.load(Ordering::SeqCst)
-            || self.cell.batch.is_cancelled()
             || self.cell.is_done()
+            || self.cell.batch_cancelled()
     }
 
     pub fn is_done(&self) -> bool {

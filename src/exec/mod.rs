@@ -11,7 +11,7 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 pub use approval::{Approval, Approver};
-pub use batch::{BatchInner, Sink};
+pub use batch::{live_batches, BatchInner, Sink};
 pub use cell::{live_calls, Call};
 pub use pool::live_timers;
 pub use run::PendingRun;
@@ -82,7 +82,7 @@ fn track(shared: &Arc<Shared>, batch: &Arc<BatchInner>) {
     }
 }
 
-fn live_batches(shared: &Shared) -> Vec<Arc<BatchInner>> {
+fn batches_of(shared: &Shared) -> Vec<Arc<BatchInner>> {
     match shared.batches.lock() {
         Ok(list) => list.iter().filter_map(Weak::upgrade).collect(),
         Err(_) => Vec::new(),
@@ -91,7 +91,7 @@ fn live_batches(shared: &Shared) -> Vec<Arc<BatchInner>> {
 
 /// Ends every call in flight on a closing registry, as cancelled.
 pub(crate) fn cancel_all(shared: &Arc<Shared>) {
-    for batch in live_batches(shared) {
+    for batch in batches_of(shared) {
         batch.abort("Cancelled: the tool registry was shut down.");
     }
 }
@@ -99,7 +99,7 @@ pub(crate) fn cancel_all(shared: &Arc<Shared>) {
 /// Ends the host's use of every call of the registry (it is being freed):
 /// their handles stop resolving and their lent text goes.
 pub fn release_calls(registry: &Registry) {
-    for batch in live_batches(&registry.shared) {
+    for batch in batches_of(&registry.shared) {
         batch.release_calls();
     }
     if let Ok(mut list) = registry.shared.batches.lock() {

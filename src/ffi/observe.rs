@@ -106,7 +106,9 @@ unsafe fn approval_text(
 
 /// Approves (`approve` true: the call runs) or denies (its result is `denied`,
 /// with `reason` for the model; may be NULL) a waiting call. Once, from any
-/// thread; a second decision returns ALREADY_COMPLETED or STALE_HANDLE.
+/// thread; a second decision, or one after the call ended otherwise (its
+/// batch cancelled, its deadline passed, the registry closed), returns
+/// ALREADY_COMPLETED or STALE_HANDLE.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_approval_decide(
     approval: *mut capstan_approval,
