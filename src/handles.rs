@@ -108,6 +108,17 @@ impl<T> HandleTable<T> {
         entry.value.clone()
     }
 
+    /// Every live value, as a snapshot (for a sweep at shutdown).
+    pub fn values(&self) -> Vec<Arc<T>> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            if let Ok(shard) = shard.lock() {
+                out.extend(shard.entries.iter().filter_map(|e| e.value.clone()));
+            }
+        }
+        out
+    }
+
     /// Removes the entry a handle names and returns its value. The caller
     /// drops it, outside the table's lock.
     pub fn remove(&self, handle: usize) -> Option<Arc<T>> {

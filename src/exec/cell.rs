@@ -10,7 +10,7 @@ use super::batch::BatchInner;
 use crate::call::{Outcome, ToolResult};
 use crate::error::Error;
 use crate::handles::HandleTable;
-use crate::registry::Tool;
+use crate::registry::{Shared, Tool};
 use crate::render::{self, ContentKind};
 
 const RUNNING: u8 = 0;
@@ -51,6 +51,9 @@ pub(crate) struct CallCell {
     /// host has not completed (it may never) holds its own text only, not
     /// its whole batch.
     batch: Mutex<Option<Arc<BatchInner>>>,
+    /// Which registry the call belongs to (its address), to release the
+    /// calls a host still holds when that registry is freed.
+    registry: usize,
     index: usize,
     state: AtomicU8,
     worker: AtomicU8,
@@ -91,6 +94,7 @@ impl CallCell {
             arguments_text: OnceLock::new(),
             max_output_chars: tool.meta.max_output_chars,
             stats: tool.stats.clone(),
+            registry: Arc::as_ptr(&batch.registry) as usize,
             batch: Mutex::new(Some(batch)),
             index,
             state: AtomicU8::new(RUNNING),
@@ -177,6 +181,17 @@ impl CallCell {
             timer.cancel();
         } else {
             *slot = Some(timer);
+        }
+    }
+
+    /// Releases every call of `registry` that a host still holds (it is
+    /// being freed): finished calls no longer reach it through a batch.
+    pub(crate) fn release_held(registry: &Arc<Shared>) {
+        let key = Arc::as_ptr(registry) as usize;
+        for cell in HANDLES.values() {
+            if cell.registry == key {
+                cell.release();
+            }
         }
     }
 

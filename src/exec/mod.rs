@@ -102,6 +102,7 @@ pub fn release_calls(registry: &Registry) {
     for batch in batches_of(&registry.shared) {
         batch.release_calls();
     }
+    cell::CallCell::release_held(&registry.shared);
     if let Ok(mut list) = registry.shared.batches.lock() {
         list.clear();
     }
