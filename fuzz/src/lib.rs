@@ -311,12 +311,16 @@ pub fn exec_options(byte: u8) -> capstan_exec_options {
     }
 }
 
-/// How many calls normalized call JSON holds (one object or an array).
-pub fn call_count(calls: &Value) -> usize {
-    match calls {
-        Value::Array(items) => items.len(),
-        _ => 1,
+/// How many calls capstan reads in `calls` (one object or an array of them),
+/// or None if it is not JSON. Counted as capstan parses: a lone surrogate
+/// escape (`"\ud800"`) in a field capstan ignores is accepted, as serde's
+/// `IgnoredAny` accepts it, where `serde_json::Value` refuses it.
+pub fn call_count(calls: &[u8]) -> Option<usize> {
+    use serde::de::IgnoredAny;
+    if let Ok(items) = serde_json::from_slice::<Vec<IgnoredAny>>(calls) {
+        return Some(items.len());
     }
+    serde_json::from_slice::<IgnoredAny>(calls).ok().map(|_| 1)
 }
 
 /// Checks normalized results: `n` of them, each with its fields, in order.
