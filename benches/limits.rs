@@ -6,53 +6,21 @@
 #[allow(dead_code)]
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use capstan::schema::Schema;
 use capstan::{execute, CallRequest, ExecOptions, Registry, ToolDef, ToolFlags};
 use serde_json::{json, Value};
 
+use common::heap;
 use common::hostile::*;
 
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn account(delta: isize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get() + delta;
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        account(layout.size() as isize);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        account(-(layout.size() as isize));
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        account(new_size as isize - layout.size() as isize);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// Median time of `runs` runs of `f`, and the peak heap of one.
 fn figure(name: &str, target: &str, runs: usize, mut f: impl FnMut()) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
+    let base = heap::mark();
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
             let start = Instant::now();
@@ -60,7 +28,7 @@ fn figure(name: &str, target: &str, runs: usize, mut f: impl FnMut()) {
             start.elapsed()
         })
         .collect();
-    let peak = (PEAK.with(Cell::get) - base).max(0) as f64 / (1 << 20) as f64;
+    let peak = heap::peak_since(base).max(0) as f64 / (1 << 20) as f64;
     times.sort();
     let median = times[times.len() / 2];
     println!(

@@ -3,11 +3,11 @@
 //! on a loaded machine and in a debug build); `benches/limits.rs` prints
 //! the real figures.
 
+#[path = "../benches/common/heap.rs"]
+mod heap;
 #[path = "../benches/common/hostile.rs"]
 mod hostile;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use capstan::schema::Schema;
@@ -15,48 +15,16 @@ use serde_json::{json, Value};
 
 use hostile::*;
 
-/// Counts the bytes each thread has allocated and not freed, and the peak.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn account(delta: isize) {
-    let _ = LIVE.try_with(|live| {
-        let now = live.get() + delta;
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-    });
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        account(layout.size() as isize);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        account(-(layout.size() as isize));
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        account(new_size as isize - layout.size() as isize);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: heap::Counting = heap::Counting;
 
 /// Runs `f` on this thread; returns its result, wall time and peak extra heap.
 fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
+    let base = heap::mark();
     let start = Instant::now();
     let out = f();
     let took = start.elapsed();
-    let peak = PEAK.with(Cell::get) - base;
+    let peak = heap::peak_since(base);
     (out, took, peak.max(0) as usize)
 }
 

@@ -4,6 +4,7 @@
 //! The same call, schema and content are used by `bench/c/abi_bench.c`, so
 //! that the floor and the ABI figure measure the same job.
 
+pub mod heap;
 pub mod hostile;
 
 use serde_json::{json, Value};
