@@ -225,21 +225,28 @@ fn bodies_with(bad: &str) -> Vec<(Format, String)> {
     ]
 }
 
+/// `body` (three calls, the middle one unreadable as JSON) parses into
+/// three calls: the outer two with their arguments, the middle one carrying
+/// `why` for an `invalid_arguments` result.
+fn only_the_middle_call_is_unreadable(fmt: Format, body: &str, why: &str) {
+    assert!(serde_json::from_str::<Value>(body).is_err());
+    let calls = parse_calls_text(fmt, body).unwrap_or_else(|e| panic!("{}: {e}", fmt.name()));
+    assert_eq!(calls.len(), 3, "{}", fmt.name());
+    assert_eq!(
+        calls[0].arguments,
+        Arguments::Value(json!({"a": 1, "b": 2}))
+    );
+    unreadable_arguments(&calls[1], why);
+    assert_eq!(
+        calls[2].arguments,
+        Arguments::Value(json!({"a": 3, "b": 4}))
+    );
+}
+
 #[test]
 fn a_number_past_f64_in_one_call_fails_that_call_only() {
     for (fmt, body) in bodies_with("1e400") {
-        assert!(serde_json::from_str::<Value>(&body).is_err());
-        let calls = parse_calls_text(fmt, &body).unwrap_or_else(|e| panic!("{}: {e}", fmt.name()));
-        assert_eq!(calls.len(), 3, "{}", fmt.name());
-        assert_eq!(
-            calls[0].arguments,
-            Arguments::Value(json!({"a": 1, "b": 2}))
-        );
-        unreadable_arguments(&calls[1], "number out of range");
-        assert_eq!(
-            calls[2].arguments,
-            Arguments::Value(json!({"a": 3, "b": 4}))
-        );
+        only_the_middle_call_is_unreadable(fmt, &body, "number out of range");
     }
     for (fmt, body) in bodies_with("-123456789e-3000000000000000000000000") {
         // Underflow is 0 for serde_json: nothing to set aside.
@@ -250,18 +257,7 @@ fn a_number_past_f64_in_one_call_fails_that_call_only() {
 #[test]
 fn nesting_past_the_depth_limit_in_one_call_fails_that_call_only() {
     for (fmt, body) in bodies_with(&nested(300)) {
-        assert!(serde_json::from_str::<Value>(&body).is_err());
-        let calls = parse_calls_text(fmt, &body).unwrap_or_else(|e| panic!("{}: {e}", fmt.name()));
-        assert_eq!(calls.len(), 3, "{}", fmt.name());
-        assert_eq!(
-            calls[0].arguments,
-            Arguments::Value(json!({"a": 1, "b": 2}))
-        );
-        unreadable_arguments(&calls[1], "recursion limit exceeded");
-        assert_eq!(
-            calls[2].arguments,
-            Arguments::Value(json!({"a": 3, "b": 4}))
-        );
+        only_the_middle_call_is_unreadable(fmt, &body, "recursion limit exceeded");
     }
 }
 
