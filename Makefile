@@ -66,11 +66,11 @@ header-check: cbindgen
 	@echo "header-check: include/capstan.h matches cbindgen $(CBINDGEN_VERSION)"
 
 # --- C tests ------------------------------------------------------------------
-$(BUILD)/c/plain/%: tests/c/%.c tests/c/check.h tests/c/support.h include/capstan.h lib
+$(BUILD)/c/plain/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
 
-$(BUILD)/c/asan/%: tests/c/%.c tests/c/check.h tests/c/support.h include/capstan.h lib
+$(BUILD)/c/asan/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(LDFLAGS_COMMON)
 
@@ -320,7 +320,7 @@ fuzz-smoke: cargo-fuzz
 fuzz: cargo-fuzz
 	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh long
 
-$(BUILD)/soak/soak: tests/c/soak.c tests/c/check.h tests/c/support.h include/capstan.h lib
+$(BUILD)/soak/soak: tests/c/soak.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -O2 $< -o $@ $(LDFLAGS_COMMON)
 

@@ -9,55 +9,11 @@
 #include <time.h>
 
 #include "check.h"
+#include "queue.h"
 #include "support.h"
-
-/* A queue of handles (calls or approvals) for the foreign threads. */
-struct queue {
-    pthread_mutex_t lock;
-    pthread_cond_t ready;
-    void **items;
-    size_t head, tail, cap;
-    int closed;
-};
-
-static void q_init(struct queue *q, size_t cap) {
-    pthread_mutex_init(&q->lock, NULL);
-    pthread_cond_init(&q->ready, NULL);
-    q->items = calloc(cap, sizeof(void *));
-    q->head = q->tail = 0;
-    q->cap = cap;
-    q->closed = 0;
-}
-
-static void q_push(struct queue *q, void *item) {
-    pthread_mutex_lock(&q->lock);
-    q->items[q->tail++ % q->cap] = item;
-    pthread_cond_signal(&q->ready);
-    pthread_mutex_unlock(&q->lock);
-}
-
-static void *q_pop(struct queue *q) {
-    pthread_mutex_lock(&q->lock);
-    while (q->head == q->tail && !q->closed) pthread_cond_wait(&q->ready, &q->lock);
-    void *item = q->head == q->tail ? NULL : q->items[q->head++ % q->cap];
-    pthread_mutex_unlock(&q->lock);
-    return item;
-}
-
-static void q_close(struct queue *q) {
-    pthread_mutex_lock(&q->lock);
-    q->closed = 1;
-    pthread_cond_broadcast(&q->ready);
-    pthread_mutex_unlock(&q->lock);
-}
 
 static struct queue deferred, approvals;
 static atomic_uint seed_counter;
-
-static unsigned next_rand(unsigned *s) {
-    *s = *s * 1103515245u + 12345u;
-    return (*s >> 16) & 0x7fff;
-}
 
 static void *completer(void *arg) {
     (void)arg;
@@ -129,8 +85,8 @@ int main(void) {
     int batches = small ? 10 : 50;
     int per_batch = small ? 100 : 2000;
     size_t total = (size_t)batches * (size_t)per_batch;
-    q_init(&deferred, total + 16);
-    q_init(&approvals, total + 16);
+    q_init(&deferred);
+    q_init(&approvals);
 
     capstan_registry *reg;
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
