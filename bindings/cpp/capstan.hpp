@@ -723,10 +723,6 @@ struct Sink : SinkBase {
     }
 };
 
-struct RegistryState {
-    std::atomic<std::thread::id> pump_thread{};
-};
-
 }  // namespace detail
 
 class Registry;
@@ -859,12 +855,11 @@ public:
         return Registry(Adopt{}, raw);
     }
 
-    Registry(Registry &&o) noexcept : raw_(std::exchange(o.raw_, nullptr)), state_(std::move(o.state_)) {}
+    Registry(Registry &&o) noexcept : raw_(std::exchange(o.raw_, nullptr)) {}
     Registry &operator=(Registry &&o) noexcept {
         if (this != &o) {
             release_all();
             raw_ = std::exchange(o.raw_, nullptr);
-            state_ = std::move(o.state_);
         }
         return *this;
     }
@@ -915,17 +910,13 @@ public:
 
     /// Runs calls (one normalized call or an array) and returns their results
     /// in call order. Built on submit_polled + wait, so even a lone call runs
-    /// on the pool (execute_json is capstan_execute itself). On the thread
-    /// that pumps this registry it runs the batch's main-thread tools itself
-    /// while it waits, instead of waiting for a pump that cannot come.
+    /// on the pool (execute_json is capstan_execute itself). On a thread that
+    /// pumps this registry, the wait runs the batch's main-thread tools
+    /// (capstan_batch_wait does), so a game may pump and execute alike.
     [[nodiscard]] Expected<std::vector<Result>> try_execute(std::string_view calls, const ExecOptions &opts = {}) {
         Expected<Batch> b = try_submit_polled(calls, opts);
         if (!b) return b.error();
-        if (state_->pump_thread.load() == std::this_thread::get_id()) {
-            while (!b->wait(1)) capstan_registry_pump(raw_, 0);
-        } else {
-            b->wait(forever);
-        }
+        b->wait(forever);
         std::vector<Result> out;
         b->poll([&out](const Result &r) {
             if (out.size() <= r.index) out.resize(r.index + 1);
@@ -970,7 +961,6 @@ public:
     /// Runs queued main-thread tools on this thread for about budget_ms (at
     /// least one call if any is queued); returns how many ran.
     std::size_t pump(std::uint32_t budget_ms = 0) noexcept {
-        if (state_) state_->pump_thread.store(std::this_thread::get_id());
         return capstan_registry_pump(raw_, budget_ms);
     }
 
@@ -1128,7 +1118,7 @@ public:
 
 private:
     struct Adopt {};
-    Registry(Adopt, capstan_registry *raw) : raw_(raw), state_(std::make_unique<detail::RegistryState>()) {}
+    Registry(Adopt, capstan_registry *raw) : raw_(raw) {}
 
     static Error moved_from() { return Error(CAPSTAN_ERR_NULL_PARAMETER, "this capstan::Registry was moved from"); }
 
@@ -1153,11 +1143,9 @@ private:
         // Hooks belong to capstan (their destroy runs after their last
         // invocation), so nothing here outlives a free that did not wait.
         if (raw_) capstan_registry_free(std::exchange(raw_, nullptr));
-        state_.reset();
     }
 
     capstan_registry *raw_ = nullptr;
-    std::unique_ptr<detail::RegistryState> state_;
 };
 
 // ---- providers and misc (no registry needed) ----
