@@ -16,7 +16,7 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: install uninstall install-test python-wheel-test
+.PHONY: install uninstall install-test python-wheel-test mcp-deps
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
         go-test go-bench cpp-test cpp-examples swift-modulemap-check
@@ -113,6 +113,15 @@ python-test: lib
 
 python-bench: lib
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
+
+# --- MCP interop peers (issue #14) -------------------------------------------
+# The MCP tests run capstan against pinned real peers: the official Python SDK
+# (tests/mcp/requirements.txt) and, with Node.js, the reference server and the
+# official conformance suite (tests/mcp/package.json + package-lock.json,
+# installed into tests/mcp/node_modules; npm's cache stays in the tree too).
+mcp-deps:
+	$(PYTHON) -m pip install --quiet -r tests/mcp/requirements.txt
+	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error --cache "$(abspath tests/mcp/.npm-cache)"
 
 # --- install and packages (issue #11) ----------------------------------------
 # `make install PREFIX=/usr/local DESTDIR=` installs the release build:
