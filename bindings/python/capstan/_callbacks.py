@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import queue
 import threading
 import weakref
 from typing import Any
@@ -111,6 +112,9 @@ def _on_call(key: int, call: int) -> None:
         raw = _call_arguments(call, None)
         args = _scan(raw.decode(), 0)[0] if raw != b"{}" else {}
         if entry.plain:
+            if execution is not None and execution.direct is not None:
+                _offload(call, call_id, execution, entry.fn, args)
+                return
             value = entry.fn(**args)
         else:
             if entry.fill:
@@ -126,6 +130,9 @@ def _on_call(key: int, call: int) -> None:
             if entry.is_async:
                 _start_coroutine(call, call_id, execution, entry, fn(**args))
                 return
+            if execution is not None and execution.direct is not None:
+                _offload(call, call_id, execution, fn, args)
+                return
             value = fn(**args)
         text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
     except Exception as exc:
@@ -140,6 +147,76 @@ def _on_call(key: int, call: int) -> None:
             execution.value = value
         elif call_id is not None:
             execution.data[call_id] = value  # type: ignore[index]
+    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+
+
+def _offload(call: int, call_id: bytes | None, execution: _Execution, fn: Any, args: dict[str, Any]) -> None:
+    """A sync tool's call started inline (aexecute*): capstan has validated it
+    on the loop's thread; the function runs on a worker thread, so that it
+    cannot block the loop, and completes its call there."""
+    global _workers
+    if _workers is None:
+        with _private_lock:
+            if _workers is None:
+                _workers = _Workers(_WORKERS)
+    _workers.submit((call, call_id, execution, fn, args))
+
+
+class _Workers:
+    """Python threads for sync tools started inline. A worker takes the next
+    job as soon as it has one, so calls made one after the other run on the
+    same thread: its thread state (and thread-locals) last from call to call,
+    where a capstan pool thread entering Python gets a fresh one per call.
+    New threads only while every worker is busy, at most ``most``; daemons,
+    like the interpreter's own executor threads."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.count = 0
+        self.idle = 0
+
+    def submit(self, job: Any) -> None:
+        with self.lock:
+            if self.idle:
+                self.idle -= 1
+                grow = False
+            else:
+                grow = self.count < self.most
+                self.count += grow
+        self.jobs.put(job)
+        if grow:
+            threading.Thread(target=self._work, name="capstan-tool", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            _run_sync(self, *self.jobs.get())
+
+    def ready(self) -> None:
+        """The job of this worker is about to complete its call: the next one
+        submitted (maybe because of that completion) waits for this worker."""
+        with self.lock:
+            self.idle += 1
+
+
+def _run_sync(
+    workers: _Workers, call: int, call_id: bytes | None, execution: _Execution, fn: Any, args: dict[str, Any]
+) -> None:
+    try:
+        value = fn(**args)
+        text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
+    except Exception as exc:
+        workers.ready()
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:
+        workers.ready()
+        _interrupted(call, call_id, execution, exc)
+        return
+    if call_id is not None:
+        execution.data[call_id] = value  # type: ignore[index]
+    workers.ready()
     _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
 
 
@@ -211,6 +288,9 @@ def library() -> Any:
 
 # --- async tools -------------------------------------------------------------
 
+# Threads for sync tools started inline (see _offload): at most this many at once.
+_WORKERS = 256
+_workers: _Workers | None = None
 _private_loop: asyncio.AbstractEventLoop | None = None
 _private_lock = threading.Lock()
 

@@ -239,9 +239,9 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             fn.restype = restype
             fn.argtypes = argtypes
             bound[name[len("capstan_"):]] = fn
-    # capstan_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: used only
-    # for batches whose tools are all `async def` (the trampoline then only
-    # schedules coroutines; nothing waits for another thread that needs the GIL).
+    # capstan_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: the
+    # trampoline then only validates and schedules (a coroutine, a worker
+    # thread's job); nothing waits for another thread that needs the GIL.
     submit_inline = quick.capstan_submit
     submit_inline.restype, submit_inline.argtypes = status, signatures[blocking]["capstan_submit"][1]
     bound["submit_inline"] = submit_inline

@@ -91,8 +91,8 @@ class ToolRegistry:
         # timeout: capstan runs them on the calling thread), with the call and
         # result text around their name: (call %-template, result head %-template).
         self._lean: dict[str, tuple[str, str]] = {}
-        # Tools aexecute* may start inline on the loop's thread (async def and
-        # parallel-safe): see _run_submitted.
+        # Tools aexecute* may start inline on the loop's thread (the
+        # parallel-safe ones): see _run_submitted.
         self._inline_safe: set[str] = set()
         self._lock = threading.RLock()
         # Uses in flight (entered - left); the registry is freed after the last.
@@ -222,7 +222,7 @@ class ToolRegistry:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
-                if built.is_async and built.parallel_safe:
+                if built.parallel_safe:
                     self._inline_safe.add(built.name)
                 else:
                     self._inline_safe.discard(built.name)
@@ -579,21 +579,22 @@ class ToolRegistry:
 
         Where the calls start, with a loop (aexecute*):
 
-        - Inline (CAPSTAN_EXEC_START_INLINE) when every call to run names an
-          ``async def``, parallel-safe tool (or no registered tool: capstan
-          answers those itself), ``parallel`` is true and there are at most
-          ``limit`` calls. capstan_submit then runs the trampoline on this
-          thread, the loop's, before it returns: each coroutine's task is
-          created on the running loop directly, completes its capstan call
-          there, and the result callback runs there too. No thread hop.
-        - Otherwise on capstan's pool, as without a loop. A sync tool would
-          block the loop if started inline, so one sync tool sends the whole
-          batch to the pool, its async tools included (their coroutines
-          still run on this loop, reached with call_soon_threadsafe).
-          ``parallel=False`` and more calls than ``limit`` go there too, as
-          an inline start runs every call at once; and so do tools that are
-          not parallel-safe: capstan serializes a tool by making the
-          starting thread wait, which inline would be the loop's.
+        - Inline (CAPSTAN_EXEC_START_INLINE) when every call to run names a
+          parallel-safe tool (or no registered tool: capstan answers those
+          itself), ``parallel`` is true and there are at most ``limit``
+          calls. capstan_submit then looks up and validates every call on
+          this thread, the loop's, before it returns: an unknown tool or
+          invalid arguments are answered there, with no thread hop. A valid
+          call of an ``async def`` tool gets its coroutine's task on the
+          running loop directly (the result callback runs there too); one of
+          a sync tool runs on a worker thread (_callbacks._offload), so that
+          it cannot block the loop.
+        - Otherwise on capstan's pool, as without a loop (``async def``
+          tools' coroutines still run on this loop, reached with
+          call_soon_threadsafe): ``parallel=False`` and more calls than
+          ``limit``, as an inline start runs every call at once; and tools
+          that are not parallel-safe: capstan serializes a tool by making
+          the starting thread wait, which inline would be the loop's.
         """
         prefix, results, parts, approved_ids, all_inline = self._prepare(calls, approved)
         if not parts:

@@ -596,7 +596,7 @@ def test_inline_async_tools_still_run_concurrently():
     assert gauge.peak == 4
 
 
-def test_a_sync_tool_in_the_batch_keeps_it_off_the_loops_thread(trampoline_threads):
+def test_a_sync_tool_under_aexecute_runs_off_the_loops_thread(trampoline_threads):
     where = {}
 
     @tool
@@ -616,9 +616,62 @@ def test_a_sync_tool_in_the_batch_keeps_it_off_the_loops_thread(trampoline_threa
 
     results, loop_thread = asyncio.run(main())
     assert [r.data for r in results] == [1, 2]
-    assert where["sync"] != loop_thread  # on capstan's pool: the loop was not blocked
+    assert where["sync"] != loop_thread  # on a worker thread: the loop was not blocked
     assert where["async"] == loop_thread  # the coroutine still runs on the loop
-    assert trampoline_threads and trampoline_threads[0] != loop_thread
+
+
+@pytest.mark.parametrize("case", ["invalid arguments", "unknown tool"])
+def test_aexecute_answers_calls_that_need_no_run_on_the_loops_thread(case, monkeypatch):
+    # Validation happens on the loop's thread, before any hop: the batch ends
+    # there (before: a sync tool sent the whole batch to capstan's pool).
+    from capstan import _batches
+
+    finished_on = []
+    finish = _batches.Submission.finish
+
+    def spy(self):
+        finished_on.append(threading.get_ident())
+        finish(self)
+
+    monkeypatch.setattr(_batches.Submission, "finish", spy)
+
+    @tool
+    def blocking(x: int) -> int:
+        return x
+
+    call = ToolCall("blocking", {"x": "not a number"}) if case == "invalid arguments" else ToolCall("blockng", {"x": 1})
+
+    async def main():
+        with ToolRegistry([blocking]) as registry:
+            return await registry.aexecute(call), threading.get_ident()
+
+    result, loop_thread = asyncio.run(main())
+    assert result.outcome == ("invalid_arguments" if case == "invalid arguments" else "unknown_tool")
+    assert finished_on == [loop_thread]
+
+
+def test_sync_tools_under_aexecute_keep_their_thread_states():
+    # Sync tools started from an event loop run on Python worker threads,
+    # which keep their thread state (and thread-locals) from call to call.
+    import threading as _threading
+
+    local = _threading.local()
+    fresh = []
+
+    @tool
+    def count(i: int) -> int:
+        if not hasattr(local, "seen"):
+            local.seen = True
+            fresh.append(_threading.get_ident())
+        return i
+
+    async def main():
+        with ToolRegistry([count]) as registry:
+            for i in range(50):
+                await registry.aexecute(ToolCall("count", {"i": i}))
+
+    asyncio.run(main())
+    assert 1 <= len(fresh) <= 2  # a thread state per thread, not per call
 
 
 @pytest.mark.parametrize("case", ["sequential", "over the limit", "not parallel-safe"])
