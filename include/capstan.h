@@ -464,6 +464,12 @@ typedef struct capstan_tool_def {
 typedef void (*capstan_notify_fn)(void *user_data);
 
 /**
+ * A pool thread hook: called with the `user_data` given to
+ * `capstan_set_thread_hooks`, on the pool thread concerned.
+ */
+typedef void (*capstan_thread_hook_fn)(void *user_data);
+
+/**
  * Success.
  */
 #define CAPSTAN_OK 0
@@ -1174,6 +1180,40 @@ capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
  */
 capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
                                         int32_t *out);
+
+/**
+ * Sets the hooks run on capstan's pool threads, process-wide (the pool is):
+ * `on_start` runs on each pool thread before the first tool callback, result
+ * callback or other host code that thread runs, and again before the next
+ * one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
+ * ran this `on_start`, when that thread retires (an idle pool thread ends
+ * after a while), or once these hooks were replaced or cleared, before that
+ * thread runs its next host code (and the new `on_start`). Threads are
+ * not joined at process exit: `on_stop` does not run then. Either hook may
+ * be NULL (nothing runs in its place); both NULL clears the hooks. Threads
+ * that are not pool threads (the host's own, e.g. the caller of
+ * `capstan_execute`, on which a lone call may run) never run them.
+ *
+ * Setting hooks replaces the previous ones; threads that ran the previous
+ * `on_start` still run the previous `on_stop` as above, so a host that
+ * keeps per-thread state in `on_start` sees it released by the matching
+ * `on_stop`, on the same thread. A thread already running a callback when
+ * the hooks are set switches before its next one.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`: before this
+ * returns if both hooks are NULL; otherwise once these hooks were replaced
+ * or cleared and every thread that ran this `on_start` has run this
+ * `on_stop` (on that last thread, or on the thread that replaced them), so
+ * possibly never while a pool thread that ran them stays alive.
+ *
+ * Hooks run with no capstan lock held and may call any capstan function
+ * except `capstan_set_thread_hooks` itself; a hook must return (it must
+ * not end its thread). Any thread may call this. Returns OK.
+ */
+capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
+                                        capstan_thread_hook_fn on_stop,
+                                        void *user_data,
+                                        capstan_destroy_fn destroy);
 
 #ifdef __cplusplus
 }  // extern "C"
