@@ -37,6 +37,15 @@
  *  - Callbacks may call back into capstan, including capstan_execute on the
  *    same registry (nested execution). No callback runs while capstan holds
  *    an internal lock.
+ *  - Every callback returns (or blocks): none may end its thread, by
+ *    pthread_exit, thread cancellation or any other forced unwind, nor
+ *    longjmp out of capstan. Such an unwind would cross capstan's frames,
+ *    which hold destructors and panic boundaries: undefined behaviour for
+ *    Rust (forced unwinding over non-POF frames), an abort in practice, and
+ *    "C-unwind" callback types would not make it defined. A host runtime that
+ *    ends threads that way (CPython before 3.14 at interpreter exit) must
+ *    keep its callbacks out of it; the Python binding parks such threads.
+ *    Pool thread hooks: capstan_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
  *

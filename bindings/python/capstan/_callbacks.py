@@ -101,8 +101,21 @@ def _utf8(text: str) -> bytes:
 def _on_call(key: int, call: int) -> None:
     """The trampoline: capstan calls it, on a pool thread or the calling thread,
     with the GIL taken by ctypes. It must complete `call` exactly once."""
+    thread = _get_ident()
+    depth = _in_tool.get(thread, 0)
+    _in_tool[thread] = depth + 1
+    try:
+        _call_tool(key, call, thread)
+    finally:
+        if depth:
+            _in_tool[thread] = depth
+        else:
+            del _in_tool[thread]
+
+
+def _call_tool(key: int, call: int, thread: int) -> None:
     call_id = None
-    execution = _inline.get(_get_ident())
+    execution = _inline.get(thread)
     try:
         if execution is None:
             call_id = _call_id(call, None)
@@ -139,6 +152,8 @@ def _on_call(key: int, call: int) -> None:
         _fail(call, call_id, execution, exc)
         return
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: not ours to swallow
+        if type(exc) is ParkAtExit:
+            park()  # never returns
         _interrupted(call, call_id, execution, exc)
         return
     # Kept before completing: the executing thread reads it as soon as the call is done.
@@ -256,6 +271,58 @@ def _interrupted(call: int, call_id: bytes | None, execution: _Execution | None,
         _thread.interrupt_main()
     text = _utf8(f"Interrupted: {type(exc).__name__}")
     _call_fail(call, text, len(text))
+
+
+# --- the interpreter's exit ---------------------------------------------------
+#
+# CPython before 3.14 ends a thread that takes the GIL once the interpreter
+# finalizes with pthread_exit: a forced unwind, which must not cross
+# capstan's frames (header: a callback must return; Rust makes unwinding
+# through frames with destructors undefined). A thread inside a tool callback
+# has such frames below its Python ones. So, at exit (see _lifecycle), those
+# still running get ParkAtExit raised in them, while the interpreter is
+# whole, and the trampoline parks them: blocked in C for good, without the
+# GIL, never unwound; the process then ends around them.
+
+# Threads inside the trampoline now, with their depth (a tool may execute).
+_in_tool: dict[int, int] = {}
+_parked = threading.Semaphore(0)
+# (libc, mutex, condition) for parking, made by prepare_parking().
+_park_with: tuple[Any, Any, Any] | None = None
+
+
+class ParkAtExit(BaseException):
+    """Raised (PyThreadState_SetAsyncExc) at exit in threads running a tool."""
+
+
+def prepare_parking() -> None:
+    """Makes the mutex and condition that parked threads wait on."""
+    global _park_with
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    mutex, cond = ctypes.create_string_buffer(256), ctypes.create_string_buffer(256)
+    libc.pthread_mutex_init(mutex, None)
+    libc.pthread_cond_init(cond, None)
+    _park_with = (libc, mutex, cond)
+
+
+def park() -> None:
+    """Blocks this thread for good, in C with the GIL released. The exit
+    handler counts it on ``_parked``, then takes the mutex: it gets it only
+    once every counted thread is inside pthread_cond_wait (which released
+    the mutex), so none still needs the GIL; and keeps it, so that a thread
+    parking later blocks on it in C."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())  # this thread's only
+    if _park_with is None:
+        prepare_parking()
+    libc, mutex, cond = _park_with  # type: ignore[misc]
+    libc.pthread_mutex_lock(mutex)
+    _parked.release()
+    while True:
+        libc.pthread_cond_wait(cond, mutex)  # never signalled
 
 
 def _on_destroy(key: int) -> None:

@@ -62,6 +62,7 @@ FORMAT_MCP = 5
 
 TOOL_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 DESTROY_FN = CFUNCTYPE(None, c_void_p)
+THREAD_HOOK_FN = CFUNCTYPE(None, c_void_p)
 
 OUTCOMES = ("ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied")
 
@@ -224,6 +225,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_format_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_pool_configure": (status, [c_uint32]),
+            "capstan_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
         },
     }
     missing = [name for functions in signatures.values() for name in functions if not hasattr(blocking, name)]

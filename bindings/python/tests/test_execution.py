@@ -794,3 +794,27 @@ def test_inline_batches_keep_the_approval_gate(trampoline_threads):
     (denied, paid), loop_thread = asyncio.run(main())
     assert denied.outcome == "denied" and paid.data == "paid 1"
     assert trampoline_threads == [loop_thread]  # only the approved call ran, inline
+
+
+def test_parallel_python_tools_on_the_pool_keep_their_thread_state():
+    # capstan_set_thread_hooks keeps one Python thread state per pool thread:
+    # thread-locals survive from call to call (before: a fresh thread state,
+    # so empty thread-locals, for every callback on a pool thread).
+    local = threading.local()
+    fresh = []
+    threads = set()
+
+    @tool
+    def note(i: int) -> int:
+        threads.add(threading.get_ident())
+        if not hasattr(local, "seen"):
+            local.seen = True
+            fresh.append(threading.get_ident())
+        time.sleep(0.002)
+        return i
+
+    with ToolRegistry([note]) as registry:
+        for _ in range(3):
+            results = registry.execute_many([ToolCall("note", {"i": i}) for i in range(8)], limit=4)
+            assert [r.data for r in results] == list(range(8))
+    assert sorted(fresh) == sorted(threads)  # once per thread, not once per call
