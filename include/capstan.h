@@ -230,6 +230,11 @@ typedef int32_t capstan_status;
 typedef uint32_t capstan_content;
 
 /**
+ * How a call ended (`capstan_result.outcome`).
+ */
+typedef uint32_t capstan_outcome;
+
+/**
  * Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
  */
 typedef struct capstan_exec_options {
@@ -273,11 +278,6 @@ typedef struct capstan_exec_options {
    */
   uint32_t deadline_ms;
 } capstan_exec_options;
-
-/**
- * How a call ended (`capstan_result.outcome`).
- */
-typedef uint32_t capstan_outcome;
 
 /**
  * One call's result, as handed to a `capstan_result_fn`. Borrowed: valid
@@ -740,6 +740,38 @@ capstan_status capstan_call_return(struct capstan_call *call,
 capstan_status capstan_call_fail(struct capstan_call *call,
                                  const char *message,
                                  size_t len);
+
+/**
+ * Checks one call without running it: looks the tool up and validates the
+ * arguments as `capstan_execute` would before calling the tool, on the
+ * calling thread, with no callback, thread or timer. For hosts that then
+ * run the tool themselves (e.g. a binding's coroutine on its event loop).
+ *
+ * `arguments` is the arguments' JSON text, an object, as a model sends it
+ * (empty text: `{}`). `flags`: 0, or `CAPSTAN_EXEC_STRICT_NULLS`.
+ *
+ * On OK, `*outcome` says what was found and `*out` (owned by the caller,
+ * freed with `capstan_free`; `out_len` may be NULL) holds:
+ * - `CAPSTAN_OUTCOME_OK`: the validated arguments, compact JSON, defaults
+ *   filled in (coerced where the registry coerces);
+ * - `CAPSTAN_OUTCOME_INVALID_ARGUMENTS`, `CAPSTAN_OUTCOME_UNKNOWN_TOOL` or
+ *   `CAPSTAN_OUTCOME_CANCELLED` (the registry was closed): the result text a
+ *   batch would give the call, word for word.
+ *
+ * Approval, timeouts, output caps, stats of the run and events are the
+ * host's to apply when it runs the tool itself. Fails (outputs untouched)
+ * with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (unknown flags).
+ * Any thread, also inside a callback.
+ */
+capstan_status capstan_check_call(const struct capstan_registry *reg,
+                                  const char *name,
+                                  size_t name_len,
+                                  const char *arguments,
+                                  size_t arguments_len,
+                                  uint32_t flags,
+                                  capstan_outcome *outcome,
+                                  char **out,
+                                  size_t *out_len);
 
 /**
  * Runs calls and blocks until each has its one result. `calls_json` is one

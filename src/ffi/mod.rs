@@ -7,6 +7,7 @@
 
 mod boundary;
 mod call;
+mod check;
 mod exec;
 mod misc;
 mod observe;
@@ -16,6 +17,7 @@ mod threads;
 mod types;
 
 pub use call::*;
+pub use check::*;
 pub use exec::*;
 pub use misc::*;
 pub use observe::*;

@@ -217,6 +217,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_call_return": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
             "capstan_call_fail": (status, [c_void_p, c_char_p, c_size_t]),
             "capstan_check_name": (status, [c_char_p, c_size_t]),
+            # Bounded validation, no callback: keeps the GIL (the lone-call fast path).
+            "capstan_check_call": (
+                status,
+                [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32, POINTER(c_uint32), POINTER(c_char_p), size_out],
+            ),
             "capstan_free": (None, [c_void_p]),
             "capstan_last_error": (c_size_t, [c_char_p, c_size_t]),
             "capstan_status_name": (c_char_p, [status]),

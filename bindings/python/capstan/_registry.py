@@ -9,6 +9,7 @@ import ctypes
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
@@ -17,7 +18,6 @@ from ._batches import _await_submission, _ready
 from ._callbacks import (
     _ABSENT,
     _DESTROY,
-    _OK_TAIL,
     _TRAMPOLINE,
     _Entry,
     _entries,
@@ -31,9 +31,9 @@ from ._callbacks import (
 from ._calls import ToolCall, ToolResult
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
 from ._exec import _collect, _milliseconds, _options, _payload
-from ._json import _encode_str, _scan, _scanstring
+from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
-from ._tools import FunctionTool, Tool
+from ._tools import FunctionTool, Tool, render_result
 
 __all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
 
@@ -42,13 +42,15 @@ _execution_tokens = itertools.count(1)
 _L: Any = None
 _execute: Any = None
 _free: Any = None
+_check_call: Any = None
+_now = time.perf_counter_ns
 
 
 def _library() -> Any:
-    global _L, _execute, _free
+    global _L, _execute, _free, _check_call
     if _L is None:
         library = _lifecycle._library()
-        _execute, _free = library.execute, library.free
+        _execute, _free, _check_call = library.execute, library.free, library.check_call
         _L = library
     return _L
 
@@ -87,10 +89,9 @@ class ToolRegistry:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
         self._tools: dict[str, Tool] = {}
-        # Tools execute() may run on its lean path (no approval gate, no
-        # timeout: capstan runs them on the calling thread), with the call and
-        # result text around their name: (call %-template, result head %-template).
-        self._lean: dict[str, tuple[str, str]] = {}
+        # Tools a lone call may run on the fast path (_check): no approval
+        # gate, timeout or output cap; by name, their trampoline entries.
+        self._lean: dict[str, _Entry] = {}
         # Tools aexecute* may start inline on the loop's thread (the
         # parallel-safe ones): see _run_submitted.
         self._inline_safe: set[str] = set()
@@ -226,13 +227,10 @@ class ToolRegistry:
                     self._inline_safe.add(built.name)
                 else:
                     self._inline_safe.discard(built.name)
-                if built.requires_approval or built.timeout is not None:
+                if built.requires_approval or built.timeout is not None or built.max_output_chars:
                     self._lean.pop(built.name, None)
                 else:
-                    self._lean[built.name] = (
-                        f'{{"id":"py%d.0","name":"{built.name}","arguments":%s}}',
-                        f'[{{"id":"py%d.0","name":"{built.name}","content":"',
-                    )
+                    self._lean[built.name] = entry
             finally:
                 self._leave()
 
@@ -361,62 +359,57 @@ class ToolRegistry:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
         tools that require approval. ``timeout`` overrides the tool's."""
-        lean = self._lean.get(call.name)
+        if timeout is None:
+            checked = self._check(call)
+            if checked is not None:
+                if type(checked) is ToolResult:
+                    return checked
+                entry, args = checked
+                if not entry.is_async:
+                    return _run_here(call, entry, args)
+        return self._run((call,), approved, True, 8, timeout, None)[0]
+
+    def _check(self, call: ToolCall) -> Any:
+        """The lone-call fast path: capstan_check_call validates the call on
+        this thread (no callback, thread or timer), and the binding runs the
+        tool itself. For tools without approval, timeout or output cap (and
+        unknown names): returns the result of a call that cannot run, or
+        (entry, validated arguments); None when the general path must run it."""
+        name = call.name
+        entry = self._lean.get(name)
+        if entry is None and name in self._tools:
+            return None
         arguments = call.arguments
         kind = type(arguments)
-        if lean is None or timeout is not None or (kind is not str and kind is not dict):
-            return self._run((call,), approved, True, 8, timeout, None)[0]
-        # The common case, written out for speed (this is the per-call overhead
-        # of the binding): a registered tool that runs on this thread.
-        try:
-            if kind is str:
-                encoded = _encode_str(arguments)
-            else:
-                encoded = _json.dumps(arguments) if arguments else "{}"
-        except (TypeError, ValueError, RecursionError):
-            return self._run((call,), approved, True, 8, timeout, None)[0]
-        token = next(_execution_tokens)
-        payload = (lean[0] % (token, encoded)).encode()  # ASCII: dumps escapes the rest
-        execution = _Execution(None, None, True)
-        next(self._entered)
-        ptr = self._ptr
-        if ptr is None or self._closing:
-            self._leave()
-            raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-        thread = _get_ident()
-        outer = _inline.get(thread, _ABSENT)
-        _inline[thread] = execution
+        if kind is str:
+            encoded = arguments.encode("utf-8", "backslashreplace")  # type: ignore[union-attr]
+        elif kind is dict:
+            try:
+                encoded = (_json.dumps(arguments) if arguments else "{}").encode()
+            except (TypeError, ValueError, RecursionError):
+                return None
+        else:
+            return None
+        name_bytes = name.encode("utf-8", "backslashreplace")
+        outcome = ctypes.c_uint32()
         out = ctypes.c_char_p()
+        next(self._entered)
         try:
-            status = _execute(ptr, payload, len(payload), None, ctypes.byref(out), None)
+            ptr = self._ptr
+            if ptr is None or self._closing:
+                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+            status = _check_call(ptr, name_bytes, len(name_bytes), encoded, len(encoded), 0, outcome, out, None)
             if status != 0:
-                raise _L.error(status, "capstan_execute failed")
-            text = out.value.decode()  # type: ignore[union-attr]
-            _free(out)
+                raise _L.error(status, "capstan_check_call failed")
         finally:
-            if outer is _ABSENT:
-                del _inline[thread]
-            else:
-                _inline[thread] = outer  # type: ignore[assignment]
             self._leave()
-        if execution.raised is not None:
-            raise execution.raised
-        # capstan writes {"id","name","content","is_error","outcome","duration_us"}:
-        # an ok result is read without building the whole object; anything
-        # else takes the general reader.
-        head = lean[1] % token
-        if text.startswith(head):
-            content, end = _scanstring(text, len(head))
-            if text.startswith(_OK_TAIL, end) and text.endswith("}]"):
-                return ToolResult(
-                    call.id, call.name, content, False, execution.value, "ok", int(text[end + len(_OK_TAIL) : -2])
-                )
-        item = _scan(text, 0)[0][0]
-        if item["outcome"] == "ok":
-            return ToolResult(call.id, call.name, item["content"], False, execution.value, "ok", item["duration_us"])
-        return ToolResult(
-            call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"], execution.error
-        )
+        text = out.value.decode()  # type: ignore[union-attr]
+        _free(out)
+        if outcome.value:
+            return ToolResult(call.id, name, text, True, None, _lib.OUTCOMES[outcome.value], 0)
+        if entry is None:  # registered meanwhile: the general path
+            return None
+        return entry, (_scan(text, 0)[0] if text != "{}" else {})
 
     def _execute(
         self, key: bytes, execution: _Execution, payload: bytes, options: Any, by_id: bool = True
@@ -473,6 +466,14 @@ class ToolRegistry:
     async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
         """:meth:`execute` for event loops: the loop stays free while sync
         tools run; ``async def`` tools run on this loop."""
+        if timeout is None:
+            checked = self._check(call)
+            if checked is not None:
+                if type(checked) is ToolResult:
+                    return checked
+                entry, args = checked
+                if entry.is_async:
+                    return await _await_here(call, entry, args)
         return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
 
     async def aexecute_many(
@@ -662,6 +663,57 @@ class ToolRegistry:
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"
         return f"<ToolRegistry {state}>"
+
+
+def _tool_function(entry: _Entry, args: dict[str, Any]) -> Any:
+    """The function to call, with ``args`` completed as the trampoline does."""
+    if entry.plain:
+        return entry.fn
+    for name, value in entry.fill:
+        args.setdefault(name, value)
+    for name, convert in entry.convert:
+        if name in args:
+            args[name] = convert(args[name])
+    fn = entry.fn() if entry.weak else entry.fn
+    if fn is None:
+        raise RuntimeError("the tool was garbage-collected")
+    return fn
+
+
+def _ok(call: ToolCall, value: Any, started: int) -> ToolResult:
+    content = value if type(value) is str else render_result(value)
+    if not content.isascii():  # as capstan hands back what the trampoline sends
+        content = content.encode("utf-8", "backslashreplace").decode()
+    return ToolResult(call.id, call.name, content, False, value, "ok", (_now() - started) // 1000)
+
+
+def _failed(call: ToolCall, exc: Exception, started: int) -> ToolResult:
+    message = str(exc)
+    content = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    if not content.isascii():
+        content = content.encode("utf-8", "backslashreplace").decode()
+    duration = (_now() - started) // 1000
+    return ToolResult(call.id, call.name, content, True, None, "tool_error", duration, exc)
+
+
+def _run_here(call: ToolCall, entry: _Entry, args: dict[str, Any]) -> ToolResult:
+    """Runs a checked sync call on this thread (the fast path)."""
+    started = _now()
+    try:
+        value = _tool_function(entry, args)(**args)
+        return _ok(call, value, started)
+    except Exception as exc:
+        return _failed(call, exc, started)
+
+
+async def _await_here(call: ToolCall, entry: _Entry, args: dict[str, Any]) -> ToolResult:
+    """Runs a checked async call in the awaiting task (the fast path)."""
+    started = _now()
+    try:
+        value = await _tool_function(entry, args)(**args)
+        return _ok(call, value, started)
+    except Exception as exc:
+        return _failed(call, exc, started)
 
 
 def _count(counter: itertools.count[int]) -> int:
