@@ -90,8 +90,9 @@ class ToolRegistry:
         self._ptr: int | None = out.value
         self._tools: dict[str, Tool] = {}
         # Tools a lone call may run on the fast path (_check): no approval
-        # gate, timeout or output cap; by name, their trampoline entries.
-        self._lean: dict[str, _Entry] = {}
+        # gate, timeout or output cap; by name, their trampoline entries and
+        # encoded names.
+        self._lean: dict[str, tuple[_Entry, bytes]] = {}
         # Tools aexecute* may start inline on the loop's thread (the
         # parallel-safe ones): see _run_submitted.
         self._inline_safe: set[str] = set()
@@ -230,7 +231,7 @@ class ToolRegistry:
                 if built.requires_approval or built.timeout is not None or built.max_output_chars:
                     self._lean.pop(built.name, None)
                 else:
-                    self._lean[built.name] = entry
+                    self._lean[built.name] = (entry, built.name.encode())
             finally:
                 self._leave()
 
@@ -376,9 +377,13 @@ class ToolRegistry:
         unknown names): returns the result of a call that cannot run, or
         (entry, validated arguments); None when the general path must run it."""
         name = call.name
-        entry = self._lean.get(name)
-        if entry is None and name in self._tools:
-            return None
+        lean = self._lean.get(name)
+        if lean is None:
+            if name in self._tools:
+                return None
+            entry, name_bytes = None, name.encode("utf-8", "backslashreplace")
+        else:
+            entry, name_bytes = lean
         arguments = call.arguments
         kind = type(arguments)
         if kind is str:
@@ -390,7 +395,6 @@ class ToolRegistry:
                 return None
         else:
             return None
-        name_bytes = name.encode("utf-8", "backslashreplace")
         outcome = ctypes.c_uint32()
         out = ctypes.c_char_p()
         next(self._entered)
