@@ -69,6 +69,8 @@ def outer(args: argparse.Namespace) -> int:
         inner += ["--results", args.results]
     if args.quick:
         inner.append("--quick")
+    if args.trials:
+        inner += ["--trials", str(args.trials)]
     # Run from the bench directory so that the installed capstan is imported.
     return subprocess.run(inner, env=env, cwd=HERE).returncode
 
@@ -426,7 +428,7 @@ def versions() -> dict[str, str]:
 
 def inner(args: argparse.Namespace) -> int:
     calls = 2000 if args.quick else 20000
-    trials = 3 if args.quick else 7
+    trials = args.trials or (3 if args.quick else 7)
     results = measure_interleaved(
         {
             "capstan": bench_capstan(calls),
@@ -509,6 +511,7 @@ def main() -> int:
     parser.add_argument("--venv", default=str(HERE / ".venv"))
     parser.add_argument("--results", default=str(HERE / "RESULTS.md"), help="write the table here ('' = don't)")
     parser.add_argument("--quick", action="store_true", help="fewer calls and trials")
+    parser.add_argument("--trials", type=int, default=0, help="trials per figure (default 7; 3 with --quick)")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     return inner(args) if args.inner else outer(args)
