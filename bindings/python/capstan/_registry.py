@@ -9,7 +9,6 @@ import ctypes
 import itertools
 import json
 import threading
-import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
@@ -33,7 +32,8 @@ from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, Valid
 from ._exec import _collect, _milliseconds, _options, _payload
 from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
-from ._tools import FunctionTool, Tool, render_result
+from ._lone import _await_here, _run_here
+from ._tools import FunctionTool, Tool
 
 __all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
 
@@ -43,7 +43,6 @@ _L: Any = None
 _execute: Any = None
 _free: Any = None
 _check_call: Any = None
-_now = time.perf_counter_ns
 
 
 def _library() -> Any:
@@ -667,57 +666,6 @@ class ToolRegistry:
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"
         return f"<ToolRegistry {state}>"
-
-
-def _tool_function(entry: _Entry, args: dict[str, Any]) -> Any:
-    """The function to call, with ``args`` completed as the trampoline does."""
-    if entry.plain:
-        return entry.fn
-    for name, value in entry.fill:
-        args.setdefault(name, value)
-    for name, convert in entry.convert:
-        if name in args:
-            args[name] = convert(args[name])
-    fn = entry.fn() if entry.weak else entry.fn
-    if fn is None:
-        raise RuntimeError("the tool was garbage-collected")
-    return fn
-
-
-def _ok(call: ToolCall, value: Any, started: int) -> ToolResult:
-    content = value if type(value) is str else render_result(value)
-    if not content.isascii():  # as capstan hands back what the trampoline sends
-        content = content.encode("utf-8", "backslashreplace").decode()
-    return ToolResult(call.id, call.name, content, False, value, "ok", (_now() - started) // 1000)
-
-
-def _failed(call: ToolCall, exc: Exception, started: int) -> ToolResult:
-    message = str(exc)
-    content = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
-    if not content.isascii():
-        content = content.encode("utf-8", "backslashreplace").decode()
-    duration = (_now() - started) // 1000
-    return ToolResult(call.id, call.name, content, True, None, "tool_error", duration, exc)
-
-
-def _run_here(call: ToolCall, entry: _Entry, args: dict[str, Any]) -> ToolResult:
-    """Runs a checked sync call on this thread (the fast path)."""
-    started = _now()
-    try:
-        value = _tool_function(entry, args)(**args)
-        return _ok(call, value, started)
-    except Exception as exc:
-        return _failed(call, exc, started)
-
-
-async def _await_here(call: ToolCall, entry: _Entry, args: dict[str, Any]) -> ToolResult:
-    """Runs a checked async call in the awaiting task (the fast path)."""
-    started = _now()
-    try:
-        value = await _tool_function(entry, args)(**args)
-        return _ok(call, value, started)
-    except Exception as exc:
-        return _failed(call, exc, started)
 
 
 def _count(counter: itertools.count[int]) -> int:
