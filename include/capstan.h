@@ -37,6 +37,15 @@
  *  - Callbacks may call back into capstan, including capstan_execute on the
  *    same registry (nested execution). No callback runs while capstan holds
  *    an internal lock.
+ *  - Every callback returns (or blocks): none may end its thread, by
+ *    pthread_exit, thread cancellation or any other forced unwind, nor
+ *    longjmp out of capstan. Such an unwind would cross capstan's frames,
+ *    which hold destructors and panic boundaries: undefined behaviour for
+ *    Rust (forced unwinding over non-POF frames), an abort in practice, and
+ *    "C-unwind" callback types would not make it defined. A host runtime that
+ *    ends threads that way (CPython before 3.14 at interpreter exit) must
+ *    keep its callbacks out of it; the Python binding parks such threads.
+ *    Pool thread hooks: capstan_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
  *
@@ -221,6 +230,11 @@ typedef int32_t capstan_status;
 typedef uint32_t capstan_content;
 
 /**
+ * How a call ended (`capstan_result.outcome`).
+ */
+typedef uint32_t capstan_outcome;
+
+/**
  * Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
  */
 typedef struct capstan_exec_options {
@@ -264,11 +278,6 @@ typedef struct capstan_exec_options {
    */
   uint32_t deadline_ms;
 } capstan_exec_options;
-
-/**
- * How a call ended (`capstan_result.outcome`).
- */
-typedef uint32_t capstan_outcome;
 
 /**
  * One call's result, as handed to a `capstan_result_fn`. Borrowed: valid
@@ -462,6 +471,12 @@ typedef struct capstan_tool_def {
  * `capstan_registry_set_notify`.
  */
 typedef void (*capstan_notify_fn)(void *user_data);
+
+/**
+ * A pool thread hook: called with the `user_data` given to
+ * `capstan_set_thread_hooks`, on the pool thread concerned.
+ */
+typedef void (*capstan_thread_hook_fn)(void *user_data);
 
 /**
  * Success.
@@ -725,6 +740,38 @@ capstan_status capstan_call_return(struct capstan_call *call,
 capstan_status capstan_call_fail(struct capstan_call *call,
                                  const char *message,
                                  size_t len);
+
+/**
+ * Checks one call without running it: looks the tool up and validates the
+ * arguments as `capstan_execute` would before calling the tool, on the
+ * calling thread, with no callback, thread or timer. For hosts that then
+ * run the tool themselves (e.g. a binding's coroutine on its event loop).
+ *
+ * `arguments` is the arguments' JSON text, an object, as a model sends it
+ * (empty text: `{}`). `flags`: 0, or `CAPSTAN_EXEC_STRICT_NULLS`.
+ *
+ * On OK, `*outcome` says what was found and `*out` (owned by the caller,
+ * freed with `capstan_free`; `out_len` may be NULL) holds:
+ * - `CAPSTAN_OUTCOME_OK`: the validated arguments, compact JSON, defaults
+ *   filled in (coerced where the registry coerces);
+ * - `CAPSTAN_OUTCOME_INVALID_ARGUMENTS`, `CAPSTAN_OUTCOME_UNKNOWN_TOOL` or
+ *   `CAPSTAN_OUTCOME_CANCELLED` (the registry was closed): the result text a
+ *   batch would give the call, word for word.
+ *
+ * Approval, timeouts, output caps, stats of the run and events are the
+ * host's to apply when it runs the tool itself. Fails (outputs untouched)
+ * with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (unknown flags).
+ * Any thread, also inside a callback.
+ */
+capstan_status capstan_check_call(const struct capstan_registry *reg,
+                                  const char *name,
+                                  size_t name_len,
+                                  const char *arguments,
+                                  size_t arguments_len,
+                                  uint32_t flags,
+                                  capstan_outcome *outcome,
+                                  char **out,
+                                  size_t *out_len);
 
 /**
  * Runs calls and blocks until each has its one result. `calls_json` is one
@@ -1174,6 +1221,40 @@ capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
  */
 capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
                                         int32_t *out);
+
+/**
+ * Sets the hooks run on capstan's pool threads, process-wide (the pool is):
+ * `on_start` runs on each pool thread before the first tool callback, result
+ * callback or other host code that thread runs, and again before the next
+ * one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
+ * ran this `on_start`, when that thread retires (an idle pool thread ends
+ * after a while), or once these hooks were replaced or cleared, before that
+ * thread runs its next host code (and the new `on_start`). Threads are
+ * not joined at process exit: `on_stop` does not run then. Either hook may
+ * be NULL (nothing runs in its place); both NULL clears the hooks. Threads
+ * that are not pool threads (the host's own, e.g. the caller of
+ * `capstan_execute`, on which a lone call may run) never run them.
+ *
+ * Setting hooks replaces the previous ones; threads that ran the previous
+ * `on_start` still run the previous `on_stop` as above, so a host that
+ * keeps per-thread state in `on_start` sees it released by the matching
+ * `on_stop`, on the same thread. A thread already running a callback when
+ * the hooks are set switches before its next one.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`: before this
+ * returns if both hooks are NULL; otherwise once these hooks were replaced
+ * or cleared and every thread that ran this `on_start` has run this
+ * `on_stop` (on that last thread, or on the thread that replaced them), so
+ * possibly never while a pool thread that ran them stays alive.
+ *
+ * Hooks run with no capstan lock held and may call any capstan function
+ * except `capstan_set_thread_hooks` itself; a hook must return (it must
+ * not end its thread). Any thread may call this. Returns OK.
+ */
+capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
+                                        capstan_thread_hook_fn on_stop,
+                                        void *user_data,
+                                        capstan_destroy_fn destroy);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -3,6 +3,7 @@
 //! The safe core lives in the modules below; `ffi` is the C ABI over it.
 
 pub mod call;
+pub mod check;
 pub mod error;
 pub mod exec;
 pub mod ffi;

@@ -66,8 +66,73 @@ pub(crate) fn on_pool_thread() -> bool {
     ON_POOL.try_with(|p| p.get()).unwrap_or(false)
 }
 
+/// Host code run on pool threads: `on_start` on each pool thread before its
+/// first callback, `on_stop` when a thread that ran `on_start` retires.
+pub struct ThreadHooks {
+    pub on_start: Box<dyn Fn() + Send + Sync>,
+    pub on_stop: Box<dyn Fn() + Send + Sync>,
+}
+
+// TEMPORARY (python branch): thread hooks over today's tokio pool, replaced
+// at merge by the new pool's implementation of the same signature.
+static HOOKS: std::sync::RwLock<Option<std::sync::Arc<ThreadHooks>>> = std::sync::RwLock::new(None);
+
+thread_local! {
+    static STARTED: std::cell::RefCell<Option<Started>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The hooks whose `on_start` ran on this thread; their `on_stop` runs when
+/// this drops: when the thread exits, or before the next hooks' `on_start`.
+struct Started(std::sync::Arc<ThreadHooks>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        let stop = &self.0.on_stop;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(stop));
+    }
+}
+
+/// Sets (None: clears) the hooks, process-wide. Threads that ran the previous
+/// `on_start` run the previous `on_stop` when they retire or before they run
+/// the new `on_start`; the previous hooks drop after the last such `on_stop`.
+pub fn set_thread_hooks(hooks: Option<ThreadHooks>) {
+    let new = hooks.map(std::sync::Arc::new);
+    let old = match HOOKS.write() {
+        Ok(mut h) => std::mem::replace(&mut *h, new),
+        Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), new),
+    };
+    drop(old); // outside the lock: may run the host's destroy
+}
+
+/// Runs the hooks' `on_start` on this pool thread if it has not run yet
+/// (and the `on_stop` of hooks it ran before, if they were replaced).
+fn start_thread_hooks() {
+    let current = match HOOKS.read() {
+        Ok(h) => h.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    let stale = STARTED.try_with(|s| {
+        let Ok(mut s) = s.try_borrow_mut() else {
+            return None; // inside this thread's own hook
+        };
+        match (&*s, &current) {
+            (Some(started), Some(now)) if std::sync::Arc::ptr_eq(&started.0, now) => None,
+            (None, None) => None,
+            _ => Some(s.take()),
+        }
+    });
+    let Ok(Some(previous)) = stale else { return };
+    drop(previous); // its on_stop, outside the borrow
+    if let Some(hooks) = current {
+        let start = &hooks.on_start;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(start));
+        let _ = STARTED.try_with(|s| *s.borrow_mut() = Some(Started(hooks)));
+    }
+}
+
 fn pool_work(f: impl FnOnce() + Send + 'static) -> impl FnOnce() + Send + 'static {
     move || {
+        start_thread_hooks();
         BUSY.fetch_add(1, Ordering::SeqCst);
         let was = ON_POOL.try_with(|p| p.replace(true)).unwrap_or(false);
         f();

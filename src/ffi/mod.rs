@@ -7,17 +7,21 @@
 
 mod boundary;
 mod call;
+mod check;
 mod exec;
 mod misc;
 mod observe;
 mod providers;
 mod registry;
+mod threads;
 mod types;
 
 pub use call::*;
+pub use check::*;
 pub use exec::*;
 pub use misc::*;
 pub use observe::*;
 pub use providers::*;
 pub use registry::*;
+pub use threads::*;
 pub use types::*;

@@ -40,7 +40,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
 REPO = PACKAGE.parent.parent
-PEERS = ["openai-agents", "pydantic-ai-slim", "langchain-core"]
+PEERS = ["openai-agents", "pydantic-ai-slim", "langchain-core", "fastjsonschema"]
 
 
 # --- outer: the virtualenv -----------------------------------------------------
@@ -69,6 +69,8 @@ def outer(args: argparse.Namespace) -> int:
         inner += ["--results", args.results]
     if args.quick:
         inner.append("--quick")
+    if args.trials:
+        inner += ["--trials", str(args.trials)]
     # Run from the bench directory so that the installed capstan is imported.
     return subprocess.run(inner, env=env, cwd=HERE).returncode
 
@@ -123,6 +125,8 @@ def measure_interleaved(measures: dict[str, dict[str, object]], trials: int) -> 
 
 ARGS = {"a": 1, "b": 2}
 ARGS_JSON = json.dumps(ARGS)
+BAD_JSON = json.dumps({"a": 1, "b": "two"})
+MANY = 10000
 FAN = 64
 NAP = 0.02
 
@@ -181,6 +185,21 @@ def bench_capstan(calls: int) -> dict[str, object]:
     out["sync (async API)"] = PerCall(arun(sync_call), calls // 4)
     out["async"] = PerCall(arun(async_call), calls // 4)
     out["async (blocking API)"] = PerCall(run(async_call), calls // 4)
+    bad_call = capstan.ToolCall("add", BAD_JSON)
+    assert registry.execute(bad_call).outcome == "invalid_arguments"
+    out["invalid"] = PerCall(run(bad_call), calls)
+    out["invalid (async API)"] = PerCall(arun(bad_call), calls // 4)
+    many_sync = [capstan.ToolCall("add", ARGS_JSON) for _ in range(MANY)]
+
+    def gather_async(n):
+        async def go():
+            aexecute = registry.aexecute
+            await asyncio.gather(*(aexecute(async_call) for _ in range(n)))
+
+        asyncio.run(go())
+
+    out["10k async gathered"] = PerCall(gather_async, MANY)
+    out["10k sync"] = PerCall(lambda n: registry.execute_many(many_sync[:n]), MANY)
     fan_sync = [capstan.ToolCall("nap", {"i": i}) for i in range(FAN)]
     fan_async = [capstan.ToolCall("anap", {"i": i}) for i in range(FAN)]
     out["fan sync"] = Wall(lambda: registry.execute_many(fan_sync, limit=FAN))
@@ -220,10 +239,34 @@ def bench_openai_agents(calls: int) -> dict[str, object]:
 
         return lambda: asyncio.run(go())
 
+    def invalid(n):
+        t, c = tools["add"], ctx("add", BAD_JSON)
+
+        async def go():
+            for _ in range(n):
+                await t.on_invoke_tool(c, BAD_JSON)
+
+        asyncio.run(go())
+
+    def gathered(name):
+        t = tools[name]
+        c = ctx(name, ARGS_JSON)
+
+        def batch(n):
+            async def go():
+                await asyncio.gather(*(t.on_invoke_tool(c, ARGS_JSON) for _ in range(n)))
+
+            asyncio.run(go())
+
+        return batch
+
     assert asyncio.run(tools["add"].on_invoke_tool(ctx("add", ARGS_JSON), ARGS_JSON)) == 3
     return {
         "sync": PerCall(per_call("add"), calls // 4),
         "async": PerCall(per_call("aadd"), calls // 4),
+        "invalid": PerCall(invalid, calls // 4),
+        "10k async gathered": PerCall(gathered("aadd"), MANY),
+        "10k sync": PerCall(gathered("add"), MANY),
         "fan sync": Wall(fan("nap")),
         "fan async": Wall(fan("anap")),
     }
@@ -307,6 +350,71 @@ def bench_langchain(calls: int) -> dict[str, object]:
     }
 
 
+def bench_baseline(calls: int) -> dict[str, object]:
+    """The same work written by hand in pure Python: parse the JSON
+    arguments, validate them with a compiled fastjsonschema validator, call
+    the function, render its result as text, build a result record."""
+    import fastjsonschema
+
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    validate = fastjsonschema.compile(schema)
+    invalid = (ValueError, fastjsonschema.JsonSchemaException)
+
+    def render(value):
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def run_sync(args_json):
+        try:
+            args = validate(json.loads(args_json))
+        except invalid as exc:
+            return {"content": f"Invalid arguments: {exc}", "is_error": True}
+        value = add(**args)
+        return {"content": render(value), "is_error": False, "data": value}
+
+    async def run_async(args_json):
+        try:
+            args = validate(json.loads(args_json))
+        except invalid as exc:
+            return {"content": f"Invalid arguments: {exc}", "is_error": True}
+        value = await aadd(**args)
+        return {"content": render(value), "is_error": False, "data": value}
+
+    assert run_sync(ARGS_JSON)["data"] == 3 and run_sync(BAD_JSON)["is_error"]
+
+    def sync_batch(args_json):
+        def batch(n):
+            for _ in range(n):
+                run_sync(args_json)
+
+        return batch
+
+    def async_batch(n):
+        async def go():
+            for _ in range(n):
+                await run_async(ARGS_JSON)
+
+        asyncio.run(go())
+
+    def gathered(n):
+        async def go():
+            await asyncio.gather(*(run_async(ARGS_JSON) for _ in range(n)))
+
+        asyncio.run(go())
+
+    return {
+        "sync": PerCall(sync_batch(ARGS_JSON), calls),
+        "async": PerCall(async_batch, calls // 4),
+        "invalid": PerCall(sync_batch(BAD_JSON), calls),
+        "10k async gathered": PerCall(gathered, MANY),
+        "10k sync": PerCall(sync_batch(ARGS_JSON), MANY),
+    }
+
+
 def versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -320,13 +428,14 @@ def versions() -> dict[str, str]:
 
 def inner(args: argparse.Namespace) -> int:
     calls = 2000 if args.quick else 20000
-    trials = 3 if args.quick else 7
+    trials = args.trials or (3 if args.quick else 7)
     results = measure_interleaved(
         {
             "capstan": bench_capstan(calls),
             "openai-agents": bench_openai_agents(calls),
             "pydantic-ai": bench_pydantic_ai(calls),
             "langchain-core": bench_langchain(calls),
+            "fastjsonschema loop": bench_baseline(calls),
         },
         trials,
     )
@@ -346,6 +455,28 @@ def inner(args: argparse.Namespace) -> int:
         r = results[name]
         lines.append(f"| {name} | {r['sync']:.1f} | {r['async']:.1f} | {r['fan sync']:.1f} | {r['fan async']:.1f} |")
     table = "\n".join(lines)
+    o, h = results["openai-agents"], results["fastjsonschema loop"]
+
+    def per_s(us):
+        return f"{1e6 / us / 1000:.1f}k/s"
+
+    issue = [
+        "| row | capstan | openai-agents | ratio | hand-written fastjsonschema loop |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| sync tool, blocking `execute` | {c['sync']:.1f} us | {o['sync']:.1f} us | "
+        f"{o['sync'] / c['sync']:.1f}x | {h['sync']:.1f} us |",
+        f"| async tool, `aexecute` | {c['async']:.1f} us | {o['async']:.1f} us | "
+        f"{o['async'] / c['async']:.1f}x | {h['async']:.1f} us |",
+        f"| invalid arguments, blocking / `aexecute` | {c['invalid']:.1f} / {c['invalid (async API)']:.1f} us | "
+        f"{o['invalid']:.1f} us | {o['invalid'] / c['invalid']:.1f}x / {o['invalid'] / c['invalid (async API)']:.1f}x | "
+        f"{h['invalid']:.1f} us |",
+        f"| throughput, 10k async tools gathered | {per_s(c['10k async gathered'])} | "
+        f"{per_s(o['10k async gathered'])} | {o['10k async gathered'] / c['10k async gathered']:.2f}x | "
+        f"{per_s(h['10k async gathered'])} |",
+        f"| throughput, 10k sync tools | {per_s(c['10k sync'])} | {per_s(o['10k sync'])} | "
+        f"{o['10k sync'] / c['10k sync']:.1f}x | {per_s(h['10k sync'])} |",
+    ]
+    table += "\n\nIssue 16's rows (ratio = openai-agents time / capstan time):\n\n" + "\n".join(issue)
     summary = (
         f"capstan sync call: {c['sync']:.1f} us (goal <= 10 us); "
         f"{oa_sync / c['sync']:.1f}x faster than openai-agents on_invoke_tool for a sync tool (goal >= 10x)."
@@ -380,6 +511,7 @@ def main() -> int:
     parser.add_argument("--venv", default=str(HERE / ".venv"))
     parser.add_argument("--results", default=str(HERE / "RESULTS.md"), help="write the table here ('' = don't)")
     parser.add_argument("--quick", action="store_true", help="fewer calls and trials")
+    parser.add_argument("--trials", type=int, default=0, help="trials per figure (default 7; 3 with --quick)")
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     return inner(args) if args.inner else outer(args)

@@ -5,7 +5,7 @@ capstan_execute: an event loop awaits a future, and a main thread waits in a
 way that Ctrl-C interrupts, after which the batch is cancelled. The result
 callback runs on the thread that finished the call: a pool thread, or for an
 async tool the loop's thread (its task completed the call), where the
-future is resolved without a hop. Batches of async tools alone start inline
+future is resolved without a hop. Batches of parallel-safe tools start inline
 (CAPSTAN_EXEC_START_INLINE, see ToolRegistry._run_submitted).
 """
 
@@ -76,8 +76,8 @@ _RESULT = _lib.RESULT_FN(_on_result)
 
 def submit(library: Any, ptr: int, payload: bytes, options: Any, submission: Submission, inline: bool) -> int:
     """Starts the batch; returns the capstan_batch pointer. ``inline``: the
-    options carry CAPSTAN_EXEC_START_INLINE and every tool is async, so the
-    trampoline only schedules tasks: the GIL is kept."""
+    options carry CAPSTAN_EXEC_START_INLINE, so the trampoline only schedules
+    (a task, a worker thread's job): the GIL is kept."""
     submission.key = key = next(_keys)
     _submissions[key] = submission
     out = ctypes.c_void_p()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import queue
 import threading
 import weakref
 from typing import Any
@@ -100,8 +101,21 @@ def _utf8(text: str) -> bytes:
 def _on_call(key: int, call: int) -> None:
     """The trampoline: capstan calls it, on a pool thread or the calling thread,
     with the GIL taken by ctypes. It must complete `call` exactly once."""
+    thread = _get_ident()
+    depth = _in_tool.get(thread, 0)
+    _in_tool[thread] = depth + 1
+    try:
+        _call_tool(key, call, thread)
+    finally:
+        if depth:
+            _in_tool[thread] = depth
+        else:
+            del _in_tool[thread]
+
+
+def _call_tool(key: int, call: int, thread: int) -> None:
     call_id = None
-    execution = _inline.get(_get_ident())
+    execution = _inline.get(thread)
     try:
         if execution is None:
             call_id = _call_id(call, None)
@@ -111,6 +125,9 @@ def _on_call(key: int, call: int) -> None:
         raw = _call_arguments(call, None)
         args = _scan(raw.decode(), 0)[0] if raw != b"{}" else {}
         if entry.plain:
+            if execution is not None and execution.direct is not None:
+                _offload(call, call_id, execution, entry.fn, args)
+                return
             value = entry.fn(**args)
         else:
             if entry.fill:
@@ -126,12 +143,17 @@ def _on_call(key: int, call: int) -> None:
             if entry.is_async:
                 _start_coroutine(call, call_id, execution, entry, fn(**args))
                 return
+            if execution is not None and execution.direct is not None:
+                _offload(call, call_id, execution, fn, args)
+                return
             value = fn(**args)
         text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
     except BaseException as exc:  # KeyboardInterrupt, SystemExit: not ours to swallow
+        if type(exc) is ParkAtExit:
+            park()  # never returns
         _interrupted(call, call_id, execution, exc)
         return
     # Kept before completing: the executing thread reads it as soon as the call is done.
@@ -140,6 +162,76 @@ def _on_call(key: int, call: int) -> None:
             execution.value = value
         elif call_id is not None:
             execution.data[call_id] = value  # type: ignore[index]
+    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+
+
+def _offload(call: int, call_id: bytes | None, execution: _Execution, fn: Any, args: dict[str, Any]) -> None:
+    """A sync tool's call started inline (aexecute*): capstan has validated it
+    on the loop's thread; the function runs on a worker thread, so that it
+    cannot block the loop, and completes its call there."""
+    global _workers
+    if _workers is None:
+        with _private_lock:
+            if _workers is None:
+                _workers = _Workers(_WORKERS)
+    _workers.submit((call, call_id, execution, fn, args))
+
+
+class _Workers:
+    """Python threads for sync tools started inline. A worker takes the next
+    job as soon as it has one, so calls made one after the other run on the
+    same thread: its thread state (and thread-locals) last from call to call,
+    where a capstan pool thread entering Python gets a fresh one per call.
+    New threads only while every worker is busy, at most ``most``; daemons,
+    like the interpreter's own executor threads."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.count = 0
+        self.idle = 0
+
+    def submit(self, job: Any) -> None:
+        with self.lock:
+            if self.idle:
+                self.idle -= 1
+                grow = False
+            else:
+                grow = self.count < self.most
+                self.count += grow
+        self.jobs.put(job)
+        if grow:
+            threading.Thread(target=self._work, name="capstan-tool", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            _run_sync(self, *self.jobs.get())
+
+    def ready(self) -> None:
+        """The job of this worker is about to complete its call: the next one
+        submitted (maybe because of that completion) waits for this worker."""
+        with self.lock:
+            self.idle += 1
+
+
+def _run_sync(
+    workers: _Workers, call: int, call_id: bytes | None, execution: _Execution, fn: Any, args: dict[str, Any]
+) -> None:
+    try:
+        value = fn(**args)
+        text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
+    except Exception as exc:
+        workers.ready()
+        _fail(call, call_id, execution, exc)
+        return
+    except BaseException as exc:
+        workers.ready()
+        _interrupted(call, call_id, execution, exc)
+        return
+    if call_id is not None:
+        execution.data[call_id] = value  # type: ignore[index]
+    workers.ready()
     _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
 
 
@@ -181,6 +273,58 @@ def _interrupted(call: int, call_id: bytes | None, execution: _Execution | None,
     _call_fail(call, text, len(text))
 
 
+# --- the interpreter's exit ---------------------------------------------------
+#
+# CPython before 3.14 ends a thread that takes the GIL once the interpreter
+# finalizes with pthread_exit: a forced unwind, which must not cross
+# capstan's frames (header: a callback must return; Rust makes unwinding
+# through frames with destructors undefined). A thread inside a tool callback
+# has such frames below its Python ones. So, at exit (see _lifecycle), those
+# still running get ParkAtExit raised in them, while the interpreter is
+# whole, and the trampoline parks them: blocked in C for good, without the
+# GIL, never unwound; the process then ends around them.
+
+# Threads inside the trampoline now, with their depth (a tool may execute).
+_in_tool: dict[int, int] = {}
+_parked = threading.Semaphore(0)
+# (libc, mutex, condition) for parking, made by prepare_parking().
+_park_with: tuple[Any, Any, Any] | None = None
+
+
+class ParkAtExit(BaseException):
+    """Raised (PyThreadState_SetAsyncExc) at exit in threads running a tool."""
+
+
+def prepare_parking() -> None:
+    """Makes the mutex and condition that parked threads wait on."""
+    global _park_with
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    mutex, cond = ctypes.create_string_buffer(256), ctypes.create_string_buffer(256)
+    libc.pthread_mutex_init(mutex, None)
+    libc.pthread_cond_init(cond, None)
+    _park_with = (libc, mutex, cond)
+
+
+def park() -> None:
+    """Blocks this thread for good, in C with the GIL released. The exit
+    handler counts it on ``_parked``, then takes the mutex: it gets it only
+    once every counted thread is inside pthread_cond_wait (which released
+    the mutex), so none still needs the GIL; and keeps it, so that a thread
+    parking later blocks on it in C."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())  # this thread's only
+    if _park_with is None:
+        prepare_parking()
+    libc, mutex, cond = _park_with  # type: ignore[misc]
+    libc.pthread_mutex_lock(mutex)
+    _parked.release()
+    while True:
+        libc.pthread_cond_wait(cond, mutex)  # never signalled
+
+
 def _on_destroy(key: int) -> None:
     _entries.pop(key, None)
 
@@ -211,6 +355,9 @@ def library() -> Any:
 
 # --- async tools -------------------------------------------------------------
 
+# Threads for sync tools started inline (see _offload): at most this many at once.
+_WORKERS = 256
+_workers: _Workers | None = None
 _private_loop: asyncio.AbstractEventLoop | None = None
 _private_lock = threading.Lock()
 

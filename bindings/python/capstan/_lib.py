@@ -62,6 +62,7 @@ FORMAT_MCP = 5
 
 TOOL_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 DESTROY_FN = CFUNCTYPE(None, c_void_p)
+THREAD_HOOK_FN = CFUNCTYPE(None, c_void_p)
 
 OUTCOMES = ("ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied")
 
@@ -216,6 +217,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_call_return": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
             "capstan_call_fail": (status, [c_void_p, c_char_p, c_size_t]),
             "capstan_check_name": (status, [c_char_p, c_size_t]),
+            # Bounded validation, no callback: keeps the GIL (the lone-call fast path).
+            "capstan_check_call": (
+                status,
+                [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32, POINTER(c_uint32), POINTER(c_char_p), size_out],
+            ),
             "capstan_free": (None, [c_void_p]),
             "capstan_last_error": (c_size_t, [c_char_p, c_size_t]),
             "capstan_status_name": (c_char_p, [status]),
@@ -224,6 +230,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_format_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_pool_configure": (status, [c_uint32]),
+            "capstan_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
         },
     }
     missing = [name for functions in signatures.values() for name in functions if not hasattr(blocking, name)]
@@ -239,9 +246,9 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             fn.restype = restype
             fn.argtypes = argtypes
             bound[name[len("capstan_"):]] = fn
-    # capstan_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: used only
-    # for batches whose tools are all `async def` (the trampoline then only
-    # schedules coroutines; nothing waits for another thread that needs the GIL).
+    # capstan_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: the
+    # trampoline then only validates and schedules (a coroutine, a worker
+    # thread's job); nothing waits for another thread that needs the GIL.
     submit_inline = quick.capstan_submit
     submit_inline.restype, submit_inline.argtypes = status, signatures[blocking]["capstan_submit"][1]
     bound["submit_inline"] = submit_inline

@@ -5,6 +5,7 @@ while the interpreter is whole (set_exit_timeout)."""
 from __future__ import annotations
 
 import atexit
+import ctypes
 import sys
 import threading
 import time
@@ -24,13 +25,48 @@ _L: Any = None
 
 
 def _library() -> Any:
-    """The library, loaded on first use; registers the exit handler then."""
+    """The library, loaded on first use; registers the exit handler and the
+    pool thread hooks then."""
     global _L
     if _L is None:
         library = _callbacks.library()
+        _keep_thread_states(library)
         atexit.register(_close_all_at_exit)
         _L = library
     return _L
+
+
+# --- one thread state per pool thread --------------------------------------------
+#
+# A ctypes callback on a thread without a Python thread state makes one on
+# entry (PyGILState_Ensure) and deletes it on return: a pool thread would get
+# a fresh one per tool call. capstan's pool thread hooks keep one per thread:
+# on_start takes one more PyGILState hold, which the callback's own release
+# leaves in place (the GIL is released all the same); on_stop gives it back,
+# and the callback's release then deletes the thread state, on that thread.
+
+_GILSTATE_LOCKED = 0  # PyGILState_LOCKED: returned when this thread held the GIL
+
+
+def _hold_thread_state(_user_data: Any) -> None:
+    ctypes.pythonapi.PyGILState_Ensure()
+
+
+def _release_thread_state(_user_data: Any) -> None:
+    ctypes.pythonapi.PyGILState_Release(_GILSTATE_LOCKED)
+
+
+_ON_START = _lib.THREAD_HOOK_FN(_hold_thread_state)
+_ON_STOP = _lib.THREAD_HOOK_FN(_release_thread_state)
+
+
+def _keep_thread_states(library: Any) -> None:
+    api = ctypes.pythonapi
+    api.PyGILState_Ensure.restype = ctypes.c_int
+    api.PyGILState_Ensure.argtypes = []
+    api.PyGILState_Release.restype = None
+    api.PyGILState_Release.argtypes = [ctypes.c_int]
+    library.set_thread_hooks(_ON_START, _ON_STOP, None, _lib.DESTROY_FN())
 
 
 # --- closing registries --------------------------------------------------------
@@ -63,6 +99,29 @@ def set_exit_timeout(seconds: float | None) -> None:
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0):
         raise ValueError(f"the exit timeout must be a number of seconds >= 0 or None, got {seconds!r}")
     _exit_timeout = None if seconds is None else float(seconds)
+
+
+# How long the exit waits for the threads still running a tool to park.
+_PARK_WAIT_S = 1.0
+
+
+def _park_running_tools() -> None:
+    """Parks the threads still inside a tool callback (see
+    _callbacks.ParkAtExit): while the interpreter is whole, so that none is
+    ended by a forced unwind through capstan's frames once it finalizes. A
+    tool blocked in C for the whole wait sees it only when it returns."""
+    me = threading.get_ident()
+    targets = [t for t in list(_callbacks._in_tool) if t != me]
+    _callbacks.prepare_parking()
+    raise_in = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    raise_in.argtypes = [ctypes.c_ulong, ctypes.py_object]
+    raised = sum(raise_in(t, _callbacks.ParkAtExit) for t in targets)
+    deadline = time.monotonic() + _PARK_WAIT_S
+    for _ in range(raised):
+        if not _callbacks._parked.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            break
+    libc, mutex, _ = _callbacks._park_with  # type: ignore[misc]
+    libc.pthread_mutex_lock(mutex)  # every thread counted is parked; kept locked
 
 
 def _reap_later(ptr: int) -> None:
@@ -121,6 +180,8 @@ def _close_all_at_exit() -> None:
             abandoned |= registry._shutdown(remaining_ms())
         except Exception:  # pragma: no cover - best effort at exit
             pass
+    if _callbacks._in_tool:
+        _park_running_tools()
     if abandoned:
         try:
             sys.stderr.write(

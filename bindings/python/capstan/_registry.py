@@ -17,7 +17,6 @@ from ._batches import _await_submission, _ready
 from ._callbacks import (
     _ABSENT,
     _DESTROY,
-    _OK_TAIL,
     _TRAMPOLINE,
     _Entry,
     _entries,
@@ -31,8 +30,9 @@ from ._callbacks import (
 from ._calls import ToolCall, ToolResult
 from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
 from ._exec import _collect, _milliseconds, _options, _payload
-from ._json import _encode_str, _scan, _scanstring
+from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
+from ._lone import _await_here, _run_here
 from ._tools import FunctionTool, Tool
 
 __all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
@@ -42,13 +42,14 @@ _execution_tokens = itertools.count(1)
 _L: Any = None
 _execute: Any = None
 _free: Any = None
+_check_call: Any = None
 
 
 def _library() -> Any:
-    global _L, _execute, _free
+    global _L, _execute, _free, _check_call
     if _L is None:
         library = _lifecycle._library()
-        _execute, _free = library.execute, library.free
+        _execute, _free, _check_call = library.execute, library.free, library.check_call
         _L = library
     return _L
 
@@ -87,12 +88,12 @@ class ToolRegistry:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
         self._tools: dict[str, Tool] = {}
-        # Tools execute() may run on its lean path (no approval gate, no
-        # timeout: capstan runs them on the calling thread), with the call and
-        # result text around their name: (call %-template, result head %-template).
-        self._lean: dict[str, tuple[str, str]] = {}
-        # Tools aexecute* may start inline on the loop's thread (async def and
-        # parallel-safe): see _run_submitted.
+        # Tools a lone call may run on the fast path (_check): no approval
+        # gate, timeout or output cap; by name, their trampoline entries and
+        # encoded names.
+        self._lean: dict[str, tuple[_Entry, bytes]] = {}
+        # Tools aexecute* may start inline on the loop's thread (the
+        # parallel-safe ones): see _run_submitted.
         self._inline_safe: set[str] = set()
         self._lock = threading.RLock()
         # Uses in flight (entered - left); the registry is freed after the last.
@@ -222,17 +223,14 @@ class ToolRegistry:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
-                if built.is_async and built.parallel_safe:
+                if built.parallel_safe:
                     self._inline_safe.add(built.name)
                 else:
                     self._inline_safe.discard(built.name)
-                if built.requires_approval or built.timeout is not None:
+                if built.requires_approval or built.timeout is not None or built.max_output_chars:
                     self._lean.pop(built.name, None)
                 else:
-                    self._lean[built.name] = (
-                        f'{{"id":"py%d.0","name":"{built.name}","arguments":%s}}',
-                        f'[{{"id":"py%d.0","name":"{built.name}","content":"',
-                    )
+                    self._lean[built.name] = (entry, built.name.encode())
             finally:
                 self._leave()
 
@@ -361,62 +359,60 @@ class ToolRegistry:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
         tools that require approval. ``timeout`` overrides the tool's."""
-        lean = self._lean.get(call.name)
+        if timeout is None:
+            checked = self._check(call)
+            if checked is not None:
+                if type(checked) is ToolResult:
+                    return checked
+                entry, args = checked
+                if not entry.is_async:
+                    return _run_here(call, entry, args)
+        return self._run((call,), approved, True, 8, timeout, None)[0]
+
+    def _check(self, call: ToolCall) -> Any:
+        """The lone-call fast path: capstan_check_call validates the call on
+        this thread (no callback, thread or timer), and the binding runs the
+        tool itself. For tools without approval, timeout or output cap (and
+        unknown names): returns the result of a call that cannot run, or
+        (entry, validated arguments); None when the general path must run it."""
+        name = call.name
+        lean = self._lean.get(name)
+        if lean is None:
+            if name in self._tools:
+                return None
+            entry, name_bytes = None, name.encode("utf-8", "backslashreplace")
+        else:
+            entry, name_bytes = lean
         arguments = call.arguments
         kind = type(arguments)
-        if lean is None or timeout is not None or (kind is not str and kind is not dict):
-            return self._run((call,), approved, True, 8, timeout, None)[0]
-        # The common case, written out for speed (this is the per-call overhead
-        # of the binding): a registered tool that runs on this thread.
-        try:
-            if kind is str:
-                encoded = _encode_str(arguments)
-            else:
-                encoded = _json.dumps(arguments) if arguments else "{}"
-        except (TypeError, ValueError, RecursionError):
-            return self._run((call,), approved, True, 8, timeout, None)[0]
-        token = next(_execution_tokens)
-        payload = (lean[0] % (token, encoded)).encode()  # ASCII: dumps escapes the rest
-        execution = _Execution(None, None, True)
-        next(self._entered)
-        ptr = self._ptr
-        if ptr is None or self._closing:
-            self._leave()
-            raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-        thread = _get_ident()
-        outer = _inline.get(thread, _ABSENT)
-        _inline[thread] = execution
+        if kind is str:
+            encoded = arguments.encode("utf-8", "backslashreplace")  # type: ignore[union-attr]
+        elif kind is dict:
+            try:
+                encoded = (_json.dumps(arguments) if arguments else "{}").encode()
+            except (TypeError, ValueError, RecursionError):
+                return None
+        else:
+            return None
+        outcome = ctypes.c_uint32()
         out = ctypes.c_char_p()
+        next(self._entered)
         try:
-            status = _execute(ptr, payload, len(payload), None, ctypes.byref(out), None)
+            ptr = self._ptr
+            if ptr is None or self._closing:
+                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
+            status = _check_call(ptr, name_bytes, len(name_bytes), encoded, len(encoded), 0, outcome, out, None)
             if status != 0:
-                raise _L.error(status, "capstan_execute failed")
-            text = out.value.decode()  # type: ignore[union-attr]
-            _free(out)
+                raise _L.error(status, "capstan_check_call failed")
         finally:
-            if outer is _ABSENT:
-                del _inline[thread]
-            else:
-                _inline[thread] = outer  # type: ignore[assignment]
             self._leave()
-        if execution.raised is not None:
-            raise execution.raised
-        # capstan writes {"id","name","content","is_error","outcome","duration_us"}:
-        # an ok result is read without building the whole object; anything
-        # else takes the general reader.
-        head = lean[1] % token
-        if text.startswith(head):
-            content, end = _scanstring(text, len(head))
-            if text.startswith(_OK_TAIL, end) and text.endswith("}]"):
-                return ToolResult(
-                    call.id, call.name, content, False, execution.value, "ok", int(text[end + len(_OK_TAIL) : -2])
-                )
-        item = _scan(text, 0)[0][0]
-        if item["outcome"] == "ok":
-            return ToolResult(call.id, call.name, item["content"], False, execution.value, "ok", item["duration_us"])
-        return ToolResult(
-            call.id, call.name, item["content"], True, None, item["outcome"], item["duration_us"], execution.error
-        )
+        text = out.value.decode()  # type: ignore[union-attr]
+        _free(out)
+        if outcome.value:
+            return ToolResult(call.id, name, text, True, None, _lib.OUTCOMES[outcome.value], 0)
+        if entry is None:  # registered meanwhile: the general path
+            return None
+        return entry, (_scan(text, 0)[0] if text != "{}" else {})
 
     def _execute(
         self, key: bytes, execution: _Execution, payload: bytes, options: Any, by_id: bool = True
@@ -473,6 +469,14 @@ class ToolRegistry:
     async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
         """:meth:`execute` for event loops: the loop stays free while sync
         tools run; ``async def`` tools run on this loop."""
+        if timeout is None:
+            checked = self._check(call)
+            if checked is not None:
+                if type(checked) is ToolResult:
+                    return checked
+                entry, args = checked
+                if entry.is_async:
+                    return await _await_here(call, entry, args)
         return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
 
     async def aexecute_many(
@@ -579,21 +583,22 @@ class ToolRegistry:
 
         Where the calls start, with a loop (aexecute*):
 
-        - Inline (CAPSTAN_EXEC_START_INLINE) when every call to run names an
-          ``async def``, parallel-safe tool (or no registered tool: capstan
-          answers those itself), ``parallel`` is true and there are at most
-          ``limit`` calls. capstan_submit then runs the trampoline on this
-          thread, the loop's, before it returns: each coroutine's task is
-          created on the running loop directly, completes its capstan call
-          there, and the result callback runs there too. No thread hop.
-        - Otherwise on capstan's pool, as without a loop. A sync tool would
-          block the loop if started inline, so one sync tool sends the whole
-          batch to the pool, its async tools included (their coroutines
-          still run on this loop, reached with call_soon_threadsafe).
-          ``parallel=False`` and more calls than ``limit`` go there too, as
-          an inline start runs every call at once; and so do tools that are
-          not parallel-safe: capstan serializes a tool by making the
-          starting thread wait, which inline would be the loop's.
+        - Inline (CAPSTAN_EXEC_START_INLINE) when every call to run names a
+          parallel-safe tool (or no registered tool: capstan answers those
+          itself), ``parallel`` is true and there are at most ``limit``
+          calls. capstan_submit then looks up and validates every call on
+          this thread, the loop's, before it returns: an unknown tool or
+          invalid arguments are answered there, with no thread hop. A valid
+          call of an ``async def`` tool gets its coroutine's task on the
+          running loop directly (the result callback runs there too); one of
+          a sync tool runs on a worker thread (_callbacks._offload), so that
+          it cannot block the loop.
+        - Otherwise on capstan's pool, as without a loop (``async def``
+          tools' coroutines still run on this loop, reached with
+          call_soon_threadsafe): ``parallel=False`` and more calls than
+          ``limit``, as an inline start runs every call at once; and tools
+          that are not parallel-safe: capstan serializes a tool by making
+          the starting thread wait, which inline would be the loop's.
         """
         prefix, results, parts, approved_ids, all_inline = self._prepare(calls, approved)
         if not parts:

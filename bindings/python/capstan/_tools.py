@@ -12,7 +12,7 @@ import threading
 import typing
 from typing import Any, Callable, TypeVar, overload
 
-from ._errors import LibraryNotFoundError, ValidationError
+from ._errors import CapstanError, LibraryNotFoundError, ValidationError
 from ._schema import _hints, function_schema, is_optional, parse_docstring, resolved_hints
 
 if typing.TYPE_CHECKING:
@@ -243,6 +243,40 @@ class Tool:
 
         return await self._registry().aexecute(ToolCall(self.name, kwargs), approved=True)
 
+    async def acall(self, **kwargs: Any) -> Any:
+        """Call the tool with keyword arguments and return what it returns.
+
+        The arguments are validated by capstan first; a sync function runs on
+        a worker thread, so a blocking tool cannot stall the event loop; an
+        ``async def`` one runs on the running loop.
+
+        Raises:
+            ValidationError: When the arguments do not match the schema (a
+                required one missing, a wrong type); the message is capstan's.
+            TimeoutError: When the tool's timeout passed.
+            Exception: Anything the function raises, as raised.
+
+        Example:
+            >>> import asyncio
+            >>> async def add(a: int, b: int) -> int:
+            ...     '''Add two integers.'''
+            ...     return a + b
+            >>> asyncio.run(FunctionTool(add).acall(a=2, b=3))
+            5
+        """
+        from ._registry import ToolCall
+
+        result = await self._registry().aexecute(ToolCall(self.name, kwargs), approved=True)
+        if not result.is_error:
+            return result.data
+        if result.error is not None:
+            raise result.error
+        if result.outcome == "invalid_arguments":
+            raise ValidationError(result.content, "CAPSTAN_OUTCOME_INVALID_ARGUMENTS")
+        if result.outcome == "timeout":
+            raise TimeoutError(result.content)
+        raise CapstanError(result.content, f"CAPSTAN_OUTCOME_{result.outcome.upper()}")
+
     def schema(self, style: str = "openai") -> dict[str, Any]:
         """This tool's definition in a provider's format (see :meth:`ToolRegistry.schemas`)."""
         return self._registry().schemas(style)[0]
@@ -324,6 +358,16 @@ class FunctionTool(Tool):
     def native(self) -> Callable[..., Any]:
         """The wrapped function."""
         return self.fn
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The wrapped function (agentsilex's name for it)."""
+        return self.fn
+
+    @property
+    def parameters_specification(self) -> dict[str, Any]:
+        """The parameters' JSON Schema (agentsilex's name for ``parameters``)."""
+        return self.parameters
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)

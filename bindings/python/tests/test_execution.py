@@ -570,8 +570,9 @@ def test_async_tools_start_inline_on_the_loops_thread(trampoline_threads):
     one, many, loop_thread = asyncio.run(main())
     assert one.data == 2 and [r.data for r in many] == [0, 2, 4, 6, 8]
     # capstan called the trampoline on the loop's thread (inside capstan_submit),
-    # and every coroutine ran there: no pool thread was involved.
-    assert trampoline_threads == [loop_thread] * 6
+    # and every coroutine ran there: no pool thread was involved. The lone
+    # call needs no trampoline at all (capstan_check_call, then awaited here).
+    assert trampoline_threads == [loop_thread] * 5
     assert ran_on == [loop_thread] * 6
 
 
@@ -596,7 +597,7 @@ def test_inline_async_tools_still_run_concurrently():
     assert gauge.peak == 4
 
 
-def test_a_sync_tool_in_the_batch_keeps_it_off_the_loops_thread(trampoline_threads):
+def test_a_sync_tool_under_aexecute_runs_off_the_loops_thread(trampoline_threads):
     where = {}
 
     @tool
@@ -616,9 +617,66 @@ def test_a_sync_tool_in_the_batch_keeps_it_off_the_loops_thread(trampoline_threa
 
     results, loop_thread = asyncio.run(main())
     assert [r.data for r in results] == [1, 2]
-    assert where["sync"] != loop_thread  # on capstan's pool: the loop was not blocked
+    assert where["sync"] != loop_thread  # on a worker thread: the loop was not blocked
     assert where["async"] == loop_thread  # the coroutine still runs on the loop
-    assert trampoline_threads and trampoline_threads[0] != loop_thread
+
+
+@pytest.mark.parametrize("case", ["invalid arguments", "unknown tool"])
+def test_aexecute_answers_calls_that_need_no_run_on_the_loops_thread(case, monkeypatch):
+    # Validation happens on the loop's thread, before any hop: the batch ends
+    # there (before: a sync tool sent the whole batch to capstan's pool).
+    from capstan import _batches
+
+    finished_on = []
+    finish = _batches.Submission.finish
+
+    def spy(self):
+        finished_on.append(threading.get_ident())
+        finish(self)
+
+    monkeypatch.setattr(_batches.Submission, "finish", spy)
+
+    @tool
+    def blocking(x: int) -> int:
+        return x
+
+    call = ToolCall("blocking", {"x": "not a number"}) if case == "invalid arguments" else ToolCall("blockng", {"x": 1})
+    expected = "invalid_arguments" if case == "invalid arguments" else "unknown_tool"
+
+    async def main():
+        with ToolRegistry([blocking]) as registry:
+            lone = await registry.aexecute(call)
+            assert finished_on == []  # a lone call: capstan_check_call, no batch at all
+            batch = await registry.aexecute_many([call, call])
+            return lone, batch, threading.get_ident()
+
+    lone, batch, loop_thread = asyncio.run(main())
+    assert lone.outcome == expected and [r.outcome for r in batch] == [expected] * 2
+    assert finished_on == [loop_thread]  # the batch ended on the loop's thread
+
+
+def test_sync_tools_under_aexecute_keep_their_thread_states():
+    # Sync tools started from an event loop run on Python worker threads,
+    # which keep their thread state (and thread-locals) from call to call.
+    import threading as _threading
+
+    local = _threading.local()
+    fresh = []
+
+    @tool
+    def count(i: int) -> int:
+        if not hasattr(local, "seen"):
+            local.seen = True
+            fresh.append(_threading.get_ident())
+        return i
+
+    async def main():
+        with ToolRegistry([count]) as registry:
+            for i in range(50):
+                await registry.aexecute(ToolCall("count", {"i": i}))
+
+    asyncio.run(main())
+    assert 1 <= len(fresh) <= 2  # a thread state per thread, not per call
 
 
 @pytest.mark.parametrize("case", ["sequential", "over the limit", "not parallel-safe"])
@@ -741,3 +799,98 @@ def test_inline_batches_keep_the_approval_gate(trampoline_threads):
     (denied, paid), loop_thread = asyncio.run(main())
     assert denied.outcome == "denied" and paid.data == "paid 1"
     assert trampoline_threads == [loop_thread]  # only the approved call ran, inline
+
+
+def test_parallel_python_tools_on_the_pool_keep_their_thread_state():
+    # capstan_set_thread_hooks keeps one Python thread state per pool thread:
+    # thread-locals survive from call to call (before: a fresh thread state,
+    # so empty thread-locals, for every callback on a pool thread).
+    local = threading.local()
+    fresh = []
+    threads = set()
+
+    @tool
+    def note(i: int) -> int:
+        threads.add(threading.get_ident())
+        if not hasattr(local, "seen"):
+            local.seen = True
+            fresh.append(threading.get_ident())
+        time.sleep(0.002)
+        return i
+
+    with ToolRegistry([note]) as registry:
+        for _ in range(3):
+            results = registry.execute_many([ToolCall("note", {"i": i}) for i in range(8)], limit=4)
+            assert [r.data for r in results] == list(range(8))
+    assert sorted(fresh) == sorted(threads)  # once per thread, not once per call
+
+
+def test_a_lone_call_gives_the_same_result_as_a_batch_would():
+    # execute()/aexecute() of a lone call validate with capstan_check_call and
+    # run the tool in the binding; a timeout sends the call through a capstan
+    # batch instead. Both must read alike to the model and the caller.
+    class Refused(Exception):
+        pass
+
+    @tool
+    def echo(text: str, times: int = 1) -> str:
+        """Repeat text."""
+        return text * times
+
+    @tool
+    def record(text: str) -> dict:
+        """Wrap text."""
+        return {"text": text, "n": [1, 2.5, None]}
+
+    @tool
+    def refuse(text: str) -> str:
+        """Fail."""
+        raise Refused(f"no {text}")
+
+    @tool
+    def silent() -> str:
+        """Fail without a message."""
+        raise Refused()
+
+    @tool
+    def odd() -> str:
+        """Return text that is not valid UTF-8."""
+        return "a\ud800b"
+
+    @tool
+    async def aecho(text: str, times: int = 2) -> str:
+        """Repeat text later."""
+        return text * times
+
+    calls = [
+        ToolCall("echo", {"text": "ab"}),
+        ToolCall("echo", '{"text": "Zürich", "times": 2}'),
+        ToolCall("odd"),
+        ToolCall("record", {"text": "x"}),
+        ToolCall("refuse", {"text": "way"}),
+        ToolCall("silent"),
+        ToolCall("echo", {"text": 3}),
+        ToolCall("echo", "{not json"),
+        ToolCall("ecko", {"text": "a"}),
+        ToolCall("aecho", {"text": "c"}),
+        ToolCall("aecho", {"times": 1}),
+    ]
+
+    def key(r):
+        return (r.call_id, r.name, r.content, r.is_error, r.data, r.outcome, type(r.error))
+
+    async def main():
+        with ToolRegistry([echo, record, refuse, silent, odd, aecho]) as registry:
+            lone = [await registry.aexecute(c) for c in calls]
+            batched = [await registry.aexecute(c, timeout=60) for c in calls]
+            blocking = [registry.execute(c) for c in calls if c.name != "aecho"]
+        return lone, batched, blocking
+
+    lone, batched, blocking = asyncio.run(main())
+    assert [key(r) for r in lone] == [key(r) for r in batched]
+    assert [key(r) for r in blocking] == [key(r) for r in batched if r.name != "aecho"]
+    assert [r.outcome for r in lone] == ["ok"] * 4 + ["tool_error"] * 2 + ["invalid_arguments"] * 2 + [
+        "unknown_tool",
+        "ok",
+        "invalid_arguments",
+    ]

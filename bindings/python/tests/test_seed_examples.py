@@ -125,6 +125,8 @@ def test_agentsilex_usage_example():
     }
     assert params["properties"]["units"]["default"] == "celsius"
     assert get_weather(city="Tokyo") == "Weather in Tokyo: 22°C"
+    assert get_weather.function(city="Oslo") == "Weather in Oslo: 22°C"
+    assert get_weather.parameters_specification == params
     with capstan.ToolRegistry([get_weather]) as registry:
         (openai,) = registry.schemas("openai")
     assert openai["type"] == "function"
@@ -147,3 +149,103 @@ def test_package_docstrings_pass_as_doctests():
     attempted = result.attempted
     assert attempted >= 8
     assert result.failed == 0
+
+
+# Seed 000, FunctionTool.acall(**kwargs): async; returns the function's return
+# value; raises ValidationError when a required argument is missing, and
+# anything the function raises; sync functions run on a worker thread.
+
+
+def test_acall_returns_the_raw_return_value_of_sync_and_async_tools():
+    import asyncio
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    async def aadd(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    async def main():
+        return await capstan.FunctionTool(add).acall(a=2, b=3), await capstan.FunctionTool(aadd).acall(a=2, b=3)
+
+    assert asyncio.run(main()) == (5, 5)
+
+
+def test_acall_returns_objects_as_they_are_not_rendered():
+    import asyncio
+
+    @capstan.tool
+    def pair(x: int) -> dict:
+        """Make a pair."""
+        return {"x": x, "y": [x]}
+
+    value = asyncio.run(pair.acall(x=1))
+    assert value == {"x": 1, "y": [1]} and isinstance(value, dict)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_acall_raises_validation_error_when_a_required_argument_is_missing(kind):
+    import asyncio
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    async def aadd(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    t = capstan.FunctionTool(add if kind == "sync" else aadd)
+    with pytest.raises(capstan.ValidationError, match="b"):
+        asyncio.run(t.acall(a=1))
+    with pytest.raises(capstan.ValidationError):
+        asyncio.run(t.acall(a=1, b="two"))
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_acall_raises_what_the_function_raises(kind):
+    import asyncio
+
+    class Boom(Exception):
+        pass
+
+    def fail(x: int) -> int:
+        """Fail."""
+        raise Boom(f"no {x}")
+
+    async def afail(x: int) -> int:
+        """Fail."""
+        raise Boom(f"no {x}")
+
+    t = capstan.FunctionTool(fail if kind == "sync" else afail)
+    with pytest.raises(Boom, match="no 3"):
+        asyncio.run(t.acall(x=3))
+
+
+def test_acall_runs_a_sync_function_off_the_event_loops_thread():
+    import asyncio
+    import threading
+
+    def where() -> int:
+        """Report the thread."""
+        return threading.get_ident()
+
+    async def main():
+        return await capstan.FunctionTool(where).acall(), threading.get_ident()
+
+    ran_on, loop_thread = asyncio.run(main())
+    assert ran_on != loop_thread
+
+
+def test_acall_raises_timeout_error_past_the_tools_timeout():
+    import asyncio
+
+    async def slow() -> int:
+        """Sleep."""
+        await asyncio.sleep(5)
+        return 1
+
+    with pytest.raises(TimeoutError):
+        asyncio.run(capstan.FunctionTool(slow, timeout=0.05).acall())

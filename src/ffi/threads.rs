@@ -1,0 +1,76 @@
+//! Pool thread hooks in the C ABI: host code run when capstan's pool threads
+//! start and retire (e.g. to keep one interpreter thread state per thread).
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use super::boundary::*;
+use super::types::*;
+use crate::exec::pool::{self, ThreadHooks};
+
+/// A pool thread hook: called with the `user_data` given to
+/// `capstan_set_thread_hooks`, on the pool thread concerned.
+pub type capstan_thread_hook_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+type HostHook = OwnedHostFn<(capstan_thread_hook_fn, capstan_thread_hook_fn)>;
+
+impl HostHook {
+    fn run(&self, hook: capstan_thread_hook_fn) {
+        if let Some(f) = hook {
+            // SAFETY: the host set f to be called with user_data on pool threads.
+            unsafe { f(self.user_data) }
+        }
+    }
+}
+
+/// Sets the hooks run on capstan's pool threads, process-wide (the pool is):
+/// `on_start` runs on each pool thread before the first tool callback, result
+/// callback or other host code that thread runs, and again before the next
+/// one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
+/// ran this `on_start`, when that thread retires (an idle pool thread ends
+/// after a while), or once these hooks were replaced or cleared, before that
+/// thread runs its next host code (and the new `on_start`). Threads are
+/// not joined at process exit: `on_stop` does not run then. Either hook may
+/// be NULL (nothing runs in its place); both NULL clears the hooks. Threads
+/// that are not pool threads (the host's own, e.g. the caller of
+/// `capstan_execute`, on which a lone call may run) never run them.
+///
+/// Setting hooks replaces the previous ones; threads that ran the previous
+/// `on_start` still run the previous `on_stop` as above, so a host that
+/// keeps per-thread state in `on_start` sees it released by the matching
+/// `on_stop`, on the same thread. A thread already running a callback when
+/// the hooks are set switches before its next one.
+///
+/// `destroy` (may be NULL) runs exactly once with `user_data`: before this
+/// returns if both hooks are NULL; otherwise once these hooks were replaced
+/// or cleared and every thread that ran this `on_start` has run this
+/// `on_stop` (on that last thread, or on the thread that replaced them), so
+/// possibly never while a pool thread that ran them stays alive.
+///
+/// Hooks run with no capstan lock held and may call any capstan function
+/// except `capstan_set_thread_hooks` itself; a hook must return (it must
+/// not end its thread). Any thread may call this. Returns OK.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_set_thread_hooks(
+    on_start: capstan_thread_hook_fn,
+    on_stop: capstan_thread_hook_fn,
+    user_data: *mut c_void,
+    destroy: capstan_destroy_fn,
+) -> capstan_status {
+    if on_start.is_none() && on_stop.is_none() {
+        destroy_now(user_data, destroy);
+        return guard(|| {
+            pool::set_thread_hooks(None);
+            Ok(())
+        });
+    }
+    let host = Arc::new(HostHook::new((on_start, on_stop), user_data, destroy));
+    guard(move || {
+        let stop = host.clone();
+        pool::set_thread_hooks(Some(ThreadHooks {
+            on_start: Box::new(move || host.run(host.f.0)),
+            on_stop: Box::new(move || stop.run(stop.f.1)),
+        }));
+        Ok(())
+    })
+}
