@@ -381,8 +381,7 @@ pub struct HttpServer {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
 }
 
-fn unauthorized() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>
-{
+fn unauthorized() -> HttpResponse {
     let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized: send Authorization: Bearer <token>"}}"#;
     let mut response = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
     *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
@@ -396,6 +395,51 @@ fn unauthorized() -> hyper::Response<http_body_util::combinators::BoxBody<Bytes,
         hyper::header::HeaderValue::from_static("application/json"),
     );
     response
+}
+
+type HttpResponse =
+    hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
+
+/// rmcp answers bad HTTP input (unparsable JSON, a wrong Origin, an
+/// oversized body) in plain text; clients expect a JSON-RPC error without
+/// id there. The status stays; the text becomes the error's message.
+async fn jsonrpc_errors(response: HttpResponse) -> HttpResponse {
+    let plain = response
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| v.starts_with("text/plain"));
+    let status = response.status();
+    if status.is_success() || !plain || status == hyper::StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = match body.collect().await {
+        Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
+        Err(never) => match never {},
+    };
+    let code = if status == hyper::StatusCode::BAD_REQUEST && text.contains("deserialize") {
+        -32700
+    } else {
+        -32600
+    };
+    let message = if text.is_empty() {
+        status.canonical_reason().unwrap_or("bad request").to_owned()
+    } else {
+        text
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    })
+    .to_string();
+    parts.headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    parts.headers.remove(hyper::header::CONTENT_LENGTH);
+    hyper::Response::from_parts(parts, Full::new(Bytes::from(body)).boxed())
 }
 
 /// Constant-time comparison, so the token cannot be guessed byte by byte.
@@ -493,7 +537,7 @@ impl HttpServer {
                         if !ok {
                             return Ok::<_, std::convert::Infallible>(unauthorized());
                         }
-                        Ok(service.handle(request).await)
+                        Ok(jsonrpc_errors(service.handle(request).await).await)
                     }
                 });
                 tokio::spawn(async move {
