@@ -21,10 +21,11 @@ def run(coro):
 
 
 @contextlib.contextmanager
-def http_host(*args):
+def http_host(token="", max_body="", mode="http"):
     """Starts serve_host in HTTP mode; yields (url, process). Closing its stdin stops it."""
+    args = [a for a in (token, max_body) if a] if not max_body else [token, max_body]
     proc = subprocess.Popen(
-        [SERVE_HOST, "http", *args],
+        [SERVE_HOST, mode, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=sys.stderr,

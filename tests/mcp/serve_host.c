@@ -4,6 +4,9 @@
  *   serve_host stdio                 serve on stdin/stdout until stdin closes
  *   serve_host http [TOKEN [MAX]]    serve on 127.0.0.1:<port>; prints the URL,
  *                                    stops when stdin closes
+ *   serve_host conformance           http, plus the tools the conformance
+ *                                    suite calls (test_simple_text,
+ *                                    test_error_handling)
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
  * 300 ms timeout when seconds > 0.25 unless `patient`), cancels() (how many slow
@@ -99,6 +102,18 @@ static void late(void *ud, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "late here", CAPSTAN_NTS);
 }
 
+static void simple_text(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT,
+                        "This is a simple text response for testing.", CAPSTAN_NTS);
+}
+
+static void error_handling(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_fail(call, "This tool intentionally returns an error for testing",
+                      CAPSTAN_NTS);
+}
+
 static capstan_status reg_tool(const char *name, const char *desc, const char *params,
                                capstan_tool_fn fn, uint32_t timeout_ms, uint32_t flags) {
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
@@ -164,6 +179,11 @@ int main(int argc, char **argv) {
     bad |= reg_tool("stats", "Call statistics.", NULL, stats, 0, 0);
     bad |= reg_tool("grow", "Registers the tool `late`.", NULL, grow, 0, 0);
     bad |= reg_tool("shrink", "Unregisters the tool `late`.", NULL, shrink, 0, 0);
+    int conformance = strcmp(argv[1], "conformance") == 0;
+    if (conformance) {
+        bad |= reg_tool("test_simple_text", "Returns simple text.", NULL, simple_text, 0, 0);
+        bad |= reg_tool("test_error_handling", "Always fails.", NULL, error_handling, 0, 0);
+    }
     if (bad) return fail("register");
     if (capstan_registry_set_approver(reg, approver, NULL, NULL) != CAPSTAN_OK)
         return fail("approver");
@@ -177,7 +197,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (strcmp(argv[1], "stdio") == 0) {
         if (capstan_mcp_serve_stdio(reg, &opts) != CAPSTAN_OK) rc = fail("serve_stdio");
-    } else if (strcmp(argv[1], "http") == 0) {
+    } else if (strcmp(argv[1], "http") == 0 || conformance) {
         if (argc > 2 && argv[2][0]) opts.bearer_token = argv[2];
         if (argc > 3) opts.max_body_bytes = (uint32_t)strtoul(argv[3], NULL, 10);
         capstan_mcp_server *server = NULL;
