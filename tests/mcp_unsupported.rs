@@ -23,7 +23,11 @@ fn mcp_server_functions_say_unsupported_without_the_feature() {
             CAPSTAN_ERR_UNSUPPORTED
         );
         assert!(server.is_null());
-        assert!(last_error().contains("without feature `mcp`"), "{}", last_error());
+        assert!(
+            last_error().contains("without feature `mcp`"),
+            "{}",
+            last_error()
+        );
         assert_eq!(
             capstan_mcp_serve_stdio(reg, ptr::null()),
             CAPSTAN_ERR_UNSUPPORTED

@@ -93,7 +93,11 @@ unsafe fn server_options(
     if let Some(meta) = c_text(o.tools_meta, "opts.tools_meta")? {
         match serde_json::from_str::<serde_json::Value>(meta) {
             Ok(serde_json::Value::Object(m)) => options.tools_meta = m,
-            Ok(_) => return Err(Fail::BadArgument("opts.tools_meta is not a JSON object".into())),
+            Ok(_) => {
+                return Err(Fail::BadArgument(
+                    "opts.tools_meta is not a JSON object".into(),
+                ))
+            }
             Err(e) => {
                 return Err(Fail::Core(Error::InvalidArgument(format!(
                     "opts.tools_meta is not JSON: {e}"

@@ -424,7 +424,10 @@ async fn jsonrpc_errors(response: HttpResponse) -> HttpResponse {
         -32600
     };
     let message = if text.is_empty() {
-        status.canonical_reason().unwrap_or("bad request").to_owned()
+        status
+            .canonical_reason()
+            .unwrap_or("bad request")
+            .to_owned()
     } else {
         text
     };
@@ -510,7 +513,11 @@ impl HttpServer {
         );
         let token = options.bearer_token.clone();
         let stopping = state.stopping.clone();
-        let accept = rt.block_on(async { tokio::net::TcpListener::from_std(std_listener) });
+        // enter, not block_on: the caller may be on another runtime's thread.
+        let accept = {
+            let _in = rt.enter();
+            tokio::net::TcpListener::from_std(std_listener)
+        };
         let tcp = match accept {
             Ok(l) => l,
             Err(e) => {

@@ -11,6 +11,12 @@ from pathlib import Path
 
 import pytest
 
+# Imported here, not inside the timed coroutines: importing the SDK alone takes
+# seconds of CPU (tens of seconds on a loaded machine).
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVE_HOST = os.environ.get("CAPSTAN_SERVE_HOST", str(ROOT / "build" / "mcp" / "serve_host"))
 BOUND = 20.0  # seconds any one test step may take, on a loaded machine
@@ -49,10 +55,6 @@ def http_host(token="", max_body="", mode="http"):
 @contextlib.asynccontextmanager
 async def session(transport, notifications=None):
     """An initialized ClientSession of the official SDK on `transport` ("stdio" or "http")."""
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-    from mcp.client.streamable_http import streamable_http_client
-
     async def on_message(message):
         if notifications is not None:
             notifications.append(message)

@@ -8,7 +8,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import httpx2
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from conftest import BOUND, ROOT, run
 
@@ -28,10 +32,6 @@ def text_of(result):
 
 
 async def http_call(url, name, arguments, token=None):
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with httpx2.AsyncClient(headers=headers, timeout=BOUND) as client:
         async with streamable_http_client(url, http_client=client) as streams:
@@ -42,9 +42,6 @@ async def http_call(url, name, arguments, token=None):
 
 
 async def stdio_call(command, args, name, arguments, env=None):
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
     params = StdioServerParameters(command=command, args=args, env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as s:
