@@ -125,20 +125,34 @@ struct State {
 #[derive(Clone)]
 struct Bridge(Arc<State>);
 
-/// Counts a call in flight; `stop` waits for the count to reach zero.
-struct InFlight<'a>(&'a State);
+/// Counts a call from its submission until its result is delivered (not
+/// until its request future ends: stopping drops those first); `stop` waits
+/// for the count to reach zero.
+struct InFlight(Arc<State>);
 
-impl<'a> InFlight<'a> {
-    fn enter(state: &'a State) -> Self {
+impl InFlight {
+    fn enter(state: &Arc<State>) -> Self {
         state.in_flight.fetch_add(1, Ordering::SeqCst);
-        InFlight(state)
+        InFlight(state.clone())
     }
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// Cancels the call's batch when the request goes away without its result
+/// (client cancellation, server stop, a closed connection).
+struct CancelOnDrop(exec::Batch);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if !self.0.is_done() {
+            self.0.cancel();
         }
     }
 }
@@ -180,7 +194,7 @@ impl State {
     }
 
     async fn call(
-        &self,
+        self: &Arc<Self>,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
@@ -196,29 +210,35 @@ impl State {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = CallRequest::new(request_id_text(&context.id), name, arguments);
         let (tx, rx) = tokio::sync::oneshot::channel::<ToolResult>();
-        let tx = Mutex::new(Some(tx));
+        let tx = Mutex::new(Some((tx, InFlight::enter(self))));
         let sink = Sink::Callback(Box::new(move |_, result| {
-            if let Some(tx) = tx.lock().ok().and_then(|mut t| t.take()) {
+            if let Some((tx, counted)) = tx.lock().ok().and_then(|mut t| t.take()) {
                 let _ = tx.send(result);
+                drop(counted);
             }
         }));
         let options = ExecOptions {
             deadline_ms: self.options.call_timeout_ms,
             ..ExecOptions::default()
         };
-        let _counted = InFlight::enter(self);
-        let batch = exec::submit(&self.registry, vec![call], &options, sink, None);
+        let batch = CancelOnDrop(exec::submit(
+            &self.registry,
+            vec![call],
+            &options,
+            sink,
+            None,
+        ));
         let mut rx = rx;
         let result = tokio::select! {
             r = &mut rx => r,
             _ = context.ct.cancelled() => {
                 // The client gave up: the tool sees capstan_call_cancelled; no
                 // response is sent for a cancelled request.
-                batch.cancel();
+                drop(batch);
                 return Err(ErrorData::internal_error("cancelled by the client", None));
             }
             _ = self.stopping.cancelled() => {
-                batch.cancel();
+                batch.0.cancel();
                 rx.await
             }
         };
