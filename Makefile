@@ -128,7 +128,7 @@ mcp-deps:
 # the official Python SDK, raw-HTTP security checks and the conformance suite
 # (server mode; tests/mcp/conformance-server-expected-failures lists what
 # capstan cannot pass, with reasons); the C lifecycle test (stop with calls in
-# flight, twice, NULL) runs under ASan/UBSan; the Python binding's MCP methods
+# flight, twice, NULL) runs under ASan/UBSan and Valgrind; the Python binding's MCP methods
 # and the README example run too. Without feature `mcp` the library still
 # builds and its MCP functions return UNSUPPORTED (tests/mcp_unsupported.rs).
 # Needs `make mcp-deps` (the CI runs it).
@@ -142,12 +142,17 @@ $(MCP_BUILD)/test_mcp_server: tests/mcp/test_mcp_server.c tests/c/check.h includ
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(LDFLAGS_COMMON)
 
+$(MCP_BUILD)/test_mcp_server_plain: tests/mcp/test_mcp_server.c tests/c/check.h include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
 $(MCP_BUILD)/mcp_serve: examples/c/mcp_serve.c include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
 
-mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUILD)/mcp_serve
+mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUILD)/test_mcp_server_plain $(MCP_BUILD)/mcp_serve
 	ASAN_OPTIONS=detect_leaks=1 $(MCP_BUILD)/test_mcp_server
+	$(VALGRIND) $(MCP_BUILD)/test_mcp_server_plain
 	CAPSTAN_SERVE_HOST=$(abspath $(MCP_BUILD)/serve_host) CAPSTAN_MCP_SERVE_EXAMPLE=$(abspath $(MCP_BUILD)/mcp_serve) \
 	  CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) -m pytest -q -p no:cacheprovider \
 	  tests/mcp/test_server_sdk.py tests/mcp/test_server_http_security.py \
