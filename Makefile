@@ -16,7 +16,7 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: install uninstall install-test python-wheel-test mcp-deps
+.PHONY: install uninstall install-test python-wheel-test mcp-deps mcp-server-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
         go-test go-bench cpp-test cpp-examples swift-modulemap-check
@@ -122,6 +122,42 @@ python-bench: lib
 mcp-deps:
 	$(PYTHON) -m pip install --quiet -r tests/mcp/requirements.txt
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error --cache "$(abspath tests/mcp/.npm-cache)"
+
+# --- MCP server (issue #14, helper mcp-server) ---------------------------------
+# serve_host (tests/mcp/serve_host.c) serves a few tools over stdio or HTTP for
+# the official Python SDK, raw-HTTP security checks and the conformance suite
+# (server mode; tests/mcp/conformance-server-expected-failures lists what
+# capstan cannot pass, with reasons); the C lifecycle test (stop with calls in
+# flight, twice, NULL) runs under ASan/UBSan and Valgrind; the Python binding's MCP methods
+# and the README example run too. Without feature `mcp` the library still
+# builds and its MCP functions return UNSUPPORTED (tests/mcp_unsupported.rs).
+# Needs `make mcp-deps` (the CI runs it).
+MCP_BUILD := $(BUILD)/mcp
+
+$(MCP_BUILD)/serve_host: tests/mcp/serve_host.c include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+$(MCP_BUILD)/test_mcp_server: tests/mcp/test_mcp_server.c tests/c/check.h include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(LDFLAGS_COMMON)
+
+$(MCP_BUILD)/test_mcp_server_plain: tests/mcp/test_mcp_server.c tests/c/check.h include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+$(MCP_BUILD)/mcp_serve: examples/c/mcp_serve.c include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUILD)/test_mcp_server_plain $(MCP_BUILD)/mcp_serve
+	ASAN_OPTIONS=detect_leaks=1 $(MCP_BUILD)/test_mcp_server
+	$(VALGRIND) $(MCP_BUILD)/test_mcp_server_plain
+	CAPSTAN_SERVE_HOST=$(abspath $(MCP_BUILD)/serve_host) CAPSTAN_MCP_SERVE_EXAMPLE=$(abspath $(MCP_BUILD)/mcp_serve) \
+	  CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  tests/mcp/test_server_sdk.py tests/mcp/test_server_http_security.py \
+	  tests/mcp/test_server_conformance.py tests/mcp/test_server_python.py
+	$(CARGO) test --no-default-features --test mcp_unsupported
 
 # --- install and packages (issue #11) ----------------------------------------
 # `make install PREFIX=/usr/local DESTDIR=` installs the release build:
@@ -283,7 +319,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test
 	@echo "make test: all suites passed"
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the

@@ -95,6 +95,7 @@
 #define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
+#define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
@@ -212,6 +213,12 @@ typedef struct capstan_batch capstan_batch;
 typedef struct capstan_call capstan_call;
 
 /**
+ * An MCP server started with `capstan_mcp_server_start`. Its functions may
+ * be called from any thread; `capstan_mcp_server_free` must not race them.
+ */
+typedef struct capstan_mcp_server capstan_mcp_server;
+
+/**
  * A registry of tools. Thread-safe: every function taking one may be called
  * from any thread at once, except `capstan_registry_free`.
  */
@@ -318,6 +325,73 @@ typedef struct capstan_result {
  */
 typedef void (*capstan_result_fn)(void *user_data,
                                   const struct capstan_result *result);
+
+/**
+ * Options of `capstan_mcp_serve_stdio` and `capstan_mcp_server_start`.
+ * NULL means defaults; zero/NULL fields mean defaults. Strings are
+ * NUL-terminated UTF-8, read during the call only.
+ */
+typedef struct capstan_mcp_server_options {
+  /**
+   * `sizeof(capstan_mcp_server_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Reserved: must be 0.
+   */
+  uint32_t flags;
+  /**
+   * HTTP: `IP:PORT` to bind; NULL = `"127.0.0.1:0"` (loopback, a port the
+   * OS picks: read it back with `capstan_mcp_server_url`). Binding a
+   * non-loopback address exposes the tools to the network: set
+   * `bearer_token` and `allowed_hosts` then.
+   */
+  const char *address;
+  /**
+   * HTTP: when set, every request must carry `Authorization: Bearer
+   * <token>` or gets 401. NULL = no check.
+   */
+  const char *bearer_token;
+  /**
+   * HTTP: comma-separated browser origins accepted besides loopback ones
+   * (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`), e.g.
+   * `"https://app.example.com:443"`. A request with any other `Origin`
+   * gets 403 (DNS-rebinding protection); one without `Origin` passes.
+   */
+  const char *allowed_origins;
+  /**
+   * HTTP: comma-separated `Host` values accepted besides `localhost`,
+   * `127.0.0.1` and `::1` (others get 403).
+   */
+  const char *allowed_hosts;
+  /**
+   * JSON object, per tool name, of what MCP clients see beside the tool's
+   * name, description and schema: `{"NAME": {"title": "...",
+   * "annotations": {"readOnlyHint": true, ...}, "outputSchema": {...}}}`.
+   * A tool with an `outputSchema` should return `CAPSTAN_CONTENT_JSON`
+   * objects: a result whose text is a JSON object is also sent as
+   * `structuredContent`. NULL = none. Bad JSON or shape: INVALID_ARGUMENT.
+   */
+  const char *tools_meta;
+  /**
+   * `serverInfo.name` sent to clients; NULL = `"capstan"`.
+   */
+  const char *name;
+  /**
+   * HTTP: larger POST bodies get 413; 0 = 4 MiB.
+   */
+  uint32_t max_body_bytes;
+  /**
+   * Bounds every call from its arrival, approval wait included (as
+   * `capstan_exec_options.deadline_ms`); 0 = the tools' own timeouts.
+   */
+  uint32_t call_timeout_ms;
+  /**
+   * How long stopping waits for calls in flight after cancelling them;
+   * 0 = 5000.
+   */
+  uint32_t stop_timeout_ms;
+} capstan_mcp_server_options;
 
 /**
  * Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
@@ -576,6 +650,17 @@ typedef void (*capstan_thread_hook_fn)(void *user_data);
  * or status as KIND and its message as MESSAGE.
  */
 #define CAPSTAN_ERR_PROVIDER_ERROR 18
+
+/**
+ * The library was built without the feature this function needs (e.g. `mcp`).
+ */
+#define CAPSTAN_ERR_UNSUPPORTED 22
+
+/**
+ * An MCP server's transport failed: its address could not be bound (in use,
+ * not an address, not permitted), or stdio could not be served.
+ */
+#define CAPSTAN_ERR_TRANSPORT 23
 
 /**
  * Passed through to the model as is.
@@ -868,6 +953,67 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
                                       const struct capstan_exec_options *opts,
                                       char **out,
                                       size_t *out_len);
+
+/**
+ * Serves `reg`'s tools over MCP on this process's stdin and stdout (one
+ * client: the process that started this one), blocking the calling thread.
+ * Returns OK when stdin reaches end of file (the client went away) or when
+ * the host stops it by closing the registry (`capstan_registry_close` from
+ * another thread; calls in flight are cancelled and waited for up to
+ * `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
+ * tools/list is the registry as it is at each request, and registering or
+ * unregistering a tool sends `notifications/tools/list_changed`. Calls run
+ * as with `capstan_execute` (validation, timeouts, approval, stats);
+ * invalid arguments come back as `isError` results with capstan's text; an
+ * unknown tool is a JSON-RPC error (-32602). INVALID_ARGUMENT for bad
+ * options, TRANSPORT if stdio cannot be served, UNSUPPORTED without `mcp`.
+ */
+capstan_status capstan_mcp_serve_stdio(struct capstan_registry *reg,
+                                       const struct capstan_mcp_server_options *opts);
+
+/**
+ * Starts an MCP server over streamable HTTP on `opts->address` (default
+ * loopback, a port the OS picks) and returns at once; the server runs on
+ * threads of its own until `capstan_mcp_server_stop`. `*out` (written only
+ * on success) owns it: free it with `capstan_mcp_server_free`. The endpoint
+ * is `capstan_mcp_server_url`. It serves as `capstan_mcp_serve_stdio`
+ * does, plus HTTP security: `Host` and `Origin` checked (403), bearer token
+ * if set (401), body size (413), malformed JSON-RPC answered with a JSON-RPC
+ * error. Stop the server before freeing `reg`. INVALID_ARGUMENT for bad
+ * options or an address that is not `IP:PORT`; TRANSPORT when the address
+ * cannot be bound (the message says why); UNSUPPORTED without `mcp`.
+ */
+capstan_status capstan_mcp_server_start(struct capstan_registry *reg,
+                                        const struct capstan_mcp_server_options *opts,
+                                        struct capstan_mcp_server **out);
+
+/**
+ * The server's endpoint, e.g. `"http://127.0.0.1:41234/mcp"` (the port the
+ * OS chose for port 0), into `*out` (caller frees with `capstan_free`).
+ * Still readable after `capstan_mcp_server_stop`.
+ */
+capstan_status capstan_mcp_server_url(const struct capstan_mcp_server *server,
+                                      char **out,
+                                      size_t *out_len);
+
+/**
+ * Stops the server: no new connection or call is accepted, calls in
+ * flight are cancelled (their tools see `capstan_call_cancelled`) and
+ * waited for up to `stop_timeout_ms`, then every connection is closed and
+ * the server's threads, sockets and memory are released (the handle itself
+ * stays until `capstan_mcp_server_free`). Blocks the caller up to about
+ * that bound; any thread, also a tool callback. OK when no call was left
+ * running; TIMEOUT when some still were (they finish in the background and
+ * their results are dropped). A second stop returns OK at once.
+ * NULL_PARAMETER for NULL.
+ */
+capstan_status capstan_mcp_server_stop(struct capstan_mcp_server *server);
+
+/**
+ * Stops the server if it still runs (as `capstan_mcp_server_stop`) and
+ * frees it. NULL is a no-op. Consumes `server`.
+ */
+void capstan_mcp_server_free(struct capstan_mcp_server *server);
 
 /**
  * Frees text that capstan returned through a `char **out`. NULL is a no-op.

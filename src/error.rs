@@ -51,6 +51,12 @@ pub enum Error {
     /// Internal failure: a poisoned lock, a closed channel, a runtime that could not start.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The library was built without the feature this function needs (e.g. `mcp`).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// An MCP transport failed: the address could not be bound, stdio broke.
+    #[error("transport error: {0}")]
+    Transport(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

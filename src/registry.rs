@@ -287,7 +287,13 @@ pub(crate) struct Shared {
     pub(crate) batches: Mutex<Vec<std::sync::Weak<crate::exec::BatchInner>>>,
     /// Tool names indexed for "did you mean", with the generation they are of.
     name_index: Mutex<Option<(u64, Arc<NameIndex>)>>,
+    /// Called after every change of the set of tools (the MCP server's
+    /// `list_changed`), outside every lock; each with the id it was added as.
+    change_listeners: Mutex<Vec<(u64, ChangeListener)>>,
 }
+
+/// See `Registry::add_change_listener`.
+pub type ChangeListener = Arc<dyn Fn() + Send + Sync>;
 
 thread_local! {
     /// Registries whose tool callback is running on this thread, innermost last.
@@ -358,6 +364,13 @@ impl Shared {
 
     fn changed(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
+        let listeners: Vec<ChangeListener> = match self.change_listeners.lock() {
+            Ok(l) => l.iter().map(|(_, f)| f.clone()).collect(),
+            Err(_) => Vec::new(),
+        };
+        for f in listeners {
+            f();
+        }
     }
 
     pub(crate) fn approver(&self) -> Option<Approver> {
@@ -454,7 +467,25 @@ impl Registry {
                 wake: Wake::default(),
                 observer: Observer::default(),
                 approver: RwLock::new(None),
+                change_listeners: Mutex::new(Vec::new()),
             }),
+        }
+    }
+
+    /// Calls `f` (quick, non-blocking, on the registering thread) after every
+    /// register or unregister, until `remove_change_listener(id)`.
+    pub fn add_change_listener(&self, f: ChangeListener) -> u64 {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut l) = self.shared.change_listeners.lock() {
+            l.push((id, f));
+        }
+        id
+    }
+
+    pub fn remove_change_listener(&self, id: u64) {
+        if let Ok(mut l) = self.shared.change_listeners.lock() {
+            l.retain(|(i, _)| *i != id);
         }
     }
 

@@ -64,6 +64,8 @@ int main() {
     bool ok = std::strstr(results, "\"content\":\"5\"") != nullptr &&
               std::strstr(results, "\"outcome\":\"invalid_arguments\"") != nullptr;
     capstan_free(results);
+    capstan_mcp_server_options mcp_opts = CAPSTAN_MCP_SERVER_OPTIONS_INIT;
+    ok = ok && mcp_opts.struct_size == sizeof mcp_opts && mcp_opts.address == nullptr;
     capstan_registry_free(reg);
     return ok ? 0 : 1;
 }

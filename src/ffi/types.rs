@@ -50,6 +50,13 @@ pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
 /// or status as KIND and its message as MESSAGE.
 pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
 
+/// The library was built without the feature this function needs (e.g. `mcp`).
+pub const CAPSTAN_ERR_UNSUPPORTED: capstan_status = 22;
+
+/// An MCP server's transport failed: its address could not be bound (in use,
+/// not an address, not permitted), or stdio could not be served.
+pub const CAPSTAN_ERR_TRANSPORT: capstan_status = 23;
+
 // The version constants are literals because cbindgen copies them as
 // written; the compile-time check below fails the build when they differ
 // from Cargo.toml's version, so bump them together (then `make header`).

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
-from . import _batches, _callbacks, _formats, _json, _lib, _lifecycle
+from . import _batches, _callbacks, _formats, _json, _lib, _lifecycle, _mcp_server
 from ._batches import _await_submission, _ready
 from ._callbacks import (
     _ABSENT,
@@ -285,6 +285,9 @@ class ToolRegistry:
         return iter(self.tools.values())
 
     # -- definitions for the model ---------------------------------------------------------
+
+    serve_mcp_stdio = _mcp_server.serve_mcp_stdio  # MCP server: see _mcp_server.py
+    start_mcp_server = _mcp_server.start_mcp_server
 
     def _export(self, fmt: int) -> Any:
         """capstan_tools_json in format ``fmt``, parsed."""

@@ -1,0 +1,3 @@
+//! The MCP bridge (feature `mcp`): serve a registry over MCP.
+
+pub mod server;

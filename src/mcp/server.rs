@@ -1,0 +1,631 @@
+//! Serves a registry over MCP (rmcp): stdio, or streamable HTTP on loopback.
+//!
+//! `tools/list` is the registry at the moment of the request; register and
+//! unregister send `notifications/tools/list_changed` to every initialized
+//! client. `tools/call` goes through `exec::submit` like any other call:
+//! validation, timeouts, approval, stats. A client's `notifications/cancelled`
+//! cancels the call's batch (the tool sees `capstan_call_cancelled`).
+//!
+//! HTTP: rmcp checks `Host` and `Origin` (403; DNS-rebinding protection; only
+//! loopback origins unless the host lists more) and the body size (413);
+//! capstan checks the bearer token first (401), so nothing unauthenticated
+//! reaches rmcp's session logic or a tool.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::call::{CallRequest, ToolResult};
+use crate::error::Error;
+use crate::exec::{self, ExecOptions, Sink};
+use crate::providers::{export_tools, format_results, ExportOptions, Format};
+use crate::registry::Registry;
+
+/// Default bound on a POST body.
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Default bound `stop` waits for calls in flight.
+pub(crate) const DEFAULT_STOP_TIMEOUT_MS: u32 = 5000;
+
+/// How to serve. `Default` is loopback on a port the OS picks, no token.
+#[derive(Clone, Debug)]
+pub struct ServerOptions {
+    /// HTTP only: `host:port` to bind (`127.0.0.1:0` by default).
+    pub address: String,
+    /// HTTP only: requests must carry `Authorization: Bearer <token>` (401 otherwise).
+    pub bearer_token: Option<String>,
+    /// HTTP only: browser origins accepted besides loopback ones
+    /// (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`).
+    pub allowed_origins: Vec<String>,
+    /// HTTP only: `Host` values accepted besides loopback ones (needed when
+    /// binding a non-loopback address).
+    pub allowed_hosts: Vec<String>,
+    /// HTTP only: larger POST bodies get 413.
+    pub max_body_bytes: usize,
+    /// Bounds every call from its arrival, waits included (0: the tools' own timeouts).
+    pub call_timeout_ms: u32,
+    /// How long `stop` waits for calls in flight (after cancelling them).
+    pub stop_timeout_ms: u32,
+    /// `serverInfo.name`.
+    pub name: String,
+    /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to its `tools/list` entry.
+    pub tools_meta: Map<String, Value>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            address: "127.0.0.1:0".into(),
+            bearer_token: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            call_timeout_ms: 0,
+            stop_timeout_ms: DEFAULT_STOP_TIMEOUT_MS,
+            name: "capstan".into(),
+            tools_meta: Map::new(),
+        }
+    }
+}
+
+impl ServerOptions {
+    /// Checks what a host can get wrong, so that start fails with a reason.
+    pub fn check(&self) -> Result<(), Error> {
+        for (name, meta) in &self.tools_meta {
+            let Some(m) = meta.as_object() else {
+                return Err(Error::InvalidArgument(format!(
+                    "tools_meta[{name:?}] must be an object"
+                )));
+            };
+            for (key, value) in m {
+                let ok = match key.as_str() {
+                    "title" => value.is_string(),
+                    "annotations" | "outputSchema" => value.is_object(),
+                    _ => false,
+                };
+                if !ok {
+                    return Err(Error::InvalidArgument(format!(
+                        "tools_meta[{name:?}].{key}: expected \"title\" (string), \"annotations\" or \"outputSchema\" (objects)"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What every session of one server shares.
+struct State {
+    registry: Registry,
+    options: ServerOptions,
+    /// Initialized clients, for `list_changed`.
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    changed: Arc<Notify>,
+    /// Cancelled by `stop`: calls in flight are cancelled, new ones refused.
+    stopping: CancellationToken,
+    in_flight: AtomicUsize,
+    idle: Notify,
+}
+
+/// The rmcp handler: one per session, all sharing `State`.
+#[derive(Clone)]
+struct Bridge(Arc<State>);
+
+/// Counts a call from its submission until its result is delivered (not
+/// until its request future ends: stopping drops those first); `stop` waits
+/// for the count to reach zero.
+struct InFlight(Arc<State>);
+
+impl InFlight {
+    fn enter(state: &Arc<State>) -> Self {
+        state.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(state.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// Cancels the call's batch when the request goes away without its result
+/// (client cancellation, server stop, a closed connection).
+struct CancelOnDrop(exec::Batch);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if !self.0.is_done() {
+            self.0.cancel();
+        }
+    }
+}
+
+fn request_id_text(id: &rmcp::model::RequestId) -> String {
+    match serde_json::to_value(id) {
+        Ok(Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(_) => "mcp_call".into(),
+    }
+}
+
+impl State {
+    fn tools(&self) -> Result<Vec<Tool>, ErrorData> {
+        let export = export_tools(
+            &self.registry.specs(),
+            Format::Mcp,
+            &ExportOptions::default(),
+        );
+        let Value::Array(list) = export.tools else {
+            return Err(ErrorData::internal_error("tool export is not a list", None));
+        };
+        list.into_iter()
+            .map(|mut tool| {
+                let meta = tool
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .and_then(|n| self.options.tools_meta.get(n))
+                    .and_then(Value::as_object);
+                if let (Some(meta), Value::Object(t)) = (meta, &mut tool) {
+                    for (k, v) in meta {
+                        t.insert(k.clone(), v.clone());
+                    }
+                }
+                serde_json::from_value::<Tool>(tool)
+                    .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))
+            })
+            .collect()
+    }
+
+    async fn call(
+        self: &Arc<Self>,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.stopping.is_cancelled() {
+            return Err(ErrorData::internal_error("the server is stopping", None));
+        }
+        let name = request.name.to_string();
+        if self.registry.get(&name).is_none() {
+            // The spec's answer for an unknown tool: a protocol error (-32602).
+            let text = self.registry.shared.unknown_tool_text(&name);
+            return Err(ErrorData::invalid_params(text, None));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = CallRequest::new(request_id_text(&context.id), name, arguments);
+        let (tx, rx) = tokio::sync::oneshot::channel::<ToolResult>();
+        let tx = Mutex::new(Some((tx, InFlight::enter(self))));
+        let sink = Sink::Callback(Box::new(move |_, result| {
+            if let Some((tx, counted)) = tx.lock().ok().and_then(|mut t| t.take()) {
+                let _ = tx.send(result);
+                drop(counted);
+            }
+        }));
+        let options = ExecOptions {
+            deadline_ms: self.options.call_timeout_ms,
+            ..ExecOptions::default()
+        };
+        let batch = CancelOnDrop(exec::submit(
+            &self.registry,
+            vec![call],
+            &options,
+            sink,
+            None,
+        ));
+        let mut rx = rx;
+        let result = tokio::select! {
+            r = &mut rx => r,
+            _ = context.ct.cancelled() => {
+                // The client gave up: the tool sees capstan_call_cancelled; no
+                // response is sent for a cancelled request.
+                drop(batch);
+                return Err(ErrorData::internal_error("cancelled by the client", None));
+            }
+            _ = self.stopping.cancelled() => {
+                batch.0.cancel();
+                rx.await
+            }
+        };
+        let result =
+            result.map_err(|_| ErrorData::internal_error("the call ended without result", None))?;
+        let rendered = format_results(Format::Mcp, std::slice::from_ref(&result));
+        let item = match rendered {
+            Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
+            _ => return Err(ErrorData::internal_error("result rendering failed", None)),
+        };
+        serde_json::from_value::<CallToolResult>(item)
+            .map(CallToolResponse::from)
+            .map_err(|e| ErrorData::internal_error(format!("result rendering: {e}"), None))
+    }
+
+    /// Sends `list_changed` to every client still connected, after each
+    /// batch of registry changes.
+    async fn announce_changes(self: Arc<Self>) {
+        loop {
+            tokio::select! {
+                _ = self.changed.notified() => {}
+                _ = self.stopping.cancelled() => return,
+            }
+            let peers: Vec<Peer<RoleServer>> = match self.peers.lock() {
+                Ok(mut p) => {
+                    p.retain(|peer| !peer.is_transport_closed());
+                    p.clone()
+                }
+                Err(_) => return,
+            };
+            for peer in peers {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+        }
+    }
+
+    /// Cancels calls in flight and waits for them until `deadline`. True if none is left.
+    async fn drain(&self, deadline: Instant) -> bool {
+        self.stopping.cancel();
+        loop {
+            let idle = self.idle.notified();
+            if self.in_flight.load(Ordering::SeqCst) == 0 {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, idle).await.is_err() {
+                return self.in_flight.load(Ordering::SeqCst) == 0;
+            }
+        }
+    }
+}
+
+impl ServerHandler for Bridge {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            self.0.options.name.clone(),
+            env!("CARGO_PKG_VERSION"),
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.0.tools()?))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.0.call(request, &context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Ok(mut peers) = self.0.peers.lock() {
+            peers.retain(|peer| !peer.is_transport_closed());
+            peers.push(context.peer);
+        }
+    }
+}
+
+fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>, u64), Error> {
+    options.check()?;
+    let changed = Arc::new(Notify::new());
+    let notify = changed.clone();
+    let listener = registry.add_change_listener(Arc::new(move || notify.notify_one()));
+    let state = Arc::new(State {
+        registry: registry.clone(),
+        options: options.clone(),
+        peers: Mutex::new(Vec::new()),
+        changed,
+        stopping: CancellationToken::new(),
+        in_flight: AtomicUsize::new(0),
+        idle: Notify::new(),
+    });
+    Ok((state, listener))
+}
+
+fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, Error> {
+    let mut builder = if threads == 0 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(threads);
+        b
+    };
+    builder
+        .enable_all()
+        .thread_name("capstan-mcp")
+        .build()
+        .map_err(|e| Error::Internal(format!("could not start the MCP runtime: {e}")))
+}
+
+/// Serves `registry` on this process's stdin/stdout until stdin closes (the
+/// client went away) or the registry is closed (`Registry::close`, from
+/// another thread). Blocks the calling thread.
+pub fn serve_stdio(registry: &Registry, options: &ServerOptions) -> Result<(), Error> {
+    let (state, listener) = new_state(registry, options)?;
+    let rt = runtime(0)?;
+    let result = rt.block_on(async {
+        tokio::spawn(state.clone().announce_changes());
+        let service = Bridge(state.clone())
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::Transport(format!("stdio: {e}")))?;
+        let stop = service.cancellation_token();
+        let closed = async {
+            while !state.registry.is_closed() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::select! {
+            r = service.waiting() => { r.map_err(|e| Error::Internal(format!("stdio server: {e}")))?; }
+            _ = closed => { stop.cancel(); }
+        }
+        let deadline = Instant::now() + Duration::from_millis(u64::from(options.stop_timeout_ms));
+        state.drain(deadline).await;
+        Ok(())
+    });
+    registry.remove_change_listener(listener);
+    // tokio's stdin read cannot be interrupted: do not wait for it.
+    rt.shutdown_background();
+    result
+}
+
+/// A streamable-HTTP MCP server running on its own threads.
+pub struct HttpServer {
+    state: Arc<State>,
+    listener: u64,
+    url: String,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+}
+
+fn unauthorized() -> HttpResponse {
+    let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized: send Authorization: Bearer <token>"}}"#;
+    let mut response = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
+    *response.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    let headers = response.headers_mut();
+    headers.insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Bearer"),
+    );
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+type HttpResponse =
+    hyper::Response<http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>>;
+
+/// rmcp answers bad HTTP input (unparsable JSON, a wrong Origin, an
+/// oversized body) in plain text; clients expect a JSON-RPC error without
+/// id there. The status stays; the text becomes the error's message.
+async fn jsonrpc_errors(response: HttpResponse) -> HttpResponse {
+    let plain = response
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| v.starts_with("text/plain"));
+    let status = response.status();
+    if status.is_success() || !plain || status == hyper::StatusCode::METHOD_NOT_ALLOWED {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let text = match body.collect().await {
+        Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
+        Err(never) => match never {},
+    };
+    let code = if status == hyper::StatusCode::BAD_REQUEST && text.contains("deserialize") {
+        -32700
+    } else {
+        -32600
+    };
+    let message = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("bad request")
+            .to_owned()
+    } else {
+        text
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    })
+    .to_string();
+    parts.headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    parts.headers.remove(hyper::header::CONTENT_LENGTH);
+    hyper::Response::from_parts(parts, Full::new(Bytes::from(body)).boxed())
+}
+
+/// Constant-time comparison, so the token cannot be guessed byte by byte.
+fn same_token(got: &[u8], want: &[u8]) -> bool {
+    got.len() == want.len() && got.iter().zip(want).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+fn authorized(headers: &hyper::HeaderMap, token: &Option<String>) -> bool {
+    let Some(token) = token else { return true };
+    let Some(value) = headers.get(hyper::header::AUTHORIZATION) else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let prefix = b"Bearer ";
+    value.len() > prefix.len()
+        && value[..prefix.len()].eq_ignore_ascii_case(prefix)
+        && same_token(&value[prefix.len()..], token.as_bytes())
+}
+
+impl HttpServer {
+    /// Binds `options.address` and serves `registry` there until `stop`.
+    pub fn start(registry: &Registry, options: &ServerOptions) -> Result<HttpServer, Error> {
+        let addr: SocketAddr = options.address.parse().map_err(|_| {
+            Error::InvalidArgument(format!(
+                "address {:?} is not host:port with a numeric IP (e.g. 127.0.0.1:0)",
+                options.address
+            ))
+        })?;
+        if options.max_body_bytes == 0 {
+            return Err(Error::InvalidArgument("max_body_bytes is 0".into()));
+        }
+        let std_listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| Error::Transport(format!("cannot bind {addr}: {e}")))?;
+        std_listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::Transport(format!("{addr}: {e}")))?;
+        let bound = std_listener
+            .local_addr()
+            .map_err(|e| Error::Transport(format!("{addr}: {e}")))?;
+        let url = format!("http://{bound}/mcp");
+        let (state, listener) = new_state(registry, options)?;
+        let rt = match runtime(2) {
+            Ok(rt) => rt,
+            Err(e) => {
+                registry.remove_change_listener(listener);
+                return Err(e);
+            }
+        };
+        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        hosts.extend(options.allowed_hosts.iter().cloned());
+        let mut origins: Vec<String> = vec![
+            "http://localhost:*".into(),
+            "http://127.0.0.1:*".into(),
+            "http://[::1]:*".into(),
+        ];
+        origins.extend(options.allowed_origins.iter().cloned());
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(hosts)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes)
+            .with_cancellation_token(state.stopping.child_token());
+        let bridge = Bridge(state.clone());
+        let service = StreamableHttpService::new(
+            move || Ok(bridge.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let token = options.bearer_token.clone();
+        let stopping = state.stopping.clone();
+        // enter, not block_on: the caller may be on another runtime's thread.
+        let accept = {
+            let _in = rt.enter();
+            tokio::net::TcpListener::from_std(std_listener)
+        };
+        let tcp = match accept {
+            Ok(l) => l,
+            Err(e) => {
+                registry.remove_change_listener(listener);
+                return Err(Error::Transport(format!("{addr}: {e}")));
+            }
+        };
+        rt.spawn(state.clone().announce_changes());
+        rt.spawn(async move {
+            loop {
+                let stream = tokio::select! {
+                    s = tcp.accept() => match s {
+                        Ok((stream, _)) => stream,
+                        Err(_) => continue,
+                    },
+                    _ = stopping.cancelled() => return,
+                };
+                let service = service.clone();
+                let token = token.clone();
+                let handler = hyper::service::service_fn(move |request| {
+                    let service = service.clone();
+                    let ok = authorized(request.headers(), &token);
+                    async move {
+                        if !ok {
+                            return Ok::<_, std::convert::Infallible>(unauthorized());
+                        }
+                        Ok(jsonrpc_errors(service.handle(request).await).await)
+                    }
+                });
+                tokio::spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, handler)
+                        .await;
+                });
+            }
+        });
+        Ok(HttpServer {
+            state,
+            listener,
+            url,
+            runtime: Mutex::new(Some(rt)),
+        })
+    }
+
+    /// `http://IP:PORT/mcp`, with the port the OS chose for port 0.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops accepting, cancels calls in flight and waits for them up to the
+    /// stop timeout, then ends every connection. True when no call was left
+    /// running. A second stop returns true at once.
+    pub fn stop(&self) -> bool {
+        let rt = match self.runtime.lock() {
+            Ok(mut r) => r.take(),
+            Err(_) => None,
+        };
+        let Some(rt) = rt else { return true };
+        self.state.registry.remove_change_listener(self.listener);
+        let deadline =
+            Instant::now() + Duration::from_millis(u64::from(self.state.options.stop_timeout_ms));
+        let state = self.state.clone();
+        // On a thread of its own: the caller may be inside another tokio
+        // runtime (a tool callback on capstan's pool), where block_on panics.
+        let stopper = std::thread::spawn(move || {
+            let drained = rt.block_on(state.drain(deadline));
+            if let Ok(mut peers) = state.peers.lock() {
+                peers.clear();
+            }
+            rt.shutdown_timeout(Duration::from_millis(100));
+            drained
+        });
+        stopper.join().unwrap_or(false)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Options from their C form: comma-separated lists.
+pub fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}

@@ -1,0 +1,7 @@
+export async function resolve(specifier, context, next) {
+  if ((specifier === 'fs' || specifier === 'node:fs') &&
+      context.parentURL && context.parentURL.includes('/@modelcontextprotocol/conformance/')) {
+    return { url: new URL('./node-compat-fs.mjs', import.meta.url).href, shortCircuit: true };
+  }
+  return next(specifier, context);
+}

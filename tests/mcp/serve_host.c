@@ -1,0 +1,224 @@
+/* A host serving a few tools over MCP, for the Python SDK and conformance
+ * tests (tests/mcp/test_server_*.py):
+ *
+ *   serve_host stdio                 serve on stdin/stdout until stdin closes
+ *   serve_host http [TOKEN [MAX]]    serve on 127.0.0.1:<port>; prints the URL,
+ *                                    stops when stdin closes
+ *   serve_host conformance           http, plus the tools the conformance
+ *                                    suite calls (test_simple_text,
+ *                                    test_error_handling)
+ *
+ * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
+ * 300 ms timeout when seconds > 0.25 unless `patient`), cancels() (how many slow
+ * calls saw their cancellation), guarded(action) (approval required: the
+ * approver approves unless action is "delete"), stats() (JSON object, has an
+ * outputSchema), grow() / shrink() (register / unregister tool "late"),
+ * late(). */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capstan.h"
+
+static capstan_registry *reg;
+static atomic_int cancels;
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* The number after "KEY": in compact JSON arguments (the schema made sure it is there). */
+static double number_arg(const char *args, const char *key) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *p = strstr(args, pattern);
+    return p ? strtod(p + strlen(pattern), NULL) : 0.0;
+}
+
+static void echo(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *args = capstan_call_arguments(call, NULL);
+    const char *p = strstr(args, "\"text\":\"");
+    const char *start = p ? p + 8 : "";
+    const char *end = strrchr(start, '"');
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, start, end ? (size_t)(end - start) : 0);
+}
+
+static void add(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *args = capstan_call_arguments(call, NULL);
+    char out[64];
+    snprintf(out, sizeof out, "%g", number_arg(args, "a") + number_arg(args, "b"));
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+}
+
+static void slow(void *ud, capstan_call *call) {
+    (void)ud;
+    double seconds = number_arg(capstan_call_arguments(call, NULL), "seconds");
+    long waited = 0;
+    while (waited < (long)(seconds * 1000)) {
+        if (capstan_call_cancelled(call)) {
+            atomic_fetch_add(&cancels, 1);
+            capstan_call_fail(call, "cancelled", CAPSTAN_NTS);
+            return;
+        }
+        sleep_ms(10);
+        waited += 10;
+    }
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "slow done", CAPSTAN_NTS);
+}
+
+static void count_cancels(void *ud, capstan_call *call) {
+    (void)ud;
+    char out[32];
+    snprintf(out, sizeof out, "%d", atomic_load(&cancels));
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+}
+
+static void guarded(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "done", CAPSTAN_NTS);
+}
+
+static void approver(void *ud, capstan_approval *a) {
+    (void)ud;
+    const char *args = capstan_approval_arguments(a, NULL);
+    if (args && strstr(args, "\"delete\""))
+        capstan_approval_decide(a, false, "the user said no to deleting", CAPSTAN_NTS);
+    else
+        capstan_approval_decide(a, true, NULL, 0);
+}
+
+static void stats(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_return(call, CAPSTAN_CONTENT_JSON, "{\"calls\":3,\"ok\":true}", CAPSTAN_NTS);
+}
+
+static void late(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "late here", CAPSTAN_NTS);
+}
+
+static void simple_text(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT,
+                        "This is a simple text response for testing.", CAPSTAN_NTS);
+}
+
+static void error_handling(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_fail(call, "This tool intentionally returns an error for testing",
+                      CAPSTAN_NTS);
+}
+
+static capstan_status reg_tool(const char *name, const char *desc, const char *params,
+                               capstan_tool_fn fn, uint32_t timeout_ms, uint32_t flags) {
+    capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+    def.name = name;
+    def.description = desc;
+    def.parameters = params;
+    def.callback = fn;
+    def.timeout_ms = timeout_ms;
+    def.flags = flags;
+    return capstan_register(reg, &def);
+}
+
+static void grow(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_status st = reg_tool("late", "Registered by grow.", NULL, late, 0, 0);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, st == CAPSTAN_OK ? "grown" : "failed",
+                        CAPSTAN_NTS);
+}
+
+static void shrink(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_status st = capstan_unregister(reg, "late", CAPSTAN_NTS);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, st == CAPSTAN_OK ? "shrunk" : "failed",
+                        CAPSTAN_NTS);
+}
+
+static int fail(const char *what) {
+    char msg[512];
+    capstan_last_error(msg, sizeof msg);
+    fprintf(stderr, "serve_host: %s: %s\n", what, msg);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: serve_host stdio | http [TOKEN [MAX_BODY]]\n");
+        return 2;
+    }
+    if (capstan_registry_new(NULL, &reg) != CAPSTAN_OK) return fail("registry");
+    int bad = 0;
+    bad |= reg_tool("echo", "Returns its text.",
+                    "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
+                    "\"required\":[\"text\"],\"additionalProperties\":false}",
+                    echo, 0, 0);
+    bad |= reg_tool("add", "Adds two numbers.",
+                    "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
+                    "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}",
+                    add, 0, 0);
+    bad |= reg_tool("slow", "Waits `seconds` unless cancelled; times out after 300 ms.",
+                    "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
+                    "\"required\":[\"seconds\"]}",
+                    slow, 300, 0);
+    bad |= reg_tool("patient", "Waits `seconds` unless cancelled.",
+                    "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
+                    "\"required\":[\"seconds\"]}",
+                    slow, 0, 0);
+    bad |= reg_tool("cancels", "How many slow calls saw their cancellation.", NULL,
+                    count_cancels, 0, 0);
+    bad |= reg_tool("guarded", "Needs the user's approval.",
+                    "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\"}},"
+                    "\"required\":[\"action\"]}",
+                    guarded, 0, CAPSTAN_TOOL_REQUIRES_APPROVAL);
+    bad |= reg_tool("stats", "Call statistics.", NULL, stats, 0, 0);
+    bad |= reg_tool("grow", "Registers the tool `late`.", NULL, grow, 0, 0);
+    bad |= reg_tool("shrink", "Unregisters the tool `late`.", NULL, shrink, 0, 0);
+    int conformance = strcmp(argv[1], "conformance") == 0;
+    if (conformance) {
+        bad |= reg_tool("test_simple_text", "Returns simple text.", NULL, simple_text, 0, 0);
+        bad |= reg_tool("test_error_handling", "Always fails.", NULL, error_handling, 0, 0);
+    }
+    if (bad) return fail("register");
+    if (capstan_registry_set_approver(reg, approver, NULL, NULL) != CAPSTAN_OK)
+        return fail("approver");
+
+    capstan_mcp_server_options opts = CAPSTAN_MCP_SERVER_OPTIONS_INIT;
+    opts.name = "serve_host";
+    opts.tools_meta =
+        "{\"stats\":{\"title\":\"Statistics\",\"annotations\":{\"readOnlyHint\":true},"
+        "\"outputSchema\":{\"type\":\"object\",\"properties\":{\"calls\":{\"type\":"
+        "\"integer\"},\"ok\":{\"type\":\"boolean\"}},\"required\":[\"calls\",\"ok\"]}}}";
+    int rc = 0;
+    if (strcmp(argv[1], "stdio") == 0) {
+        if (capstan_mcp_serve_stdio(reg, &opts) != CAPSTAN_OK) rc = fail("serve_stdio");
+    } else if (strcmp(argv[1], "http") == 0 || conformance) {
+        if (argc > 2 && argv[2][0]) opts.bearer_token = argv[2];
+        if (argc > 3) opts.max_body_bytes = (uint32_t)strtoul(argv[3], NULL, 10);
+        capstan_mcp_server *server = NULL;
+        char *url = NULL;
+        if (capstan_mcp_server_start(reg, &opts, &server) != CAPSTAN_OK) {
+            rc = fail("server_start");
+        } else if (capstan_mcp_server_url(server, &url, NULL) != CAPSTAN_OK) {
+            rc = fail("server_url");
+        } else {
+            printf("%s\n", url);
+            fflush(stdout);
+            capstan_free(url);
+            while (getchar() != EOF) {
+            }
+        }
+        if (server && capstan_mcp_server_stop(server) != CAPSTAN_OK) rc = fail("server_stop");
+        capstan_mcp_server_free(server);
+    } else {
+        fprintf(stderr, "serve_host: unknown mode %s\n", argv[1]);
+        rc = 2;
+    }
+    capstan_registry_free(reg);
+    return rc;
+}
