@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use super::stream::{CAPSTAN_ERR_STREAM_TOO_LARGE, CAPSTAN_ERR_STREAM_TRUNCATED};
 use super::types::*;
 use crate::error::Error;
 
@@ -76,6 +77,8 @@ fn status_of(e: &Error) -> capstan_status {
         Error::ShuttingDown(_) => CAPSTAN_ERR_SHUTTING_DOWN,
         Error::WrongContext(_) => CAPSTAN_ERR_WRONG_CONTEXT,
         Error::Internal(_) => CAPSTAN_ERR_INTERNAL,
+        Error::StreamTruncated(_) => CAPSTAN_ERR_STREAM_TRUNCATED,
+        Error::StreamTooLarge(_) => CAPSTAN_ERR_STREAM_TOO_LARGE,
     }
 }
 

@@ -3,6 +3,7 @@
 use std::ffi::{c_char, c_void};
 
 use super::boundary::*;
+use super::stream::{CAPSTAN_ERR_STREAM_TOO_LARGE, CAPSTAN_ERR_STREAM_TRUNCATED};
 use super::types::*;
 
 /// Frees text that capstan returned through a `char **out`. NULL is a no-op.
@@ -56,6 +57,8 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
         CAPSTAN_ERR_PANIC => b"CAPSTAN_ERR_PANIC\0",
         CAPSTAN_ERR_INTERNAL => b"CAPSTAN_ERR_INTERNAL\0",
         CAPSTAN_ERR_PROVIDER_ERROR => b"CAPSTAN_ERR_PROVIDER_ERROR\0",
+        CAPSTAN_ERR_STREAM_TRUNCATED => b"CAPSTAN_ERR_STREAM_TRUNCATED\0",
+        CAPSTAN_ERR_STREAM_TOO_LARGE => b"CAPSTAN_ERR_STREAM_TOO_LARGE\0",
         _ => b"CAPSTAN_UNKNOWN_STATUS\0",
     };
     name.as_ptr().cast::<c_char>()

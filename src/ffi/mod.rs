@@ -12,6 +12,7 @@ mod misc;
 mod observe;
 mod providers;
 mod registry;
+mod stream;
 mod types;
 
 pub use call::*;
@@ -20,4 +21,5 @@ pub use misc::*;
 pub use observe::*;
 pub use providers::*;
 pub use registry::*;
+pub use stream::*;
 pub use types::*;
