@@ -30,7 +30,7 @@ pub const CAPSTAN_ERR_STREAM_TOO_LARGE: capstan_status = 21;
 /// being read, the arguments of calls, the response's text kept for
 /// `capstan_stream_finish`. Past it, feed fails with
 /// `CAPSTAN_ERR_STREAM_TOO_LARGE` (and so does every later feed and the finish).
-pub const CAPSTAN_STREAM_MAX_BUFFERED: usize = 16 << 20;
+pub const CAPSTAN_STREAM_MAX_BUFFERED: usize = 16777216;
 
 /// Tool flag (streams): never start this tool's calls before the whole
 /// response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with

@@ -43,11 +43,8 @@ use crate::providers::{self, Format};
 use crate::registry::Registry;
 use emit::{Assembler, Emit};
 
-/// Default cap on the bytes one stream holds at once (16 MiB).
-pub const DEFAULT_MAX_BUFFERED: usize = 16 << 20;
-
 /// How a stream runs its calls.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct StreamOptions {
     /// How calls run (limit, timeouts, approvals...). `limit` also caps the
     /// calls started early and still running; `parallel: false` starts a
@@ -57,18 +54,9 @@ pub struct StreamOptions {
     /// tool is flagged `WAIT_FOR_RESPONSE`. False: every call starts at
     /// `finish`, as `run_turn` would run them.
     pub early_dispatch: bool,
-    /// Cap on the bytes held at once (0 = [`DEFAULT_MAX_BUFFERED`]).
+    /// Cap on the bytes held at once (0 = 16 MiB, the C ABI's
+    /// `CAPSTAN_STREAM_MAX_BUFFERED`).
     pub max_buffered: usize,
-}
-
-impl Default for StreamOptions {
-    fn default() -> Self {
-        StreamOptions {
-            exec: ExecOptions::default(),
-            early_dispatch: false,
-            max_buffered: 0,
-        }
-    }
 }
 
 /// Receives a result: the call's position in the response, and its result.
@@ -315,7 +303,7 @@ impl State {
 
     fn check_cap(&self, held: usize) -> Result<(), Error> {
         let cap = match self.options.max_buffered {
-            0 => DEFAULT_MAX_BUFFERED,
+            0 => crate::ffi::CAPSTAN_STREAM_MAX_BUFFERED,
             n => n,
         };
         if held > cap {
