@@ -103,7 +103,7 @@ impl Finished {
 #[derive(Default)]
 pub struct Control {
     cancelled: AtomicBool,
-    batches: Mutex<Vec<Batch>>,
+    batches: Mutex<Vec<Arc<Batch>>>,
 }
 
 impl Control {
@@ -137,21 +137,20 @@ impl Control {
             if self.is_cancelled() {
                 batch.cancel();
             }
-            batches.push(batch);
+            batches.push(Arc::new(batch));
         }
     }
 
     /// Waits for every batch started so far to hand over all its results.
+    /// The list stays in place (a cancel meanwhile reaches every batch); the
+    /// lock is not held while waiting.
     fn wait_all(&self) {
-        let batches = match self.batches.lock() {
-            Ok(mut b) => std::mem::take(&mut *b),
+        let batches: Vec<Arc<Batch>> = match self.batches.lock() {
+            Ok(b) => b.clone(),
             Err(_) => return,
         };
         for b in &batches {
             b.wait(None);
-        }
-        if let Ok(mut b) = self.batches.lock() {
-            b.extend(batches);
         }
     }
 }
