@@ -823,3 +823,69 @@ fn paced_time_to_first_result_figures() {
         }
     }
 }
+
+#[test]
+fn openai_chat_starts_a_call_as_soon_as_its_arguments_are_a_whole_object() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut stream = recording_stream(Format::OpenAiChat, true, log.clone());
+    let body = fixture("openai_chat", "parallel.sse");
+    // Up to (not including) the event that starts the second call.
+    let second = pieces_by_call(Format::OpenAiChat, &body);
+    let first_call: Vec<u8> = second[..2].concat();
+    stream.feed(&reg, &first_call).unwrap();
+    assert!(
+        wait_for(&log, |l| l.iter().any(|e| matches!(e, Ev::Result(0, _)))),
+        "the first call did not start before the second began"
+    );
+    stream.feed(&reg, &body[first_call.len()..]).unwrap();
+    assert_eq!(stream.finish(&reg).unwrap().results.len(), 3);
+}
+
+/// A chat chunk adding `args` to the arguments of call `index`.
+fn chat_chunk(index: u32, args: &str) -> String {
+    let call = json!({"index": index, "function": {"arguments": args}});
+    let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]});
+    format!("data: {chunk}\n\n")
+}
+
+#[test]
+fn more_than_whitespace_after_whole_arguments_fails_a_started_call_and_revises_one_not_started() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let start = r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"get_time","arguments":"{\"tz\":\"UTC\"}"}}]}}]}"#.to_owned() + "\n\n";
+    let space = chat_chunk(0, "  ");
+    let junk = chat_chunk(0, "}");
+    let end = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
+    // Whitespace after whole arguments: fine, early or not; the text keeps it.
+    for early in [false, true] {
+        let options = StreamOptions {
+            early_dispatch: early,
+            ..Default::default()
+        };
+        let body = [start.as_bytes(), space.as_bytes(), end.as_bytes()];
+        let done = run(&reg, Format::OpenAiChat, options, &body).0.unwrap();
+        assert_eq!(
+            done.calls[0].to_json()["arguments"],
+            json!("{\"tz\":\"UTC\"}  ")
+        );
+    }
+    // More than whitespace: not started yet, the call gets the whole text
+    // (and fails as invalid arguments, as the non-streamed body would).
+    let body = [start.as_bytes(), junk.as_bytes(), end.as_bytes()];
+    let done = run(&reg, Format::OpenAiChat, StreamOptions::default(), &body)
+        .0
+        .unwrap();
+    assert_eq!(done.results[0].outcome, Outcome::InvalidArguments);
+    // Already started with the whole object: the stream fails.
+    let options = StreamOptions {
+        early_dispatch: true,
+        ..Default::default()
+    };
+    let err = run(&reg, Format::OpenAiChat, options, &body).0.unwrap_err();
+    assert!(
+        matches!(err, capstan::Error::InvalidResponse(ref m) if m.contains("whole JSON object")),
+        "{err}"
+    );
+}

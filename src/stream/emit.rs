@@ -24,6 +24,10 @@ pub(crate) struct Emit {
     /// Calls whose arguments are complete, with their position in the response.
     pub ready: Vec<(usize, CallRequest)>,
     pub cut: Vec<(usize, CutCall)>,
+    /// New argument text of a call already reported ready (OpenAI Chat: a
+    /// fragment after the arguments formed a whole JSON object), and whether
+    /// it adds more than whitespace.
+    pub revised: Vec<(usize, String, bool)>,
     /// The provider's stop or finish reason, when it gave one.
     pub stop_reason: Option<String>,
     /// The response's closing event arrived.

@@ -315,7 +315,7 @@ impl State {
 
     fn event(&mut self, registry: &Registry, name: &str, data: &str) -> Result<(), Error> {
         self.assembler.event(name, data, &mut self.emit)?;
-        self.drain(registry);
+        self.drain(registry)?;
         self.check_cap(self.held() + data.len())
     }
 
@@ -327,7 +327,7 @@ impl State {
         }
     }
 
-    fn drain(&mut self, registry: &Registry) {
+    fn drain(&mut self, registry: &Registry) -> Result<(), Error> {
         for delta in std::mem::take(&mut self.emit.text) {
             self.kept += delta.len();
             self.text.push_str(&delta);
@@ -346,9 +346,21 @@ impl State {
             self.place(position);
             self.cut[position] = Some(call);
         }
+        for (position, text, more) in std::mem::take(&mut self.emit.revised) {
+            self.place(position);
+            if more && self.started[position] {
+                return Err(Error::InvalidResponse(format!(
+                    "call {position}: more arguments came after they formed a whole JSON object, and the call had started with those"
+                )));
+            }
+            if let Some(call) = self.calls[position].as_mut() {
+                call.arguments = crate::call::Arguments::Text(text);
+            }
+        }
         if self.options.early_dispatch {
             self.start_ready(registry);
         }
+        Ok(())
     }
 
     /// Starts the complete calls that may start now.
@@ -438,7 +450,10 @@ impl State {
             )));
         }
         self.assembler.close(&mut self.emit);
-        self.drain(registry);
+        if let Err(e) = self.drain(registry) {
+            self.control.wait_all();
+            return Err(e);
+        }
         let n = self.emit.opened();
         self.place(n.saturating_sub(1));
         let mut rest = Vec::new();

@@ -4,8 +4,12 @@
 //! `function.name`; later ones add to `function.arguments`), then a
 //! `finish_reason`, then `data: [DONE]`.
 //!
-//! A call is complete when a call with another index starts (the API
-//! streams calls one after the other) or when the choice finishes. A finish
+//! A call is complete as soon as its arguments form a whole JSON object
+//! (nothing but whitespace can follow one in valid arguments), else when a
+//! call with another index starts (the API streams calls one after the
+//! other) or when the choice finishes. A fragment adding more than
+//! whitespace to arguments that were already whole is reported as a
+//! revision (the stream fails if the call already started). A finish
 //! reason of `length` or `content_filter` cuts the call still open. Only the
 //! first choice (`index` 0) is read, as in the non-streamed parser. Tool
 //! calls of another `type` than `function` are skipped. Error: a chunk
@@ -31,6 +35,8 @@ struct Open {
     name: String,
     arguments: String,
     done: bool,
+    /// Completed because a call with another index started: no fragment may follow.
+    superseded: bool,
 }
 
 impl Chat {
@@ -58,7 +64,7 @@ impl Chat {
             CallRequest {
                 id: open.id.clone(),
                 name: open.name.clone(),
-                arguments: Arguments::Text(std::mem::take(&mut open.arguments)),
+                arguments: Arguments::Text(open.arguments.clone()),
             },
         ));
         Ok(())
@@ -82,6 +88,8 @@ impl Chat {
         if !self.calls.iter().any(|c| c.key == key) {
             for open in &mut self.calls {
                 Self::complete(open, emit)?;
+                open.superseded = true;
+                open.arguments = String::new();
             }
             let function = match call.get("type").and_then(Value::as_str) {
                 None | Some("function") => true,
@@ -94,14 +102,15 @@ impl Chat {
                 name: String::new(),
                 arguments: String::new(),
                 done: false,
+                superseded: false,
             });
         }
         let Some(open) = self.calls.iter_mut().find(|c| c.key == key) else {
             return Ok(());
         };
-        if open.done {
+        if open.superseded {
             return Err(Error::InvalidResponse(format!(
-                "choices[0].delta.tool_calls: a fragment for call index {key} came after that call ended"
+                "choices[0].delta.tool_calls: a fragment for call index {key} came after a later call started"
             )));
         }
         if let Some(Value::String(id)) = call.get("id") {
@@ -115,6 +124,14 @@ impl Chat {
             }
             if let Some(Value::String(args)) = function.get("arguments") {
                 open.arguments.push_str(args);
+                if open.done {
+                    if let Some(position) = open.position {
+                        let more = !args.trim().is_empty();
+                        emit.revised.push((position, open.arguments.clone(), more));
+                    }
+                } else if whole_object(&open.arguments) {
+                    Self::complete(open, emit)?;
+                }
             }
         }
         Ok(())
@@ -144,6 +161,14 @@ impl Chat {
         }
         Ok(())
     }
+}
+
+/// The text is one whole JSON object (checked only when it ends with `}`).
+fn whole_object(text: &str) -> bool {
+    let text = text.trim();
+    text.starts_with('{')
+        && text.ends_with('}')
+        && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 impl Assembler for Chat {
@@ -197,6 +222,7 @@ impl Assembler for Chat {
     fn buffered(&self) -> usize {
         self.calls
             .iter()
+            .filter(|c| !c.done)
             .map(|c| c.arguments.len() + c.name.len() + c.id.len())
             .sum()
     }
