@@ -214,7 +214,10 @@ pub unsafe extern "C" fn capstan_stream_new(
 /// Errors, sticky (every later feed and the finish return the same status):
 /// PROVIDER_ERROR for an error event of the provider (`capstan_last_error`
 /// as for `capstan_parse_calls`), INVALID_RESPONSE for a line that is not
-/// UTF-8 or an event that is not the format's JSON, STREAM_TOO_LARGE past
+/// UTF-8, an event that is not the format's JSON, or (OpenAI Chat, where a
+/// call counts as complete once its arguments form a whole JSON object)
+/// more than whitespace added to arguments a call already started with,
+/// STREAM_TOO_LARGE past
 /// `CAPSTAN_STREAM_MAX_BUFFERED`. Calls already started keep running.
 /// WRONG_CONTEXT after `capstan_stream_finish` or `capstan_stream_cancel`,
 /// or while another feed/finish of the stream runs.
