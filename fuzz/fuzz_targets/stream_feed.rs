@@ -29,10 +29,19 @@ unsafe extern "C" fn count(_: *mut std::ffi::c_void, result: *const capstan_resu
 }
 
 /// Feeds `chunks`, finishes; the status and the output without results.
-fn run(reg: Reg, fmt: capstan_format, early: bool, chunks: &[&[u8]]) -> (capstan_status, Option<Value>) {
+fn run(
+    reg: Reg,
+    fmt: capstan_format,
+    early: bool,
+    chunks: &[&[u8]],
+) -> (capstan_status, Option<Value>) {
     let opts = capstan_exec_options {
         struct_size: std::mem::size_of::<capstan_exec_options>() as u32,
-        flags: if early { CAPSTAN_EXEC_EARLY_DISPATCH } else { 0 },
+        flags: if early {
+            CAPSTAN_EXEC_EARLY_DISPATCH
+        } else {
+            0
+        },
         limit: 0,
         timeout_ms: 20,
         approved_ids: std::ptr::null(),
@@ -59,17 +68,23 @@ fn run(reg: Reg, fmt: capstan_format, early: bool, chunks: &[&[u8]]) -> (capstan
     }
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st = unsafe { capstan_stream_finish(stream, &mut out, &mut len) };
-    unsafe { capstan_stream_free(stream) };
     if fed != CAPSTAN_OK {
         assert_eq!(st, fed, "a failed feed is not sticky: {}", last_error());
     }
-    let Some(mut value) = take_json(st, out, len, "capstan_stream_finish") else {
+    // Checked before capstan_stream_free, whose success clears the last error.
+    let value = take_json(st, out, len, "capstan_stream_finish");
+    unsafe { capstan_stream_free(stream) };
+    let Some(mut value) = value else {
         return (st, None);
     };
     let calls = value["calls"].as_array().map_or(0, Vec::len);
     let results = value["results"].as_array().map_or(0, Vec::len);
     assert_eq!(calls, results, "one result per call: {value}");
-    assert_eq!(RESULTS.load(Ordering::SeqCst), calls, "the sink missed results: {value}");
+    assert_eq!(
+        RESULTS.load(Ordering::SeqCst),
+        calls,
+        "the sink missed results: {value}"
+    );
     if let Some(obj) = value.as_object_mut() {
         obj.remove("results");
         obj.remove("messages");
@@ -95,7 +110,12 @@ fuzz_target!(|data: &[u8]| {
         at += n;
     }
     let split = run(reg, fmt, early, &chunks);
-    assert_eq!(whole, split, "split at {:?} reads differently", chunks.iter().map(|c| c.len()).collect::<Vec<_>>());
+    assert_eq!(
+        whole,
+        split,
+        "split at {:?} reads differently",
+        chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+    );
 });
 
 fn shared_tool_registry() -> Reg {
