@@ -319,8 +319,20 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test stream-example
 	@echo "make test: all suites passed"
+
+# --- streaming (issue 15) ----------------------------------------------------
+# tests/c/test_stream.c is one of C_TESTS (plain, ASan, Valgrind). The README's
+# streamed OpenAI Chat turn runs here: it exits 1 unless the first tool's
+# result came before the body ended. stream-figures: time to the first
+# result with calls 200 ms apart, early dispatch vs buffering (not in `make test`).
+.PHONY: stream-example stream-figures
+stream-example: $(BUILD)/examples/stream_turn
+	$(BUILD)/examples/stream_turn > $(BUILD)/stream_turn.out || (cat $(BUILD)/stream_turn.out; exit 1)
+
+stream-figures:
+	$(CARGO) test --release --test stream -- --ignored --nocapture paced_time_to_first_result_figures
 
 # Figures of issue #6 (BENCHMARKS.md): criterion benches of the core, the
 # floor, then the ABI table with the default pool and with 1 and 2 threads.

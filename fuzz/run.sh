@@ -21,7 +21,7 @@ cd "$(dirname "$0")"
 export RUSTC_BOOTSTRAP=1
 
 mode=${1:-smoke}
-TARGETS=(schema validate export parse_calls format_results run_turn execute strings)
+TARGETS=(schema validate export parse_calls format_results run_turn execute strings stream_feed)
 if [ $# -ge 2 ]; then TARGETS=("$2"); fi
 
 # Smoke caps on input size, per target. They keep the smoke run clear of the
@@ -31,7 +31,7 @@ if [ $# -ge 2 ]; then TARGETS=("$2"); fi
 # 20-deep $ref chain ~1.5 KB. `long` uses 16 KB and may find them.
 declare -A SMOKE_MAX_LEN=(
   [schema]=768 [validate]=256 [export]=768 [parse_calls]=4096
-  [format_results]=4096 [run_turn]=2048 [execute]=2048 [strings]=1024
+  [format_results]=4096 [run_turn]=2048 [execute]=2048 [strings]=1024 [stream_feed]=8192
 )
 
 # cargo-fuzz's default build: release, with debug assertions and overflow

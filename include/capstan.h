@@ -96,6 +96,7 @@
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
 #define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
+#define CAPSTAN_STREAM_SINK_INIT {(uint32_t)sizeof(capstan_stream_sink), NULL, NULL, NULL}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
@@ -103,6 +104,35 @@
  * Swift and other importers of simple macros see it. */
 #define CAPSTAN_VERSION_STRING "0.2.0"
 
+
+/**
+ * Cap on the bytes one stream holds at once (16 MiB): the line and event
+ * being read, the arguments of calls, the response's text kept for
+ * `capstan_stream_finish`. Past it, feed fails with
+ * `CAPSTAN_ERR_STREAM_TOO_LARGE` (and so does every later feed and the finish).
+ */
+#define CAPSTAN_STREAM_MAX_BUFFERED 16777216
+
+/**
+ * Tool flag (streams): never start this tool's calls before the whole
+ * response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with
+ * side effects: a response can still fail after one of its calls is
+ * complete (a provider error, a dropped connection, the host cancelling),
+ * and a host that then asks again would run the side effect twice.
+ */
+#define CAPSTAN_TOOL_WAIT_FOR_RESPONSE (1u << 3)
+
+/**
+ * Exec flag (streams only; other functions ignore it): start each call the
+ * moment its arguments are complete, before the response ends, unless its
+ * tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
+ * response can still fail after a call is complete (see that flag), so only
+ * the host knows when running early is safe. `limit` also caps the calls
+ * started early and still running (the others start when one ends, or at
+ * the finish); with `CAPSTAN_EXEC_SEQUENTIAL` a call starts early only once
+ * every earlier call has finished.
+ */
+#define CAPSTAN_EXEC_EARLY_DISPATCH (1u << 4)
 
 /**
  * Major version of this header (the library's is `capstan_version()`).
@@ -223,6 +253,11 @@ typedef struct capstan_mcp_server capstan_mcp_server;
  * from any thread at once, except `capstan_registry_free`.
  */
 typedef struct capstan_registry capstan_registry;
+
+/**
+ * A streamed response being read (`capstan_stream_new`).
+ */
+typedef struct capstan_stream capstan_stream;
 
 /**
  * Status of a fallible call: `CAPSTAN_OK` (0) or one of `CAPSTAN_ERR_*`.
@@ -553,6 +588,47 @@ typedef void (*capstan_notify_fn)(void *user_data);
 typedef void (*capstan_thread_hook_fn)(void *user_data);
 
 /**
+ * Receives a piece of the model's text as it streams. `text` is UTF-8 (never
+ * a partial character), NOT NUL-terminated, borrowed for the call. Runs on
+ * the thread calling `capstan_stream_feed` (or `capstan_stream_finish`, for
+ * text in the body's last lines), inside it. It may call
+ * `capstan_stream_cancel` but not feed or finish the same stream.
+ */
+typedef void (*capstan_text_fn)(void *user_data,
+                                const char *text,
+                                size_t len);
+
+/**
+ * Where a stream delivers what it reads. NULL means nothing is delivered.
+ */
+typedef struct capstan_stream_sink {
+  /**
+   * `sizeof(capstan_stream_sink)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Text deltas (may be NULL).
+   */
+  capstan_text_fn on_text;
+  /**
+   * Call results as each call ends (may be NULL), `result->index` being
+   * the call's position in the response. Runs on the thread that finished
+   * the call (a pool thread for a call started early; see
+   * `capstan_result_fn`), possibly on several at once, or inside
+   * `capstan_stream_finish`. Every call of the response gets exactly one;
+   * then, inside `capstan_stream_finish` (whatever it returns), one last
+   * call with `result == NULL`.
+   */
+  capstan_result_fn on_result;
+  /**
+   * Passed to both. Must stay valid until `capstan_stream_finish` or
+   * `capstan_stream_free` returned: no callback of the stream runs after
+   * either. capstan never frees it.
+   */
+  void *user_data;
+} capstan_stream_sink;
+
+/**
  * Success.
  */
 #define CAPSTAN_OK 0
@@ -650,6 +726,20 @@ typedef void (*capstan_thread_hook_fn)(void *user_data);
  * or status as KIND and its message as MESSAGE.
  */
 #define CAPSTAN_ERR_PROVIDER_ERROR 18
+
+/**
+ * The response ended before its closing event (`data: [DONE]` or a
+ * `finish_reason`, `message_stop`, `response.completed`/`.incomplete`, a
+ * Gemini `finishReason`): the connection closed early. Returned by
+ * `capstan_stream_finish`; calls not started were not run (calls started
+ * early finished and delivered their results before it returned).
+ */
+#define CAPSTAN_ERR_STREAM_TRUNCATED 20
+
+/**
+ * A stream held more than `CAPSTAN_STREAM_MAX_BUFFERED` bytes at once.
+ */
+#define CAPSTAN_ERR_STREAM_TOO_LARGE 21
 
 /**
  * The library was built without the feature this function needs (e.g. `mcp`).
@@ -1401,6 +1491,90 @@ capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
                                         capstan_thread_hook_fn on_stop,
                                         void *user_data,
                                         capstan_destroy_fn destroy);
+
+/**
+ * Starts reading a streamed response in `fmt` (`CAPSTAN_FORMAT_OPENAI_CHAT`,
+ * `_OPENAI_RESPONSES`, `_ANTHROPIC` or `_GEMINI`; the others are
+ * INVALID_ARGUMENT): the body of a server-sent-events response (Gemini:
+ * `streamGenerateContent?alt=sse`). `opts` (NULL: defaults) say how calls
+ * run, as for `capstan_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
+ * `CAPSTAN_EXEC_DELIVER_POLL` is INVALID_ARGUMENT (results go to the sink).
+ * `sink` may be NULL. `reg` must outlive the stream. `*out` (free with
+ * `capstan_stream_free`) is written only on OK.
+ *
+ * One thread at a time may feed or finish a stream; `capstan_stream_cancel`
+ * may be called from any thread at any time.
+ */
+capstan_status capstan_stream_new(struct capstan_registry *reg,
+                                  capstan_format fmt,
+                                  const struct capstan_exec_options *opts,
+                                  const struct capstan_stream_sink *sink,
+                                  struct capstan_stream **out);
+
+/**
+ * Reads the next `len` bytes of the response body, split anywhere (inside
+ * a line, a UTF-8 character, a JSON string). Text deltas go to the sink
+ * before it returns; with `CAPSTAN_EXEC_EARLY_DISPATCH` each call whose
+ * arguments are complete starts now. `bytes` may be NULL when `len` is 0.
+ *
+ * Errors, sticky (every later feed and the finish return the same status):
+ * PROVIDER_ERROR for an error event of the provider (`capstan_last_error`
+ * as for `capstan_parse_calls`), INVALID_RESPONSE for a line that is not
+ * UTF-8, an event that is not the format's JSON, or (OpenAI Chat, where a
+ * call counts as complete once its arguments form a whole JSON object)
+ * more than whitespace added to arguments a call already started with,
+ * STREAM_TOO_LARGE past
+ * `CAPSTAN_STREAM_MAX_BUFFERED`. Calls already started keep running.
+ * WRONG_CONTEXT after `capstan_stream_finish` or `capstan_stream_cancel`,
+ * or while another feed/finish of the stream runs.
+ */
+capstan_status capstan_stream_feed(struct capstan_stream *stream,
+                                   const void *bytes,
+                                   size_t len);
+
+/**
+ * The body ended: starts the calls not started yet, waits (like
+ * `capstan_execute`) until every call has its result, and writes to `*out`
+ * (free with `capstan_free`) a JSON object:
+ * - `"calls"`: the response's calls in order, normalized as
+ *   `capstan_parse_calls` gives them for the same response not streamed;
+ * - `"results"`: one normalized result per call, in call order;
+ * - `"messages"`: those results as the provider's next request takes them
+ *   (what `capstan_run_turn` returns);
+ * - `"text"`: the response's text; `"stop_reason"`: the provider's stop or
+ *   finish reason (or null); `"cancelled"`: whether the stream was cancelled;
+ * - `"cut_calls"`: positions of calls the response cut (`finish_reason`
+ *   `length`, `stop_reason` `max_tokens`, `response.incomplete`): a cut call
+ *   is NEVER run; its result is `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with
+ *   content saying why, and its arguments in `"calls"` are the text that
+ *   arrived.
+ *
+ * Returns the feed's sticky error if one failed; STREAM_TRUNCATED when the
+ * body ended before the response's closing event (nothing written; the
+ * calls not started are not run). In every case no sink callback runs
+ * after it returns, and `on_result(NULL)` was its last. Once only:
+ * WRONG_CONTEXT the second time. After `capstan_stream_cancel`, calls not
+ * started end `CAPSTAN_OUTCOME_CANCELLED` and the status is OK.
+ */
+capstan_status capstan_stream_finish(struct capstan_stream *stream,
+                                     char **out,
+                                     size_t *out_len);
+
+/**
+ * Cancels the stream: no call starts any more, running calls see
+ * `capstan_call_cancelled`, later feeds return WRONG_CONTEXT. Still call
+ * `capstan_stream_finish` to collect the results (calls never started end
+ * `CAPSTAN_OUTCOME_CANCELLED`), or just `capstan_stream_free`. Any thread,
+ * also inside a sink callback. NULL: no-op.
+ */
+void capstan_stream_cancel(struct capstan_stream *stream);
+
+/**
+ * Frees a stream at any point (not while a feed or finish of it runs);
+ * NULL is a no-op. Calls still running finish internally; when this returns
+ * no sink callback of the stream is running or will run. Consumes `stream`.
+ */
+void capstan_stream_free(struct capstan_stream *stream);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -48,6 +48,13 @@ pub enum Error {
     /// The operation is not allowed in the current context (e.g. from inside a callback).
     #[error("not allowed here: {0}")]
     WrongContext(String),
+    /// A streamed response ended before its closing event (the connection
+    /// closed early): calls not started were not run.
+    #[error("stream truncated: {0}")]
+    StreamTruncated(String),
+    /// A stream held more bytes at once than its cap.
+    #[error("stream too large: {0}")]
+    StreamTooLarge(String),
     /// Internal failure: a poisoned lock, a closed channel, a runtime that could not start.
     #[error("internal error: {0}")]
     Internal(String),

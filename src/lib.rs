@@ -15,6 +15,7 @@ pub mod providers;
 pub mod registry;
 pub mod render;
 pub mod schema;
+pub mod stream;
 mod suggest;
 pub mod tool;
 pub mod turn;

@@ -14,7 +14,10 @@ impl ToolFlags {
     pub const SERIAL: u32 = 1 << 1;
     /// Runs only inside the host's pump, on the host's thread.
     pub const MAIN_THREAD: u32 = 1 << 2;
-    pub const KNOWN: u32 = Self::REQUIRES_APPROVAL | Self::SERIAL | Self::MAIN_THREAD;
+    /// Streams: never started before the whole response arrived.
+    pub const WAIT_FOR_RESPONSE: u32 = 1 << 3;
+    pub const KNOWN: u32 =
+        Self::REQUIRES_APPROVAL | Self::SERIAL | Self::MAIN_THREAD | Self::WAIT_FOR_RESPONSE;
 
     pub fn requires_approval(self) -> bool {
         self.0 & Self::REQUIRES_APPROVAL != 0
@@ -24,6 +27,9 @@ impl ToolFlags {
     }
     pub fn main_thread(self) -> bool {
         self.0 & Self::MAIN_THREAD != 0
+    }
+    pub fn wait_for_response(self) -> bool {
+        self.0 & Self::WAIT_FOR_RESPONSE != 0
     }
 }
 

@@ -54,6 +54,9 @@ int main() {
         return 1;
     capstan_free(tools);
 
+    capstan_stream_sink sink = CAPSTAN_STREAM_SINK_INIT;
+    if (sink.struct_size != sizeof sink || sink.on_text != nullptr) return 1;
+
     capstan_exec_options exec_opts = CAPSTAN_EXEC_OPTIONS_INIT;
     exec_opts.flags = CAPSTAN_EXEC_SEQUENTIAL;
     const char *calls = "[{\"id\":\"1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"},"

@@ -78,6 +78,8 @@ fn status_of(e: &Error) -> capstan_status {
         Error::Internal(_) => CAPSTAN_ERR_INTERNAL,
         Error::Unsupported(_) => CAPSTAN_ERR_UNSUPPORTED,
         Error::Transport(_) => CAPSTAN_ERR_TRANSPORT,
+        Error::StreamTruncated(_) => CAPSTAN_ERR_STREAM_TRUNCATED,
+        Error::StreamTooLarge(_) => CAPSTAN_ERR_STREAM_TOO_LARGE,
     }
 }
 

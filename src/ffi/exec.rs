@@ -26,7 +26,8 @@ unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOp
     const KNOWN: u32 = CAPSTAN_EXEC_SEQUENTIAL
         | CAPSTAN_EXEC_DELIVER_POLL
         | CAPSTAN_EXEC_STRICT_NULLS
-        | CAPSTAN_EXEC_START_INLINE;
+        | CAPSTAN_EXEC_START_INLINE
+        | super::stream::CAPSTAN_EXEC_EARLY_DISPATCH;
     if o.flags & !KNOWN != 0 {
         return Err(Fail::BadArgument(format!(
             "unknown exec flags 0x{:x}",

@@ -15,6 +15,7 @@ mod observe;
 mod providers;
 mod registry;
 mod threads;
+mod stream;
 mod types;
 
 pub use call::*;
@@ -26,4 +27,5 @@ pub use observe::*;
 pub use providers::*;
 pub use registry::*;
 pub use threads::*;
+pub use stream::*;
 pub use types::*;

@@ -9,7 +9,7 @@ use super::types::*;
 use crate::call::ToolResult;
 use crate::providers::{self, ExportOptions, Format};
 
-fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
+pub(crate) fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
     Ok(match fmt {
         CAPSTAN_FORMAT_DESCRIBE => Format::Describe,
         CAPSTAN_FORMAT_OPENAI_CHAT => Format::OpenAiChat,

@@ -50,6 +50,14 @@ pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
 /// or status as KIND and its message as MESSAGE.
 pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
 
+/// The response ended before its closing event (`data: [DONE]` or a
+/// `finish_reason`, `message_stop`, `response.completed`/`.incomplete`, a
+/// Gemini `finishReason`): the connection closed early. Returned by
+/// `capstan_stream_finish`; calls not started were not run (calls started
+/// early finished and delivered their results before it returned).
+pub const CAPSTAN_ERR_STREAM_TRUNCATED: capstan_status = 20;
+/// A stream held more than `CAPSTAN_STREAM_MAX_BUFFERED` bytes at once.
+pub const CAPSTAN_ERR_STREAM_TOO_LARGE: capstan_status = 21;
 /// The library was built without the feature this function needs (e.g. `mcp`).
 pub const CAPSTAN_ERR_UNSUPPORTED: capstan_status = 22;
 

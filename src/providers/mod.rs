@@ -219,6 +219,9 @@ fn describe_tool(tool: &ToolSpec) -> Value {
     if tool.flags.main_thread() {
         flags.push("main_thread");
     }
+    if tool.flags.wait_for_response() {
+        flags.push("wait_for_response");
+    }
     let mut m = Map::new();
     m.insert("name".into(), json!(tool.name));
     m.insert("description".into(), json!(tool.description));

@@ -666,6 +666,14 @@ class ToolRegistry:
             raise
         return settle(False)
 
+    def stream(self, style: str, **options: Any) -> Any:
+        """A :class:`capstan._stream.Stream` reading a streamed response in
+        ``style`` (openai_chat, openai_responses, anthropic, gemini); options:
+        ``early_dispatch``, ``on_text``, ``timeout``, ``limit``."""
+        from ._stream import Stream
+
+        return Stream(self, style, **options)
+
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"
         return f"<ToolRegistry {state}>"

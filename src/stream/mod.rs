@@ -1,0 +1,560 @@
+//! Streaming: a provider's streamed response in, at any split of its bytes;
+//! text deltas and tool calls out as they complete, each call started the
+//! moment its arguments are whole when the host allows it (early dispatch).
+//!
+//! Layers: `sse` frames the bytes into events; one assembler per provider
+//! turns events into text deltas and calls (each module documents its event
+//! format and when a call counts as complete); [`Stream`] dispatches calls,
+//! keeps their results in call order, bounds memory and reports the end.
+//!
+//! Rules (the C header states them again for `capstan_stream_*`):
+//! - A call is never run before its arguments are complete. A call the
+//!   response cut (token limit, content filter, input that is not whole
+//!   JSON) is never run: it gets an `invalid_arguments` error result saying
+//!   why, in its place, and `cut_calls` lists it.
+//! - A body that ends without the response's closing event (a dropped
+//!   connection) is `Error::StreamTruncated`: the calls not started never
+//!   run; calls already started finish and deliver their results first.
+//! - A provider error event is `Error::ProviderError`, read by the
+//!   non-streamed parser of the format (same kind and message).
+//! - Bytes held at once (the line being read, the event being built,
+//!   arguments and text kept for the end) are capped: past the cap the
+//!   stream fails with `Error::StreamTooLarge`.
+//! - Every error is sticky: later feeds and the finish return it again.
+
+mod anthropic;
+mod emit;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+mod sse;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+pub use emit::CutCall;
+
+use crate::call::{results_to_json, CallRequest, Outcome, ToolResult};
+use crate::error::Error;
+use crate::exec::{self, Batch, ExecOptions, Sink};
+use crate::providers::{self, Format};
+use crate::registry::Registry;
+use emit::{Assembler, Emit};
+
+/// How a stream runs its calls.
+#[derive(Clone, Debug, Default)]
+pub struct StreamOptions {
+    /// How calls run (limit, timeouts, approvals...). `limit` also caps the
+    /// calls started early and still running; `parallel: false` starts a
+    /// call early only when every earlier call has finished.
+    pub exec: ExecOptions,
+    /// Start each call as soon as its arguments are complete, unless its
+    /// tool is flagged `WAIT_FOR_RESPONSE`. False: every call starts at
+    /// `finish`, as `run_turn` would run them.
+    pub early_dispatch: bool,
+    /// Cap on the bytes held at once (0 = 16 MiB, the C ABI's
+    /// `CAPSTAN_STREAM_MAX_BUFFERED`).
+    pub max_buffered: usize,
+}
+
+/// Receives a result: the call's position in the response, and its result.
+/// Runs on the thread that finished the call, possibly several at once.
+pub type ResultFn = Arc<dyn Fn(usize, &ToolResult) + Send + Sync>;
+/// Receives a text delta, on the thread feeding the stream.
+pub type TextFn = Box<dyn FnMut(&str) + Send>;
+
+/// What `finish` gives: the response's calls and what to send back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finished {
+    /// Every call of the response, in order (cut ones with the arguments
+    /// that arrived, as text).
+    pub calls: Vec<CallRequest>,
+    /// One result per call, in call order.
+    pub results: Vec<ToolResult>,
+    /// Positions of the calls the response cut (never run).
+    pub cut: Vec<usize>,
+    /// The text of the response (every text delta joined).
+    pub text: String,
+    /// The provider's stop / finish reason, if it gave one.
+    pub stop_reason: Option<String>,
+    /// The stream was cancelled before it finished.
+    pub cancelled: bool,
+}
+
+impl Finished {
+    /// `{"calls", "results", "messages", "text", "stop_reason", "cut_calls",
+    /// "cancelled"}`; `messages` are the results as format `fmt` takes them.
+    pub fn to_json(&self, fmt: Format) -> Value {
+        json!({
+            "calls": self.calls.iter().map(CallRequest::to_json).collect::<Vec<_>>(),
+            "results": results_to_json(&self.results),
+            "messages": providers::format_results(fmt, &self.results),
+            "text": self.text,
+            "stop_reason": self.stop_reason,
+            "cut_calls": self.cut,
+            "cancelled": self.cancelled,
+        })
+    }
+}
+
+/// The part of a stream other threads reach: cancellation and its batches.
+#[derive(Default)]
+pub struct Control {
+    cancelled: AtomicBool,
+    batches: Mutex<Vec<Arc<Batch>>>,
+}
+
+impl Control {
+    /// Stops the stream: no call starts any more (those not started end
+    /// `cancelled` at `finish`), running calls see cancellation, later feeds
+    /// fail. Any thread, any time, also inside a sink callback.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        if let Ok(batches) = self.batches.lock() {
+            for b in batches.iter() {
+                b.cancel();
+            }
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::SeqCst)
+    }
+
+    /// No result callback runs after this returns (the stream is being freed).
+    pub fn detach(&self) {
+        if let Ok(batches) = self.batches.lock() {
+            for b in batches.iter() {
+                b.detach();
+            }
+        }
+    }
+
+    fn add(&self, batch: Batch) {
+        if let Ok(mut batches) = self.batches.lock() {
+            if self.is_cancelled() {
+                batch.cancel();
+            }
+            batches.push(Arc::new(batch));
+        }
+    }
+
+    /// Waits for every batch started so far to hand over all its results.
+    /// The list stays in place (a cancel meanwhile reaches every batch); the
+    /// lock is not held while waiting.
+    fn wait_all(&self) {
+        let batches: Vec<Arc<Batch>> = match self.batches.lock() {
+            Ok(b) => b.clone(),
+            Err(_) => return,
+        };
+        for b in &batches {
+            b.wait(None);
+        }
+    }
+}
+
+/// One streamed response being read.
+pub struct Stream {
+    framer: sse::Framer,
+    state: State,
+    /// The first error, returned again by every later feed and the finish.
+    failed: Option<Error>,
+    finished: bool,
+}
+
+struct State {
+    fmt: Format,
+    options: StreamOptions,
+    assembler: Box<dyn Assembler>,
+    emit: Emit,
+    on_text: Option<TextFn>,
+    on_result: Option<ResultFn>,
+    /// By position: the complete call, or the cut one.
+    calls: Vec<Option<CallRequest>>,
+    cut: Vec<Option<CutCall>>,
+    started: Vec<bool>,
+    results: Arc<Mutex<Vec<Option<ToolResult>>>>,
+    running: Arc<AtomicUsize>,
+    control: Arc<Control>,
+    text: String,
+    /// Bytes of complete calls' arguments and of `text`.
+    kept: usize,
+}
+
+fn assembler_for(fmt: Format) -> Result<Box<dyn Assembler>, Error> {
+    Ok(match fmt {
+        Format::OpenAiChat => Box::<openai_chat::Chat>::default(),
+        Format::OpenAiResponses => Box::<openai_responses::Responses>::default(),
+        Format::Anthropic => Box::<anthropic::Messages>::default(),
+        Format::Gemini => Box::<gemini::Gemini>::default(),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "format {} has no stream: use openai_chat, openai_responses, anthropic or gemini",
+                other.name()
+            )))
+        }
+    })
+}
+
+impl Stream {
+    /// A stream of a response in `fmt` (the four provider formats).
+    pub fn new(
+        fmt: Format,
+        options: StreamOptions,
+        on_text: Option<TextFn>,
+        on_result: Option<ResultFn>,
+    ) -> Result<Stream, Error> {
+        let assembler = assembler_for(fmt)?;
+        Ok(Stream {
+            framer: sse::Framer::default(),
+            state: State {
+                fmt,
+                options,
+                assembler,
+                emit: Emit::default(),
+                on_text,
+                on_result,
+                calls: Vec::new(),
+                cut: Vec::new(),
+                started: Vec::new(),
+                results: Arc::new(Mutex::new(Vec::new())),
+                running: Arc::new(AtomicUsize::new(0)),
+                control: Arc::new(Control::default()),
+                text: String::new(),
+                kept: 0,
+            },
+            failed: None,
+            finished: false,
+        })
+    }
+
+    pub fn control(&self) -> Arc<Control> {
+        self.state.control.clone()
+    }
+
+    pub fn format(&self) -> Format {
+        self.state.fmt
+    }
+
+    /// Reads the next bytes of the body. Text deltas go to the text sink
+    /// before this returns; complete calls start (early dispatch).
+    pub fn feed(&mut self, registry: &Registry, bytes: &[u8]) -> Result<(), Error> {
+        if self.finished {
+            return Err(Error::WrongContext(
+                "the stream was already finished".into(),
+            ));
+        }
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        if self.state.control.is_cancelled() {
+            return Err(Error::WrongContext("the stream was cancelled".into()));
+        }
+        let state = &mut self.state;
+        let fed = self
+            .framer
+            .feed(bytes, &mut |event| {
+                state.event(registry, &event.name, &event.data)
+            })
+            .and_then(|()| {
+                let held = self.framer.buffered() + self.state.held();
+                self.state.check_cap(held)
+            });
+        if let Err(e) = &fed {
+            self.failed = Some(e.clone());
+        }
+        fed
+    }
+
+    /// The body ended: waits for every call's result and returns them, in
+    /// call order. Calls not started yet start now. Runs the host's result
+    /// callback for each result not yet delivered. Whatever it returns, no
+    /// result callback runs after it.
+    pub fn finish(&mut self, registry: &Registry) -> Result<Finished, Error> {
+        if self.finished {
+            return Err(Error::WrongContext(
+                "the stream was already finished".into(),
+            ));
+        }
+        self.finished = true;
+        if let Some(e) = self.failed.take() {
+            self.state.control.wait_all();
+            return Err(e);
+        }
+        let state = &mut self.state;
+        let ended = self
+            .framer
+            .end(&mut |event| state.event(registry, &event.name, &event.data));
+        if let Err(e) = ended {
+            self.state.control.wait_all();
+            return Err(e);
+        }
+        self.state.finish(registry)
+    }
+}
+
+impl State {
+    fn held(&self) -> usize {
+        self.kept + self.assembler.buffered()
+    }
+
+    fn check_cap(&self, held: usize) -> Result<(), Error> {
+        let cap = match self.options.max_buffered {
+            0 => crate::ffi::CAPSTAN_STREAM_MAX_BUFFERED,
+            n => n,
+        };
+        if held > cap {
+            return Err(Error::StreamTooLarge(format!(
+                "the stream holds {held} bytes (partial line or event, arguments, text), over its cap of {cap}"
+            )));
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, registry: &Registry, name: &str, data: &str) -> Result<(), Error> {
+        self.assembler.event(name, data, &mut self.emit)?;
+        self.drain(registry)?;
+        self.check_cap(self.held() + data.len())
+    }
+
+    fn place(&mut self, position: usize) {
+        if self.calls.len() <= position {
+            self.calls.resize(position + 1, None);
+            self.cut.resize(position + 1, None);
+            self.started.resize(position + 1, false);
+        }
+    }
+
+    fn drain(&mut self, registry: &Registry) -> Result<(), Error> {
+        for delta in std::mem::take(&mut self.emit.text) {
+            self.kept += delta.len();
+            self.text.push_str(&delta);
+            if let Some(f) = self.on_text.as_mut() {
+                f(&delta);
+            }
+        }
+        let ready = std::mem::take(&mut self.emit.ready);
+        for (position, call) in ready {
+            self.place(position);
+            self.kept +=
+                call.id.len() + call.name.len() + call.arguments.to_json().to_string().len();
+            self.calls[position] = Some(call);
+        }
+        for (position, call) in std::mem::take(&mut self.emit.cut) {
+            self.place(position);
+            self.cut[position] = Some(call);
+        }
+        for (position, text, more) in std::mem::take(&mut self.emit.revised) {
+            self.place(position);
+            if more && self.started[position] {
+                return Err(Error::InvalidResponse(format!(
+                    "call {position}: more arguments came after they formed a whole JSON object, and the call had started with those"
+                )));
+            }
+            if let Some(call) = self.calls[position].as_mut() {
+                call.arguments = crate::call::Arguments::Text(text);
+            }
+        }
+        if self.options.early_dispatch {
+            self.start_ready(registry);
+        }
+        Ok(())
+    }
+
+    /// Starts the complete calls that may start now.
+    fn start_ready(&mut self, registry: &Registry) {
+        if self.control.is_cancelled() {
+            return;
+        }
+        let limit = match (self.options.exec.parallel, self.options.exec.limit) {
+            (false, _) => 1,
+            (true, 0) => exec::DEFAULT_LIMIT,
+            (true, n) => n,
+        };
+        let specs = registry.specs();
+        for position in 0..self.calls.len() {
+            let waits = !self.started[position] && self.cut[position].is_none();
+            let Some(call) = self.calls[position].as_ref() else {
+                if waits && !self.options.exec.parallel {
+                    return; // sequential: nothing after a call not yet complete
+                }
+                continue;
+            };
+            if self.started[position] {
+                continue;
+            }
+            let running = self.running.load(Ordering::SeqCst);
+            if running >= limit {
+                return;
+            }
+            let waits_for_response = specs
+                .iter()
+                .find(|s| s.name == call.name)
+                .is_some_and(|s| s.flags.wait_for_response());
+            if waits_for_response {
+                if !self.options.exec.parallel {
+                    return;
+                }
+                continue;
+            }
+            let call = call.clone();
+            self.started[position] = true;
+            self.running.fetch_add(1, Ordering::SeqCst);
+            let sink = self.sink(move |_| position);
+            let batch = exec::submit(registry, vec![call], &self.options.exec, sink, None);
+            self.control.add(batch);
+        }
+    }
+
+    /// A batch sink: stores each result at its call's position and hands it
+    /// to the host. `position_of` maps the batch's index to the position.
+    fn sink(&self, position_of: impl Fn(usize) -> usize + Send + Sync + 'static) -> Sink {
+        let results = self.results.clone();
+        let running = self.running.clone();
+        let on_result = self.on_result.clone();
+        Sink::Callback(Box::new(move |index, result| {
+            let position = position_of(index);
+            if let Some(f) = &on_result {
+                f(position, &result);
+            }
+            if let Ok(mut r) = results.lock() {
+                if r.len() <= position {
+                    r.resize(position + 1, None);
+                }
+                r[position] = Some(result);
+            }
+            running.fetch_sub(1, Ordering::SeqCst);
+        }))
+    }
+
+    fn deliver_now(&self, position: usize, result: ToolResult) {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let Sink::Callback(f) = self.sink(move |_| position) else {
+            return;
+        };
+        f(0, result);
+    }
+
+    fn finish(&mut self, registry: &Registry) -> Result<Finished, Error> {
+        let cancelled = self.control.is_cancelled();
+        if !self.emit.terminal && !cancelled {
+            self.control.wait_all();
+            let started = self.started.iter().filter(|s| **s).count();
+            return Err(Error::StreamTruncated(format!(
+                "the {} stream ended before the response's last event (connection closed early?): {} call(s) seen, {} started early and finished, the rest not run",
+                self.fmt.name(),
+                self.emit.opened(),
+                started
+            )));
+        }
+        self.assembler.close(&mut self.emit);
+        if let Err(e) = self.drain(registry) {
+            self.control.wait_all();
+            return Err(e);
+        }
+        let n = self.emit.opened();
+        self.place(n.saturating_sub(1));
+        let mut rest = Vec::new();
+        for position in 0..n {
+            if self.started[position] {
+                continue;
+            }
+            self.started[position] = true;
+            match (&self.calls[position], &self.cut[position]) {
+                (Some(call), _) if cancelled => {
+                    let result = ToolResult::new(
+                        &call.id,
+                        &call.name,
+                        Outcome::Cancelled,
+                        "Cancelled: the stream was cancelled before this call started.",
+                    );
+                    self.deliver_now(position, result);
+                }
+                (Some(call), _) => rest.push((position, call.clone())),
+                (None, Some(cut)) => {
+                    let result = ToolResult::new(
+                        &cut.id,
+                        &cut.name,
+                        Outcome::InvalidArguments,
+                        format!("Not run: {}.", cut.reason),
+                    );
+                    self.deliver_now(position, result);
+                }
+                (None, None) => {
+                    let result = ToolResult::new(
+                        "",
+                        "",
+                        Outcome::InvalidArguments,
+                        "Not run: the response never completed this call.",
+                    );
+                    self.deliver_now(position, result);
+                }
+            }
+        }
+        if !rest.is_empty() {
+            if !self.options.exec.parallel {
+                // One by one, in order: after the calls started early.
+                self.control.wait_all();
+            }
+            let positions: Vec<usize> = rest.iter().map(|(p, _)| *p).collect();
+            let calls: Vec<CallRequest> = rest.into_iter().map(|(_, c)| c).collect();
+            self.running.fetch_add(calls.len(), Ordering::SeqCst);
+            let sink = self.sink(move |i| positions.get(i).copied().unwrap_or(usize::MAX));
+            let batch = exec::submit(registry, calls, &self.options.exec, sink, None);
+            self.control.add(batch);
+        }
+        self.control.wait_all();
+        let stored = match self.results.lock() {
+            Ok(mut r) => std::mem::take(&mut *r),
+            Err(_) => {
+                return Err(Error::Internal(
+                    "a stream's results lock was poisoned".into(),
+                ))
+            }
+        };
+        let mut calls = Vec::with_capacity(n);
+        let mut results = Vec::with_capacity(n);
+        let mut cut = Vec::new();
+        for position in 0..n {
+            let call = match (self.calls[position].take(), self.cut[position].take()) {
+                (Some(call), _) => call,
+                (None, Some(c)) => {
+                    cut.push(position);
+                    CallRequest {
+                        id: c.id,
+                        name: c.name,
+                        arguments: crate::call::Arguments::Text(c.arguments),
+                    }
+                }
+                (None, None) => {
+                    cut.push(position);
+                    CallRequest {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: crate::call::Arguments::Text(String::new()),
+                    }
+                }
+            };
+            let result = stored.get(position).cloned().flatten().unwrap_or_else(|| {
+                ToolResult::new(
+                    &call.id,
+                    &call.name,
+                    Outcome::Cancelled,
+                    "Cancelled: the call ended without a result.",
+                )
+            });
+            calls.push(call);
+            results.push(result);
+        }
+        Ok(Finished {
+            calls,
+            results,
+            cut,
+            text: std::mem::take(&mut self.text),
+            stop_reason: self.emit.stop_reason.clone(),
+            cancelled,
+        })
+    }
+}
