@@ -3,6 +3,8 @@
 
 mod describe;
 mod preview;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashSet;
 use std::fmt;

@@ -1,9 +1,10 @@
 //! The text a model reads when its arguments are rejected, exactly: one test
-//! per rule of `src/schema/message/` (the wording, the caps on previews and
-//! lists, the count of lines shown). `tests/schema_rules.rs` has the rules of
-//! validation itself.
+//! per rule of this module (the wording, the caps on previews and lists, the
+//! count of lines shown), through `Schema::validate` as a host calls it.
+//! `tests/schema_rules.rs` has the rules of validation itself. Unit tests, so
+//! that mutation testing of this module rebuilds one test binary per mutant.
 
-use capstan::schema::{ArgumentErrors, Schema};
+use crate::schema::{ArgumentErrors, Schema};
 use serde_json::{json, Value};
 
 fn compile(schema: Value) -> Schema {
