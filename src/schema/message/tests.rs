@@ -7,6 +7,9 @@
 use crate::schema::{ArgumentErrors, Schema};
 use serde_json::{json, Value};
 
+#[path = "../../../benches/common/hostile.rs"]
+mod hostile;
+
 fn compile(schema: Value) -> Schema {
     Schema::compile(&schema).unwrap_or_else(|e| panic!("{schema} should compile: {e}"))
 }
@@ -399,5 +402,53 @@ fn counts_and_bounds_name_the_limit() {
     assert_eq!(
         line(tuple, json!({"v": [1, 2, 3]})),
         "/v: array has more than 2 items"
+    );
+}
+
+#[test]
+fn more_than_100_errors_end_with_a_line_saying_validation_stopped_early() {
+    let schema = compile(prop(json!({"items": {"type": "integer"}})));
+    let found = errors(&schema, json!({ "v": vec!["x"; 150] }));
+    assert_eq!(found.0.len(), 101);
+    assert_eq!(
+        found.0[99].to_string(),
+        "/v/99: expected integer, got string \"x\""
+    );
+    assert_eq!(
+        found.0[100].to_string(),
+        "validation stopped early (more than 100 errors or its budget spent): \
+         fix these and there may be more"
+    );
+    assert!(found.to_string().ends_with("\n- … and 81 more errors"));
+    // 100 errors are all there is: no such line.
+    let found = errors(&schema, json!({ "v": vec!["x"; 100] }));
+    assert_eq!(found.0.len(), 100);
+    assert_eq!(
+        found.0[99].to_string(),
+        "/v/99: expected integer, got string \"x\""
+    );
+}
+
+#[test]
+fn arguments_past_the_budget_with_no_error_found_get_the_too_complex_line() {
+    let schema = compile(hostile::anyof_chain_schema(40));
+    let found = errors(&schema, json!({"x": "not a number"}));
+    assert_eq!(
+        found.to_string(),
+        "Invalid arguments:\n- arguments are too complex to check against this schema within \
+         capstan's validation budget (200000 steps); send simpler (shallower or smaller) arguments"
+    );
+}
+
+#[test]
+fn arguments_past_the_budget_keep_the_errors_found_and_say_there_may_be_more() {
+    let mut source = hostile::anyof_chain_schema(40);
+    let chain = source["properties"]["x"].clone();
+    source["properties"] = json!({"y": {"type": "string"}, "x": chain});
+    let found = errors(&compile(source), json!({"y": 5, "x": "not a number"}));
+    assert_eq!(
+        found.to_string(),
+        "Invalid arguments:\n- /y: expected string, got number 5\n- validation stopped early \
+         (more than 100 errors or its budget spent): fix these and there may be more"
     );
 }
