@@ -181,19 +181,13 @@ pub(crate) fn schema_error_text(error: &ValidationError<'_>) -> String {
                 Value::String(s) => truncate_chars(s, PREVIEW_CHARS),
                 other => preview(other),
             };
-            let too_big = match error.instance().as_ref() {
-                Value::String(s) => compiles_too_big(s),
-                _ => false,
-            };
-            if too_big {
-                too_big_text(&location, &pattern)
-            } else {
-                format!(
-                    "{location}: pattern {pattern} is not a valid regular expression for \
-                     capstan's linear-time engine (backreferences and look-around are not \
-                     supported)"
-                )
-            }
+            // Too big a pattern never gets here: `check_pattern_sizes` refuses
+            // it first, with `too_big_text`.
+            format!(
+                "{location}: pattern {pattern} is not a valid regular expression for \
+                 capstan's linear-time engine (backreferences and look-around are not \
+                 supported)"
+            )
         }
         _ => format!("{location}: {}", describe(error, Subject::Schema)),
     }
