@@ -162,9 +162,29 @@ fn alternatives_mixing_types_and_values_name_the_closest() {
 
 #[test]
 fn closest_alternative_is_the_one_that_reached_deepest() {
+    // Deepest wins even with more errors; its first deepest error is named.
     let schema = prop(json!({"anyOf": [
-        {"type": "object", "required": ["a", "b"]},
-        {"type": "object", "properties": {"x": {"type": "object", "properties": {"y": {"type": "integer"}}}}}
+        {"type": "object", "required": ["a"]},
+        {"type": "object", "properties": {"x": {"type": "object", "properties": {
+            "y": {"type": "integer"}, "z": {"type": "integer"}
+        }}}}
+    ]}));
+    assert_eq!(
+        line(schema, json!({"v": {"x": {"y": "s", "z": "t"}}})),
+        "/v: {\"x\":{\"y\":\"s\",\"z\":\"t\"}} does not match any of the 2 alternatives \
+         (anyOf); closest: /v/x/y: expected integer, got string \"s\""
+    );
+}
+
+#[test]
+fn depth_counts_through_nested_alternatives() {
+    // The second branch reaches /v/x/y only inside its own anyOf.
+    let schema = prop(json!({"anyOf": [
+        {"type": "object", "required": ["a"]},
+        {"anyOf": [
+            {"type": "object", "properties": {"x": {"type": "object", "properties": {"y": {"type": "integer"}}}}},
+            {"type": "array"}
+        ]}
     ]}));
     assert_eq!(
         line(schema, json!({"v": {"x": {"y": "s"}}})),
@@ -263,6 +283,31 @@ fn received_values_are_cut_at_60_characters() {
     assert_eq!(
         line(schema, json!({ "v": big })),
         format!("/v: expected integer, got object {}…", &text[..60])
+    );
+}
+
+#[test]
+fn previews_count_characters_not_bytes() {
+    let schema = prop(json!({"type": "integer"}));
+    let wide = json!(["😀".repeat(100)]);
+    let shown: String = wide.to_string().chars().take(60).collect();
+    assert_eq!(
+        line(schema, json!({ "v": wide })),
+        format!("/v: expected integer, got array {shown}…")
+    );
+}
+
+#[test]
+fn the_first_value_of_a_list_is_shown_however_long() {
+    // Control characters escape to six characters each: a 360-character preview.
+    let first = "\u{1}".repeat(60);
+    let text = line(prop(json!({ "enum": [first, "b"] })), json!({"v": "z"}));
+    assert_eq!(
+        text,
+        format!(
+            "/v: \"z\" is not one of {}, … (1 more)",
+            json!("\u{1}".repeat(60))
+        )
     );
 }
 
