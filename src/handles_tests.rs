@@ -12,11 +12,14 @@ use super::HandleTable;
 
 /// More threads than shards: every shard gets entries.
 const THREADS: usize = 40;
+/// More threads than a process usually starts: shards are picked round-robin
+/// for as many threads as come.
+const MANY_THREADS: usize = 300;
 
 #[test]
 fn live_handles_from_many_threads_each_resolve_to_their_own_value() {
     let table = Arc::new(HandleTable::new());
-    let handles: Vec<(usize, usize)> = (0..THREADS)
+    let handles: Vec<(usize, usize)> = (0..MANY_THREADS)
         .map(|i| {
             let table = table.clone();
             thread::spawn(move || {
@@ -28,14 +31,14 @@ fn live_handles_from_many_threads_each_resolve_to_their_own_value() {
         .flat_map(|t| t.join().unwrap())
         .collect();
     let distinct: HashSet<usize> = handles.iter().map(|(h, _)| *h).collect();
-    assert_eq!(distinct.len(), 2 * THREADS);
+    assert_eq!(distinct.len(), 2 * MANY_THREADS);
     assert!(!distinct.contains(&0));
     for &(handle, value) in &handles {
         assert_eq!(table.get(handle).as_deref(), Some(&value));
     }
     let mut values: Vec<usize> = table.values().iter().map(|v| **v).collect();
     values.sort_unstable();
-    assert_eq!(values, (0..2 * THREADS).collect::<Vec<_>>());
+    assert_eq!(values, (0..2 * MANY_THREADS).collect::<Vec<_>>());
     // Removal from the main thread reaches every shard.
     for &(handle, value) in &handles {
         assert_eq!(table.remove(handle).as_deref(), Some(&value));
@@ -72,6 +75,14 @@ fn a_handle_is_never_zero_and_never_reissued_after_a_remove() {
     for t in threads {
         t.join().unwrap();
     }
+}
+
+#[test]
+fn a_default_table_is_empty_and_usable() {
+    let table: HandleTable<u8> = HandleTable::default();
+    assert!(table.values().is_empty());
+    let handle = table.insert(Arc::new(9)).unwrap();
+    assert_eq!(table.get(handle).as_deref(), Some(&9));
 }
 
 #[test]
