@@ -578,3 +578,21 @@ fn refs_that_cannot_resolve_say_why() {
          remote meta-schemas"
     );
 }
+
+#[test]
+fn null_is_named_last_among_the_expected_types() {
+    assert_eq!(
+        line(
+            prop(json!({"type": ["null", "string", "integer"]})),
+            json!({"v": true})
+        ),
+        "/v: expected integer, string or null, got boolean true"
+    );
+    assert_eq!(
+        line(
+            prop(json!({"type": ["null", "integer"]})),
+            json!({"v": "no"})
+        ),
+        "/v: expected integer or null, got string \"no\""
+    );
+}
