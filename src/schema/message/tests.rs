@@ -532,6 +532,13 @@ fn schema_errors_say_where_in_the_schema() {
         schema_error(json!({"type": "object", "properties": {"a": {"pattern": 5}}})),
         "at /properties/a/pattern: expected string, got number 5"
     );
+    // A keyword in the wrong format names the format (only a bad pattern is
+    // about the regular-expression engine).
+    assert_eq!(
+        schema_error(json!({"$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object", "properties": {"a": {"$id": "::: x"}}})),
+        "at /properties/a/$id: \"::: x\" is not a valid uri-reference"
+    );
 }
 
 #[test]
