@@ -202,6 +202,19 @@ mod tests {
     }
 
     #[test]
+    fn only_the_neighbours_in_sorted_order_are_compared() {
+        // "aittem" is close to "kitten" but sits two names away from it both
+        // in sorted order (b1, b2) and in reversed order (mz1, mz2 spelled
+        // backwards): the bound on comparisons leaves it out.
+        assert!(strsim::jaro_winkler("aittem", "kitten") >= CLOSE_ENOUGH);
+        let tools = index(&["aittem", "b1", "b2", "kz", "kzz", "1zm", "2zm", "zn", "zzn"]);
+        assert_eq!(tools.closest("kitten"), None);
+        // One name fewer between them in each order: it is compared, and suggested.
+        let tools = index(&["aittem", "b1", "kz", "kzz", "1zm", "zn", "zzn"]);
+        assert_eq!(tools.closest("kitten"), Some("aittem"));
+    }
+
+    #[test]
     fn the_echoed_name_is_cut_at_100_characters() {
         let tools = index(&["get_weather"]);
         let exactly = "é".repeat(100);
