@@ -188,7 +188,7 @@ mod tests {
         // Far from "get_weather" in sorted order: found by its shared end.
         let names: Vec<String> = (0..200)
             .map(|i| format!("tool_{i:03}"))
-            .chain(["get_weather".to_owned()])
+            .chain(["aaa_1", "aaa_2", "get_weather"].map(String::from))
             .collect();
         let tools = NameIndex::new(names);
         assert_eq!(tools.closest("xet_weather"), Some("get_weather"));
