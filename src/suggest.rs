@@ -196,6 +196,14 @@ mod tests {
     }
 
     #[test]
+    fn a_name_missing_its_last_letter_is_found_when_it_sorts_first() {
+        // Its place is the very start of the sorted names; xf and xg sit
+        // between it and "get_weather" in reversed order.
+        let tools = index(&["get_weather", "xf", "xg"]);
+        assert_eq!(tools.closest("get_weathe"), Some("get_weather"));
+    }
+
+    #[test]
     fn among_equally_close_names_the_first_in_sorted_order_is_suggested() {
         let tools = index(&["tool_b", "tool_a"]);
         assert_eq!(tools.closest("tool_c"), Some("tool_a"));
