@@ -4,6 +4,8 @@
 mod describe;
 mod preview;
 #[cfg(test)]
+mod schema_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashSet;
