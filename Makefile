@@ -406,6 +406,27 @@ timeout-rss: lib
 bench-limits:
 	$(CARGO) bench --bench limits
 
+# --- mutation testing (issue #18) ---------------------------------------------
+# cargo-mutants over the core: src/ minus src/ffi, which the C tests cover
+# (.cargo/mutants.toml says so and lists the equivalent mutants left out, each
+# with its reason). A release check, not part of `make test`: every mutant is
+# one build and one `cargo test`, hours on 2 cores. Results in mutants.out/.
+# MUTANTS_ARGS narrows a run to what changed, e.g.
+#   make mutants MUTANTS_ARGS="-f src/render.rs -C --lib"
+# README "Test strength" has the scores per module.
+CARGO_MUTANTS_VERSION := 27.1.0
+MUTANTS_TIMEOUT       ?= 300
+MUTANTS_ARGS          ?=
+
+.PHONY: cargo-mutants mutants
+
+cargo-mutants:
+	@$(CARGO) mutants --version 2>/dev/null | grep -q "$(CARGO_MUTANTS_VERSION)" || \
+	  $(CARGO) install cargo-mutants --version $(CARGO_MUTANTS_VERSION) --locked
+
+mutants: cargo-mutants
+	$(CARGO) mutants --timeout $(MUTANTS_TIMEOUT) $(MUTANTS_ARGS)
+
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean

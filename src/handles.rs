@@ -198,3 +198,7 @@ mod tests {
         assert!(table.remove(0xdead_beef).is_none());
     }
 }
+
+#[cfg(test)]
+#[path = "handles_tests.rs"]
+mod rule_tests;

@@ -111,6 +111,53 @@ mod tests {
     }
 
     #[test]
+    fn whitespace_after_a_string_is_removed() {
+        assert_eq!(
+            render(ContentKind::Json, r#"{"ab" :1}"#).unwrap(),
+            r#"{"ab":1}"#
+        );
+        assert_eq!(
+            render(ContentKind::Json, r#"{"a":"b" }"#).unwrap(),
+            r#"{"a":"b"}"#
+        );
+        assert_eq!(
+            render(ContentKind::Json, "[\"x\"\t,\"y\"\r\n]").unwrap(),
+            r#"["x","y"]"#
+        );
+    }
+
+    #[test]
+    fn unicode_escape_in_the_middle_of_a_string_is_written_as_the_character() {
+        assert_eq!(
+            render(ContentKind::Json, r#"{"a":"Z\u00fcrich"}"#).unwrap(),
+            r#"{"a":"Zürich"}"#
+        );
+        assert_eq!(
+            render(ContentKind::Json, r#"["ok","a\u00e9b"]"#).unwrap(),
+            r#"["ok","aéb"]"#
+        );
+    }
+
+    #[test]
+    fn escaped_quotes_and_backslashes_do_not_end_a_string() {
+        // Spaces inside strings are content; 1e5 shows the text was kept as
+        // sent (a re-serialized copy would read 100000.0).
+        let s = r#"{"q":"say \"hi there\"","p":"C:\\my dir","n":1e5}"#;
+        assert_eq!(render(ContentKind::Json, s).unwrap(), s);
+        // An escaped backslash before "u" is not a \u escape.
+        let s = r#"{"p":"C:\\u00fc x","n":1e5}"#;
+        assert_eq!(render(ContentKind::Json, s).unwrap(), s);
+    }
+
+    #[test]
+    fn whitespace_around_json_content_is_dropped() {
+        assert_eq!(
+            render(ContentKind::Json, " \t\r\n{\"a\":1e5}\n\r\t ").unwrap(),
+            r#"{"a":1e5}"#
+        );
+    }
+
+    #[test]
     fn json_null_renders_as_null() {
         assert_eq!(render(ContentKind::Json, " null ").unwrap(), "null");
     }

@@ -140,3 +140,122 @@ fn cut(text: &str, max: usize) -> &str {
         None => text,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(names: &[&str]) -> NameIndex {
+        NameIndex::new(names.iter().map(|n| (*n).to_owned()).collect())
+    }
+
+    #[test]
+    fn unknown_tool_text_suggests_the_closest_name_and_lists_the_tools() {
+        let tools = index(&["set_alarm", "get_weather", "get_time"]);
+        assert_eq!(
+            tools.unknown_tool_text("get_wether"),
+            "Unknown tool \"get_wether\". Did you mean \"get_weather\"? \
+             Available tools: get_time, get_weather, set_alarm."
+        );
+    }
+
+    #[test]
+    fn nothing_is_suggested_when_no_name_is_close() {
+        let tools = index(&["get_weather"]);
+        assert_eq!(
+            tools.unknown_tool_text("zzz"),
+            "Unknown tool \"zzz\". Available tools: get_weather."
+        );
+    }
+
+    #[test]
+    fn no_tools_says_so() {
+        assert_eq!(
+            index(&[]).unknown_tool_text("x"),
+            "Unknown tool \"x\": no tools are available."
+        );
+    }
+
+    #[test]
+    fn a_name_differing_only_in_case_suggests_the_registered_spelling() {
+        let tools = index(&["Get_Weather", "get_time"]);
+        assert_eq!(tools.closest("GET_WEATHER"), Some("Get_Weather"));
+        assert_eq!(tools.closest("get_weather"), Some("Get_Weather"));
+    }
+
+    #[test]
+    fn a_typo_in_the_first_letter_is_still_found() {
+        // Far from "get_weather" in sorted order: found by its shared end.
+        let names: Vec<String> = (0..200)
+            .map(|i| format!("tool_{i:03}"))
+            .chain(["aaa_1", "aaa_2", "get_weather"].map(String::from))
+            .collect();
+        let tools = NameIndex::new(names);
+        assert_eq!(tools.closest("xet_weather"), Some("get_weather"));
+        assert_eq!(tools.closest("get_weathxr"), Some("get_weather"));
+    }
+
+    #[test]
+    fn a_name_missing_its_last_letter_is_found_when_it_sorts_first() {
+        // Its place is the very start of the sorted names; xf and xg sit
+        // between it and "get_weather" in reversed order.
+        let tools = index(&["get_weather", "xf", "xg"]);
+        assert_eq!(tools.closest("get_weathe"), Some("get_weather"));
+    }
+
+    #[test]
+    fn among_equally_close_names_the_first_in_sorted_order_is_suggested() {
+        let tools = index(&["tool_b", "tool_a"]);
+        assert_eq!(tools.closest("tool_c"), Some("tool_a"));
+    }
+
+    #[test]
+    fn only_the_neighbours_in_sorted_order_are_compared() {
+        // "aittem" is close to "kitten" but sits two names away from it both
+        // in sorted order (b1, b2) and in reversed order (mz1, mz2 spelled
+        // backwards): the bound on comparisons leaves it out.
+        assert!(strsim::jaro_winkler("aittem", "kitten") >= CLOSE_ENOUGH);
+        let tools = index(&["aittem", "b1", "b2", "kz", "kzz", "1zm", "2zm", "zn", "zzn"]);
+        assert_eq!(tools.closest("kitten"), None);
+        // One name fewer between them in each order: it is compared, and suggested.
+        let tools = index(&["aittem", "b1", "kz", "kzz", "1zm", "zn", "zzn"]);
+        assert_eq!(tools.closest("kitten"), Some("aittem"));
+    }
+
+    #[test]
+    fn the_echoed_name_is_cut_at_100_characters() {
+        let tools = index(&["get_weather"]);
+        let exactly = "é".repeat(100);
+        assert_eq!(
+            tools.unknown_tool_text(&exactly),
+            format!("Unknown tool \"{exactly}\". Available tools: get_weather.")
+        );
+        let over = "é".repeat(101);
+        assert_eq!(
+            tools.unknown_tool_text(&over),
+            format!("Unknown tool \"{exactly}…\". Available tools: get_weather.")
+        );
+    }
+
+    #[test]
+    fn only_the_first_96_characters_of_an_unknown_name_are_compared() {
+        let long = "a".repeat(COMPARED_CHARS);
+        let tools = index(&[long.as_str(), "b"]);
+        let sent = format!("{long}{}", "z".repeat(10_000));
+        assert_eq!(tools.closest(&sent), Some(long.as_str()));
+    }
+
+    #[test]
+    fn fifty_tools_are_listed_and_the_rest_counted() {
+        let names = |n: usize| (0..n).map(|i| format!("t{i:02}")).collect::<Vec<_>>();
+        let fifty = names(50).join(", ");
+        assert_eq!(
+            NameIndex::new(names(50)).unknown_tool_text("zzz"),
+            format!("Unknown tool \"zzz\". Available tools: {fifty}.")
+        );
+        assert_eq!(
+            NameIndex::new(names(51)).unknown_tool_text("zzz"),
+            format!("Unknown tool \"zzz\". Available tools: {fifty} (and 1 more).")
+        );
+    }
+}
