@@ -339,6 +339,34 @@ fn oversized_counted_repetition_is_refused_with_a_size_message() {
 }
 
 #[test]
+fn a_pattern_key_inside_data_is_not_compiled_as_a_regex() {
+    // A default, const, enum or example value may be an object with a
+    // "pattern" key: it is data the validator never compiles, so its size
+    // must not refuse the schema.
+    let huge = json!({"pattern": "\\p{L}{500}"});
+    for keyword in ["default", "const", "examples", "enum"] {
+        let data = if matches!(keyword, "examples" | "enum") {
+            json!([huge.clone()])
+        } else {
+            huge.clone()
+        };
+        let schema =
+            json!({"type": "object", "properties": {"a": {"type": "object", keyword: data}}});
+        if let Err(e) = Schema::compile(&schema) {
+            panic!("{keyword}: a data value was taken for a pattern: {e}");
+        }
+    }
+    // A property *named* like a data keyword still holds a schema, and its
+    // pattern is still checked.
+    let named = json!({"type": "object", "properties": {"default": {"type": "string", "pattern": "\\p{L}{500}"}}});
+    let message = match Schema::compile(&named) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a property named default must have its pattern checked"),
+    };
+    assert!(message.contains("compiles to more than"), "{message}");
+}
+
+#[test]
 fn wide_all_of_compiles_in_linear_time() {
     // allOf of 100k {}: 1.4 s in capstan's own setup before (quadratic), paid
     // at registration and again at the first call. Now a fraction of what the

@@ -14,8 +14,8 @@ mod misc;
 mod observe;
 mod providers;
 mod registry;
-mod threads;
 mod stream;
+mod threads;
 mod types;
 
 pub use call::*;
@@ -26,6 +26,6 @@ pub use misc::*;
 pub use observe::*;
 pub use providers::*;
 pub use registry::*;
-pub use threads::*;
 pub use stream::*;
+pub use threads::*;
 pub use types::*;

@@ -17,7 +17,6 @@ pub struct capstan_stream {
     _private: [u8; 0],
 }
 
-
 /// Cap on the bytes one stream holds at once (16 MiB): the line and event
 /// being read, the arguments of calls, the response's text kept for
 /// `capstan_stream_finish`. Past it, feed fails with

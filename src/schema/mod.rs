@@ -339,29 +339,51 @@ fn validator(schema: &Value) -> Result<(Validator, bool), Error> {
 /// compiled once per process (the build stops at the limit); other regex
 /// errors are left to the validator, which names them.
 fn check_pattern_sizes(schema: &Value) -> Result<(), Error> {
-    let mut stack = vec![(schema, String::new())];
-    while let Some((value, at)) = stack.pop() {
+    /// Keywords whose values are instance data, not schemas: a `"pattern"`
+    /// inside them is a value the validator never compiles.
+    const DATA: [&str; 4] = ["default", "const", "enum", "examples"];
+    /// Keywords whose values map names to schemas: a key there is a name, so
+    /// a property called `default` still holds a schema.
+    const NAMED: [&str; 5] = [
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
+    // (value, where, whether it sits where a schema goes). Anything not known
+    // to be data is checked, so an unknown keyword can only over-refuse.
+    let mut stack = vec![(schema, String::new(), true)];
+    while let Some((value, at, is_schema)) = stack.pop() {
         match value {
             Value::Object(map) => {
-                if let Some(Value::String(pattern)) = map.get("pattern") {
-                    check_pattern_size(pattern, &format!("{at}/pattern"))?;
-                }
-                if let Some(Value::Object(named)) = map.get("patternProperties") {
-                    for pattern in named.keys() {
-                        let here = format!("{at}/patternProperties/{}", escape(pattern));
-                        check_pattern_size(pattern, &here)?;
+                if is_schema {
+                    if let Some(Value::String(pattern)) = map.get("pattern") {
+                        check_pattern_size(pattern, &format!("{at}/pattern"))?;
+                    }
+                    if let Some(Value::Object(named)) = map.get("patternProperties") {
+                        for pattern in named.keys() {
+                            let here = format!("{at}/patternProperties/{}", escape(pattern));
+                            check_pattern_size(pattern, &here)?;
+                        }
                     }
                 }
                 for (key, child) in map {
+                    if is_schema && DATA.contains(&key.as_str()) {
+                        continue;
+                    }
                     if child.is_object() || child.is_array() {
-                        stack.push((child, format!("{at}/{}", escape(key))));
+                        // The children of a name map are schemas; a name map
+                        // itself is not one.
+                        let child_is_schema = !(is_schema && NAMED.contains(&key.as_str()));
+                        stack.push((child, format!("{at}/{}", escape(key)), child_is_schema));
                     }
                 }
             }
             Value::Array(items) => {
                 for (i, child) in items.iter().enumerate() {
                     if child.is_object() || child.is_array() {
-                        stack.push((child, format!("{at}/{i}")));
+                        stack.push((child, format!("{at}/{i}"), true));
                     }
                 }
             }
