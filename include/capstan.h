@@ -86,6 +86,7 @@
 #define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
@@ -203,6 +204,13 @@ typedef struct capstan_batch capstan_batch;
 typedef struct capstan_call capstan_call;
 
 /**
+ * A mounted MCP server (`capstan_mcp_mount`). A generation-checked handle,
+ * not a pointer to memory: using it after `capstan_mcp_unmount` is
+ * CAPSTAN_ERR_STALE_HANDLE, never undefined behaviour.
+ */
+typedef struct capstan_mcp_mount capstan_mcp_mount;
+
+/**
  * A registry of tools. Thread-safe: every function taking one may be called
  * from any thread at once, except `capstan_registry_free`.
  */
@@ -309,6 +317,77 @@ typedef struct capstan_result {
  */
 typedef void (*capstan_result_fn)(void *user_data,
                                   const struct capstan_result *result);
+
+/**
+ * Options of `capstan_mcp_mount`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
+ * and set exactly one of `argv` (a command line) or `url`.
+ */
+typedef struct capstan_mcp_mount_options {
+  /**
+   * `sizeof(capstan_mcp_mount_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Command line of a server speaking MCP over stdio: `argc` NUL-terminated
+   * strings, `argv[0]` the program (looked up in PATH). capstan starts it
+   * as a child process (stdin/stdout piped, stderr inherited) and
+   * restarts it on reconnect. Copied during the call.
+   */
+  const char *const *argv;
+  /**
+   * Number of strings in `argv`.
+   */
+  size_t argc;
+  /**
+   * `env_count` "NAME=VALUE" strings added to (or overriding) the
+   * inherited environment of the child process. May be NULL.
+   */
+  const char *const *env;
+  /**
+   * Number of strings in `env`.
+   */
+  size_t env_count;
+  /**
+   * Working directory of the child process; NULL: the caller's.
+   */
+  const char *cwd;
+  /**
+   * URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
+   */
+  const char *url;
+  /**
+   * `header_count` "Name: value" strings sent with every HTTP request
+   * (e.g. "Authorization: Bearer ..."). May be NULL.
+   */
+  const char *const *headers;
+  /**
+   * Number of strings in `headers`.
+   */
+  size_t header_count;
+  /**
+   * Put before every remote tool name to form the local one (e.g. "fs_"
+   * mounts `read` as `fs_read`). NULL or "": none.
+   */
+  const char *prefix;
+  /**
+   * Limit on connecting plus the first `tools/list`, in ms; 0 = 10000.
+   */
+  uint32_t connect_timeout_ms;
+  /**
+   * Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
+   * 0 = none of its own (the exec options' default applies).
+   */
+  uint32_t call_timeout_ms;
+  /**
+   * Reconnect attempts in a row after the connection died; 0 = never.
+   */
+  uint32_t max_reconnects;
+  /**
+   * Wait before the first reconnect attempt, doubled after each failed
+   * one (up to 64 times); 0 = 200 ms.
+   */
+  uint32_t reconnect_backoff_ms;
+} capstan_mcp_mount_options;
 
 /**
  * Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
@@ -561,6 +640,18 @@ typedef void (*capstan_notify_fn)(void *user_data);
  * or status as KIND and its message as MESSAGE.
  */
 #define CAPSTAN_ERR_PROVIDER_ERROR 18
+
+/**
+ * The library was built without the feature this function needs (e.g. `mcp`).
+ */
+#define CAPSTAN_ERR_UNSUPPORTED 22
+
+/**
+ * `capstan_mcp_mount` could not start, reach or initialize the MCP server,
+ * or list its tools, within the connect timeout; `capstan_last_error` says
+ * which step failed and why.
+ */
+#define CAPSTAN_ERR_MCP_CONNECT 24
 
 /**
  * Passed through to the model as is.
@@ -821,6 +912,70 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
                                       const struct capstan_exec_options *opts,
                                       char **out,
                                       size_t *out_len);
+
+/**
+ * Mounts an MCP server's tools into `reg`: starts the command line (stdio)
+ * or connects to the URL (streamable HTTP), initializes, lists the tools
+ * and registers each as `prefix + remote name`, with the remote
+ * `inputSchema` as its parameters (so arguments are validated locally like
+ * any tool's). Blocks until that is done, at most about twice
+ * `connect_timeout_ms`. On success `*out` is the mount: free it with
+ * `capstan_mcp_unmount`, before `capstan_registry_free` of `reg`.
+ *
+ * A remote tool whose local name no provider accepts, that is already
+ * registered in `reg` (by the host or another mount), or whose schema does
+ * not compile is not mounted (never replaced, never silently dropped): the
+ * mount's `problems` (`capstan_mcp_mount_info`) list each with why.
+ *
+ * Calls are forwarded from capstan's MCP thread; the tool callback thread
+ * is not held. When the executor ends a call first (timeout, batch
+ * cancelled, registry closed), `notifications/cancelled` is sent for it.
+ * The server's `notifications/tools/list_changed` re-lists its tools:
+ * new ones are registered, gone ones unregistered. When the connection dies,
+ * calls in flight and new calls end as `tool_error` results whose text says
+ * that the server is not connected and whether a reconnect will be tried;
+ * the mount then reconnects (restarting the command) up to
+ * `max_reconnects` times in a row, waiting `reconnect_backoff_ms`, doubled
+ * after each failed attempt.
+ *
+ * Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
+ * neither or both of argv and url, a malformed env or header entry),
+ * MCP_CONNECT (the server could not be started, reached, initialized or
+ * listed in time: the message says which and why; nothing is registered
+ * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+ * without feature `mcp`).
+ */
+capstan_status capstan_mcp_mount(struct capstan_registry *reg,
+                                 const struct capstan_mcp_mount_options *opts,
+                                 struct capstan_mcp_mount **out);
+
+/**
+ * Unmounts: disconnects (calls of the mount still in flight end as
+ * `tool_error` results saying it was unmounted), stops the child process
+ * (stdin closed, then killed if it has not exited within 0.5 s) and waits
+ * for it, unregisters the mount's tools and frees the mount. Safe with
+ * calls in flight and from any thread; it blocks for a few seconds at most.
+ * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
+ * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
+ */
+capstan_status capstan_mcp_unmount(struct capstan_mcp_mount *mount);
+
+/**
+ * The mount's state as JSON text: `{"connected": bool, "tools": {local
+ * name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
+ * "reconnects": n (successful reconnects so far), "gave_up": bool (the
+ * reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
+ * owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
+ */
+capstan_status capstan_mcp_mount_info(const struct capstan_mcp_mount *mount,
+                                      char **out,
+                                      size_t *out_len);
+
+/**
+ * True while the mount is connected to its server (false for NULL, a stale
+ * handle, or without feature `mcp`; the last error then says why).
+ */
+bool capstan_mcp_mount_connected(const struct capstan_mcp_mount *mount);
 
 /**
  * Frees text that capstan returned through a `char **out`. NULL is a no-op.

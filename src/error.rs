@@ -48,6 +48,12 @@ pub enum Error {
     /// The operation is not allowed in the current context (e.g. from inside a callback).
     #[error("not allowed here: {0}")]
     WrongContext(String),
+    /// The library was built without the feature this function needs (e.g. `mcp`).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// An MCP server could not be reached, started or initialized.
+    #[error("MCP connection failed: {0}")]
+    McpConnect(String),
     /// Internal failure: a poisoned lock, a closed channel, a runtime that could not start.
     #[error("internal error: {0}")]
     Internal(String),

@@ -7,6 +7,8 @@ pub mod error;
 pub mod exec;
 pub mod ffi;
 mod handles;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod observe;
 pub mod providers;
 pub mod registry;

@@ -76,6 +76,8 @@ fn status_of(e: &Error) -> capstan_status {
         Error::ShuttingDown(_) => CAPSTAN_ERR_SHUTTING_DOWN,
         Error::WrongContext(_) => CAPSTAN_ERR_WRONG_CONTEXT,
         Error::Internal(_) => CAPSTAN_ERR_INTERNAL,
+        Error::Unsupported(_) => CAPSTAN_ERR_UNSUPPORTED,
+        Error::McpConnect(_) => CAPSTAN_ERR_MCP_CONNECT,
     }
 }
 

@@ -56,6 +56,8 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
         CAPSTAN_ERR_PANIC => b"CAPSTAN_ERR_PANIC\0",
         CAPSTAN_ERR_INTERNAL => b"CAPSTAN_ERR_INTERNAL\0",
         CAPSTAN_ERR_PROVIDER_ERROR => b"CAPSTAN_ERR_PROVIDER_ERROR\0",
+        CAPSTAN_ERR_UNSUPPORTED => b"CAPSTAN_ERR_UNSUPPORTED\0",
+        CAPSTAN_ERR_MCP_CONNECT => b"CAPSTAN_ERR_MCP_CONNECT\0",
         _ => b"CAPSTAN_UNKNOWN_STATUS\0",
     };
     name.as_ptr().cast::<c_char>()

@@ -8,6 +8,7 @@
 mod boundary;
 mod call;
 mod exec;
+mod mcp_client;
 mod misc;
 mod observe;
 mod providers;
@@ -16,6 +17,7 @@ mod types;
 
 pub use call::*;
 pub use exec::*;
+pub use mcp_client::*;
 pub use misc::*;
 pub use observe::*;
 pub use providers::*;

@@ -49,6 +49,12 @@ pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
 /// holds `provider error (KIND): MESSAGE`, with the provider's own type, code
 /// or status as KIND and its message as MESSAGE.
 pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
+/// The library was built without the feature this function needs (e.g. `mcp`).
+pub const CAPSTAN_ERR_UNSUPPORTED: capstan_status = 22;
+/// `capstan_mcp_mount` could not start, reach or initialize the MCP server,
+/// or list its tools, within the connect timeout; `capstan_last_error` says
+/// which step failed and why.
+pub const CAPSTAN_ERR_MCP_CONNECT: capstan_status = 24;
 
 // The version constants are literals because cbindgen copies them as
 // written; the compile-time check below fails the build when they differ

@@ -1,0 +1,3 @@
+//! The MCP bridge (feature `mcp`, issue #14).
+
+pub mod client;
