@@ -107,7 +107,7 @@ mod with_mcp {
             });
             options.prefix = prefix.into();
             options.connect_timeout = Duration::from_secs(10);
-            match Mount::mount(reg, options) {
+            match Mount::connect(reg, options) {
                 Ok(mount) => return mount,
                 Err(e) if Instant::now() < end => {
                     let _ = e;
@@ -151,7 +151,7 @@ mod with_mcp {
     #[test]
     fn mounted_python_server_tools_are_registry_tools_and_bad_names_are_reported() {
         let reg = Registry::default();
-        let mount = Mount::mount(&reg, python_options(vec![])).expect("mount");
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
         for name in ["py_echo", "py_add", "py_slow", "py_grow", "py_die"] {
             assert!(reg.get(name).is_some(), "{name} missing: {:?}", reg.names());
         }
@@ -178,7 +178,7 @@ mod with_mcp {
     #[test]
     fn invalid_arguments_are_rejected_locally_before_the_server() {
         let reg = Registry::default();
-        let _mount = Mount::mount(&reg, python_options(vec![])).expect("mount");
+        let _mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
         let result = call(&reg, "py_add", json!({"a": "two", "b": 3}));
         // The server could only answer a tool error; invalid_arguments is
         // the local validator's verdict against the remote inputSchema.
@@ -202,7 +202,7 @@ mod with_mcp {
             flags: capstan::ToolFlags(0),
         })
         .expect("register");
-        let mount = Mount::mount(&reg, python_options(vec![])).expect("mount");
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
         assert_eq!(call(&reg, "py_echo", json!({})).content, "local");
         let problems = mount.info()["problems"].clone();
         assert!(
@@ -227,7 +227,7 @@ mod with_mcp {
         let reg = Registry::default();
         let mut options = python_options(vec![("MARKER".into(), marker.display().to_string())]);
         options.call_timeout_ms = 300;
-        let mount = Mount::mount(&reg, options).expect("mount");
+        let mount = Mount::connect(&reg, options).expect("mount");
         let result = call(&reg, "py_slow", json!({"seconds": 60}));
         assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
         // The server heard notifications/cancelled and stopped the tool.
@@ -244,7 +244,7 @@ mod with_mcp {
     #[test]
     fn list_changed_registers_new_tools_and_unregisters_gone_ones() {
         let reg = Registry::default();
-        let mount = Mount::mount(&reg, python_options(vec![])).expect("mount");
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
         assert!(reg.get("py_late").is_none());
         assert_eq!(call(&reg, "py_grow", json!({})).content, "grown");
         assert!(
@@ -267,7 +267,7 @@ mod with_mcp {
         let mut options = python_options(vec![]);
         options.max_reconnects = 3;
         options.reconnect_backoff = Duration::from_millis(50);
-        let mount = Mount::mount(&reg, options).expect("mount");
+        let mount = Mount::connect(&reg, options).expect("mount");
         let died = call(&reg, "py_die", json!({}));
         assert_eq!(died.outcome, Outcome::ToolError, "{died:?}");
         assert!(died.content.contains("MCP server"), "{died:?}");
@@ -285,7 +285,7 @@ mod with_mcp {
     #[test]
     fn dead_server_without_reconnect_policy_stays_down_and_says_so() {
         let reg = Registry::default();
-        let mount = Mount::mount(&reg, python_options(vec![])).expect("mount");
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
         let died = call(&reg, "py_die", json!({}));
         assert_eq!(died.outcome, Outcome::ToolError, "{died:?}");
         assert!(
@@ -305,7 +305,7 @@ mod with_mcp {
     #[test]
     fn unmount_unregisters_its_tools_and_reaps_the_child() {
         let reg = Registry::default();
-        let mount = Mount::mount(&reg, python_options(vec![])).expect("mount");
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
         assert!(!children_running("fastmcp_server.py").is_empty());
         // A call in flight when unmounting ends, and says why.
         let in_flight = {
@@ -341,7 +341,7 @@ mod with_mcp {
             env: vec![],
             cwd: None,
         });
-        let err = Mount::mount(&reg, options).err().expect("an error");
+        let err = Mount::connect(&reg, options).err().expect("an error");
         assert!(matches!(err, capstan::Error::McpConnect(_)), "{err:?}");
         assert!(err.to_string().contains("could not start"), "{err}");
         assert!(reg.is_empty());
@@ -412,7 +412,7 @@ mod with_mcp {
         });
         options.prefix = "ev_".into();
         options.connect_timeout = Duration::from_secs(30);
-        let mount = Mount::mount(&reg, options).expect("mount server-everything");
+        let mount = Mount::connect(&reg, options).expect("mount server-everything");
         check_everything(&reg, &mount, "ev_");
         mount.unmount();
     }

@@ -202,7 +202,9 @@ fn unsupported() -> Fail {
 /// `inputSchema` as its parameters (so arguments are validated locally like
 /// any tool's). Blocks until that is done, at most about twice
 /// `connect_timeout_ms`. On success `*out` is the mount: free it with
-/// `capstan_mcp_unmount`, before `capstan_registry_free` of `reg`.
+/// `capstan_mcp_unmount`, before or after `capstan_registry_free` of `reg`
+/// (the mount keeps its own reference to the registry's core; once the
+/// registry is closed its tools are gone and calls cannot reach them).
 ///
 /// A remote tool whose local name no provider accepts, that is already
 /// registered in `reg` (by the host or another mount), or whose schema does
@@ -243,7 +245,7 @@ pub unsafe extern "C" fn capstan_mcp_mount(
                 )));
             }
             let options = imp::options(opts)?;
-            let mount = crate::mcp::client::Mount::mount(registry, options)?;
+            let mount = crate::mcp::client::Mount::connect(registry, options)?;
             *out = imp::insert(mount);
             Ok(())
         }

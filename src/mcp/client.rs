@@ -620,7 +620,7 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
 impl Mount {
     /// Connects, lists the tools and registers them. Blocks the calling
     /// thread until that is done or `connect_timeout` passed.
-    pub fn mount(registry: &Registry, options: MountOptions) -> Result<Mount, Error> {
+    pub fn connect(registry: &Registry, options: MountOptions) -> Result<Mount, Error> {
         if let Endpoint::Command { argv, .. } = &options.endpoint {
             if argv.is_empty() {
                 return Err(Error::InvalidArgument(
