@@ -86,7 +86,7 @@
 #define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
-#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
@@ -204,11 +204,12 @@ typedef struct capstan_batch capstan_batch;
 typedef struct capstan_call capstan_call;
 
 /**
- * A mounted MCP server (`capstan_mcp_mount`). A generation-checked handle,
- * not a pointer to memory: using it after `capstan_mcp_unmount` is
- * CAPSTAN_ERR_STALE_HANDLE, never undefined behaviour.
+ * A mounted MCP server: capstan's client connection to it, made by
+ * `capstan_mcp_mount`. A handle, never reused, not a pointer to memory:
+ * using it after `capstan_mcp_unmount` is CAPSTAN_ERR_STALE_HANDLE, never
+ * undefined behaviour.
  */
-typedef struct capstan_mcp_mount capstan_mcp_mount;
+typedef struct capstan_mcp_client capstan_mcp_client;
 
 /**
  * A registry of tools. Thread-safe: every function taking one may be called
@@ -387,6 +388,12 @@ typedef struct capstan_mcp_mount_options {
    * one (up to 64 times); 0 = 200 ms.
    */
   uint32_t reconnect_backoff_ms;
+  /**
+   * The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
+   * "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
+   * server may answer with an older version, which is then used.
+   */
+  const char *protocol_version;
 } capstan_mcp_mount_options;
 
 /**
@@ -920,7 +927,9 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
  * `inputSchema` as its parameters (so arguments are validated locally like
  * any tool's). Blocks until that is done, at most about twice
  * `connect_timeout_ms`. On success `*out` is the mount: free it with
- * `capstan_mcp_unmount`, before `capstan_registry_free` of `reg`.
+ * `capstan_mcp_unmount`, before or after `capstan_registry_free` of `reg`
+ * (the mount keeps its own reference to the registry's core; once the
+ * registry is closed its tools are gone and calls cannot reach them).
  *
  * A remote tool whose local name no provider accepts, that is already
  * registered in `reg` (by the host or another mount), or whose schema does
@@ -939,7 +948,8 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
  * after each failed attempt.
  *
  * Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
- * neither or both of argv and url, a malformed env or header entry),
+ * neither or both of argv and url, a malformed env or header entry, an
+ * unknown protocol version),
  * MCP_CONNECT (the server could not be started, reached, initialized or
  * listed in time: the message says which and why; nothing is registered
  * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
@@ -947,7 +957,7 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
  */
 capstan_status capstan_mcp_mount(struct capstan_registry *reg,
                                  const struct capstan_mcp_mount_options *opts,
-                                 struct capstan_mcp_mount **out);
+                                 struct capstan_mcp_client **out);
 
 /**
  * Unmounts: disconnects (calls of the mount still in flight end as
@@ -958,7 +968,7 @@ capstan_status capstan_mcp_mount(struct capstan_registry *reg,
  * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
  * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
  */
-capstan_status capstan_mcp_unmount(struct capstan_mcp_mount *mount);
+capstan_status capstan_mcp_unmount(struct capstan_mcp_client *mount);
 
 /**
  * The mount's state as JSON text: `{"connected": bool, "tools": {local
@@ -967,7 +977,7 @@ capstan_status capstan_mcp_unmount(struct capstan_mcp_mount *mount);
  * reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
  * owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
  */
-capstan_status capstan_mcp_mount_info(const struct capstan_mcp_mount *mount,
+capstan_status capstan_mcp_mount_info(const struct capstan_mcp_client *mount,
                                       char **out,
                                       size_t *out_len);
 
@@ -975,7 +985,7 @@ capstan_status capstan_mcp_mount_info(const struct capstan_mcp_mount *mount,
  * True while the mount is connected to its server (false for NULL, a stale
  * handle, or without feature `mcp`; the last error then says why).
  */
-bool capstan_mcp_mount_connected(const struct capstan_mcp_mount *mount);
+bool capstan_mcp_mount_connected(const struct capstan_mcp_client *mount);
 
 /**
  * Frees text that capstan returned through a `char **out`. NULL is a no-op.

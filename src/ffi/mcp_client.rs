@@ -9,10 +9,11 @@ use super::boundary::*;
 use super::registry::registry_ref;
 use super::types::*;
 
-/// A mounted MCP server (`capstan_mcp_mount`). A generation-checked handle,
-/// not a pointer to memory: using it after `capstan_mcp_unmount` is
-/// CAPSTAN_ERR_STALE_HANDLE, never undefined behaviour.
-pub struct capstan_mcp_mount {
+/// A mounted MCP server: capstan's client connection to it, made by
+/// `capstan_mcp_mount`. A handle, never reused, not a pointer to memory:
+/// using it after `capstan_mcp_unmount` is CAPSTAN_ERR_STALE_HANDLE, never
+/// undefined behaviour.
+pub struct capstan_mcp_client {
     _private: [u8; 0],
 }
 
@@ -57,6 +58,10 @@ pub struct capstan_mcp_mount_options {
     /// Wait before the first reconnect attempt, doubled after each failed
     /// one (up to 64 times); 0 = 200 ms.
     pub reconnect_backoff_ms: u32,
+    /// The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
+    /// "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
+    /// server may answer with an older version, which is then used.
+    pub protocol_version: *const c_char,
 }
 
 #[cfg(feature = "mcp")]
@@ -81,15 +86,15 @@ mod imp {
 
     static NEXT: AtomicUsize = AtomicUsize::new(1);
 
-    pub(super) fn insert(mount: Mount) -> *mut capstan_mcp_mount {
+    pub(super) fn insert(mount: Mount) -> *mut capstan_mcp_client {
         // Handles count up from 1 and are never reused (a 64-bit counter
         // does not wrap in practice), so a stale one never names a new mount.
         let handle = NEXT.fetch_add(1, Ordering::Relaxed);
         mounts().insert(handle, Arc::new(mount));
-        handle as *mut capstan_mcp_mount
+        handle as *mut capstan_mcp_client
     }
 
-    pub(super) fn get(mount: *const capstan_mcp_mount) -> Result<Arc<Mount>, Fail> {
+    pub(super) fn get(mount: *const capstan_mcp_client) -> Result<Arc<Mount>, Fail> {
         non_null(mount, "mount")?;
         mounts()
             .get(&(mount as usize))
@@ -97,7 +102,7 @@ mod imp {
             .ok_or_else(|| Fail::Core(crate::Error::StaleHandle(stale_text())))
     }
 
-    pub(super) fn remove(mount: *mut capstan_mcp_mount) -> Result<Arc<Mount>, Fail> {
+    pub(super) fn remove(mount: *mut capstan_mcp_client) -> Result<Arc<Mount>, Fail> {
         mounts()
             .remove(&(mount as usize))
             .ok_or_else(|| Fail::Core(crate::Error::StaleHandle(stale_text())))
@@ -182,6 +187,8 @@ mod imp {
         }
         options.call_timeout_ms = o.call_timeout_ms;
         options.max_reconnects = o.max_reconnects;
+        options.protocol_version =
+            c_text(o.protocol_version, "opts.protocol_version")?.map(str::to_owned);
         if o.reconnect_backoff_ms != 0 {
             options.reconnect_backoff = Duration::from_millis(u64::from(o.reconnect_backoff_ms));
         }
@@ -223,7 +230,8 @@ fn unsupported() -> Fail {
 /// after each failed attempt.
 ///
 /// Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
-/// neither or both of argv and url, a malformed env or header entry),
+/// neither or both of argv and url, a malformed env or header entry, an
+/// unknown protocol version),
 /// MCP_CONNECT (the server could not be started, reached, initialized or
 /// listed in time: the message says which and why; nothing is registered
 /// then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
@@ -232,7 +240,7 @@ fn unsupported() -> Fail {
 pub unsafe extern "C" fn capstan_mcp_mount(
     reg: *mut capstan_registry,
     opts: *const capstan_mcp_mount_options,
-    out: *mut *mut capstan_mcp_mount,
+    out: *mut *mut capstan_mcp_client,
 ) -> capstan_status {
     guard(|| {
         non_null(out, "out")?;
@@ -265,7 +273,7 @@ pub unsafe extern "C" fn capstan_mcp_mount(
 /// NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
 /// undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_unmount(mount: *mut capstan_mcp_mount) -> capstan_status {
+pub unsafe extern "C" fn capstan_mcp_unmount(mount: *mut capstan_mcp_client) -> capstan_status {
     guard(|| {
         if mount.is_null() {
             return Ok(());
@@ -290,7 +298,7 @@ pub unsafe extern "C" fn capstan_mcp_unmount(mount: *mut capstan_mcp_mount) -> c
 /// owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_mcp_mount_info(
-    mount: *const capstan_mcp_mount,
+    mount: *const capstan_mcp_client,
     out: *mut *mut c_char,
     out_len: *mut usize,
 ) -> capstan_status {
@@ -312,7 +320,7 @@ pub unsafe extern "C" fn capstan_mcp_mount_info(
 /// True while the mount is connected to its server (false for NULL, a stale
 /// handle, or without feature `mcp`; the last error then says why).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_mount_connected(mount: *const capstan_mcp_mount) -> bool {
+pub unsafe extern "C" fn capstan_mcp_mount_connected(mount: *const capstan_mcp_client) -> bool {
     guard_value(false, || {
         #[cfg(feature = "mcp")]
         {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, SubscriptionFilter};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientConfig, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -62,7 +62,19 @@ pub struct MountOptions {
     /// Wait before the first reconnect attempt; doubled after each failure
     /// (at most 64 times the first wait).
     pub reconnect_backoff: Duration,
+    /// The protocol version to ask for (one of `PROTOCOL_VERSIONS`); None:
+    /// the newest. The server may answer with an older one it supports.
+    pub protocol_version: Option<String>,
 }
+
+/// The MCP protocol versions a mount can ask for, newest first.
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
 
 impl MountOptions {
     pub fn new(endpoint: Endpoint) -> MountOptions {
@@ -73,6 +85,7 @@ impl MountOptions {
             call_timeout_ms: 0,
             max_reconnects: 0,
             reconnect_backoff: Duration::from_millis(200),
+            protocol_version: None,
         }
     }
 }
@@ -300,9 +313,25 @@ fn render_result(value: &Value) -> String {
 /// Hears the server's notifications.
 struct Listener {
     session: Weak<Session>,
+    protocol_version: Option<String>,
 }
 
 impl ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        if let Ok(me) =
+            serde_json::from_value(json!({"name": "capstan", "version": env!("CARGO_PKG_VERSION")}))
+        {
+            info.client_info = me;
+        }
+        if let Some(version) = &self.protocol_version {
+            if let Ok(version) = serde_json::from_value(json!(version)) {
+                info.protocol_version = version;
+            }
+        }
+        info
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
@@ -323,6 +352,7 @@ struct Connection {
 async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
     let listener = Listener {
         session: Arc::downgrade(session),
+        protocol_version: session.options.protocol_version.clone(),
     };
     let timeout = session.options.connect_timeout;
     match &session.options.endpoint {
@@ -621,6 +651,14 @@ impl Mount {
     /// Connects, lists the tools and registers them. Blocks the calling
     /// thread until that is done or `connect_timeout` passed.
     pub fn connect(registry: &Registry, options: MountOptions) -> Result<Mount, Error> {
+        if let Some(version) = &options.protocol_version {
+            if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown MCP protocol version {version:?}; known: {}",
+                    PROTOCOL_VERSIONS.join(", ")
+                )));
+            }
+        }
         if let Endpoint::Command { argv, .. } = &options.endpoint {
             if argv.is_empty() {
                 return Err(Error::InvalidArgument(

@@ -43,7 +43,9 @@ int main(int argc, char **argv) {
     opts.url = argv[argc - 1];
     opts.connect_timeout_ms = 20000;
     opts.call_timeout_ms = 20000;
-    capstan_mcp_mount *mount = NULL;
+    /* The suite (0.1.16) checks for a protocol version it knows. */
+    opts.protocol_version = "2025-11-25";
+    capstan_mcp_client *mount = NULL;
     st = capstan_mcp_mount(reg, &opts, &mount);
     if (st != CAPSTAN_OK) {
         capstan_registry_free(reg);

@@ -25,14 +25,14 @@ static int failures = 0;
 
 static const char *script;
 
-static capstan_mcp_mount *mount_python(capstan_registry *reg) {
+static capstan_mcp_client *mount_python(capstan_registry *reg) {
     const char *argv[] = {"python3", script};
     capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
     opts.argv = argv;
     opts.argc = 2;
     opts.prefix = "py_";
     opts.connect_timeout_ms = 30000;
-    capstan_mcp_mount *mount = NULL;
+    capstan_mcp_client *mount = NULL;
     capstan_status st = capstan_mcp_mount(reg, &opts, &mount);
     CHECK(st == CAPSTAN_OK);
     return st == CAPSTAN_OK ? mount : NULL;
@@ -52,7 +52,7 @@ static void *slow_calls(void *reg) {
 }
 
 static void test_bad_options_are_clear_errors(capstan_registry *reg) {
-    capstan_mcp_mount *mount = NULL;
+    capstan_mcp_client *mount = NULL;
     CHECK(capstan_mcp_mount(reg, NULL, &mount) == CAPSTAN_ERR_NULL_PARAMETER);
     capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
     CHECK(capstan_mcp_mount(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
@@ -74,7 +74,7 @@ static void test_bad_options_are_clear_errors(capstan_registry *reg) {
 }
 
 static void test_mounted_tools_answer_through_execute(capstan_registry *reg) {
-    capstan_mcp_mount *mount = mount_python(reg);
+    capstan_mcp_client *mount = mount_python(reg);
     if (!mount) return;
     CHECK(capstan_mcp_mount_connected(mount));
     char *info = NULL;
@@ -91,7 +91,7 @@ static void test_mounted_tools_answer_through_execute(capstan_registry *reg) {
 }
 
 static void test_unmount_with_calls_in_flight_twice_and_null(capstan_registry *reg) {
-    capstan_mcp_mount *mount = mount_python(reg);
+    capstan_mcp_client *mount = mount_python(reg);
     if (!mount) return;
     pthread_t thread;
     CHECK(pthread_create(&thread, NULL, slow_calls, reg) == 0);
@@ -121,7 +121,7 @@ static void test_unmount_with_calls_in_flight_twice_and_null(capstan_registry *r
 static void test_unmount_after_registry_free(void) {
     capstan_registry *reg = NULL;
     CHECK(capstan_registry_new(NULL, &reg) == CAPSTAN_OK);
-    capstan_mcp_mount *mount = mount_python(reg);
+    capstan_mcp_client *mount = mount_python(reg);
     capstan_registry_free(reg);
     if (mount) CHECK(capstan_mcp_unmount(mount) == CAPSTAN_OK);
 }

@@ -31,6 +31,7 @@ class _MountOptions(Structure):
         ("call_timeout_ms", c_uint32),
         ("max_reconnects", c_uint32),
         ("reconnect_backoff_ms", c_uint32),
+        ("protocol_version", c_char_p),
     ]
 
 
@@ -135,6 +136,7 @@ def mount_mcp(
     call_timeout: float | None = None,
     max_reconnects: int = 0,
     reconnect_backoff: float = 0.2,
+    protocol_version: str | None = None,
 ) -> McpMount:
     """Mounts the tools of an MCP server: ``command`` (argv of a stdio
     server) or ``url`` (streamable HTTP, with ``headers``). Each remote tool
@@ -166,6 +168,7 @@ def mount_mcp(
         raise ValueError("max_reconnects must not be negative")
     opts.max_reconnects = min(max_reconnects, 2**32 - 1)
     opts.reconnect_backoff_ms = _ms(reconnect_backoff, "reconnect_backoff")
+    opts.protocol_version = protocol_version.encode() if protocol_version else None
     out = c_void_p()
     ptr = registry._enter()
     try:
