@@ -45,7 +45,9 @@ mod with_mcp {
             cwd: None,
         });
         options.prefix = "py_".into();
-        options.connect_timeout = Duration::from_secs(30);
+        // Generous: importing the SDK takes 20 s and more on a loaded 2-core
+        // machine running these tests in parallel.
+        options.connect_timeout = Duration::from_secs(120);
         options
     }
 
@@ -99,7 +101,7 @@ mod with_mcp {
     /// Mounts `url`, retrying while the freshly started server is not yet
     /// listening (bounded).
     fn mount_http(reg: &Registry, url: &str, prefix: &str) -> Mount {
-        let end = Instant::now() + Duration::from_secs(60);
+        let end = Instant::now() + Duration::from_secs(180);
         loop {
             let mut options = MountOptions::new(Endpoint::Http {
                 url: url.into(),
@@ -262,6 +264,33 @@ mod with_mcp {
     }
 
     #[test]
+    fn list_changed_resyncs_on_a_2025_11_25_connection_too() {
+        // Before 2026-07-28 the server sends list_changed unasked, outside
+        // any subscriptions/listen stream.
+        let reg = Registry::default();
+        let mut options = python_options(vec![]);
+        options.protocol_version = Some("2025-11-25".into());
+        let mount = Mount::connect(&reg, options).expect("mount");
+        assert_eq!(call(&reg, "py_grow", json!({})).content, "grown");
+        assert!(
+            eventually(Duration::from_secs(20), || reg.get("py_late").is_some()),
+            "py_late never appeared: {:?}",
+            reg.names()
+        );
+        mount.unmount();
+    }
+
+    #[test]
+    fn an_unknown_protocol_version_is_an_invalid_argument() {
+        let reg = Registry::default();
+        let mut options = python_options(vec![]);
+        options.protocol_version = Some("2099-01-01".into());
+        let err = Mount::connect(&reg, options).err().expect("an error");
+        assert!(matches!(err, capstan::Error::InvalidArgument(_)), "{err:?}");
+        assert!(err.to_string().contains("2025-11-25"), "{err}");
+    }
+
+    #[test]
     fn dead_server_gives_tool_errors_then_reconnects_per_policy() {
         let reg = Registry::default();
         let mut options = python_options(vec![]);
@@ -272,7 +301,7 @@ mod with_mcp {
         assert_eq!(died.outcome, Outcome::ToolError, "{died:?}");
         assert!(died.content.contains("MCP server"), "{died:?}");
         assert!(
-            eventually(Duration::from_secs(60), || mount.info()["reconnects"] == 1
+            eventually(Duration::from_secs(180), || mount.info()["reconnects"] == 1
                 && mount.is_connected()),
             "never reconnected: {}",
             mount.info()
@@ -411,7 +440,9 @@ mod with_mcp {
             cwd: None,
         });
         options.prefix = "ev_".into();
-        options.connect_timeout = Duration::from_secs(30);
+        // Generous: importing the SDK takes 20 s and more on a loaded 2-core
+        // machine running these tests in parallel.
+        options.connect_timeout = Duration::from_secs(120);
         let mount = Mount::connect(&reg, options).expect("mount server-everything");
         check_everything(&reg, &mount, "ev_");
         mount.unmount();

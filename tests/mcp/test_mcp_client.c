@@ -31,7 +31,7 @@ static capstan_mcp_client *mount_python(capstan_registry *reg) {
     opts.argv = argv;
     opts.argc = 2;
     opts.prefix = "py_";
-    opts.connect_timeout_ms = 30000;
+    opts.connect_timeout_ms = 120000; /* python imports slowly on a loaded machine */
     capstan_mcp_client *mount = NULL;
     capstan_status st = capstan_mcp_mount(reg, &opts, &mount);
     CHECK(st == CAPSTAN_OK);

@@ -15,7 +15,7 @@ pytest.importorskip("mcp")
 
 
 def test_mounted_tools_are_called_like_any_tool(registry):
-    with registry.mount_mcp([sys.executable, str(SERVER)], prefix="py_", connect_timeout=30) as mount:
+    with registry.mount_mcp([sys.executable, str(SERVER)], prefix="py_", connect_timeout=120) as mount:
         assert mount.connected
         assert mount.tools["py_add"] == "add"
         assert any(p["remote"] == "bad.name" for p in mount.problems)
