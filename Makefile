@@ -135,7 +135,7 @@ MCP_DIR         := tests/mcp
 CONFORMANCE     := node --import ./node20-compat.mjs node_modules/@modelcontextprotocol/conformance/dist/index.js
 # Every client scenario of the suite; those listed in the expected-failures
 # file must fail, all others must pass.
-MCP_CLIENT_SCENARIOS := initialize tools_call sse-retry elicitation-sep1034-client-defaults \
+MCP_CLIENT_SCENARIOS := initialize tools_call sse-retry auth/resource-mismatch elicitation-sep1034-client-defaults \
   $(shell sed -n 's/^  - \(auth\/[^ ]*\).*/\1/p' $(MCP_DIR)/conformance-client-expected-failures)
 
 $(BUILD)/mcp/asan/test_mcp_client: $(MCP_DIR)/test_mcp_client.c include/capstan.h lib
