@@ -16,7 +16,7 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: install uninstall install-test python-wheel-test mcp-deps mcp-server-test
+.PHONY: install uninstall install-test python-wheel-test mcp-deps mcp-server-test mcp-client-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
         go-test go-bench cpp-test cpp-examples swift-modulemap-check
@@ -158,6 +158,44 @@ mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUIL
 	  tests/mcp/test_server_sdk.py tests/mcp/test_server_http_security.py \
 	  tests/mcp/test_server_conformance.py tests/mcp/test_server_python.py
 	$(CARGO) test --no-default-features --test mcp_unsupported
+# --- MCP client (issue #14, mount MCP servers' tools) -------------------------
+# tests/mcp_client.rs mounts tests/mcp/fastmcp_server.py (Python SDK) and
+# server-everything over stdio and streamable HTTP (also part of rust-test);
+# test_mcp_client.c does mount/unmount with calls in flight under ASan+UBSan;
+# the conformance suite's client mode drives tests/mcp/conformance_client.c,
+# with tests/mcp/conformance-client-expected-failures as its baseline (Node
+# 20 needs tests/mcp/node20-compat.mjs for the suite to load). The feature-off
+# build is checked to build and to answer UNSUPPORTED.
+MCP_DIR         := tests/mcp
+CONFORMANCE     := node --import ./node20-compat.mjs node_modules/@modelcontextprotocol/conformance/dist/index.js
+# Every client scenario of the suite; those listed in the expected-failures
+# file must fail, all others must pass.
+MCP_CLIENT_SCENARIOS := initialize tools_call sse-retry auth/resource-mismatch elicitation-sep1034-client-defaults \
+  $(shell sed -n 's/^  - \(auth\/[^ ]*\).*/\1/p' $(MCP_DIR)/conformance-client-expected-failures)
+
+$(BUILD)/mcp/asan/test_mcp_client: $(MCP_DIR)/test_mcp_client.c include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(SAN_FLAGS) $< -o $@ $(LDFLAGS_COMMON)
+
+$(BUILD)/mcp/conformance_client: $(MCP_DIR)/conformance_client.c include/capstan.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
+
+# The README's "Mount an MCP server" program, cut out of README.md.
+$(BUILD)/mcp/readme_mount: README.md include/capstan.h lib
+	@mkdir -p $(dir $@)
+	awk '/<!-- mcp-mount-example/ {f=1; next} f && /^```c/ {g=1; next} g && /^```/ {exit} g' README.md > $@.c
+	$(CC) $(CFLAGS_COMMON) $@.c -o $@ $(LDFLAGS_COMMON)
+
+mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_client $(BUILD)/mcp/readme_mount
+	$(BUILD)/mcp/readme_mount $(MCP_DIR)/node_modules/.bin/mcp-server-everything stdio > $(BUILD)/mcp/readme_mount.out
+	grep -q '"content":"Echo: hi"' $(BUILD)/mcp/readme_mount.out || (cat $(BUILD)/mcp/readme_mount.out; exit 1)
+	$(CARGO) test --no-default-features --test mcp_client
+	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/mcp/asan/test_mcp_client $(MCP_DIR)/fastmcp_server.py
+	@set -e; cd $(MCP_DIR) && rm -rf results && for s in $(MCP_CLIENT_SCENARIOS); do \
+	  echo "== conformance client $$s"; \
+	  $(CONFORMANCE) client --command "$(abspath $(BUILD)/mcp/conformance_client)" --scenario $$s \
+	    --timeout 60000 --expected-failures conformance-client-expected-failures; done
 
 # --- install and packages (issue #11) ----------------------------------------
 # `make install PREFIX=/usr/local DESTDIR=` installs the release build:
@@ -319,7 +357,7 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test stream-example
+test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test stream-example mcp-client-test
 	@echo "make test: all suites passed"
 
 # --- streaming (issue 15) ----------------------------------------------------

@@ -97,6 +97,7 @@
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
 #define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
 #define CAPSTAN_STREAM_SINK_INIT {(uint32_t)sizeof(capstan_stream_sink), NULL, NULL, NULL}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
@@ -243,6 +244,14 @@ typedef struct capstan_batch capstan_batch;
 typedef struct capstan_call capstan_call;
 
 /**
+ * A mounted MCP server: capstan's client connection to it, made by
+ * `capstan_mcp_mount`. A handle, never reused, not a pointer to memory:
+ * using it after `capstan_mcp_unmount` is CAPSTAN_ERR_STALE_HANDLE, never
+ * undefined behaviour.
+ */
+typedef struct capstan_mcp_client capstan_mcp_client;
+
+/**
  * An MCP server started with `capstan_mcp_server_start`. Its functions may
  * be called from any thread; `capstan_mcp_server_free` must not race them.
  */
@@ -360,6 +369,83 @@ typedef struct capstan_result {
  */
 typedef void (*capstan_result_fn)(void *user_data,
                                   const struct capstan_result *result);
+
+/**
+ * Options of `capstan_mcp_mount`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
+ * and set exactly one of `argv` (a command line) or `url`.
+ */
+typedef struct capstan_mcp_mount_options {
+  /**
+   * `sizeof(capstan_mcp_mount_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Command line of a server speaking MCP over stdio: `argc` NUL-terminated
+   * strings, `argv[0]` the program (looked up in PATH). capstan starts it
+   * as a child process (stdin/stdout piped, stderr inherited) and
+   * restarts it on reconnect. Copied during the call.
+   */
+  const char *const *argv;
+  /**
+   * Number of strings in `argv`.
+   */
+  size_t argc;
+  /**
+   * `env_count` "NAME=VALUE" strings added to (or overriding) the
+   * inherited environment of the child process. May be NULL.
+   */
+  const char *const *env;
+  /**
+   * Number of strings in `env`.
+   */
+  size_t env_count;
+  /**
+   * Working directory of the child process; NULL: the caller's.
+   */
+  const char *cwd;
+  /**
+   * URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
+   */
+  const char *url;
+  /**
+   * `header_count` "Name: value" strings sent with every HTTP request
+   * (e.g. "Authorization: Bearer ..."). May be NULL.
+   */
+  const char *const *headers;
+  /**
+   * Number of strings in `headers`.
+   */
+  size_t header_count;
+  /**
+   * Put before every remote tool name to form the local one (e.g. "fs_"
+   * mounts `read` as `fs_read`). NULL or "": none.
+   */
+  const char *prefix;
+  /**
+   * Limit on connecting plus the first `tools/list`, in ms; 0 = 10000.
+   */
+  uint32_t connect_timeout_ms;
+  /**
+   * Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
+   * 0 = none of its own (the exec options' default applies).
+   */
+  uint32_t call_timeout_ms;
+  /**
+   * Reconnect attempts in a row after the connection died; 0 = never.
+   */
+  uint32_t max_reconnects;
+  /**
+   * Wait before the first reconnect attempt, doubled after each failed
+   * one (up to 64 times); 0 = 200 ms.
+   */
+  uint32_t reconnect_backoff_ms;
+  /**
+   * The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
+   * "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
+   * server may answer with an older version, which is then used.
+   */
+  const char *protocol_version;
+} capstan_mcp_mount_options;
 
 /**
  * Options of `capstan_mcp_serve_stdio` and `capstan_mcp_server_start`.
@@ -582,12 +668,6 @@ typedef struct capstan_tool_def {
 typedef void (*capstan_notify_fn)(void *user_data);
 
 /**
- * A pool thread hook: called with the `user_data` given to
- * `capstan_set_thread_hooks`, on the pool thread concerned.
- */
-typedef void (*capstan_thread_hook_fn)(void *user_data);
-
-/**
  * Receives a piece of the model's text as it streams. `text` is UTF-8 (never
  * a partial character), NOT NUL-terminated, borrowed for the call. Runs on
  * the thread calling `capstan_stream_feed` (or `capstan_stream_finish`, for
@@ -627,6 +707,12 @@ typedef struct capstan_stream_sink {
    */
   void *user_data;
 } capstan_stream_sink;
+
+/**
+ * A pool thread hook: called with the `user_data` given to
+ * `capstan_set_thread_hooks`, on the pool thread concerned.
+ */
+typedef void (*capstan_thread_hook_fn)(void *user_data);
 
 /**
  * Success.
@@ -751,6 +837,13 @@ typedef struct capstan_stream_sink {
  * not an address, not permitted), or stdio could not be served.
  */
 #define CAPSTAN_ERR_TRANSPORT 23
+
+/**
+ * `capstan_mcp_mount` could not start, reach or initialize the MCP server,
+ * or list its tools, within the connect timeout; `capstan_last_error` says
+ * which step failed and why.
+ */
+#define CAPSTAN_ERR_MCP_CONNECT 24
 
 /**
  * Passed through to the model as is.
@@ -1043,6 +1136,73 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
                                       const struct capstan_exec_options *opts,
                                       char **out,
                                       size_t *out_len);
+
+/**
+ * Mounts an MCP server's tools into `reg`: starts the command line (stdio)
+ * or connects to the URL (streamable HTTP), initializes, lists the tools
+ * and registers each as `prefix + remote name`, with the remote
+ * `inputSchema` as its parameters (so arguments are validated locally like
+ * any tool's). Blocks until that is done, at most about twice
+ * `connect_timeout_ms`. On success `*out` is the mount: free it with
+ * `capstan_mcp_unmount`, before or after `capstan_registry_free` of `reg`
+ * (the mount keeps its own reference to the registry's core; once the
+ * registry is closed its tools are gone and calls cannot reach them).
+ *
+ * A remote tool whose local name no provider accepts, that is already
+ * registered in `reg` (by the host or another mount), or whose schema does
+ * not compile is not mounted (never replaced, never silently dropped): the
+ * mount's `problems` (`capstan_mcp_mount_info`) list each with why.
+ *
+ * Calls are forwarded from capstan's MCP thread; the tool callback thread
+ * is not held. When the executor ends a call first (timeout, batch
+ * cancelled, registry closed), `notifications/cancelled` is sent for it.
+ * The server's `notifications/tools/list_changed` re-lists its tools:
+ * new ones are registered, gone ones unregistered. When the connection dies,
+ * calls in flight and new calls end as `tool_error` results whose text says
+ * that the server is not connected and whether a reconnect will be tried;
+ * the mount then reconnects (restarting the command) up to
+ * `max_reconnects` times in a row, waiting `reconnect_backoff_ms`, doubled
+ * after each failed attempt.
+ *
+ * Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
+ * neither or both of argv and url, a malformed env or header entry, an
+ * unknown protocol version),
+ * MCP_CONNECT (the server could not be started, reached, initialized or
+ * listed in time: the message says which and why; nothing is registered
+ * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+ * without feature `mcp`).
+ */
+capstan_status capstan_mcp_mount(struct capstan_registry *reg,
+                                 const struct capstan_mcp_mount_options *opts,
+                                 struct capstan_mcp_client **out);
+
+/**
+ * Unmounts: disconnects (calls of the mount still in flight end as
+ * `tool_error` results saying it was unmounted), stops the child process
+ * (stdin closed, then killed if it has not exited within 0.5 s) and waits
+ * for it, unregisters the mount's tools and frees the mount. Safe with
+ * calls in flight and from any thread; it blocks for a few seconds at most.
+ * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
+ * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
+ */
+capstan_status capstan_mcp_unmount(struct capstan_mcp_client *mount);
+
+/**
+ * The mount's state as JSON text: `{"connected": bool, "tools": {local
+ * name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
+ * "reconnects": n (successful reconnects so far), "gave_up": bool (the
+ * reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
+ * owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
+ */
+capstan_status capstan_mcp_mount_info(const struct capstan_mcp_client *mount,
+                                      char **out,
+                                      size_t *out_len);
+
+/**
+ * True while the mount is connected to its server (false for NULL, a stale
+ * handle, or without feature `mcp`; the last error then says why).
+ */
+bool capstan_mcp_mount_connected(const struct capstan_mcp_client *mount);
 
 /**
  * Serves `reg`'s tools over MCP on this process's stdin and stdout (one
@@ -1459,40 +1619,6 @@ capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
                                         int32_t *out);
 
 /**
- * Sets the hooks run on capstan's pool threads, process-wide (the pool is):
- * `on_start` runs on each pool thread before the first tool callback, result
- * callback or other host code that thread runs, and again before the next
- * one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
- * ran this `on_start`, when that thread retires (an idle pool thread ends
- * after a while), or once these hooks were replaced or cleared, before that
- * thread runs its next host code (and the new `on_start`). Threads are
- * not joined at process exit: `on_stop` does not run then. Either hook may
- * be NULL (nothing runs in its place); both NULL clears the hooks. Threads
- * that are not pool threads (the host's own, e.g. the caller of
- * `capstan_execute`, on which a lone call may run) never run them.
- *
- * Setting hooks replaces the previous ones; threads that ran the previous
- * `on_start` still run the previous `on_stop` as above, so a host that
- * keeps per-thread state in `on_start` sees it released by the matching
- * `on_stop`, on the same thread. A thread already running a callback when
- * the hooks are set switches before its next one.
- *
- * `destroy` (may be NULL) runs exactly once with `user_data`: before this
- * returns if both hooks are NULL; otherwise once these hooks were replaced
- * or cleared and every thread that ran this `on_start` has run this
- * `on_stop` (on that last thread, or on the thread that replaced them), so
- * possibly never while a pool thread that ran them stays alive.
- *
- * Hooks run with no capstan lock held and may call any capstan function
- * except `capstan_set_thread_hooks` itself; a hook must return (it must
- * not end its thread). Any thread may call this. Returns OK.
- */
-capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
-                                        capstan_thread_hook_fn on_stop,
-                                        void *user_data,
-                                        capstan_destroy_fn destroy);
-
-/**
  * Starts reading a streamed response in `fmt` (`CAPSTAN_FORMAT_OPENAI_CHAT`,
  * `_OPENAI_RESPONSES`, `_ANTHROPIC` or `_GEMINI`; the others are
  * INVALID_ARGUMENT): the body of a server-sent-events response (Gemini:
@@ -1575,6 +1701,40 @@ void capstan_stream_cancel(struct capstan_stream *stream);
  * no sink callback of the stream is running or will run. Consumes `stream`.
  */
 void capstan_stream_free(struct capstan_stream *stream);
+
+/**
+ * Sets the hooks run on capstan's pool threads, process-wide (the pool is):
+ * `on_start` runs on each pool thread before the first tool callback, result
+ * callback or other host code that thread runs, and again before the next
+ * one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
+ * ran this `on_start`, when that thread retires (an idle pool thread ends
+ * after a while), or once these hooks were replaced or cleared, before that
+ * thread runs its next host code (and the new `on_start`). Threads are
+ * not joined at process exit: `on_stop` does not run then. Either hook may
+ * be NULL (nothing runs in its place); both NULL clears the hooks. Threads
+ * that are not pool threads (the host's own, e.g. the caller of
+ * `capstan_execute`, on which a lone call may run) never run them.
+ *
+ * Setting hooks replaces the previous ones; threads that ran the previous
+ * `on_start` still run the previous `on_stop` as above, so a host that
+ * keeps per-thread state in `on_start` sees it released by the matching
+ * `on_stop`, on the same thread. A thread already running a callback when
+ * the hooks are set switches before its next one.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`: before this
+ * returns if both hooks are NULL; otherwise once these hooks were replaced
+ * or cleared and every thread that ran this `on_start` has run this
+ * `on_stop` (on that last thread, or on the thread that replaced them), so
+ * possibly never while a pool thread that ran them stays alive.
+ *
+ * Hooks run with no capstan lock held and may call any capstan function
+ * except `capstan_set_thread_hooks` itself; a hook must return (it must
+ * not end its thread). Any thread may call this. Returns OK.
+ */
+capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
+                                        capstan_thread_hook_fn on_stop,
+                                        void *user_data,
+                                        capstan_destroy_fn destroy);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -55,12 +55,15 @@ pub enum Error {
     /// A stream held more bytes at once than its cap.
     #[error("stream too large: {0}")]
     StreamTooLarge(String),
-    /// Internal failure: a poisoned lock, a closed channel, a runtime that could not start.
-    #[error("internal error: {0}")]
-    Internal(String),
     /// The library was built without the feature this function needs (e.g. `mcp`).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// An MCP server could not be reached, started or initialized.
+    #[error("MCP connection failed: {0}")]
+    McpConnect(String),
+    /// Internal failure: a poisoned lock, a closed channel, a runtime that could not start.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// An MCP transport failed: the address could not be bound, stdio broke.
     #[error("transport error: {0}")]
     Transport(String),

@@ -225,6 +225,7 @@ fn every_versioned_struct_has_an_init_macro_that_sets_its_size_and_zeroes_the_re
         "capstan_registry_options",
         "capstan_exec_options",
         "capstan_export_options",
+        "capstan_mcp_mount_options",
     ] {
         assert!(
             names.contains(&expected),

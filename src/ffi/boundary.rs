@@ -80,6 +80,7 @@ fn status_of(e: &Error) -> capstan_status {
         Error::Transport(_) => CAPSTAN_ERR_TRANSPORT,
         Error::StreamTruncated(_) => CAPSTAN_ERR_STREAM_TRUNCATED,
         Error::StreamTooLarge(_) => CAPSTAN_ERR_STREAM_TOO_LARGE,
+        Error::McpConnect(_) => CAPSTAN_ERR_MCP_CONNECT,
     }
 }
 

@@ -60,6 +60,7 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
         CAPSTAN_ERR_TRANSPORT => b"CAPSTAN_ERR_TRANSPORT\0",
         CAPSTAN_ERR_STREAM_TRUNCATED => b"CAPSTAN_ERR_STREAM_TRUNCATED\0",
         CAPSTAN_ERR_STREAM_TOO_LARGE => b"CAPSTAN_ERR_STREAM_TOO_LARGE\0",
+        CAPSTAN_ERR_MCP_CONNECT => b"CAPSTAN_ERR_MCP_CONNECT\0",
         _ => b"CAPSTAN_UNKNOWN_STATUS\0",
     };
     name.as_ptr().cast::<c_char>()

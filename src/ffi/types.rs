@@ -64,6 +64,10 @@ pub const CAPSTAN_ERR_UNSUPPORTED: capstan_status = 22;
 /// An MCP server's transport failed: its address could not be bound (in use,
 /// not an address, not permitted), or stdio could not be served.
 pub const CAPSTAN_ERR_TRANSPORT: capstan_status = 23;
+/// `capstan_mcp_mount` could not start, reach or initialize the MCP server,
+/// or list its tools, within the connect timeout; `capstan_last_error` says
+/// which step failed and why.
+pub const CAPSTAN_ERR_MCP_CONNECT: capstan_status = 24;
 
 // The version constants are literals because cbindgen copies them as
 // written; the compile-time check below fails the build when they differ

@@ -1,3 +1,5 @@
-//! The MCP bridge (feature `mcp`): serve a registry over MCP.
+//! The MCP bridge (feature `mcp`, issue #14): serve a registry over MCP
+//! (`server`) and mount MCP servers' tools into a registry (`client`).
 
+pub mod client;
 pub mod server;

@@ -358,6 +358,12 @@ class ToolRegistry:
 
     # -- execution ----------------------------------------------------------------------------
 
+    def mount_mcp(self, *args: Any, **kwargs: Any) -> Any:
+        """Mounts an MCP server's tools into this registry (see ``capstan._mcp_client.mount_mcp``)."""
+        from ._mcp_client import mount_mcp
+
+        return mount_mcp(self, *args, **kwargs)
+
     def execute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for

@@ -1,0 +1,335 @@
+//! MCP client functions of the C ABI: mount an MCP server's tools into a
+//! registry (issue #14). Declared in every build; without the cargo feature
+//! `mcp` they fail with CAPSTAN_ERR_UNSUPPORTED.
+
+use std::ffi::c_char;
+
+use super::boundary::*;
+#[cfg(feature = "mcp")]
+use super::registry::registry_ref;
+use super::types::*;
+
+/// A mounted MCP server: capstan's client connection to it, made by
+/// `capstan_mcp_mount`. A handle, never reused, not a pointer to memory:
+/// using it after `capstan_mcp_unmount` is CAPSTAN_ERR_STALE_HANDLE, never
+/// undefined behaviour.
+pub struct capstan_mcp_client {
+    _private: [u8; 0],
+}
+
+/// Options of `capstan_mcp_mount`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
+/// and set exactly one of `argv` (a command line) or `url`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct capstan_mcp_mount_options {
+    /// `sizeof(capstan_mcp_mount_options)`.
+    pub struct_size: u32,
+    /// Command line of a server speaking MCP over stdio: `argc` NUL-terminated
+    /// strings, `argv[0]` the program (looked up in PATH). capstan starts it
+    /// as a child process (stdin/stdout piped, stderr inherited) and
+    /// restarts it on reconnect. Copied during the call.
+    pub argv: *const *const c_char,
+    /// Number of strings in `argv`.
+    pub argc: usize,
+    /// `env_count` "NAME=VALUE" strings added to (or overriding) the
+    /// inherited environment of the child process. May be NULL.
+    pub env: *const *const c_char,
+    /// Number of strings in `env`.
+    pub env_count: usize,
+    /// Working directory of the child process; NULL: the caller's.
+    pub cwd: *const c_char,
+    /// URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
+    pub url: *const c_char,
+    /// `header_count` "Name: value" strings sent with every HTTP request
+    /// (e.g. "Authorization: Bearer ..."). May be NULL.
+    pub headers: *const *const c_char,
+    /// Number of strings in `headers`.
+    pub header_count: usize,
+    /// Put before every remote tool name to form the local one (e.g. "fs_"
+    /// mounts `read` as `fs_read`). NULL or "": none.
+    pub prefix: *const c_char,
+    /// Limit on connecting plus the first `tools/list`, in ms; 0 = 10000.
+    pub connect_timeout_ms: u32,
+    /// Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
+    /// 0 = none of its own (the exec options' default applies).
+    pub call_timeout_ms: u32,
+    /// Reconnect attempts in a row after the connection died; 0 = never.
+    pub max_reconnects: u32,
+    /// Wait before the first reconnect attempt, doubled after each failed
+    /// one (up to 64 times); 0 = 200 ms.
+    pub reconnect_backoff_ms: u32,
+    /// The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
+    /// "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
+    /// server may answer with an older version, which is then used.
+    pub protocol_version: *const c_char,
+}
+
+#[cfg(feature = "mcp")]
+mod imp {
+    use std::collections::HashMap;
+    use std::ffi::c_char;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex, OnceLock};
+    use std::time::Duration;
+
+    use super::super::boundary::*;
+    use super::*;
+    use crate::mcp::client::{Endpoint, Mount, MountOptions};
+
+    fn mounts() -> std::sync::MutexGuard<'static, HashMap<usize, Arc<Mount>>> {
+        static MOUNTS: OnceLock<Mutex<HashMap<usize, Arc<Mount>>>> = OnceLock::new();
+        MOUNTS
+            .get_or_init(|| Mutex::new(HashMap::new()))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+
+    pub(super) fn insert(mount: Mount) -> *mut capstan_mcp_client {
+        // Handles count up from 1 and are never reused (a 64-bit counter
+        // does not wrap in practice), so a stale one never names a new mount.
+        let handle = NEXT.fetch_add(1, Ordering::Relaxed);
+        mounts().insert(handle, Arc::new(mount));
+        handle as *mut capstan_mcp_client
+    }
+
+    pub(super) fn get(mount: *const capstan_mcp_client) -> Result<Arc<Mount>, Fail> {
+        non_null(mount, "mount")?;
+        mounts()
+            .get(&(mount as usize))
+            .cloned()
+            .ok_or_else(|| Fail::Core(crate::Error::StaleHandle(stale_text())))
+    }
+
+    pub(super) fn remove(mount: *mut capstan_mcp_client) -> Result<Arc<Mount>, Fail> {
+        mounts()
+            .remove(&(mount as usize))
+            .ok_or_else(|| Fail::Core(crate::Error::StaleHandle(stale_text())))
+    }
+
+    fn stale_text() -> String {
+        "mount handle is not live: it was already unmounted, or never was a mount".into()
+    }
+
+    unsafe fn list(
+        ptr: *const *const c_char,
+        count: usize,
+        name: &'static str,
+    ) -> Result<Vec<String>, Fail> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        non_null(ptr, name)?;
+        (0..count)
+            .map(|i| {
+                c_text(*ptr.add(i), name)?
+                    .map(str::to_owned)
+                    .ok_or(Fail::Null(name))
+            })
+            .collect()
+    }
+
+    fn split(item: &str, sep: char, what: &str) -> Result<(String, String), Fail> {
+        match item.split_once(sep) {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_owned(), v.trim_start().to_owned()))
+            }
+            _ => Err(Fail::BadArgument(format!(
+                "{what} {item:?} is not of the form NAME{sep}VALUE"
+            ))),
+        }
+    }
+
+    pub(super) unsafe fn options(
+        opts: *const capstan_mcp_mount_options,
+    ) -> Result<MountOptions, Fail> {
+        non_null(opts, "opts")?;
+        let o = read_options(
+            opts,
+            std::mem::size_of::<capstan_mcp_mount_options>(),
+            "opts",
+        )?
+        .ok_or(Fail::Null("opts"))?;
+        let argv = list(o.argv, o.argc, "opts.argv")?;
+        let url = c_text(o.url, "opts.url")?;
+        let endpoint = match (argv.is_empty(), url) {
+            (false, None) => Endpoint::Command {
+                argv,
+                env: list(o.env, o.env_count, "opts.env")?
+                    .iter()
+                    .map(|e| split(e, '=', "opts.env entry"))
+                    .collect::<Result<_, _>>()?,
+                cwd: c_text(o.cwd, "opts.cwd")?.map(str::to_owned),
+            },
+            (true, Some(url)) => Endpoint::Http {
+                url: url.to_owned(),
+                headers: list(o.headers, o.header_count, "opts.headers")?
+                    .iter()
+                    .map(|h| split(h, ':', "opts.headers entry"))
+                    .collect::<Result<_, _>>()?,
+            },
+            (false, Some(_)) => {
+                return Err(Fail::BadArgument(
+                    "set either opts.argv (a command line) or opts.url, not both".into(),
+                ))
+            }
+            (true, None) => {
+                return Err(Fail::BadArgument(
+                    "set opts.argv (a command line, argc > 0) or opts.url".into(),
+                ))
+            }
+        };
+        let mut options = MountOptions::new(endpoint);
+        options.prefix = c_text(o.prefix, "opts.prefix")?.unwrap_or("").to_owned();
+        if o.connect_timeout_ms != 0 {
+            options.connect_timeout = Duration::from_millis(u64::from(o.connect_timeout_ms));
+        }
+        options.call_timeout_ms = o.call_timeout_ms;
+        options.max_reconnects = o.max_reconnects;
+        options.protocol_version =
+            c_text(o.protocol_version, "opts.protocol_version")?.map(str::to_owned);
+        if o.reconnect_backoff_ms != 0 {
+            options.reconnect_backoff = Duration::from_millis(u64::from(o.reconnect_backoff_ms));
+        }
+        Ok(options)
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+fn unsupported() -> Fail {
+    Fail::Core(crate::Error::Unsupported(
+        "this library was built without feature `mcp`".into(),
+    ))
+}
+
+/// Mounts an MCP server's tools into `reg`: starts the command line (stdio)
+/// or connects to the URL (streamable HTTP), initializes, lists the tools
+/// and registers each as `prefix + remote name`, with the remote
+/// `inputSchema` as its parameters (so arguments are validated locally like
+/// any tool's). Blocks until that is done, at most about twice
+/// `connect_timeout_ms`. On success `*out` is the mount: free it with
+/// `capstan_mcp_unmount`, before or after `capstan_registry_free` of `reg`
+/// (the mount keeps its own reference to the registry's core; once the
+/// registry is closed its tools are gone and calls cannot reach them).
+///
+/// A remote tool whose local name no provider accepts, that is already
+/// registered in `reg` (by the host or another mount), or whose schema does
+/// not compile is not mounted (never replaced, never silently dropped): the
+/// mount's `problems` (`capstan_mcp_mount_info`) list each with why.
+///
+/// Calls are forwarded from capstan's MCP thread; the tool callback thread
+/// is not held. When the executor ends a call first (timeout, batch
+/// cancelled, registry closed), `notifications/cancelled` is sent for it.
+/// The server's `notifications/tools/list_changed` re-lists its tools:
+/// new ones are registered, gone ones unregistered. When the connection dies,
+/// calls in flight and new calls end as `tool_error` results whose text says
+/// that the server is not connected and whether a reconnect will be tried;
+/// the mount then reconnects (restarting the command) up to
+/// `max_reconnects` times in a row, waiting `reconnect_backoff_ms`, doubled
+/// after each failed attempt.
+///
+/// Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
+/// neither or both of argv and url, a malformed env or header entry, an
+/// unknown protocol version),
+/// MCP_CONNECT (the server could not be started, reached, initialized or
+/// listed in time: the message says which and why; nothing is registered
+/// then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+/// without feature `mcp`).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_mcp_mount(
+    reg: *mut capstan_registry,
+    opts: *const capstan_mcp_mount_options,
+    out: *mut *mut capstan_mcp_client,
+) -> capstan_status {
+    guard(|| {
+        non_null(out, "out")?;
+        #[cfg(feature = "mcp")]
+        {
+            let registry = registry_ref(reg)?;
+            if registry.is_closed() {
+                return Err(Fail::Core(crate::Error::ShuttingDown(
+                    "the registry is closed".into(),
+                )));
+            }
+            let options = imp::options(opts)?;
+            let mount = crate::mcp::client::Mount::connect(registry, options)?;
+            *out = imp::insert(mount);
+            Ok(())
+        }
+        #[cfg(not(feature = "mcp"))]
+        {
+            let _ = (reg, opts);
+            Err(unsupported())
+        }
+    })
+}
+
+/// Unmounts: disconnects (calls of the mount still in flight end as
+/// `tool_error` results saying it was unmounted), stops the child process
+/// (stdin closed, then killed if it has not exited within 0.5 s) and waits
+/// for it, unregisters the mount's tools and frees the mount. Safe with
+/// calls in flight and from any thread; it blocks for a few seconds at most.
+/// NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
+/// undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_mcp_unmount(mount: *mut capstan_mcp_client) -> capstan_status {
+    guard(|| {
+        if mount.is_null() {
+            return Ok(());
+        }
+        #[cfg(feature = "mcp")]
+        {
+            let mount = imp::remove(mount)?;
+            mount.unmount();
+            Ok(())
+        }
+        #[cfg(not(feature = "mcp"))]
+        {
+            Err(unsupported())
+        }
+    })
+}
+
+/// The mount's state as JSON text: `{"connected": bool, "tools": {local
+/// name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
+/// "reconnects": n (successful reconnects so far), "gave_up": bool (the
+/// reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
+/// owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_mcp_mount_info(
+    mount: *const capstan_mcp_client,
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+) -> capstan_status {
+    guard(|| {
+        non_null(out, "out")?;
+        #[cfg(feature = "mcp")]
+        {
+            let mount = imp::get(mount)?;
+            write_text(&mount.info().to_string(), out, out_len)
+        }
+        #[cfg(not(feature = "mcp"))]
+        {
+            let _ = (mount, out_len);
+            Err(unsupported())
+        }
+    })
+}
+
+/// True while the mount is connected to its server (false for NULL, a stale
+/// handle, or without feature `mcp`; the last error then says why).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_mcp_mount_connected(mount: *const capstan_mcp_client) -> bool {
+    guard_value(false, || {
+        #[cfg(feature = "mcp")]
+        {
+            Ok(imp::get(mount)?.is_connected())
+        }
+        #[cfg(not(feature = "mcp"))]
+        {
+            let _ = mount;
+            Err(unsupported())
+        }
+    })
+}

@@ -1,0 +1,758 @@
+//! Mount an MCP server's tools into a registry (the client side of the MCP
+//! bridge, issue #14).
+//!
+//! A mount connects to one server (a child process over stdio, or a
+//! streamable-HTTP URL), lists its tools and registers each as an ordinary
+//! registry tool named `prefix + remote name`. Calls are validated locally
+//! against the remote `inputSchema` by the executor, then forwarded; when the
+//! executor gives up on a call (timeout, batch cancelled, registry closed) the
+//! forward is dropped, which sends `notifications/cancelled` to the server. A
+//! `notifications/tools/list_changed` re-lists the tools. When the connection
+//! dies, calls fail as tool errors that say so, and a supervisor reconnects
+//! as the host's policy allows.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientConfig, SubscriptionFilter};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, Peer, ServiceExt};
+use serde_json::{json, Value};
+use tokio::runtime::Runtime;
+use tokio::sync::{watch, Notify};
+
+use crate::error::Error;
+use crate::exec::Call;
+use crate::registry::{check_name, Handler, Registry, ToolDef};
+use crate::tool::ToolFlags;
+
+/// Where the server is.
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    /// A command line: the server runs as a child process speaking MCP on
+    /// its stdin/stdout. `env` adds to (or overrides) the inherited environment.
+    Command {
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<String>,
+    },
+    /// A streamable-HTTP endpoint, with extra headers sent on every request.
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// How to mount a server.
+#[derive(Clone, Debug)]
+pub struct MountOptions {
+    pub endpoint: Endpoint,
+    /// Put before every remote tool name to form the local name.
+    pub prefix: String,
+    /// How long connecting and the first tool listing may take.
+    pub connect_timeout: Duration,
+    /// The local timeout of every mounted tool (0: the executor's default).
+    pub call_timeout_ms: u32,
+    /// How many times in a row to try to reconnect after the connection
+    /// died (0: never).
+    pub max_reconnects: u32,
+    /// Wait before the first reconnect attempt; doubled after each failure
+    /// (at most 64 times the first wait).
+    pub reconnect_backoff: Duration,
+    /// The protocol version to ask for (one of `PROTOCOL_VERSIONS`); None:
+    /// the newest. The server may answer with an older one it supports.
+    pub protocol_version: Option<String>,
+}
+
+/// The MCP protocol versions a mount can ask for, newest first.
+pub const PROTOCOL_VERSIONS: [&str; 5] = [
+    "2026-07-28",
+    "2025-11-25",
+    "2025-06-18",
+    "2025-03-26",
+    "2024-11-05",
+];
+
+impl MountOptions {
+    pub fn new(endpoint: Endpoint) -> MountOptions {
+        MountOptions {
+            endpoint,
+            prefix: String::new(),
+            connect_timeout: Duration::from_secs(10),
+            call_timeout_ms: 0,
+            max_reconnects: 0,
+            reconnect_backoff: Duration::from_millis(200),
+            protocol_version: None,
+        }
+    }
+}
+
+/// The mount's runtime: its own small tokio runtime with I/O and timers,
+/// apart from the executor's pool, so that a busy pool never starves the
+/// connection (and the connection never blocks a tool thread).
+fn runtime() -> Result<&'static Runtime, Error> {
+    static RT: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("capstan-mcp")
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| Error::Internal(format!("the MCP runtime could not start: {e}")))
+}
+
+#[derive(Default)]
+struct State {
+    peer: Option<Peer<RoleClient>>,
+    connected: bool,
+    /// Why the last connection ended or the last attempt failed.
+    last_error: String,
+    /// Local name -> remote name, for every tool this mount registered.
+    tools: BTreeMap<String, String>,
+    /// Remote tools that could not be mounted, and why.
+    problems: Vec<Value>,
+    reconnects: u64,
+    gave_up: bool,
+}
+
+struct Session {
+    registry: Registry,
+    options: MountOptions,
+    state: Mutex<State>,
+    /// Set once by unmount.
+    shutdown: watch::Sender<bool>,
+    /// Woken by the server's `notifications/tools/list_changed`.
+    resync: Notify,
+}
+
+impl Session {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock only means a panic elsewhere; the state stays usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn describe(&self) -> String {
+        match &self.options.endpoint {
+            Endpoint::Command { argv, .. } => format!(
+                "MCP server `{}`",
+                argv.first().map(String::as_str).unwrap_or("")
+            ),
+            Endpoint::Http { url, .. } => format!("MCP server {url}"),
+        }
+    }
+
+    fn is_shut_down(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+}
+
+/// A mounted server. Dropping it without `unmount` unmounts it too.
+pub struct Mount {
+    session: Arc<Session>,
+    supervisor: Mutex<Option<std::sync::mpsc::Receiver<()>>>,
+}
+
+/// Mounted-tool handler: forwards the call to the server.
+struct RemoteTool {
+    session: Weak<Session>,
+    remote: String,
+}
+
+impl Handler for RemoteTool {
+    fn invoke(&self, call: Call) {
+        let Some(session) = self.session.upgrade() else {
+            let _ = call.fail("the MCP server of this tool was unmounted");
+            return;
+        };
+        let peer = {
+            let state = session.state();
+            match (&state.peer, state.connected) {
+                (Some(peer), true) => Ok(peer.clone()),
+                _ => Err(not_connected_text(&session, &state)),
+            }
+        };
+        let peer = match peer {
+            Ok(peer) => peer,
+            Err(text) => {
+                let _ = call.fail(text);
+                return;
+            }
+        };
+        match runtime() {
+            Ok(rt) => {
+                rt.spawn(forward(session, peer, self.remote.clone(), call));
+            }
+            Err(e) => {
+                let _ = call.fail(e.to_string());
+            }
+        }
+    }
+}
+
+fn not_connected_text(session: &Session, state: &State) -> String {
+    let why = if state.last_error.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", state.last_error)
+    };
+    let next = if session.is_shut_down() {
+        "it was unmounted".to_string()
+    } else if state.gave_up || session.options.max_reconnects == 0 {
+        "no reconnect will be tried".to_string()
+    } else {
+        "reconnecting".to_string()
+    };
+    format!("{} is not connected{why}: {next}", session.describe())
+}
+
+/// Resolves when the call should stop: the executor timed it out or
+/// cancelled it, or the mount is going away.
+async fn stop_wanted(call: &Call, shutdown: &mut watch::Receiver<bool>) -> &'static str {
+    loop {
+        if call.is_cancelled() {
+            return "cancelled by the client (local timeout or cancellation)";
+        }
+        if *shutdown.borrow() {
+            return "the client unmounted the server";
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+async fn forward(session: Arc<Session>, peer: Peer<RoleClient>, remote: String, call: Call) {
+    let arguments = match call.arguments() {
+        Value::Object(map) => Some(map.clone()),
+        _ => None,
+    };
+    let params: CallToolRequestParams =
+        match serde_json::from_value(json!({"name": remote, "arguments": arguments})) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = call.fail(format!("could not build the MCP request: {e}"));
+                return;
+            }
+        };
+    let mut shutdown = session.shutdown.subscribe();
+    // Dropping `call_tool_once` before its answer sends notifications/cancelled.
+    let answer = tokio::select! {
+        answer = peer.call_tool_once(params) => answer,
+        why = stop_wanted(&call, &mut shutdown) => {
+            let _ = call.fail(format!("the call was cancelled: {why}"));
+            return;
+        }
+    };
+    match answer {
+        Ok(CallToolResponse::Complete(result)) => {
+            let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+            let text = render_result(&value);
+            let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
+            let _ = if is_error {
+                call.fail(text)
+            } else {
+                call.complete_text(text)
+            };
+        }
+        Ok(_) => {
+            let _ = call.fail(format!(
+                "{} answered tool {remote:?} with a task or an input request, which capstan does not support",
+                session.describe()
+            ));
+        }
+        Err(e) => {
+            let text = match e {
+                rmcp::ServiceError::TransportClosed => {
+                    let state = session.state();
+                    format!(
+                        "{} closed the connection during the call: {}",
+                        session.describe(),
+                        not_connected_text(&session, &state)
+                    )
+                }
+                other => format!("{} failed the call: {other}", session.describe()),
+            };
+            let _ = call.fail(text);
+        }
+    }
+}
+
+/// The text a model sees for a CallToolResult: text blocks as they are,
+/// other blocks as compact JSON, one per line; the structured content when
+/// there is no content at all.
+fn render_result(value: &Value) -> String {
+    let blocks = value
+        .get("content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if blocks.is_empty() {
+        return match value.get("structuredContent") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        };
+    }
+    let parts: Vec<String> = blocks
+        .iter()
+        .map(|b| match (b.get("type"), b.get("text")) {
+            (Some(Value::String(t)), Some(Value::String(text))) if t == "text" => text.clone(),
+            _ => b.to_string(),
+        })
+        .collect();
+    parts.join("\n")
+}
+
+/// Hears the server's notifications.
+struct Listener {
+    session: Weak<Session>,
+    protocol_version: Option<String>,
+}
+
+impl ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        if let Ok(me) =
+            serde_json::from_value(json!({"name": "capstan", "version": env!("CARGO_PKG_VERSION")}))
+        {
+            info.client_info = me;
+        }
+        if let Some(version) = &self.protocol_version {
+            if let Ok(version) = serde_json::from_value(json!(version)) {
+                info.protocol_version = version;
+            }
+        }
+        info
+    }
+
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        if let Some(session) = self.session.upgrade() {
+            session.resync.notify_one();
+        }
+        std::future::ready(())
+    }
+}
+
+/// One live connection: the service and, for stdio, the child process.
+struct Connection {
+    running: RunningService<RoleClient, Listener>,
+    child: Option<tokio::process::Child>,
+}
+
+async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
+    let listener = Listener {
+        session: Arc::downgrade(session),
+        protocol_version: session.options.protocol_version.clone(),
+    };
+    let timeout = session.options.connect_timeout;
+    match &session.options.endpoint {
+        Endpoint::Command { argv, env, cwd } => {
+            let Some(program) = argv.first() else {
+                return Err("the command line is empty".into());
+            };
+            let mut command = tokio::process::Command::new(program);
+            command
+                .args(&argv[1..])
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::inherit())
+                .kill_on_drop(true);
+            if let Some(dir) = cwd {
+                command.current_dir(dir);
+            }
+            let mut child = command
+                .spawn()
+                .map_err(|e| format!("could not start {program:?}: {e}"))?;
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err("the child process has no stdin/stdout pipes".into());
+            };
+            match tokio::time::timeout(timeout, listener.serve((stdout, stdin))).await {
+                Ok(Ok(running)) => Ok(Connection {
+                    running,
+                    child: Some(child),
+                }),
+                Ok(Err(e)) => {
+                    reap(child).await;
+                    Err(format!("MCP initialization with {program:?} failed: {e}"))
+                }
+                Err(_) => {
+                    reap(child).await;
+                    Err(format!(
+                        "{program:?} did not complete MCP initialization within {} ms",
+                        timeout.as_millis()
+                    ))
+                }
+            }
+        }
+        Endpoint::Http { url, headers } => {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            for (name, value) in headers {
+                let name = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| format!("invalid header name {name:?}: {e}"))?;
+                let value = http::HeaderValue::from_str(value)
+                    .map_err(|e| format!("invalid value of header {name}: {e}"))?;
+                config.custom_headers.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(config);
+            match tokio::time::timeout(timeout, listener.serve(transport)).await {
+                Ok(Ok(running)) => Ok(Connection {
+                    running,
+                    child: None,
+                }),
+                Ok(Err(e)) => Err(format!("MCP initialization with {url} failed: {e}")),
+                Err(_) => Err(format!(
+                    "{url} did not complete MCP initialization within {} ms",
+                    timeout.as_millis()
+                )),
+            }
+        }
+    }
+}
+
+/// Ends a child process: it gets a moment to exit on its own (its stdin is
+/// closed by now), then it is killed; waited for either way, so no zombie stays.
+async fn reap(mut child: tokio::process::Child) {
+    if tokio::time::timeout(Duration::from_millis(500), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+    }
+}
+
+/// Lists the server's tools and makes the registry match: registers new
+/// and changed ones, unregisters the ones that went away.
+async fn sync_tools(session: &Arc<Session>, peer: &Peer<RoleClient>) -> Result<(), String> {
+    let tools = tokio::time::timeout(session.options.connect_timeout, peer.list_all_tools())
+        .await
+        .map_err(|_| "tools/list did not answer in time".to_string())?
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let mut problems = Vec::new();
+    let mut mounted = BTreeMap::new();
+    let ours = session.state().tools.clone();
+    for tool in tools {
+        let tool = serde_json::to_value(&tool).unwrap_or(Value::Null);
+        let remote = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let local = format!("{}{remote}", session.options.prefix);
+        let mut problem = |why: String| {
+            problems.push(json!({"remote": remote, "local": local, "problem": why}));
+        };
+        if let Err(e) = check_name(&local) {
+            problem(e.to_string());
+            continue;
+        }
+        if mounted.contains_key(&local) {
+            problem("two remote tools have this name".into());
+            continue;
+        }
+        if !ours.contains_key(&local) && session.registry.get(&local).is_some() {
+            problem("a tool of this name is already registered in the registry".into());
+            continue;
+        }
+        let description = tool
+            .get("description")
+            .or_else(|| tool.get("title"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let parameters = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}));
+        let def = ToolDef {
+            name: local.clone(),
+            description,
+            parameters,
+            handler: Box::new(RemoteTool {
+                session: Arc::downgrade(session),
+                remote: remote.clone(),
+            }),
+            timeout_ms: session.options.call_timeout_ms,
+            max_output_chars: 0,
+            flags: ToolFlags(0),
+        };
+        match session.registry.register(def) {
+            Ok(()) => {
+                mounted.insert(local, remote);
+            }
+            Err(e) => problem(e.to_string()),
+        }
+    }
+    for local in ours.keys() {
+        if !mounted.contains_key(local) {
+            let _ = session.registry.unregister(local);
+        }
+    }
+    let mut state = session.state();
+    state.tools = mounted;
+    state.problems = problems;
+    Ok(())
+}
+
+async fn until_shutdown(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|v| *v).await;
+}
+
+enum Ended {
+    Shutdown,
+    Closed(String),
+}
+
+/// Runs one connection until it ends or the mount shuts down.
+async fn serve_connection(session: &Arc<Session>, connection: Connection) -> Ended {
+    let Connection { running, child } = connection;
+    let token = running.cancellation_token();
+    let mut shutdown = session.shutdown.subscribe();
+    let waiting = running.waiting();
+    tokio::pin!(waiting);
+    let peer = session.state().peer.clone();
+    // Since protocol 2026-07-28 a server sends list_changed only on a
+    // `subscriptions/listen` stream; older servers send it unasked (to
+    // `Listener`) and refuse the request, which is fine.
+    let mut listen = match &peer {
+        Some(peer) => {
+            let filter = SubscriptionFilter::builder().tools_list_changed().build();
+            match tokio::time::timeout(session.options.connect_timeout, peer.listen(filter)).await {
+                Ok(Ok(subscription)) => Some(subscription),
+                _ => None,
+            }
+        }
+        None => None,
+    };
+    let ended = loop {
+        tokio::select! {
+            heard = async {
+                match listen.as_mut() {
+                    Some(subscription) => subscription.next().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                match heard {
+                    Ok(Some(_)) => session.resync.notify_one(),
+                    _ => listen = None,
+                }
+            }
+            _ = until_shutdown(&mut shutdown) => {
+                token.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+                break Ended::Shutdown;
+            }
+            reason = &mut waiting => {
+                break Ended::Closed(match reason {
+                    Ok(r) => format!("the connection ended ({r:?})"),
+                    Err(e) => format!("the connection task failed: {e}"),
+                });
+            }
+            _ = session.resync.notified() => {
+                if let Some(peer) = &peer {
+                    if let Err(e) = sync_tools(session, peer).await {
+                        session.state().last_error = format!("re-listing the tools failed: {e}");
+                    }
+                }
+            }
+        }
+    };
+    {
+        let mut state = session.state();
+        state.connected = false;
+        state.peer = None;
+        if let Ended::Closed(why) = &ended {
+            state.last_error = why.clone();
+        }
+    }
+    if let Some(child) = child {
+        reap(child).await;
+    }
+    ended
+}
+
+async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<(), String>>) {
+    let mut first = Some(first);
+    let mut attempts: u32 = 0;
+    let mut shutdown = session.shutdown.subscribe();
+    loop {
+        if session.is_shut_down() {
+            break;
+        }
+        let result = connect(&session).await;
+        let result = match result {
+            Ok(connection) => {
+                let peer = connection.running.peer().clone();
+                match sync_tools(&session, &peer).await {
+                    Ok(()) => Ok((connection, peer)),
+                    Err(e) => {
+                        let mut connection = connection;
+                        let _ = connection.running.close().await;
+                        if let Some(child) = connection.child {
+                            reap(child).await;
+                        }
+                        Err(e)
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok((connection, peer)) => {
+                {
+                    let mut state = session.state();
+                    state.peer = Some(peer);
+                    state.connected = true;
+                    if first.is_none() {
+                        state.reconnects += 1;
+                    }
+                    state.last_error.clear();
+                }
+                attempts = 0;
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Ok(()));
+                }
+                if let Ended::Shutdown = serve_connection(&session, connection).await {
+                    break;
+                }
+            }
+            Err(e) => {
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                session.state().last_error = e;
+            }
+        }
+        if attempts >= session.options.max_reconnects {
+            session.state().gave_up = true;
+            break;
+        }
+        let wait = session.options.reconnect_backoff * (1u32 << attempts.min(6));
+        attempts += 1;
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = until_shutdown(&mut shutdown) => break,
+        }
+    }
+}
+
+impl Mount {
+    /// Connects, lists the tools and registers them. Blocks the calling
+    /// thread until that is done or `connect_timeout` passed.
+    pub fn connect(registry: &Registry, options: MountOptions) -> Result<Mount, Error> {
+        if let Some(version) = &options.protocol_version {
+            if !PROTOCOL_VERSIONS.contains(&version.as_str()) {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown MCP protocol version {version:?}; known: {}",
+                    PROTOCOL_VERSIONS.join(", ")
+                )));
+            }
+        }
+        if let Endpoint::Command { argv, .. } = &options.endpoint {
+            if argv.is_empty() {
+                return Err(Error::InvalidArgument(
+                    "the command line (argv) is empty".into(),
+                ));
+            }
+        }
+        let rt = runtime()?;
+        let (shutdown, _) = watch::channel(false);
+        let session = Arc::new(Session {
+            registry: registry.clone(),
+            options,
+            state: Mutex::new(State::default()),
+            shutdown,
+            resync: Notify::new(),
+        });
+        let (first_tx, first_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let task_session = session.clone();
+        rt.spawn(async move {
+            supervise(task_session, first_tx).await;
+            let _ = done_tx.send(());
+        });
+        // The supervisor bounds connecting and listing by connect_timeout
+        // each; the extra second covers spawning and scheduling.
+        let limit = session.options.connect_timeout * 2 + Duration::from_secs(1);
+        let mount = Mount {
+            session,
+            supervisor: Mutex::new(Some(done_rx)),
+        };
+        match first_rx.recv_timeout(limit) {
+            Ok(Ok(())) => Ok(mount),
+            Ok(Err(e)) => {
+                drop(mount);
+                Err(Error::McpConnect(e))
+            }
+            Err(_) => {
+                drop(mount);
+                Err(Error::McpConnect(
+                    "the MCP server did not connect in time".into(),
+                ))
+            }
+        }
+    }
+
+    /// True while the connection is up.
+    pub fn is_connected(&self) -> bool {
+        self.session.state().connected
+    }
+
+    /// Local names of the mounted tools, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.session.state().tools.keys().cloned().collect()
+    }
+
+    /// The mount's state as JSON: `connected`, `tools` (local -> remote),
+    /// `problems` (remote tools not mounted, with why), `reconnects`,
+    /// `last_error`.
+    pub fn info(&self) -> Value {
+        let state = self.session.state();
+        json!({
+            "connected": state.connected,
+            "tools": state.tools,
+            "problems": state.problems,
+            "reconnects": state.reconnects,
+            "gave_up": state.gave_up,
+            "last_error": state.last_error,
+        })
+    }
+
+    /// Disconnects (calls in flight end as tool errors that say so), stops
+    /// the child process and waits for it, unregisters the mounted tools.
+    /// Idempotent.
+    pub fn unmount(&self) {
+        self.session.shutdown.send_replace(true);
+        let done = self
+            .supervisor
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(done) = done {
+            // Bounded: serve_connection waits 2 s for the service, reap 0.5 s
+            // plus the kill.
+            let _ = done.recv_timeout(Duration::from_secs(10));
+        }
+        let tools = std::mem::take(&mut self.session.state().tools);
+        for local in tools.keys() {
+            let _ = self.session.registry.unregister(local);
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        self.unmount();
+    }
+}

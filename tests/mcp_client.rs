@@ -1,0 +1,468 @@
+//! The MCP client (issue #14): capstan mounts real MCP servers, the official
+//! Python SDK's MCPServer (tests/mcp/fastmcp_server.py) and the reference
+//! server `@modelcontextprotocol/server-everything`, over stdio and over
+//! streamable HTTP, and calls their tools through the executor.
+//!
+//! Needs python3 with `mcp` (tests/mcp/requirements.txt) and node with
+//! tests/mcp/node_modules (`make mcp-deps`). Every wait is bounded.
+
+#[cfg(not(feature = "mcp"))]
+#[test]
+fn mount_is_unsupported_without_feature_mcp() {
+    use capstan::ffi::*;
+    let mut reg = std::ptr::null_mut();
+    unsafe {
+        assert_eq!(capstan_registry_new(std::ptr::null(), &mut reg), CAPSTAN_OK);
+        let opts = std::mem::zeroed::<capstan_mcp_mount_options>();
+        let mut mount = std::ptr::null_mut();
+        assert_eq!(
+            capstan_mcp_mount(reg, &opts, &mut mount),
+            CAPSTAN_ERR_UNSUPPORTED
+        );
+        capstan_registry_free(reg);
+    }
+}
+
+#[cfg(feature = "mcp")]
+mod with_mcp {
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    use capstan::mcp::client::{Endpoint, Mount, MountOptions};
+    use capstan::providers::Format;
+    use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolResult};
+    use serde_json::{json, Value};
+
+    fn mcp_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+    }
+
+    fn python_options(env: Vec<(String, String)>) -> MountOptions {
+        let script = mcp_dir().join("fastmcp_server.py");
+        let mut options = MountOptions::new(Endpoint::Command {
+            argv: vec!["python3".into(), script.display().to_string()],
+            env,
+            cwd: None,
+        });
+        options.prefix = "py_".into();
+        // Generous: importing the SDK takes 20 s and more on a loaded 2-core
+        // machine running these tests in parallel.
+        options.connect_timeout = Duration::from_secs(120);
+        options
+    }
+
+    fn everything_bin() -> String {
+        mcp_dir()
+            .join("node_modules/.bin/mcp-server-everything")
+            .display()
+            .to_string()
+    }
+
+    fn call(reg: &Registry, name: &str, arguments: Value) -> ToolResult {
+        let mut results = execute(
+            reg,
+            vec![CallRequest::new("c1", name, arguments)],
+            &ExecOptions::default(),
+        );
+        results.remove(0)
+    }
+
+    /// Polls `cond` every 50 ms for at most `limit`.
+    fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+        let end = Instant::now() + limit;
+        while Instant::now() < end {
+            if cond() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        cond()
+    }
+
+    /// A port the OS just gave out (bound, then released for the server).
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free loopback port")
+    }
+
+    /// A server process the test starts itself (HTTP servers); killed and
+    /// waited for on drop.
+    struct Server(std::process::Child);
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Mounts `url`, retrying while the freshly started server is not yet
+    /// listening (bounded).
+    fn mount_http(reg: &Registry, url: &str, prefix: &str) -> Mount {
+        let end = Instant::now() + Duration::from_secs(180);
+        loop {
+            let mut options = MountOptions::new(Endpoint::Http {
+                url: url.into(),
+                headers: vec![("X-Capstan-Test".into(), "1".into())],
+            });
+            options.prefix = prefix.into();
+            options.connect_timeout = Duration::from_secs(10);
+            match Mount::connect(reg, options) {
+                Ok(mount) => return mount,
+                Err(e) if Instant::now() < end => {
+                    let _ = e;
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => panic!("could not mount {url}: {e}"),
+            }
+        }
+    }
+
+    /// Children of this process still alive or not yet waited for whose
+    /// command line contains `needle`.
+    fn children_running(needle: &str) -> Vec<String> {
+        let me = std::process::id().to_string();
+        let mut found = Vec::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return found;
+        };
+        for entry in dir.flatten() {
+            let path = entry.path();
+            let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+                continue;
+            };
+            // pid (comm) state ppid ...
+            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.to_string()) else {
+                continue;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            if fields.get(1) != Some(&me.as_str()) {
+                continue;
+            }
+            let cmdline = std::fs::read(path.join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(needle) || fields.first() == Some(&"Z") {
+                found.push(format!("{} [{}] {cmdline}", path.display(), fields[0]));
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn mounted_python_server_tools_are_registry_tools_and_bad_names_are_reported() {
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        for name in ["py_echo", "py_add", "py_slow", "py_grow", "py_die"] {
+            assert!(reg.get(name).is_some(), "{name} missing: {:?}", reg.names());
+        }
+        let info = mount.info();
+        assert_eq!(info["connected"], true);
+        assert_eq!(info["tools"]["py_add"], "add");
+        let problems = info["problems"].as_array().expect("problems");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p["remote"] == "bad.name" && p["local"] == "py_bad.name"),
+            "{problems:?}"
+        );
+        assert!(reg.get("py_bad.name").is_none());
+
+        let sum = call(&reg, "py_add", json!({"a": 2, "b": 3}));
+        assert_eq!(sum.outcome, Outcome::Ok, "{sum:?}");
+        assert_eq!(sum.content.trim(), "5");
+        let echo = call(&reg, "py_echo", json!({"message": "hello"}));
+        assert_eq!(echo.content, "hello");
+        mount.unmount();
+    }
+
+    #[test]
+    fn invalid_arguments_are_rejected_locally_before_the_server() {
+        let reg = Registry::default();
+        let _mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        let result = call(&reg, "py_add", json!({"a": "two", "b": 3}));
+        // The server could only answer a tool error; invalid_arguments is
+        // the local validator's verdict against the remote inputSchema.
+        assert_eq!(result.outcome, Outcome::InvalidArguments, "{result:?}");
+        let missing = call(&reg, "py_add", json!({"a": 1}));
+        assert_eq!(missing.outcome, Outcome::InvalidArguments, "{missing:?}");
+    }
+
+    #[test]
+    fn a_name_already_registered_is_reported_not_replaced() {
+        let reg = Registry::default();
+        reg.register(capstan::ToolDef {
+            name: "py_echo".into(),
+            description: "the host's own".into(),
+            parameters: json!({"type": "object"}),
+            handler: Box::new(|c: capstan::Call| {
+                let _ = c.complete_text("local");
+            }),
+            timeout_ms: 0,
+            max_output_chars: 0,
+            flags: capstan::ToolFlags(0),
+        })
+        .expect("register");
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        assert_eq!(call(&reg, "py_echo", json!({})).content, "local");
+        let problems = mount.info()["problems"].clone();
+        assert!(
+            problems
+                .as_array()
+                .expect("problems")
+                .iter()
+                .any(|p| p["local"] == "py_echo"
+                    && p["problem"].as_str().unwrap_or("").contains("already")),
+            "{problems}"
+        );
+        mount.unmount();
+        // Unmount removes only what the mount registered.
+        assert_eq!(call(&reg, "py_echo", json!({})).content, "local");
+    }
+
+    #[test]
+    fn local_timeout_sends_notifications_cancelled_to_the_server() {
+        let marker =
+            std::env::temp_dir().join(format!("capstan-mcp-cancel-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        let reg = Registry::default();
+        let mut options = python_options(vec![("MARKER".into(), marker.display().to_string())]);
+        options.call_timeout_ms = 300;
+        let mount = Mount::connect(&reg, options).expect("mount");
+        let result = call(&reg, "py_slow", json!({"seconds": 60}));
+        assert_eq!(result.outcome, Outcome::Timeout, "{result:?}");
+        // The server heard notifications/cancelled and stopped the tool.
+        assert!(
+            eventually(Duration::from_secs(20), || marker.exists()),
+            "the server's tool was never cancelled"
+        );
+        let _ = std::fs::remove_file(&marker);
+        // The connection is still good afterwards.
+        assert_eq!(call(&reg, "py_echo", json!({"message": "x"})).content, "x");
+        mount.unmount();
+    }
+
+    #[test]
+    fn list_changed_registers_new_tools_and_unregisters_gone_ones() {
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        assert!(reg.get("py_late").is_none());
+        assert_eq!(call(&reg, "py_grow", json!({})).content, "grown");
+        assert!(
+            eventually(Duration::from_secs(20), || reg.get("py_late").is_some()),
+            "py_late never appeared: {:?}",
+            reg.names()
+        );
+        assert_eq!(call(&reg, "py_late", json!({"x": 4})).content.trim(), "8");
+        assert_eq!(call(&reg, "py_shrink", json!({})).content, "shrunk");
+        assert!(
+            eventually(Duration::from_secs(20), || reg.get("py_late").is_none()),
+            "py_late never went away"
+        );
+        mount.unmount();
+    }
+
+    #[test]
+    fn list_changed_resyncs_on_a_2025_11_25_connection_too() {
+        // Before 2026-07-28 the server sends list_changed unasked, outside
+        // any subscriptions/listen stream.
+        let reg = Registry::default();
+        let mut options = python_options(vec![]);
+        options.protocol_version = Some("2025-11-25".into());
+        let mount = Mount::connect(&reg, options).expect("mount");
+        assert_eq!(call(&reg, "py_grow", json!({})).content, "grown");
+        assert!(
+            eventually(Duration::from_secs(20), || reg.get("py_late").is_some()),
+            "py_late never appeared: {:?}",
+            reg.names()
+        );
+        mount.unmount();
+    }
+
+    #[test]
+    fn an_unknown_protocol_version_is_an_invalid_argument() {
+        let reg = Registry::default();
+        let mut options = python_options(vec![]);
+        options.protocol_version = Some("2099-01-01".into());
+        let err = Mount::connect(&reg, options).err().expect("an error");
+        assert!(matches!(err, capstan::Error::InvalidArgument(_)), "{err:?}");
+        assert!(err.to_string().contains("2025-11-25"), "{err}");
+    }
+
+    #[test]
+    fn dead_server_gives_tool_errors_then_reconnects_per_policy() {
+        let reg = Registry::default();
+        let mut options = python_options(vec![]);
+        options.max_reconnects = 3;
+        options.reconnect_backoff = Duration::from_millis(50);
+        let mount = Mount::connect(&reg, options).expect("mount");
+        let died = call(&reg, "py_die", json!({}));
+        assert_eq!(died.outcome, Outcome::ToolError, "{died:?}");
+        assert!(died.content.contains("MCP server"), "{died:?}");
+        assert!(
+            eventually(Duration::from_secs(180), || mount.info()["reconnects"] == 1
+                && mount.is_connected()),
+            "never reconnected: {}",
+            mount.info()
+        );
+        let echo = call(&reg, "py_echo", json!({"message": "back"}));
+        assert_eq!(echo.content, "back", "{echo:?}");
+        mount.unmount();
+    }
+
+    #[test]
+    fn dead_server_without_reconnect_policy_stays_down_and_says_so() {
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        let died = call(&reg, "py_die", json!({}));
+        assert_eq!(died.outcome, Outcome::ToolError, "{died:?}");
+        assert!(
+            eventually(Duration::from_secs(20), || !mount.is_connected()),
+            "still connected"
+        );
+        let after = call(&reg, "py_echo", json!({"message": "x"}));
+        assert_eq!(after.outcome, Outcome::ToolError, "{after:?}");
+        assert!(
+            after.content.contains("is not connected")
+                && after.content.contains("no reconnect will be tried"),
+            "{after:?}"
+        );
+        mount.unmount();
+    }
+
+    #[test]
+    fn unmount_unregisters_its_tools_and_reaps_the_child() {
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        assert!(!children_running("fastmcp_server.py").is_empty());
+        // A call in flight when unmounting ends, and says why.
+        let in_flight = {
+            let reg = reg.clone();
+            std::thread::spawn(move || call(&reg, "py_slow", json!({"seconds": 60})))
+        };
+        std::thread::sleep(Duration::from_millis(200));
+        mount.unmount();
+        mount.unmount(); // twice is fine
+        assert!(
+            reg.names().iter().all(|n| !n.starts_with("py_")),
+            "{:?}",
+            reg.names()
+        );
+        let result = in_flight.join().expect("the call in flight ended");
+        assert_eq!(result.outcome, Outcome::ToolError, "{result:?}");
+        assert!(result.content.contains("unmounted"), "{result:?}");
+        assert!(
+            eventually(Duration::from_secs(10), || children_running(
+                "fastmcp_server.py"
+            )
+            .is_empty()),
+            "{:?}",
+            children_running("fastmcp_server.py")
+        );
+    }
+
+    #[test]
+    fn mount_of_a_missing_program_fails_with_a_clear_error() {
+        let reg = Registry::default();
+        let options = MountOptions::new(Endpoint::Command {
+            argv: vec!["/nonexistent/capstan-mcp-server".into()],
+            env: vec![],
+            cwd: None,
+        });
+        let err = Mount::connect(&reg, options).err().expect("an error");
+        assert!(matches!(err, capstan::Error::McpConnect(_)), "{err:?}");
+        assert!(err.to_string().contains("could not start"), "{err}");
+        assert!(reg.is_empty());
+    }
+
+    #[test]
+    fn python_server_over_streamable_http() {
+        let port = free_port();
+        let script = mcp_dir().join("fastmcp_server.py");
+        let _server = Server(
+            std::process::Command::new("python3")
+                .arg(&script)
+                .args(["--http", &port.to_string()])
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("python3"),
+        );
+        let reg = Registry::default();
+        let mount = mount_http(&reg, &format!("http://127.0.0.1:{port}/mcp"), "h_");
+        assert_eq!(
+            call(&reg, "h_add", json!({"a": 40, "b": 2})).content.trim(),
+            "42"
+        );
+        mount.unmount();
+    }
+
+    /// Every tool server-everything lists is mounted (none reported as a
+    /// problem), and echo / get-sum answer through execute and run_turn.
+    fn check_everything(reg: &Registry, mount: &Mount, prefix: &str) {
+        let info = mount.info();
+        let tools = info["tools"].as_object().expect("tools");
+        assert!(tools.len() >= 10, "{info}");
+        assert_eq!(info["problems"], json!([]), "{info}");
+        for (local, remote) in tools {
+            assert_eq!(local, &format!("{prefix}{}", remote.as_str().unwrap_or("")));
+            assert!(reg.get(local).is_some(), "{local}");
+        }
+        let echo = call(reg, &format!("{prefix}echo"), json!({"message": "hi"}));
+        assert_eq!(echo.outcome, Outcome::Ok, "{echo:?}");
+        assert!(echo.content.contains("hi"), "{echo:?}");
+        let sum = call(reg, &format!("{prefix}get-sum"), json!({"a": 2, "b": 3}));
+        assert_eq!(sum.outcome, Outcome::Ok, "{sum:?}");
+        assert!(sum.content.contains('5'), "{sum:?}");
+        let bad = call(reg, &format!("{prefix}get-sum"), json!({"a": "x"}));
+        assert_eq!(bad.outcome, Outcome::InvalidArguments, "{bad:?}");
+
+        // One provider format end to end: an OpenAI chat response in, tool
+        // messages out.
+        let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": format!("{prefix}get-sum"), "arguments": "{\"a\": 20, \"b\": 22}"}},
+            {"id": "call_2", "type": "function", "function": {"name": format!("{prefix}echo"), "arguments": "{\"message\": \"turn\"}"}}
+        ]}}]});
+        let messages =
+            capstan::run_turn(reg, Format::OpenAiChat, &response, &ExecOptions::default())
+                .expect("run_turn");
+        let text = messages.to_string();
+        assert!(text.contains("call_1") && text.contains("42"), "{text}");
+        assert!(text.contains("call_2") && text.contains("turn"), "{text}");
+    }
+
+    #[test]
+    fn server_everything_over_stdio() {
+        let reg = Registry::default();
+        let mut options = MountOptions::new(Endpoint::Command {
+            argv: vec![everything_bin(), "stdio".into()],
+            env: vec![],
+            cwd: None,
+        });
+        options.prefix = "ev_".into();
+        // Generous: importing the SDK takes 20 s and more on a loaded 2-core
+        // machine running these tests in parallel.
+        options.connect_timeout = Duration::from_secs(120);
+        let mount = Mount::connect(&reg, options).expect("mount server-everything");
+        check_everything(&reg, &mount, "ev_");
+        mount.unmount();
+    }
+
+    #[test]
+    fn server_everything_over_streamable_http() {
+        let port = free_port();
+        let _server = Server(
+            std::process::Command::new(everything_bin())
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stderr(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("server-everything"),
+        );
+        let reg = Registry::default();
+        let mount = mount_http(&reg, &format!("http://127.0.0.1:{port}/mcp"), "evh_");
+        check_everything(&reg, &mount, "evh_");
+        mount.unmount();
+    }
+}
