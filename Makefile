@@ -164,10 +164,10 @@ mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUIL
 # test_mcp_client.c does mount/unmount with calls in flight under ASan+UBSan;
 # the conformance suite's client mode drives tests/mcp/conformance_client.c,
 # with tests/mcp/conformance-client-expected-failures as its baseline (Node
-# 20 needs tests/mcp/node20-compat.mjs for the suite to load). The feature-off
+# 20 needs tests/mcp/node-compat.mjs for the suite to load). The feature-off
 # build is checked to build and to answer UNSUPPORTED.
 MCP_DIR         := tests/mcp
-CONFORMANCE     := node --import ./node20-compat.mjs node_modules/@modelcontextprotocol/conformance/dist/index.js
+CONFORMANCE     := node --import ./node-compat.mjs node_modules/@modelcontextprotocol/conformance/dist/index.js
 # Every client scenario of the suite; those listed in the expected-failures
 # file must fail, all others must pass.
 MCP_CLIENT_SCENARIOS := initialize tools_call sse-retry auth/resource-mismatch elicitation-sep1034-client-defaults \
