@@ -33,15 +33,6 @@ pub enum Sink {
     Queue,
 }
 
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    })
-}
-
 pub struct BatchInner {
     pub(crate) registry: Arc<Shared>,
     calls: Vec<Mutex<Option<CallRequest>>>,
@@ -422,12 +413,21 @@ impl BatchInner {
         }
     }
 
-    /// Runs calls of this batch until none is left to start. Counted as
-    /// host activity: closing the registry waits for it.
+    /// Runs calls of this batch until none is left to start, as one of its
+    /// at most `workers` drivers (the batch's limit); returns at once if that
+    /// many already drive it. Counted as host activity: closing the registry
+    /// waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
+        self.drive_as(on_caller, true);
+    }
+
+    fn drive_as(self: &Arc<Self>, on_caller: bool, bounded: bool) {
+        if self.driving.fetch_add(1, Ordering::SeqCst) >= self.workers && bounded {
+            self.driving.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
         self.registry.clone().run_callback(|| {
             let mut cache = ToolCache::default();
-            self.driving.fetch_add(1, Ordering::SeqCst);
             while let Some(claimed) = (on_caller || !self.crowded())
                 .then(|| self.claim())
                 .flatten()
@@ -441,8 +441,21 @@ impl BatchInner {
                     break;
                 }
             }
-            self.driving.fetch_sub(1, Ordering::SeqCst);
         });
+        self.driving.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Calls still waiting to start: pool workers join the batch's own
+    /// thread, up to its limit (see `join`).
+    pub(crate) fn call_helpers(self: &Arc<Self>) {
+        if self.next.load(Ordering::SeqCst) >= self.calls.len() || self.is_cancelled() {
+            return;
+        }
+        let driving = self.driving.load(Ordering::SeqCst);
+        for _ in driving..self.workers {
+            let b = self.clone();
+            pool::spawn(move || b.drive(false));
+        }
     }
 
     /// True when calls finish so fast that another worker would only take a
@@ -452,7 +465,7 @@ impl BatchInner {
     fn crowded(&self) -> bool {
         let done = self.calls.len() - self.remaining.load(Ordering::Relaxed);
         let driving = self.driving.load(Ordering::Relaxed);
-        if done < 16 || driving <= cores() {
+        if done < 16 || driving <= pool::cores() {
             return false;
         }
         let per_call_ns = self.began.elapsed().as_nanos() as usize * driving / done;
@@ -487,7 +500,8 @@ impl BatchInner {
     pub(crate) fn replace_stuck_worker(self: &Arc<Self>) {
         if self.next.load(Ordering::SeqCst) < self.calls.len() {
             let batch = self.clone();
-            pool::spawn_urgent(move || batch.drive(false));
+            // Over the limit: the stuck worker still counts as a driver.
+            pool::spawn_urgent(move || batch.drive_as(false, false));
         }
     }
 

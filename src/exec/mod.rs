@@ -4,6 +4,7 @@
 mod approval;
 mod batch;
 mod cell;
+mod join;
 pub mod pool;
 mod run;
 
@@ -122,9 +123,8 @@ pub fn execute(
     let batch = BatchInner::new(registry.shared.clone(), calls, options, Sink::Collect, None);
     track(&registry.shared, &batch);
     batch.arm_deadline();
-    for _ in 1..workers {
-        let b = batch.clone();
-        pool::spawn(move || b.drive(false));
+    if workers > 1 {
+        join::watch(&batch, join::JOIN_AFTER);
     }
     batch.drive(true);
     batch.wait_done(None);
@@ -174,9 +174,11 @@ pub fn submit(
         inner.drive(true);
         return Batch { inner };
     }
-    for _ in 0..workers {
-        let b = inner.clone();
-        pool::spawn(move || b.drive(false));
+    // A thread that waits for the batch runs its calls (caller-runs, no
+    // hand-off); pool workers start them at the watcher's next tick if no
+    // one does, so results come without anyone waiting (see `join`).
+    if workers > 0 {
+        join::watch(&inner, Duration::ZERO);
     }
     Batch { inner }
 }
@@ -200,8 +202,10 @@ impl Batch {
     /// (`None` = no limit). Returns whether the batch is done.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let deadline = timeout.map(|t| Instant::now() + t);
-        if pool::on_pool_thread() {
-            // Waiting from inside a tool: help, so a full pool cannot deadlock.
+        if pool::on_pool_thread() || timeout.is_none() {
+            // Caller-runs: rather than sleep, start calls no worker took yet.
+            // Inside a tool this also keeps a full pool from deadlocking. A
+            // wait with a time limit does not: a call could outlast it.
             self.inner.drive(false);
         }
         self.inner.wait_done(deadline)
