@@ -11,6 +11,8 @@
  *                     for comparing pool sizes run by run.
  *   --batch-scaling   only the batch-size scaling table (issue #10), which
  *                     the default run prints after its main table.
+ *   --fanout          only the fan-out, lone submit + wait and async round
+ *                     trip rows (quick before/after comparisons).
  *   --floor-ns-file   a file holding the floor's wall and CPU ns per call,
  *                     as `cargo bench --bench floor` writes it with
  *                     CAPSTAN_FLOOR_OUT set; gives the floor ratio.
@@ -732,7 +734,7 @@ static void load_average(char *buf, size_t cap) {
 int main(int argc, char **argv) {
     bench b;
     unsigned threads = 0;
-    bool scaling = false, batch_scaling = false;
+    bool scaling = false, batch_scaling = false, fanout_only = false;
     const char *profile = NULL;
     long profile_n = 0;
     char load_before[64], load_after[64];
@@ -744,6 +746,8 @@ int main(int argc, char **argv) {
             scaling = true;
         else if (strcmp(argv[i], "--batch-scaling") == 0)
             batch_scaling = true;
+        else if (strcmp(argv[i], "--fanout") == 0)
+            fanout_only = true;
         else if (strcmp(argv[i], "--floor-ns-file") == 0 && i + 1 < argc)
             read_floor(&b, argv[++i]);
         else if (strcmp(argv[i], "--profile-single") == 0 && i + 1 < argc)
@@ -756,7 +760,7 @@ int main(int argc, char **argv) {
             profile_n = strtol(argv[++i], NULL, 10), profile = "register";
         else {
             fprintf(stderr,
-                    "usage: %s [--threads N] [--scaling | --batch-scaling] [--floor-ns-file PATH]\n"
+                    "usage: %s [--threads N] [--scaling | --batch-scaling | --fanout] [--floor-ns-file PATH]\n"
                     "       %s --profile-single N | --profile-batch N | --profile-batch-seq N |"
                     " --profile-register N\n",
                     argv[0], argv[0]);
@@ -786,6 +790,15 @@ int main(int argc, char **argv) {
         return atomic_load(&callback_failures) ? 1 : 0;
     }
 
+    if (fanout_only) {
+        fig_fanout(&b, 8, 163.0);
+        fig_fanout(&b, 64, 22.0);
+        fig_lone_submit_wait(&b);
+        fig_async_round_trip(&b);
+        print_table("fan-out, lone submit + wait, async round trip");
+        capstan_registry_free(b.reg);
+        return 0;
+    }
     if (!batch_scaling)
         fig_single_call(&b);
     if (!batch_scaling)

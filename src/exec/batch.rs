@@ -57,7 +57,8 @@ pub struct BatchInner {
     /// Workers inside `drive` right now, and when the batch started: to tell
     /// when more workers would only fight over the cores (see `crowded`).
     driving: AtomicUsize,
-    began: Instant,
+    /// (None for a batch of one worker: no clock read it would not use.)
+    began: Option<Instant>,
     sink: Sink,
     queue: Mutex<VecDeque<(usize, ToolResult)>>,
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
@@ -114,7 +115,7 @@ impl BatchInner {
             deadline_passed: AtomicBool::new(false),
             workers: options.workers(n).max(1),
             driving: AtomicUsize::new(0),
-            began: Instant::now(),
+            began: (options.workers(n) > 1).then(Instant::now),
             strict_nulls: options.strict_nulls,
             start_inline: options.start_inline,
             sink,
@@ -354,31 +355,19 @@ impl BatchInner {
         woke
     }
 
-    fn is_mine(&self, run: &PendingRun) -> bool {
-        std::ptr::eq(Arc::as_ptr(&run.batch), self)
-    }
-
     /// Takes this batch's oldest main-thread call waiting for a pump.
     fn take_main(&self) -> Option<PendingRun> {
-        let mut q = self.registry.main_queue.lock().ok()?;
-        let pos = q.iter().position(|r| self.is_mine(r))?;
-        q.remove(pos)
+        self.registry.main_queue.pop_of(self)
     }
 
     fn has_main(&self) -> bool {
-        self.registry
-            .main_queue
-            .lock()
-            .map(|q| q.iter().any(|r| self.is_mine(r)))
-            .unwrap_or(false)
+        self.registry.main_queue.has_of(self)
     }
 
     /// Queues a main-thread call for `pump`, or for a main thread waiting on
     /// this batch (woken here: it may be the only thread that ever pumps).
     pub(crate) fn queue_main(&self, run: PendingRun) {
-        if let Ok(mut q) = self.registry.main_queue.lock() {
-            q.push_back(run);
-        }
+        self.registry.main_queue.push(run);
         fence(Ordering::SeqCst);
         if self.deadline_passed() {
             return self.expire_waiting_for_pump();
@@ -468,7 +457,10 @@ impl BatchInner {
         if done < 16 || driving <= pool::cores() {
             return false;
         }
-        let per_call_ns = self.began.elapsed().as_nanos() as usize * driving / done;
+        let Some(began) = self.began else {
+            return false;
+        };
+        let per_call_ns = began.elapsed().as_nanos() as usize * driving / done;
         per_call_ns < 20_000
     }
 
@@ -688,15 +680,7 @@ impl BatchInner {
 
     /// Ends this batch's calls still waiting for a main thread, as timed out.
     fn expire_waiting_for_pump(&self) {
-        let queued: VecDeque<PendingRun> = match self.registry.main_queue.lock() {
-            Ok(mut q) => {
-                let (mine, others) = q.drain(..).partition(|r| self.is_mine(r));
-                *q = others;
-                mine
-            }
-            Err(_) => VecDeque::new(),
-        };
-        for run in queued {
+        for run in self.registry.main_queue.drain_of(self) {
             let text = format!(
                 "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
                  for the host's main thread to call capstan_registry_pump; it was not run.",
@@ -744,17 +728,7 @@ impl BatchInner {
     pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        let queued: VecDeque<PendingRun> = match self.registry.main_queue.lock() {
-            Ok(mut q) => {
-                let (mine, others) = q
-                    .drain(..)
-                    .partition(|r| std::ptr::eq(Arc::as_ptr(&r.batch), self));
-                *q = others;
-                mine
-            }
-            Err(_) => VecDeque::new(),
-        };
-        for run in queued {
+        for run in self.registry.main_queue.drain_of(self) {
             run.run(false); // sees the cancellation and reports it
         }
         for approval in &self.approvals {

@@ -5,6 +5,7 @@ mod approval;
 mod batch;
 mod cell;
 mod join;
+mod main_queue;
 pub mod pool;
 mod run;
 
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 pub use approval::{Approval, Approver};
 pub use batch::{live_batches, BatchInner, Sink};
 pub use cell::{live_calls, Call};
+pub use main_queue::MainQueue;
 pub use pool::live_timers;
 pub use run::PendingRun;
 
@@ -242,11 +244,9 @@ pub fn pump(registry: &Registry, budget: Duration) -> usize {
     let deadline = Instant::now() + budget;
     let mut ran = 0;
     loop {
-        let next = match shared.main_queue.lock() {
-            Ok(mut q) => q.pop_front(),
-            Err(_) => None,
+        let Some(run) = shared.main_queue.pop() else {
+            break;
         };
-        let Some(run) = next else { break };
         run.run(false);
         ran += 1;
         if Instant::now() >= deadline {
