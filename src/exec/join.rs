@@ -23,8 +23,17 @@ const TICK: Duration = Duration::from_micros(50);
 const LINGER: Duration = Duration::from_millis(5);
 
 struct Watched {
-    batch: Weak<BatchInner>,
+    /// A submitted batch is held: nothing else may keep it alive until its
+    /// calls start (the host may free its handle at once). An executed one
+    /// is not: its caller holds it, and must see it freed when it returns.
+    batch: Held,
     due: Instant,
+}
+
+#[derive(Clone)]
+enum Held {
+    Strong(Arc<BatchInner>),
+    Weak(Weak<BatchInner>),
 }
 
 #[derive(Default)]
@@ -58,14 +67,18 @@ fn started() -> bool {
 
 /// Calls in helpers for `batch` if it still has calls waiting to start
 /// `after` from now (at the watcher's next tick if sooner).
-pub(crate) fn watch(batch: &Arc<BatchInner>, after: Duration) {
+pub(crate) fn watch(batch: &Arc<BatchInner>, after: Duration, hold: bool) {
     if !started() {
         return batch.call_helpers();
     }
     let due = Instant::now() + after;
     let mut list = WATCH.list.lock().unwrap_or_else(|e| e.into_inner());
     list.batches.push(Watched {
-        batch: Arc::downgrade(batch),
+        batch: if hold {
+            Held::Strong(batch.clone())
+        } else {
+            Held::Weak(Arc::downgrade(batch))
+        },
         due,
     });
     let parked = std::mem::replace(&mut list.parked, false);
@@ -107,7 +120,11 @@ fn watcher() {
         }
         drop(list);
         for batch in due.drain(..) {
-            if let Some(batch) = batch.upgrade() {
+            let batch = match batch {
+                Held::Strong(b) => Some(b),
+                Held::Weak(w) => w.upgrade(),
+            };
+            if let Some(batch) = batch {
                 batch.call_helpers();
             }
         }

@@ -126,7 +126,7 @@ pub fn execute(
     track(&registry.shared, &batch);
     batch.arm_deadline();
     if workers > 1 {
-        join::watch(&batch, join::JOIN_AFTER);
+        join::watch(&batch, join::JOIN_AFTER, false);
     }
     batch.drive(true);
     batch.wait_done(None);
@@ -180,7 +180,7 @@ pub fn submit(
     // hand-off); pool workers start them at the watcher's next tick if no
     // one does, so results come without anyone waiting (see `join`).
     if workers > 0 {
-        join::watch(&inner, Duration::ZERO);
+        join::watch(&inner, Duration::ZERO, true);
     }
     Batch { inner }
 }
