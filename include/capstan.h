@@ -26,10 +26,14 @@
  * Thread safety
  *  - A capstan_registry may be used from any number of threads at once;
  *    only capstan_registry_free must not race with other uses of it.
- *  - Tool callbacks run on capstan's pool threads (or: the thread calling
- *    capstan_execute for a lone call without timeout; the thread calling
- *    capstan_registry_pump for CAPSTAN_TOOL_MAIN_THREAD tools). user_data
- *    must therefore be safe to use from any thread.
+ *  - Tool callbacks run on capstan's pool threads, or on the host thread
+ *    that runs the batch: the thread calling capstan_execute (it runs calls
+ *    of its own batch first; pool threads join only when calls are still
+ *    waiting to start after tens of microseconds), a thread calling
+ *    capstan_batch_wait with no time limit (UINT32_MAX) on the batch, and
+ *    for CAPSTAN_TOOL_MAIN_THREAD tools a thread calling
+ *    capstan_registry_pump. user_data must therefore be safe to use from
+ *    any thread.
  *  - A call is completed exactly once (capstan_call_return or
  *    capstan_call_fail), from any thread, during or after its callback.
  *    Completing twice, after a timeout, or after the registry was freed
@@ -600,10 +604,12 @@ typedef struct capstan_registry_options {
 } capstan_registry_options;
 
 /**
- * A tool's callback. Runs on a pool thread (or the thread calling
- * `capstan_execute` for a lone call, or for main-thread tools a thread that
- * called `capstan_registry_pump`: inside the pump, or while that thread
- * waits on the call's batch). It must complete `call`
+ * A tool's callback. Runs on a pool thread, or on the thread calling
+ * `capstan_execute` for the batch (it runs its own calls first), or on a
+ * thread calling `capstan_batch_wait` with no time limit on the call's
+ * batch, or for main-thread tools a thread that called
+ * `capstan_registry_pump`: inside the pump, or while that thread waits on
+ * the call's batch. It must complete `call`
  * exactly once with `capstan_call_return` or `capstan_call_fail`, before or
  * after returning, from any thread. It may call any capstan function, including
  * `capstan_execute` on the same registry.
@@ -1069,6 +1075,8 @@ capstan_status capstan_execute(struct capstan_registry *reg,
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
  * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
  * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
+ * Calls start on pool threads within about 50 us, or at once on a thread
+ * that waits for the batch with `capstan_batch_wait(batch, UINT32_MAX)`.
  */
 capstan_status capstan_submit(struct capstan_registry *reg,
                               const char *calls_json,
@@ -1085,7 +1093,10 @@ capstan_status capstan_submit(struct capstan_registry *reg,
  * every result is queued), up to
  * `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
  * CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
- * inside the batch's own result callback. On a thread that ever called
+ * inside the batch's own result callback. With no time limit (UINT32_MAX)
+ * this thread runs the batch's calls no pool thread has started yet, rather
+ * than sleep (their tool and result callbacks then run here); with a time
+ * limit it only waits. On a thread that ever called
  * `capstan_registry_pump` on the batch's registry, the batch's main-thread
  * calls run on this thread while it waits.
  */
@@ -1585,8 +1596,12 @@ size_t capstan_registry_pump(struct capstan_registry *reg,
 
 /**
  * Sets how many pool threads may run tool callbacks at once, process-wide
- * (default 256). Only before the first call starts the pool: WRONG_CONTEXT
- * after; INVALID_ARGUMENT for 0.
+ * (default 256), at any time, also after the pool started. Pool threads
+ * start on demand, up to that cap, and retire after a while idle (10 s for
+ * up to one per core, 1 s for the others); lowering the cap lets threads
+ * over it retire once their current callback returns. A thread calling
+ * `capstan_execute` or `capstan_batch_wait` may run calls too, beyond the
+ * cap. Any thread. INVALID_ARGUMENT for 0.
  */
 capstan_status capstan_pool_configure(uint32_t threads);
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::exec::{Approver, Call, PendingRun};
+use crate::exec::{Approver, Call};
 use crate::observe::{EventHook, Observer, ToolStats};
 use crate::schema::{Prepared, Schema};
 use crate::suggest::NameIndex;
@@ -268,17 +268,42 @@ impl Drop for Wake {
     }
 }
 
+/// Tools by name. Names are chosen by the host, not by a model, so no one
+/// can pick colliding keys: FNV-1a, a few ns per lookup, instead of SipHash.
+type ToolMap = HashMap<String, Arc<Tool>, std::hash::BuildHasherDefault<NameHasher>>;
+
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
 pub(crate) struct Shared {
     /// Bumped whenever the set of tools changes (workers cache lookups).
     generation: std::sync::atomic::AtomicU64,
     pub(crate) wake: Wake,
     pub(crate) observer: Observer,
     approver: RwLock<Option<Approver>>,
-    tools: RwLock<HashMap<String, Arc<Tool>>>,
+    tools: RwLock<ToolMap>,
     pub(crate) options: RegistryOptions,
     activity: Arc<Activity>,
     /// Main-thread tool calls waiting for `pump`.
-    pub(crate) main_queue: Mutex<std::collections::VecDeque<PendingRun>>,
+    pub(crate) main_queue: crate::exec::MainQueue,
     /// Threads that ever pumped (see `thread_token`): each counts as a main
     /// thread. `any_pumped` keeps the lock off the path of hosts that never pump.
     pumped: Mutex<Vec<u64>>,
@@ -449,7 +474,7 @@ impl Registry {
     pub fn new(options: RegistryOptions) -> Registry {
         Registry {
             shared: Arc::new(Shared {
-                tools: RwLock::new(HashMap::new()),
+                tools: RwLock::new(ToolMap::default()),
                 options,
                 activity: Arc::new(Activity {
                     running: AtomicUsize::new(0),
@@ -458,7 +483,7 @@ impl Registry {
                     lock: Mutex::new(()),
                     idle: Condvar::new(),
                 }),
-                main_queue: Mutex::new(std::collections::VecDeque::new()),
+                main_queue: crate::exec::MainQueue::default(),
                 pumped: Mutex::new(Vec::new()),
                 any_pumped: AtomicBool::new(false),
                 batches: Mutex::new(Vec::new()),
@@ -710,7 +735,7 @@ impl Registry {
         crate::exec::cancel_all(&self.shared);
         let tools = match self.shared.tools.write() {
             Ok(mut t) => std::mem::take(&mut *t),
-            Err(_) => HashMap::new(),
+            Err(_) => ToolMap::default(),
         };
         self.shared.changed();
         drop(tools);

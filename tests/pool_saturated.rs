@@ -1,5 +1,5 @@
 //! With every pool thread busy, timeouts still fire and nested execution
-//! still completes. Its own test binary: the pool is sized once per process.
+//! still completes. Its own test binary: the pool's cap is process-wide.
 
 use std::time::Duration;
 
@@ -63,8 +63,7 @@ fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
         27,
         "3 levels of fan-out 3 below the root"
     );
-    assert!(
-        capstan::exec::pool::configure(4).is_err(),
-        "the pool is sized once"
-    );
+    // The cap may change at any time, also after the pool started.
+    capstan::exec::pool::configure(4).unwrap();
+    assert_eq!(capstan::exec::pool::threads(), 4);
 }

@@ -1172,7 +1172,7 @@ private:
     return {};
 }
 
-/// Pool threads, process-wide; only before the first call starts the pool.
+/// The cap on pool threads, process-wide; may change at any time.
 [[nodiscard]] inline Expected<void> try_configure_pool(std::uint32_t threads) {
     capstan_status st = capstan_pool_configure(threads);
     if (st != CAPSTAN_OK) return detail::last_error(st);

@@ -33,15 +33,6 @@ pub enum Sink {
     Queue,
 }
 
-fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    })
-}
-
 pub struct BatchInner {
     pub(crate) registry: Arc<Shared>,
     calls: Vec<Mutex<Option<CallRequest>>>,
@@ -66,7 +57,8 @@ pub struct BatchInner {
     /// Workers inside `drive` right now, and when the batch started: to tell
     /// when more workers would only fight over the cores (see `crowded`).
     driving: AtomicUsize,
-    began: Instant,
+    /// (None for a batch of one worker: no clock read it would not use.)
+    began: Option<Instant>,
     sink: Sink,
     queue: Mutex<VecDeque<(usize, ToolResult)>>,
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
@@ -123,7 +115,7 @@ impl BatchInner {
             deadline_passed: AtomicBool::new(false),
             workers: options.workers(n).max(1),
             driving: AtomicUsize::new(0),
-            began: Instant::now(),
+            began: (options.workers(n) > 1).then(Instant::now),
             strict_nulls: options.strict_nulls,
             start_inline: options.start_inline,
             sink,
@@ -363,31 +355,19 @@ impl BatchInner {
         woke
     }
 
-    fn is_mine(&self, run: &PendingRun) -> bool {
-        std::ptr::eq(Arc::as_ptr(&run.batch), self)
-    }
-
     /// Takes this batch's oldest main-thread call waiting for a pump.
     fn take_main(&self) -> Option<PendingRun> {
-        let mut q = self.registry.main_queue.lock().ok()?;
-        let pos = q.iter().position(|r| self.is_mine(r))?;
-        q.remove(pos)
+        self.registry.main_queue.pop_of(self)
     }
 
     fn has_main(&self) -> bool {
-        self.registry
-            .main_queue
-            .lock()
-            .map(|q| q.iter().any(|r| self.is_mine(r)))
-            .unwrap_or(false)
+        self.registry.main_queue.has_of(self)
     }
 
     /// Queues a main-thread call for `pump`, or for a main thread waiting on
     /// this batch (woken here: it may be the only thread that ever pumps).
     pub(crate) fn queue_main(&self, run: PendingRun) {
-        if let Ok(mut q) = self.registry.main_queue.lock() {
-            q.push_back(run);
-        }
+        self.registry.main_queue.push(run);
         fence(Ordering::SeqCst);
         if self.deadline_passed() {
             return self.expire_waiting_for_pump();
@@ -422,12 +402,21 @@ impl BatchInner {
         }
     }
 
-    /// Runs calls of this batch until none is left to start. Counted as
-    /// host activity: closing the registry waits for it.
+    /// Runs calls of this batch until none is left to start, as one of its
+    /// at most `workers` drivers (the batch's limit); returns at once if that
+    /// many already drive it. Counted as host activity: closing the registry
+    /// waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
+        self.drive_as(on_caller, true);
+    }
+
+    fn drive_as(self: &Arc<Self>, on_caller: bool, bounded: bool) {
+        if self.driving.fetch_add(1, Ordering::SeqCst) >= self.workers && bounded {
+            self.driving.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
         self.registry.clone().run_callback(|| {
             let mut cache = ToolCache::default();
-            self.driving.fetch_add(1, Ordering::SeqCst);
             while let Some(claimed) = (on_caller || !self.crowded())
                 .then(|| self.claim())
                 .flatten()
@@ -441,8 +430,21 @@ impl BatchInner {
                     break;
                 }
             }
-            self.driving.fetch_sub(1, Ordering::SeqCst);
         });
+        self.driving.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Calls still waiting to start: pool workers join the batch's own
+    /// thread, up to its limit (see `join`).
+    pub(crate) fn call_helpers(self: &Arc<Self>) {
+        if self.next.load(Ordering::SeqCst) >= self.calls.len() || self.is_cancelled() {
+            return;
+        }
+        let driving = self.driving.load(Ordering::SeqCst);
+        for _ in driving..self.workers {
+            let b = self.clone();
+            pool::spawn(move || b.drive(false));
+        }
     }
 
     /// True when calls finish so fast that another worker would only take a
@@ -452,10 +454,13 @@ impl BatchInner {
     fn crowded(&self) -> bool {
         let done = self.calls.len() - self.remaining.load(Ordering::Relaxed);
         let driving = self.driving.load(Ordering::Relaxed);
-        if done < 16 || driving <= cores() {
+        if done < 16 || driving <= pool::cores() {
             return false;
         }
-        let per_call_ns = self.began.elapsed().as_nanos() as usize * driving / done;
+        let Some(began) = self.began else {
+            return false;
+        };
+        let per_call_ns = began.elapsed().as_nanos() as usize * driving / done;
         per_call_ns < 20_000
     }
 
@@ -487,7 +492,8 @@ impl BatchInner {
     pub(crate) fn replace_stuck_worker(self: &Arc<Self>) {
         if self.next.load(Ordering::SeqCst) < self.calls.len() {
             let batch = self.clone();
-            pool::spawn_urgent(move || batch.drive(false));
+            // Over the limit: the stuck worker still counts as a driver.
+            pool::spawn_urgent(move || batch.drive_as(false, false));
         }
     }
 
@@ -674,15 +680,7 @@ impl BatchInner {
 
     /// Ends this batch's calls still waiting for a main thread, as timed out.
     fn expire_waiting_for_pump(&self) {
-        let queued: VecDeque<PendingRun> = match self.registry.main_queue.lock() {
-            Ok(mut q) => {
-                let (mine, others) = q.drain(..).partition(|r| self.is_mine(r));
-                *q = others;
-                mine
-            }
-            Err(_) => VecDeque::new(),
-        };
-        for run in queued {
+        for run in self.registry.main_queue.drain_of(self) {
             let text = format!(
                 "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
                  for the host's main thread to call capstan_registry_pump; it was not run.",
@@ -730,17 +728,7 @@ impl BatchInner {
     pub(crate) fn cancel(&self) {
         self.cancelled.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        let queued: VecDeque<PendingRun> = match self.registry.main_queue.lock() {
-            Ok(mut q) => {
-                let (mine, others) = q
-                    .drain(..)
-                    .partition(|r| std::ptr::eq(Arc::as_ptr(&r.batch), self));
-                *q = others;
-                mine
-            }
-            Err(_) => VecDeque::new(),
-        };
-        for run in queued {
+        for run in self.registry.main_queue.drain_of(self) {
             run.run(false); // sees the cancellation and reports it
         }
         for approval in &self.approvals {

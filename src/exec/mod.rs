@@ -4,6 +4,8 @@
 mod approval;
 mod batch;
 mod cell;
+mod join;
+mod main_queue;
 pub mod pool;
 mod run;
 
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 pub use approval::{Approval, Approver};
 pub use batch::{live_batches, BatchInner, Sink};
 pub use cell::{live_calls, Call};
+pub use main_queue::MainQueue;
 pub use pool::live_timers;
 pub use run::PendingRun;
 
@@ -122,9 +125,8 @@ pub fn execute(
     let batch = BatchInner::new(registry.shared.clone(), calls, options, Sink::Collect, None);
     track(&registry.shared, &batch);
     batch.arm_deadline();
-    for _ in 1..workers {
-        let b = batch.clone();
-        pool::spawn(move || b.drive(false));
+    if workers > 1 {
+        join::watch(&batch, join::JOIN_AFTER, false);
     }
     batch.drive(true);
     batch.wait_done(None);
@@ -174,9 +176,11 @@ pub fn submit(
         inner.drive(true);
         return Batch { inner };
     }
-    for _ in 0..workers {
-        let b = inner.clone();
-        pool::spawn(move || b.drive(false));
+    // A thread that waits for the batch runs its calls (caller-runs, no
+    // hand-off); pool workers start them at the watcher's next tick if no
+    // one does, so results come without anyone waiting (see `join`).
+    if workers > 0 {
+        join::watch(&inner, Duration::ZERO, true);
     }
     Batch { inner }
 }
@@ -200,8 +204,10 @@ impl Batch {
     /// (`None` = no limit). Returns whether the batch is done.
     pub fn wait(&self, timeout: Option<Duration>) -> bool {
         let deadline = timeout.map(|t| Instant::now() + t);
-        if pool::on_pool_thread() {
-            // Waiting from inside a tool: help, so a full pool cannot deadlock.
+        if pool::on_pool_thread() || timeout.is_none() {
+            // Caller-runs: rather than sleep, start calls no worker took yet.
+            // Inside a tool this also keeps a full pool from deadlocking. A
+            // wait with a time limit does not: a call could outlast it.
             self.inner.drive(false);
         }
         self.inner.wait_done(deadline)
@@ -238,11 +244,9 @@ pub fn pump(registry: &Registry, budget: Duration) -> usize {
     let deadline = Instant::now() + budget;
     let mut ran = 0;
     loop {
-        let next = match shared.main_queue.lock() {
-            Ok(mut q) => q.pop_front(),
-            Err(_) => None,
+        let Some(run) = shared.main_queue.pop() else {
+            break;
         };
-        let Some(run) = next else { break };
         run.run(false);
         ran += 1;
         if Instant::now() >= deadline {

@@ -1,8 +1,14 @@
-//! The process-wide pool: tokio's blocking threads run host callbacks, one
-//! small runtime thread runs the timers. Started lazily, sized once.
+//! The process-wide pool: worker threads run host callbacks, one small tokio
+//! runtime thread runs the timers.
+//!
+//! Workers start on demand, when a job finds no idle worker, up to a cap the
+//! host may change at any time; a worker idle for a while retires, sooner
+//! when more than one per core is idle. Nothing starts before the first job.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use tokio::runtime::{Builder, Runtime};
@@ -12,27 +18,29 @@ use crate::error::Error;
 /// Default cap on threads running tool callbacks at once, process-wide.
 pub const DEFAULT_THREADS: usize = 256;
 
+/// How long an idle worker waits for work before it retires: up to one per
+/// core stays this long, the others only `SURPLUS_KEEP_ALIVE`.
+const KEEP_ALIVE: Duration = Duration::from_secs(10);
+const SURPLUS_KEEP_ALIVE: Duration = Duration::from_secs(1);
+
 static THREADS: AtomicUsize = AtomicUsize::new(0);
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 
-/// Sets how many threads may run tool callbacks at once. Only before the pool
-/// starts (the first parallel call starts it).
+/// Sets how many pool threads may run tool callbacks at once, at any time.
+/// Lowering it lets surplus workers retire once their current job returns.
 pub fn configure(threads: usize) -> Result<(), Error> {
     if threads == 0 {
         return Err(Error::InvalidArgument(
             "pool threads must be at least 1".into(),
         ));
     }
-    if RUNTIME.get().is_some() {
-        return Err(Error::WrongContext(
-            "the pool has already started; configure it before the first call".into(),
-        ));
-    }
     THREADS.store(threads, Ordering::SeqCst);
+    // Idle workers over the new cap retire now, not at their keep-alive.
+    WORKERS.work.notify_all();
     Ok(())
 }
 
-/// The cap in force (or that will be when the pool starts).
+/// The cap in force.
 pub fn threads() -> usize {
     match THREADS.load(Ordering::SeqCst) {
         0 => DEFAULT_THREADS,
@@ -40,22 +48,60 @@ pub fn threads() -> usize {
     }
 }
 
+/// The timers' runtime: one thread, started by the first timer.
 fn runtime() -> Result<&'static Runtime, Error> {
     RUNTIME
         .get_or_init(|| {
             Builder::new_multi_thread()
                 .worker_threads(1)
-                .max_blocking_threads(threads())
-                .thread_name("capstan")
+                .max_blocking_threads(1)
+                .thread_name("capstan-timer")
                 .enable_time()
                 .build()
-                .map_err(|e| format!("cannot start the capstan pool: {e}"))
+                .map_err(|e| format!("cannot start the capstan timers: {e}"))
         })
         .as_ref()
         .map_err(|e| Error::Internal(e.clone()))
 }
 
-static BUSY: AtomicUsize = AtomicUsize::new(0);
+pub(crate) fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    })
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+struct State {
+    queue: VecDeque<Job>,
+    /// Workers waiting for a job.
+    idle: usize,
+    /// Workers alive (idle or running a job).
+    threads: usize,
+}
+
+struct Workers {
+    state: Mutex<State>,
+    work: Condvar,
+}
+
+static WORKERS: Workers = Workers {
+    state: Mutex::new(State {
+        queue: VecDeque::new(),
+        idle: 0,
+        threads: 0,
+    }),
+    work: Condvar::new(),
+};
+
+/// The pool's lock guards only its queue and counts (no host code runs under
+/// it), so a poisoned lock still holds consistent data.
+fn state() -> MutexGuard<'static, State> {
+    WORKERS.state.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 thread_local! {
     static ON_POOL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -66,117 +112,184 @@ pub(crate) fn on_pool_thread() -> bool {
     ON_POOL.try_with(|p| p.get()).unwrap_or(false)
 }
 
-/// Host code run on pool threads: `on_start` on each pool thread before its
-/// first callback, `on_stop` when a thread that ran `on_start` retires.
+/// Hooks run on every pool thread: `on_start` before the thread's first job
+/// (a thread already running when the hooks are set runs it before its next
+/// job), `on_stop` when a thread that ran `on_start` retires, or before its
+/// next job once the hooks were replaced or removed. A host binding uses them
+/// to attach its runtime to capstan's threads. The pool never shuts down
+/// before the process exits; threads still alive then run no `on_stop`.
 pub struct ThreadHooks {
     pub on_start: Box<dyn Fn() + Send + Sync>,
     pub on_stop: Box<dyn Fn() + Send + Sync>,
 }
 
-// TEMPORARY (python branch): thread hooks over today's tokio pool, replaced
-// at merge by the new pool's implementation of the same signature.
-static HOOKS: std::sync::RwLock<Option<std::sync::Arc<ThreadHooks>>> = std::sync::RwLock::new(None);
+static HOOKS: Mutex<Option<Arc<ThreadHooks>>> = Mutex::new(None);
+/// Bumped on every `set_thread_hooks`: a worker compares it before each job.
+static HOOKS_VERSION: AtomicU64 = AtomicU64::new(0);
 
-thread_local! {
-    static STARTED: std::cell::RefCell<Option<Started>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The hooks whose `on_start` ran on this thread; their `on_stop` runs when
-/// this drops: when the thread exits, or before the next hooks' `on_start`.
-struct Started(std::sync::Arc<ThreadHooks>);
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        let stop = &self.0.on_stop;
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(stop));
-    }
-}
-
-/// Sets (None: clears) the hooks, process-wide. Threads that ran the previous
-/// `on_start` run the previous `on_stop` when they retire or before they run
-/// the new `on_start`; the previous hooks drop after the last such `on_stop`.
+/// Installs (or with `None` removes) the pool threads' start/stop hooks.
 pub fn set_thread_hooks(hooks: Option<ThreadHooks>) {
-    let new = hooks.map(std::sync::Arc::new);
-    let old = match HOOKS.write() {
-        Ok(mut h) => std::mem::replace(&mut *h, new),
-        Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), new),
-    };
-    drop(old); // outside the lock: may run the host's destroy
+    let mut slot = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
+    *slot = hooks.map(Arc::new);
+    HOOKS_VERSION.fetch_add(1, Ordering::SeqCst);
 }
 
-/// Runs the hooks' `on_start` on this pool thread if it has not run yet
-/// (and the `on_stop` of hooks it ran before, if they were replaced).
-fn start_thread_hooks() {
-    let current = match HOOKS.read() {
-        Ok(h) => h.clone(),
-        Err(poisoned) => poisoned.into_inner().clone(),
-    };
-    let stale = STARTED.try_with(|s| {
-        let Ok(mut s) = s.try_borrow_mut() else {
-            return None; // inside this thread's own hook
+/// The hooks a pool thread has run `on_start` of.
+#[derive(Default)]
+struct ThreadHookState {
+    version: u64,
+    started: Option<Arc<ThreadHooks>>,
+}
+
+impl ThreadHookState {
+    /// Before each job: catches up with hooks set or changed since the last.
+    fn before_job(&mut self) {
+        let version = HOOKS_VERSION.load(Ordering::SeqCst);
+        if version == self.version {
+            return;
+        }
+        self.version = version;
+        let current = HOOKS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let same = match (&current, &self.started) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
         };
-        match (&*s, &current) {
-            (Some(started), Some(now)) if std::sync::Arc::ptr_eq(&started.0, now) => None,
-            (None, None) => None,
-            _ => Some(s.take()),
+        if same {
+            return;
         }
-    });
-    let Ok(Some(previous)) = stale else { return };
-    drop(previous); // its on_stop, outside the borrow
-    if let Some(hooks) = current {
-        let start = &hooks.on_start;
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(start));
-        let _ = STARTED.try_with(|s| *s.borrow_mut() = Some(Started(hooks)));
+        self.stop();
+        if let Some(hooks) = current {
+            let _ = catch_unwind(AssertUnwindSafe(|| (hooks.on_start)()));
+            self.started = Some(hooks);
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(hooks) = self.started.take() {
+            let _ = catch_unwind(AssertUnwindSafe(|| (hooks.on_stop)()));
+        }
     }
 }
 
-fn pool_work(f: impl FnOnce() + Send + 'static) -> impl FnOnce() + Send + 'static {
-    move || {
-        start_thread_hooks();
-        BUSY.fetch_add(1, Ordering::SeqCst);
-        let was = ON_POOL.try_with(|p| p.replace(true)).unwrap_or(false);
-        f();
-        let _ = ON_POOL.try_with(|p| p.set(was));
-        BUSY.fetch_sub(1, Ordering::SeqCst);
+/// Runs one job as pool work.
+fn run_job(job: Job, hooks: &mut ThreadHookState) {
+    hooks.before_job();
+    let was = ON_POOL.try_with(|p| p.replace(true)).unwrap_or(false);
+    let _ = catch_unwind(AssertUnwindSafe(job));
+    let _ = ON_POOL.try_with(|p| p.set(was));
+}
+
+fn worker() {
+    let mut hooks = ThreadHookState::default();
+    let mut st = state();
+    loop {
+        if st.threads > threads() {
+            break; // the cap was lowered
+        }
+        if let Some(job) = st.queue.pop_front() {
+            drop(st);
+            run_job(job, &mut hooks);
+            st = state();
+            continue;
+        }
+        st.idle += 1;
+        let keep = if st.idle > cores() {
+            SURPLUS_KEEP_ALIVE
+        } else {
+            KEEP_ALIVE
+        };
+        let (guard, waited) = WORKERS
+            .work
+            .wait_timeout(st, keep)
+            .unwrap_or_else(|e| e.into_inner());
+        st = guard;
+        st.idle -= 1;
+        if waited.timed_out() && st.queue.is_empty() {
+            break;
+        }
+    }
+    st.threads -= 1;
+    drop(st);
+    hooks.stop();
+}
+
+/// Queues `job`; wakes an idle worker or starts one if none would take it.
+/// With `urgent`, a job that would wait (every worker busy, the cap reached)
+/// gets a thread of its own instead.
+fn submit(job: Job, urgent: bool) {
+    let mut st = state();
+    if st.queue.len() < st.idle {
+        st.queue.push_back(job);
+        drop(st);
+        WORKERS.work.notify_one();
+        return;
+    }
+    if st.threads >= threads() {
+        if urgent {
+            drop(st);
+            return extra_thread(job);
+        }
+        st.queue.push_back(job);
+        return;
+    }
+    st.threads += 1;
+    st.queue.push_back(job);
+    drop(st);
+    let started = std::thread::Builder::new()
+        .name("capstan".into())
+        .spawn(worker);
+    if started.is_err() {
+        // No thread could start: with no worker at all, run the job here.
+        // Work is never lost.
+        let mut st = state();
+        st.threads -= 1;
+        let orphan = (st.threads == 0).then(|| st.queue.pop_back()).flatten();
+        drop(st);
+        if let Some(job) = orphan {
+            run_job(job, &mut ThreadHookState::default());
+        }
     }
 }
 
-/// Runs `f` on a pool thread, queued while every pool thread is busy. If the
-/// pool cannot start, runs it here: work is never lost.
+/// A thread of its own for one urgent job while the pool is full.
+fn extra_thread(job: Job) {
+    let spare = Arc::new(Mutex::new(Some(job)));
+    let backup = spare.clone();
+    let started = std::thread::Builder::new()
+        .name("capstan-extra".into())
+        .spawn(move || {
+            let job = spare.lock().ok().and_then(|mut s| s.take());
+            if let Some(job) = job {
+                let mut hooks = ThreadHookState::default();
+                run_job(job, &mut hooks);
+                hooks.stop();
+            }
+        });
+    if started.is_err() {
+        if let Some(job) = backup.lock().ok().and_then(|mut s| s.take()) {
+            state().queue.push_back(job);
+            WORKERS.work.notify_one();
+        }
+    }
+}
+
+/// Runs `f` on a pool thread, queued while every pool thread is busy.
 pub fn spawn(f: impl FnOnce() + Send + 'static) {
-    match runtime() {
-        Ok(rt) => {
-            rt.spawn_blocking(pool_work(f));
-        }
-        Err(_) => f(),
-    }
+    submit(Box::new(f), false);
 }
 
 /// Runs `f` on a pool thread, or on a thread of its own if every pool
 /// thread is busy. For work that a blocked thread waits for (possibly a pool
 /// thread itself), which must never queue behind it.
 pub(crate) fn spawn_urgent(f: impl FnOnce() + Send + 'static) {
-    if BUSY.load(Ordering::SeqCst) < threads() {
-        return spawn(f);
-    }
-    let work = pool_work(f);
-    let spare = std::sync::Arc::new(std::sync::Mutex::new(Some(work)));
-    let backup = spare.clone();
-    let started = std::thread::Builder::new()
-        .name("capstan-extra".into())
-        .spawn(move || {
-            if let Some(w) = spare.lock().ok().and_then(|mut s| s.take()) {
-                w();
-            }
-        });
-    if started.is_err() {
-        if let Some(w) = backup.lock().ok().and_then(|mut s| s.take()) {
-            spawn(w);
-        }
-    }
+    submit(Box::new(f), true);
 }
 
-type Job = Box<dyn FnOnce() + Send>;
+/// How many pool threads are alive right now (idle or busy).
+pub fn live_threads() -> usize {
+    state().threads
+}
 
 /// The thread that runs expired timers. Not a pool thread: a timeout must
 /// fire even when every pool thread is busy (possibly waiting for it), and

@@ -153,6 +153,8 @@ fn batch_ref<'a>(batch: *const capstan_batch) -> Result<&'a Batch, Fail> {
 /// With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
 /// `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
 /// `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
+/// Calls start on pool threads within about 50 us, or at once on a thread
+/// that waits for the batch with `capstan_batch_wait(batch, UINT32_MAX)`.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_submit(
     reg: *mut capstan_registry,
@@ -191,7 +193,10 @@ pub unsafe extern "C" fn capstan_submit(
 /// every result is queued), up to
 /// `timeout_ms` (0 = just check, UINT32_MAX = no limit). OK when done,
 /// CAPSTAN_ERR_TIMEOUT otherwise (the batch keeps running). Do not call from
-/// inside the batch's own result callback. On a thread that ever called
+/// inside the batch's own result callback. With no time limit (UINT32_MAX)
+/// this thread runs the batch's calls no pool thread has started yet, rather
+/// than sleep (their tool and result callbacks then run here); with a time
+/// limit it only waits. On a thread that ever called
 /// `capstan_registry_pump` on the batch's registry, the batch's main-thread
 /// calls run on this thread while it waits.
 #[no_mangle]

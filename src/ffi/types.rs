@@ -276,10 +276,12 @@ pub struct capstan_batch {
     _private: [u8; 0],
 }
 
-/// A tool's callback. Runs on a pool thread (or the thread calling
-/// `capstan_execute` for a lone call, or for main-thread tools a thread that
-/// called `capstan_registry_pump`: inside the pump, or while that thread
-/// waits on the call's batch). It must complete `call`
+/// A tool's callback. Runs on a pool thread, or on the thread calling
+/// `capstan_execute` for the batch (it runs its own calls first), or on a
+/// thread calling `capstan_batch_wait` with no time limit on the call's
+/// batch, or for main-thread tools a thread that called
+/// `capstan_registry_pump`: inside the pump, or while that thread waits on
+/// the call's batch. It must complete `call`
 /// exactly once with `capstan_call_return` or `capstan_call_fail`, before or
 /// after returning, from any thread. It may call any capstan function, including
 /// `capstan_execute` on the same registry.
