@@ -107,7 +107,7 @@
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
  * returns when the header and the library match. A plain literal, so that
  * Swift and other importers of simple macros see it. */
-#define CAPSTAN_VERSION_STRING "0.2.0"
+#define CAPSTAN_VERSION_STRING "0.3.0"
 
 
 /**
@@ -150,7 +150,7 @@
 /**
  * Minor version of this header.
  */
-#define CAPSTAN_VERSION_MINOR 2
+#define CAPSTAN_VERSION_MINOR 3
 
 /**
  * Patch version of this header.

@@ -79,7 +79,7 @@ pub const CAPSTAN_ERR_MCP_CONNECT: capstan_status = 24;
 /// cbindgen.toml; tests/header.rs checks it against Cargo.toml.
 pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
-pub const CAPSTAN_VERSION_MINOR: u32 = 2;
+pub const CAPSTAN_VERSION_MINOR: u32 = 3;
 /// Patch version of this header.
 pub const CAPSTAN_VERSION_PATCH: u32 = 0;
 
