@@ -98,6 +98,22 @@ def _utf8(text: str) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
+def tool_function(entry: _Entry, args: dict[str, Any]) -> Any:
+    """The function of a tool that is not plain, with ``args`` completed in
+    place: declared defaults filled in, converted arguments converted."""
+    if entry.fill:
+        for name, value in entry.fill:
+            args.setdefault(name, value)
+    if entry.convert:
+        for name, convert in entry.convert:
+            if name in args:
+                args[name] = convert(args[name])
+    fn = entry.fn() if entry.weak else entry.fn
+    if fn is None:
+        raise RuntimeError("the tool was garbage-collected")
+    return fn
+
+
 def _on_call(key: int, call: int) -> None:
     """The trampoline: capstan calls it, on a pool thread or the calling thread,
     with the GIL taken by ctypes. It must complete `call` exactly once."""
@@ -130,16 +146,7 @@ def _call_tool(key: int, call: int, thread: int) -> None:
                 return
             value = entry.fn(**args)
         else:
-            if entry.fill:
-                for name, value in entry.fill:
-                    args.setdefault(name, value)
-            if entry.convert:
-                for name, convert in entry.convert:
-                    if name in args:
-                        args[name] = convert(args[name])
-            fn = entry.fn() if entry.weak else entry.fn
-            if fn is None:
-                raise RuntimeError("the tool was garbage-collected")
+            fn = tool_function(entry, args)
             if entry.is_async:
                 _start_coroutine(call, call_id, execution, entry, fn(**args))
                 return

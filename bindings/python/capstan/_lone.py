@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._callbacks import _Entry
+from ._callbacks import _Entry, tool_function
 from ._calls import ToolCall, ToolResult
 from ._tools import render_result
 
@@ -16,17 +16,7 @@ _now = time.perf_counter_ns
 
 def _tool_function(entry: _Entry, args: dict[str, Any]) -> Any:
     """The function to call, with ``args`` completed as the trampoline does."""
-    if entry.plain:
-        return entry.fn
-    for name, value in entry.fill:
-        args.setdefault(name, value)
-    for name, convert in entry.convert:
-        if name in args:
-            args[name] = convert(args[name])
-    fn = entry.fn() if entry.weak else entry.fn
-    if fn is None:
-        raise RuntimeError("the tool was garbage-collected")
-    return fn
+    return entry.fn if entry.plain else tool_function(entry, args)
 
 
 def _ok(call: ToolCall, value: Any, started: int) -> ToolResult:
