@@ -2,23 +2,15 @@
 //! text alive (the host may still read it) but not its whole batch. Alone in
 //! its binary because it reads process-wide counters.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use capstan::exec::{live_batches, live_calls};
 use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
 use serde_json::json;
 
-/// Waits (bounded) until `f` holds; returns whether it did.
-fn eventually(f: impl Fn() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    f()
-}
+#[path = "common/wait.rs"]
+mod wait;
+use wait::eventually;
 
 fn tool(name: &str, timeout_ms: u32, handler: Box<dyn capstan::Handler>) -> ToolDef {
     ToolDef {
@@ -69,7 +61,7 @@ fn a_call_never_completed_after_its_timeout_does_not_hold_its_batch() {
         assert!(results[..200].iter().all(|r| r.outcome == Outcome::Ok));
     }
     assert!(
-        eventually(|| live_batches() == 0),
+        eventually(Duration::from_secs(30), || live_batches() == 0),
         "{} batches still held by calls the host never completed",
         live_batches()
     );

@@ -24,7 +24,12 @@ fn mount_is_unsupported_without_feature_mcp() {
 }
 
 #[cfg(feature = "mcp")]
+#[path = "common/wait.rs"]
+mod wait;
+
+#[cfg(feature = "mcp")]
 mod with_mcp {
+    use super::wait::eventually;
     use std::path::PathBuf;
     use std::time::{Duration, Instant};
 
@@ -65,18 +70,6 @@ mod with_mcp {
             &ExecOptions::default(),
         );
         results.remove(0)
-    }
-
-    /// Polls `cond` every 50 ms for at most `limit`.
-    fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-        let end = Instant::now() + limit;
-        while Instant::now() < end {
-            if cond() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        cond()
     }
 
     /// A port the OS just gave out (bound, then released for the server).

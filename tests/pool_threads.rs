@@ -6,6 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[path = "common/wait.rs"]
+mod wait;
+
 use capstan::exec::pool::{self, ThreadHooks};
 use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
 use serde_json::json;
@@ -78,11 +81,7 @@ fn run(reg: &Registry, tool: &str, n: usize) {
 }
 
 fn eventually(what: &str, cond: impl Fn() -> bool) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while !cond() {
-        assert!(Instant::now() < until, "{what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(wait::eventually(Duration::from_secs(10), cond), "{what}");
 }
 
 #[test]

@@ -2,23 +2,15 @@
 //! completion, not left sleeping until the deadline. Alone in its binary
 //! because it reads process-wide counters.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use capstan::exec::{live_calls, live_timers};
 use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
 use serde_json::json;
 
-/// Waits (bounded) until `f` holds; returns whether it did.
-fn eventually(f: impl Fn() -> bool) -> bool {
-    let end = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < end {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    f()
-}
+#[path = "common/wait.rs"]
+mod wait;
+use wait::eventually;
 
 #[test]
 fn finished_calls_with_a_one_hour_timeout_hold_no_timer_or_call_state() {
@@ -53,12 +45,12 @@ fn finished_calls_with_a_one_hour_timeout_hold_no_timer_or_call_state() {
     // Cancelled timers are dropped by the timer thread, at once but not
     // synchronously: allow it a moment (not an hour).
     assert!(
-        eventually(|| live_timers() == 0),
+        eventually(Duration::from_secs(30), || live_timers() == 0),
         "{} timers still armed after every call finished",
         live_timers()
     );
     assert!(
-        eventually(|| live_calls() == 0),
+        eventually(Duration::from_secs(30), || live_calls() == 0),
         "{} calls still held after every call finished",
         live_calls()
     );
