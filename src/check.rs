@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::call::{Arguments, Outcome};
-use crate::registry::Registry;
+use crate::registry::{Registry, Tool};
 
 /// What checking a call found.
 #[derive(Debug, PartialEq)]
@@ -29,13 +29,34 @@ pub fn check_call(
     strict_nulls: bool,
 ) -> Checked {
     if registry.is_closed() {
-        let text = "Cancelled: the tool registry was shut down.".to_string();
-        return Checked::Answer(Outcome::Cancelled, text);
+        return Checked::Answer(Outcome::Cancelled, CLOSED_TEXT.to_string());
     }
     let Some(tool) = registry.get(name) else {
         let text = registry.shared.unknown_tool_text(name);
         return Checked::Answer(Outcome::UnknownTool, text);
     };
+    let coerce = registry.options().coerce;
+    match validate_arguments(&tool, name, arguments, strict_nulls, coerce) {
+        Ok(v) => Checked::Valid(v),
+        Err(text) => Checked::Answer(Outcome::InvalidArguments, text),
+    }
+}
+
+/// What a call gets when its registry was closed before the call started.
+pub(crate) const CLOSED_TEXT: &str = "Cancelled: the tool registry was shut down.";
+
+/// Validates a call's arguments for `tool` (with `strict_nulls`, the nulls a
+/// strict-mode model sends for optional properties dropped first): the
+/// arguments with defaults filled in, or the text the model reads, the call
+/// then counted as invalid in the tool's stats. The one place a batch and
+/// [`check_call`] validate.
+pub(crate) fn validate_arguments(
+    tool: &Tool,
+    name: &str,
+    arguments: Arguments,
+    strict_nulls: bool,
+    coerce: bool,
+) -> Result<Value, String> {
     let checked = match (arguments.into_value(), tool.schema()) {
         (_, Err(e)) => Err(format!(
             "Tool \"{name}\" cannot validate its arguments: {e}"
@@ -44,17 +65,12 @@ pub fn check_call(
             if strict_nulls {
                 crate::providers::drop_strict_nulls(schema.source(), &mut v);
             }
-            schema
-                .validate(v, registry.options().coerce)
-                .map_err(|e| e.to_string())
+            schema.validate(v, coerce).map_err(|e| e.to_string())
         }
         (Err(e), _) => Err(format!("Invalid arguments for tool \"{name}\": {e}")),
     };
-    match checked {
-        Ok(v) => Checked::Valid(v),
-        Err(text) => {
-            tool.stats.finished(Outcome::InvalidArguments, 0, false);
-            Checked::Answer(Outcome::InvalidArguments, text)
-        }
+    if checked.is_err() {
+        tool.stats.finished(Outcome::InvalidArguments, 0, false);
     }
+    checked
 }

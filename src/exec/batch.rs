@@ -11,6 +11,7 @@ use super::cell::CallCell;
 use super::pool;
 use super::run::{run_call, PendingRun, ToolCache};
 use crate::call::{CallRequest, Outcome, ToolResult};
+use crate::check;
 use crate::observe::{Event, EventKind};
 use crate::registry::{Shared, Tool};
 
@@ -522,7 +523,7 @@ impl BatchInner {
         }
         let registry = &self.registry;
         if registry.is_closed() {
-            let text = "Cancelled: the tool registry was shut down.".to_string();
+            let text = check::CLOSED_TEXT.to_string();
             self.deliver_early(index, &req, Outcome::Cancelled, text);
             return true;
         }
@@ -536,29 +537,16 @@ impl BatchInner {
             name,
             arguments,
         } = req;
-        let arguments = match (arguments.into_value(), tool.schema()) {
-            (_, Err(e)) => Err(format!(
-                "Tool \"{name}\" cannot validate its arguments: {e}"
-            )),
-            (Ok(mut v), Ok(schema)) => {
-                if self.strict_nulls {
-                    crate::providers::drop_strict_nulls(schema.source(), &mut v);
+        let coerce = registry.options.coerce;
+        let arguments =
+            match check::validate_arguments(tool, &name, arguments, self.strict_nulls, coerce) {
+                Ok(v) => v,
+                Err(text) => {
+                    let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
+                    self.deliver(index, result);
+                    return true;
                 }
-                schema
-                    .validate(v, registry.options.coerce)
-                    .map_err(|e| e.to_string())
-            }
-            (Err(e), _) => Err(format!("Invalid arguments for tool \"{name}\": {e}")),
-        };
-        let arguments = match arguments {
-            Ok(v) => v,
-            Err(text) => {
-                tool.stats.finished(Outcome::InvalidArguments, 0, false);
-                let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
-                self.deliver(index, result);
-                return true;
-            }
-        };
+            };
         let flags = tool.meta.flags;
         let needs_approval = flags.requires_approval() && !self.approved.contains(&id);
         // A main-thread call that reaches a main thread runs there, timeout or not.

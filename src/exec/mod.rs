@@ -95,7 +95,7 @@ fn batches_of(shared: &Shared) -> Vec<Arc<BatchInner>> {
 /// Ends every call in flight on a closing registry, as cancelled.
 pub(crate) fn cancel_all(shared: &Arc<Shared>) {
     for batch in batches_of(shared) {
-        batch.abort("Cancelled: the tool registry was shut down.");
+        batch.abort(crate::check::CLOSED_TEXT);
     }
 }
 
