@@ -459,3 +459,6 @@ fn unescape(token: &str) -> Option<String> {
     let decoded = super::shape::percent_decode(token)?;
     Some(decoded.replace("~1", "/").replace("~0", "~"))
 }
+
+#[cfg(test)]
+mod tests;

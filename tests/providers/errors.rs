@@ -336,3 +336,66 @@ fn run_turn_gives_the_unreadable_call_invalid_arguments_and_runs_the_others() {
         Err(Error::ProviderError { .. })
     ));
 }
+
+#[test]
+fn strings_in_the_other_calls_are_read_as_written() {
+    // Digits, brackets and escaped quotes inside strings are text, not values
+    // or nesting; the calls holding them keep their arguments as values.
+    let tricky = r#"1e400 [[[ {{ \" ]] ü"#;
+    // Inside the value set aside too: its end is found past the brackets.
+    let deep = format!(r#"{}"x]] \" ]"{}"#, "[".repeat(300), "]".repeat(300));
+    let body = format!(
+        r#"{{"role":"assistant","content":[
+        {{"type":"tool_use","id":"t1","name":"say","input":{{"s":"{tricky}"}}}},
+        {{"type":"tool_use","id":"t2","name":"add","input":{{"a":{deep},"b":2}}}},
+        {{"type":"tool_use","id":"t3","name":"say","input":{{"s":"plain"}}}}]}}"#,
+    );
+    let calls = parse_calls_text(Format::Anthropic, &body).unwrap();
+    assert_eq!(calls.len(), 3);
+    assert_eq!(
+        calls[0].arguments,
+        Arguments::Value(json!({"s": "1e400 [[[ {{ \" ]] ü"}))
+    );
+    unreadable_arguments(&calls[1], "recursion limit exceeded");
+    assert_eq!(
+        calls[1].arguments,
+        Arguments::Text(format!(r#"{{"a":{deep},"b":2}}"#))
+    );
+    assert_eq!(calls[2].arguments, Arguments::Value(json!({"s": "plain"})));
+}
+
+#[test]
+fn an_unreadable_id_or_name_is_shown_in_full_up_to_40_bytes() {
+    let mcp = |id: &str, name: &str| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":{name}}}}}"#
+        );
+        match parse_calls_text(Format::Mcp, &body) {
+            Err(Error::InvalidResponse(m)) => m,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(
+        mcp("1e400", r#""add""#),
+        "call 0: the id is not a string but 1e400"
+    );
+    assert_eq!(
+        mcp("7", "-1e400"),
+        "call 0: the name is not a string but -1e400"
+    );
+    let forty = format!("1{}e400", "0".repeat(35));
+    assert_eq!(forty.len(), 40);
+    assert_eq!(
+        mcp(&forty, r#""add""#),
+        format!("call 0: the id is not a string but {forty}")
+    );
+    // Longer: the first 40 bytes and the size.
+    let long = format!("1{}e400", "0".repeat(50));
+    assert_eq!(
+        mcp(&long, r#""add""#),
+        format!(
+            "call 0: the id is not a string but {}... (55 bytes)",
+            &long[..40]
+        )
+    );
+}

@@ -232,3 +232,192 @@ fn gemini_missing_name_is_named_by_path() {
         "candidates[0].content.parts[2].functionCall: functionCall has no \"name\""
     );
 }
+
+/// The parameters and the report (pointer, message) of one tool lowered for Gemini.
+fn lowered(parameters: Value) -> (Value, Vec<(String, String)>) {
+    let export = export_tools(
+        &[tool("t", "T", parameters)],
+        Format::Gemini,
+        &lower_options(),
+    );
+    let params = export.tools[0]["functionDeclarations"][0]["parameters"].clone();
+    let report = export
+        .report
+        .into_iter()
+        .map(|n| (n.pointer, n.message))
+        .collect();
+    (params, report)
+}
+
+#[test]
+fn gemini_lowering_keeps_its_formats_and_drops_the_others() {
+    let formats = ["enum", "date-time", "float", "double", "int32", "int64"];
+    let mut props = serde_json::Map::new();
+    for f in formats {
+        props.insert(f.into(), json!({"type": "string", "format": f}));
+    }
+    props.insert("uri".into(), json!({"type": "string", "format": "uri"}));
+    let (params, report) = lowered(json!({"type": "object", "properties": props}));
+    for f in formats {
+        assert_eq!(params["properties"][f]["format"], json!(f), "{f}");
+    }
+    assert_eq!(params["properties"]["uri"], json!({"type": "STRING"}));
+    assert_eq!(
+        report,
+        [(
+            "/properties/uri/format".to_owned(),
+            "format dropped: Gemini takes only enum, date-time, float, double, int32, int64"
+                .to_owned()
+        )]
+    );
+}
+
+#[test]
+fn gemini_lowering_turns_type_lists_into_nullable_or_any_of() {
+    let (params, report) = lowered(json!({"type": "object", "properties": {
+        "only_null": {"type": "null"},
+        "null_list": {"type": ["null"]},
+        "maybe": {"type": ["integer", "null"]},
+        "either": {"type": ["string", "integer"]},
+        "either_or_null": {"type": ["string", "null", "integer"]},
+        "odd": {"type": ["string", "date"]},
+        "n": {"type": "number"},
+        "b": {"type": "boolean"}
+    }}));
+    assert_exact(
+        &params["properties"],
+        &json!({
+            "only_null": {"type": "NULL"},
+            "null_list": {"type": "NULL"},
+            "maybe": {"nullable": true, "type": "INTEGER"},
+            "either": {"anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+            "either_or_null": {"nullable": true, "anyOf": [{"type": "STRING"}, {"type": "INTEGER"}]},
+            "odd": {"type": "STRING"},
+            "n": {"type": "NUMBER"},
+            "b": {"type": "BOOLEAN"}
+        }),
+    );
+    assert_eq!(
+        report,
+        [(
+            "/properties/odd/type".to_owned(),
+            "type dropped: unknown type \"date\"".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn gemini_lowering_reports_what_it_cannot_carry() {
+    let (params, report) = lowered(json!({"type": "object", "properties": {
+        "yes": true,
+        "num": 5,
+        "pair": {"type": "array", "items": [{"type": "string"}]},
+        "both": {"allOf": [{"type": "string"}, {"minLength": 1}]},
+        "one": {"allOf": [{"type": "string", "maxLength": 3}], "maxLength": 2},
+        "seven": {"const": 7},
+        "mixed": {"enum": ["a", 1]},
+        "letters": {"enum": ["a", "b"]},
+        "bad_props": {"type": "object", "properties": []},
+        "bad_union": {"anyOf": {"type": "string"}},
+        "far": {"$ref": "https://example.com/s.json"},
+        "bad_ref": {"$ref": 3},
+        "nowhere": {"$ref": "#/$defs/missing"}
+    }}));
+    assert_exact(
+        &params["properties"],
+        &json!({
+            "yes": {},
+            "num": {},
+            "pair": {"type": "ARRAY"},
+            "both": {},
+            "one": {"type": "STRING", "maxLength": 2},
+            "seven": {},
+            "mixed": {},
+            "letters": {"enum": ["a", "b"], "type": "STRING"},
+            "bad_props": {"type": "OBJECT"},
+            "bad_union": {},
+            "far": {},
+            "bad_ref": {},
+            "nowhere": {}
+        }),
+    );
+    let report: Vec<String> = report.iter().map(|(p, m)| format!("{p}: {m}")).collect();
+    assert_eq!(
+        report,
+        [
+            "/properties/yes: the schema `true` has no Gemini equivalent; left unconstrained",
+            "/properties/num: not a schema; left unconstrained",
+            "/properties/pair/items: items dropped: Gemini has no tuple arrays",
+            "/properties/both/allOf: allOf dropped: Gemini has no allOf",
+            "/properties/seven/const: const dropped: Gemini enums hold strings only",
+            "/properties/mixed/enum: enum dropped: Gemini enums hold strings only",
+            "/properties/bad_props/properties: properties dropped: not an object",
+            "/properties/bad_union/anyOf: anyOf dropped: not an array",
+            "/properties/far/$ref: $ref dropped: \"https://example.com/s.json\" is not a local reference capstan can inline",
+            "/properties/bad_ref/$ref: $ref dropped: not a string",
+            "/properties/nowhere/$ref: $ref dropped: \"#/$defs/missing\" is not a local reference capstan can inline",
+        ]
+    );
+}
+
+#[test]
+fn gemini_lowering_says_why_each_keyword_is_dropped() {
+    let (params, report) = lowered(json!({
+        "type": "object",
+        "properties": {
+            "open": {"type": "object", "additionalProperties": true},
+            "map": {"type": "object", "additionalProperties": {"type": "string"}}
+        },
+        "additionalProperties": false,
+        "definitions": {"unused": {"type": "string"}}
+    }));
+    assert_exact(
+        &params,
+        &json!({"type": "OBJECT", "properties": {"open": {"type": "OBJECT"}, "map": {"type": "OBJECT"}}}),
+    );
+    let report: Vec<String> = report.iter().map(|(p, m)| format!("{p}: {m}")).collect();
+    assert_eq!(
+        report,
+        [
+            "/properties/open/additionalProperties: additionalProperties dropped: not in Gemini's schema subset",
+            "/properties/map/additionalProperties: additionalProperties dropped: not in Gemini's schema subset",
+            "/additionalProperties: additionalProperties dropped: Gemini cannot forbid extra keys (capstan still rejects them)",
+            "/definitions: definitions dropped: local references are inlined instead",
+        ]
+    );
+}
+
+#[test]
+fn gemini_lowering_writes_up_to_10000_subschemas_and_enum_values() {
+    // The root, the property and its enum values: 2 + n written.
+    let with_values = |n: usize| {
+        let values: Vec<String> = (0..n).map(|i| format!("v{i}")).collect();
+        lowered(json!({"type": "object", "properties": {"x": {"enum": values}}}))
+    };
+    let (params, report) = with_values(9_998);
+    assert!(report.is_empty(), "{report:?}");
+    assert_eq!(
+        params["properties"]["x"]["enum"].as_array().map(Vec::len),
+        Some(9_998)
+    );
+    let export = export_tools(
+        &[tool(
+            "t",
+            "T",
+            json!({"type": "object", "properties": {"x": {"enum": (0..9_999).map(|i| format!("v{i}")).collect::<Vec<_>>()}}}),
+        )],
+        Format::Gemini,
+        &lower_options(),
+    );
+    let decl = &export.tools[0]["functionDeclarations"][0];
+    assert!(decl.get("parameters").is_none(), "{decl}");
+    assert!(decl.get("parametersJsonSchema").is_some(), "{decl}");
+    assert_eq!(export.report.len(), 1);
+    assert!(
+        export.report[0]
+            .message
+            .starts_with("not lowered: inlining its $refs would write more than 10000 subschemas"),
+        "{}",
+        export.report[0].message
+    );
+}

@@ -99,3 +99,39 @@ fn export_reports_names_the_format_would_refuse() {
         }
     }
 }
+
+#[test]
+fn name_rules_hold_at_the_length_limits_and_name_each_bad_character_once() {
+    let long64 = "a".repeat(64);
+    let long128 = "a".repeat(128);
+    let long129 = "9".repeat(129);
+    let report = name_report(&[&long64, &long128, "_private", "a  b:c", &long129]);
+    let accepted = |i: usize| -> Vec<bool> {
+        ["openai", "anthropic", "gemini", "mcp"]
+            .iter()
+            .map(|k| report[i][*k].as_bool().unwrap())
+            .collect()
+    };
+    assert_eq!(accepted(0), [true, true, true, true]);
+    assert_eq!(accepted(1), [false, false, false, true]);
+    assert_eq!(accepted(2), [true, true, true, true]);
+    assert_eq!(
+        report[3]["problems"],
+        json!([
+            "openai: contains ' ', ':' (allowed: A-Z a-z 0-9 _ -)",
+            "anthropic: contains ' ', ':' (allowed: A-Z a-z 0-9 _ -)",
+            "gemini: contains ' ' (allowed: A-Z a-z 0-9 _ . : -)",
+            "mcp: contains ' ', ':' (allowed: A-Z a-z 0-9 _ - .)"
+        ])
+    );
+    assert_eq!(
+        report[4]["problems"],
+        json!([
+            "openai: is 129 characters long, more than 64",
+            "anthropic: is 129 characters long, more than 64",
+            "gemini: is 129 characters long, more than 64",
+            "gemini: must start with a letter or an underscore",
+            "mcp: is 129 characters long, more than 128"
+        ])
+    );
+}
