@@ -20,7 +20,7 @@ pub enum Checked {
 
 /// Looks `name` up and validates `arguments` against its schema (after
 /// dropping OpenAI strict-mode nulls if `strict_nulls`). The texts are the
-/// batch's (`exec::batch`: keep them the same). An invalid call counts in
+/// batch's (`exec::batch::pipeline`: keep them the same). An invalid call counts in
 /// the tool's stats as a batch's would.
 pub fn check_call(
     registry: &Registry,

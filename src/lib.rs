@@ -23,10 +23,11 @@ pub mod turn;
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};
 pub use exec::{
-    execute, needs_approval, submit, Approval, Approver, Batch, Call, ExecOptions, Sink,
+    execute, needs_approval, submit, Approval, Approver, Batch, Call, ExecOptions, Handler, Sink,
+    ToolDef,
 };
 pub use observe::{Event, EventKind};
-pub use registry::{Handler, Registry, RegistryOptions, ToolDef};
+pub use registry::{Registry, RegistryOptions};
 pub use render::ContentKind;
 pub use tool::{ToolFlags, ToolSpec};
 pub use turn::run_turn;

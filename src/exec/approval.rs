@@ -1,38 +1,53 @@
 //! Approval: calls of tools that require it wait for the host's yes or no.
 
-use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
+use super::batch::{BatchInner, Origin};
 use super::run::PendingRun;
+use super::state::ExecState;
 use crate::call::Outcome;
 use crate::error::Error;
 use crate::handles::HandleTable;
+use crate::registry::{replace_hook, Registry};
 
 /// Decides calls of tools flagged `REQUIRES_APPROVAL`. Receives each such call
 /// and must approve or deny it exactly once, now or later, from any thread.
 pub type Approver = Arc<dyn Fn(Approval) + Send + Sync>;
 
+impl Registry {
+    /// Sets (or with `None` removes) the approver: it receives every call of a
+    /// tool flagged `REQUIRES_APPROVAL` that the batch did not pre-approve.
+    /// Without one, such calls are `denied`. The replaced approver is dropped
+    /// once its last invocation returned (see `set_event_hook`).
+    pub fn set_approver(&self, approver: Option<Approver>) -> Result<(), Error> {
+        let state = ExecState::of(self);
+        replace_hook(self, &state.approver, approver, |_| {})
+    }
+}
+
 static HANDLES: LazyLock<HandleTable<ApprovalCell>> = LazyLock::new(HandleTable::new);
 
 pub(crate) struct ApprovalCell {
     run: Mutex<Option<PendingRun>>,
-    /// Id, tool name and arguments text, each followed by a NUL for C hosts.
-    id_z: String,
-    name_z: String,
-    arguments_z: String,
+    id: String,
+    name: String,
+    arguments: String,
+    /// What a binding keeps with the approval (see `Approval::binding_data`).
+    binding: OnceLock<Box<dyn Any + Send + Sync>>,
     handle: AtomicUsize,
 }
 
 impl ApprovalCell {
-    pub(crate) fn new(run: PendingRun) -> Arc<ApprovalCell> {
-        let id_z = format!("{}\0", run.id);
-        let name_z = format!("{}\0", run.name);
-        let arguments_z = format!("{}\0", run.arguments);
+    fn new(run: PendingRun) -> Arc<ApprovalCell> {
         Arc::new(ApprovalCell {
+            id: run.id.clone(),
+            name: run.name.clone(),
+            arguments: run.arguments.to_string(),
             run: Mutex::new(Some(run)),
-            id_z,
-            name_z,
-            arguments_z,
+            binding: OnceLock::new(),
             handle: AtomicUsize::new(0),
         })
     }
@@ -68,35 +83,62 @@ impl ApprovalCell {
     }
 }
 
+/// The approval step of a call's way through: hands `run` to the registry's
+/// approver, or denies it if there is none. The call goes on from the
+/// decision (`Approval::approve`, `deny`), or ends at its batch's
+/// cancellation or deadline.
+pub(crate) fn request(batch: &Arc<BatchInner>, run: PendingRun) {
+    let Some(approver) = batch.exec.approver() else {
+        let text = format!(
+            "Tool \"{}\" requires approval and no approver is set; the call was not run.",
+            run.name
+        );
+        return run.finish_unrun(Outcome::Denied, text);
+    };
+    let index = run.index;
+    let cell = ApprovalCell::new(run);
+    batch.watch_approval(index, &cell);
+    fence(Ordering::SeqCst);
+    if batch.is_cancelled() {
+        return cell.cancel();
+    }
+    if batch.deadline_passed() {
+        return cell.expire(batch.deadline_ms());
+    }
+    let approval = Approval { cell };
+    batch.registry.run_callback(|| {
+        if catch_unwind(AssertUnwindSafe(|| approver(approval.clone()))).is_err() {
+            let _ = approval.deny("the approver failed");
+        }
+    });
+}
+
 /// A call waiting for approval, as the approver sees it.
 #[derive(Clone)]
 pub struct Approval {
-    pub(crate) cell: Arc<ApprovalCell>,
-}
-
-fn without_nul(s: &str) -> &str {
-    &s[..s.len() - 1]
+    cell: Arc<ApprovalCell>,
 }
 
 impl Approval {
     pub fn id(&self) -> &str {
-        without_nul(&self.cell.id_z)
+        &self.cell.id
     }
     pub fn tool(&self) -> &str {
-        without_nul(&self.cell.name_z)
+        &self.cell.name
     }
     /// The validated arguments (defaults filled) as compact JSON.
     pub fn arguments_text(&self) -> &str {
-        without_nul(&self.cell.arguments_z)
+        &self.cell.arguments
     }
-    pub fn id_with_nul(&self) -> &str {
-        &self.cell.id_z
-    }
-    pub fn tool_with_nul(&self) -> &str {
-        &self.cell.name_z
-    }
-    pub fn arguments_with_nul(&self) -> &str {
-        &self.cell.arguments_z
+
+    /// Data a binding keeps with the approval for as long as it lives (the C
+    /// ABI's NUL-terminated copies of its texts): made by `init` on first
+    /// use; `None` if a `T` is not what the first use stored.
+    pub fn binding_data<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+        self.cell
+            .binding
+            .get_or_init(|| Box::new(init()))
+            .downcast_ref::<T>()
     }
 
     fn decided() -> Error {
@@ -106,7 +148,8 @@ impl Approval {
     /// Lets the call run.
     pub fn approve(&self) -> Result<(), Error> {
         let run = self.cell.take().ok_or_else(Self::decided)?;
-        run.dispatch();
+        let batch = run.batch.clone();
+        batch.dispatch_pending(run, Origin::Decision);
         Ok(())
     }
 

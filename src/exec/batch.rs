@@ -1,19 +1,28 @@
 //! A batch of calls: who runs which call, where results go, when it is done.
+//! A call's way through is in `pipeline`; waiting in `wait`; deadline,
+//! cancellation and close in `ending`.
+
+mod ending;
+mod pipeline;
+mod wait;
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+pub(crate) use pipeline::Origin;
 
 use super::approval::ApprovalCell;
 use super::cell::CallCell;
 use super::pool;
-use super::run::{run_call, PendingRun, ToolCache};
+use super::run::ToolCache;
+use super::state::ExecState;
 use crate::call::{CallRequest, Outcome, ToolResult};
-use crate::check;
 use crate::observe::{Event, EventKind};
-use crate::registry::{Shared, Tool};
+use crate::registry::Registry;
+use crate::registry::Shared;
 
 /// Batches whose state is in memory, process-wide.
 static LIVE_BATCHES: AtomicUsize = AtomicUsize::new(0);
@@ -36,6 +45,8 @@ pub enum Sink {
 
 pub struct BatchInner {
     pub(crate) registry: Arc<Shared>,
+    /// The executor's state of that registry (main-thread queue, approver).
+    pub(crate) exec: Arc<ExecState>,
     calls: Vec<Mutex<Option<CallRequest>>>,
     results: Vec<Mutex<Option<ToolResult>>>,
     pub(crate) cells: Vec<OnceLock<Weak<CallCell>>>,
@@ -92,7 +103,8 @@ thread_local! {
 
 impl BatchInner {
     pub(crate) fn new(
-        registry: Arc<Shared>,
+        registry: &Registry,
+        exec: Arc<ExecState>,
         calls: Vec<CallRequest>,
         options: &super::ExecOptions,
         sink: Sink,
@@ -101,7 +113,8 @@ impl BatchInner {
         let n = calls.len();
         LIVE_BATCHES.fetch_add(1, Ordering::SeqCst);
         Arc::new(BatchInner {
-            registry,
+            registry: registry.shared.clone(),
+            exec,
             calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
             results: (0..n).map(|_| Mutex::new(None)).collect(),
             cells: (0..n).map(|_| OnceLock::new()).collect(),
@@ -271,114 +284,6 @@ impl BatchInner {
         );
     }
 
-    /// Blocks until the whole batch is done or `deadline` passes.
-    pub(crate) fn wait_done(&self, deadline: Option<Instant>) -> bool {
-        self.wait_on(&self.done_waiters, deadline, || self.is_finished())
-    }
-
-    /// Blocks until `cond` holds or `deadline` passes; returns `cond()`.
-    pub(crate) fn wait_until(&self, deadline: Option<Instant>, cond: impl Fn() -> bool) -> bool {
-        self.wait_on(&self.waiters, deadline, cond)
-    }
-
-    /// Waits for `cond`. On a main thread of the registry (one that ever
-    /// pumped) it runs this batch's main-thread calls itself meanwhile: no
-    /// one else would, since the thread that pumps is the one waiting here.
-    fn wait_on(
-        &self,
-        waiters: &AtomicUsize,
-        deadline: Option<Instant>,
-        cond: impl Fn() -> bool,
-    ) -> bool {
-        let main = self.registry.is_pump_thread();
-        loop {
-            if cond() {
-                return true;
-            }
-            if main {
-                if let Some(run) = self.take_main() {
-                    run.run(false);
-                    continue;
-                }
-            }
-            match self.sleep(waiters, deadline, &cond, main) {
-                Woke::Met => return true,
-                Woke::Expired => return cond(),
-                Woke::MainCall => continue,
-            }
-        }
-    }
-
-    /// Sleeps until `cond` holds, `deadline` passes, or (with `main`) a
-    /// main-thread call of this batch is queued.
-    fn sleep(
-        &self,
-        waiters: &AtomicUsize,
-        deadline: Option<Instant>,
-        cond: &impl Fn() -> bool,
-        main: bool,
-    ) -> Woke {
-        waiters.fetch_add(1, Ordering::SeqCst);
-        let mut guard = match self.lock.lock() {
-            Ok(g) => g,
-            Err(_) => {
-                waiters.fetch_sub(1, Ordering::SeqCst);
-                return Woke::Expired;
-            }
-        };
-        let woke = loop {
-            if cond() {
-                break Woke::Met;
-            }
-            if main && self.has_main() {
-                break Woke::MainCall;
-            }
-            let wait = match deadline {
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        break Woke::Expired;
-                    }
-                    d - now
-                }
-                None => Duration::from_secs(3600),
-            };
-            guard = match self.progress.wait_timeout(guard, wait) {
-                Ok((g, _)) => g,
-                Err(_) => {
-                    waiters.fetch_sub(1, Ordering::SeqCst);
-                    return Woke::Expired;
-                }
-            };
-        };
-        drop(guard);
-        waiters.fetch_sub(1, Ordering::SeqCst);
-        woke
-    }
-
-    /// Takes this batch's oldest main-thread call waiting for a pump.
-    fn take_main(&self) -> Option<PendingRun> {
-        self.registry.main_queue.pop_of(self)
-    }
-
-    fn has_main(&self) -> bool {
-        self.registry.main_queue.has_of(self)
-    }
-
-    /// Queues a main-thread call for `pump`, or for a main thread waiting on
-    /// this batch (woken here: it may be the only thread that ever pumps).
-    pub(crate) fn queue_main(&self, run: PendingRun) {
-        self.registry.main_queue.push(run);
-        fence(Ordering::SeqCst);
-        if self.deadline_passed() {
-            return self.expire_waiting_for_pump();
-        }
-        self.registry.wake.signal();
-        if self.waiters.load(Ordering::SeqCst) + self.done_waiters.load(Ordering::SeqCst) > 0 {
-            self.notify();
-        }
-    }
-
     /// Takes the collected results, in call order. Only after the batch is done.
     pub(crate) fn take_results(&self) -> Vec<ToolResult> {
         self.results
@@ -412,6 +317,11 @@ impl BatchInner {
     }
 
     fn drive_as(self: &Arc<Self>, on_caller: bool, bounded: bool) {
+        let origin = if on_caller {
+            Origin::Caller
+        } else {
+            Origin::Worker
+        };
         if self.driving.fetch_add(1, Ordering::SeqCst) >= self.workers && bounded {
             self.driving.fetch_sub(1, Ordering::SeqCst);
             return;
@@ -425,7 +335,7 @@ impl BatchInner {
                 // A worker replaced after a timeout still starts what it claimed.
                 let mut keep_going = true;
                 for i in claimed {
-                    keep_going &= self.start(i, on_caller, &mut cache);
+                    keep_going &= self.start(i, origin, &mut cache);
                 }
                 if !keep_going {
                     break;
@@ -435,14 +345,32 @@ impl BatchInner {
         self.driving.fetch_sub(1, Ordering::SeqCst);
     }
 
+    /// Keeps the approval call `index` waits for, to expire or cancel it.
+    pub(crate) fn watch_approval(&self, index: usize, cell: &Arc<ApprovalCell>) {
+        let _ = self.approvals[index].set(Arc::downgrade(cell));
+    }
+
     /// Calls still waiting to start: pool workers join the batch's own
     /// thread, up to its limit (see `join`).
     pub(crate) fn call_helpers(self: &Arc<Self>) {
-        if self.next.load(Ordering::SeqCst) >= self.calls.len() || self.is_cancelled() {
+        if !self.has_unclaimed() || self.is_cancelled() {
             return;
         }
         let driving = self.driving.load(Ordering::SeqCst);
         for _ in driving..self.workers {
+            let b = self.clone();
+            pool::spawn(move || b.drive(false));
+        }
+    }
+
+    /// Some call was not yet claimed by any thread.
+    pub(crate) fn has_unclaimed(&self) -> bool {
+        self.next.load(Ordering::SeqCst) < self.calls.len()
+    }
+
+    /// One pool worker starts on the batch, unless enough already drive it.
+    pub(crate) fn call_helper(self: &Arc<Self>) {
+        if self.driving.load(Ordering::SeqCst) < self.workers {
             let b = self.clone();
             pool::spawn(move || b.drive(false));
         }
@@ -497,271 +425,6 @@ impl BatchInner {
             pool::spawn_urgent(move || batch.drive_as(false, false));
         }
     }
-
-    pub(crate) fn timeout_for(&self, tool: &Tool) -> u32 {
-        if self.timeout_ms > 0 {
-            self.timeout_ms
-        } else {
-            tool.meta.timeout_ms
-        }
-    }
-
-    /// Starts call `index`; false if this worker must stop (see `PendingRun::run`).
-    fn start(self: &Arc<Self>, index: usize, on_caller: bool, cache: &mut ToolCache) -> bool {
-        let Some(req) = self.calls[index].lock().ok().and_then(|mut c| c.take()) else {
-            return true;
-        };
-        if self.is_cancelled() {
-            let text = "Cancelled before it started.".to_string();
-            self.deliver_early(index, &req, Outcome::Cancelled, text);
-            return true;
-        }
-        if self.deadline_passed() {
-            let text = self.late_start_text(&req.name);
-            self.deliver_early(index, &req, Outcome::Timeout, text);
-            return true;
-        }
-        let registry = &self.registry;
-        if registry.is_closed() {
-            let text = check::CLOSED_TEXT.to_string();
-            self.deliver_early(index, &req, Outcome::Cancelled, text);
-            return true;
-        }
-        let Some(tool) = cache.get(registry, &req.name) else {
-            let text = registry.unknown_tool_text(&req.name);
-            self.deliver_early(index, &req, Outcome::UnknownTool, text);
-            return true;
-        };
-        let CallRequest {
-            id,
-            name,
-            arguments,
-        } = req;
-        let coerce = registry.options.coerce;
-        let arguments =
-            match check::validate_arguments(tool, &name, arguments, self.strict_nulls, coerce) {
-                Ok(v) => v,
-                Err(text) => {
-                    let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
-                    self.deliver(index, result);
-                    return true;
-                }
-            };
-        let flags = tool.meta.flags;
-        let needs_approval = flags.requires_approval() && !self.approved.contains(&id);
-        // A main-thread call that reaches a main thread runs there, timeout or not.
-        let main_here = flags.main_thread() && on_caller && self.registry.is_pump_thread();
-        let queued = needs_approval
-            || (flags.main_thread() && !main_here)
-            || (!main_here && on_caller && !self.start_inline && self.timeout_for(tool) > 0)
-            || (!main_here && self.start_inline && flags.serial());
-        if !queued {
-            return run_call(self, index, id, name, tool, arguments, !self.start_inline);
-        }
-        let run = PendingRun {
-            batch: self.clone(),
-            index,
-            id,
-            name,
-            tool: tool.clone(),
-            arguments,
-        };
-        if needs_approval {
-            self.request_approval(run);
-        } else if flags.main_thread() {
-            self.queue_main(run);
-        } else if self.start_inline {
-            // A serial tool waits for its own earlier calls: never on the
-            // thread that starts calls inline (an event loop), and it holds
-            // its turn until the call completes, not just until it returns.
-            pool::spawn_urgent(move || {
-                run.run(true);
-            });
-        } else {
-            // The caller must be free to abandon the call at its deadline.
-            pool::spawn_urgent(move || {
-                run.run(true);
-            });
-            self.wait_until(None, || self.result_arrived(index));
-        }
-        true
-    }
-
-    fn request_approval(self: &Arc<Self>, run: PendingRun) {
-        let Some(approver) = self.registry.approver() else {
-            let text = format!(
-                "Tool \"{}\" requires approval and no approver is set; the call was not run.",
-                run.name
-            );
-            return run.finish_unrun(Outcome::Denied, text);
-        };
-        let index = run.index;
-        let cell = ApprovalCell::new(run);
-        let _ = self.approvals[index].set(Arc::downgrade(&cell));
-        fence(Ordering::SeqCst);
-        if self.is_cancelled() {
-            return cell.cancel();
-        }
-        if self.deadline_passed() {
-            return cell.expire(self.deadline_ms);
-        }
-        let approval = super::Approval { cell };
-        self.registry.run_callback(|| {
-            if catch_unwind(AssertUnwindSafe(|| approver(approval.clone()))).is_err() {
-                let _ = approval.deny("the approver failed");
-            }
-        });
-    }
-
-    fn result_arrived(&self, index: usize) -> bool {
-        match &self.sink {
-            Sink::Collect => self.results[index]
-                .lock()
-                .map(|s| s.is_some())
-                .unwrap_or(true),
-            _ => self.cells[index]
-                .get()
-                .and_then(Weak::upgrade)
-                .map(|c| c.is_done())
-                .unwrap_or(true),
-        }
-    }
-
-    /// Arms the batch's deadline, if it has one.
-    pub(crate) fn arm_deadline(self: &Arc<Self>) {
-        if self.deadline_ms == 0 || self.is_done() {
-            return;
-        }
-        let weak = Arc::downgrade(self);
-        let timer = pool::after(
-            Duration::from_millis(u64::from(self.deadline_ms)),
-            move || {
-                if let Some(batch) = weak.upgrade() {
-                    batch.expire_deadline();
-                }
-            },
-        );
-        let Ok(mut slot) = self.deadline_timer.lock() else {
-            return timer.cancel();
-        };
-        // Checked under the lock that the last delivery takes.
-        if self.is_done() {
-            drop(slot);
-            timer.cancel();
-        } else {
-            *slot = Some(timer);
-        }
-    }
-
-    pub(crate) fn deadline_passed(&self) -> bool {
-        self.deadline_passed.load(Ordering::SeqCst)
-    }
-
-    /// The result text of a call that could not start before the deadline.
-    pub(crate) fn late_start_text(&self, tool: &str) -> String {
-        format!(
-            "Tool \"{tool}\" timed out: the batch deadline of {} ms passed while it waited \
-             to start (for a free worker or an earlier call of a serial tool); it was not run.",
-            self.deadline_ms
-        )
-    }
-
-    /// Ends this batch's calls still waiting for a main thread, as timed out.
-    fn expire_waiting_for_pump(&self) {
-        for run in self.registry.main_queue.drain_of(self) {
-            let text = format!(
-                "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
-                 for the host's main thread to call capstan_registry_pump; it was not run.",
-                run.name, self.deadline_ms
-            );
-            run.finish_unrun(Outcome::Timeout, text);
-        }
-    }
-
-    /// The deadline passed: every call without a result ends `timeout`, with
-    /// a text saying what it was waiting for.
-    pub(crate) fn expire_deadline(&self) {
-        self.deadline_passed.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        let ms = self.deadline_ms;
-        self.expire_waiting_for_pump();
-        for approval in &self.approvals {
-            if let Some(cell) = approval.get().and_then(Weak::upgrade) {
-                cell.expire(ms);
-            }
-        }
-        for cell in &self.cells {
-            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
-                let text = format!(
-                    "Tool \"{}\" did not finish within the batch deadline of {ms} ms and was \
-                     cancelled.",
-                    cell.name()
-                );
-                cell.expire(text);
-            }
-        }
-        loop {
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.calls.len() {
-                break;
-            }
-            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
-                let text = self.late_start_text(&req.name);
-                self.deliver_early(i, &req, Outcome::Timeout, text);
-            }
-        }
-    }
-
-    /// Stops calls that have not started; running calls see `is_cancelled`.
-    pub(crate) fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        fence(Ordering::SeqCst);
-        for run in self.registry.main_queue.drain_of(self) {
-            run.run(false); // sees the cancellation and reports it
-        }
-        for approval in &self.approvals {
-            if let Some(cell) = approval.get().and_then(Weak::upgrade) {
-                cell.cancel();
-            }
-        }
-        // Calls no worker has taken yet: report them now, on this thread.
-        loop {
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.calls.len() {
-                break;
-            }
-            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
-                let text = "Cancelled before it started.".to_string();
-                self.deliver_early(i, &req, Outcome::Cancelled, text);
-            }
-        }
-    }
-
-    /// Releases every call's handle (see `release_calls`).
-    pub(crate) fn release_calls(&self) {
-        for cell in &self.cells {
-            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
-                cell.release();
-            }
-        }
-    }
-
-    /// Cancels the batch and ends every running call as cancelled too.
-    pub(crate) fn abort(&self, reason: &str) {
-        self.cancel();
-        for cell in &self.cells {
-            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
-                cell.cancel(reason);
-            }
-        }
-    }
-}
-
-/// Why a waiting thread woke up.
-enum Woke {
-    Met,
-    Expired,
-    MainCall,
 }
 
 fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {

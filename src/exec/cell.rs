@@ -1,5 +1,6 @@
 //! One running call: the state a tool sees and completes exactly once.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Instant;
@@ -10,7 +11,7 @@ use super::batch::BatchInner;
 use crate::call::{Outcome, ToolResult};
 use crate::error::Error;
 use crate::handles::HandleTable;
-use crate::registry::{Shared, Tool};
+use crate::registry::{Registry, Tool};
 use crate::render::{self, ContentKind};
 
 const RUNNING: u8 = 0;
@@ -37,14 +38,13 @@ pub fn live_calls() -> usize {
 }
 
 pub(crate) struct CallCell {
-    /// The call's id and tool name, each followed by a NUL for C hosts.
     id: String,
     name: String,
-    /// The id and tool name followed by a NUL, made when a C host asks.
-    id_z: OnceLock<Box<[u8]>>,
-    name_z: OnceLock<Box<[u8]>>,
     arguments: Value,
-    arguments_text: OnceLock<Box<[u8]>>,
+    /// The arguments as compact JSON, made when asked.
+    arguments_text: OnceLock<String>,
+    /// What a binding keeps with the call (see `Call::binding_data`).
+    binding: OnceLock<Box<dyn Any + Send + Sync>>,
     max_output_chars: u32,
     stats: Arc<crate::observe::ToolStats>,
     /// The batch, until the call has its result: a finished call that the
@@ -88,10 +88,9 @@ impl CallCell {
         Arc::new(CallCell {
             id,
             name,
-            id_z: OnceLock::new(),
-            name_z: OnceLock::new(),
             arguments,
             arguments_text: OnceLock::new(),
+            binding: OnceLock::new(),
             max_output_chars: tool.meta.max_output_chars,
             stats: tool.stats.clone(),
             registry: Arc::as_ptr(&batch.registry) as usize,
@@ -186,8 +185,8 @@ impl CallCell {
 
     /// Releases every call of `registry` that a host still holds (it is
     /// being freed): finished calls no longer reach it through a batch.
-    pub(crate) fn release_held(registry: &Arc<Shared>) {
-        let key = Arc::as_ptr(registry) as usize;
+    pub(crate) fn release_held(registry: &Registry) {
+        let key = Arc::as_ptr(&registry.shared) as usize;
         for cell in HANDLES.values() {
             if cell.registry == key {
                 cell.release();
@@ -237,13 +236,6 @@ impl CallCell {
     }
 }
 
-fn with_nul(s: &str) -> Box<[u8]> {
-    let mut bytes = Vec::with_capacity(s.len() + 1);
-    bytes.extend_from_slice(s.as_bytes());
-    bytes.push(0);
-    bytes.into_boxed_slice()
-}
-
 /// A call as its tool sees it. Clone it to complete later, from any thread.
 #[derive(Clone)]
 pub struct Call {
@@ -259,35 +251,28 @@ impl Call {
         self.cell.name()
     }
 
-    /// The id followed by a NUL, for C hosts.
-    pub fn id_with_nul(&self) -> &[u8] {
-        self.cell.id_z.get_or_init(|| with_nul(&self.cell.id))
-    }
-
-    /// The tool name followed by a NUL, for C hosts.
-    pub fn tool_with_nul(&self) -> &[u8] {
-        self.cell.name_z.get_or_init(|| with_nul(&self.cell.name))
-    }
-
     /// Validated arguments, schema defaults filled in.
     pub fn arguments(&self) -> &Value {
         &self.cell.arguments
     }
 
-    /// The arguments as compact JSON text followed by a NUL (not counted in
-    /// the returned slice's logical length; see `arguments_text`).
-    pub fn arguments_bytes_with_nul(&self) -> &[u8] {
-        self.cell.arguments_text.get_or_init(|| {
-            let mut bytes = serde_json::to_vec(&self.cell.arguments).unwrap_or_default();
-            bytes.push(0);
-            bytes.into_boxed_slice()
-        })
-    }
-
     /// The arguments as compact JSON text.
     pub fn arguments_text(&self) -> &str {
-        let bytes = self.arguments_bytes_with_nul();
-        std::str::from_utf8(&bytes[..bytes.len() - 1]).unwrap_or("{}")
+        self.cell
+            .arguments_text
+            .get_or_init(|| self.cell.arguments.to_string())
+    }
+
+    /// Data a binding keeps with the call (the C ABI's NUL-terminated copies
+    /// of its texts), made by `init` on first use. It lives as long as the
+    /// call's state: at least until the host completes the call or its
+    /// registry is freed (see `handle`). `None` if a `T` is not what the
+    /// first use stored.
+    pub fn binding_data<T: Any + Send + Sync>(&self, init: impl FnOnce() -> T) -> Option<&T> {
+        self.cell
+            .binding
+            .get_or_init(|| Box::new(init()))
+            .downcast_ref::<T>()
     }
 
     /// True once the call should stop: it timed out, its batch was cancelled,
@@ -353,7 +338,7 @@ impl Call {
     }
 
     /// A handle a C host can pass around. It resolves, and the text lent
-    /// through it (`id_with_nul`, ...) stays valid, until the host completes
+    /// through it (`binding_data`) stays valid, until the host completes
     /// the call (`complete`, `fail`, even when refused because the call
     /// already timed out or was cancelled) or the registry is freed; not
     /// merely until the call has its result.

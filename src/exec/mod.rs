@@ -1,5 +1,9 @@
 //! Execution: batches of calls on the pool or the caller's thread, limits,
 //! timeouts, cancellation, and delivery of every call's one result.
+//!
+//! The executor knows calls; the registry below it knows tools. Its state of
+//! a registry (batches in flight, main-thread queue, approver) is an
+//! `ExecState` in the registry's extension slot (see `state`).
 
 mod approval;
 mod batch;
@@ -8,19 +12,22 @@ mod join;
 mod main_queue;
 pub mod pool;
 mod run;
+mod state;
 
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 pub use approval::{Approval, Approver};
-pub use batch::{live_batches, BatchInner, Sink};
+pub(crate) use batch::BatchInner;
+pub use batch::{live_batches, Sink};
 pub use cell::{live_calls, Call};
-pub use main_queue::MainQueue;
+pub use main_queue::pump;
 pub use pool::live_timers;
-pub use run::PendingRun;
+pub use run::{Handler, ToolDef};
 
 use crate::call::{CallRequest, ToolResult};
-use crate::registry::{Registry, Shared};
+use crate::registry::Registry;
+use state::ExecState;
 
 /// Default cap on calls of one batch running at once.
 pub const DEFAULT_LIMIT: usize = 8;
@@ -76,39 +83,15 @@ impl ExecOptions {
     }
 }
 
-fn track(shared: &Arc<Shared>, batch: &Arc<BatchInner>) {
-    if let Ok(mut list) = shared.batches.lock() {
-        if list.len() >= 64 && list.len() == list.capacity() {
-            list.retain(|b| b.strong_count() > 0);
-        }
-        list.push(Arc::downgrade(batch));
-    }
-}
-
-fn batches_of(shared: &Shared) -> Vec<Arc<BatchInner>> {
-    match shared.batches.lock() {
-        Ok(list) => list.iter().filter_map(Weak::upgrade).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Ends every call in flight on a closing registry, as cancelled.
-pub(crate) fn cancel_all(shared: &Arc<Shared>) {
-    for batch in batches_of(shared) {
-        batch.abort(crate::check::CLOSED_TEXT);
-    }
-}
-
 /// Ends the host's use of every call of the registry (it is being freed):
 /// their handles stop resolving and their lent text goes.
 pub fn release_calls(registry: &Registry) {
-    for batch in batches_of(&registry.shared) {
+    let state = ExecState::of(registry);
+    for batch in state.batches() {
         batch.release_calls();
     }
-    cell::CallCell::release_held(&registry.shared);
-    if let Ok(mut list) = registry.shared.batches.lock() {
-        list.clear();
-    }
+    cell::CallCell::release_held(registry);
+    state.forget_batches();
 }
 
 /// Runs `calls` and returns one result per call, in call order. Blocks until
@@ -122,8 +105,9 @@ pub fn execute(
         return Vec::new();
     }
     let workers = options.workers(calls.len());
-    let batch = BatchInner::new(registry.shared.clone(), calls, options, Sink::Collect, None);
-    track(&registry.shared, &batch);
+    let state = ExecState::of(registry);
+    let batch = BatchInner::new(registry, state.clone(), calls, options, Sink::Collect, None);
+    state.track(&batch);
     batch.arm_deadline();
     if workers > 1 {
         join::watch(&batch, join::JOIN_AFTER, false);
@@ -153,6 +137,42 @@ pub fn needs_approval(
         .collect()
 }
 
+/// What a thread did with the last batch it submitted: whether it came to
+/// wait for it while calls were still waiting to start, which predicts
+/// whether it will run the next one itself. A thread starts out expecting
+/// to; once a batch of its own ran without it, the next starts on the pool.
+struct Submitter {
+    last: std::cell::RefCell<Weak<BatchInner>>,
+    waited: std::cell::Cell<bool>,
+}
+
+impl Submitter {
+    fn expects_wait(&self) -> bool {
+        self.waited.get()
+    }
+
+    fn submitted(&self, batch: &Arc<BatchInner>) {
+        *self.last.borrow_mut() = Arc::downgrade(batch);
+        self.waited.set(false);
+    }
+
+    /// The thread is about to run `batch`'s calls that no one started yet.
+    fn waiting_for(&self, batch: &Arc<BatchInner>) {
+        if batch.has_unclaimed() && std::ptr::eq(self.last.borrow().as_ptr(), Arc::as_ptr(batch)) {
+            self.waited.set(true);
+        }
+    }
+}
+
+thread_local! {
+    static SUBMITTER: Submitter = const {
+        Submitter {
+            last: std::cell::RefCell::new(Weak::new()),
+            waited: std::cell::Cell::new(true),
+        }
+    };
+}
+
 /// A batch running in the background.
 pub struct Batch {
     inner: Arc<BatchInner>,
@@ -168,20 +188,32 @@ pub fn submit(
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
 ) -> Batch {
     let workers = options.workers(calls.len());
-    let inner = BatchInner::new(registry.shared.clone(), calls, options, sink, on_done);
+    let state = ExecState::of(registry);
+    let inner = BatchInner::new(registry, state.clone(), calls, options, sink, on_done);
     inner.finish_if_empty();
-    track(&registry.shared, &inner);
+    state.track(&inner);
     inner.arm_deadline();
     if options.start_inline {
         inner.drive(true);
         return Batch { inner };
     }
-    // A thread that waits for the batch runs its calls (caller-runs, no
-    // hand-off); pool workers start them at the watcher's next tick if no
-    // one does, so results come without anyone waiting (see `join`).
+    // A thread that waits for its batches runs their calls itself when it
+    // waits (caller-runs: no hand-off), with pool workers joining in if calls
+    // are still waiting after `JOIN_AFTER` (see `join`). A thread that did
+    // not wait for its previous batch probably will not wait for this one
+    // (results go to a callback or a queue): one pool worker starts on it
+    // now, rather than at the watcher's next tick.
     if workers > 0 {
-        join::watch(&inner, Duration::ZERO, true);
+        if SUBMITTER.try_with(Submitter::expects_wait).unwrap_or(false) {
+            join::watch(&inner, Duration::ZERO, true);
+        } else {
+            inner.call_helper();
+            if workers > 1 {
+                join::watch(&inner, join::JOIN_AFTER, true);
+            }
+        }
     }
+    let _ = SUBMITTER.try_with(|s| s.submitted(&inner));
     Batch { inner }
 }
 
@@ -208,6 +240,7 @@ impl Batch {
             // Caller-runs: rather than sleep, start calls no worker took yet.
             // Inside a tool this also keeps a full pool from deadlocking. A
             // wait with a time limit does not: a call could outlast it.
+            let _ = SUBMITTER.try_with(|s| s.waiting_for(&self.inner));
             self.inner.drive(false);
         }
         self.inner.wait_done(deadline)
@@ -234,24 +267,4 @@ impl Batch {
     pub fn detach(&self) {
         self.inner.detach();
     }
-}
-
-/// Runs main-thread tool calls queued on `registry`, on this thread, for about
-/// `budget` (at least one call if any is queued). Returns how many ran.
-pub fn pump(registry: &Registry, budget: Duration) -> usize {
-    let shared = &registry.shared;
-    shared.mark_pump_thread();
-    let deadline = Instant::now() + budget;
-    let mut ran = 0;
-    loop {
-        let Some(run) = shared.main_queue.pop() else {
-            break;
-        };
-        run.run(false);
-        ran += 1;
-        if Instant::now() >= deadline {
-            break;
-        }
-    }
-    ran
 }

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
@@ -112,10 +112,11 @@ pub(crate) fn on_pool_thread() -> bool {
     ON_POOL.try_with(|p| p.get()).unwrap_or(false)
 }
 
-/// Hooks run on every pool thread: `on_start` before the thread's first job
-/// (a thread already running when the hooks are set runs it before its next
-/// job), `on_stop` when a thread that ran `on_start` retires, or before its
-/// next job once the hooks were replaced or removed. A host binding uses them
+/// Hooks run on every thread of capstan's that runs host code: the pool
+/// threads (expired timers run there too). `on_start` runs before the thread's first job (a thread already
+/// running when the hooks are set runs it before its next job), `on_stop`
+/// when a thread that ran `on_start` retires, or before its next job once
+/// the hooks were replaced or removed. A host binding uses them
 /// to attach its runtime to capstan's threads. The pool never shuts down
 /// before the process exits; threads still alive then run no `on_stop`.
 pub struct ThreadHooks {
@@ -130,7 +131,10 @@ static HOOKS_VERSION: AtomicU64 = AtomicU64::new(0);
 /// Installs (or with `None` removes) the pool threads' start/stop hooks.
 pub fn set_thread_hooks(hooks: Option<ThreadHooks>) {
     let mut slot = HOOKS.lock().unwrap_or_else(|e| e.into_inner());
-    *slot = hooks.map(Arc::new);
+    let old = std::mem::replace(&mut *slot, hooks.map(Arc::new));
+    if ABANDONED.load(Ordering::SeqCst) {
+        keep_abandoned(old); // its drop may run host code
+    }
     HOOKS_VERSION.fetch_add(1, Ordering::SeqCst);
 }
 
@@ -141,9 +145,60 @@ struct ThreadHookState {
     started: Option<Arc<ThreadHooks>>,
 }
 
+/// Set for good by `abandon_thread_hooks`: no hook runs again.
+static ABANDONED: AtomicBool = AtomicBool::new(false);
+/// Threads inside a hook right now.
+static IN_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Stops every thread hook for good, without running `on_stop` (nor
+/// dropping the hooks, whose drop may run host code): for a host runtime
+/// that is ending and must not be entered again. Waits until no thread is
+/// inside a hook, up to `timeout`; false if one still was then (it finishes,
+/// and no hook starts after this returns either way).
+pub fn abandon_thread_hooks(timeout: Duration) -> bool {
+    ABANDONED.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now().checked_add(timeout);
+    while IN_HOOK.load(Ordering::SeqCst) > 0 {
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    true
+}
+
+/// Abandoned hooks are kept here, never dropped (their drop may run host
+/// code), and stay reachable until the process ends.
+fn keep_abandoned(hooks: Option<Arc<ThreadHooks>>) {
+    static KEPT: Mutex<Vec<Arc<ThreadHooks>>> = Mutex::new(Vec::new());
+    if let Some(hooks) = hooks {
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        if !kept.iter().any(|k| Arc::ptr_eq(k, &hooks)) {
+            kept.push(hooks);
+        }
+    }
+}
+
+/// Runs one hook unless they were abandoned; whether it ran. Counted in
+/// `IN_HOOK` from before the check, so that `abandon_thread_hooks` either
+/// is seen here or sees this thread and waits for it.
+fn run_hook(hook: &(dyn Fn() + Send + Sync)) -> bool {
+    IN_HOOK.fetch_add(1, Ordering::SeqCst);
+    let run = !ABANDONED.load(Ordering::SeqCst);
+    if run {
+        let _ = catch_unwind(AssertUnwindSafe(hook));
+    }
+    IN_HOOK.fetch_sub(1, Ordering::SeqCst);
+    run
+}
+
 impl ThreadHookState {
     /// Before each job: catches up with hooks set or changed since the last.
     fn before_job(&mut self) {
+        if ABANDONED.load(Ordering::SeqCst) {
+            keep_abandoned(self.started.take());
+            return;
+        }
         let version = HOOKS_VERSION.load(Ordering::SeqCst);
         if version == self.version {
             return;
@@ -160,14 +215,19 @@ impl ThreadHookState {
         }
         self.stop();
         if let Some(hooks) = current {
-            let _ = catch_unwind(AssertUnwindSafe(|| (hooks.on_start)()));
-            self.started = Some(hooks);
+            if run_hook(&*hooks.on_start) {
+                self.started = Some(hooks);
+            } else {
+                keep_abandoned(Some(hooks));
+            }
         }
     }
 
     fn stop(&mut self) {
         if let Some(hooks) = self.started.take() {
-            let _ = catch_unwind(AssertUnwindSafe(|| (hooks.on_stop)()));
+            if !run_hook(&*hooks.on_stop) || ABANDONED.load(Ordering::SeqCst) {
+                keep_abandoned(Some(hooks));
+            }
         }
     }
 }
@@ -291,27 +351,6 @@ pub fn live_threads() -> usize {
     state().threads
 }
 
-/// The thread that runs expired timers. Not a pool thread: a timeout must
-/// fire even when every pool thread is busy (possibly waiting for it), and
-/// not the timer thread itself, because expiring a call runs host code.
-fn expiry_thread() -> Option<&'static std::sync::mpsc::Sender<Job>> {
-    static SENDER: OnceLock<Option<std::sync::mpsc::Sender<Job>>> = OnceLock::new();
-    SENDER
-        .get_or_init(|| {
-            let (tx, rx) = std::sync::mpsc::channel::<Job>();
-            std::thread::Builder::new()
-                .name("capstan-expiry".into())
-                .spawn(move || {
-                    for job in rx {
-                        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                    }
-                })
-                .ok()
-                .map(|_| tx)
-        })
-        .as_ref()
-}
-
 /// Timers armed and not yet fired or cancelled, process-wide.
 static LIVE_TIMERS: AtomicUsize = AtomicUsize::new(0);
 
@@ -350,25 +389,29 @@ impl Timer {
     }
 }
 
-/// Runs `f` after `delay`, on capstan's expiry thread, unless cancelled first.
+/// Runs `f` after `delay`, unless cancelled first, on a pool thread: the
+/// timer thread itself runs no host code (expiring a call delivers its
+/// result), and a pool thread runs the thread hooks first. `spawn_urgent`: a
+/// timeout fires even when every pool thread is busy (possibly waiting for
+/// it).
 pub(crate) fn after(delay: Duration, f: impl FnOnce() + Send + 'static) -> Timer {
-    let sender = expiry_thread();
     let armed = Armed::new();
-    match (runtime(), sender) {
-        (Ok(rt), Some(tx)) => {
-            let tx = tx.clone();
+    match runtime() {
+        Ok(rt) => {
             let task = rt.spawn(async move {
                 let _armed = armed;
                 tokio::time::sleep(delay).await;
-                let _ = tx.send(Box::new(f));
+                spawn_urgent(f);
             });
             Timer(Some(task.abort_handle()))
         }
-        _ => {
+        Err(_) => {
+            // No timer runtime: a sleeping thread of its own, which hands
+            // `f` to the pool like the runtime would.
             std::thread::spawn(move || {
                 let _armed = armed;
                 std::thread::sleep(delay);
-                f()
+                spawn_urgent(f);
             });
             Timer(None)
         }

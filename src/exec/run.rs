@@ -1,5 +1,6 @@
-//! Running one call: the path from a validated call to its callback, and the
-//! per-worker tool cache that keeps the registry's lock off that path.
+//! Running one call: what runs a tool (`Handler`), the path from a
+//! validated call to its callback, and the per-worker tool cache that keeps
+//! the registry's lock off that path.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, Ordering};
@@ -13,7 +14,31 @@ use super::cell::{Call, CallCell};
 use super::pool;
 use crate::call::{Outcome, ToolResult};
 use crate::observe::{Event, EventKind};
-use crate::registry::{Shared, Tool};
+use crate::registry::{Runnable, Shared, Tool};
+
+/// What runs a tool. A C host's callback, a Rust closure, a binding's trampoline.
+///
+/// `invoke` must complete the call exactly once, now or later, from any thread
+/// (`Call::complete`, `Call::fail`). Dropping the handler is the tool's
+/// "destroy": it happens once, after the tool is gone and its calls are done.
+pub trait Handler: Send + Sync + 'static {
+    fn invoke(&self, call: Call);
+}
+
+impl<F> Handler for F
+where
+    F: Fn(Call) + Send + Sync + 'static,
+{
+    fn invoke(&self, call: Call) {
+        self(call)
+    }
+}
+
+/// The registry keeps a tool's handler for the executor without knowing it.
+impl Runnable for Box<dyn Handler> {}
+
+/// Everything needed to register a tool (`Registry::register`).
+pub type ToolDef = crate::registry::ToolDef<Box<dyn Handler>>;
 
 /// A worker's last tool, reused while the registry has not changed: most
 /// batches call few tools, and the registry's lock is shared by all workers.
@@ -36,8 +61,32 @@ impl ToolCache {
     }
 }
 
-/// A validated call, ready to run.
-pub struct PendingRun {
+/// A validated call on the thread that admitted it, its tool lent by that
+/// thread's cache (no reference count touched on the way to the callback).
+pub(crate) struct Ready<'t> {
+    pub(crate) index: usize,
+    pub(crate) id: String,
+    pub(crate) name: String,
+    pub(crate) tool: &'t Arc<Tool>,
+    pub(crate) arguments: Value,
+}
+
+impl Ready<'_> {
+    /// The call as it waits elsewhere (for approval, a main thread, a worker).
+    pub(crate) fn pending(self, batch: &Arc<BatchInner>) -> PendingRun {
+        PendingRun {
+            batch: batch.clone(),
+            index: self.index,
+            id: self.id,
+            name: self.name,
+            tool: self.tool.clone(),
+            arguments: self.arguments,
+        }
+    }
+}
+
+/// A validated call waiting to run away from the thread that admitted it.
+pub(crate) struct PendingRun {
     pub(crate) batch: Arc<BatchInner>,
     pub(crate) index: usize,
     pub(crate) id: String,
@@ -62,18 +111,6 @@ impl PendingRun {
         self.batch.deliver(self.index, result);
     }
 
-    /// Sends an approved call where it runs: the main-thread queue or the pool.
-    pub(crate) fn dispatch(self) {
-        if self.tool.meta.flags.main_thread() {
-            let batch = self.batch.clone();
-            batch.queue_main(self);
-        } else {
-            pool::spawn_urgent(move || {
-                self.run(true);
-            });
-        }
-    }
-
     /// Runs the tool on this thread. With `wait`, returns only once the call
     /// is done (a deferred completion, a timeout or a cancellation). Returns
     /// false if the call timed out in its callback and another worker took
@@ -87,20 +124,28 @@ impl PendingRun {
             tool,
             arguments,
         } = self;
-        run_call(&batch, index, id, name, &tool, arguments, wait)
+        let ready = Ready {
+            index,
+            id,
+            name,
+            tool: &tool,
+            arguments,
+        };
+        run_call(&batch, ready, wait)
     }
 }
 
-/// Runs call `index` of `batch` on this thread (see `PendingRun::run`).
-pub(crate) fn run_call(
-    batch: &Arc<BatchInner>,
-    index: usize,
-    id: String,
-    name: String,
-    tool: &Arc<Tool>,
-    arguments: Value,
-    wait: bool,
-) -> bool {
+/// Runs a call of `batch` on this thread (see `PendingRun::run`): the
+/// dispatch step's end, where the tool's callback runs; the call completes
+/// (`CallCell::finish`) from there, now or later.
+pub(crate) fn run_call(batch: &Arc<BatchInner>, call: Ready<'_>, wait: bool) -> bool {
+    let Ready {
+        index,
+        id,
+        name,
+        tool,
+        arguments,
+    } = call;
     {
         if batch.is_cancelled() {
             let text = "Cancelled before it started.".to_string();
@@ -108,6 +153,13 @@ pub(crate) fn run_call(
             batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
             return true;
         }
+        // Only an `exec::ToolDef` registers (`Runnable`), so every tool has one.
+        let Some(handler) = tool.handler::<Box<dyn Handler>>() else {
+            let text = format!("Tool \"{name}\" has no handler.");
+            tool.stats.finished(Outcome::ToolError, 0, false);
+            batch.deliver(index, ToolResult::new(id, name, Outcome::ToolError, text));
+            return true;
+        };
         tool.enter();
         let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index);
         let _ = batch.cells[index].set(Arc::downgrade(&cell));
@@ -148,7 +200,7 @@ pub(crate) fn run_call(
         });
         let call = Call { cell: cell.clone() };
         batch.registry.run_callback(|| {
-            if catch_unwind(AssertUnwindSafe(|| tool.handler.invoke(call))).is_err() {
+            if catch_unwind(AssertUnwindSafe(|| handler.invoke(call))).is_err() {
                 let _ = cell.finish(
                     Outcome::ToolError,
                     format!("Tool \"{}\" panicked.", cell.name()),

@@ -136,6 +136,15 @@ pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> Result<T, Fail>
 }
 
 /// A non-NULL pointer, or `Fail::Null(name)`.
+/// A C `timeout_ms` where UINT32_MAX means "no limit", as a wait bound
+/// (`Duration::MAX` for no limit).
+pub(crate) fn wait_limit(timeout_ms: u32) -> std::time::Duration {
+    match timeout_ms {
+        u32::MAX => std::time::Duration::MAX,
+        ms => std::time::Duration::from_millis(u64::from(ms)),
+    }
+}
+
 pub(crate) fn non_null<T>(ptr: *const T, name: &'static str) -> Result<*const T, Fail> {
     if ptr.is_null() {
         Err(Fail::Null(name))

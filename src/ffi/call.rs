@@ -3,6 +3,7 @@
 use std::ffi::c_char;
 
 use super::boundary::*;
+use super::lent::{call_text, Field};
 use super::types::*;
 use crate::exec::Call;
 use crate::render::ContentKind;
@@ -40,7 +41,7 @@ pub unsafe extern "C" fn capstan_call_arguments(
 ) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let call = resolve(call)?;
-        let bytes = call.arguments_bytes_with_nul();
+        let bytes = call_text(&call, Field::Arguments)?;
         write_len(len, bytes.len() - 1);
         Ok(bytes.as_ptr().cast::<c_char>())
     })
@@ -56,7 +57,7 @@ pub unsafe extern "C" fn capstan_call_id(
 ) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let call = resolve(call)?;
-        let id = call.id_with_nul();
+        let id = call_text(&call, Field::Id)?;
         write_len(len, id.len() - 1);
         Ok(id.as_ptr().cast::<c_char>())
     })
@@ -72,7 +73,7 @@ pub unsafe extern "C" fn capstan_call_tool(
 ) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let call = resolve(call)?;
-        let name = call.tool_with_nul();
+        let name = call_text(&call, Field::Tool)?;
         write_len(len, name.len() - 1);
         Ok(name.as_ptr().cast::<c_char>())
     })

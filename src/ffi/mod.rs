@@ -9,6 +9,7 @@ mod boundary;
 mod call;
 mod check;
 mod exec;
+mod lent;
 mod mcp_client;
 mod mcp_server;
 mod misc;

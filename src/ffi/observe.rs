@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::boundary::*;
 use super::exec::outcome_code;
+use super::lent::{self, Field};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::exec::Approval;
@@ -67,7 +68,7 @@ pub unsafe extern "C" fn capstan_approval_tool(
     approval: *const capstan_approval,
     len: *mut usize,
 ) -> *const c_char {
-    approval_text(approval, len, |a| a.tool_with_nul())
+    approval_text(approval, len, Field::Tool)
 }
 
 /// See `capstan_approval_tool`.
@@ -76,7 +77,7 @@ pub unsafe extern "C" fn capstan_approval_id(
     approval: *const capstan_approval,
     len: *mut usize,
 ) -> *const c_char {
-    approval_text(approval, len, |a| a.id_with_nul())
+    approval_text(approval, len, Field::Id)
 }
 
 /// See `capstan_approval_tool`.
@@ -85,17 +86,17 @@ pub unsafe extern "C" fn capstan_approval_arguments(
     approval: *const capstan_approval,
     len: *mut usize,
 ) -> *const c_char {
-    approval_text(approval, len, |a| a.arguments_with_nul())
+    approval_text(approval, len, Field::Arguments)
 }
 
 unsafe fn approval_text(
     approval: *const capstan_approval,
     len: *mut usize,
-    pick: impl Fn(&Approval) -> &str,
+    field: Field,
 ) -> *const c_char {
     guard_value(std::ptr::null(), || {
         let a = resolve(approval)?;
-        let s = pick(&a);
+        let s = lent::approval_text(&a, field)?;
         if !len.is_null() {
             *len = s.len() - 1;
         }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use super::boundary::*;
 use super::types::*;
 use crate::exec::{self, Call};
-use crate::registry::{Handler, Registry, RegistryOptions, ToolDef};
+use crate::exec::{Handler, ToolDef};
+use crate::registry::{Registry, RegistryOptions};
 use crate::tool::ToolFlags;
 
 /// A C tool: its callback, `user_data`, and `destroy`, run when this drops.
@@ -138,12 +139,7 @@ pub unsafe extern "C" fn capstan_registry_close(
 ) -> capstan_status {
     guard(|| {
         let registry = registry_ref(reg)?;
-        let wait = if timeout_ms == u32::MAX {
-            Duration::MAX
-        } else {
-            Duration::from_millis(u64::from(timeout_ms))
-        };
-        if registry.close(wait) {
+        if registry.close(wait_limit(timeout_ms)) {
             Ok(())
         } else {
             Err(Fail::Core(crate::Error::Timeout(format!(

@@ -23,6 +23,9 @@ pub struct capstan_stream {
 /// `CAPSTAN_ERR_STREAM_TOO_LARGE` (and so does every later feed and the finish).
 pub const CAPSTAN_STREAM_MAX_BUFFERED: usize = 16777216;
 
+// The core's default, spelled as a literal above for cbindgen.
+const _: () = assert!(CAPSTAN_STREAM_MAX_BUFFERED == crate::stream::DEFAULT_MAX_BUFFERED);
+
 /// Tool flag (streams): never start this tool's calls before the whole
 /// response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with
 /// side effects: a response can still fail after one of its calls is

@@ -26,7 +26,8 @@ use tokio::sync::{watch, Notify};
 
 use crate::error::Error;
 use crate::exec::Call;
-use crate::registry::{check_name, Handler, Registry, ToolDef};
+use crate::exec::{Handler, ToolDef};
+use crate::registry::{check_name, Registry};
 use crate::tool::ToolFlags;
 
 /// Where the server is.

@@ -54,10 +54,13 @@ pub struct StreamOptions {
     /// tool is flagged `WAIT_FOR_RESPONSE`. False: every call starts at
     /// `finish`, as `run_turn` would run them.
     pub early_dispatch: bool,
-    /// Cap on the bytes held at once (0 = 16 MiB, the C ABI's
-    /// `CAPSTAN_STREAM_MAX_BUFFERED`).
+    /// Cap on the bytes held at once (0 = `DEFAULT_MAX_BUFFERED`, the C
+    /// ABI's `CAPSTAN_STREAM_MAX_BUFFERED`).
     pub max_buffered: usize,
 }
+
+/// The cap on the bytes a stream holds at once unless set (16 MiB).
+pub(crate) const DEFAULT_MAX_BUFFERED: usize = 16 * 1024 * 1024;
 
 /// Receives a result: the call's position in the response, and its result.
 /// Runs on the thread that finished the call, possibly several at once.
@@ -302,7 +305,7 @@ impl State {
 
     fn check_cap(&self, held: usize) -> Result<(), Error> {
         let cap = match self.options.max_buffered {
-            0 => crate::ffi::CAPSTAN_STREAM_MAX_BUFFERED,
+            0 => DEFAULT_MAX_BUFFERED,
             n => n,
         };
         if held > cap {

@@ -1,0 +1,144 @@
+//! How a batch ends early: its deadline, cancellation, the registry's close.
+
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use super::BatchInner;
+use crate::call::Outcome;
+use crate::exec::pool;
+
+impl BatchInner {
+    /// Arms the batch's deadline, if it has one.
+    pub(crate) fn arm_deadline(self: &Arc<Self>) {
+        if self.deadline_ms == 0 || self.is_done() {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let timer = pool::after(
+            Duration::from_millis(u64::from(self.deadline_ms)),
+            move || {
+                if let Some(batch) = weak.upgrade() {
+                    batch.expire_deadline();
+                }
+            },
+        );
+        let Ok(mut slot) = self.deadline_timer.lock() else {
+            return timer.cancel();
+        };
+        // Checked under the lock that the last delivery takes.
+        if self.is_done() {
+            drop(slot);
+            timer.cancel();
+        } else {
+            *slot = Some(timer);
+        }
+    }
+
+    pub(crate) fn deadline_ms(&self) -> u32 {
+        self.deadline_ms
+    }
+
+    pub(crate) fn deadline_passed(&self) -> bool {
+        self.deadline_passed.load(Ordering::SeqCst)
+    }
+
+    /// The result text of a call that could not start before the deadline.
+    pub(crate) fn late_start_text(&self, tool: &str) -> String {
+        format!(
+            "Tool \"{tool}\" timed out: the batch deadline of {} ms passed while it waited \
+             to start (for a free worker or an earlier call of a serial tool); it was not run.",
+            self.deadline_ms
+        )
+    }
+
+    /// Ends this batch's calls still waiting for a main thread, as timed out.
+    pub(super) fn expire_waiting_for_pump(&self) {
+        for run in self.exec.main.drain_of(self) {
+            let text = format!(
+                "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
+                 for the host's main thread to call capstan_registry_pump; it was not run.",
+                run.name, self.deadline_ms
+            );
+            run.finish_unrun(Outcome::Timeout, text);
+        }
+    }
+
+    /// The deadline passed: every call without a result ends `timeout`, with
+    /// a text saying what it was waiting for.
+    pub(crate) fn expire_deadline(&self) {
+        self.deadline_passed.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        let ms = self.deadline_ms;
+        self.expire_waiting_for_pump();
+        for approval in &self.approvals {
+            if let Some(cell) = approval.get().and_then(Weak::upgrade) {
+                cell.expire(ms);
+            }
+        }
+        for cell in &self.cells {
+            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
+                let text = format!(
+                    "Tool \"{}\" did not finish within the batch deadline of {ms} ms and was \
+                     cancelled.",
+                    cell.name()
+                );
+                cell.expire(text);
+            }
+        }
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.calls.len() {
+                break;
+            }
+            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
+                let text = self.late_start_text(&req.name);
+                self.deliver_early(i, &req, Outcome::Timeout, text);
+            }
+        }
+    }
+
+    /// Stops calls that have not started; running calls see `is_cancelled`.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        for run in self.exec.main.drain_of(self) {
+            run.run(false); // sees the cancellation and reports it
+        }
+        for approval in &self.approvals {
+            if let Some(cell) = approval.get().and_then(Weak::upgrade) {
+                cell.cancel();
+            }
+        }
+        // Calls no worker has taken yet: report them now, on this thread.
+        loop {
+            let i = self.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.calls.len() {
+                break;
+            }
+            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
+                let text = "Cancelled before it started.".to_string();
+                self.deliver_early(i, &req, Outcome::Cancelled, text);
+            }
+        }
+    }
+
+    /// Releases every call's handle (see `release_calls`).
+    pub(crate) fn release_calls(&self) {
+        for cell in &self.cells {
+            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
+                cell.release();
+            }
+        }
+    }
+
+    /// Cancels the batch and ends every running call as cancelled too.
+    pub(crate) fn abort(&self, reason: &str) {
+        self.cancel();
+        for cell in &self.cells {
+            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
+                cell.cancel(reason);
+            }
+        }
+    }
+}

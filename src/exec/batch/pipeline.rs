@@ -1,0 +1,214 @@
+//! A call's way through, one step per function:
+//!
+//! 1. `admit`: look the tool up and validate the arguments (strict nulls
+//!    dropped, defaults filled); a call that cannot run gets its result here.
+//! 2. `approval::request`: a tool that requires approval waits for the
+//!    host's decision, which goes on at step 3 (`Origin::Decision`).
+//! 3. `dispatch`: run the call here, or send it to a main thread or a pool
+//!    worker (`route` says which).
+//! 4. `run::run_call`: the tool's callback runs; it completes the call
+//!    (`CallCell::finish`: output capped, rendered) now or later.
+//! 5. `BatchInner::deliver`: the one result goes to the batch's sink.
+
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Arc, Weak};
+
+use super::{BatchInner, Sink};
+use crate::call::{CallRequest, Outcome, ToolResult};
+use crate::check;
+use crate::exec::approval;
+use crate::exec::pool;
+use crate::exec::run::{run_call, PendingRun, Ready, ToolCache};
+use crate::registry::Tool;
+
+/// Where a call is being dispatched from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The thread that runs the batch (`execute`, `wait`, `start_inline`).
+    Caller,
+    /// A pool worker that joined the batch.
+    Worker,
+    /// The thread that approved the call (the host's, any).
+    Decision,
+}
+
+/// Where a call runs.
+enum Route {
+    /// On this thread, now.
+    Here,
+    /// On a main thread of the registry, when it pumps or waits.
+    MainThread,
+    /// On a pool worker, never queued behind busy ones.
+    Pool,
+    /// On a pool worker, this thread waiting for the result: the caller must
+    /// be free to abandon the call at its timeout.
+    PoolAndWait,
+}
+
+impl BatchInner {
+    /// Starts call `index`; false if this worker must stop (see `PendingRun::run`).
+    pub(super) fn start(
+        self: &Arc<Self>,
+        index: usize,
+        origin: Origin,
+        cache: &mut ToolCache,
+    ) -> bool {
+        let Some(req) = self.calls[index].lock().ok().and_then(|mut c| c.take()) else {
+            return true;
+        };
+        let Some(ready) = self.admit(index, req, cache) else {
+            return true;
+        };
+        let flags = ready.tool.meta.flags;
+        if flags.requires_approval() && !self.approved.contains(&ready.id) {
+            approval::request(self, ready.pending(self));
+            return true;
+        }
+        self.dispatch(ready, origin)
+    }
+
+    /// Step 1: the call's tool and validated arguments, or `None` once the
+    /// call has its result (the batch was cancelled or is past its deadline,
+    /// the registry closed, the tool is unknown, the arguments invalid).
+    fn admit<'t>(
+        &self,
+        index: usize,
+        req: CallRequest,
+        cache: &'t mut ToolCache,
+    ) -> Option<Ready<'t>> {
+        if let Some((outcome, text)) = self.refusal(&req.name) {
+            self.deliver_early(index, &req, outcome, text);
+            return None;
+        }
+        let Some(tool) = cache.get(&self.registry, &req.name) else {
+            let text = self.registry.unknown_tool_text(&req.name);
+            self.deliver_early(index, &req, Outcome::UnknownTool, text);
+            return None;
+        };
+        let CallRequest {
+            id,
+            name,
+            arguments,
+        } = req;
+        let coerce = self.registry.options.coerce;
+        match check::validate_arguments(tool, &name, arguments, self.strict_nulls, coerce) {
+            Ok(arguments) => Some(Ready {
+                index,
+                id,
+                name,
+                tool,
+                arguments,
+            }),
+            Err(text) => {
+                let result = ToolResult::new(id, name, Outcome::InvalidArguments, text);
+                self.deliver(index, result);
+                None
+            }
+        }
+    }
+
+    /// Why no call of the batch may start now, if none may.
+    fn refusal(&self, tool: &str) -> Option<(Outcome, String)> {
+        if self.is_cancelled() {
+            Some((Outcome::Cancelled, "Cancelled before it started.".into()))
+        } else if self.deadline_passed() {
+            Some((Outcome::Timeout, self.late_start_text(tool)))
+        } else if self.registry.is_closed() {
+            Some((Outcome::Cancelled, check::CLOSED_TEXT.into()))
+        } else {
+            None
+        }
+    }
+
+    /// Where a call of `tool` dispatched from `origin` runs.
+    fn route(&self, tool: &Tool, origin: Origin) -> Route {
+        let flags = tool.meta.flags;
+        if flags.main_thread() {
+            // A main-thread call that reaches a main thread runs there,
+            // timeout or not.
+            let here = origin == Origin::Caller && self.exec.main.is_pump_thread();
+            return if here { Route::Here } else { Route::MainThread };
+        }
+        match origin {
+            // The approver's thread is the host's: never run a tool there.
+            Origin::Decision => Route::Pool,
+            // A serial tool waits for its own earlier calls: never on the
+            // thread that starts calls inline (an event loop), and it holds
+            // its turn until the call completes, not just until it returns.
+            _ if self.start_inline && flags.serial() => Route::Pool,
+            Origin::Caller if !self.start_inline && self.timeout_for(tool) > 0 => {
+                Route::PoolAndWait
+            }
+            _ => Route::Here,
+        }
+    }
+
+    /// Step 3: runs the call where `route` says. False if this worker must
+    /// stop (see `PendingRun::run`).
+    fn dispatch(self: &Arc<Self>, ready: Ready<'_>, origin: Origin) -> bool {
+        match self.route(ready.tool, origin) {
+            // An inline start never waits for a call the tool completes later.
+            Route::Here => run_call(self, ready, !self.start_inline),
+            _ => {
+                self.dispatch_pending(ready.pending(self), origin);
+                true
+            }
+        }
+    }
+
+    /// Step 3 for a call that left the thread that admitted it (approved).
+    pub(crate) fn dispatch_pending(self: &Arc<Self>, run: PendingRun, origin: Origin) {
+        match self.route(&run.tool, origin) {
+            Route::Here => {
+                run.run(!self.start_inline);
+            }
+            Route::MainThread => self.queue_main(run),
+            Route::Pool => pool::spawn_urgent(move || {
+                run.run(true);
+            }),
+            Route::PoolAndWait => {
+                let index = run.index;
+                pool::spawn_urgent(move || {
+                    run.run(true);
+                });
+                self.wait_until(None, || self.result_arrived(index));
+            }
+        }
+    }
+
+    /// Queues a main-thread call for `pump`, or for a main thread waiting on
+    /// this batch (woken here: it may be the only thread that ever pumps).
+    fn queue_main(&self, run: PendingRun) {
+        self.exec.main.push(run);
+        fence(Ordering::SeqCst);
+        if self.deadline_passed() {
+            return self.expire_waiting_for_pump();
+        }
+        self.registry.wake.signal();
+        if self.waiters.load(Ordering::SeqCst) + self.done_waiters.load(Ordering::SeqCst) > 0 {
+            self.notify();
+        }
+    }
+
+    fn result_arrived(&self, index: usize) -> bool {
+        match &self.sink {
+            Sink::Collect => self.results[index]
+                .lock()
+                .map(|s| s.is_some())
+                .unwrap_or(true),
+            _ => self.cells[index]
+                .get()
+                .and_then(Weak::upgrade)
+                .map(|c| c.is_done())
+                .unwrap_or(true),
+        }
+    }
+
+    pub(crate) fn timeout_for(&self, tool: &Tool) -> u32 {
+        if self.timeout_ms > 0 {
+            self.timeout_ms
+        } else {
+            tool.meta.timeout_ms
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The executor's state of one registry: its batches that may still run, its
+//! main-thread queue and its approver. Kept in the registry's extension slot
+//! (the registry holds it without knowing its type) and told of `close`
+//! through it: the executor depends on the registry, never the reverse.
+
+use std::sync::{Arc, Mutex, RwLock, Weak};
+
+use super::approval::Approver;
+use super::batch::BatchInner;
+use super::main_queue::MainQueue;
+use crate::registry::{take_hook, Extension, Registry};
+
+#[derive(Default)]
+pub(crate) struct ExecState {
+    pub(crate) main: MainQueue,
+    pub(crate) approver: RwLock<Option<Approver>>,
+    /// Batches that may still be running, for `close`.
+    batches: Mutex<Vec<Weak<BatchInner>>>,
+}
+
+impl Extension for ExecState {
+    /// Ends every call in flight as cancelled, then drops the approver (once
+    /// its last invocation returns): after the cancellations were reported.
+    fn on_close(&self) {
+        for batch in self.batches() {
+            batch.abort(crate::check::CLOSED_TEXT);
+        }
+        drop(take_hook(&self.approver));
+    }
+}
+
+impl ExecState {
+    /// The executor's state of `registry`, made on first use.
+    pub(crate) fn of(registry: &Registry) -> Arc<ExecState> {
+        // Only the executor fills the slot, so it always holds an ExecState;
+        // if it ever did not, a detached state still runs calls correctly
+        // (`close` would then not cancel them, only refuse to start them).
+        registry.extension(ExecState::default).unwrap_or_default()
+    }
+
+    pub(crate) fn track(&self, batch: &Arc<BatchInner>) {
+        if let Ok(mut list) = self.batches.lock() {
+            if list.len() >= 64 && list.len() == list.capacity() {
+                list.retain(|b| b.strong_count() > 0);
+            }
+            list.push(Arc::downgrade(batch));
+        }
+    }
+
+    pub(crate) fn batches(&self) -> Vec<Arc<BatchInner>> {
+        match self.batches.lock() {
+            Ok(list) => list.iter().filter_map(Weak::upgrade).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    pub(crate) fn forget_batches(&self) {
+        if let Ok(mut list) = self.batches.lock() {
+            list.clear();
+        }
+    }
+
+    pub(crate) fn approver(&self) -> Option<Approver> {
+        self.approver.read().ok().and_then(|a| a.clone())
+    }
+}

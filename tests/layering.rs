@@ -1,0 +1,213 @@
+//! The module layers drawn in README.md ("Layout") hold in the code: every
+//! `crate::` path in `src/` names a module on a lower line of the picture,
+//! and every top-level module is in it. So the picture cannot silently rot,
+//! and no lower layer (the registry, say) grows a dependency on a higher one
+//! (the executor).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The layers of the README's picture, top first: one set of module names per line.
+fn layers(readme: &str) -> Vec<BTreeSet<String>> {
+    let start = readme
+        .find("<!-- layers -->")
+        .expect("README.md has no <!-- layers --> picture");
+    let end = readme[start..]
+        .find("<!-- /layers -->")
+        .expect("README.md: <!-- layers --> is not closed")
+        + start;
+    readme[start..end]
+        .lines()
+        .filter(|l| !l.starts_with("```") && !l.starts_with("<!--") && !l.trim().is_empty())
+        .map(|line| {
+            let names = line.trim_start().trim_start_matches("└─>").trim_start();
+            let names = names.split("  ").next().unwrap_or("");
+            names
+                .split('·')
+                .map(|n| n.trim().to_string())
+                .filter(|n| !n.is_empty())
+                .collect()
+        })
+        .collect()
+}
+
+/// Drops `//` comments (doc comments too): a path in prose is no dependency.
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn idents(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+}
+
+/// The first segment of every `crate::` path in `text`, including each
+/// item of a `use crate::{a, b::c}` group.
+fn crate_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("crate::") {
+        let after = &rest[i + "crate::".len()..];
+        let boundary = rest[..i]
+            .chars()
+            .last()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        if boundary {
+            if let Some(group) = after.strip_prefix('{') {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for item in group.split(',') {
+                    if let Some(first) = idents(item).next() {
+                        out.push(first.to_string());
+                    }
+                }
+            } else if let Some(first) = idents(after).next() {
+                out.push(first.to_string());
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+/// Names `lib.rs` re-exports (`pub use exec::{Call, ..}`), to the module they come from.
+fn reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut map = BTreeMap::new();
+    let lib = code(lib);
+    for stmt in lib.split(';') {
+        let Some(path) = stmt.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((module, names)) = path.split_once("::") else {
+            continue;
+        };
+        for name in idents(names) {
+            map.insert(name.to_string(), module.trim().to_string());
+        }
+    }
+    map
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Which top-level module each file of `src/` belongs to: its first path
+/// component, or for a file another includes with `#[path]`, the includer's.
+fn module_of(src: &Path, file: &Path, included_by: &BTreeMap<String, String>) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    let name = first.trim_end_matches(".rs").to_string();
+    included_by.get(&name).cloned().unwrap_or(name)
+}
+
+/// Every `from -> to` edge that does not point to a strictly lower layer,
+/// and every module in no layer, in words (`m -> m` only checks that `m` is
+/// in a layer).
+fn violations(layers: &[BTreeSet<String>], edges: &BTreeSet<(String, String)>) -> Vec<String> {
+    let level = |m: &str| layers.iter().position(|l| l.contains(m));
+    let mut bad = Vec::new();
+    for (from, to) in edges {
+        match (level(from), level(to)) {
+            (None, _) => bad.push(format!("module {from} is missing from README.md's layers")),
+            (_, None) => bad.push(format!("module {to} is missing from README.md's layers")),
+            (Some(f), Some(t)) if from == to || t > f => {}
+            _ => bad.push(format!(
+                "{from} names crate::{to}, which is not below it in README.md's layers"
+            )),
+        }
+    }
+    bad
+}
+
+#[test]
+fn no_module_names_one_above_or_beside_it_in_the_readme_layers() {
+    let root = root();
+    let src = root.join("src");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let layers = layers(&readme);
+    assert!(layers.len() >= 5, "too few layers parsed: {layers:?}");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let reexported = reexports(&lib);
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    // `#[path = "x.rs"]` in src/y.rs: x belongs to y's module.
+    let mut included_by = BTreeMap::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for part in text.split("#[path = \"").skip(1) {
+            if let Some(target) = part.split('"').next() {
+                let target = target.trim_end_matches(".rs").to_string();
+                let own = module_of(&src, file, &BTreeMap::new());
+                included_by.insert(target, own);
+            }
+        }
+    }
+    let modules: BTreeSet<String> = files
+        .iter()
+        .map(|f| module_of(&src, f, &included_by))
+        .filter(|m| m != "lib")
+        .collect();
+    let mut edges = BTreeSet::new();
+    for module in &modules {
+        // Every module is in the picture, even one that names no other.
+        edges.insert((module.clone(), module.clone()));
+    }
+    for file in &files {
+        let from = module_of(&src, file, &included_by);
+        if from == "lib" {
+            continue; // the crate root re-exports from every layer
+        }
+        let text = code(&std::fs::read_to_string(file).unwrap());
+        for first in crate_paths(&text) {
+            let to = reexported.get(&first).cloned().unwrap_or(first);
+            if to != from && modules.contains(&to) {
+                edges.insert((from.clone(), to));
+            }
+        }
+    }
+    let bad = violations(&layers, &edges);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_layer_check_reports_an_upward_or_sideways_path_and_a_missing_module() {
+    let readme = "<!-- layers -->\n```text\nffi\n └─> exec · turn   calls\n      └─> registry\n```\n<!-- /layers -->";
+    let layers = layers(readme);
+    assert_eq!(layers.len(), 3);
+    let edge = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let ok: BTreeSet<_> = [edge("ffi", "exec"), edge("exec", "registry")].into();
+    assert!(violations(&layers, &ok).is_empty());
+    let up: BTreeSet<_> = [edge("registry", "exec")].into();
+    assert_eq!(violations(&layers, &up).len(), 1);
+    let beside: BTreeSet<_> = [edge("turn", "exec")].into();
+    assert_eq!(violations(&layers, &beside).len(), 1);
+    let missing: BTreeSet<_> = [edge("exec", "schema")].into();
+    assert_eq!(violations(&layers, &missing).len(), 1);
+    assert_eq!(
+        crate_paths("use crate::{a, b::c};\nlet x = crate::d::e(); notcrate::f"),
+        ["a", "b", "d"]
+    );
+}
