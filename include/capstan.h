@@ -34,6 +34,10 @@
  *    for CAPSTAN_TOOL_MAIN_THREAD tools a thread calling
  *    capstan_registry_pump. user_data must therefore be safe to use from
  *    any thread.
+ *  - Result callbacks and the event hook run on the thread where the result
+ *    or event arises (capstan_result_fn lists them): for timeouts and
+ *    deadlines a pool thread, never capstan's timer thread. Pool threads run
+ *    the capstan_set_thread_hooks hooks before any host code.
  *  - A call is completed exactly once (capstan_call_return or
  *    capstan_call_fail), from any thread, during or after its callback.
  *    Completing twice, after a timeout, or after the registry was freed
@@ -107,7 +111,7 @@
  * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
  * returns when the header and the library match. A plain literal, so that
  * Swift and other importers of simple macros see it. */
-#define CAPSTAN_VERSION_STRING "0.3.0"
+#define CAPSTAN_VERSION_STRING "0.3.1"
 
 
 /**
@@ -155,7 +159,7 @@
 /**
  * Patch version of this header.
  */
-#define CAPSTAN_VERSION_PATCH 0
+#define CAPSTAN_VERSION_PATCH 1
 
 /**
  * Tool flag: never runs without approval.
@@ -368,8 +372,13 @@ typedef struct capstan_result {
  * Receives results of a batch. Called once per call with its result, then
  * once more with `result == NULL`: the batch is done and no further callback
  * of it will come. In callback delivery it runs on the thread that finished
- * the call (a pool thread, a thread completing a deferred call, ...), possibly
- * on several threads at once; in poll delivery, inside `capstan_batch_poll`.
+ * the call (a pool thread, a thread running or waiting on the batch, a
+ * thread completing a deferred call, one cancelling the batch or closing
+ * the registry, a pool thread when the call timed out or the batch's
+ * deadline passed, an MCP thread for a mounted tool), possibly on several
+ * threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
+ * timer thread never runs it; pool threads run the thread hooks
+ * (`capstan_set_thread_hooks`) before it.
  */
 typedef void (*capstan_result_fn)(void *user_data,
                                   const struct capstan_result *result);
@@ -1075,8 +1084,11 @@ capstan_status capstan_execute(struct capstan_registry *reg,
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
  * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
  * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
- * Calls start on pool threads within about 50 us, or at once on a thread
- * that waits for the batch with `capstan_batch_wait(batch, UINT32_MAX)`.
+ * Calls start on a pool thread at once, except when the submitting thread
+ * ran the calls of its previous batch itself (it waited for it with
+ * `capstan_batch_wait(batch, UINT32_MAX)` before they started): then they
+ * start when it waits again, or on pool threads within about 50 us if it
+ * does not.
  */
 capstan_status capstan_submit(struct capstan_registry *reg,
                               const char *calls_json,
@@ -1720,15 +1732,21 @@ void capstan_stream_free(struct capstan_stream *stream);
 /**
  * Sets the hooks run on capstan's pool threads, process-wide (the pool is):
  * `on_start` runs on each pool thread before the first tool callback, result
- * callback or other host code that thread runs, and again before the next
- * one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
- * ran this `on_start`, when that thread retires (an idle pool thread ends
- * after a while), or once these hooks were replaced or cleared, before that
- * thread runs its next host code (and the new `on_start`). Threads are
+ * callback or other host code that thread runs (timeouts and deadlines end
+ * calls on pool threads too; capstan's timer thread runs no host code),
+ * and again before the next one if the hooks were replaced meanwhile;
+ * `on_stop` runs on a thread that ran this `on_start`, when that thread
+ * retires (an idle pool thread ends after a while), or once these hooks
+ * were replaced or cleared, before that thread runs its next host code (and
+ * the new `on_start`). Threads are
  * not joined at process exit: `on_stop` does not run then. Either hook may
  * be NULL (nothing runs in its place); both NULL clears the hooks. Threads
- * that are not pool threads (the host's own, e.g. the caller of
- * `capstan_execute`, on which a lone call may run) never run them.
+ * that are not pool threads never run them: the host's own (e.g.
+ * the caller of `capstan_execute`, on which a lone call may run) and, with
+ * MCP, the connection threads of a mounted server or of an MCP server
+ * (`capstan_mcp_serve_stdio`, `capstan_mcp_server_start`), which may run
+ * result callbacks and event hooks too (a mounted tool's result, a
+ * cancelled request).
  *
  * Setting hooks replaces the previous ones; threads that ran the previous
  * `on_start` still run the previous `on_stop` as above, so a host that
@@ -1750,6 +1768,23 @@ capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
                                         capstan_thread_hook_fn on_stop,
                                         void *user_data,
                                         capstan_destroy_fn destroy);
+
+/**
+ * Stops the thread hooks for good, process-wide: from now on no thread runs
+ * an `on_start` or `on_stop` again, not even the `on_stop` matching an
+ * `on_start` it ran, and their `destroy` never runs. For a host runtime that
+ * is ending and must not be entered any more (the Python binding calls it
+ * at interpreter exit, while the interpreter is still whole: a thread that
+ * entered it after would be ended by a forced unwind). What the hooks kept
+ * per thread is left to the process's end.
+ *
+ * Waits until no thread is inside a hook, up to `timeout_ms` (UINT32_MAX =
+ * no limit): OK then, CAPSTAN_ERR_TIMEOUT if one still was (it finishes; no
+ * hook starts after this returns either way). Do not call it from inside a
+ * hook (it would wait for itself). `capstan_set_thread_hooks` still returns
+ * OK afterwards, but its hooks never run. Any thread may call this.
+ */
+capstan_status capstan_abandon_thread_hooks(uint32_t timeout_ms);
 
 #ifdef __cplusplus
 }  // extern "C"

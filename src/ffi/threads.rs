@@ -25,15 +25,21 @@ impl HostHook {
 
 /// Sets the hooks run on capstan's pool threads, process-wide (the pool is):
 /// `on_start` runs on each pool thread before the first tool callback, result
-/// callback or other host code that thread runs, and again before the next
-/// one if the hooks were replaced meanwhile; `on_stop` runs on a thread that
-/// ran this `on_start`, when that thread retires (an idle pool thread ends
-/// after a while), or once these hooks were replaced or cleared, before that
-/// thread runs its next host code (and the new `on_start`). Threads are
+/// callback or other host code that thread runs (timeouts and deadlines end
+/// calls on pool threads too; capstan's timer thread runs no host code),
+/// and again before the next one if the hooks were replaced meanwhile;
+/// `on_stop` runs on a thread that ran this `on_start`, when that thread
+/// retires (an idle pool thread ends after a while), or once these hooks
+/// were replaced or cleared, before that thread runs its next host code (and
+/// the new `on_start`). Threads are
 /// not joined at process exit: `on_stop` does not run then. Either hook may
 /// be NULL (nothing runs in its place); both NULL clears the hooks. Threads
-/// that are not pool threads (the host's own, e.g. the caller of
-/// `capstan_execute`, on which a lone call may run) never run them.
+/// that are not pool threads never run them: the host's own (e.g.
+/// the caller of `capstan_execute`, on which a lone call may run) and, with
+/// MCP, the connection threads of a mounted server or of an MCP server
+/// (`capstan_mcp_serve_stdio`, `capstan_mcp_server_start`), which may run
+/// result callbacks and event hooks too (a mounted tool's result, a
+/// cancelled request).
 ///
 /// Setting hooks replaces the previous ones; threads that ran the previous
 /// `on_start` still run the previous `on_stop` as above, so a host that
@@ -72,5 +78,32 @@ pub unsafe extern "C" fn capstan_set_thread_hooks(
             on_stop: Box::new(move || stop.run(stop.f.1)),
         }));
         Ok(())
+    })
+}
+
+/// Stops the thread hooks for good, process-wide: from now on no thread runs
+/// an `on_start` or `on_stop` again, not even the `on_stop` matching an
+/// `on_start` it ran, and their `destroy` never runs. For a host runtime that
+/// is ending and must not be entered any more (the Python binding calls it
+/// at interpreter exit, while the interpreter is still whole: a thread that
+/// entered it after would be ended by a forced unwind). What the hooks kept
+/// per thread is left to the process's end.
+///
+/// Waits until no thread is inside a hook, up to `timeout_ms` (UINT32_MAX =
+/// no limit): OK then, CAPSTAN_ERR_TIMEOUT if one still was (it finishes; no
+/// hook starts after this returns either way). Do not call it from inside a
+/// hook (it would wait for itself). `capstan_set_thread_hooks` still returns
+/// OK afterwards, but its hooks never run. Any thread may call this.
+#[no_mangle]
+pub extern "C" fn capstan_abandon_thread_hooks(timeout_ms: u32) -> capstan_status {
+    guard(|| {
+        if pool::abandon_thread_hooks(wait_limit(timeout_ms)) {
+            Ok(())
+        } else {
+            Err(crate::error::Error::Timeout(
+                "a thread hook was still running when the time ran out".into(),
+            )
+            .into())
+        }
     })
 }

@@ -118,6 +118,34 @@ static void test_cleared_hooks_stop_before_the_next_callback(capstan_registry *r
     CHECK(atomic_load(&a.destroyed) == 1);
 }
 
+static struct hooks c, d;
+
+/* A host runtime that is ending abandons the hooks: none runs again, not
+ * even the on_stop of an on_start that ran, nor destroy; pool threads that
+ * retire afterwards run nothing either. */
+static void test_abandoned_hooks_never_run_again(capstan_registry *reg) {
+    CHECK_STATUS(capstan_set_thread_hooks(on_start, on_stop, &c, hooks_destroy), CAPSTAN_OK);
+    CHECK(run_batch(reg));
+    CHECK(atomic_load(&c.starts) == POOL);
+    CHECK_STATUS(capstan_abandon_thread_hooks(UINT32_MAX), CAPSTAN_OK);
+    CHECK(run_batch(reg));
+    CHECK(seen[0] == &c && seen[1] == &c); /* on_stop did not run */
+    /* Hooks set after that return OK but never run. */
+    CHECK_STATUS(capstan_set_thread_hooks(on_start, on_stop, &d, hooks_destroy), CAPSTAN_OK);
+    CHECK(run_batch(reg));
+    CHECK(seen[0] == &c && seen[1] == &c);
+    /* Threads over a lowered cap retire, running no on_stop. */
+    CHECK_STATUS(capstan_pool_configure(1), CAPSTAN_OK);
+    sleep_ms(300);
+    CHECK_STATUS(capstan_pool_configure(POOL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK(run_batch(reg)); /* a new pool thread runs no on_start either */
+    CHECK_STATUS(capstan_abandon_thread_hooks(0), CAPSTAN_OK); /* again: nothing left to wait for */
+    CHECK(atomic_load(&c.starts) == POOL && atomic_load(&c.stops) == 0);
+    CHECK(atomic_load(&c.destroyed) == 0 && atomic_load(&c.wrong_thread) == 0);
+    CHECK(atomic_load(&d.starts) == 0 && atomic_load(&d.stops) == 0 && atomic_load(&d.destroyed) == 0);
+}
+
 int main(void) {
     watchdog_begin("test_threads", "all", 300);
     CHECK_STATUS(capstan_pool_configure(POOL), CAPSTAN_OK); /* before the pool starts */
@@ -132,6 +160,7 @@ int main(void) {
     test_on_start_runs_once_per_pool_thread_before_its_first_callback(reg);
     test_replaced_hooks_stop_on_their_threads_then_destroy_once(reg);
     test_cleared_hooks_stop_before_the_next_callback(reg);
+    test_abandoned_hooks_never_run_again(reg);
     capstan_registry_free(reg);
     return check_report("test_threads");
 }

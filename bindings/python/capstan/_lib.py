@@ -42,6 +42,7 @@ ERR_TIMEOUT = 13
 
 TOOL_REQUIRES_APPROVAL = 1 << 0
 TOOL_SERIAL = 1 << 1
+TOOL_WAIT_FOR_RESPONSE = 1 << 3
 TOOL_MAIN_THREAD = 1 << 2
 
 REGISTRY_COERCE = 1 << 0
@@ -231,6 +232,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_format_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_pool_configure": (status, [c_uint32]),
             "capstan_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
+            "capstan_abandon_thread_hooks": (status, [c_uint32]),
         },
     }
     missing = [name for functions in signatures.values() for name in functions if not hasattr(blocking, name)]

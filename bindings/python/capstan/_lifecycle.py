@@ -103,6 +103,8 @@ def set_exit_timeout(seconds: float | None) -> None:
 
 # How long the exit waits for the threads still running a tool to park.
 _PARK_WAIT_S = 1.0
+# How long the exit waits for pool threads inside a thread hook to leave it.
+_HOOKS_WAIT_S = 1.0
 
 
 def _park_running_tools() -> None:
@@ -182,6 +184,14 @@ def _close_all_at_exit() -> None:
             pass
     if _callbacks._in_tool:
         _park_running_tools()
+    # Last, while the interpreter is whole: from now on no pool thread enters
+    # it through the thread hooks (a retiring thread's on_stop would take the
+    # GIL during finalization and be ended by a forced unwind). The per-thread
+    # states they kept go with the process.
+    try:
+        _L.abandon_thread_hooks(_milliseconds(_HOOKS_WAIT_S))
+    except Exception:  # pragma: no cover - best effort at exit
+        pass
     if abandoned:
         try:
             sys.stderr.write(

@@ -58,3 +58,43 @@ def test_exit_while_eight_python_tools_run_ends_with_status_0_twenty_times(tmp_p
         assert "exiting with 8 tools mid-call" in done.stdout, (run, done.stderr)
         assert done.returncode == 0, (run, done.returncode, done.stderr)
         assert "FATAL" not in done.stderr and "Abort" not in done.stderr, (run, done.stderr)
+
+
+RETIRE_SCRIPT = textwrap.dedent(
+    '''
+    import sys, time
+    sys.path.insert(0, sys.argv[1])
+    from capstan import ToolCall, ToolRegistry, tool
+
+    @tool
+    def nap(i: int) -> int:
+        """Sleep a little, so that the batch spreads over pool threads."""
+        time.sleep(0.05)
+        return i
+
+    registry = ToolRegistry([nap])
+    results = registry.execute_many([ToolCall("nap", {"i": i}) for i in range(8)], limit=8)
+    assert all(r.outcome == "ok" for r in results), results
+    # Pool threads beyond one per core retire after about 1 s idle, running
+    # the binding's on_stop hook: exit around then, so that some retire while
+    # the interpreter finalizes.
+    time.sleep(float(sys.argv[2]))
+    print("exiting as pool threads retire", flush=True)
+    '''
+)
+
+
+def test_exit_while_idle_pool_threads_retire_ends_with_status_0(tmp_path):
+    script = tmp_path / "exit_retiring.py"
+    script.write_text(RETIRE_SCRIPT)
+    for run in range(24):
+        pause = 0.88 + 0.01 * run  # sweeps the retirement at about 1 s
+        done = subprocess.run(
+            [sys.executable, str(script), str(PACKAGE_DIR), str(pause)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "exiting as pool threads retire" in done.stdout, (run, done.stderr)
+        assert done.returncode == 0, (run, pause, done.returncode, done.stderr)
+        assert "FATAL" not in done.stderr, (run, done.stderr)
