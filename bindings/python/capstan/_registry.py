@@ -200,6 +200,8 @@ class ToolRegistry:
             flags |= _lib.TOOL_REQUIRES_APPROVAL
         if not built.parallel_safe:
             flags |= _lib.TOOL_SERIAL
+        if built.wait_for_response:
+            flags |= _lib.TOOL_WAIT_FOR_RESPONSE
         description = built.description.replace("\0", " ")
         definition = _lib.ToolDef(
             struct_size=ctypes.sizeof(_lib.ToolDef),
@@ -324,6 +326,7 @@ class ToolRegistry:
             item.setdefault("parallel_safe", t.parallel_safe)
             item.setdefault("timeout", t.timeout)
             item.setdefault("max_output_chars", t.max_output_chars)
+            item.setdefault("wait_for_response", t.wait_for_response)
             item.setdefault("is_async", t.is_async)
         return described
 

@@ -122,7 +122,10 @@ class Tool:
     Options: ``timeout`` (seconds, the call is abandoned and reported as a
     timeout; works for sync functions too), ``requires_approval``,
     ``parallel_safe`` (False: never runs concurrently with itself),
-    ``max_output_chars`` (cap on the text the model reads).
+    ``max_output_chars`` (cap on the text the model reads),
+    ``wait_for_response`` (a streamed response's call of this tool starts
+    only once the whole response arrived, never early: for tools with side
+    effects the rest of the response might make unwanted).
     """
 
     name: str = ""
@@ -132,6 +135,7 @@ class Tool:
     requires_approval: bool = False
     parallel_safe: bool = True
     max_output_chars: int | None = None
+    wait_for_response: bool = False
 
     def __init__(
         self,
@@ -143,6 +147,7 @@ class Tool:
         requires_approval: bool | None = None,
         parallel_safe: bool | None = None,
         max_output_chars: int | None = None,
+        wait_for_response: bool | None = None,
         **config: Any,
     ) -> None:
         cls = type(self)
@@ -159,6 +164,9 @@ class Tool:
             requires_approval if requires_approval is not None else cls.requires_approval
         )
         self.parallel_safe = bool(parallel_safe if parallel_safe is not None else cls.parallel_safe)
+        self.wait_for_response = bool(
+            wait_for_response if wait_for_response is not None else cls.wait_for_response
+        )
         chars = max_output_chars if max_output_chars is not None else cls.max_output_chars
         if chars is not None and (not isinstance(chars, int) or chars < 0 or chars >= 2**32):
             raise ValidationError(f"max_output_chars must be an int in [0, 2**32), got {chars!r}")
@@ -322,6 +330,7 @@ class FunctionTool(Tool):
         requires_approval: bool = False,
         parallel_safe: bool = True,
         max_output_chars: int | None = None,
+        wait_for_response: bool = False,
         _localns: dict[str, Any] | None = None,
         **config: Any,
     ) -> None:
@@ -339,6 +348,7 @@ class FunctionTool(Tool):
             requires_approval=requires_approval,
             parallel_safe=parallel_safe,
             max_output_chars=max_output_chars,
+            wait_for_response=wait_for_response,
             **config,
         )
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -481,6 +491,7 @@ def tool(
     requires_approval: bool = ...,
     parallel_safe: bool = ...,
     max_output_chars: int | None = ...,
+    wait_for_response: bool = ...,
     register: bool = ...,
 ) -> Callable[[_F], FunctionTool]: ...
 
@@ -495,6 +506,7 @@ def tool(
     requires_approval: bool = False,
     parallel_safe: bool = True,
     max_output_chars: int | None = None,
+    wait_for_response: bool = False,
     register: bool = False,
 ) -> Any:
     """Turn a Python function into a tool, bare (``@tool``) or configured
@@ -523,6 +535,7 @@ def tool(
             requires_approval=requires_approval,
             parallel_safe=parallel_safe,
             max_output_chars=max_output_chars,
+            wait_for_response=wait_for_response,
             _localns=localns,
         )
         if register:

@@ -19,8 +19,8 @@ def body(fmt: str, case: str) -> bytes:
     return (FIXTURES / fmt / f"{case}.sse").read_bytes()
 
 
-def make_registry(ran: list) -> ToolRegistry:
-    @tool
+def make_tools(ran: list, weather_waits_for_response: bool = False) -> list:
+    @tool(wait_for_response=weather_waits_for_response)
     def get_weather(city: str, unit: str = "celsius") -> dict:
         """Weather."""
         ran.append(city)
@@ -32,7 +32,11 @@ def make_registry(ran: list) -> ToolRegistry:
         ran.append(tz)
         return "12:00"
 
-    return ToolRegistry([get_weather, get_time])
+    return [get_weather, get_time]
+
+
+def make_registry(ran: list) -> ToolRegistry:
+    return ToolRegistry(make_tools(ran))
 
 
 @pytest.mark.parametrize("fmt", ["openai_chat", "openai_responses", "anthropic", "gemini"])
@@ -148,3 +152,29 @@ def test_unknown_stream_styles_are_refused():
     with make_registry([]) as registry:
         with pytest.raises(ValueError, match="stream style"):
             registry.stream("mcp")
+
+
+def test_a_wait_for_response_tool_starts_only_at_finish_even_with_early_dispatch():
+    ran = []
+    get_weather, get_time = make_tools(ran, weather_waits_for_response=True)
+    assert get_weather.wait_for_response and not get_time.wait_for_response
+    whole = body("anthropic", "parallel")
+    cut = whole.index(b"event: message_stop")
+    with ToolRegistry([get_weather, get_time]) as registry:
+        described = {d["name"]: d for d in registry.describe()}
+        assert described["get_weather"]["wait_for_response"] is True
+        assert described["get_time"]["wait_for_response"] is False
+        stream = registry.stream("anthropic", early_dispatch=True)
+        # Every call is complete before the last event: get_time starts
+        # early, the two get_weather calls wait for the whole response.
+        stream.feed(whole[:cut])
+        for _ in range(2000):
+            if ran:
+                break
+            threading.Event().wait(0.005)
+        threading.Event().wait(0.05)
+        assert ran == ["Europe/Paris"]
+        stream.feed(whole[cut:])
+        turn = stream.finish()
+        assert [r.call_id for r in turn.results] == ["call_w1", "call_t2", "call_w3"]
+        assert ran[0] == "Europe/Paris" and sorted(ran[1:]) == ["Paris", "Tokyo"]
