@@ -449,11 +449,12 @@ bench-limits:
 # (.cargo/mutants.toml says so and lists the equivalent mutants left out, each
 # with its reason). A release check, not part of `make test`: every mutant is
 # one build and one `cargo test`, hours on 2 cores. Results in mutants.out/.
-# MUTANTS_ARGS narrows a run to what changed, e.g.
-#   make mutants MUTANTS_ARGS="-f src/render.rs -C --lib"
+# Builds use Cargo.toml's `mutants` profile (no debug info: shorter links).
+# MUTANTS_ARGS narrows a run to what changed and to the tests that matter, e.g.
+#   make mutants MUTANTS_ARGS="-f src/render.rs -- --lib --test schema_rules"
 # README "Test strength" has the scores per module.
 CARGO_MUTANTS_VERSION := 27.1.0
-MUTANTS_TIMEOUT       ?= 300
+MUTANTS_TIMEOUT       ?= 120
 MUTANTS_ARGS          ?=
 
 .PHONY: cargo-mutants mutants
@@ -463,7 +464,7 @@ cargo-mutants:
 	  $(CARGO) install cargo-mutants --version $(CARGO_MUTANTS_VERSION) --locked
 
 mutants: cargo-mutants
-	$(CARGO) mutants --timeout $(MUTANTS_TIMEOUT) $(MUTANTS_ARGS)
+	$(CARGO) mutants --profile mutants --timeout $(MUTANTS_TIMEOUT) $(MUTANTS_ARGS)
 
 clean:
 	rm -rf $(BUILD)

@@ -81,7 +81,7 @@ pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
 pub const CAPSTAN_VERSION_MINOR: u32 = 3;
 /// Patch version of this header.
-pub const CAPSTAN_VERSION_PATCH: u32 = 0;
+pub const CAPSTAN_VERSION_PATCH: u32 = 1;
 
 /// The version parts of Cargo.toml as numbers, at compile time.
 const fn parse_version_part(s: &str) -> u32 {
@@ -201,8 +201,13 @@ pub struct capstan_result {
 /// Receives results of a batch. Called once per call with its result, then
 /// once more with `result == NULL`: the batch is done and no further callback
 /// of it will come. In callback delivery it runs on the thread that finished
-/// the call (a pool thread, a thread completing a deferred call, ...), possibly
-/// on several threads at once; in poll delivery, inside `capstan_batch_poll`.
+/// the call (a pool thread, a thread running or waiting on the batch, a
+/// thread completing a deferred call, one cancelling the batch or closing
+/// the registry, a pool thread when the call timed out or the batch's
+/// deadline passed, an MCP thread for a mounted tool), possibly on several
+/// threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
+/// timer thread never runs it; pool threads run the thread hooks
+/// (`capstan_set_thread_hooks`) before it.
 pub type capstan_result_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, result: *const capstan_result)>;
 
