@@ -7,6 +7,7 @@ fn describe_export_lists_flags_and_limits() {
     let mut spec = weather_tool();
     spec.flags = ToolFlags(ToolFlags::REQUIRES_APPROVAL | ToolFlags::MAIN_THREAD);
     spec.timeout_ms = 2500;
+    spec.max_output_chars = 4000;
     let plain = tool("get_time", "Current time", Value::Null);
     let export = export_tools(&[spec, plain], Format::Describe, &strict_options());
     assert_exact(
@@ -17,7 +18,8 @@ fn describe_export_lists_flags_and_limits() {
                 "description": "Current weather",
                 "parameters": weather_tool().parameters,
                 "flags": ["requires_approval", "main_thread"],
-                "timeout_ms": 2500
+                "timeout_ms": 2500,
+                "max_output_chars": 4000
             },
             {
                 "name": "get_time",

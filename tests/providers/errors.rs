@@ -399,3 +399,28 @@ fn an_unreadable_id_or_name_is_shown_in_full_up_to_40_bytes() {
         )
     );
 }
+
+#[test]
+fn an_empty_error_kind_is_skipped_for_the_next_key_or_the_fallback() {
+    let body =
+        json!({"error": {"message": "slow down", "type": "", "code": "rate_limit_exceeded"}});
+    assert_eq!(
+        provider_error(Format::OpenAiChat, &body),
+        ("rate_limit_exceeded".into(), "slow down".into())
+    );
+    let none = json!({"error": {"message": "slow down", "type": "", "code": null}});
+    assert_eq!(provider_error(Format::OpenAiChat, &none).0, "error");
+}
+
+#[test]
+fn mcp_bare_error_object_needs_a_numeric_code() {
+    // {"code", "message"} with a numeric code is a JSON-RPC error object;
+    // with a string code it is no tools/call request at all.
+    let bare = json!({"code": -32000, "message": "server busy"});
+    assert_eq!(
+        provider_error(Format::Mcp, &bare),
+        ("-32000".into(), "server busy".into())
+    );
+    let message = invalid_response(Format::Mcp, &json!({"code": "E1", "message": "m"}));
+    assert!(message.contains("\"name\""), "{message}");
+}

@@ -421,3 +421,26 @@ fn gemini_lowering_writes_up_to_10000_subschemas_and_enum_values() {
         export.report[0].message
     );
 }
+
+#[test]
+fn gemini_a_bare_function_call_part_is_one_call_and_an_empty_id_is_replaced() {
+    let part = json!({"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}});
+    let calls = parse_calls(Format::Gemini, &part).unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].name, "get_weather");
+    assert_eq!(
+        calls[0].arguments.clone().into_value().unwrap(),
+        json!({"city": "Oslo"})
+    );
+    let body = json!({"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"id": "", "name": "a", "args": {}}},
+        {"functionCall": {"id": "fc_7", "name": "b", "args": {}}}
+    ]}}]});
+    let calls = parse_calls(Format::Gemini, &body).unwrap();
+    assert!(
+        !calls[0].id.is_empty(),
+        "an empty id is given a synthetic one"
+    );
+    assert_ne!(calls[0].id, calls[1].id);
+    assert_eq!(calls[1].id, "fc_7");
+}

@@ -141,3 +141,18 @@ fn mcp_results_are_always_an_array_and_errors_carry_no_structured_content() {
     );
     assert_eq!(format_results(Format::Mcp, &[]), json!([]));
 }
+
+#[test]
+fn mcp_a_request_is_known_by_its_method_or_its_jsonrpc_field() {
+    // A tools/call request without "jsonrpc" (some clients leave it out).
+    let no_version =
+        json!({"id": 4, "method": "tools/call", "params": {"name": "f", "arguments": {"x": 1}}});
+    assert_eq!(
+        parse_calls(Format::Mcp, &no_version).unwrap(),
+        vec![call("4", "f", json!({"x": 1}))]
+    );
+    // A JSON-RPC message with no method is not a bare params object, even
+    // when its params would read as one.
+    let no_method = json!({"jsonrpc": "2.0", "id": 5, "params": {"name": "f", "arguments": {}}});
+    invalid_response(Format::Mcp, &no_method);
+}

@@ -91,3 +91,31 @@ fn openai_responses_results_are_function_call_outputs() {
         ]),
     );
 }
+
+#[test]
+fn openai_responses_a_response_is_known_by_its_output_or_its_object_field() {
+    let body = fixture("openai_responses_parallel.json");
+    // "output" alone (a trimmed response) still carries the calls.
+    let output_only = json!({"output": body["output"].clone()});
+    assert_eq!(
+        parse_calls(Format::OpenAiResponses, &output_only)
+            .unwrap()
+            .len(),
+        2
+    );
+    // "object": "response" alone, failed, is a provider error, not no calls.
+    let failed = json!({"object": "response", "status": "failed",
+        "error": {"code": "server_error", "message": "boom"}});
+    assert_eq!(
+        parse_calls(Format::OpenAiResponses, &failed),
+        Err(Error::ProviderError {
+            kind: "server_error".into(),
+            message: "boom".into()
+        })
+    );
+    // An in-progress response with no output yet has no calls.
+    let empty = json!({"object": "response", "status": "in_progress"});
+    assert!(parse_calls(Format::OpenAiResponses, &empty)
+        .unwrap()
+        .is_empty());
+}

@@ -166,6 +166,15 @@ fn strict_export_marks_strict_tools_and_reports_the_others() {
             message: "not strict: additionalProperties: true allows keys that are not listed; strict mode requires false".into(),
         }]
     );
+    // The report as a C host reads it (capstan_export_tools' report).
+    assert_exact(
+        &export.report_json(),
+        &json!([{
+            "tool": "tag",
+            "pointer": "/properties/tags/additionalProperties",
+            "message": "not strict: additionalProperties: true allows keys that are not listed; strict mode requires false"
+        }]),
+    );
 
     let responses = export_tools(
         &[weather_tool(), loose],
