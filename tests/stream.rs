@@ -586,6 +586,46 @@ fn after_cancel_feeds_fail_and_calls_not_started_end_cancelled() {
     assert!(ran.lock().unwrap().is_empty());
 }
 
+#[test]
+fn after_detach_no_result_callback_runs_even_for_a_call_that_completes_later() {
+    // What capstan_stream_free relies on: once a stream's batches are
+    // detached, a call still running completes without reaching the sink.
+    let held: Arc<Mutex<Vec<capstan::Call>>> = Arc::default();
+    let reg = Registry::default();
+    for name in ["get_weather", "get_time", "search"] {
+        let held = held.clone();
+        reg.register(ToolDef {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            handler: Box::new(move |call: capstan::Call| held.lock().unwrap().push(call)),
+            timeout_ms: 0,
+            max_output_chars: 0,
+            flags: ToolFlags(0),
+        })
+        .unwrap();
+    }
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut stream = recording_stream(Format::OpenAiChat, true, log.clone());
+    let body = fixture("openai_chat", "parallel.sse");
+    stream.feed(&reg, &body).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while held.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "no call started early");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    stream.control().detach();
+    let calls: Vec<capstan::Call> = std::mem::take(&mut *held.lock().unwrap());
+    for call in calls {
+        call.complete_text("late").unwrap();
+    }
+    assert!(
+        log.lock().unwrap().is_empty(),
+        "a result reached a detached stream's sink: {:?}",
+        log.lock().unwrap()
+    );
+}
+
 // --- the C ABI ---------------------------------------------------------------
 
 fn new_registry() -> *mut capstan_registry {
