@@ -217,7 +217,9 @@ mod tests {
 
     #[test]
     fn bucket_limits_bound_their_values() {
-        for us in [0u64, 1, 2, 3, 7, 100, 1_000, 20_000, 123_456, 10_000_000] {
+        for us in [
+            0u64, 1, 2, 3, 4, 5, 6, 7, 8, 100, 1_000, 20_000, 123_456, 10_000_000,
+        ] {
             let b = bucket_of(us);
             assert!(
                 bucket_limit(b) >= us,
@@ -253,5 +255,13 @@ mod tests {
             s2.finished(Outcome::Ok, if i < 98 { 10 } else { 1_000_000 }, true);
         }
         assert!(s2.to_json()["p99_us"].as_u64().unwrap() >= 1_000_000);
+        // A latency past the last bucket (hours, or a clock gone wrong)
+        // counts in the last bucket.
+        let s3 = ToolStats::default();
+        s3.finished(Outcome::Ok, u64::MAX, true);
+        assert_eq!(
+            s3.to_json()["p50_us"].as_u64(),
+            Some(bucket_limit(BUCKETS - 1))
+        );
     }
 }

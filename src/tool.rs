@@ -9,7 +9,7 @@ pub struct ToolFlags(pub u32);
 /// cbindgen:ignore
 impl ToolFlags {
     /// Never runs without approval.
-    pub const REQUIRES_APPROVAL: u32 = 1 << 0;
+    pub const REQUIRES_APPROVAL: u32 = 1;
     /// Not parallel-safe: never runs concurrently with itself.
     pub const SERIAL: u32 = 1 << 1;
     /// Runs only inside the host's pump, on the host's thread.

@@ -302,7 +302,7 @@ fn past_the_buffer_cap_feed_fails_with_stream_too_large() {
     let err = stream.feed(&reg, &line).unwrap_err();
     assert!(matches!(err, capstan::Error::StreamTooLarge(_)), "{err}");
     // Arguments that never end, in small events.
-    let mut stream = Stream::new(Format::Anthropic, options, None, None).unwrap();
+    let mut stream = Stream::new(Format::Anthropic, options.clone(), None, None).unwrap();
     stream
         .feed(&reg, br#"data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"b","input":{}}}
 
@@ -320,6 +320,14 @@ fn past_the_buffer_cap_feed_fails_with_stream_too_large() {
         matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
         "{failed:?}"
     );
+    // One whole event over the cap, in one feed, even one the stream ignores.
+    let mut stream = Stream::new(Format::Anthropic, options, None, None).unwrap();
+    let ping = format!(
+        "event: ping\ndata: {{\"type\":\"ping\",\"pad\":\"{}\"}}\n\n",
+        "x".repeat(1500)
+    );
+    let err = stream.feed(&reg, ping.as_bytes()).unwrap_err();
+    assert!(matches!(err, capstan::Error::StreamTooLarge(_)), "{err}");
 }
 
 #[test]
@@ -927,5 +935,239 @@ fn more_than_whitespace_after_whole_arguments_fails_a_started_call_and_revises_o
     assert!(
         matches!(err, capstan::Error::InvalidResponse(ref m) if m.contains("whole JSON object")),
         "{err}"
+    );
+}
+
+// --- which calls start early -----------------------------------------------
+
+fn chat_start(index: u32, id: &str, name: &str, args: &str) -> String {
+    let call = json!({"index": index, "id": id, "type": "function",
+        "function": {"name": name, "arguments": args}});
+    let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]});
+    format!("data: {chunk}\n\n")
+}
+
+fn chat_end() -> String {
+    let last = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]});
+    format!("data: {last}\n\ndata: [DONE]\n\n")
+}
+
+fn early(parallel: bool) -> StreamOptions {
+    StreamOptions {
+        early_dispatch: true,
+        exec: ExecOptions {
+            parallel,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Waits (bounded) until `ran` holds `id`.
+fn started(ran: &Mutex<Vec<String>>, id: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if ran.lock().unwrap().iter().any(|r| r == id) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
+}
+
+fn responses_event(data: Value) -> String {
+    format!(
+        "event: {}\ndata: {data}\n\n",
+        data["type"].as_str().unwrap()
+    )
+}
+
+fn responses_item(event: &str, index: u64, call_id: &str, name: &str, args: &str) -> String {
+    responses_event(json!({"type": event, "output_index": index,
+        "item": {"id": format!("fc_{index}"), "type": "function_call",
+                 "call_id": call_id, "name": name, "arguments": args}}))
+}
+
+#[test]
+fn a_call_complete_before_an_earlier_one_starts_early_only_in_a_parallel_stream() {
+    // Responses items may interleave: c1's arguments are whole while c0's
+    // are still arriving.
+    let c0 = responses_item("response.output_item.added", 0, "c0", "get_time", "");
+    let c1 = responses_item("response.output_item.added", 1, "c1", "get_weather", "")
+        + &responses_item("response.output_item.done", 1, "c1", "get_weather", "{}");
+    let end = responses_item(
+        "response.output_item.done",
+        0,
+        "c0",
+        "get_time",
+        "{\"tz\":\"UTC\"}",
+    ) + &responses_event(json!({"type": "response.completed", "response":
+            {"id": "r", "object": "response", "status": "completed", "output": []}}));
+
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let mut stream = Stream::new(Format::OpenAiResponses, early(true), None, None).unwrap();
+    stream.feed(&reg, c0.as_bytes()).unwrap();
+    stream.feed(&reg, c1.as_bytes()).unwrap();
+    assert!(started(&ran, "c1"), "a parallel stream starts c1 at once");
+    assert!(!ran.lock().unwrap().contains(&"c0".to_owned()));
+    stream.feed(&reg, end.as_bytes()).unwrap();
+    let done = stream.finish(&reg).unwrap();
+    assert!(
+        done.results.iter().all(|r| r.outcome == Outcome::Ok),
+        "{:?}",
+        done.results
+    );
+
+    // Sequential: nothing starts past a call whose arguments are incomplete.
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let mut stream = Stream::new(Format::OpenAiResponses, early(false), None, None).unwrap();
+    stream.feed(&reg, c0.as_bytes()).unwrap();
+    stream.feed(&reg, c1.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(ran.lock().unwrap().is_empty(), "{:?}", ran.lock().unwrap());
+    stream.feed(&reg, end.as_bytes()).unwrap();
+    stream.finish(&reg).unwrap();
+    assert_eq!(*ran.lock().unwrap(), ["c0", "c1"]);
+}
+
+#[test]
+fn in_a_sequential_stream_a_call_the_response_cut_holds_back_nothing_after_it() {
+    // An Anthropic block whose input is not whole JSON at its stop is cut
+    // (never run); the next call still starts early.
+    let cut = [
+        anthropic_event(json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "tool_use", "id": "a", "name": "get_time", "input": {}}})),
+        anthropic_event(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": "{\"tz\":"}})),
+        anthropic_event(json!({"type": "content_block_stop", "index": 0})),
+        anthropic_event(json!({"type": "content_block_start", "index": 1,
+            "content_block": {"type": "tool_use", "id": "b", "name": "get_weather", "input": {}}})),
+        anthropic_event(json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": "{}"}})),
+        anthropic_event(json!({"type": "content_block_stop", "index": 1})),
+    ]
+    .concat();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let mut stream = Stream::new(Format::Anthropic, early(false), None, None).unwrap();
+    stream.feed(&reg, cut.as_bytes()).unwrap();
+    assert!(
+        started(&ran, "b"),
+        "the call after the cut one starts early"
+    );
+    stream
+        .feed(
+            &reg,
+            anthropic_event(json!({"type": "message_stop"})).as_bytes(),
+        )
+        .unwrap();
+    let done = stream.finish(&reg).unwrap();
+    assert_eq!(done.cut, [0]);
+    assert_eq!(*ran.lock().unwrap(), ["b"]);
+}
+
+#[test]
+fn a_wait_for_response_call_holds_back_only_itself_in_parallel_and_all_after_it_in_sequence() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = Registry::default();
+    for (name, flags) in [
+        ("get_weather", ToolFlags::WAIT_FOR_RESPONSE),
+        ("get_time", 0),
+    ] {
+        let ran = ran.clone();
+        reg.register(ToolDef {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+            handler: Box::new(move |call: capstan::Call| {
+                ran.lock().unwrap().push(call.id().to_owned());
+                call.complete_text("ok").unwrap();
+            }),
+            timeout_ms: 0,
+            max_output_chars: 0,
+            flags: ToolFlags(flags),
+        })
+        .unwrap();
+    }
+    let first = chat_start(0, "w", "get_weather", "{}");
+    let second = chat_start(1, "t", "get_time", "{}");
+    let mut stream = Stream::new(Format::OpenAiChat, early(true), None, None).unwrap();
+    stream.feed(&reg, first.as_bytes()).unwrap();
+    stream.feed(&reg, second.as_bytes()).unwrap();
+    assert!(started(&ran, "t"), "the tool without the flag starts early");
+    assert_eq!(*ran.lock().unwrap(), ["t"]);
+    stream.feed(&reg, chat_end().as_bytes()).unwrap();
+    stream.finish(&reg).unwrap();
+    assert_eq!(*ran.lock().unwrap(), ["t", "w"]);
+
+    ran.lock().unwrap().clear();
+    let mut stream = Stream::new(Format::OpenAiChat, early(false), None, None).unwrap();
+    stream.feed(&reg, first.as_bytes()).unwrap();
+    stream.feed(&reg, second.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(ran.lock().unwrap().is_empty(), "{:?}", ran.lock().unwrap());
+    stream.feed(&reg, chat_end().as_bytes()).unwrap();
+    stream.finish(&reg).unwrap();
+    assert_eq!(*ran.lock().unwrap(), ["w", "t"]);
+}
+
+// --- what the cap counts ----------------------------------------------------
+
+fn anthropic_event(data: Value) -> String {
+    format!(
+        "event: {}\ndata: {data}\n\n",
+        data["type"].as_str().unwrap()
+    )
+}
+
+fn capped(max_buffered: usize) -> StreamOptions {
+    StreamOptions {
+        max_buffered,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn text_and_arguments_kept_for_the_end_count_against_the_cap_and_nothing_else_does() {
+    let reg = Registry::default();
+    // Text deltas, each small, together over the cap.
+    let start = anthropic_event(json!({"type": "content_block_start", "index": 0,
+        "content_block": {"type": "text", "text": ""}}));
+    let delta = anthropic_event(json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": "x".repeat(100)}}));
+    let mut stream = Stream::new(Format::Anthropic, capped(2000), None, None).unwrap();
+    stream.feed(&reg, start.as_bytes()).unwrap();
+    let failed = (0..40).find_map(|_| stream.feed(&reg, delta.as_bytes()).err());
+    assert!(
+        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
+        "{failed:?}"
+    );
+
+    // Ten calls: ids and names of 30 bytes, 34 bytes of arguments: about
+    // 940 bytes kept, under a cap of 4000 (as long as each is counted once,
+    // as the sum of its parts); eighty of them are over it.
+    let call = |i: usize| {
+        let id = format!("toolu_{i:024}");
+        let name = format!("tool_{:025}", 0);
+        [
+            anthropic_event(json!({"type": "content_block_start", "index": i,
+                "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})),
+            anthropic_event(json!({"type": "content_block_delta", "index": i,
+                "delta": {"type": "input_json_delta", "partial_json": format!("{{\"pad\":\"{}\"}}", "x".repeat(24))}})),
+            anthropic_event(json!({"type": "content_block_stop", "index": i})),
+        ]
+        .concat()
+    };
+    let mut stream = Stream::new(Format::Anthropic, capped(4000), None, None).unwrap();
+    for i in 0..10 {
+        stream.feed(&reg, call(i).as_bytes()).unwrap();
+    }
+    let mut stream = Stream::new(Format::Anthropic, capped(4000), None, None).unwrap();
+    let failed = (0..80).find_map(|i| stream.feed(&reg, call(i).as_bytes()).err());
+    assert!(
+        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
+        "{failed:?}"
     );
 }

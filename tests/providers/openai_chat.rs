@@ -175,3 +175,17 @@ fn openai_chat_results_are_tool_messages_in_order() {
         ]),
     );
 }
+
+#[test]
+fn openai_chat_empty_argument_text_means_no_arguments() {
+    // Models send "" (or whitespace) for a tool that takes no arguments.
+    for text in ["", "  \n"] {
+        let body = json!({"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "get_time", "arguments": text}}]});
+        let calls = parse_calls(Format::OpenAiChat, &body).unwrap();
+        assert_eq!(calls[0].arguments.clone().into_value(), Ok(json!({})));
+    }
+    // Anything else that is not JSON stays an error the model can read.
+    let bad = Arguments::Text("{\"a\":".into()).into_value().unwrap_err();
+    assert!(bad.starts_with("arguments are not valid JSON"), "{bad}");
+}
