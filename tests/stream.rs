@@ -590,8 +590,38 @@ fn after_cancel_feeds_fail_and_calls_not_started_end_cancelled() {
         "{:?}",
         done.results
     );
+    assert!(
+        done.results[0]
+            .content
+            .contains("the stream was cancelled before this call started"),
+        "{}",
+        done.results[0].content
+    );
     assert!(done.results.iter().all(|r| r.is_error()));
     assert!(ran.lock().unwrap().is_empty());
+}
+
+#[test]
+fn an_anthropic_block_event_without_a_numeric_index_is_an_invalid_response() {
+    let reg = Registry::default();
+    for event in [
+        json!({"type": "content_block_start", "content_block": {"type": "tool_use", "id": "a", "name": "b", "input": {}}}),
+        json!({"type": "content_block_delta", "index": "0", "delta": {"type": "text_delta", "text": "hi"}}),
+        json!({"type": "content_block_stop"}),
+    ] {
+        let mut stream =
+            Stream::new(Format::Anthropic, StreamOptions::default(), None, None).unwrap();
+        let kind = event["type"].as_str().unwrap().to_owned();
+        let err = stream
+            .feed(&reg, anthropic_event(event).as_bytes())
+            .unwrap_err();
+        match err {
+            capstan::Error::InvalidResponse(m) => {
+                assert_eq!(m, format!("{kind} event has no numeric \"index\""))
+            }
+            other => panic!("{kind}: {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -1170,4 +1200,77 @@ fn text_and_arguments_kept_for_the_end_count_against_the_cap_and_nothing_else_do
         matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
         "{failed:?}"
     );
+}
+
+#[test]
+fn anthropic_text_in_a_block_start_a_stray_delta_and_a_block_left_open_at_message_stop() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let tool_use = |index: u64, id: &str, name: &str| {
+        anthropic_event(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}))
+    };
+    let input = |index: u64, json: &str| {
+        anthropic_event(json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": json}}))
+    };
+    let stop = |index: u64| anthropic_event(json!({"type": "content_block_stop", "index": index}));
+    let body = [
+        // Text may come in the block start itself.
+        anthropic_event(json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": "Hello"}})),
+        anthropic_event(json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": " world"}})),
+        stop(0),
+        tool_use(1, "a", "get_time"),
+        input(1, "{}"),
+        stop(1),
+        tool_use(2, "b", "get_weather"),
+        // A delta for a block already stopped, or never started, is
+        // ignored, not given to the block still open.
+        input(1, "junk"),
+        input(9, "junk"),
+        input(2, "{\"city\":\"Oslo\"}"),
+        stop(2),
+        // Block 3 never stops: the response ends with it open.
+        tool_use(3, "c", "search"),
+        input(3, "{\"q\":"),
+        anthropic_event(json!({"type": "message_delta",
+            "delta": {"stop_reason": "max_tokens", "stop_sequence": null}})),
+        anthropic_event(json!({"type": "message_stop"})),
+    ]
+    .concat();
+    let (got, text) = run(
+        &reg,
+        Format::Anthropic,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let got = got.unwrap();
+    assert_eq!(text, "Hello world");
+    assert_eq!(got.text, "Hello world");
+    assert_eq!(got.stop_reason.as_deref(), Some("max_tokens"));
+    assert_eq!(got.cut, [2]);
+    assert_eq!(got.results[0].outcome, Outcome::Ok);
+    assert_eq!(
+        got.results[1].outcome,
+        Outcome::Ok,
+        "{}",
+        got.results[1].content
+    );
+    assert_eq!(
+        got.calls[1].arguments.clone().into_value().unwrap(),
+        json!({"city": "Oslo"})
+    );
+    assert_eq!(got.results[2].outcome, Outcome::InvalidArguments);
+    assert!(
+        got.results[2]
+            .content
+            .contains("the response ended (stop_reason \"max_tokens\") before this tool_use block was complete"),
+        "{}",
+        got.results[2].content
+    );
+    let mut ran = ran.lock().unwrap().clone();
+    ran.sort();
+    assert_eq!(ran, ["a", "b"]);
 }
