@@ -1274,3 +1274,67 @@ fn anthropic_text_in_a_block_start_a_stray_delta_and_a_block_left_open_at_messag
     ran.sort();
     assert_eq!(ran, ["a", "b"]);
 }
+
+fn gemini_chunk(data: Value) -> String {
+    format!("data: {data}\r\n\r\n")
+}
+
+#[test]
+fn a_gemini_prompt_blocked_before_any_candidate_is_a_provider_error_and_usage_alone_is_not() {
+    let reg = Registry::default();
+    let blocked = gemini_chunk(json!({"promptFeedback": {"blockReason": "SAFETY"},
+        "usageMetadata": {"promptTokenCount": 5}}));
+    let mut stream = Stream::new(Format::Gemini, StreamOptions::default(), None, None).unwrap();
+    match stream.feed(&reg, blocked.as_bytes()) {
+        Err(capstan::Error::ProviderError { kind, .. }) => assert_eq!(kind, "SAFETY"),
+        other => panic!("{other:?}"),
+    }
+    // Feedback next to candidates is no block; a usage-only chunk is no error.
+    let body = [
+        gemini_chunk(
+            json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"functionCall": {"id": "", "name": "get_time", "args": {}}},
+            {"functionCall": {"name": "get_time", "args": {}}}]}}],
+            "promptFeedback": {"blockReason": "OTHER"}}),
+        ),
+        gemini_chunk(json!({"usageMetadata": {"totalTokenCount": 9}})),
+        gemini_chunk(
+            json!({"candidates": [{"content": {"role": "model", "parts": []},
+            "finishReason": "STOP"}]}),
+        ),
+    ]
+    .concat();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let (got, _) = run(
+        &reg,
+        Format::Gemini,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let got = got.unwrap();
+    assert_eq!(got.stop_reason.as_deref(), Some("STOP"));
+    // An empty id is replaced, as the non-streamed parser does.
+    assert!(!got.calls[0].id.is_empty());
+    assert_ne!(got.calls[0].id, got.calls[1].id);
+    assert!(got.results.iter().all(|r| r.outcome == Outcome::Ok));
+}
+
+#[test]
+fn event_data_that_is_not_json_is_an_invalid_response_showing_its_start() {
+    let reg = Registry::default();
+    for (data, shown) in [
+        ("x".repeat(200), format!("{}...", "x".repeat(80))),
+        ("x".repeat(80), "x".repeat(80)),
+        ("[1]".to_owned(), "[1]".to_owned()),
+    ] {
+        let mut stream =
+            Stream::new(Format::OpenAiChat, StreamOptions::default(), None, None).unwrap();
+        match stream.feed(&reg, format!("data: {data}\n\n").as_bytes()) {
+            Err(capstan::Error::InvalidResponse(m)) => {
+                assert!(m.ends_with(&format!(": {shown}")), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
