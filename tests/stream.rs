@@ -1338,3 +1338,45 @@ fn event_data_that_is_not_json_is_an_invalid_response_showing_its_start() {
         }
     }
 }
+
+#[test]
+fn chat_fragments_without_an_index_start_a_call_with_an_id_and_continue_the_last_without() {
+    // Some OpenAI-compatible servers leave out "index".
+    let fragment = |call: Value| {
+        let chunk = json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]});
+        format!("data: {chunk}\n\n")
+    };
+    let body = [
+        fragment(json!({"id": "a", "type": "function",
+            "function": {"name": "get_time", "arguments": "{\"tz\""}})),
+        fragment(json!({"id": null, "function": {"arguments": ":\"UTC\"}"}})),
+        fragment(json!({"id": "b", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{}"}})),
+        chat_end(),
+    ]
+    .concat();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let (got, _) = run(
+        &reg,
+        Format::OpenAiChat,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let got = got.unwrap();
+    let calls: Vec<(String, String, Value)> = got
+        .calls
+        .iter()
+        .map(|c| {
+            let args = c.arguments.clone().into_value().unwrap();
+            (c.id.clone(), c.name.clone(), args)
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("a".into(), "get_time".into(), json!({"tz": "UTC"})),
+            ("b".into(), "get_weather".into(), json!({}))
+        ]
+    );
+}
