@@ -1,0 +1,122 @@
+//! Registry rules a host relies on: change listeners, "did you mean" after
+//! the tool set changed, options reaching the checks, hooks let go at close.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use capstan::check::{check_call, Checked};
+use capstan::{Arguments, Outcome, Registry, RegistryOptions, ToolDef, ToolFlags};
+use serde_json::json;
+
+fn def(name: &str) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: String::new(),
+        parameters: json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        handler: Box::new(|call: capstan::Call| call.complete_text("ok").unwrap()),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: ToolFlags::default(),
+    }
+}
+
+#[test]
+fn change_listeners_hear_every_register_and_unregister_until_removed() {
+    let reg = Registry::default();
+    let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (a2, b2) = (a.clone(), b.clone());
+    let id_a = reg.add_change_listener(Arc::new(move || {
+        a2.fetch_add(1, Ordering::SeqCst);
+    }));
+    let id_b = reg.add_change_listener(Arc::new(move || {
+        b2.fetch_add(1, Ordering::SeqCst);
+    }));
+    assert_ne!(id_a, id_b, "each listener has its own id");
+    reg.register(def("one")).unwrap();
+    reg.unregister("one").unwrap();
+    assert_eq!(a.load(Ordering::SeqCst), 2);
+    assert_eq!(b.load(Ordering::SeqCst), 2);
+    reg.remove_change_listener(id_a);
+    reg.register(def("two")).unwrap();
+    assert_eq!(
+        a.load(Ordering::SeqCst),
+        2,
+        "a removed listener hears nothing"
+    );
+    assert_eq!(b.load(Ordering::SeqCst), 3, "the others still hear");
+}
+
+fn unknown_text(reg: &Registry, name: &str) -> String {
+    match check_call(reg, name, Arguments::Value(json!({})), false) {
+        Checked::Answer(Outcome::UnknownTool, text) => text,
+        Checked::Answer(outcome, text) => panic!("{outcome:?}: {text}"),
+        Checked::Valid(v) => panic!("valid: {v}"),
+    }
+}
+
+#[test]
+fn did_you_mean_knows_the_tools_registered_after_an_earlier_unknown_call() {
+    let reg = Registry::default();
+    reg.register(def("get_weather")).unwrap();
+    assert!(unknown_text(&reg, "get_wether").contains("get_weather"));
+    reg.register(def("search_files")).unwrap();
+    let text = unknown_text(&reg, "search_file");
+    assert!(text.contains("search_files"), "{text}");
+    reg.unregister("get_weather").unwrap();
+    let text = unknown_text(&reg, "get_wether");
+    assert!(!text.contains("get_weather"), "{text}");
+}
+
+#[test]
+fn a_batch_worker_sees_a_tool_replaced_between_two_batches() {
+    let reg = Registry::default();
+    reg.register(def("f")).unwrap();
+    let call = || vec![capstan::CallRequest::new("c", "f", json!({}))];
+    let first = capstan::execute(&reg, call(), &capstan::ExecOptions::default());
+    assert_eq!(first[0].content, "ok");
+    let mut replaced = def("f");
+    replaced.handler = Box::new(|call: capstan::Call| call.complete_text("new").unwrap());
+    reg.register(replaced).unwrap();
+    let second = capstan::execute(&reg, call(), &capstan::ExecOptions::default());
+    assert_eq!(second[0].content, "new");
+}
+
+#[test]
+fn the_registry_coerce_option_reaches_check_call() {
+    let reg = Registry::new(RegistryOptions {
+        coerce: true,
+        ..Default::default()
+    });
+    reg.register(def("f")).unwrap();
+    assert!(reg.options().coerce);
+    match check_call(&reg, "f", Arguments::Value(json!({"n": "5"})), false) {
+        Checked::Valid(v) => assert_eq!(v, json!({"n": 5})),
+        Checked::Answer(o, text) => panic!("{o:?}: {text}"),
+    }
+    let plain = Registry::default();
+    plain.register(def("f")).unwrap();
+    assert!(matches!(
+        check_call(&plain, "f", Arguments::Value(json!({"n": "5"})), false),
+        Checked::Answer(Outcome::InvalidArguments, _)
+    ));
+}
+
+#[test]
+fn close_lets_go_of_the_approver() {
+    let reg = Registry::default();
+    let held = Arc::new(());
+    let in_approver = held.clone();
+    reg.set_approver(Some(Arc::new(move |approval: capstan::Approval| {
+        let _ = &in_approver;
+        approval.approve().unwrap();
+    })))
+    .unwrap();
+    assert_eq!(Arc::strong_count(&held), 2);
+    assert!(reg.close(Duration::from_secs(5)));
+    assert_eq!(
+        Arc::strong_count(&held),
+        1,
+        "the approver was dropped at close"
+    );
+}
