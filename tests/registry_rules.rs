@@ -120,3 +120,72 @@ fn close_lets_go_of_the_approver() {
         "the approver was dropped at close"
     );
 }
+
+#[test]
+fn names_and_specs_come_sorted_and_len_counts_the_tools() {
+    let reg = Registry::default();
+    assert!(reg.is_empty());
+    assert_eq!(reg.len(), 0);
+    for name in ["zeta", "alpha", "mid"] {
+        reg.register(def(name)).unwrap();
+    }
+    assert!(!reg.is_empty());
+    assert_eq!(reg.len(), 3);
+    assert_eq!(reg.names(), ["alpha", "mid", "zeta"]);
+    let specs = reg.specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["alpha", "mid", "zeta"]);
+    assert_eq!(specs[0].parameters, def("alpha").parameters);
+    assert!(!reg.is_closed());
+    assert!(reg.close(Duration::from_secs(5)));
+    assert!(reg.is_closed());
+    assert!(reg.is_empty(), "close drops the tools");
+}
+
+#[test]
+fn close_lets_go_of_the_event_hook_and_the_notifier() {
+    let reg = Registry::default();
+    let held = Arc::new(());
+    let (h1, h2) = (held.clone(), held.clone());
+    reg.set_event_hook(Some(Arc::new(move |_: &capstan::Event| {
+        let _ = &h1;
+    })))
+    .unwrap();
+    reg.set_notify(Some(Arc::new(move || {
+        let _ = &h2;
+    })))
+    .unwrap();
+    assert_eq!(Arc::strong_count(&held), 3);
+    assert!(reg.close(Duration::from_secs(5)));
+    assert_eq!(Arc::strong_count(&held), 1, "both were dropped at close");
+}
+
+#[test]
+fn a_close_that_times_out_says_what_it_still_waits_for() {
+    let reg = Arc::new(Registry::default());
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = std::sync::Mutex::new(release_rx);
+    let mut blocking = def("block");
+    blocking.handler = Box::new(move |call: capstan::Call| {
+        entered_tx.send(()).unwrap();
+        let _ = release_rx.lock().unwrap().recv();
+        let _ = call.complete_text("done");
+    });
+    reg.register(blocking).unwrap();
+    let runner = {
+        let reg = reg.clone();
+        std::thread::spawn(move || {
+            let calls = vec![capstan::CallRequest::new("c", "block", json!({}))];
+            capstan::execute(&reg, calls, &capstan::ExecOptions::default())
+        })
+    };
+    entered_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(!reg.close(Duration::from_millis(10)));
+    let text = reg.close_outstanding();
+    assert!(text.contains("1 callback(s)"), "{text}");
+    release_tx.send(()).unwrap();
+    let results = runner.join().unwrap();
+    assert_eq!(results[0].outcome, Outcome::Cancelled);
+    assert!(reg.close(Duration::from_secs(30)));
+}

@@ -1380,3 +1380,69 @@ fn chat_fragments_without_an_index_start_a_call_with_an_id_and_continue_the_last
         ]
     );
 }
+
+#[test]
+fn an_open_chat_call_counts_its_id_name_and_arguments_against_the_cap() {
+    let reg = Registry::default();
+    let id = format!("call_{}", "i".repeat(25));
+    let name = format!("tool_{}", "n".repeat(25));
+    let opening = chat_start(0, &id, &name, "{\"pad\":\"");
+    let piece = chat_chunk(0, &"x".repeat(10));
+    // About 60 + 8 + 580 bytes held for the open call: under a cap of 1000.
+    let mut body = opening.clone();
+    for _ in 0..58 {
+        body.push_str(&piece);
+    }
+    body.push_str(&chat_chunk(0, "\"}"));
+    body.push_str(&chat_end());
+    let (got, _) = run(&reg, Format::OpenAiChat, capped(1000), &[body.as_bytes()]);
+    let got = got.unwrap();
+    assert_eq!(got.calls[0].id, id);
+    // Arguments that never end pass the cap.
+    let mut stream = Stream::new(Format::OpenAiChat, capped(1000), None, None).unwrap();
+    stream.feed(&reg, opening.as_bytes()).unwrap();
+    let failed = (0..200).find_map(|_| stream.feed(&reg, piece.as_bytes()).err());
+    assert!(
+        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn responses_events_that_name_their_item_only_by_item_id_reach_that_item() {
+    let delta = |item: &str, text: &str| {
+        responses_event(json!({"type": "response.function_call_arguments.delta",
+            "item_id": item, "delta": text}))
+    };
+    let done = |item: &str| {
+        responses_event(json!({"type": "response.function_call_arguments.done", "item_id": item}))
+    };
+    let body = [
+        responses_item("response.output_item.added", 0, "c0", "get_time", ""),
+        responses_item("response.output_item.added", 1, "c1", "get_weather", ""),
+        delta("fc_1", "{\"city\":"),
+        delta("fc_0", "{\"tz\":"),
+        delta("fc_1", "\"Oslo\"}"),
+        delta("fc_0", "\"UTC\"}"),
+        done("fc_0"),
+        done("fc_1"),
+        responses_event(json!({"type": "response.completed", "response":
+            {"id": "r", "object": "response", "status": "completed", "output": []}})),
+    ]
+    .concat();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let (got, _) = run(
+        &reg,
+        Format::OpenAiResponses,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let got = got.unwrap();
+    let args: Vec<Value> = got
+        .calls
+        .iter()
+        .map(|c| c.arguments.clone().into_value().unwrap())
+        .collect();
+    assert_eq!(args, [json!({"tz": "UTC"}), json!({"city": "Oslo"})]);
+}
