@@ -189,3 +189,52 @@ fn a_close_that_times_out_says_what_it_still_waits_for() {
     assert_eq!(results[0].outcome, Outcome::Cancelled);
     assert!(reg.close(Duration::from_secs(30)));
 }
+
+#[test]
+fn close_waits_until_every_tool_is_destroyed_and_says_so_when_it_times_out() {
+    let reg = Registry::default();
+    reg.register(def("f")).unwrap();
+    // A host (or a binding) still holding a tool keeps it from being destroyed.
+    let tool = reg.get("f").unwrap();
+    assert!(!reg.close(Duration::from_millis(10)));
+    let text = reg.close_outstanding();
+    assert_eq!(
+        text,
+        "1 tool(s) were not yet destroyed (calls of theirs still in flight)"
+    );
+    drop(tool);
+    assert!(reg.close(Duration::from_secs(30)));
+}
+
+#[test]
+fn a_tool_of_one_registry_may_close_another_and_that_close_waits() {
+    let a = Registry::default();
+    let b = Arc::new(Registry::default());
+    b.register(def("f")).unwrap();
+    let b_in_tool = b.clone();
+    let mut closer = def("close_b");
+    closer.handler = Box::new(move |call: capstan::Call| {
+        // Not inside one of b's own callbacks: b's close waits, and b is idle.
+        let finished = b_in_tool.close(Duration::from_secs(30));
+        call.complete_text(finished.to_string()).unwrap();
+    });
+    a.register(closer).unwrap();
+    let results = capstan::execute(
+        &a,
+        vec![capstan::CallRequest::new("c", "close_b", json!({}))],
+        &capstan::ExecOptions::default(),
+    );
+    assert_eq!(results[0].content, "true");
+    assert!(b.is_closed());
+}
+
+#[test]
+fn a_tool_keeps_its_schema_as_compact_json_text() {
+    let reg = Registry::default();
+    reg.register(def("f")).unwrap();
+    let tool = reg.get("f").unwrap();
+    assert_eq!(
+        tool.parameters_text(),
+        r#"{"type":"object","properties":{"n":{"type":"integer"}}}"#
+    );
+}
