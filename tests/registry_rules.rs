@@ -238,3 +238,45 @@ fn a_tool_keeps_its_schema_as_compact_json_text() {
         r#"{"type":"object","properties":{"n":{"type":"integer"}}}"#
     );
 }
+
+#[test]
+fn close_waits_for_a_running_callback_to_return() {
+    let reg = Arc::new(Registry::default());
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = std::sync::Mutex::new(release_rx);
+    let returned = Arc::new(AtomicUsize::new(0));
+    let returned_in_tool = returned.clone();
+    let mut blocking = def("block");
+    blocking.handler = Box::new(move |call: capstan::Call| {
+        entered_tx.send(()).unwrap();
+        let _ = release_rx.lock().unwrap().recv();
+        let _ = call.complete_text("done");
+        returned_in_tool.store(1, Ordering::SeqCst);
+    });
+    reg.register(blocking).unwrap();
+    let runner = {
+        let reg = reg.clone();
+        std::thread::spawn(move || {
+            let calls = vec![capstan::CallRequest::new("c", "block", json!({}))];
+            capstan::execute(&reg, calls, &capstan::ExecOptions::default())
+        })
+    };
+    entered_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        release_tx.send(()).unwrap();
+    });
+    assert!(
+        reg.close(Duration::from_secs(60)),
+        "{}",
+        reg.close_outstanding()
+    );
+    assert_eq!(
+        returned.load(Ordering::SeqCst),
+        1,
+        "close returned before the callback"
+    );
+    releaser.join().unwrap();
+    runner.join().unwrap();
+}
