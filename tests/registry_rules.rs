@@ -280,3 +280,33 @@ fn close_waits_for_a_running_callback_to_return() {
     releaser.join().unwrap();
     runner.join().unwrap();
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_wake_fd_never_blocks_a_read_and_is_not_inherited_by_children() {
+    let reg = Registry::default();
+    let fd = reg.wake_fd().unwrap();
+    assert_eq!(reg.wake_fd().unwrap(), fd, "one fd per registry");
+    // SAFETY: fcntl on an fd the registry owns and keeps open.
+    let (status, fd_flags) = unsafe {
+        (
+            libc::fcntl(fd, libc::F_GETFL),
+            libc::fcntl(fd, libc::F_GETFD),
+        )
+    };
+    assert!(status >= 0 && fd_flags >= 0);
+    assert_ne!(
+        status & libc::O_NONBLOCK,
+        0,
+        "a read with nothing queued returns at once"
+    );
+    assert_ne!(fd_flags & libc::FD_CLOEXEC, 0, "close-on-exec");
+    let mut buf = [0u8; 8];
+    // SAFETY: reading 8 bytes into an 8-byte buffer.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
+    assert_eq!(n, -1);
+    assert_eq!(
+        std::io::Error::last_os_error().raw_os_error(),
+        Some(libc::EAGAIN)
+    );
+}
