@@ -1446,3 +1446,74 @@ fn responses_events_that_name_their_item_only_by_item_id_reach_that_item() {
         .collect();
     assert_eq!(args, [json!({"tz": "UTC"}), json!({"city": "Oslo"})]);
 }
+
+#[test]
+fn chat_arguments_split_across_feeds_start_only_once_whole_and_a_length_stop_cuts_the_open_call() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let mut stream = Stream::new(Format::OpenAiChat, early(true), None, None).unwrap();
+    stream
+        .feed(
+            &reg,
+            chat_start(0, "c0", "get_weather", "{\"city\":").as_bytes(),
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(
+        ran.lock().unwrap().is_empty(),
+        "started before its arguments were whole"
+    );
+    stream
+        .feed(&reg, chat_chunk(0, "\"Oslo\"}").as_bytes())
+        .unwrap();
+    assert!(started(&ran, "c0"));
+    stream.feed(&reg, chat_end().as_bytes()).unwrap();
+    let done = stream.finish(&reg).unwrap();
+    assert_eq!(
+        done.calls[0].arguments.clone().into_value().unwrap(),
+        json!({"city": "Oslo"})
+    );
+    assert_eq!(done.results[0].outcome, Outcome::Ok);
+
+    // finish_reason "length" with a call still open: cut, never run.
+    let length = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]});
+    let body = chat_start(0, "c1", "get_time", "{\"tz\":")
+        + &format!("data: {length}\n\ndata: [DONE]\n\n");
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let (got, _) = run(
+        &reg,
+        Format::OpenAiChat,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let got = got.unwrap();
+    assert_eq!(got.cut, [0]);
+    assert!(
+        got.results[0].content.contains("finish_reason \"length\""),
+        "{}",
+        got.results[0].content
+    );
+    assert!(ran.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_responses_call_starts_at_its_arguments_done_event() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let mut stream = Stream::new(Format::OpenAiResponses, early(true), None, None).unwrap();
+    let body = responses_item("response.output_item.added", 0, "c0", "get_time", "")
+        + &responses_event(json!({"type": "response.function_call_arguments.delta",
+            "output_index": 0, "item_id": "fc_0", "delta": "{}"}))
+        + &responses_event(json!({"type": "response.function_call_arguments.done",
+            "output_index": 0, "item_id": "fc_0", "arguments": "{}"}));
+    stream.feed(&reg, body.as_bytes()).unwrap();
+    assert!(
+        started(&ran, "c0"),
+        "the call starts before the response ends"
+    );
+    let end = responses_event(json!({"type": "response.completed", "response":
+        {"id": "r", "object": "response", "status": "completed", "output": []}}));
+    stream.feed(&reg, end.as_bytes()).unwrap();
+    assert_eq!(stream.finish(&reg).unwrap().results[0].outcome, Outcome::Ok);
+}
