@@ -1517,3 +1517,38 @@ fn a_responses_call_starts_at_its_arguments_done_event() {
     stream.feed(&reg, end.as_bytes()).unwrap();
     assert_eq!(stream.finish(&reg).unwrap().results[0].outcome, Outcome::Ok);
 }
+
+#[test]
+fn chat_arguments_that_are_json_but_no_object_wait_for_the_finish_and_empty_ones_run_there() {
+    // Only a whole JSON object completes a Chat call early: "5" may still
+    // grow ("50"), so it completes when the next call starts; "" (a call
+    // without arguments) completes at the finish_reason and runs.
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let mut stream = recording_stream(Format::OpenAiChat, true, log.clone());
+    stream
+        .feed(&reg, chat_start(0, "n", "get_time", "5").as_bytes())
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(log.lock().unwrap().is_empty(), "{:?}", log.lock().unwrap());
+    stream.feed(&reg, chat_chunk(0, "0").as_bytes()).unwrap();
+    stream
+        .feed(&reg, chat_start(1, "e", "get_time", "").as_bytes())
+        .unwrap();
+    stream.feed(&reg, chat_end().as_bytes()).unwrap();
+    let done = stream.finish(&reg).unwrap();
+    assert_eq!(
+        done.calls[0].arguments,
+        capstan::Arguments::Text("50".into())
+    );
+    assert_eq!(done.results[0].outcome, Outcome::InvalidArguments);
+    assert!(done.cut.is_empty(), "{:?}", done.cut);
+    assert_eq!(
+        done.results[1].outcome,
+        Outcome::Ok,
+        "{}",
+        done.results[1].content
+    );
+    assert_eq!(*ran.lock().unwrap(), ["e"]);
+}
