@@ -1552,3 +1552,84 @@ fn chat_arguments_that_are_json_but_no_object_wait_for_the_finish_and_empty_ones
     );
     assert_eq!(*ran.lock().unwrap(), ["e"]);
 }
+
+#[test]
+fn sse_framing_skips_a_leading_bom_and_names_the_line_that_is_not_utf8() {
+    let reg = Registry::default();
+    // The first line carries the call, so a BOM left in place would lose it.
+    let body = format!(
+        "\u{feff}{}{}",
+        chat_start(0, "c0", "get_time", "{}"),
+        chat_end()
+    );
+    let (bom, _) = run(
+        &reg,
+        Format::OpenAiChat,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let bom = bom.unwrap();
+    assert_eq!(bom.calls.len(), 1);
+    assert_eq!(bom.calls[0].id, "c0");
+
+    let mut stream = Stream::new(Format::OpenAiChat, StreamOptions::default(), None, None).unwrap();
+    let err = stream
+        .feed(&reg, b": comment\n\ndata: \xff\xfe\n\n")
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("stream line 3 is not valid UTF-8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_event_still_being_built_counts_against_the_cap_and_so_do_open_responses_arguments() {
+    let reg = Registry::default();
+    // Data lines with no blank line to end the event, and no event name.
+    let mut stream = Stream::new(Format::OpenAiChat, capped(1000), None, None).unwrap();
+    let line = format!("data: {}\n", "x".repeat(100));
+    let failed = (0..40).find_map(|_| stream.feed(&reg, line.as_bytes()).err());
+    assert!(
+        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
+        "{failed:?}"
+    );
+    // Responses arguments that never end.
+    let mut stream = Stream::new(Format::OpenAiResponses, capped(1000), None, None).unwrap();
+    stream
+        .feed(
+            &reg,
+            responses_item("response.output_item.added", 0, "c0", "f", "").as_bytes(),
+        )
+        .unwrap();
+    let delta = responses_event(json!({"type": "response.function_call_arguments.delta",
+        "output_index": 0, "delta": "x".repeat(50)}));
+    let failed = (0..60).find_map(|_| stream.feed(&reg, delta.as_bytes()).err());
+    assert!(
+        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn a_responses_arguments_done_event_is_authoritative_over_its_deltas() {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let body = responses_item("response.output_item.added", 0, "c0", "get_weather", "")
+        + &responses_event(json!({"type": "response.function_call_arguments.delta",
+            "output_index": 0, "delta": "{\"city\":\"Os"}))
+        + &responses_event(json!({"type": "response.function_call_arguments.done",
+            "output_index": 0, "arguments": "{\"city\":\"Oslo\"}"}))
+        + &responses_event(json!({"type": "response.completed", "response":
+            {"id": "r", "object": "response", "status": "completed", "output": []}}));
+    let (got, _) = run(
+        &reg,
+        Format::OpenAiResponses,
+        StreamOptions::default(),
+        &[body.as_bytes()],
+    );
+    let got = got.unwrap();
+    assert_eq!(
+        got.calls[0].arguments.clone().into_value().unwrap(),
+        json!({"city": "Oslo"})
+    );
+}
