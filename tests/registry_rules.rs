@@ -160,17 +160,27 @@ fn close_lets_go_of_the_event_hook_and_the_notifier() {
     assert_eq!(Arc::strong_count(&held), 1, "both were dropped at close");
 }
 
-#[test]
-fn a_close_that_times_out_says_what_it_still_waits_for() {
-    let reg = Arc::new(Registry::default());
+/// A call of a tool that blocks until released, running on its own thread.
+struct Blocked {
+    runner: std::thread::JoinHandle<Vec<capstan::ToolResult>>,
+    release: std::sync::mpsc::Sender<()>,
+    /// Set when the tool's callback is about to return.
+    returned: Arc<AtomicUsize>,
+}
+
+/// Registers "block" and starts one call of it; returns once it is running.
+fn block_one_call(reg: &Arc<Registry>) -> Blocked {
     let (entered_tx, entered_rx) = std::sync::mpsc::channel();
-    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
     let release_rx = std::sync::Mutex::new(release_rx);
+    let returned = Arc::new(AtomicUsize::new(0));
+    let returned_in_tool = returned.clone();
     let mut blocking = def("block");
     blocking.handler = Box::new(move |call: capstan::Call| {
         entered_tx.send(()).unwrap();
         let _ = release_rx.lock().unwrap().recv();
         let _ = call.complete_text("done");
+        returned_in_tool.store(1, Ordering::SeqCst);
     });
     reg.register(blocking).unwrap();
     let runner = {
@@ -181,11 +191,22 @@ fn a_close_that_times_out_says_what_it_still_waits_for() {
         })
     };
     entered_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    Blocked {
+        runner,
+        release,
+        returned,
+    }
+}
+
+#[test]
+fn a_close_that_times_out_says_what_it_still_waits_for() {
+    let reg = Arc::new(Registry::default());
+    let blocked = block_one_call(&reg);
     assert!(!reg.close(Duration::from_millis(10)));
     let text = reg.close_outstanding();
     assert!(text.contains("1 callback(s)"), "{text}");
-    release_tx.send(()).unwrap();
-    let results = runner.join().unwrap();
+    blocked.release.send(()).unwrap();
+    let results = blocked.runner.join().unwrap();
     assert_eq!(results[0].outcome, Outcome::Cancelled);
     assert!(reg.close(Duration::from_secs(30)));
 }
@@ -242,30 +263,11 @@ fn a_tool_keeps_its_schema_as_compact_json_text() {
 #[test]
 fn close_waits_for_a_running_callback_to_return() {
     let reg = Arc::new(Registry::default());
-    let (entered_tx, entered_rx) = std::sync::mpsc::channel();
-    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-    let release_rx = std::sync::Mutex::new(release_rx);
-    let returned = Arc::new(AtomicUsize::new(0));
-    let returned_in_tool = returned.clone();
-    let mut blocking = def("block");
-    blocking.handler = Box::new(move |call: capstan::Call| {
-        entered_tx.send(()).unwrap();
-        let _ = release_rx.lock().unwrap().recv();
-        let _ = call.complete_text("done");
-        returned_in_tool.store(1, Ordering::SeqCst);
-    });
-    reg.register(blocking).unwrap();
-    let runner = {
-        let reg = reg.clone();
-        std::thread::spawn(move || {
-            let calls = vec![capstan::CallRequest::new("c", "block", json!({}))];
-            capstan::execute(&reg, calls, &capstan::ExecOptions::default())
-        })
-    };
-    entered_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    let blocked = block_one_call(&reg);
+    let release = blocked.release.clone();
     let releaser = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(50));
-        release_tx.send(()).unwrap();
+        release.send(()).unwrap();
     });
     assert!(
         reg.close(Duration::from_secs(60)),
@@ -273,12 +275,12 @@ fn close_waits_for_a_running_callback_to_return() {
         reg.close_outstanding()
     );
     assert_eq!(
-        returned.load(Ordering::SeqCst),
+        blocked.returned.load(Ordering::SeqCst),
         1,
         "close returned before the callback"
     );
     releaser.join().unwrap();
-    runner.join().unwrap();
+    blocked.runner.join().unwrap();
 }
 
 #[cfg(target_os = "linux")]

@@ -287,6 +287,23 @@ fn a_provider_error_event_gives_the_non_streamed_parsers_error_and_sticks() {
     }
 }
 
+/// Feeds `chunks` one by one until a feed fails: it must fail, and with
+/// `StreamTooLarge`.
+#[track_caller]
+fn feed_until_too_large<C: AsRef<[u8]>>(
+    stream: &mut Stream,
+    reg: &Registry,
+    chunks: impl IntoIterator<Item = C>,
+) {
+    let failed = chunks
+        .into_iter()
+        .find_map(|c| stream.feed(reg, c.as_ref()).err());
+    assert!(
+        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
+        "{failed:?}"
+    );
+}
+
 #[test]
 fn past_the_buffer_cap_feed_fails_with_stream_too_large() {
     let reg = Registry::default();
@@ -309,17 +326,7 @@ fn past_the_buffer_cap_feed_fails_with_stream_too_large() {
 "#)
         .unwrap();
     let delta = b"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1\"}}\n\n";
-    let mut failed = None;
-    for _ in 0..40 {
-        if let Err(e) = stream.feed(&reg, delta) {
-            failed = Some(e);
-            break;
-        }
-    }
-    assert!(
-        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
-        "{failed:?}"
-    );
+    feed_until_too_large(&mut stream, &reg, (0..40).map(|_| delta));
     // One whole event over the cap, in one feed, even one the stream ignores.
     let mut stream = Stream::new(Format::Anthropic, options, None, None).unwrap();
     let ping = format!(
@@ -1169,11 +1176,7 @@ fn text_and_arguments_kept_for_the_end_count_against_the_cap_and_nothing_else_do
         "delta": {"type": "text_delta", "text": "x".repeat(100)}}));
     let mut stream = Stream::new(Format::Anthropic, capped(2000), None, None).unwrap();
     stream.feed(&reg, start.as_bytes()).unwrap();
-    let failed = (0..40).find_map(|_| stream.feed(&reg, delta.as_bytes()).err());
-    assert!(
-        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
-        "{failed:?}"
-    );
+    feed_until_too_large(&mut stream, &reg, (0..40).map(|_| delta.as_bytes()));
 
     // Ten calls: ids and names of 30 bytes, 34 bytes of arguments: about
     // 940 bytes kept, under a cap of 4000 (as long as each is counted once,
@@ -1195,11 +1198,7 @@ fn text_and_arguments_kept_for_the_end_count_against_the_cap_and_nothing_else_do
         stream.feed(&reg, call(i).as_bytes()).unwrap();
     }
     let mut stream = Stream::new(Format::Anthropic, capped(4000), None, None).unwrap();
-    let failed = (0..80).find_map(|i| stream.feed(&reg, call(i).as_bytes()).err());
-    assert!(
-        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
-        "{failed:?}"
-    );
+    feed_until_too_large(&mut stream, &reg, (0..80).map(call));
 }
 
 #[test]
@@ -1401,11 +1400,7 @@ fn an_open_chat_call_counts_its_id_name_and_arguments_against_the_cap() {
     // Arguments that never end pass the cap.
     let mut stream = Stream::new(Format::OpenAiChat, capped(1000), None, None).unwrap();
     stream.feed(&reg, opening.as_bytes()).unwrap();
-    let failed = (0..200).find_map(|_| stream.feed(&reg, piece.as_bytes()).err());
-    assert!(
-        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
-        "{failed:?}"
-    );
+    feed_until_too_large(&mut stream, &reg, (0..200).map(|_| piece.as_bytes()));
 }
 
 #[test]
@@ -1588,11 +1583,7 @@ fn an_event_still_being_built_counts_against_the_cap_and_so_do_open_responses_ar
     // Data lines with no blank line to end the event, and no event name.
     let mut stream = Stream::new(Format::OpenAiChat, capped(1000), None, None).unwrap();
     let line = format!("data: {}\n", "x".repeat(100));
-    let failed = (0..40).find_map(|_| stream.feed(&reg, line.as_bytes()).err());
-    assert!(
-        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
-        "{failed:?}"
-    );
+    feed_until_too_large(&mut stream, &reg, (0..40).map(|_| line.as_bytes()));
     // Responses arguments that never end.
     let mut stream = Stream::new(Format::OpenAiResponses, capped(1000), None, None).unwrap();
     stream
@@ -1603,11 +1594,7 @@ fn an_event_still_being_built_counts_against_the_cap_and_so_do_open_responses_ar
         .unwrap();
     let delta = responses_event(json!({"type": "response.function_call_arguments.delta",
         "output_index": 0, "delta": "x".repeat(50)}));
-    let failed = (0..60).find_map(|_| stream.feed(&reg, delta.as_bytes()).err());
-    assert!(
-        matches!(failed, Some(capstan::Error::StreamTooLarge(_))),
-        "{failed:?}"
-    );
+    feed_until_too_large(&mut stream, &reg, (0..60).map(|_| delta.as_bytes()));
 }
 
 #[test]
