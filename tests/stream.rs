@@ -15,6 +15,10 @@ use capstan::stream::{Finished, ResultFn, Stream, StreamOptions, TextFn};
 use capstan::{ExecOptions, Outcome, Registry, ToolDef, ToolFlags, ToolResult};
 use serde_json::{json, Value};
 
+#[path = "common/wait.rs"]
+mod wait;
+use wait::eventually;
+
 const FORMATS: [(Format, &str); 4] = [
     (Format::OpenAiChat, "openai_chat"),
     (Format::OpenAiResponses, "openai_responses"),
@@ -85,6 +89,18 @@ fn run(
     let finished = stream.finish(reg);
     let text = text.lock().unwrap().clone();
     (finished, text)
+}
+
+/// Feeds `body` in one piece to a stream of `fmt` (default options) over
+/// `counting_registry` and finishes it: what finish gave, the ids of the
+/// calls that ran, and the text.
+fn run_whole(fmt: Format, body: &str) -> (Finished, Vec<String>, String) {
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let (got, text) = run(&reg, fmt, StreamOptions::default(), &[body.as_bytes()]);
+    let got = got.unwrap_or_else(|e| panic!("{}: {e}", fmt.name()));
+    let ran = ran.lock().unwrap().clone();
+    (got, ran, text)
 }
 
 /// A small deterministic generator (xorshift), for chunk sizes.
@@ -410,14 +426,7 @@ fn pieces_by_call(fmt: Format, body: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn wait_for(log: &Mutex<Vec<Ev>>, what: impl Fn(&[Ev]) -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if what(&log.lock().unwrap()) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    false
+    eventually(Duration::from_secs(30), || what(&log.lock().unwrap()))
 }
 
 #[test]
@@ -654,11 +663,10 @@ fn after_detach_no_result_callback_runs_even_for_a_call_that_completes_later() {
     let mut stream = recording_stream(Format::OpenAiChat, true, log.clone());
     let body = fixture("openai_chat", "parallel.sse");
     stream.feed(&reg, &body).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while held.lock().unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "no call started early");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    assert!(
+        eventually(Duration::from_secs(30), || !held.lock().unwrap().is_empty()),
+        "no call started early"
+    );
     stream.control().detach();
     let calls: Vec<capstan::Call> = std::mem::take(&mut *held.lock().unwrap());
     for call in calls {
@@ -1002,14 +1010,9 @@ fn early(parallel: bool) -> StreamOptions {
 
 /// Waits (bounded) until `ran` holds `id`.
 fn started(ran: &Mutex<Vec<String>>, id: &str) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if ran.lock().unwrap().iter().any(|r| r == id) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    false
+    eventually(Duration::from_secs(10), || {
+        ran.lock().unwrap().iter().any(|r| r == id)
+    })
 }
 
 fn responses_event(data: Value) -> String {
@@ -1203,8 +1206,6 @@ fn text_and_arguments_kept_for_the_end_count_against_the_cap_and_nothing_else_do
 
 #[test]
 fn anthropic_text_in_a_block_start_a_stray_delta_and_a_block_left_open_at_message_stop() {
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let reg = counting_registry(ran.clone(), 0);
     let tool_use = |index: u64, id: &str, name: &str| {
         anthropic_event(json!({"type": "content_block_start", "index": index,
             "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}))
@@ -1239,13 +1240,7 @@ fn anthropic_text_in_a_block_start_a_stray_delta_and_a_block_left_open_at_messag
         anthropic_event(json!({"type": "message_stop"})),
     ]
     .concat();
-    let (got, text) = run(
-        &reg,
-        Format::Anthropic,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let got = got.unwrap();
+    let (got, mut ran, text) = run_whole(Format::Anthropic, &body);
     assert_eq!(text, "Hello world");
     assert_eq!(got.text, "Hello world");
     assert_eq!(got.stop_reason.as_deref(), Some("max_tokens"));
@@ -1269,7 +1264,6 @@ fn anthropic_text_in_a_block_start_a_stray_delta_and_a_block_left_open_at_messag
         "{}",
         got.results[2].content
     );
-    let mut ran = ran.lock().unwrap().clone();
     ran.sort();
     assert_eq!(ran, ["a", "b"]);
 }
@@ -1303,15 +1297,7 @@ fn a_gemini_prompt_blocked_before_any_candidate_is_a_provider_error_and_usage_al
         ),
     ]
     .concat();
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let reg = counting_registry(ran.clone(), 0);
-    let (got, _) = run(
-        &reg,
-        Format::Gemini,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let got = got.unwrap();
+    let (got, _, _) = run_whole(Format::Gemini, &body);
     assert_eq!(got.stop_reason.as_deref(), Some("STOP"));
     // An empty id is replaced, as the non-streamed parser does.
     assert!(!got.calls[0].id.is_empty());
@@ -1354,15 +1340,7 @@ fn chat_fragments_without_an_index_start_a_call_with_an_id_and_continue_the_last
         chat_end(),
     ]
     .concat();
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let reg = counting_registry(ran.clone(), 0);
-    let (got, _) = run(
-        &reg,
-        Format::OpenAiChat,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let got = got.unwrap();
+    let (got, _, _) = run_whole(Format::OpenAiChat, &body);
     let calls: Vec<(String, String, Value)> = got
         .calls
         .iter()
@@ -1425,15 +1403,7 @@ fn responses_events_that_name_their_item_only_by_item_id_reach_that_item() {
             {"id": "r", "object": "response", "status": "completed", "output": []}})),
     ]
     .concat();
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let reg = counting_registry(ran.clone(), 0);
-    let (got, _) = run(
-        &reg,
-        Format::OpenAiResponses,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let got = got.unwrap();
+    let (got, _, _) = run_whole(Format::OpenAiResponses, &body);
     let args: Vec<Value> = got
         .calls
         .iter()
@@ -1474,22 +1444,14 @@ fn chat_arguments_split_across_feeds_start_only_once_whole_and_a_length_stop_cut
     let length = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]});
     let body = chat_start(0, "c1", "get_time", "{\"tz\":")
         + &format!("data: {length}\n\ndata: [DONE]\n\n");
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let reg = counting_registry(ran.clone(), 0);
-    let (got, _) = run(
-        &reg,
-        Format::OpenAiChat,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let got = got.unwrap();
+    let (got, ran, _) = run_whole(Format::OpenAiChat, &body);
     assert_eq!(got.cut, [0]);
     assert!(
         got.results[0].content.contains("finish_reason \"length\""),
         "{}",
         got.results[0].content
     );
-    assert!(ran.lock().unwrap().is_empty());
+    assert!(ran.is_empty());
 }
 
 #[test]
@@ -1557,13 +1519,7 @@ fn sse_framing_skips_a_leading_bom_and_names_the_line_that_is_not_utf8() {
         chat_start(0, "c0", "get_time", "{}"),
         chat_end()
     );
-    let (bom, _) = run(
-        &reg,
-        Format::OpenAiChat,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let bom = bom.unwrap();
+    let (bom, _, _) = run_whole(Format::OpenAiChat, &body);
     assert_eq!(bom.calls.len(), 1);
     assert_eq!(bom.calls[0].id, "c0");
 
@@ -1599,8 +1555,6 @@ fn an_event_still_being_built_counts_against_the_cap_and_so_do_open_responses_ar
 
 #[test]
 fn a_responses_arguments_done_event_is_authoritative_over_its_deltas() {
-    let ran = Arc::new(Mutex::new(Vec::new()));
-    let reg = counting_registry(ran.clone(), 0);
     let body = responses_item("response.output_item.added", 0, "c0", "get_weather", "")
         + &responses_event(json!({"type": "response.function_call_arguments.delta",
             "output_index": 0, "delta": "{\"city\":\"Os"}))
@@ -1608,13 +1562,7 @@ fn a_responses_arguments_done_event_is_authoritative_over_its_deltas() {
             "output_index": 0, "arguments": "{\"city\":\"Oslo\"}"}))
         + &responses_event(json!({"type": "response.completed", "response":
             {"id": "r", "object": "response", "status": "completed", "output": []}}));
-    let (got, _) = run(
-        &reg,
-        Format::OpenAiResponses,
-        StreamOptions::default(),
-        &[body.as_bytes()],
-    );
-    let got = got.unwrap();
+    let (got, _, _) = run_whole(Format::OpenAiResponses, &body);
     assert_eq!(
         got.calls[0].arguments.clone().into_value().unwrap(),
         json!({"city": "Oslo"})

@@ -69,35 +69,27 @@ fn results_that_timers_deliver_run_on_a_pool_thread_that_ran_on_start() {
     }));
     let held = Arc::new(Mutex::new(Vec::new()));
 
-    // A tool's own timeout.
-    let reg = Registry::default();
-    never_completes(&reg, 20, &held);
-    let seen = run(&reg, ExecOptions::default());
-    assert_eq!(seen.len(), 1, "{seen:?}");
-    let (outcome, thread, hooked) = &seen[0];
-    assert_eq!(*outcome, Outcome::Timeout);
-    assert!(on_pool(thread), "a timeout was delivered on {thread:?}");
-    assert!(
-        hooked,
-        "a timeout was delivered on a thread that did not run on_start"
-    );
-
-    // A batch deadline.
-    let reg = Registry::default();
-    never_completes(&reg, 0, &held);
-    let options = ExecOptions {
+    // A tool's own timeout, then a batch deadline.
+    let deadline = ExecOptions {
         deadline_ms: 20,
         ..ExecOptions::default()
     };
-    let seen = run(&reg, options);
-    assert_eq!(seen.len(), 1, "{seen:?}");
-    let (outcome, thread, hooked) = &seen[0];
-    assert_eq!(*outcome, Outcome::Timeout);
-    assert!(on_pool(thread), "a deadline was delivered on {thread:?}");
-    assert!(
-        hooked,
-        "a deadline was delivered on a thread that did not run on_start"
-    );
+    for (what, tool_timeout_ms, options) in [
+        ("timeout", 20, ExecOptions::default()),
+        ("deadline", 0, deadline),
+    ] {
+        let reg = Registry::default();
+        never_completes(&reg, tool_timeout_ms, &held);
+        let seen = run(&reg, options);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let (outcome, thread, hooked) = &seen[0];
+        assert_eq!(*outcome, Outcome::Timeout);
+        assert!(on_pool(thread), "a {what} was delivered on {thread:?}");
+        assert!(
+            hooked,
+            "a {what} was delivered on a thread that did not run on_start"
+        );
+    }
 
     for call in held.lock().unwrap().drain(..) {
         let _ = call.complete_text("late");
