@@ -59,7 +59,7 @@ pub struct BatchInner {
     /// Bound on every call of the batch, waits included (0 = none), its
     /// timer, and whether it has passed.
     deadline_ms: u32,
-    deadline_timer: Mutex<Option<pool::Timer>>,
+    deadline_timer: pool::TimerSlot,
     deadline_passed: AtomicBool,
     strict_nulls: bool,
     /// Calls start on the submitting thread, which never waits for them.
@@ -125,7 +125,7 @@ impl BatchInner {
             cancelled: AtomicBool::new(false),
             timeout_ms: options.timeout_ms,
             deadline_ms: options.deadline_ms,
-            deadline_timer: Mutex::new(None),
+            deadline_timer: pool::TimerSlot::default(),
             deadline_passed: AtomicBool::new(false),
             workers: options.workers(n).max(1),
             driving: AtomicUsize::new(0),
@@ -214,10 +214,7 @@ impl BatchInner {
             }
         }
         if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
-            let timer = self.deadline_timer.lock().ok().and_then(|mut t| t.take());
-            if let Some(timer) = timer {
-                timer.cancel();
-            }
+            self.deadline_timer.cancel();
             if let Some(f) = &self.on_done {
                 self.host_callback(f);
             }

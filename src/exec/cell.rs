@@ -66,7 +66,7 @@ pub(crate) struct CallCell {
     /// handle resolves and the text lent from it stays valid.
     released: AtomicBool,
     /// The timeout timer, cancelled when the call finishes.
-    timer: Mutex<Option<super::pool::Timer>>,
+    timer: super::pool::TimerSlot,
 }
 
 impl Drop for CallCell {
@@ -102,7 +102,7 @@ impl CallCell {
             started: Instant::now(),
             handle: AtomicUsize::new(0),
             released: AtomicBool::new(false),
-            timer: Mutex::new(None),
+            timer: super::pool::TimerSlot::default(),
         })
     }
 
@@ -134,10 +134,7 @@ impl CallCell {
         {
             return Err(self.already_completed());
         }
-        let timer = self.timer.lock().ok().and_then(|mut t| t.take());
-        if let Some(timer) = timer {
-            timer.cancel();
-        }
+        self.timer.cancel();
         let content = match outcome {
             Outcome::Ok | Outcome::ToolError => render::cap(content, self.max_output_chars),
             _ => content,
@@ -171,16 +168,8 @@ impl CallCell {
 
     /// Keeps the call's timeout timer, to cancel when the call finishes.
     pub(crate) fn set_timer(&self, timer: super::pool::Timer) {
-        let Ok(mut slot) = self.timer.lock() else {
-            return timer.cancel();
-        };
-        // Checked under the lock `finish` takes after settling the state.
-        if self.is_done() {
-            drop(slot);
-            timer.cancel();
-        } else {
-            *slot = Some(timer);
-        }
+        // `finish` cancels under the slot's lock after settling the state.
+        self.timer.keep(timer, || self.is_done());
     }
 
     /// Releases every call of `registry` that a host still holds (it is

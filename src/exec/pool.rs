@@ -389,6 +389,36 @@ impl Timer {
     }
 }
 
+/// Where a call or a batch keeps its timer, to cancel it if it finishes
+/// first. Its finish cancels under the slot's lock, so a timer kept after the
+/// finish is cancelled at once instead.
+#[derive(Default)]
+pub(crate) struct TimerSlot(Mutex<Option<Timer>>);
+
+impl TimerSlot {
+    /// Keeps `timer`, unless `done()` (checked under the lock `cancel`
+    /// takes): then cancels it.
+    pub(crate) fn keep(&self, timer: Timer, done: impl FnOnce() -> bool) {
+        let Ok(mut slot) = self.0.lock() else {
+            return timer.cancel();
+        };
+        if done() {
+            drop(slot);
+            timer.cancel();
+        } else {
+            *slot = Some(timer);
+        }
+    }
+
+    /// Cancels the timer kept, if any.
+    pub(crate) fn cancel(&self) {
+        let timer = self.0.lock().ok().and_then(|mut t| t.take());
+        if let Some(timer) = timer {
+            timer.cancel();
+        }
+    }
+}
+
 /// Runs `f` after `delay`, unless cancelled first, on a pool thread: the
 /// timer thread itself runs no host code (expiring a call delivers its
 /// result), and a pool thread runs the thread hooks first. `spawn_urgent`: a

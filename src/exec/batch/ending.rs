@@ -23,16 +23,8 @@ impl BatchInner {
                 }
             },
         );
-        let Ok(mut slot) = self.deadline_timer.lock() else {
-            return timer.cancel();
-        };
-        // Checked under the lock that the last delivery takes.
-        if self.is_done() {
-            drop(slot);
-            timer.cancel();
-        } else {
-            *slot = Some(timer);
-        }
+        // The last delivery cancels under the slot's lock.
+        self.deadline_timer.keep(timer, || self.is_done());
     }
 
     pub(crate) fn deadline_ms(&self) -> u32 {
