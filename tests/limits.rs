@@ -367,6 +367,47 @@ fn a_pattern_key_inside_data_is_not_compiled_as_a_regex() {
 }
 
 #[test]
+fn a_too_big_pattern_is_refused_wherever_a_schema_may_sit() {
+    // The size check walks every place a schema goes: inside arrays of
+    // schemas (anyOf, prefixItems), under keywords holding one schema (items,
+    // not) and under name maps (properties, $defs), and names where it found
+    // the pattern.
+    let big = json!({"type": "string", "pattern": "\\p{L}{500}"});
+    let cases = [
+        (
+            json!({"type": "object", "properties": {"s": {"anyOf": [{"type": "integer"}, big.clone()]}}}),
+            "at /properties/s/anyOf/1/pattern",
+        ),
+        (
+            json!({"type": "object", "properties": {"t": {"type": "array", "prefixItems": [big.clone()]}}}),
+            "at /properties/t/prefixItems/0/pattern",
+        ),
+        (
+            json!({"type": "object", "properties": {"t": {"type": "array", "items": big.clone()}}}),
+            "at /properties/t/items/pattern",
+        ),
+        (
+            json!({"type": "object", "properties": {"n": {"not": big.clone()}}}),
+            "at /properties/n/not/pattern",
+        ),
+        (
+            json!({"type": "object", "$defs": {"word": big.clone()}, "properties": {"w": {"$ref": "#/$defs/word"}}}),
+            "at /$defs/word/pattern",
+        ),
+    ];
+    for (schema, at) in cases {
+        let message = match Schema::compile(&schema) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{schema}: the pattern {at} should be refused"),
+        };
+        assert!(
+            message.contains(at) && message.contains("compiles to more than"),
+            "{schema}: {message}"
+        );
+    }
+}
+
+#[test]
 fn wide_all_of_compiles_in_linear_time() {
     // allOf of 100k {}: 1.4 s in capstan's own setup before (quadratic), paid
     // at registration and again at the first call. Now a fraction of what the

@@ -693,6 +693,29 @@ fn schemas_deeper_than_parsed_json_are_refused() {
 }
 
 #[test]
+fn a_schema_at_the_depth_limit_registers_and_one_level_more_is_refused() {
+    // Every object and array counts as a level, arrays included: 63 levels
+    // of properties are 127 levels, and the innermost enum adds one or two.
+    let nested = |leaf: Value| {
+        let mut schema = leaf;
+        for _ in 0..63 {
+            schema = json!({"type": "object", "properties": {"a": schema}});
+        }
+        schema
+    };
+    let at_limit = compile(nested(json!({"enum": [1]})));
+    let mut args = json!(1);
+    for _ in 0..63 {
+        args = json!({ "a": args });
+    }
+    assert!(at_limit.is_valid(&args));
+    assert_eq!(
+        schema_error(nested(json!({"enum": [[1]]}))),
+        "schema nests deeper than 128 levels"
+    );
+}
+
+#[test]
 fn schema_is_shared_across_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<Schema>();
