@@ -36,8 +36,9 @@
  *    any thread.
  *  - Result callbacks and the event hook run on the thread where the result
  *    or event arises (capstan_result_fn lists them): for timeouts and
- *    deadlines a pool thread, never capstan's timer thread. Pool threads run
- *    the capstan_set_thread_hooks hooks before any host code.
+ *    deadlines a pool thread, never capstan's timer thread. Pool threads and
+ *    MCP connection threads run the capstan_set_thread_hooks hooks before
+ *    any host code.
  *  - A call is completed exactly once (capstan_call_return or
  *    capstan_call_fail), from any thread, during or after its callback.
  *    Completing twice, after a timeout, or after the registry was freed
@@ -53,7 +54,7 @@
  *    "C-unwind" callback types would not make it defined. A host runtime that
  *    ends threads that way (CPython before 3.14 at interpreter exit) must
  *    keep its callbacks out of it; the Python binding parks such threads.
- *    Pool thread hooks: capstan_set_thread_hooks.
+ *    Thread hooks: capstan_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
  *
@@ -1730,23 +1731,25 @@ void capstan_stream_cancel(struct capstan_stream *stream);
 void capstan_stream_free(struct capstan_stream *stream);
 
 /**
- * Sets the hooks run on capstan's pool threads, process-wide (the pool is):
- * `on_start` runs on each pool thread before the first tool callback, result
- * callback or other host code that thread runs (timeouts and deadlines end
- * calls on pool threads too; capstan's timer thread runs no host code),
- * and again before the next one if the hooks were replaced meanwhile;
- * `on_stop` runs on a thread that ran this `on_start`, when that thread
- * retires (an idle pool thread ends after a while), or once these hooks
- * were replaced or cleared, before that thread runs its next host code (and
- * the new `on_start`). Threads are
- * not joined at process exit: `on_stop` does not run then. Either hook may
- * be NULL (nothing runs in its place); both NULL clears the hooks. Threads
- * that are not pool threads never run them: the host's own (e.g.
- * the caller of `capstan_execute`, on which a lone call may run) and, with
- * MCP, the connection threads of a mounted server or of an MCP server
- * (`capstan_mcp_serve_stdio`, `capstan_mcp_server_start`), which may run
- * result callbacks and event hooks too (a mounted tool's result, a
- * cancelled request).
+ * Sets the hooks run on capstan's own threads that run host code,
+ * process-wide (the pool is): the pool threads and, with MCP, the
+ * connection threads of mounted servers and of `capstan_mcp_server_start`
+ * servers (they run result callbacks and event hooks for calls an MCP peer
+ * answered or cancelled). `on_start` runs on each such thread before the
+ * first tool callback, result callback or other host code that thread runs
+ * (timeouts and deadlines end calls on pool threads too; capstan's timer
+ * thread runs no host code), and again before the next one if the hooks
+ * were replaced meanwhile (an MCP connection thread catches up when it next
+ * wakes); `on_stop` runs on a thread that ran this `on_start`, when that
+ * thread retires (an idle pool thread ends after a while, a server's
+ * connection threads when it stops), or once these hooks were replaced or
+ * cleared, before that thread runs its next host code (and the new
+ * `on_start`). Threads are not joined at process exit: `on_stop` does not
+ * run then. Either hook may be NULL (nothing runs in its place); both NULL
+ * clears the hooks. The host's own threads never run them, even when
+ * capstan runs host code on them: the caller of `capstan_execute` (on
+ * which a lone call may run), or of `capstan_mcp_serve_stdio` (which
+ * serves on the calling thread).
  *
  * Setting hooks replaces the previous ones; threads that ran the previous
  * `on_start` still run the previous `on_stop` as above, so a host that
@@ -1758,7 +1761,8 @@ void capstan_stream_free(struct capstan_stream *stream);
  * returns if both hooks are NULL; otherwise once these hooks were replaced
  * or cleared and every thread that ran this `on_start` has run this
  * `on_stop` (on that last thread, or on the thread that replaced them), so
- * possibly never while a pool thread that ran them stays alive.
+ * possibly never while a pool or MCP connection thread that ran them stays
+ * alive.
  *
  * Hooks run with no capstan lock held and may call any capstan function
  * except `capstan_set_thread_hooks` itself; a hook must return (it must

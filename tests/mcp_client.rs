@@ -442,6 +442,64 @@ mod with_mcp {
     }
 
     #[test]
+    fn result_callbacks_on_mcp_connection_threads_run_after_the_thread_hooks() {
+        use capstan::exec::pool::{set_thread_hooks, ThreadHooks};
+        use capstan::{submit, Sink};
+        use std::cell::Cell;
+        use std::sync::{Arc, Mutex};
+        thread_local! {
+            static HOOKED: Cell<bool> = const { Cell::new(false) };
+        }
+        // Set before the mount: its connection threads start with them. (The
+        // hooks stay set for the other tests of this binary: they only mark
+        // threads.)
+        set_thread_hooks(Some(ThreadHooks {
+            on_start: Box::new(|| HOOKED.with(|h| h.set(true))),
+            on_stop: Box::new(|| HOOKED.with(|h| h.set(false))),
+        }));
+        let reg = Registry::default();
+        let mut options = MountOptions::new(Endpoint::Command {
+            argv: vec![everything_bin(), "stdio".into()],
+            env: vec![],
+            cwd: None,
+        });
+        options.prefix = "hk_".into();
+        options.connect_timeout = Duration::from_secs(120);
+        let mount = Mount::connect(&reg, options).expect("mount server-everything");
+        let seen: Arc<Mutex<Vec<(String, bool)>>> = Arc::default();
+        let record = seen.clone();
+        let batch = submit(
+            &reg,
+            vec![CallRequest::new(
+                "h1",
+                "hk_echo",
+                json!({"message": "hooks"}),
+            )],
+            &ExecOptions::default(),
+            Sink::Callback(Box::new(move |_, result| {
+                assert_eq!(result.outcome, Outcome::Ok, "{result:?}");
+                let thread = std::thread::current().name().unwrap_or("").to_string();
+                record
+                    .lock()
+                    .unwrap()
+                    .push((thread, HOOKED.with(|h| h.get())));
+            })),
+            None,
+        );
+        assert!(batch.wait(Some(Duration::from_secs(60))), "the call ends");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let (thread, hooked) = &seen[0];
+        // The server's answer completes the call on the connection's thread.
+        assert_eq!(thread, "capstan-mcp", "{seen:?}");
+        assert!(
+            hooked,
+            "the result callback ran before on_start on {thread}"
+        );
+        mount.unmount();
+    }
+
+    #[test]
     fn server_everything_over_streamable_http() {
         let port = free_port();
         let _server = Server(

@@ -113,7 +113,7 @@ pub(crate) fn on_pool_thread() -> bool {
 }
 
 /// Hooks run on every thread of capstan's that runs host code: the pool
-/// threads (expired timers run there too). `on_start` runs before the thread's first job (a thread already
+/// threads (expired timers run there too) and the MCP bridge's threads. `on_start` runs before the thread's first job (a thread already
 /// running when the hooks are set runs it before its next job), `on_stop`
 /// when a thread that ran `on_start` retires, or before its next job once
 /// the hooks were replaced or removed. A host binding uses them
@@ -229,6 +229,51 @@ impl ThreadHookState {
                 keep_abandoned(Some(hooks));
             }
         }
+    }
+}
+
+thread_local! {
+    /// On a thread of one of capstan's tokio runtimes (the MCP bridge's):
+    /// the hooks it has run. `None` on every other thread, a host's own
+    /// thread driving a runtime included.
+    static RUNTIME_THREAD: std::cell::RefCell<Option<ThreadHookState>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// For capstan's tokio runtimes, whose threads run host code too (result
+/// callbacks and event hooks for calls an MCP server answered): as its
+/// `on_thread_start`, `on_thread_unpark` and `on_thread_stop`, they run the
+/// thread hooks as a pool thread does (before it first runs tasks, catching
+/// up when woken, `on_stop` when it ends).
+pub(crate) mod runtime_thread {
+    use super::{ThreadHookState, RUNTIME_THREAD};
+
+    pub(crate) fn started() {
+        let _ = RUNTIME_THREAD.try_with(|t| {
+            if let Ok(mut t) = t.try_borrow_mut() {
+                t.get_or_insert_with(ThreadHookState::default).before_job();
+            }
+        });
+    }
+
+    pub(crate) fn unparked() {
+        let _ = RUNTIME_THREAD.try_with(|t| {
+            if let Ok(mut t) = t.try_borrow_mut() {
+                if let Some(t) = t.as_mut() {
+                    t.before_job();
+                }
+            }
+        });
+    }
+
+    pub(crate) fn stopping() {
+        let _ = RUNTIME_THREAD.try_with(|t| {
+            if let Ok(mut t) = t.try_borrow_mut() {
+                if let Some(mut t) = t.take() {
+                    t.stop();
+                }
+            }
+        });
     }
 }
 

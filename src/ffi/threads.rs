@@ -23,23 +23,25 @@ impl HostHook {
     }
 }
 
-/// Sets the hooks run on capstan's pool threads, process-wide (the pool is):
-/// `on_start` runs on each pool thread before the first tool callback, result
-/// callback or other host code that thread runs (timeouts and deadlines end
-/// calls on pool threads too; capstan's timer thread runs no host code),
-/// and again before the next one if the hooks were replaced meanwhile;
-/// `on_stop` runs on a thread that ran this `on_start`, when that thread
-/// retires (an idle pool thread ends after a while), or once these hooks
-/// were replaced or cleared, before that thread runs its next host code (and
-/// the new `on_start`). Threads are
-/// not joined at process exit: `on_stop` does not run then. Either hook may
-/// be NULL (nothing runs in its place); both NULL clears the hooks. Threads
-/// that are not pool threads never run them: the host's own (e.g.
-/// the caller of `capstan_execute`, on which a lone call may run) and, with
-/// MCP, the connection threads of a mounted server or of an MCP server
-/// (`capstan_mcp_serve_stdio`, `capstan_mcp_server_start`), which may run
-/// result callbacks and event hooks too (a mounted tool's result, a
-/// cancelled request).
+/// Sets the hooks run on capstan's own threads that run host code,
+/// process-wide (the pool is): the pool threads and, with MCP, the
+/// connection threads of mounted servers and of `capstan_mcp_server_start`
+/// servers (they run result callbacks and event hooks for calls an MCP peer
+/// answered or cancelled). `on_start` runs on each such thread before the
+/// first tool callback, result callback or other host code that thread runs
+/// (timeouts and deadlines end calls on pool threads too; capstan's timer
+/// thread runs no host code), and again before the next one if the hooks
+/// were replaced meanwhile (an MCP connection thread catches up when it next
+/// wakes); `on_stop` runs on a thread that ran this `on_start`, when that
+/// thread retires (an idle pool thread ends after a while, a server's
+/// connection threads when it stops), or once these hooks were replaced or
+/// cleared, before that thread runs its next host code (and the new
+/// `on_start`). Threads are not joined at process exit: `on_stop` does not
+/// run then. Either hook may be NULL (nothing runs in its place); both NULL
+/// clears the hooks. The host's own threads never run them, even when
+/// capstan runs host code on them: the caller of `capstan_execute` (on
+/// which a lone call may run), or of `capstan_mcp_serve_stdio` (which
+/// serves on the calling thread).
 ///
 /// Setting hooks replaces the previous ones; threads that ran the previous
 /// `on_start` still run the previous `on_stop` as above, so a host that
@@ -51,7 +53,8 @@ impl HostHook {
 /// returns if both hooks are NULL; otherwise once these hooks were replaced
 /// or cleared and every thread that ran this `on_start` has run this
 /// `on_stop` (on that last thread, or on the thread that replaced them), so
-/// possibly never while a pool thread that ran them stays alive.
+/// possibly never while a pool or MCP connection thread that ran them stays
+/// alive.
 ///
 /// Hooks run with no capstan lock held and may call any capstan function
 /// except `capstan_set_thread_hooks` itself; a hook must return (it must

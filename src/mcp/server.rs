@@ -357,6 +357,9 @@ fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, Error> {
     builder
         .enable_all()
         .thread_name("capstan-mcp")
+        .on_thread_start(crate::exec::pool::runtime_thread::started)
+        .on_thread_unpark(crate::exec::pool::runtime_thread::unparked)
+        .on_thread_stop(crate::exec::pool::runtime_thread::stopping)
         .build()
         .map_err(|e| Error::Internal(format!("could not start the MCP runtime: {e}")))
 }
