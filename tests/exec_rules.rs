@@ -1,0 +1,300 @@
+//! Executor rules a host relies on that the larger suites (exec, submit,
+//! host) reach only through the C ABI or not at all: found by mutation
+//! testing of `src/exec` (issue 18), each test named after its rule.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use capstan::exec::release_calls;
+use capstan::{
+    execute, submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags,
+};
+use serde_json::json;
+
+#[path = "common/wait.rs"]
+mod wait;
+use wait::eventually;
+
+/// Long enough for a loaded machine; the tests end as soon as it holds.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+fn def(
+    name: &str,
+    timeout_ms: u32,
+    flags: u32,
+    f: impl Fn(Call) + Send + Sync + 'static,
+) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+        handler: Box::new(f),
+        timeout_ms,
+        max_output_chars: 0,
+        flags: ToolFlags(flags),
+    }
+}
+
+/// A tool that takes a handle, as a C host does, keeps it in `held` and
+/// never completes the call.
+fn holding_tool(name: &str, timeout_ms: u32, held: &Arc<Mutex<Vec<usize>>>) -> ToolDef {
+    let held = held.clone();
+    def(name, timeout_ms, 0, move |call| {
+        held.lock().unwrap().push(call.handle().unwrap());
+    })
+}
+
+#[test]
+fn freeing_a_registry_releases_the_calls_its_host_still_holds() {
+    let reg = Registry::default();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    reg.register(holding_tool("abandon", 5, &held)).unwrap();
+    reg.register(holding_tool("pending", 0, &held)).unwrap();
+    // One call timed out while the host held it (its batch is over), one is
+    // still running in a submitted batch.
+    let results = execute(
+        &reg,
+        vec![CallRequest::new("a", "abandon", json!({}))],
+        &ExecOptions::default(),
+    );
+    assert_eq!(results[0].outcome, Outcome::Timeout);
+    let batch = submit(
+        &reg,
+        vec![CallRequest::new("p", "pending", json!({}))],
+        &ExecOptions::default(),
+        Sink::Collect,
+        None,
+    );
+    assert!(
+        eventually(PATIENCE, || held.lock().unwrap().len() == 2),
+        "both tools ran"
+    );
+    let handles = held.lock().unwrap().clone();
+    for &h in &handles {
+        assert!(Call::from_handle(h).is_ok(), "a held call resolves");
+    }
+    release_calls(&reg);
+    for &h in &handles {
+        let err = Call::from_handle(h).err().expect("released handle");
+        assert!(err.to_string().contains("registry was freed"), "{err}");
+    }
+    batch.cancel();
+}
+
+/// A tool whose calls each wait (at most `PATIENCE`) until `n` calls have
+/// started, then report whether they all had: "together" only if the calls
+/// ran side by side.
+fn rendezvous_tool(name: &str, n: usize) -> ToolDef {
+    let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    def(name, 0, 0, move |call| {
+        use std::sync::atomic::Ordering;
+        started.fetch_add(1, Ordering::SeqCst);
+        let together = eventually(PATIENCE / 4, || started.load(Ordering::SeqCst) >= n);
+        call.complete_text(if together { "together" } else { "alone" })
+            .unwrap();
+    })
+}
+
+#[test]
+fn a_submitted_batch_nobody_waits_for_runs_its_calls_side_by_side() {
+    // Two rounds from one thread: the first batch of a thread and one after
+    // a batch that ran without it start on the pool in different ways; both
+    // fan out to the limit.
+    for round in 0..2 {
+        let reg = Registry::default();
+        reg.register(rendezvous_tool("meet", 4)).unwrap();
+        let calls = (0..4)
+            .map(|i| CallRequest::new(format!("m{i}"), "meet", json!({})))
+            .collect();
+        let batch = submit(&reg, calls, &ExecOptions::default(), Sink::Queue, None);
+        assert_eq!((batch.len(), batch.is_empty()), (4, false));
+        // Not a wait that runs calls: only watch the results arrive.
+        assert!(
+            eventually(PATIENCE, || batch.is_done()),
+            "round {round}: the batch ends"
+        );
+        let results = batch.poll(10);
+        assert_eq!(results.len(), 4);
+        for (_, result) in results {
+            assert_eq!(result.content, "together", "round {round}: {result:?}");
+        }
+    }
+    let reg = Registry::default();
+    let empty = submit(&reg, Vec::new(), &ExecOptions::default(), Sink::Queue, None);
+    assert_eq!((empty.len(), empty.is_empty()), (0, true));
+}
+
+#[test]
+fn a_thread_that_pumped_runs_its_own_batch_s_main_thread_calls_while_it_waits() {
+    let reg = Registry::default();
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def("ui", 0, ToolFlags::MAIN_THREAD, move |call| {
+        record.lock().unwrap().push(std::thread::current().id());
+        call.complete_text("drawn").unwrap();
+    }))
+    .unwrap();
+    // Pumping once makes this thread a main thread of the registry: no one
+    // else would run its batch's main-thread calls while it waits.
+    assert_eq!(capstan::exec::pump(&reg, Duration::ZERO), 0);
+    let calls = (0..3)
+        .map(|i| CallRequest::new(format!("u{i}"), "ui", json!({})))
+        .collect();
+    let results = execute(&reg, calls, &ExecOptions::default());
+    assert!(
+        results.iter().all(|r| r.outcome == Outcome::Ok),
+        "{results:?}"
+    );
+    let me = std::thread::current().id();
+    let ran_on = ran_on.lock().unwrap().clone();
+    assert_eq!(ran_on, vec![me; 3]);
+}
+
+#[test]
+fn main_thread_calls_wait_for_the_main_thread_not_for_any_thread_that_waits() {
+    let reg = Arc::new(Registry::default());
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def("ui", 0, ToolFlags::MAIN_THREAD, move |call| {
+        record.lock().unwrap().push(std::thread::current().id());
+        call.complete_text("drawn").unwrap();
+    }))
+    .unwrap();
+    assert_eq!(capstan::exec::pump(&reg, Duration::ZERO), 0);
+    let main = std::thread::current().id();
+    // Another thread submits and waits: it never pumped, so it must not run
+    // the call; this main thread does, when it pumps.
+    let worker = {
+        let reg = reg.clone();
+        std::thread::spawn(move || {
+            let batch = submit(
+                &reg,
+                vec![CallRequest::new("w", "ui", json!({}))],
+                &ExecOptions::default(),
+                Sink::Collect,
+                None,
+            );
+            batch.wait(Some(PATIENCE))
+        })
+    };
+    let mut ran = 0;
+    assert!(
+        eventually(PATIENCE, || {
+            ran += capstan::exec::pump(&reg, Duration::from_millis(1));
+            ran == 1
+        }),
+        "the call reached the pump"
+    );
+    assert!(worker.join().unwrap(), "the worker's batch ended");
+    assert_eq!(*ran_on.lock().unwrap(), vec![main]);
+}
+
+#[test]
+fn another_batch_s_main_thread_calls_wait_for_a_pump_while_a_main_thread_runs_its_own() {
+    let reg = Arc::new(Registry::default());
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let record = ran.clone();
+    reg.register(def("ui", 0, ToolFlags::MAIN_THREAD, move |call| {
+        record.lock().unwrap().push(call.id().to_string());
+        call.complete_text("drawn").unwrap();
+    }))
+    .unwrap();
+    let queued = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = queued.clone();
+    reg.set_notify(Some(Arc::new(move || {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    })))
+    .unwrap();
+    assert_eq!(capstan::exec::pump(&reg, Duration::ZERO), 0);
+    let other = submit(
+        &reg,
+        vec![
+            CallRequest::new("theirs", "ui", json!({})),
+            CallRequest::new("theirs too", "ui", json!({})),
+        ],
+        &ExecOptions::default(),
+        Sink::Collect,
+        None,
+    );
+    // Submitted here but left to the pool: wait until its call is queued.
+    assert!(eventually(PATIENCE, || queued
+        .load(std::sync::atomic::Ordering::SeqCst)
+        > 0));
+    let mine = execute(
+        &reg,
+        vec![CallRequest::new("mine", "ui", json!({}))],
+        &ExecOptions::default(),
+    );
+    assert_eq!(mine[0].outcome, Outcome::Ok);
+    assert_eq!(
+        *ran.lock().unwrap(),
+        vec!["mine"],
+        "only its own batch's call"
+    );
+    assert!(!other.is_done());
+    // Within its budget, one pump runs every queued call.
+    assert_eq!(capstan::exec::pump(&reg, PATIENCE), 2);
+    assert!(other.wait(Some(PATIENCE)));
+    assert_eq!(*ran.lock().unwrap(), vec!["mine", "theirs", "theirs too"]);
+}
+
+/// A registry with a main-thread tool `ui` that counts its runs, and a
+/// submitted batch of `n` of its calls with `options`, queued for a pump
+/// that never comes.
+fn unpumped_batch(
+    options: &ExecOptions,
+    n: usize,
+) -> (Registry, capstan::Batch, Arc<Mutex<usize>>) {
+    let reg = Registry::default();
+    let runs = Arc::new(Mutex::new(0));
+    let count = runs.clone();
+    reg.register(def("ui", 0, ToolFlags::MAIN_THREAD, move |call| {
+        *count.lock().unwrap() += 1;
+        call.complete_text("drawn").unwrap();
+    }))
+    .unwrap();
+    let calls = (0..n)
+        .map(|i| CallRequest::new(format!("u{i}"), "ui", json!({})))
+        .collect();
+    let batch = submit(&reg, calls, options, Sink::Queue, None);
+    (reg, batch, runs)
+}
+
+#[test]
+fn cancelling_a_batch_ends_its_calls_still_waiting_for_a_pump() {
+    let (_reg, batch, runs) = unpumped_batch(&ExecOptions::default(), 2);
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!batch.is_done(), "main-thread calls wait for a pump");
+    batch.cancel();
+    assert!(
+        batch.wait(Some(PATIENCE)),
+        "cancel ends them without a pump"
+    );
+    let results: Vec<_> = batch.poll(10).into_iter().map(|(_, r)| r).collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results.iter().all(|r| r.outcome == Outcome::Cancelled),
+        "{results:?}"
+    );
+    assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
+}
+
+#[test]
+fn a_batch_deadline_ends_calls_still_waiting_for_a_pump_and_says_so() {
+    let options = ExecOptions {
+        deadline_ms: 20,
+        ..ExecOptions::default()
+    };
+    let (_reg, batch, runs) = unpumped_batch(&options, 2);
+    assert!(batch.wait(Some(PATIENCE)), "the deadline ends them");
+    let results: Vec<_> = batch.poll(10).into_iter().map(|(_, r)| r).collect();
+    assert_eq!(results.len(), 2);
+    for r in &results {
+        assert_eq!(r.outcome, Outcome::Timeout, "{r:?}");
+        assert!(
+            r.content.contains("deadline of 20 ms") && r.content.contains("capstan_registry_pump"),
+            "{r:?}"
+        );
+    }
+    assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
+}
