@@ -232,6 +232,7 @@ impl ThreadHookState {
     }
 }
 
+#[cfg(feature = "mcp")]
 thread_local! {
     /// On a thread of one of capstan's tokio runtimes (the MCP bridge's):
     /// the hooks it has run. `None` on every other thread, a host's own
@@ -245,6 +246,7 @@ thread_local! {
 /// `on_thread_start`, `on_thread_unpark` and `on_thread_stop`, they run the
 /// thread hooks as a pool thread does (before it first runs tasks, catching
 /// up when woken, `on_stop` when it ends).
+#[cfg(feature = "mcp")]
 pub(crate) mod runtime_thread {
     use super::{ThreadHookState, RUNTIME_THREAD};
 
