@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientConfig, SubscriptionFilter};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, Peer, ServiceExt};
@@ -215,6 +216,20 @@ fn not_connected_text(session: &Session, state: &State) -> String {
     format!("{} is not connected{why}: {next}", session.describe())
 }
 
+/// How often a response stream that broke before its answer is resumed
+/// (`GET` with `Last-Event-ID`): three times, 0.25, 0.5 and 1 s apart. Not
+/// forever, as rmcp would by default: a server that went away must end the
+/// calls waiting on it (then the connection, and the reconnect policy) rather
+/// than leave them hanging with the mount still "connected".
+#[derive(Debug)]
+struct ResumeBriefly;
+
+impl SseRetryPolicy for ResumeBriefly {
+    fn retry(&self, attempts: usize) -> Option<Duration> {
+        (attempts < 3).then(|| Duration::from_millis(250 << attempts))
+    }
+}
+
 /// Resolves when the call should stop: the executor timed it out or
 /// cancelled it, or the mount is going away.
 async fn stop_wanted(call: &Call, shutdown: &mut watch::Receiver<bool>) -> &'static str {
@@ -408,6 +423,7 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
                     .map_err(|e| format!("invalid value of header {name}: {e}"))?;
                 config.custom_headers.insert(name, value);
             }
+            config.retry_config = Arc::new(ResumeBriefly);
             let transport = StreamableHttpClientTransport::from_config(config);
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {
