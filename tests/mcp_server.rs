@@ -1,0 +1,354 @@
+//! capstan's MCP server seen from capstan's MCP client: a registry served
+//! over streamable HTTP (`HttpServer`) is mounted by another registry, in
+//! this process. The official SDKs and the conformance suite check the
+//! server from outside (`make mcp-server-test`); these tests pin its rules
+//! where `cargo test` (and so mutation testing) reaches them.
+
+#[cfg(feature = "mcp")]
+#[path = "common/wait.rs"]
+mod wait;
+
+#[cfg(feature = "mcp")]
+mod with_mcp {
+    use super::wait::eventually;
+    use std::io::{Read, Write};
+    use std::time::Duration;
+
+    use capstan::mcp::client::{Endpoint, Mount, MountOptions};
+    use capstan::mcp::server::{HttpServer, ServerOptions};
+    use capstan::{
+        execute, submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef,
+        ToolFlags, ToolResult,
+    };
+    use serde_json::{json, Value};
+
+    const PATIENCE: Duration = Duration::from_secs(60);
+
+    fn def(name: &str, parameters: Value, f: impl Fn(Call) + Send + Sync + 'static) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: format!("{name} tool"),
+            parameters,
+            handler: Box::new(f),
+            timeout_ms: 0,
+            max_output_chars: 0,
+            flags: ToolFlags::default(),
+        }
+    }
+
+    /// A registry with `add` (two integers), `boom` (fails) and `hold`
+    /// (runs until cancelled, at most a minute, then says how it ended).
+    fn served_registry() -> Registry {
+        let reg = Registry::default();
+        let ints = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]});
+        reg.register(def("add", ints, |call| {
+            let a = &call.arguments()["a"];
+            let b = &call.arguments()["b"];
+            let sum = a.as_i64().unwrap_or(0) + b.as_i64().unwrap_or(0);
+            call.complete_text(sum.to_string()).unwrap();
+        }))
+        .unwrap();
+        reg.register(def("boom", json!({"type": "object"}), |call| {
+            call.fail("the boom tool exploded").unwrap();
+        }))
+        .unwrap();
+        reg.register(def("hold", json!({"type": "object"}), |call| {
+            let cancelled = eventually(PATIENCE, || call.is_cancelled());
+            let _ = call.complete_text(if cancelled {
+                "cancelled"
+            } else {
+                "still running"
+            });
+        }))
+        .unwrap();
+        reg
+    }
+
+    fn mount(
+        client: &Registry,
+        url: &str,
+        headers: Vec<(String, String)>,
+    ) -> Result<Mount, capstan::Error> {
+        let mut options = MountOptions::new(Endpoint::Http {
+            url: url.into(),
+            headers,
+        });
+        options.prefix = "s_".into();
+        options.connect_timeout = PATIENCE;
+        Mount::connect(client, options)
+    }
+
+    fn call(reg: &Registry, name: &str, arguments: Value) -> ToolResult {
+        execute(
+            reg,
+            vec![CallRequest::new("c1", name, arguments)],
+            &ExecOptions::default(),
+        )
+        .remove(0)
+    }
+
+    /// POSTs `body` to the server with `headers` over a plain socket;
+    /// returns the status code.
+    fn raw_post(url: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+        let address = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_string();
+        let mut stream = std::net::TcpStream::connect(&address).expect("connect");
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            request.push_str(&format!("Host: {address}\r\n"));
+        }
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).expect("status line");
+        let line = String::from_utf8_lossy(&head).to_string();
+        line[9..12]
+            .parse()
+            .unwrap_or_else(|_| panic!("status line {line:?}"))
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+    #[test]
+    fn a_served_registry_mounts_in_another_with_its_tools_results_and_errors() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        assert!(server.url().starts_with("http://127.0.0.1:") && server.url().ends_with("/mcp"));
+        let client = Registry::default();
+        let mount = mount(&client, server.url(), vec![]).expect("mount");
+        let info = mount.info();
+        assert_eq!(
+            info["tools"],
+            json!({"s_add": "add", "s_boom": "boom", "s_hold": "hold"})
+        );
+        assert_eq!(info["problems"], json!([]), "{info}");
+        // The schema travelled: the client checks arguments itself.
+        let spec = client.get("s_add").expect("s_add");
+        assert_eq!(spec.spec().parameters["required"], json!(["a", "b"]));
+        assert_eq!(spec.spec().description, "add tool");
+
+        let sum = call(&client, "s_add", json!({"a": 2, "b": 40}));
+        assert_eq!(
+            (sum.outcome, sum.content.as_str()),
+            (Outcome::Ok, "42"),
+            "{sum:?}"
+        );
+        let failed = call(&client, "s_boom", json!({}));
+        assert_eq!(failed.outcome, Outcome::ToolError, "{failed:?}");
+        assert!(
+            failed.content.contains("the boom tool exploded"),
+            "{failed:?}"
+        );
+        mount.unmount();
+        assert!(server.stop(), "no call was left running");
+        assert!(server.stop(), "a second stop returns true at once");
+    }
+
+    #[test]
+    fn tools_registered_on_a_served_registry_reach_a_mounted_client() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let client = Registry::default();
+        let mount = mount(&client, server.url(), vec![]).expect("mount");
+        served
+            .register(def("late", json!({"type": "object"}), |call| {
+                call.complete_text("here").unwrap();
+            }))
+            .unwrap();
+        assert!(
+            eventually(PATIENCE, || client.get("s_late").is_some()),
+            "list_changed brought the new tool: {:?}",
+            client.names()
+        );
+        assert_eq!(call(&client, "s_late", json!({})).content, "here");
+        served.unregister("boom").unwrap();
+        assert!(
+            eventually(PATIENCE, || client.get("s_boom").is_none()),
+            "list_changed took the removed tool away"
+        );
+        mount.unmount();
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn the_server_call_timeout_ends_a_slow_call_and_its_tool_sees_the_cancellation() {
+        let served = served_registry();
+        let options = ServerOptions {
+            call_timeout_ms: 100,
+            ..ServerOptions::default()
+        };
+        let server = HttpServer::start(&served, &options).expect("start");
+        let client = Registry::default();
+        let mount = mount(&client, server.url(), vec![]).expect("mount");
+        let result = call(&client, "s_hold", json!({}));
+        assert!(result.is_error(), "{result:?}");
+        assert!(result.content.contains("100 ms"), "{result:?}");
+        mount.unmount();
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn stop_cancels_calls_in_flight_and_a_mounted_client_s_call_ends() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let client = Registry::default();
+        let mount = mount(&client, server.url(), vec![]).expect("mount");
+        let results = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = results.clone();
+        let batch = submit(
+            &client,
+            vec![CallRequest::new("h", "s_hold", json!({}))],
+            &ExecOptions::default(),
+            Sink::Callback(Box::new(move |_, r| record.lock().unwrap().push(r))),
+            None,
+        );
+        // The call reached the server's tool: it is in flight there.
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!batch.is_done(), "hold runs until cancelled");
+        assert!(
+            server.stop(),
+            "the cancelled tool returned within the stop timeout"
+        );
+        // The server is gone: the client's call ends (it does not wait for
+        // an answer forever) and says why.
+        assert!(batch.wait(Some(PATIENCE)), "the client's call ended");
+        let results = results.lock().unwrap();
+        assert_eq!(results[0].outcome, Outcome::ToolError, "{results:?}");
+        assert!(
+            results[0]
+                .content
+                .contains("closed the connection during the call"),
+            "{results:?}"
+        );
+        mount.unmount();
+        // Nothing is served any more.
+        let again = mount_once(server.url());
+        assert!(again.is_err(), "a stopped server accepted a new client");
+    }
+
+    fn mount_once(url: &str) -> Result<Mount, capstan::Error> {
+        let client = Registry::default();
+        let mut options = MountOptions::new(Endpoint::Http {
+            url: url.into(),
+            headers: vec![],
+        });
+        options.connect_timeout = Duration::from_secs(5);
+        Mount::connect(&client, options)
+    }
+
+    #[test]
+    fn a_bearer_token_when_set_is_required_of_every_request() {
+        let served = served_registry();
+        let options = ServerOptions {
+            bearer_token: Some("s3cret".into()),
+            ..ServerOptions::default()
+        };
+        let server = HttpServer::start(&served, &options).expect("start");
+        assert_eq!(raw_post(server.url(), &[], INITIALIZE), 401);
+        assert_eq!(
+            raw_post(
+                server.url(),
+                &[("Authorization", "Bearer wrong")],
+                INITIALIZE
+            ),
+            401
+        );
+        assert_eq!(
+            raw_post(
+                server.url(),
+                &[("Authorization", "bearer s3cret")],
+                INITIALIZE
+            ),
+            200,
+            "the scheme is case-insensitive"
+        );
+        let client = Registry::default();
+        let auth = vec![("Authorization".to_string(), "Bearer s3cret".to_string())];
+        let mount = mount(&client, server.url(), auth).expect("mount with the token");
+        assert_eq!(call(&client, "s_add", json!({"a": 1, "b": 1})).content, "2");
+        mount.unmount();
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn foreign_origins_and_hosts_and_oversized_bodies_are_refused() {
+        let served = served_registry();
+        let options = ServerOptions {
+            allowed_origins: vec!["https://app.example".into()],
+            max_body_bytes: 4096,
+            ..ServerOptions::default()
+        };
+        let server = HttpServer::start(&served, &options).expect("start");
+        let url = server.url();
+        assert_eq!(
+            raw_post(url, &[], INITIALIZE),
+            200,
+            "no Origin: not a browser"
+        );
+        assert_eq!(
+            raw_post(url, &[("Origin", "http://localhost:3000")], INITIALIZE),
+            200
+        );
+        assert_eq!(
+            raw_post(url, &[("Origin", "https://app.example")], INITIALIZE),
+            200
+        );
+        assert_eq!(
+            raw_post(url, &[("Origin", "https://evil.example")], INITIALIZE),
+            403
+        );
+        assert_eq!(raw_post(url, &[("Host", "evil.example")], INITIALIZE), 403);
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"pad":"{}"}}}}"#,
+            "x".repeat(8192)
+        );
+        assert_eq!(raw_post(url, &[], &big), 413);
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn bad_server_options_are_refused_with_a_reason() {
+        let served = served_registry();
+        for (options, says) in [
+            (
+                ServerOptions {
+                    address: "localhost:0".into(),
+                    ..ServerOptions::default()
+                },
+                "numeric IP",
+            ),
+            (
+                ServerOptions {
+                    max_body_bytes: 0,
+                    ..ServerOptions::default()
+                },
+                "max_body_bytes",
+            ),
+            (
+                ServerOptions {
+                    tools_meta: json!({"add": {"color": "red"}})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                    ..ServerOptions::default()
+                },
+                "tools_meta[\"add\"].color",
+            ),
+        ] {
+            match HttpServer::start(&served, &options) {
+                Ok(_) => panic!("{options:?} started"),
+                Err(e) => assert!(e.to_string().contains(says), "{e}"),
+            }
+        }
+    }
+}
