@@ -216,10 +216,11 @@ fn another_batch_s_main_thread_calls_wait_for_a_pump_while_a_main_thread_runs_it
         Sink::Collect,
         None,
     );
-    // Submitted here but left to the pool: wait until its call is queued.
+    // Submitted here but left to the pool: wait until both calls are queued
+    // (the notifier hears each).
     assert!(eventually(PATIENCE, || queued
         .load(std::sync::atomic::Ordering::SeqCst)
-        > 0));
+        >= 2));
     let mine = execute(
         &reg,
         vec![CallRequest::new("mine", "ui", json!({}))],
@@ -235,7 +236,9 @@ fn another_batch_s_main_thread_calls_wait_for_a_pump_while_a_main_thread_runs_it
     // Within its budget, one pump runs every queued call.
     assert_eq!(capstan::exec::pump(&reg, PATIENCE), 2);
     assert!(other.wait(Some(PATIENCE)));
-    assert_eq!(*ran.lock().unwrap(), vec!["mine", "theirs", "theirs too"]);
+    let mut ran = ran.lock().unwrap().clone();
+    ran[1..].sort();
+    assert_eq!(ran, vec!["mine", "theirs", "theirs too"]);
 }
 
 /// A registry with a main-thread tool `ui` that counts its runs, and a
@@ -297,4 +300,235 @@ fn a_batch_deadline_ends_calls_still_waiting_for_a_pump_and_says_so() {
         );
     }
     assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
+}
+
+/// The registry of `echo` (answers its call id), for batch rules.
+fn echo_registry() -> Registry {
+    let reg = Registry::default();
+    reg.register(def("echo", 0, 0, |call| {
+        let id = call.id().to_string();
+        call.complete_text(id).unwrap();
+    }))
+    .unwrap();
+    reg
+}
+
+fn echo_calls(n: usize) -> Vec<CallRequest> {
+    (0..n)
+        .map(|i| CallRequest::new(format!("e{i}"), "echo", json!({})))
+        .collect()
+}
+
+#[test]
+fn a_wait_returns_only_after_the_end_callback_returned_and_inside_it_does_not_wait() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::OnceLock;
+    // Its calls wait until the batch is kept where the end callback finds it.
+    let gate = Arc::new(AtomicBool::new(false));
+    let open = gate.clone();
+    let reg = Registry::default();
+    reg.register(def("gated", 0, 0, move |call| {
+        assert!(eventually(PATIENCE, || open.load(Ordering::SeqCst)));
+        call.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    let calls = (0..3)
+        .map(|i| CallRequest::new(format!("g{i}"), "gated", json!({})))
+        .collect();
+    let ended = Arc::new(AtomicBool::new(false));
+    let inside = Arc::new(OnceLock::<bool>::new());
+    let this: Arc<OnceLock<capstan::Batch>> = Arc::default();
+    let (end, seen, me) = (ended.clone(), inside.clone(), this.clone());
+    let batch = submit(
+        &reg,
+        calls,
+        &ExecOptions::default(),
+        Sink::Callback(Box::new(|_, _| {})),
+        Some(Box::new(move || {
+            // Waiting on its own batch here would wait for itself: inside its
+            // end callback the batch counts as finished.
+            if let Some(me) = me.get() {
+                let _ = seen.set(me.wait(Some(PATIENCE)) && me.is_done());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+            end.store(true, Ordering::SeqCst);
+        })),
+    );
+    let kept = this.set(batch).is_ok();
+    assert!(kept);
+    gate.store(true, Ordering::SeqCst);
+    // Not a caller-runs wait: the batch may end on the pool meanwhile.
+    let batch = this.get().unwrap();
+    assert!(batch.wait(Some(PATIENCE)));
+    assert!(
+        ended.load(Ordering::SeqCst),
+        "wait returned before the end callback did"
+    );
+    assert_eq!(inside.get(), Some(&true));
+}
+
+#[test]
+fn detach_returns_only_after_a_result_callback_already_running_returned() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let reg = echo_registry();
+    let (running, returned) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (r1, r2) = (running.clone(), returned.clone());
+    let batch = submit(
+        &reg,
+        echo_calls(1),
+        &ExecOptions::default(),
+        Sink::Callback(Box::new(move |_, _| {
+            r1.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(100));
+            r2.store(true, Ordering::SeqCst);
+        })),
+        None,
+    );
+    assert!(eventually(PATIENCE, || running.load(Ordering::SeqCst)));
+    batch.detach();
+    assert!(
+        returned.load(Ordering::SeqCst),
+        "detach returned while the callback ran"
+    );
+}
+
+#[test]
+fn waiting_on_another_batch_inside_a_callback_still_waits_for_its_end_callback() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let reg = echo_registry();
+    let other_ended = Arc::new(AtomicBool::new(false));
+    let ended = other_ended.clone();
+    let other = Arc::new(submit(
+        &reg,
+        echo_calls(2),
+        &ExecOptions::default(),
+        Sink::Queue,
+        Some(Box::new(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            ended.store(true, Ordering::SeqCst);
+        })),
+    ));
+    let saw = Arc::new(Mutex::new(None));
+    let (waits_on, record) = (other.clone(), saw.clone());
+    let outer = submit(
+        &reg,
+        echo_calls(1),
+        &ExecOptions::default(),
+        Sink::Callback(Box::new(move |_, _| {
+            let done = waits_on.wait(Some(PATIENCE));
+            *record.lock().unwrap() = Some(done && other_ended.load(Ordering::SeqCst));
+        })),
+        None,
+    );
+    assert!(outer.wait(Some(PATIENCE)));
+    assert_eq!(*saw.lock().unwrap(), Some(true));
+}
+
+#[test]
+fn a_wait_with_a_time_limit_on_a_host_thread_runs_no_call_there() {
+    let reg = Registry::default();
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def("where", 0, 0, move |call| {
+        record.lock().unwrap().push(std::thread::current().id());
+        call.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    for round in 0..20 {
+        let calls = (0..4)
+            .map(|i| CallRequest::new(format!("w{round}_{i}"), "where", json!({})))
+            .collect();
+        let batch = submit(&reg, calls, &ExecOptions::default(), Sink::Queue, None);
+        // A call could outlast the limit: such a wait only watches.
+        assert!(batch.wait(Some(PATIENCE)));
+    }
+    let me = std::thread::current().id();
+    let ran_on = ran_on.lock().unwrap();
+    assert_eq!(ran_on.len(), 80);
+    assert!(
+        ran_on.iter().all(|t| *t != me),
+        "a call ran on the waiting thread"
+    );
+}
+
+/// A registry whose `guarded` tool requires approval, and an approver that
+/// keeps every approval it gets (deciding nothing) in the returned list.
+fn approval_registry() -> (Registry, Arc<Mutex<Vec<capstan::Approval>>>) {
+    let reg = Registry::default();
+    reg.register(def("guarded", 0, ToolFlags::REQUIRES_APPROVAL, |call| {
+        call.complete_text("ran").unwrap();
+    }))
+    .unwrap();
+    let kept = Arc::new(Mutex::new(Vec::new()));
+    let keep = kept.clone();
+    reg.set_approver(Some(Arc::new(move |a| keep.lock().unwrap().push(a))))
+        .unwrap();
+    (reg, kept)
+}
+
+#[test]
+fn a_batch_deadline_ends_a_call_still_waiting_for_approval_and_says_so() {
+    let (reg, kept) = approval_registry();
+    let options = ExecOptions {
+        deadline_ms: 20,
+        ..ExecOptions::default()
+    };
+    let results = execute(
+        &reg,
+        vec![CallRequest::new("g", "guarded", json!({}))],
+        &options,
+    );
+    assert_eq!(results[0].outcome, Outcome::Timeout, "{results:?}");
+    assert!(
+        results[0].content.contains("deadline of 20 ms") && results[0].content.contains("approval"),
+        "{results:?}"
+    );
+    let late = kept.lock().unwrap().pop().expect("the approver was asked");
+    assert!(
+        late.approve().is_err(),
+        "a decision after the deadline is refused"
+    );
+}
+
+#[test]
+fn an_approval_handle_names_its_approval_until_decided_and_keeps_binding_data() {
+    let (reg, kept) = approval_registry();
+    let batch = submit(
+        &reg,
+        vec![CallRequest::new("g1", "guarded", json!({"x": 1}))],
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
+    assert!(eventually(PATIENCE, || !kept.lock().unwrap().is_empty()));
+    let approval = kept.lock().unwrap().pop().unwrap();
+    let handle = approval.handle().unwrap();
+    assert_ne!(handle, 0);
+    assert_eq!(
+        approval.handle().unwrap(),
+        handle,
+        "one handle per approval"
+    );
+    let found = capstan::Approval::from_handle(handle).expect("a pending approval resolves");
+    assert_eq!((found.id(), found.tool()), ("g1", "guarded"));
+    assert_eq!(found.arguments_text(), r#"{"x":1}"#);
+    // Binding data is made once and shared by every view of the approval.
+    let made = approval.binding_data(|| String::from("first")).cloned();
+    assert_eq!(made.as_deref(), Some("first"));
+    let again = found.binding_data(|| String::from("second")).cloned();
+    assert_eq!(again.as_deref(), Some("first"));
+    assert!(
+        found.binding_data(|| 7u32).is_none(),
+        "another type is not there"
+    );
+    found.approve().unwrap();
+    assert!(
+        capstan::Approval::from_handle(handle).is_err(),
+        "decided: stale"
+    );
+    assert!(batch.wait(Some(PATIENCE)));
+    assert_eq!(batch.poll(1)[0].1.content, "ran");
 }

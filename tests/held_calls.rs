@@ -24,6 +24,8 @@ fn tool(name: &str, timeout_ms: u32, handler: Box<dyn capstan::Handler>) -> Tool
     }
 }
 
+static UNCOUNTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 #[test]
 fn a_call_never_completed_after_its_timeout_does_not_hold_its_batch() {
     let reg = Registry::default();
@@ -40,6 +42,10 @@ fn a_call_never_completed_after_its_timeout_does_not_hold_its_batch() {
         "abandon",
         5,
         Box::new(|call: capstan::Call| {
+            // Its batch is held while it runs.
+            if live_batches() == 0 {
+                UNCOUNTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             call.handle().unwrap();
         }),
     ))
@@ -64,6 +70,10 @@ fn a_call_never_completed_after_its_timeout_does_not_hold_its_batch() {
         eventually(Duration::from_secs(30), || live_batches() == 0),
         "{} batches still held by calls the host never completed",
         live_batches()
+    );
+    assert!(
+        !UNCOUNTED.load(std::sync::atomic::Ordering::SeqCst),
+        "a running call's batch was not counted"
     );
     // The abandoned calls themselves stay (their lent text must stay valid
     // until the host completes them or frees the registry).

@@ -122,6 +122,11 @@ fn cap_changes_after_the_first_call_and_hooks_bracket_every_pool_thread() {
         "every pool thread ran on_start before its first callback"
     );
     assert!(STARTS.load(Ordering::SeqCst) >= 4);
+    assert!(
+        pool::live_threads() >= 2,
+        "idle pool threads stay a while: {} alive",
+        pool::live_threads()
+    );
 
     // Lowered again: idle threads over the cap retire, running on_stop.
     pool::configure(1).unwrap();
