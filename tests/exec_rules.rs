@@ -532,3 +532,29 @@ fn an_approval_handle_names_its_approval_until_decided_and_keeps_binding_data() 
     assert!(batch.wait(Some(PATIENCE)));
     assert_eq!(batch.poll(1)[0].1.content, "ran");
 }
+
+#[test]
+fn a_call_runs_the_tool_registered_when_it_starts_even_mid_batch() {
+    let reg = Arc::new(Registry::default());
+    let replacer = Arc::downgrade(&reg);
+    reg.register(def("f", 0, 0, move |call| {
+        // The first version replaces itself while its batch runs.
+        if let Some(reg) = replacer.upgrade() {
+            reg.register(def("f", 0, 0, |call| call.complete_text("new").unwrap()))
+                .unwrap();
+        }
+        call.complete_text("old").unwrap();
+    }))
+    .unwrap();
+    let sequential = ExecOptions {
+        parallel: false,
+        ..ExecOptions::default()
+    };
+    let calls = vec![
+        CallRequest::new("1", "f", json!({})),
+        CallRequest::new("2", "f", json!({})),
+    ];
+    let results = execute(&reg, calls, &sequential);
+    let texts: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(texts, ["old", "new"]);
+}

@@ -179,9 +179,13 @@ fn events_report_start_finish_timeout_and_cancel() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let e2 = events.clone();
     reg.set_event_hook(Some(Arc::new(move |e: &capstan::Event| {
-        e2.lock()
-            .unwrap()
-            .push((e.kind, e.tool.to_string(), e.outcome));
+        e2.lock().unwrap().push((
+            e.kind,
+            e.tool.to_string(),
+            e.outcome,
+            e.id.to_string(),
+            e.index,
+        ));
     })))
     .unwrap();
     execute(
@@ -190,6 +194,11 @@ fn events_report_start_finish_timeout_and_cancel() {
         &ExecOptions::default(),
     );
     let ev = events.lock().unwrap().clone();
+    // Every event names its call: id and position in the batch.
+    for e in &ev {
+        let expected = if e.1 == "fast" { ("1", 0) } else { ("2", 1) };
+        assert_eq!((e.3.as_str(), e.4), expected, "{e:?}");
+    }
     let has = |k: EventKind, t: &str, o: Option<Outcome>| {
         ev.iter().any(|x| x.0 == k && x.1 == t && x.2 == o)
     };
@@ -254,7 +263,8 @@ fn events_report_start_finish_timeout_and_cancel() {
     );
 }
 
-type Seen = Vec<(EventKind, String, Option<Outcome>)>;
+/// Events as heard: kind, tool, outcome, call id, position in the batch.
+type Seen = Vec<(EventKind, String, Option<Outcome>, String, usize)>;
 
 fn has_event(ev: &Seen, k: EventKind, t: &str, o: Option<Outcome>) -> bool {
     ev.iter().any(|x| x.0 == k && x.1 == t && x.2 == o)
