@@ -97,24 +97,24 @@ fn rendezvous_tool(name: &str, n: usize) -> ToolDef {
 
 #[test]
 fn a_submitted_batch_nobody_waits_for_runs_its_calls_side_by_side() {
-    // Two rounds from one thread: the first batch of a thread and one after
-    // a batch that ran without it start on the pool in different ways; both
-    // fan out to the limit.
-    for round in 0..2 {
+    // Rounds from one thread: the first batch of a thread and one after a
+    // batch that ran without it start on the pool in different ways; both
+    // fan out to the limit. The third needs more threads than went idle.
+    for (round, n) in [4, 4, 8].into_iter().enumerate() {
         let reg = Registry::default();
-        reg.register(rendezvous_tool("meet", 4)).unwrap();
-        let calls = (0..4)
+        reg.register(rendezvous_tool("meet", n)).unwrap();
+        let calls = (0..n)
             .map(|i| CallRequest::new(format!("m{i}"), "meet", json!({})))
             .collect();
         let batch = submit(&reg, calls, &ExecOptions::default(), Sink::Queue, None);
-        assert_eq!((batch.len(), batch.is_empty()), (4, false));
+        assert_eq!((batch.len(), batch.is_empty()), (n, false));
         // Not a wait that runs calls: only watch the results arrive.
         assert!(
             eventually(PATIENCE, || batch.is_done()),
             "round {round}: the batch ends"
         );
         let results = batch.poll(10);
-        assert_eq!(results.len(), 4);
+        assert_eq!(results.len(), n);
         for (_, result) in results {
             assert_eq!(result.content, "together", "round {round}: {result:?}");
         }

@@ -3,8 +3,11 @@
 
 use std::time::Duration;
 
-use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
+use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags};
 use serde_json::json;
+
+#[path = "common/wait.rs"]
+mod wait;
 
 fn def(name: &str, timeout_ms: u32, f: impl Fn(capstan::Call) + Send + Sync + 'static) -> ToolDef {
     ToolDef {
@@ -63,6 +66,42 @@ fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
         27,
         "3 levels of fan-out 3 below the root"
     );
+    // One pool thread, busy with a tool that submits a batch and waits for
+    // it with a time limit: being a pool thread, it runs the batch's calls
+    // itself (no other thread would before the limit).
+    capstan::exec::pool::configure(1).unwrap();
+    assert!(
+        wait::eventually(Duration::from_secs(30), || {
+            capstan::exec::pool::live_threads() <= 1
+        }),
+        "threads over the cap retire"
+    );
+    reg.register(def("leaf", 0, |c| c.complete_text("leaf").unwrap()))
+        .unwrap();
+    let inner = reg.clone();
+    reg.register(def("waits", 0, move |c| {
+        let calls: Vec<_> = (0..2)
+            .map(|i| CallRequest::new(i.to_string(), "leaf", json!({})))
+            .collect();
+        let batch = capstan::submit(&inner, calls, &ExecOptions::default(), Sink::Queue, None);
+        let done = batch.wait(Some(Duration::from_secs(10)));
+        c.complete_text(if done {
+            "nested done"
+        } else {
+            "nested waited in vain"
+        })
+        .unwrap();
+    }))
+    .unwrap();
+    let outer = capstan::submit(
+        &reg,
+        vec![CallRequest::new("w", "waits", json!({}))],
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
+    assert!(outer.wait(Some(Duration::from_secs(30))));
+    assert_eq!(outer.poll(1)[0].1.content, "nested done");
     // The cap may change at any time, also after the pool started.
     capstan::exec::pool::configure(4).unwrap();
     assert_eq!(capstan::exec::pool::threads(), 4);

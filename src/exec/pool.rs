@@ -287,12 +287,27 @@ fn run_job(job: Job, hooks: &mut ThreadHookState) {
     let _ = ON_POOL.try_with(|p| p.set(was));
 }
 
+/// How long an idle worker waits for a job before it retires, with `idle`
+/// workers idle (itself included): one per core stays long, the rest soon.
+fn keep_alive(idle: usize) -> Duration {
+    if idle > cores() {
+        SURPLUS_KEEP_ALIVE
+    } else {
+        KEEP_ALIVE
+    }
+}
+
 fn worker() {
     let mut hooks = ThreadHookState::default();
     let mut st = state();
     loop {
         if st.threads > threads() {
-            break; // the cap was lowered
+            // The cap was lowered. A job may have been queued for this
+            // worker (woken to take it): hand it to the next one.
+            if !st.queue.is_empty() {
+                WORKERS.work.notify_one();
+            }
+            break;
         }
         if let Some(job) = st.queue.pop_front() {
             drop(st);
@@ -301,11 +316,7 @@ fn worker() {
             continue;
         }
         st.idle += 1;
-        let keep = if st.idle > cores() {
-            SURPLUS_KEEP_ALIVE
-        } else {
-            KEEP_ALIVE
-        };
+        let keep = keep_alive(st.idle);
         let (guard, waited) = WORKERS
             .work
             .wait_timeout(st, keep)
