@@ -1568,3 +1568,64 @@ fn a_responses_arguments_done_event_is_authoritative_over_its_deltas() {
         json!({"city": "Oslo"})
     );
 }
+
+#[test]
+fn a_call_held_back_by_the_limit_starts_when_a_running_call_finishes_not_at_the_next_event() {
+    // `slow` runs until released; with a limit of 1 the second call waits
+    // for it, then starts on its own: the host feeds nothing more meanwhile.
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let reg = counting_registry(ran.clone(), 0);
+    let release = Arc::new(AtomicUsize::new(0));
+    let gate = release.clone();
+    reg.register(ToolDef {
+        name: "slow".into(),
+        description: String::new(),
+        parameters: json!({"type": "object"}),
+        handler: Box::new(move |call: capstan::Call| {
+            assert!(eventually(Duration::from_secs(30), || gate
+                .load(Ordering::SeqCst)
+                > 0));
+            call.complete_text("slow done").unwrap();
+        }),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: ToolFlags::default(),
+    })
+    .unwrap();
+    for parallel in [true, false] {
+        ran.lock().unwrap().clear();
+        release.store(0, Ordering::SeqCst);
+        let mut options = early(parallel);
+        options.exec.limit = 1;
+        let mut stream = Stream::new(Format::OpenAiChat, options, None, None).unwrap();
+        let body = chat_start(0, "s", "slow", "{}")
+            + &chat_start(1, "w1", "get_weather", "{}")
+            + &chat_start(2, "w2", "get_time", "{}");
+        stream.feed(&reg, body.as_bytes()).unwrap();
+        // The third call's start completed the second's arguments: both wait.
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(ran.lock().unwrap().is_empty(), "held by the limit");
+        release.store(1, Ordering::SeqCst);
+        assert!(
+            started(&ran, "w1"),
+            "parallel={parallel}: held call started"
+        );
+        stream.feed(&reg, chat_end().as_bytes()).unwrap();
+        let finished = stream.finish(&reg).unwrap();
+        let texts: Vec<&str> = finished
+            .results
+            .iter()
+            .map(|r| r.content.as_str())
+            .collect();
+        assert_eq!(
+            texts,
+            ["slow done", "ran w1", "ran w2"],
+            "parallel={parallel}"
+        );
+        assert_eq!(
+            *ran.lock().unwrap(),
+            ["w1", "w2"],
+            "each ran once, in order"
+        );
+    }
+}

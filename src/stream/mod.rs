@@ -25,30 +25,33 @@
 mod anthropic;
 mod emit;
 mod gemini;
+mod launch;
 mod openai_chat;
 mod openai_responses;
 mod sse;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 pub use emit::CutCall;
+pub use launch::Control;
 
 use crate::call::{results_to_json, CallRequest, Outcome, ToolResult};
 use crate::error::Error;
-use crate::exec::{self, Batch, ExecOptions, Sink};
+use crate::exec::ExecOptions;
 use crate::providers::{self, Format};
 use crate::registry::Registry;
 use emit::{Assembler, Emit};
+use launch::Launcher;
 
 /// How a stream runs its calls.
 #[derive(Clone, Debug, Default)]
 pub struct StreamOptions {
     /// How calls run (limit, timeouts, approvals...). `limit` also caps the
-    /// calls started early and still running; `parallel: false` starts a
-    /// call early only when every earlier call has finished.
+    /// calls started early and still running (the others start, in order,
+    /// when one ends, or at `finish`); `parallel: false` starts a call early
+    /// only when every earlier call has finished.
     pub exec: ExecOptions,
     /// Start each call as soon as its arguments are complete, unless its
     /// tool is flagged `WAIT_FOR_RESPONSE`. False: every call starts at
@@ -102,62 +105,6 @@ impl Finished {
     }
 }
 
-/// The part of a stream other threads reach: cancellation and its batches.
-#[derive(Default)]
-pub struct Control {
-    cancelled: AtomicBool,
-    batches: Mutex<Vec<Arc<Batch>>>,
-}
-
-impl Control {
-    /// Stops the stream: no call starts any more (those not started end
-    /// `cancelled` at `finish`), running calls see cancellation, later feeds
-    /// fail. Any thread, any time, also inside a sink callback.
-    pub fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
-        if let Ok(batches) = self.batches.lock() {
-            for b in batches.iter() {
-                b.cancel();
-            }
-        }
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
-    }
-
-    /// No result callback runs after this returns (the stream is being freed).
-    pub fn detach(&self) {
-        if let Ok(batches) = self.batches.lock() {
-            for b in batches.iter() {
-                b.detach();
-            }
-        }
-    }
-
-    fn add(&self, batch: Batch) {
-        if let Ok(mut batches) = self.batches.lock() {
-            if self.is_cancelled() {
-                batch.cancel();
-            }
-            batches.push(Arc::new(batch));
-        }
-    }
-
-    /// Waits for every batch started so far to hand over all its results.
-    /// The list stays in place (a cancel meanwhile reaches every batch); the
-    /// lock is not held while waiting.
-    fn wait_all(&self) {
-        let batches: Vec<Arc<Batch>> = match self.batches.lock() {
-            Ok(b) => b.clone(),
-            Err(_) => return,
-        };
-        for b in &batches {
-            b.wait(None);
-        }
-    }
-}
-
 /// One streamed response being read.
 pub struct Stream {
     framer: sse::Framer,
@@ -173,13 +120,12 @@ struct State {
     assembler: Box<dyn Assembler>,
     emit: Emit,
     on_text: Option<TextFn>,
-    on_result: Option<ResultFn>,
     /// By position: the complete call, or the cut one.
     calls: Vec<Option<CallRequest>>,
     cut: Vec<Option<CutCall>>,
+    /// By position: started, held for a free slot, or given its result.
     started: Vec<bool>,
-    results: Arc<Mutex<Vec<Option<ToolResult>>>>,
-    running: Arc<AtomicUsize>,
+    launcher: Arc<Launcher>,
     control: Arc<Control>,
     text: String,
     /// Bytes of complete calls' arguments and of `text`.
@@ -210,6 +156,8 @@ impl Stream {
         on_result: Option<ResultFn>,
     ) -> Result<Stream, Error> {
         let assembler = assembler_for(fmt)?;
+        let launcher = Launcher::new(options.exec.clone(), on_result);
+        let control = launcher.control.clone();
         Ok(Stream {
             framer: sse::Framer::default(),
             state: State {
@@ -218,13 +166,11 @@ impl Stream {
                 assembler,
                 emit: Emit::default(),
                 on_text,
-                on_result,
                 calls: Vec::new(),
                 cut: Vec::new(),
                 started: Vec::new(),
-                results: Arc::new(Mutex::new(Vec::new())),
-                running: Arc::new(AtomicUsize::new(0)),
-                control: Arc::new(Control::default()),
+                launcher,
+                control,
                 text: String::new(),
                 kept: 0,
             },
@@ -283,6 +229,7 @@ impl Stream {
         }
         self.finished = true;
         if let Some(e) = self.failed.take() {
+            self.state.unhold();
             self.state.control.wait_all();
             return Err(e);
         }
@@ -291,6 +238,7 @@ impl Stream {
             .framer
             .end(&mut |event| state.event(registry, &event.name, &event.data));
         if let Err(e) = ended {
+            self.state.unhold();
             self.state.control.wait_all();
             return Err(e);
         }
@@ -366,16 +314,12 @@ impl State {
         Ok(())
     }
 
-    /// Starts the complete calls that may start now.
+    /// Starts the complete calls that may start now; a call over the limit
+    /// is held, in order, and starts when a running call finishes.
     fn start_ready(&mut self, registry: &Registry) {
         if self.control.is_cancelled() {
             return;
         }
-        let limit = match (self.options.exec.parallel, self.options.exec.limit) {
-            (false, _) => 1,
-            (true, 0) => exec::DEFAULT_LIMIT,
-            (true, n) => n,
-        };
         let specs = registry.specs();
         for position in 0..self.calls.len() {
             let waits = !self.started[position] && self.cut[position].is_none();
@@ -387,10 +331,6 @@ impl State {
             };
             if self.started[position] {
                 continue;
-            }
-            let running = self.running.load(Ordering::SeqCst);
-            if running >= limit {
-                return;
             }
             let waits_for_response = specs
                 .iter()
@@ -404,45 +344,22 @@ impl State {
             }
             let call = call.clone();
             self.started[position] = true;
-            self.running.fetch_add(1, Ordering::SeqCst);
-            let sink = self.sink(move |_| position);
-            let batch = exec::submit(registry, vec![call], &self.options.exec, sink, None);
-            self.control.add(batch);
+            self.launcher.start_or_hold(registry, position, call);
         }
     }
 
-    /// A batch sink: stores each result at its call's position and hands it
-    /// to the host. `position_of` maps the batch's index to the position.
-    fn sink(&self, position_of: impl Fn(usize) -> usize + Send + Sync + 'static) -> Sink {
-        let results = self.results.clone();
-        let running = self.running.clone();
-        let on_result = self.on_result.clone();
-        Sink::Callback(Box::new(move |index, result| {
-            let position = position_of(index);
-            if let Some(f) = &on_result {
-                f(position, &result);
-            }
-            if let Ok(mut r) = results.lock() {
-                if r.len() <= position {
-                    r.resize(position + 1, None);
-                }
-                r[position] = Some(result);
-            }
-            running.fetch_sub(1, Ordering::SeqCst);
-        }))
-    }
-
-    fn deliver_now(&self, position: usize, result: ToolResult) {
-        self.running.fetch_add(1, Ordering::SeqCst);
-        let Sink::Callback(f) = self.sink(move |_| position) else {
-            return;
-        };
-        f(0, result);
+    /// Takes back the calls held for a free slot (none starts after this):
+    /// they count as not started.
+    fn unhold(&mut self) {
+        for (position, _) in self.launcher.take_held() {
+            self.started[position] = false;
+        }
     }
 
     fn finish(&mut self, registry: &Registry) -> Result<Finished, Error> {
         let cancelled = self.control.is_cancelled();
         if !self.emit.terminal && !cancelled {
+            self.unhold();
             self.control.wait_all();
             let started = self.started.iter().filter(|s| **s).count();
             return Err(Error::StreamTruncated(format!(
@@ -453,7 +370,9 @@ impl State {
             )));
         }
         self.assembler.close(&mut self.emit);
-        if let Err(e) = self.drain(registry) {
+        let drained = self.drain(registry);
+        self.unhold();
+        if let Err(e) = drained {
             self.control.wait_all();
             return Err(e);
         }
@@ -473,7 +392,7 @@ impl State {
                         Outcome::Cancelled,
                         "Cancelled: the stream was cancelled before this call started.",
                     );
-                    self.deliver_now(position, result);
+                    self.launcher.deliver_now(position, result);
                 }
                 (Some(call), _) => rest.push((position, call.clone())),
                 (None, Some(cut)) => {
@@ -483,7 +402,7 @@ impl State {
                         Outcome::InvalidArguments,
                         format!("Not run: {}.", cut.reason),
                     );
-                    self.deliver_now(position, result);
+                    self.launcher.deliver_now(position, result);
                 }
                 (None, None) => {
                     let result = ToolResult::new(
@@ -492,7 +411,7 @@ impl State {
                         Outcome::InvalidArguments,
                         "Not run: the response never completed this call.",
                     );
-                    self.deliver_now(position, result);
+                    self.launcher.deliver_now(position, result);
                 }
             }
         }
@@ -501,21 +420,14 @@ impl State {
                 // One by one, in order: after the calls started early.
                 self.control.wait_all();
             }
-            let positions: Vec<usize> = rest.iter().map(|(p, _)| *p).collect();
-            let calls: Vec<CallRequest> = rest.into_iter().map(|(_, c)| c).collect();
-            self.running.fetch_add(calls.len(), Ordering::SeqCst);
-            let sink = self.sink(move |i| positions.get(i).copied().unwrap_or(usize::MAX));
-            let batch = exec::submit(registry, calls, &self.options.exec, sink, None);
-            self.control.add(batch);
+            self.launcher.count_started(rest.len());
+            self.launcher.start(registry, rest);
         }
         self.control.wait_all();
-        let stored = match self.results.lock() {
-            Ok(mut r) => std::mem::take(&mut *r),
-            Err(_) => {
-                return Err(Error::Internal(
-                    "a stream's results lock was poisoned".into(),
-                ))
-            }
+        let Some(stored) = self.launcher.take_results() else {
+            return Err(Error::Internal(
+                "a stream's results lock was poisoned".into(),
+            ));
         };
         let mut calls = Vec::with_capacity(n);
         let mut results = Vec::with_capacity(n);
