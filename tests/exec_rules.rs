@@ -558,3 +558,46 @@ fn a_call_runs_the_tool_registered_when_it_starts_even_mid_batch() {
     let texts: Vec<&str> = results.iter().map(|r| r.content.as_str()).collect();
     assert_eq!(texts, ["old", "new"]);
 }
+
+#[test]
+fn a_call_stuck_past_its_timeout_does_not_raise_the_limit_once_it_returns() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reg = Registry::default();
+    // Ignores its 20 ms timeout and holds its thread for 150 ms.
+    reg.register(def("stuck", 20, 0, |call| {
+        std::thread::sleep(Duration::from_millis(150));
+        let _ = call.complete_text("late");
+    }))
+    .unwrap();
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (n, m) = (now.clone(), most.clone());
+    reg.register(def("step", 0, 0, move |call| {
+        let inside = n.fetch_add(1, Ordering::SeqCst) + 1;
+        m.fetch_max(inside, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(30));
+        n.fetch_sub(1, Ordering::SeqCst);
+        call.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    for parallel in [false, true] {
+        most.store(0, Ordering::SeqCst);
+        let options = ExecOptions {
+            parallel,
+            limit: 2,
+            ..ExecOptions::default()
+        };
+        let mut calls = vec![CallRequest::new("s", "stuck", json!({}))];
+        calls.extend((0..10).map(|i| CallRequest::new(format!("p{i}"), "step", json!({}))));
+        let results = execute(&reg, calls, &options);
+        assert_eq!(results[0].outcome, Outcome::Timeout);
+        assert!(results[1..].iter().all(|r| r.outcome == Outcome::Ok));
+        // The stuck call no longer counts once timed out; its thread, back,
+        // must not add a driver to the replacement.
+        let limit = if parallel { 2 } else { 1 };
+        assert!(
+            most.load(Ordering::SeqCst) <= limit,
+            "parallel={parallel}: {} steps ran at once",
+            most.load(Ordering::SeqCst)
+        );
+    }
+}

@@ -23,6 +23,10 @@ const RETURNED: u8 = 1;
 /// The call timed out while its callback still ran: another worker took over
 /// the batch, and this one leaves when the callback returns.
 const REPLACED: u8 = 2;
+/// The callback runs on a thread that does not drive the batch (the pool for
+/// a call with a timeout, a main thread, a decision): a timeout there has no
+/// worker to replace, since the batch's drivers went on without it.
+const OFF_BATCH: u8 = 3;
 
 /// Live calls that a C host can name by handle.
 static HANDLES: LazyLock<HandleTable<CallCell>> = LazyLock::new(HandleTable::new);
@@ -214,6 +218,11 @@ impl CallCell {
     pub(crate) fn cancel(&self, reason: &str) {
         let _ = self.finish(Outcome::Cancelled, reason.to_owned());
         self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    /// Marks the callback as run off the batch's drivers (see `OFF_BATCH`).
+    pub(crate) fn run_off_batch(&self) {
+        self.worker.store(OFF_BATCH, Ordering::SeqCst);
     }
 
     /// The callback returned. False if a replacement worker took over the

@@ -111,11 +111,10 @@ impl PendingRun {
         self.batch.deliver(self.index, result);
     }
 
-    /// Runs the tool on this thread. With `wait`, returns only once the call
-    /// is done (a deferred completion, a timeout or a cancellation). Returns
-    /// false if the call timed out in its callback and another worker took
-    /// over the batch: a worker must then stop taking calls.
-    pub(crate) fn run(self, wait: bool) -> bool {
+    /// Runs the tool on this thread, which does not drive the batch (see
+    /// `run_call`). With `wait`, returns only once the call is done (a
+    /// deferred completion, a timeout or a cancellation).
+    pub(crate) fn run(self, wait: bool) {
         let PendingRun {
             batch,
             index,
@@ -131,14 +130,17 @@ impl PendingRun {
             tool: &tool,
             arguments,
         };
-        run_call(&batch, ready, wait)
+        run_call(&batch, ready, wait, false);
     }
 }
 
 /// Runs a call of `batch` on this thread (see `PendingRun::run`): the
 /// dispatch step's end, where the tool's callback runs; the call completes
 /// (`CallCell::finish`) from there, now or later.
-pub(crate) fn run_call(batch: &Arc<BatchInner>, call: Ready<'_>, wait: bool) -> bool {
+/// `driver`: this thread drives the batch (it claims calls in a loop).
+/// Returns false if the call timed out in its callback and another worker
+/// took over the batch: a driver must then stop taking calls.
+pub(crate) fn run_call(batch: &Arc<BatchInner>, call: Ready<'_>, wait: bool, driver: bool) -> bool {
     let Ready {
         index,
         id,
@@ -162,6 +164,9 @@ pub(crate) fn run_call(batch: &Arc<BatchInner>, call: Ready<'_>, wait: bool) -> 
         };
         tool.enter();
         let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index);
+        if !driver {
+            cell.run_off_batch();
+        }
         let _ = batch.cells[index].set(Arc::downgrade(&cell));
         fence(Ordering::SeqCst);
         if batch.is_cancelled() {

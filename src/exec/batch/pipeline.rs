@@ -148,7 +148,7 @@ impl BatchInner {
     fn dispatch(self: &Arc<Self>, ready: Ready<'_>, origin: Origin) -> bool {
         match self.route(ready.tool, origin) {
             // An inline start never waits for a call the tool completes later.
-            Route::Here => run_call(self, ready, !self.start_inline),
+            Route::Here => run_call(self, ready, !self.start_inline, true),
             _ => {
                 self.dispatch_pending(ready.pending(self), origin);
                 true
