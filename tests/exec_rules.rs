@@ -601,3 +601,35 @@ fn a_call_stuck_past_its_timeout_does_not_raise_the_limit_once_it_returns() {
         );
     }
 }
+
+#[test]
+fn calls_the_batch_deadline_caught_before_they_started_say_they_never_ran() {
+    let reg = Registry::default();
+    reg.register(def("long", 0, 0, |call| {
+        std::thread::sleep(Duration::from_millis(200));
+        let _ = call.complete_text("finished late");
+    }))
+    .unwrap();
+    reg.register(def("next", 0, 0, |call| call.complete_text("ran").unwrap()))
+        .unwrap();
+    let options = ExecOptions {
+        parallel: false,
+        deadline_ms: 50,
+        ..ExecOptions::default()
+    };
+    let calls = vec![
+        CallRequest::new("1", "long", json!({})),
+        CallRequest::new("2", "next", json!({})),
+        CallRequest::new("3", "next", json!({})),
+    ];
+    let results = execute(&reg, calls, &options);
+    assert_eq!(results[0].outcome, Outcome::Timeout, "{results:?}");
+    for r in &results[1..] {
+        assert_eq!(r.outcome, Outcome::Timeout, "{r:?}");
+        assert_eq!(
+            r.content,
+            "Tool \"next\" timed out: the batch deadline of 50 ms passed while it waited to \
+             start (for a free worker or an earlier call of a serial tool); it was not run."
+        );
+    }
+}
