@@ -633,3 +633,73 @@ fn calls_the_batch_deadline_caught_before_they_started_say_they_never_ran() {
         );
     }
 }
+
+#[test]
+fn at_the_batch_deadline_calls_not_started_report_at_once_not_when_a_worker_frees() {
+    let delivered = Arc::new(Mutex::new(Vec::new()));
+    let saw_them = Arc::new(Mutex::new(None));
+    let reg = Registry::default();
+    let (seen, saw) = (delivered.clone(), saw_them.clone());
+    // Holds the batch's only worker until the other calls have their results.
+    reg.register(def("long", 0, 0, move |call| {
+        let others = eventually(PATIENCE, || seen.lock().unwrap().len() >= 2);
+        *saw.lock().unwrap() = Some(others);
+        let _ = call.complete_text("finished late");
+    }))
+    .unwrap();
+    reg.register(def("next", 0, 0, |call| call.complete_text("ran").unwrap()))
+        .unwrap();
+    let options = ExecOptions {
+        parallel: false,
+        deadline_ms: 50,
+        ..ExecOptions::default()
+    };
+    let record = delivered.clone();
+    let batch = submit(
+        &reg,
+        vec![
+            CallRequest::new("1", "long", json!({})),
+            CallRequest::new("2", "next", json!({})),
+            CallRequest::new("3", "next", json!({})),
+        ],
+        &options,
+        Sink::Callback(Box::new(move |_, r| {
+            if r.id != "1" {
+                record.lock().unwrap().push(r.outcome);
+            }
+        })),
+        None,
+    );
+    assert!(batch.wait(Some(PATIENCE)));
+    // The batch ended at its deadline; its first callback returns after.
+    assert!(eventually(PATIENCE, || saw_them.lock().unwrap().is_some()));
+    assert_eq!(
+        *saw_them.lock().unwrap(),
+        Some(true),
+        "the calls not started waited for the worker"
+    );
+    assert_eq!(*delivered.lock().unwrap(), [Outcome::Timeout; 2]);
+}
+
+#[test]
+fn a_thread_waiting_without_a_time_limit_runs_calls_of_its_batch() {
+    let reg = Registry::default();
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def("work", 0, 0, move |call| {
+        record.lock().unwrap().push(std::thread::current().id());
+        std::thread::sleep(Duration::from_millis(5));
+        call.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    let calls = (0..16)
+        .map(|i| CallRequest::new(format!("w{i}"), "work", json!({})))
+        .collect();
+    let batch = submit(&reg, calls, &ExecOptions::default(), Sink::Queue, None);
+    assert!(batch.wait(None));
+    let me = std::thread::current().id();
+    assert!(
+        ran_on.lock().unwrap().iter().any(|t| *t == me),
+        "caller-runs: the waiting thread ran none of 16 calls"
+    );
+}
