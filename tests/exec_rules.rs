@@ -699,7 +699,7 @@ fn a_thread_waiting_without_a_time_limit_runs_calls_of_its_batch() {
     assert!(batch.wait(None));
     let me = std::thread::current().id();
     assert!(
-        ran_on.lock().unwrap().iter().any(|t| *t == me),
+        ran_on.lock().unwrap().contains(&me),
         "caller-runs: the waiting thread ran none of 16 calls"
     );
 }
