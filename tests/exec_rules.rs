@@ -8,6 +8,7 @@ use std::time::Duration;
 use capstan::exec::release_calls;
 use capstan::{
     execute, submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags,
+    ToolResult,
 };
 use serde_json::json;
 
@@ -399,15 +400,19 @@ fn detach_returns_only_after_a_result_callback_already_running_returned() {
 fn waiting_on_another_batch_inside_a_callback_still_waits_for_its_end_callback() {
     use std::sync::atomic::{AtomicBool, Ordering};
     let reg = echo_registry();
-    let other_ended = Arc::new(AtomicBool::new(false));
-    let ended = other_ended.clone();
+    let (other_began, other_ended) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (began, ended) = (other_began.clone(), other_ended.clone());
     let other = Arc::new(submit(
         &reg,
         echo_calls(2),
         &ExecOptions::default(),
         Sink::Queue,
         Some(Box::new(move || {
-            std::thread::sleep(Duration::from_millis(50));
+            began.store(true, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(100));
             ended.store(true, Ordering::SeqCst);
         })),
     ));
@@ -418,6 +423,9 @@ fn waiting_on_another_batch_inside_a_callback_still_waits_for_its_end_callback()
         echo_calls(1),
         &ExecOptions::default(),
         Sink::Callback(Box::new(move |_, _| {
+            // The other batch has all its results and its end callback is
+            // running on another thread: this wait must wait for it.
+            assert!(eventually(PATIENCE, || other_began.load(Ordering::SeqCst)));
             let done = waits_on.wait(Some(PATIENCE));
             *record.lock().unwrap() = Some(done && other_ended.load(Ordering::SeqCst));
         })),
@@ -560,27 +568,58 @@ fn a_call_runs_the_tool_registered_when_it_starts_even_mid_batch() {
 }
 
 #[test]
-fn a_call_stuck_past_its_timeout_does_not_raise_the_limit_once_it_returns() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_it_returns() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let reg = Registry::default();
+    let stuck_back = Arc::new(AtomicBool::new(false));
+    let stuck_thread = Arc::new(Mutex::new(None));
+    let (back, thread) = (stuck_back.clone(), stuck_thread.clone());
     // Ignores its 20 ms timeout and holds its thread for 150 ms.
-    reg.register(def("stuck", 20, 0, |call| {
+    reg.register(def("stuck", 20, 0, move |call| {
+        *thread.lock().unwrap() = Some(std::thread::current().id());
         std::thread::sleep(Duration::from_millis(150));
+        back.store(true, Ordering::SeqCst);
         let _ = call.complete_text("late");
     }))
     .unwrap();
-    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (n, m) = (now.clone(), most.clone());
+    // Steps: how many ran at once, how many ran on the stuck call's thread
+    // after it came back, and how many finished while it was stuck.
+    let (now, most, after_back, meanwhile) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (n, m, o, w, b) = (
+        now.clone(),
+        most.clone(),
+        after_back.clone(),
+        meanwhile.clone(),
+        stuck_back.clone(),
+    );
+    let thread = stuck_thread.clone();
     reg.register(def("step", 0, 0, move |call| {
         let inside = n.fetch_add(1, Ordering::SeqCst) + 1;
         m.fetch_max(inside, Ordering::SeqCst);
+        if *thread.lock().unwrap() == Some(std::thread::current().id()) {
+            o.fetch_add(1, Ordering::SeqCst);
+        }
         std::thread::sleep(Duration::from_millis(30));
+        if !b.load(Ordering::SeqCst) {
+            w.fetch_add(1, Ordering::SeqCst);
+        }
         n.fetch_sub(1, Ordering::SeqCst);
         call.complete_text("ok").unwrap();
     }))
     .unwrap();
-    for parallel in [false, true] {
-        most.store(0, Ordering::SeqCst);
+    // Run by the batch's own thread (execute) and by pool workers only
+    // (submit, and a wait that only watches).
+    for (parallel, by_pool) in [(false, false), (true, false), (false, true)] {
+        for counter in [&most, &after_back, &meanwhile] {
+            counter.store(0, Ordering::SeqCst);
+        }
+        stuck_back.store(false, Ordering::SeqCst);
+        *stuck_thread.lock().unwrap() = None;
         let options = ExecOptions {
             parallel,
             limit: 2,
@@ -588,17 +627,40 @@ fn a_call_stuck_past_its_timeout_does_not_raise_the_limit_once_it_returns() {
         };
         let mut calls = vec![CallRequest::new("s", "stuck", json!({}))];
         calls.extend((0..10).map(|i| CallRequest::new(format!("p{i}"), "step", json!({}))));
-        let results = execute(&reg, calls, &options);
+        let results: Vec<ToolResult> = if by_pool {
+            let batch = submit(&reg, calls, &options, Sink::Queue, None);
+            assert!(batch.wait(Some(PATIENCE)));
+            let mut got = batch.poll(100);
+            got.sort_by_key(|(i, _)| *i);
+            got.into_iter().map(|(_, r)| r).collect()
+        } else {
+            execute(&reg, calls, &options)
+        };
         assert_eq!(results[0].outcome, Outcome::Timeout);
         assert!(results[1..].iter().all(|r| r.outcome == Outcome::Ok));
-        // The stuck call no longer counts once timed out; its thread, back,
-        // must not add a driver to the replacement.
-        let limit = if parallel { 2 } else { 1 };
+        let case = format!("parallel={parallel} by_pool={by_pool}");
+        // The batch went on without the stuck call once it timed out.
         assert!(
-            most.load(Ordering::SeqCst) <= limit,
-            "parallel={parallel}: {} steps ran at once",
-            most.load(Ordering::SeqCst)
+            meanwhile.load(Ordering::SeqCst) >= 1,
+            "{case}: nothing ran meanwhile"
         );
+        if by_pool {
+            // The stuck worker, back, starts the one call it had already
+            // claimed with the stuck one (calls are claimed in chunks), then
+            // leaves: one step may overlap, no more.
+            assert!(
+                after_back.load(Ordering::SeqCst) <= 1,
+                "{case}: {after_back:?} after_back"
+            );
+        } else {
+            // No worker to replace: the batch's thread went on itself.
+            let limit = if parallel { 2 } else { 1 };
+            assert!(
+                most.load(Ordering::SeqCst) <= limit,
+                "{case}: {} steps ran at once",
+                most.load(Ordering::SeqCst)
+            );
+        }
     }
 }
 
@@ -702,4 +764,26 @@ fn a_thread_waiting_without_a_time_limit_runs_calls_of_its_batch() {
         ran_on.lock().unwrap().contains(&me),
         "caller-runs: the waiting thread ran none of 16 calls"
     );
+}
+
+#[test]
+fn a_call_that_has_its_result_counts_as_cancelled_for_its_tool() {
+    let reg = Registry::default();
+    let seen = Arc::new(Mutex::new(None));
+    let record = seen.clone();
+    reg.register(def("observe", 0, 0, move |call| {
+        let before = call.is_cancelled();
+        let keep = call.clone();
+        call.complete_text("done").unwrap();
+        // Completed: whatever the tool still does is no longer wanted.
+        *record.lock().unwrap() = Some((before, keep.is_cancelled()));
+    }))
+    .unwrap();
+    let results = execute(
+        &reg,
+        vec![CallRequest::new("o", "observe", json!({}))],
+        &ExecOptions::default(),
+    );
+    assert_eq!(results[0].content, "done");
+    assert_eq!(*seen.lock().unwrap(), Some((false, true)));
 }
