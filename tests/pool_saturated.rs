@@ -1,6 +1,8 @@
 //! With every pool thread busy, timeouts still fire and nested execution
 //! still completes. Its own test binary: the pool's cap is process-wide.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags};
@@ -102,6 +104,39 @@ fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
     );
     assert!(outer.wait(Some(Duration::from_secs(30))));
     assert_eq!(outer.poll(1)[0].1.content, "nested done");
+    // The one pool thread busy with a call that waits for the test: a
+    // thread waiting on its batch without a time limit runs the batch's
+    // calls itself (caller-runs), or they would wait for that thread.
+    let release = Arc::new(AtomicBool::new(false));
+    let open = release.clone();
+    reg.register(def("blocker", 0, move |c| {
+        wait::eventually(Duration::from_secs(30), || open.load(Ordering::SeqCst));
+        c.complete_text("released").unwrap();
+    }))
+    .unwrap();
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def("here", 0, move |c| {
+        record.lock().unwrap().push(std::thread::current().id());
+        c.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    let blocker = capstan::submit(
+        &reg,
+        vec![CallRequest::new("b", "blocker", json!({}))],
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
+    let calls: Vec<_> = (0..3)
+        .map(|i| CallRequest::new(i.to_string(), "here", json!({})))
+        .collect();
+    let batch = capstan::submit(&reg, calls, &ExecOptions::default(), Sink::Queue, None);
+    assert!(batch.wait(None));
+    release.store(true, Ordering::SeqCst);
+    assert!(blocker.wait(Some(Duration::from_secs(30))));
+    let me = std::thread::current().id();
+    assert_eq!(*ran_on.lock().unwrap(), vec![me; 3]);
     // The cap may change at any time, also after the pool started.
     capstan::exec::pool::configure(4).unwrap();
     assert_eq!(capstan::exec::pool::threads(), 4);
