@@ -749,24 +749,48 @@ fn at_the_batch_deadline_calls_not_started_report_at_once_not_when_a_worker_free
 }
 
 #[test]
-fn a_call_that_has_its_result_counts_as_cancelled_for_its_tool() {
+fn a_tool_sees_its_call_and_once_completed_the_call_counts_as_done_and_cancelled() {
     let reg = Registry::default();
-    let seen = Arc::new(Mutex::new(None));
+    let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
     reg.register(def("observe", 0, 0, move |call| {
-        assert_eq!((call.id(), call.tool()), ("o", "observe"));
-        let before = call.is_cancelled();
+        let mut s = record.lock().unwrap();
+        s.push(format!(
+            "{} {} {}",
+            call.id(),
+            call.tool(),
+            call.arguments_text()
+        ));
+        s.push(format!("{}", call.arguments()["x"]));
+        // Binding data: made once, shared by every view of the call.
+        let made = call.binding_data(|| String::from("first")).cloned();
+        let again = call
+            .clone()
+            .binding_data(|| String::from("second"))
+            .cloned();
+        let other = call.binding_data(|| 7u32).is_none();
+        s.push(format!("{made:?} {again:?} {other}"));
         let keep = call.clone();
+        s.push(format!("{} {}", keep.is_done(), keep.is_cancelled()));
         call.complete_text("done").unwrap();
         // Completed: whatever the tool still does is no longer wanted.
-        *record.lock().unwrap() = Some((before, keep.is_cancelled()));
+        s.push(format!("{} {}", keep.is_done(), keep.is_cancelled()));
     }))
     .unwrap();
     let results = execute(
         &reg,
-        vec![CallRequest::new("o", "observe", json!({}))],
+        vec![CallRequest::new("o", "observe", json!({"x": 1}))],
         &ExecOptions::default(),
     );
     assert_eq!(results[0].content, "done");
-    assert_eq!(*seen.lock().unwrap(), Some((false, true)));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            r#"o observe {"x":1}"#,
+            "1",
+            r#"Some("first") Some("first") true"#,
+            "false false",
+            "true true",
+        ]
+    );
 }
