@@ -474,6 +474,9 @@ def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
         import signal, sys, threading, time
         from capstan import ToolCall, ToolRegistry, tool
 
+        # A process started in the background by a shell without job control
+        # inherits SIGINT ignored, and Python then installs no handler.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         ran = []
         started = threading.Event()
 
