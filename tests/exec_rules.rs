@@ -51,6 +51,13 @@ fn freeing_a_registry_releases_the_calls_its_host_still_holds() {
     let held = Arc::new(Mutex::new(Vec::new()));
     reg.register(holding_tool("abandon", 5, &held)).unwrap();
     reg.register(holding_tool("pending", 0, &held)).unwrap();
+    // Keeps its call (no handle) and never completes it.
+    let kept: Arc<Mutex<Option<Call>>> = Arc::default();
+    let keep = kept.clone();
+    reg.register(def("quiet", 0, 0, move |call| {
+        *keep.lock().unwrap() = Some(call);
+    }))
+    .unwrap();
     // One call timed out while the host held it (its batch is over), one is
     // still running in a submitted batch.
     let results = execute(
@@ -66,9 +73,17 @@ fn freeing_a_registry_releases_the_calls_its_host_still_holds() {
         Sink::Collect,
         None,
     );
+    let quiet = submit(
+        &reg,
+        vec![CallRequest::new("q", "quiet", json!({}))],
+        &ExecOptions::default(),
+        Sink::Collect,
+        None,
+    );
     assert!(
-        eventually(PATIENCE, || held.lock().unwrap().len() == 2),
-        "both tools ran"
+        eventually(PATIENCE, || held.lock().unwrap().len() == 2
+            && kept.lock().unwrap().is_some()),
+        "the tools ran"
     );
     let handles = held.lock().unwrap().clone();
     for &h in &handles {
@@ -79,7 +94,16 @@ fn freeing_a_registry_releases_the_calls_its_host_still_holds() {
         let err = Call::from_handle(h).err().expect("released handle");
         assert!(err.to_string().contains("registry was freed"), "{err}");
     }
+    // A running call whose tool had not taken a handle yet: one taken now
+    // names nothing either.
+    let late = kept.lock().unwrap().take().expect("the quiet tool ran");
+    let handle = late.handle().unwrap();
+    assert!(
+        Call::from_handle(handle).is_err(),
+        "a handle after the free resolved"
+    );
     batch.cancel();
+    quiet.cancel();
 }
 
 /// A tool whose calls each wait (at most `PATIENCE`) until `n` calls have
@@ -163,9 +187,10 @@ fn main_thread_calls_wait_for_the_main_thread_not_for_any_thread_that_waits() {
     .unwrap();
     assert_eq!(capstan::exec::pump(&reg, Duration::ZERO), 0);
     let main = std::thread::current().id();
-    // Another thread submits and waits: it never pumped, so it must not run
-    // the call; this main thread does, when it pumps.
-    let worker = {
+    // Other threads run batches and wait (one submits, one executes, so it
+    // starts the call itself): they never pumped, so they must not run the
+    // calls; this main thread does, when it pumps.
+    let submitter = {
         let reg = reg.clone();
         std::thread::spawn(move || {
             let batch = submit(
@@ -178,16 +203,28 @@ fn main_thread_calls_wait_for_the_main_thread_not_for_any_thread_that_waits() {
             batch.wait(Some(PATIENCE))
         })
     };
+    let executor = {
+        let reg = reg.clone();
+        std::thread::spawn(move || {
+            let results = execute(
+                &reg,
+                vec![CallRequest::new("x", "ui", json!({}))],
+                &ExecOptions::default(),
+            );
+            results[0].outcome == Outcome::Ok
+        })
+    };
     let mut ran = 0;
     assert!(
         eventually(PATIENCE, || {
             ran += capstan::exec::pump(&reg, Duration::from_millis(1));
-            ran == 1
+            ran == 2
         }),
-        "the call reached the pump"
+        "the calls reached the pump"
     );
-    assert!(worker.join().unwrap(), "the worker's batch ended");
-    assert_eq!(*ran_on.lock().unwrap(), vec![main]);
+    assert!(submitter.join().unwrap(), "the submitted batch ended");
+    assert!(executor.join().unwrap(), "the executed batch ended");
+    assert_eq!(*ran_on.lock().unwrap(), vec![main; 2]);
 }
 
 #[test]
@@ -472,7 +509,8 @@ fn a_wait_with_a_time_limit_on_a_host_thread_runs_no_call_there() {
 fn approval_registry() -> (Registry, Arc<Mutex<Vec<capstan::Approval>>>) {
     let reg = Registry::default();
     reg.register(def("guarded", 0, ToolFlags::REQUIRES_APPROVAL, |call| {
-        call.complete_text("ran").unwrap();
+        let thread = std::thread::current().id();
+        call.complete_text(format!("ran on {thread:?}")).unwrap();
     }))
     .unwrap();
     let kept = Arc::new(Mutex::new(Vec::new()));
@@ -537,13 +575,20 @@ fn an_approval_handle_names_its_approval_until_decided_and_keeps_binding_data() 
         found.binding_data(|| 7u32).is_none(),
         "another type is not there"
     );
+    // Approved from this thread: the call runs elsewhere (this may be a
+    // host's UI thread), never here.
     found.approve().unwrap();
     assert!(
         capstan::Approval::from_handle(handle).is_err(),
         "decided: stale"
     );
     assert!(batch.wait(Some(PATIENCE)));
-    assert_eq!(batch.poll(1)[0].1.content, "ran");
+    let ran = batch.poll(1)[0].1.content.clone();
+    let me = std::thread::current().id();
+    assert!(
+        ran.starts_with("ran on") && ran != format!("ran on {me:?}"),
+        "{ran}"
+    );
 }
 
 #[test]
@@ -793,4 +838,55 @@ fn a_tool_sees_its_call_and_once_completed_the_call_counts_as_done_and_cancelled
             "true true",
         ]
     );
+}
+
+#[test]
+fn a_lone_call_without_a_timeout_runs_on_the_thread_that_executes_it() {
+    let reg = Registry::default();
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def("here", 0, 0, move |call| {
+        record.lock().unwrap().push(std::thread::current().id());
+        call.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    for _ in 0..3 {
+        execute(
+            &reg,
+            vec![CallRequest::new("1", "here", json!({}))],
+            &ExecOptions::default(),
+        );
+    }
+    let me = std::thread::current().id();
+    assert_eq!(*ran_on.lock().unwrap(), vec![me; 3]);
+}
+
+#[test]
+fn a_sequential_batch_of_calls_with_timeouts_runs_them_one_at_a_time() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reg = Registry::default();
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (n, m) = (now.clone(), most.clone());
+    // A timeout sends each call to the pool while the batch's thread waits
+    // for its result before it starts the next.
+    reg.register(def("timed", 10_000, 0, move |call| {
+        m.fetch_max(n.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(10));
+        n.fetch_sub(1, Ordering::SeqCst);
+        call.complete_text("ok").unwrap();
+    }))
+    .unwrap();
+    let calls = (0..6)
+        .map(|i| CallRequest::new(format!("t{i}"), "timed", json!({})))
+        .collect();
+    let sequential = ExecOptions {
+        parallel: false,
+        ..ExecOptions::default()
+    };
+    let results = execute(&reg, calls, &sequential);
+    assert!(
+        results.iter().all(|r| r.outcome == Outcome::Ok),
+        "{results:?}"
+    );
+    assert_eq!(most.load(Ordering::SeqCst), 1);
 }
