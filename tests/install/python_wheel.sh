@@ -35,7 +35,10 @@ case "$name" in
   "capstan-$version-py3-none-"*.whl) ;;
   *) fail "$name: expected capstan-$version-py3-none-<platform>.whl" ;;
 esac
-"$python" -m zipfile -l "$wheel" | grep -q "capstan/libcapstan\.so" || fail "$name has no capstan/libcapstan.so"
+# Listed first, then searched: `grep -q` in a pipe exits at the first match
+# and the lister, still writing, fails with a broken pipe (pipefail).
+listing=$("$python" -m zipfile -l "$wheel")
+grep -q "capstan/libcapstan\.so" <<<"$listing" || fail "$name has no capstan/libcapstan.so"
 pass "pip wheel gives $name with the library inside"
 
 "$python" -m venv "$work/venv"

@@ -40,7 +40,7 @@ cd "$src"
   fail "libcapstan.so.$version is not installed as a file"
 [ "$(readlink "$libdir/$soname")" = "libcapstan.so.$version" ] || fail "$soname does not link to libcapstan.so.$version"
 [ "$(readlink "$libdir/libcapstan.so")" = "$soname" ] || fail "libcapstan.so does not link to $soname"
-readelf -d "$libdir/libcapstan.so.$version" | grep -q "(SONAME).*\[$soname\]" ||
+grep -q "(SONAME).*\[$soname\]" <<<"$(readelf -d "$libdir/libcapstan.so.$version")" ||
   fail "readelf -d shows no SONAME $soname: $(readelf -d "$libdir/libcapstan.so.$version" | grep SONAME)"
 [ -f "$libdir/libcapstan.a" ] && [ -f "$prefix/include/capstan.h" ] || fail "libcapstan.a or capstan.h missing"
 pass "installed libcapstan.so.$version with SONAME $soname and its links"
@@ -53,7 +53,7 @@ pass "capstan.pc has version $version"
 # shellcheck disable=SC2046 # pkg-config output is a list of flags
 "$CC" -std=c11 -Wall -Wextra -Werror -pedantic consumer.c -o c_shared \
   $(pkg-config --cflags --libs capstan) -Wl,-rpath,"$(pkg-config --variable=libdir capstan)"
-readelf -d c_shared | grep -q "(NEEDED).*\[$soname\]" || fail "c_shared does not need $soname"
+grep -q "(NEEDED).*\[$soname\]" <<<"$(readelf -d c_shared)" || fail "c_shared does not need $soname"
 ./c_shared "$version" || fail "c_shared"
 pass "C through pkg-config --cflags --libs capstan"
 
@@ -62,7 +62,7 @@ pass "C through pkg-config --cflags --libs capstan"
 static_flags=$(pkg-config --static --cflags --libs capstan | sed 's/-lcapstan/-l:libcapstan.a/')
 # shellcheck disable=SC2086
 "$CC" -std=c11 -Wall -Wextra -Werror -pedantic consumer.c -o c_static $static_flags
-if readelf -d c_static | grep -q "libcapstan"; then fail "c_static still needs libcapstan.so"; fi
+if grep -q "libcapstan" <<<"$(readelf -d c_static)"; then fail "c_static still needs libcapstan.so"; fi
 ./c_static "$version" || fail "c_static"
 pass "C statically through pkg-config --static ($static_flags)"
 
@@ -70,8 +70,8 @@ pass "C statically through pkg-config --static ($static_flags)"
 cmake -S . -B cmake-build -DCMAKE_PREFIX_PATH="$prefix" -DCAPSTAN_EXPECT_VERSION="$version" \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" >cmake.log 2>&1 || { cat cmake.log; fail "cmake configure"; }
 cmake --build cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake build"; }
-readelf -d cmake-build/consumer_shared | grep -q "(NEEDED).*\[$soname\]" || fail "consumer_shared does not need $soname"
-if readelf -d cmake-build/consumer_static | grep -q "libcapstan"; then fail "consumer_static needs libcapstan.so"; fi
+grep -q "(NEEDED).*\[$soname\]" <<<"$(readelf -d cmake-build/consumer_shared)" || fail "consumer_shared does not need $soname"
+if grep -q "libcapstan" <<<"$(readelf -d cmake-build/consumer_static)"; then fail "consumer_static needs libcapstan.so"; fi
 cmake-build/consumer_shared "$version" || fail "CMake consumer_shared"
 cmake-build/consumer_static "$version" || fail "CMake consumer_static"
 pass "C++ through CMake find_package(capstan $version EXACT): capstan::capstan and capstan::capstan_static"
