@@ -210,10 +210,9 @@ fn a_wait_for_response_call_holds_back_only_itself_in_parallel_and_all_after_it_
     assert_eq!(*ran.lock().unwrap(), ["w", "t"]);
 }
 
-#[test]
-fn a_call_held_back_by_the_limit_starts_when_a_running_call_finishes_not_at_the_next_event() {
-    // `slow` runs until released; with a limit of 1 the second call waits
-    // for it, then starts on its own: the host feeds nothing more meanwhile.
+/// `counting_registry` plus `slow`, which runs until the returned counter
+/// is set (at most 30 s).
+fn gated_registry() -> (Registry, Arc<Mutex<Vec<String>>>, Arc<AtomicUsize>) {
     let ran = Arc::new(Mutex::new(Vec::new()));
     let reg = counting_registry(ran.clone(), 0);
     let release = Arc::new(AtomicUsize::new(0));
@@ -233,6 +232,14 @@ fn a_call_held_back_by_the_limit_starts_when_a_running_call_finishes_not_at_the_
         flags: ToolFlags::default(),
     })
     .unwrap();
+    (reg, ran, release)
+}
+
+#[test]
+fn a_call_held_back_by_the_limit_starts_when_a_running_call_finishes_not_at_the_next_event() {
+    // `slow` runs until released; with a limit of 1 the second call waits
+    // for it, then starts on its own: the host feeds nothing more meanwhile.
+    let (reg, ran, release) = gated_registry();
     for parallel in [true, false] {
         ran.lock().unwrap().clear();
         release.store(0, Ordering::SeqCst);
@@ -269,4 +276,31 @@ fn a_call_held_back_by_the_limit_starts_when_a_running_call_finishes_not_at_the_
             "each ran once, in order"
         );
     }
+}
+
+#[test]
+fn a_call_held_back_by_the_limit_never_starts_once_the_stream_is_cancelled() {
+    let (reg, ran, release) = gated_registry();
+    let mut options = early(true);
+    options.exec.limit = 1;
+    let mut stream = Stream::new(Format::OpenAiChat, options, None, None).unwrap();
+    let body =
+        chat_start(0, "s", "slow", "{}") + &chat_start(1, "w1", "get_weather", "{}") + &chat_end();
+    stream.feed(&reg, body.as_bytes()).unwrap();
+    stream.control().cancel();
+    // The running call ends: its slot frees, but the stream was cancelled.
+    release.store(1, Ordering::SeqCst);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        ran.lock().unwrap().is_empty(),
+        "a held call started after cancel"
+    );
+    let finished = stream.finish(&reg).unwrap();
+    assert!(finished.cancelled);
+    assert_eq!(
+        finished.results[1].outcome,
+        Outcome::Cancelled,
+        "{finished:?}"
+    );
+    assert!(ran.lock().unwrap().is_empty());
 }
