@@ -120,13 +120,7 @@ fn waiting_on_another_batch_inside_a_callback_still_waits_for_its_end_callback()
 #[test]
 fn a_wait_with_a_time_limit_on_a_host_thread_runs_no_call_there() {
     let reg = Registry::default();
-    let ran_on = Arc::new(Mutex::new(Vec::new()));
-    let record = ran_on.clone();
-    reg.register(def("where", 0, 0, move |call| {
-        record.lock().unwrap().push(std::thread::current().id());
-        call.complete_text("ok").unwrap();
-    }))
-    .unwrap();
+    let ran_on = thread_recording(&reg, "where", 0, "ok");
     for round in 0..20 {
         let calls = (0..4)
             .map(|i| CallRequest::new(format!("w{round}_{i}"), "where", json!({})))

@@ -60,3 +60,21 @@ fn echo_calls(n: usize) -> Vec<CallRequest> {
         .map(|i| CallRequest::new(format!("e{i}"), "echo", json!({})))
         .collect()
 }
+
+/// Registers `name` (with `flags`): a tool that records the thread each of
+/// its calls runs on and completes it with `text`. Returns the record.
+fn thread_recording(
+    reg: &Registry,
+    name: &str,
+    flags: u32,
+    text: &'static str,
+) -> Arc<Mutex<Vec<std::thread::ThreadId>>> {
+    let ran_on = Arc::new(Mutex::new(Vec::new()));
+    let record = ran_on.clone();
+    reg.register(def(name, 0, flags, move |call| {
+        record.lock().unwrap().push(std::thread::current().id());
+        call.complete_text(text).unwrap();
+    }))
+    .unwrap();
+    ran_on
+}

@@ -6,13 +6,7 @@ use super::*;
 #[test]
 fn a_thread_that_pumped_runs_its_own_batch_s_main_thread_calls_while_it_waits() {
     let reg = Registry::default();
-    let ran_on = Arc::new(Mutex::new(Vec::new()));
-    let record = ran_on.clone();
-    reg.register(def("ui", 0, ToolFlags::MAIN_THREAD, move |call| {
-        record.lock().unwrap().push(std::thread::current().id());
-        call.complete_text("drawn").unwrap();
-    }))
-    .unwrap();
+    let ran_on = thread_recording(&reg, "ui", ToolFlags::MAIN_THREAD, "drawn");
     // Pumping once makes this thread a main thread of the registry: no one
     // else would run its batch's main-thread calls while it waits.
     assert_eq!(capstan::exec::pump(&reg, Duration::ZERO), 0);
@@ -32,13 +26,7 @@ fn a_thread_that_pumped_runs_its_own_batch_s_main_thread_calls_while_it_waits() 
 #[test]
 fn main_thread_calls_wait_for_the_main_thread_not_for_any_thread_that_waits() {
     let reg = Arc::new(Registry::default());
-    let ran_on = Arc::new(Mutex::new(Vec::new()));
-    let record = ran_on.clone();
-    reg.register(def("ui", 0, ToolFlags::MAIN_THREAD, move |call| {
-        record.lock().unwrap().push(std::thread::current().id());
-        call.complete_text("drawn").unwrap();
-    }))
-    .unwrap();
+    let ran_on = thread_recording(&reg, "ui", ToolFlags::MAIN_THREAD, "drawn");
     assert_eq!(capstan::exec::pump(&reg, Duration::ZERO), 0);
     let main = std::thread::current().id();
     // Other threads run batches and wait (one submits, one executes, so it

@@ -146,13 +146,7 @@ fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_i
 #[test]
 fn a_lone_call_without_a_timeout_runs_on_the_thread_that_executes_it() {
     let reg = Registry::default();
-    let ran_on = Arc::new(Mutex::new(Vec::new()));
-    let record = ran_on.clone();
-    reg.register(def("here", 0, 0, move |call| {
-        record.lock().unwrap().push(std::thread::current().id());
-        call.complete_text("ok").unwrap();
-    }))
-    .unwrap();
+    let ran_on = thread_recording(&reg, "here", 0, "ok");
     for _ in 0..3 {
         execute(
             &reg,
