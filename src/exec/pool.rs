@@ -250,32 +250,25 @@ thread_local! {
 pub(crate) mod runtime_thread {
     use super::{ThreadHookState, RUNTIME_THREAD};
 
-    pub(crate) fn started() {
+    /// Runs `f` on this thread's hook state (none off capstan's runtimes).
+    fn with_state(f: impl FnOnce(&mut Option<ThreadHookState>)) {
         let _ = RUNTIME_THREAD.try_with(|t| {
             if let Ok(mut t) = t.try_borrow_mut() {
-                t.get_or_insert_with(ThreadHookState::default).before_job();
+                f(&mut t);
             }
         });
+    }
+
+    pub(crate) fn started() {
+        with_state(|t| t.get_or_insert_with(ThreadHookState::default).before_job());
     }
 
     pub(crate) fn unparked() {
-        let _ = RUNTIME_THREAD.try_with(|t| {
-            if let Ok(mut t) = t.try_borrow_mut() {
-                if let Some(t) = t.as_mut() {
-                    t.before_job();
-                }
-            }
-        });
+        with_state(|t| t.iter_mut().for_each(ThreadHookState::before_job));
     }
 
     pub(crate) fn stopping() {
-        let _ = RUNTIME_THREAD.try_with(|t| {
-            if let Ok(mut t) = t.try_borrow_mut() {
-                if let Some(mut t) = t.take() {
-                    t.stop();
-                }
-            }
-        });
+        with_state(|t| t.take().iter_mut().for_each(ThreadHookState::stop));
     }
 }
 

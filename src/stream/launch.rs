@@ -161,7 +161,7 @@ impl Launcher {
     }
 
     /// Starts `calls` as one batch (counted in `running` already).
-    pub(super) fn start(self: &Arc<Self>, registry: &Registry, calls: Vec<(usize, CallRequest)>) {
+    fn start(self: &Arc<Self>, registry: &Registry, calls: Vec<(usize, CallRequest)>) {
         let (positions, calls): (Vec<usize>, Vec<CallRequest>) = calls.into_iter().unzip();
         let sink = self.sink(move |i| positions.get(i).copied().unwrap_or(usize::MAX));
         let batch = exec::submit(registry, calls, &self.exec, sink, None);
@@ -204,9 +204,14 @@ impl Launcher {
         self.control.close_held()
     }
 
-    /// Counts `n` calls as started (for `start`).
-    pub(super) fn count_started(&self, n: usize) {
-        self.running.fetch_add(n, Ordering::SeqCst);
+    /// Starts the calls `finish` runs at the end, as one batch.
+    pub(super) fn start_rest(
+        self: &Arc<Self>,
+        registry: &Registry,
+        calls: Vec<(usize, CallRequest)>,
+    ) {
+        self.running.fetch_add(calls.len(), Ordering::SeqCst);
+        self.start(registry, calls);
     }
 
     /// A batch sink: stores each result at its call's position, hands it to

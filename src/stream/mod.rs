@@ -420,8 +420,7 @@ impl State {
                 // One by one, in order: after the calls started early.
                 self.control.wait_all();
             }
-            self.launcher.count_started(rest.len());
-            self.launcher.start(registry, rest);
+            self.launcher.start_rest(registry, rest);
         }
         self.control.wait_all();
         let Some(stored) = self.launcher.take_results() else {
