@@ -7,6 +7,7 @@ mod pipeline;
 mod wait;
 
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
@@ -314,6 +315,12 @@ impl BatchInner {
     }
 
     fn drive_as(self: &Arc<Self>, on_caller: bool, bounded: bool) {
+        self.drive_from(on_caller, bounded, 0..0);
+    }
+
+    /// `drive_as`, starting with the calls `first` (claimed by a worker that
+    /// got stuck in a callback and was replaced by this one).
+    fn drive_from(self: &Arc<Self>, on_caller: bool, bounded: bool, first: Range<usize>) {
         let origin = if on_caller {
             Origin::Caller
         } else {
@@ -325,18 +332,18 @@ impl BatchInner {
         }
         self.registry.clone().run_callback(|| {
             let mut cache = ToolCache::default();
-            while let Some(claimed) = (on_caller || !self.crowded())
-                .then(|| self.claim())
-                .flatten()
-            {
-                // A worker replaced after a timeout still starts what it claimed.
-                let mut keep_going = true;
-                for i in claimed {
-                    keep_going &= self.start(i, origin, &mut cache);
+            let mut claimed = Some(first);
+            while let Some(chunk) = claimed {
+                for i in chunk.clone() {
+                    // Stuck in a callback past its timeout and replaced: the
+                    // replacement has the rest of this chunk and the batch.
+                    if !self.start(i, chunk.end, origin, &mut cache) {
+                        return;
+                    }
                 }
-                if !keep_going {
-                    break;
-                }
+                claimed = (on_caller || !self.crowded())
+                    .then(|| self.claim())
+                    .flatten();
             }
         });
         self.driving.fetch_sub(1, Ordering::SeqCst);
@@ -393,7 +400,7 @@ impl BatchInner {
     /// Claims the next calls to start: chunks that shrink as the batch drains
     /// (guided scheduling), so that workers touch neither the same counter nor
     /// neighbouring slots on every call, yet finish together.
-    fn claim(&self) -> Option<std::ops::Range<usize>> {
+    fn claim(&self) -> Option<Range<usize>> {
         let n = self.calls.len();
         let mut cur = self.next.load(Ordering::SeqCst);
         loop {
@@ -413,13 +420,15 @@ impl BatchInner {
         }
     }
 
-    /// A worker stuck in a timed-out callback holds no call back: if calls
-    /// are still waiting to start, another worker takes over.
-    pub(crate) fn replace_stuck_worker(self: &Arc<Self>) {
-        if self.next.load(Ordering::SeqCst) < self.calls.len() {
+    /// A worker stuck in a timed-out callback holds no call back: another
+    /// worker takes over, first with the calls `claimed` that the stuck one
+    /// had claimed behind the stuck call, then with those still unclaimed.
+    pub(crate) fn replace_stuck_worker(self: &Arc<Self>, claimed: Range<usize>) {
+        if !claimed.is_empty() || self.has_unclaimed() {
             let batch = self.clone();
-            // Over the limit: the stuck worker still counts as a driver.
-            pool::spawn_urgent(move || batch.drive_as(false, false));
+            // Over the limit: the stuck worker still counts as a driver
+            // until its callback returns.
+            pool::spawn_urgent(move || batch.drive_from(false, false, claimed));
         }
     }
 }

@@ -21,7 +21,8 @@ const DONE: u8 = 1;
 const IN_CALLBACK: u8 = 0;
 const RETURNED: u8 = 1;
 /// The call timed out while its callback still ran: another worker took over
-/// the batch, and this one leaves when the callback returns.
+/// the batch, with the calls this one had claimed behind the stuck one, and
+/// this one leaves when the callback returns.
 const REPLACED: u8 = 2;
 /// The callback runs on a thread that does not drive the batch (the pool for
 /// a call with a timeout, a main thread, a decision): a timeout there has no
@@ -59,6 +60,9 @@ pub(crate) struct CallCell {
     /// calls a host still holds when that registry is freed.
     registry: usize,
     index: usize,
+    /// The calls of the batch this call's driver had claimed with it, up to
+    /// this index (exclusive): a replacement starts them if the call gets stuck.
+    claimed_to: usize,
     state: AtomicU8,
     worker: AtomicU8,
     cancelled: AtomicBool,
@@ -87,6 +91,7 @@ impl CallCell {
         tool: &Tool,
         batch: Arc<BatchInner>,
         index: usize,
+        claimed_to: usize,
     ) -> Arc<CallCell> {
         LIVE_CALLS.fetch_add(1, Ordering::SeqCst);
         Arc::new(CallCell {
@@ -100,6 +105,7 @@ impl CallCell {
             registry: Arc::as_ptr(&batch.registry) as usize,
             batch: Mutex::new(Some(batch)),
             index,
+            claimed_to,
             state: AtomicU8::new(RUNNING),
             worker: AtomicU8::new(IN_CALLBACK),
             cancelled: AtomicBool::new(false),
@@ -210,7 +216,7 @@ impl CallCell {
                 .compare_exchange(IN_CALLBACK, REPLACED, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
-                batch.replace_stuck_worker();
+                batch.replace_stuck_worker(self.index + 1..self.claimed_to);
             }
         }
     }
@@ -226,7 +232,8 @@ impl CallCell {
     }
 
     /// The callback returned. False if a replacement worker took over the
-    /// batch meanwhile: the caller must then stop taking calls.
+    /// batch meanwhile: the caller must then stop starting calls, even those
+    /// it had claimed (the replacement has them).
     pub(crate) fn callback_returned(&self) -> bool {
         self.worker
             .compare_exchange(IN_CALLBACK, RETURNED, Ordering::SeqCst, Ordering::SeqCst)

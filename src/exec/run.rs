@@ -130,17 +130,23 @@ impl PendingRun {
             tool: &tool,
             arguments,
         };
-        run_call(&batch, ready, wait, false);
+        run_call(&batch, ready, wait, None);
     }
 }
 
 /// Runs a call of `batch` on this thread (see `PendingRun::run`): the
 /// dispatch step's end, where the tool's callback runs; the call completes
 /// (`CallCell::finish`) from there, now or later.
-/// `driver`: this thread drives the batch (it claims calls in a loop).
+/// `driver`: `Some(end)` when this thread drives the batch (it claims calls
+/// in a loop) and has claimed the calls up to `end` with this one.
 /// Returns false if the call timed out in its callback and another worker
-/// took over the batch: a driver must then stop taking calls.
-pub(crate) fn run_call(batch: &Arc<BatchInner>, call: Ready<'_>, wait: bool, driver: bool) -> bool {
+/// took over the batch: a driver must then stop starting calls.
+pub(crate) fn run_call(
+    batch: &Arc<BatchInner>,
+    call: Ready<'_>,
+    wait: bool,
+    driver: Option<usize>,
+) -> bool {
     let Ready {
         index,
         id,
@@ -163,8 +169,9 @@ pub(crate) fn run_call(batch: &Arc<BatchInner>, call: Ready<'_>, wait: bool, dri
             return true;
         };
         tool.enter();
-        let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index);
-        if !driver {
+        let claimed_to = driver.unwrap_or(index + 1);
+        let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index, claimed_to);
+        if driver.is_none() {
             cell.run_off_batch();
         }
         let _ = batch.cells[index].set(Arc::downgrade(&cell));

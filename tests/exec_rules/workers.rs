@@ -77,6 +77,8 @@ fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_i
         stuck_back.clone(),
     );
     let thread = stuck_thread.clone();
+    let ran_meanwhile = Arc::new(Mutex::new(Vec::new()));
+    let ids = ran_meanwhile.clone();
     reg.register(def("step", 0, 0, move |call| {
         let inside = n.fetch_add(1, Ordering::SeqCst) + 1;
         m.fetch_max(inside, Ordering::SeqCst);
@@ -86,6 +88,7 @@ fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_i
         std::thread::sleep(Duration::from_millis(30));
         if !b.load(Ordering::SeqCst) {
             w.fetch_add(1, Ordering::SeqCst);
+            ids.lock().unwrap().push(call.id().to_string());
         }
         n.fetch_sub(1, Ordering::SeqCst);
         call.complete_text("ok").unwrap();
@@ -93,12 +96,13 @@ fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_i
     .unwrap();
     // Run by the batch's own thread (execute) and by pool workers only
     // (submit, and a wait that only watches).
-    for (parallel, by_pool) in [(false, false), (true, false), (false, true)] {
+    for (parallel, by_pool) in [(false, false), (true, false), (false, true), (true, true)] {
         for counter in [&most, &after_back, &meanwhile] {
             counter.store(0, Ordering::SeqCst);
         }
         stuck_back.store(false, Ordering::SeqCst);
         *stuck_thread.lock().unwrap() = None;
+        ran_meanwhile.lock().unwrap().clear();
         let options = ExecOptions {
             parallel,
             limit: 2,
@@ -123,21 +127,23 @@ fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_i
             meanwhile.load(Ordering::SeqCst) >= 1,
             "{case}: nothing ran meanwhile"
         );
+        // The stuck call's thread, back, starts nothing more: its
+        // replacement took over, and the limit holds throughout.
+        assert_eq!(after_back.load(Ordering::SeqCst), 0, "{case}");
+        let limit = if parallel { 2 } else { 1 };
+        assert!(
+            most.load(Ordering::SeqCst) <= limit,
+            "{case}: {} steps ran at once",
+            most.load(Ordering::SeqCst)
+        );
         if by_pool {
-            // The stuck worker, back, starts the one call it had already
-            // claimed with the stuck one (calls are claimed in chunks), then
-            // leaves: one step may overlap, no more.
+            // Calls are claimed in chunks: p0 was claimed with the stuck
+            // call (11 calls, one worker: chunks of 2), yet did not wait for
+            // it to come back.
             assert!(
-                after_back.load(Ordering::SeqCst) <= 1,
-                "{case}: {after_back:?} after_back"
-            );
-        } else {
-            // No worker to replace: the batch's thread went on itself.
-            let limit = if parallel { 2 } else { 1 };
-            assert!(
-                most.load(Ordering::SeqCst) <= limit,
-                "{case}: {} steps ran at once",
-                most.load(Ordering::SeqCst)
+                ran_meanwhile.lock().unwrap().contains(&"p0".to_string()),
+                "{case}: p0 waited for the stuck call: {:?}",
+                ran_meanwhile.lock().unwrap()
             );
         }
     }

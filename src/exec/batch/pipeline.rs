@@ -46,10 +46,12 @@ enum Route {
 }
 
 impl BatchInner {
-    /// Starts call `index`; false if this worker must stop (see `PendingRun::run`).
+    /// Starts call `index`, claimed by this worker with the calls up to
+    /// `claimed_to`; false if this worker must stop (see `run::run_call`).
     pub(super) fn start(
         self: &Arc<Self>,
         index: usize,
+        claimed_to: usize,
         origin: Origin,
         cache: &mut ToolCache,
     ) -> bool {
@@ -64,7 +66,7 @@ impl BatchInner {
             approval::request(self, ready.pending(self));
             return true;
         }
-        self.dispatch(ready, origin)
+        self.dispatch(ready, claimed_to, origin)
     }
 
     /// Step 1: the call's tool and validated arguments, or `None` once the
@@ -144,11 +146,11 @@ impl BatchInner {
     }
 
     /// Step 3: runs the call where `route` says. False if this worker must
-    /// stop (see `PendingRun::run`).
-    fn dispatch(self: &Arc<Self>, ready: Ready<'_>, origin: Origin) -> bool {
+    /// stop (see `run::run_call`).
+    fn dispatch(self: &Arc<Self>, ready: Ready<'_>, claimed_to: usize, origin: Origin) -> bool {
         match self.route(ready.tool, origin) {
             // An inline start never waits for a call the tool completes later.
-            Route::Here => run_call(self, ready, !self.start_inline, true),
+            Route::Here => run_call(self, ready, !self.start_inline, Some(claimed_to)),
             _ => {
                 self.dispatch_pending(ready.pending(self), origin);
                 true
