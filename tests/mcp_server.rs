@@ -117,6 +117,72 @@ mod with_mcp {
             .unwrap_or_else(|_| panic!("status line {line:?}"))
     }
 
+    /// One request over a plain socket, the whole answer read: status,
+    /// head (lowercase) and body (de-chunked).
+    fn raw_exchange(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+        let address = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_string();
+        let mut stream = std::net::TcpStream::connect(&address).expect("connect");
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            body.len()
+        );
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str("\r\n");
+        request.push_str(body);
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).expect("answer");
+        let answer = String::from_utf8_lossy(&answer).to_string();
+        let (head, mut rest) = answer.split_once("\r\n\r\n").expect("head");
+        let head = head.to_ascii_lowercase();
+        let status = head[9..12].parse().expect("status");
+        if !head.contains("transfer-encoding: chunked") {
+            return (status, head, rest.to_string());
+        }
+        let mut body = String::new();
+        while let Some((size, after)) = rest.split_once("\r\n") {
+            let size = usize::from_str_radix(size.trim(), 16).expect("chunk size");
+            if size == 0 {
+                break;
+            }
+            body.push_str(&after[..size]);
+            rest = &after[size + 2..];
+        }
+        (status, head, body)
+    }
+
+    /// The JSON-RPC message of an answer, plain JSON or the first SSE event.
+    fn message(body: &str) -> Value {
+        let text = body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+            .unwrap_or(body);
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {body:?}"))
+    }
+
+    /// A session opened by hand: initialize, then `initialized`; returns
+    /// the session id header to send with every request.
+    fn raw_session(url: &str) -> String {
+        let (status, head, _) = raw_exchange(url, &[], INITIALIZE);
+        assert_eq!(status, 200, "{head}");
+        let session = head
+            .lines()
+            .find_map(|l| l.strip_prefix("mcp-session-id:"))
+            .expect("a session id")
+            .trim()
+            .to_string();
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let (status, _, _) = raw_exchange(url, &[("Mcp-Session-Id", &session)], initialized);
+        assert_eq!(status, 202);
+        session
+    }
+
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
     #[test]
@@ -234,6 +300,152 @@ mod with_mcp {
         // Nothing is served any more.
         let again = mount_once(server.url());
         assert!(again.is_err(), "a stopped server accepted a new client");
+    }
+
+    #[test]
+    fn a_tool_sees_the_json_rpc_request_id_as_its_call_id() {
+        let served = Registry::default();
+        served
+            .register(def("whoami", json!({"type": "object"}), |call| {
+                let id = call.id().to_string();
+                call.complete_text(id).unwrap();
+            }))
+            .unwrap();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        // A numeric id (capstan's client numbers its requests) as its digits.
+        let client = Registry::default();
+        let mount = mount(&client, server.url(), vec![]).expect("mount");
+        let seen = call(&client, "s_whoami", json!({}));
+        assert_eq!(seen.outcome, Outcome::Ok, "{seen:?}");
+        assert!(
+            !seen.content.is_empty() && seen.content.parse::<u64>().is_ok(),
+            "{seen:?}"
+        );
+        mount.unmount();
+        // A string id as the string itself.
+        let session = raw_session(server.url());
+        let request = r#"{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"whoami","arguments":{}}}"#;
+        let (status, _, body) =
+            raw_exchange(server.url(), &[("Mcp-Session-Id", &session)], request);
+        assert_eq!(status, 200, "{body}");
+        let answer = message(&body);
+        assert_eq!(answer["id"], "req-7", "{answer}");
+        assert_eq!(answer["result"]["content"][0]["text"], "req-7", "{answer}");
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn initialize_names_the_server_and_offers_tools_with_list_changed() {
+        let served = served_registry();
+        let options = ServerOptions {
+            name: "weather-tools".into(),
+            ..ServerOptions::default()
+        };
+        let server = HttpServer::start(&served, &options).expect("start");
+        let (status, _, body) = raw_exchange(server.url(), &[], INITIALIZE);
+        assert_eq!(status, 200, "{body}");
+        let result = &message(&body)["result"];
+        assert_eq!(result["serverInfo"]["name"], "weather-tools", "{result}");
+        assert_eq!(
+            result["serverInfo"]["version"],
+            env!("CARGO_PKG_VERSION"),
+            "{result}"
+        );
+        assert_eq!(
+            result["capabilities"]["tools"]["listChanged"], true,
+            "{result}"
+        );
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn tools_meta_adds_title_annotations_and_output_schema_to_tools_list() {
+        let served = served_registry();
+        let meta = json!({"add": {
+            "title": "Addition",
+            "annotations": {"readOnlyHint": true},
+            "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}}
+        }});
+        let options = ServerOptions {
+            tools_meta: meta.as_object().unwrap().clone(),
+            ..ServerOptions::default()
+        };
+        let server = HttpServer::start(&served, &options).expect("valid tools_meta starts");
+        let session = raw_session(server.url());
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let (status, _, body) = raw_exchange(server.url(), &[("Mcp-Session-Id", &session)], list);
+        assert_eq!(status, 200, "{body}");
+        let answer = message(&body);
+        let tools = answer["result"]["tools"].as_array().expect("tools");
+        let add = tools.iter().find(|t| t["name"] == "add").expect("add");
+        assert_eq!(add["title"], "Addition", "{add}");
+        assert_eq!(add["annotations"]["readOnlyHint"], true, "{add}");
+        assert_eq!(add["outputSchema"]["properties"]["sum"]["type"], "integer");
+        // Only the tool named gets them.
+        let boom = tools.iter().find(|t| t["name"] == "boom").expect("boom");
+        assert!(boom.get("title").is_none(), "{boom}");
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn the_default_body_cap_is_four_mebibytes() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let padded = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"raw","version":"1"}},"pad":"{}"}}}}"#,
+                "x".repeat(n)
+            )
+        };
+        // 2 MiB is served; just over 4 MiB is refused.
+        assert_eq!(raw_post(server.url(), &[], &padded(2 << 20)), 200);
+        assert_eq!(raw_post(server.url(), &[], &padded(4 << 20)), 413);
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn stop_returns_as_soon_as_cancelled_calls_end_and_says_when_one_outlives_it() {
+        let served = served_registry();
+        // Ignores the cancellation: runs 1.5 s whatever happens.
+        served
+            .register(def("stubborn", json!({"type": "object"}), |call| {
+                std::thread::sleep(Duration::from_millis(1500));
+                let _ = call.complete_text("done");
+            }))
+            .unwrap();
+        for (tool, stop_timeout_ms, drained) in
+            [("s_hold", 20_000, true), ("s_stubborn", 100, false)]
+        {
+            let options = ServerOptions {
+                stop_timeout_ms,
+                ..ServerOptions::default()
+            };
+            let server = HttpServer::start(&served, &options).expect("start");
+            let client = Registry::default();
+            let mount = mount(&client, server.url(), vec![]).expect("mount");
+            let batch = submit(
+                &client,
+                vec![CallRequest::new("h", tool, json!({}))],
+                &ExecOptions::default(),
+                Sink::Queue,
+                None,
+            );
+            std::thread::sleep(Duration::from_millis(200));
+            assert!(!batch.is_done(), "{tool} is in flight");
+            let began = std::time::Instant::now();
+            assert_eq!(server.stop(), drained, "{tool}");
+            if drained {
+                // `hold` ends at its cancellation: stop does not wait out
+                // its 20 s.
+                assert!(
+                    began.elapsed() < Duration::from_secs(10),
+                    "stop took {:?}",
+                    began.elapsed()
+                );
+            }
+            assert!(batch.wait(Some(PATIENCE)));
+            mount.unmount();
+        }
     }
 
     fn mount_once(url: &str) -> Result<Mount, capstan::Error> {
