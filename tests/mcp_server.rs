@@ -120,6 +120,16 @@ mod with_mcp {
     /// One request over a plain socket, the whole answer read: status,
     /// head (lowercase) and body (de-chunked).
     fn raw_exchange(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+        raw_request("POST", url, headers, body)
+    }
+
+    /// `raw_exchange` with another method.
+    fn raw_request(
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String, String) {
         let address = url
             .trim_start_matches("http://")
             .trim_end_matches("/mcp")
@@ -127,7 +137,7 @@ mod with_mcp {
         let mut stream = std::net::TcpStream::connect(&address).expect("connect");
         stream.set_read_timeout(Some(PATIENCE)).unwrap();
         let mut request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+            "{method} /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
             body.len()
         );
         for (k, v) in headers {
@@ -178,8 +188,9 @@ mod with_mcp {
             .trim()
             .to_string();
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        let (status, _, _) = raw_exchange(url, &[("Mcp-Session-Id", &session)], initialized);
-        assert_eq!(status, 202);
+        let (status, _, body) = raw_exchange(url, &[("Mcp-Session-Id", &session)], initialized);
+        // Accepted, with nothing to say: an empty answer stays empty.
+        assert_eq!((status, body.as_str()), (202, ""));
         session
     }
 
@@ -359,6 +370,96 @@ mod with_mcp {
     }
 
     #[test]
+    fn bad_http_input_gets_a_json_rpc_error_and_keeps_its_status() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let url = server.url();
+        let error = |head: &str, body: &str| {
+            assert!(head.contains("content-type: application/json"), "{head}");
+            let answer: Value =
+                serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+            assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+            assert_eq!(answer["id"], Value::Null, "{answer}");
+            assert!(
+                !answer["error"]["message"].as_str().unwrap_or("").is_empty(),
+                "{answer}"
+            );
+            answer["error"]["code"].as_i64().expect("a code")
+        };
+        // Not JSON: a parse error (with rmcp's status, 415).
+        for garbage in ["{not json", "", "[1,"] {
+            let (status, head, body) = raw_exchange(url, &[], garbage);
+            assert_eq!((status, error(&head, &body)), (415, -32700), "{body}");
+        }
+        // JSON, but no JSON-RPC message: an invalid request.
+        for not_a_message in [r#"{"foo":1}"#, "12", "[]"] {
+            let (status, head, body) = raw_exchange(url, &[], not_a_message);
+            assert_eq!((status, error(&head, &body)), (415, -32600), "{body}");
+        }
+        // JSON, but no session: an invalid request.
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        let (status, head, body) = raw_exchange(url, &[], list);
+        assert_eq!((status, error(&head, &body)), (400, -32600), "{body}");
+        // Refused for its origin: the same, with its own status.
+        let (status, head, body) = raw_exchange(url, &[("Origin", "https://evil.example")], list);
+        assert_eq!((status, error(&head, &body)), (403, -32600), "{body}");
+        // A method the endpoint does not serve keeps its plain answer.
+        let (status, head, body) = raw_request("PUT", url, &[], "");
+        assert_eq!(status, 405, "{head}");
+        assert!(!head.contains("application/json"), "{head}");
+        assert_eq!(body, "Method Not Allowed");
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn every_connected_client_hears_list_changed() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let (first, second) = (Registry::default(), Registry::default());
+        let one = mount(&first, server.url(), vec![]).expect("mount one");
+        let two = mount(&second, server.url(), vec![]).expect("mount two");
+        served
+            .register(def("late", json!({"type": "object"}), |call| {
+                call.complete_text("here").unwrap();
+            }))
+            .unwrap();
+        for (client, which) in [(&first, "first"), (&second, "second")] {
+            assert!(
+                eventually(PATIENCE, || client.get("s_late").is_some()),
+                "the {which} client did not hear of the new tool"
+            );
+        }
+        one.unmount();
+        two.unmount();
+        assert!(server.stop());
+    }
+
+    #[test]
+    fn option_lists_split_on_commas_without_blanks() {
+        use capstan::mcp::server::split_list;
+        assert_eq!(
+            split_list(" https://a.example, ,http://b.example:8080 ,"),
+            vec!["https://a.example", "http://b.example:8080"]
+        );
+        assert!(split_list("").is_empty());
+        assert!(split_list(" , ").is_empty());
+    }
+
+    #[test]
+    fn dropping_a_server_stops_it() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let url = server.url().to_string();
+        assert_eq!(raw_post(&url, &[], INITIALIZE), 200);
+        drop(server);
+        let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        assert!(
+            std::net::TcpStream::connect(address).is_err(),
+            "a dropped server still accepts connections"
+        );
+    }
+
+    #[test]
     fn tools_meta_adds_title_annotations_and_output_schema_to_tools_list() {
         let served = served_registry();
         let meta = json!({"add": {
@@ -484,6 +585,16 @@ mod with_mcp {
             200,
             "the scheme is case-insensitive"
         );
+        // Only the token itself: not a prefix of it, nor more, nor the same
+        // bytes in another order, nor one byte off.
+        for wrong in ["s3c", "s3cretX", "3scret", "s3creX", ""] {
+            let header = format!("Bearer {wrong}");
+            assert_eq!(
+                raw_post(server.url(), &[("Authorization", &header)], INITIALIZE),
+                401,
+                "{header:?}"
+            );
+        }
         let client = Registry::default();
         let auth = vec![("Authorization".to_string(), "Bearer s3cret".to_string())];
         let mount = mount(&client, server.url(), auth).expect("mount with the token");
@@ -555,6 +666,13 @@ mod with_mcp {
                     ..ServerOptions::default()
                 },
                 "tools_meta[\"add\"].color",
+            ),
+            (
+                ServerOptions {
+                    bearer_token: Some(String::new()),
+                    ..ServerOptions::default()
+                },
+                "bearer_token is empty",
             ),
         ] {
             match HttpServer::start(&served, &options) {

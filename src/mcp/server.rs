@@ -85,6 +85,12 @@ impl Default for ServerOptions {
 impl ServerOptions {
     /// Checks what a host can get wrong, so that start fails with a reason.
     pub fn check(&self) -> Result<(), Error> {
+        if self.bearer_token.as_deref() == Some("") {
+            // No request could carry it: every one would get 401.
+            return Err(Error::InvalidArgument(
+                "bearer_token is empty (None means no token)".into(),
+            ));
+        }
         for (name, meta) in &self.tools_meta {
             let Some(m) = meta.as_object() else {
                 return Err(Error::InvalidArgument(format!(
@@ -441,7 +447,10 @@ async fn jsonrpc_errors(response: HttpResponse) -> HttpResponse {
         Ok(b) => String::from_utf8_lossy(&b.to_bytes()).into_owned(),
         Err(never) => match never {},
     };
-    let code = if status == hyper::StatusCode::BAD_REQUEST && text.contains("deserialize") {
+    // A body that is not JSON at all is a parse error; rmcp (3.11) says
+    // "fail to deserialize request body <serde's reason>" with 415 there,
+    // and "... unrecognized JSON-RPC message" for JSON that is no message.
+    let code = if text.contains("deserialize") && !text.contains("unrecognized JSON-RPC message") {
         -32700
     } else {
         -32600
