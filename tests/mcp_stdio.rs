@@ -1,0 +1,260 @@
+//! `serve_stdio` seen from a client speaking raw JSON-RPC lines: this
+//! binary (no test harness, whose output would corrupt the protocol) runs
+//! itself as the server, with `CAPSTAN_STDIO_SERVE` set, and checks what
+//! comes back. The official SDKs check the same server from outside
+//! (`make mcp-server-test`); this puts its rules where `cargo test`, and so
+//! mutation testing, reaches them.
+
+#[cfg(not(feature = "mcp"))]
+fn main() {}
+
+#[cfg(feature = "mcp")]
+fn main() {
+    if std::env::var_os("CAPSTAN_STDIO_SERVE").is_some() {
+        child::serve();
+    } else {
+        parent::run();
+    }
+}
+
+/// The server: `add`, `hold` (runs until cancelled, then 300 ms more) and
+/// `close` (closes the registry from another thread). Once `serve_stdio`
+/// returns, says on stderr how it ended and whether `hold` had finished.
+#[cfg(feature = "mcp")]
+mod child {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use capstan::mcp::server::{serve_stdio, ServerOptions};
+    use capstan::{Call, Registry, ToolDef, ToolFlags};
+    use serde_json::json;
+
+    static HOLD_FINISHED: AtomicBool = AtomicBool::new(false);
+
+    fn def(name: &str, f: impl Fn(Call) + Send + Sync + 'static) -> ToolDef {
+        ToolDef {
+            name: name.into(),
+            description: format!("{name} tool"),
+            parameters: json!({"type": "object"}),
+            handler: Box::new(f),
+            timeout_ms: 0,
+            max_output_chars: 0,
+            flags: ToolFlags::default(),
+        }
+    }
+
+    pub fn serve() {
+        let reg = Registry::default();
+        reg.register(def("add", |call| {
+            let a = call.arguments()["a"].as_i64().unwrap_or(0);
+            let b = call.arguments()["b"].as_i64().unwrap_or(0);
+            call.complete_text((a + b).to_string()).unwrap();
+        }))
+        .unwrap();
+        reg.register(def("hold", |call| {
+            let end = std::time::Instant::now() + Duration::from_secs(60);
+            while !call.is_cancelled() && std::time::Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            HOLD_FINISHED.store(true, Ordering::SeqCst);
+            let _ = call.complete_text("cancelled");
+        }))
+        .unwrap();
+        let closer = reg.clone();
+        reg.register(def("close", move |call| {
+            let reg = closer.clone();
+            std::thread::spawn(move || reg.close(Duration::from_secs(5)));
+            let _ = call.complete_text("closing");
+        }))
+        .unwrap();
+        let options = ServerOptions {
+            name: "stdio-child".into(),
+            ..ServerOptions::default()
+        };
+        let result = serve_stdio(&reg, &options);
+        eprintln!(
+            "REPORT ok={} hold_finished={}",
+            result.is_ok(),
+            HOLD_FINISHED.load(Ordering::SeqCst)
+        );
+    }
+}
+
+#[cfg(feature = "mcp")]
+mod parent {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+    use std::sync::mpsc::{channel, Receiver};
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+
+    const PATIENCE: Duration = Duration::from_secs(60);
+
+    struct Server {
+        child: Child,
+        stdin: Option<ChildStdin>,
+        lines: Receiver<String>,
+    }
+
+    impl Server {
+        fn start() -> Server {
+            let mut child = Command::new(std::env::current_exe().unwrap())
+                .env("CAPSTAN_STDIO_SERVE", "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("the server starts");
+            let stdin = child.stdin.take();
+            let stdout: ChildStdout = child.stdout.take().unwrap();
+            let (tx, lines) = channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            Server {
+                child,
+                stdin,
+                lines,
+            }
+        }
+
+        fn send(&mut self, message: Value) {
+            let stdin = self.stdin.as_mut().expect("stdin open");
+            writeln!(stdin, "{message}").unwrap();
+            stdin.flush().unwrap();
+        }
+
+        /// The next message with this id (notifications skipped).
+        fn answer(&self, id: u64) -> Value {
+            let end = Instant::now() + PATIENCE;
+            loop {
+                let left = end.saturating_duration_since(Instant::now());
+                let line = self
+                    .lines
+                    .recv_timeout(left)
+                    .unwrap_or_else(|_| panic!("no answer to request {id}"));
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("{e}: not JSON on stdout: {line:?}"));
+                if message["id"] == id {
+                    return message;
+                }
+            }
+        }
+
+        fn initialize(&mut self) -> Value {
+            self.send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+            );
+            let answer = self.answer(1);
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+            answer
+        }
+
+        fn call(&mut self, id: u64, tool: &str, arguments: Value) {
+            self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}}));
+        }
+
+        /// Waits for the server to exit (bounded); its stderr report.
+        fn report(mut self) -> String {
+            let end = Instant::now() + PATIENCE;
+            while self.child.try_wait().unwrap().is_none() {
+                if Instant::now() > end {
+                    let _ = self.child.kill();
+                    panic!("the server did not exit");
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let mut err = String::new();
+            self.child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut err)
+                .unwrap();
+            err.lines()
+                .find(|l| l.starts_with("REPORT"))
+                .unwrap_or_else(|| panic!("no report on stderr: {err}"))
+                .to_string()
+        }
+    }
+
+    fn serves_tools_over_stdin_and_stdout() {
+        let mut server = Server::start();
+        let init = server.initialize();
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "stdio-child",
+            "{init}"
+        );
+        server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+        let list = server.answer(2);
+        let mut names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["add", "close", "hold"], "{list}");
+        server.call(3, "add", json!({"a": 2, "b": 40}));
+        let sum = server.answer(3);
+        assert_eq!(sum["result"]["content"][0]["text"], "42", "{sum}");
+        assert_eq!(sum["result"]["isError"], false, "{sum}");
+        // stdin closed: the server ends, and serve_stdio returns Ok.
+        server.stdin = None;
+        let report = server.report();
+        assert!(report.contains("ok=true"), "{report}");
+    }
+
+    fn the_client_leaving_with_a_call_in_flight_waits_for_that_call_to_end() {
+        let mut server = Server::start();
+        server.initialize();
+        server.call(2, "hold", json!({}));
+        // Make sure the call is running before the client goes.
+        server.call(3, "add", json!({"a": 1, "b": 1}));
+        server.answer(3);
+        std::thread::sleep(Duration::from_millis(100));
+        server.stdin = None;
+        let report = server.report();
+        assert_eq!(report, "REPORT ok=true hold_finished=true");
+    }
+
+    fn closing_the_registry_ends_the_server_while_the_client_stays() {
+        let mut server = Server::start();
+        server.initialize();
+        server.call(2, "close", json!({}));
+        // stdin stays open: only the registry's close ends the server.
+        let report = server.report();
+        assert!(report.contains("ok=true"), "{report}");
+    }
+
+    pub fn run() {
+        type Case = (&'static str, fn());
+        let cases: [Case; 3] = [
+            (
+                "serves_tools_over_stdin_and_stdout",
+                serves_tools_over_stdin_and_stdout,
+            ),
+            (
+                "the_client_leaving_with_a_call_in_flight_waits_for_that_call_to_end",
+                the_client_leaving_with_a_call_in_flight_waits_for_that_call_to_end,
+            ),
+            (
+                "closing_the_registry_ends_the_server_while_the_client_stays",
+                closing_the_registry_ends_the_server_while_the_client_stays,
+            ),
+        ];
+        for (name, case) in cases {
+            case();
+            println!("test {name} ... ok");
+        }
+    }
+}
