@@ -460,6 +460,83 @@ mod with_mcp {
     }
 
     #[test]
+    fn a_call_to_a_mount_whose_server_went_away_says_whether_it_will_reconnect() {
+        // A long backoff: the mount is still waiting to reconnect; one
+        // attempt that fails at once: it gave up.
+        for (max_reconnects, backoff_ms, says) in [
+            (3, 60_000, "reconnecting"),
+            (1, 20, "no reconnect will be tried"),
+        ] {
+            let served = served_registry();
+            let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+            let client = Registry::default();
+            let mut options = MountOptions::new(Endpoint::Http {
+                url: server.url().into(),
+                headers: vec![],
+            });
+            options.prefix = "s_".into();
+            options.connect_timeout = PATIENCE;
+            options.max_reconnects = max_reconnects;
+            options.reconnect_backoff = Duration::from_millis(backoff_ms);
+            let mount = Mount::connect(&client, options).expect("mount");
+            assert_eq!(call(&client, "s_add", json!({"a": 1, "b": 2})).content, "3");
+            assert!(server.stop());
+            // The first call after the stop finds the connection gone.
+            let failed = call(&client, "s_add", json!({"a": 1, "b": 2}));
+            assert!(failed.is_error(), "{failed:?}");
+            assert!(
+                eventually(PATIENCE, || !mount.is_connected()
+                    && (max_reconnects > 1 || mount.info()["gave_up"] == true)),
+                "{}",
+                mount.info()
+            );
+            let after = call(&client, "s_add", json!({"a": 1, "b": 2}));
+            assert!(
+                after.is_error() && after.content.contains("is not connected"),
+                "{after:?}"
+            );
+            assert!(after.content.ends_with(says), "{says}: {after:?}");
+            mount.unmount();
+        }
+    }
+
+    #[test]
+    fn a_mount_with_a_reconnect_policy_comes_back_when_its_http_server_restarts() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let url = server.url().to_string();
+        let client = Registry::default();
+        let mut options = MountOptions::new(Endpoint::Http {
+            url: url.clone(),
+            headers: vec![],
+        });
+        options.prefix = "s_".into();
+        options.connect_timeout = PATIENCE;
+        options.max_reconnects = 8;
+        options.reconnect_backoff = Duration::from_millis(100);
+        let mount = Mount::connect(&client, options).expect("mount");
+        assert!(server.stop());
+        let failed = call(&client, "s_add", json!({"a": 1, "b": 2}));
+        assert!(failed.is_error(), "{failed:?}");
+        // The same address again: the mount reconnects on its own.
+        let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
+        let options = ServerOptions {
+            address: address.into(),
+            ..ServerOptions::default()
+        };
+        let again = HttpServer::start(&served, &options).expect("restart");
+        assert!(
+            eventually(PATIENCE, || mount.is_connected()
+                && mount.info()["reconnects"] == 1),
+            "{}",
+            mount.info()
+        );
+        assert_eq!(call(&client, "s_add", json!({"a": 1, "b": 2})).content, "3");
+        mount.unmount();
+        assert!(again.stop());
+    }
+
+    #[test]
     fn tools_meta_adds_title_annotations_and_output_schema_to_tools_list() {
         let served = served_registry();
         let meta = json!({"add": {

@@ -124,6 +124,11 @@ struct State {
     problems: Vec<Value>,
     reconnects: u64,
     gave_up: bool,
+    /// Counts connections: a call knows which one it was sent on.
+    generation: u64,
+    /// A call found the current connection broken (the server cannot be
+    /// reached): `serve_connection` ends it, and the reconnect policy applies.
+    broken: Option<String>,
 }
 
 struct Session {
@@ -134,6 +139,8 @@ struct Session {
     shutdown: watch::Sender<bool>,
     /// Woken by the server's `notifications/tools/list_changed`.
     resync: Notify,
+    /// Woken when a call sets `State::broken`.
+    broke: Notify,
 }
 
 impl Session {
@@ -154,6 +161,17 @@ impl Session {
 
     fn is_shut_down(&self) -> bool {
         *self.shutdown.borrow()
+    }
+
+    /// A call sent on connection `generation` could not reach the server:
+    /// over streamable HTTP nothing else tells that the server went away
+    /// (the connection's task keeps running), so end that connection.
+    fn connection_broke(&self, generation: u64, why: String) {
+        let mut state = self.state();
+        if state.connected && state.generation == generation {
+            state.broken = Some(why);
+            self.broke.notify_one();
+        }
     }
 }
 
@@ -178,12 +196,12 @@ impl Handler for RemoteTool {
         let peer = {
             let state = session.state();
             match (&state.peer, state.connected) {
-                (Some(peer), true) => Ok(peer.clone()),
+                (Some(peer), true) => Ok((peer.clone(), state.generation)),
                 _ => Err(not_connected_text(&session, &state)),
             }
         };
-        let peer = match peer {
-            Ok(peer) => peer,
+        let (peer, generation) = match peer {
+            Ok(sent_on) => sent_on,
             Err(text) => {
                 let _ = call.fail(text);
                 return;
@@ -191,7 +209,8 @@ impl Handler for RemoteTool {
         };
         match runtime() {
             Ok(rt) => {
-                rt.spawn(forward(session, peer, self.remote.clone(), call));
+                let remote = self.remote.clone();
+                rt.spawn(forward(session, peer, generation, remote, call));
             }
             Err(e) => {
                 let _ = call.fail(e.to_string());
@@ -247,7 +266,13 @@ async fn stop_wanted(call: &Call, shutdown: &mut watch::Receiver<bool>) -> &'sta
     }
 }
 
-async fn forward(session: Arc<Session>, peer: Peer<RoleClient>, remote: String, call: Call) {
+async fn forward(
+    session: Arc<Session>,
+    peer: Peer<RoleClient>,
+    generation: u64,
+    remote: String,
+    call: Call,
+) {
     let arguments = match call.arguments() {
         Value::Object(map) => Some(map.clone()),
         _ => None,
@@ -295,6 +320,11 @@ async fn forward(session: Arc<Session>, peer: Peer<RoleClient>, remote: String, 
                         session.describe(),
                         not_connected_text(&session, &state)
                     )
+                }
+                rmcp::ServiceError::TransportSend(e) => {
+                    let why = format!("{} could not be reached: {e}", session.describe());
+                    session.connection_broke(generation, why.clone());
+                    why
                 }
                 other => format!("{} failed the call: {other}", session.describe()),
             };
@@ -540,7 +570,10 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
     let mut shutdown = session.shutdown.subscribe();
     let waiting = running.waiting();
     tokio::pin!(waiting);
-    let peer = session.state().peer.clone();
+    let (peer, generation) = {
+        let state = session.state();
+        (state.peer.clone(), state.generation)
+    };
     // Since protocol 2026-07-28 a server sends list_changed only on a
     // `subscriptions/listen` stream; older servers send it unasked (to
     // `Listener`) and refuse the request, which is fine.
@@ -577,6 +610,17 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
                     Ok(r) => format!("the connection ended ({r:?})"),
                     Err(e) => format!("the connection task failed: {e}"),
                 });
+            }
+            _ = session.broke.notified() => {
+                let broken = {
+                    let mut state = session.state();
+                    state.broken.take().filter(|_| state.generation == generation)
+                };
+                if let Some(why) = broken {
+                    token.cancel();
+                    let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+                    break Ended::Closed(why);
+                }
             }
             _ = session.resync.notified() => {
                 if let Some(peer) = &peer {
@@ -633,6 +677,8 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
                     let mut state = session.state();
                     state.peer = Some(peer);
                     state.connected = true;
+                    state.generation += 1;
+                    state.broken = None;
                     if first.is_none() {
                         state.reconnects += 1;
                     }
@@ -694,6 +740,7 @@ impl Mount {
             state: Mutex::new(State::default()),
             shutdown,
             resync: Notify::new(),
+            broke: Notify::new(),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -774,5 +821,20 @@ impl Mount {
 impl Drop for Mount {
     fn drop(&mut self) {
         self.unmount();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_response_stream_is_resumed_three_times_a_quarter_half_and_one_second_apart() {
+        let delays: Vec<Option<Duration>> = (0..5).map(|n| ResumeBriefly.retry(n)).collect();
+        let ms = Duration::from_millis;
+        assert_eq!(
+            delays,
+            [Some(ms(250)), Some(ms(500)), Some(ms(1000)), None, None]
+        );
     }
 }
