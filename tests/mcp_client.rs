@@ -356,6 +356,38 @@ mod with_mcp {
     }
 
     #[test]
+    fn the_client_introduces_itself_and_a_server_that_lingers_is_killed_at_unmount() {
+        let reg = Registry::default();
+        let mut options = python_options(vec![("LINGER".into(), "1".into())]);
+        // A word on the command line to find this test's child by.
+        if let Endpoint::Command { argv, .. } = &mut options.endpoint {
+            argv.push("lingering".into());
+        }
+        let mount = Mount::connect(&reg, options).expect("mount");
+        let me = call(&reg, "py_client", json!({}));
+        assert_eq!(
+            me.content,
+            format!("capstan {}", env!("CARGO_PKG_VERSION")),
+            "{me:?}"
+        );
+        // (children_running also lists every zombie child: other tests'.)
+        let running: Vec<String> = children_running("lingering")
+            .into_iter()
+            .filter(|c| c.contains("lingering"))
+            .collect();
+        assert_eq!(running.len(), 1, "{running:?}");
+        // "/proc/PID [state] cmdline": the process, zombie or not, is /proc/PID.
+        let proc_dir = running[0].split(' ').next().unwrap().to_string();
+        // Its stdin closes, it stays: unmount kills it and waits for it, so
+        // not even a zombie is left once unmount returns.
+        mount.unmount();
+        assert!(
+            !std::path::Path::new(&proc_dir).exists(),
+            "{proc_dir} is still there after unmount"
+        );
+    }
+
+    #[test]
     fn mount_of_a_missing_program_fails_with_a_clear_error() {
         let reg = Registry::default();
         let options = MountOptions::new(Endpoint::Command {

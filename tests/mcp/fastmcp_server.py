@@ -7,7 +7,9 @@ that capstan's MCP client tests mount.
 Tools: echo, add, slow (sleeps; writes "cancelled" to $MARKER when the client
 cancels it), grow (adds the tool `late` and says the tool list changed),
 shrink (removes `late`), die (the process exits at once: a server killed
-mid-session), bad.name (a name no LLM provider accepts).
+mid-session), client (the name and version the client gave at initialize),
+bad.name (a name no LLM provider accepts). With $LINGER set, the process
+stays on after its stdin closes (a server that will not exit on its own).
 """
 
 import asyncio
@@ -89,6 +91,15 @@ def die() -> str:
     os._exit(3)
 
 
+@server.tool()
+def client(ctx: Context) -> str:
+    """The client's name and version, from its initialize request."""
+    params = ctx.session.client_params
+    if params is None:
+        return "unknown"
+    return f"{params.client_info.name} {params.client_info.version}"
+
+
 def dotted() -> str:
     return "dotted"
 
@@ -100,3 +111,7 @@ if __name__ == "__main__":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()
+    if os.environ.get("LINGER"):
+        import time
+
+        time.sleep(600)
