@@ -537,6 +537,39 @@ mod with_mcp {
     }
 
     #[test]
+    fn reconnect_attempts_back_off_doubling_each_time() {
+        let served = served_registry();
+        let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+        let client = Registry::default();
+        let mut options = MountOptions::new(Endpoint::Http {
+            url: server.url().into(),
+            headers: vec![],
+        });
+        options.prefix = "s_".into();
+        options.connect_timeout = PATIENCE;
+        options.max_reconnects = 3;
+        options.reconnect_backoff = Duration::from_millis(200);
+        let mount = Mount::connect(&client, options).expect("mount");
+        assert!(server.stop());
+        let began = std::time::Instant::now();
+        let failed = call(&client, "s_add", json!({"a": 1, "b": 2}));
+        assert!(failed.is_error(), "{failed:?}");
+        assert!(
+            eventually(PATIENCE, || mount.info()["gave_up"] == true),
+            "{}",
+            mount.info()
+        );
+        // Three attempts, after 200, 400 and 800 ms: no sooner than 1.4 s.
+        let took = began.elapsed();
+        assert!(
+            took >= Duration::from_millis(1400),
+            "gave up after {took:?}"
+        );
+        assert_eq!(mount.info()["reconnects"], 0);
+        mount.unmount();
+    }
+
+    #[test]
     fn tools_meta_adds_title_annotations_and_output_schema_to_tools_list() {
         let served = served_registry();
         let meta = json!({"add": {
