@@ -222,8 +222,9 @@ fn unsupported() -> Fail {
 /// is not held. When the executor ends a call first (timeout, batch
 /// cancelled, registry closed), `notifications/cancelled` is sent for it.
 /// The server's `notifications/tools/list_changed` re-lists its tools:
-/// new ones are registered, gone ones unregistered. When the connection dies,
-/// calls in flight and new calls end as `tool_error` results whose text says
+/// new ones are registered, gone ones unregistered. When the connection dies
+/// (the command exits, or a call finds the HTTP server unreachable), calls
+/// in flight and new calls end as `tool_error` results whose text says
 /// that the server is not connected and whether a reconnect will be tried;
 /// the mount then reconnects (restarting the command) up to
 /// `max_reconnects` times in a row, waiting `reconnect_backoff_ms`, doubled
