@@ -209,6 +209,7 @@ mod with_mcp {
             json!({"s_add": "add", "s_boom": "boom", "s_hold": "hold"})
         );
         assert_eq!(info["problems"], json!([]), "{info}");
+        assert_eq!(mount.tool_names(), ["s_add", "s_boom", "s_hold"]);
         // The schema travelled: the client checks arguments itself.
         let spec = client.get("s_add").expect("s_add");
         assert_eq!(spec.spec().parameters["required"], json!(["a", "b"]));
@@ -446,17 +447,46 @@ mod with_mcp {
     }
 
     #[test]
-    fn dropping_a_server_stops_it() {
+    fn dropping_a_server_stops_it_as_stop_does() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
         let served = served_registry();
+        // Notes that it ended, then completes, once cancelled.
+        let ended = Arc::new(AtomicBool::new(false));
+        let flag = ended.clone();
+        served
+            .register(def("note", json!({"type": "object"}), move |call| {
+                eventually(PATIENCE, || call.is_cancelled());
+                flag.store(true, Ordering::SeqCst);
+                let _ = call.complete_text("cancelled");
+            }))
+            .unwrap();
         let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
         let url = server.url().to_string();
-        assert_eq!(raw_post(&url, &[], INITIALIZE), 200);
+        let client = Registry::default();
+        let mount = mount(&client, &url, vec![]).expect("mount");
+        let batch = submit(
+            &client,
+            vec![CallRequest::new("n", "s_note", json!({}))],
+            &ExecOptions::default(),
+            Sink::Queue,
+            None,
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!batch.is_done(), "note is in flight");
         drop(server);
+        // Like stop: the call in flight was cancelled and waited for.
+        assert!(
+            ended.load(Ordering::SeqCst),
+            "drop returned before the call ended"
+        );
         let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
         assert!(
             std::net::TcpStream::connect(address).is_err(),
             "a dropped server still accepts connections"
         );
+        assert!(batch.wait(Some(PATIENCE)));
+        mount.unmount();
     }
 
     #[test]
