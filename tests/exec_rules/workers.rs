@@ -150,6 +150,48 @@ fn a_call_stuck_past_its_timeout_is_replaced_and_does_not_raise_the_limit_once_i
 }
 
 #[test]
+fn calls_claimed_behind_a_stuck_call_start_even_when_no_other_call_is_left_to_claim() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // 16 calls, limit 2: the first worker claims calls 0 and 1 together.
+    // Call 0 ignores its 100 ms timeout for 2 s; the other worker meanwhile
+    // takes every other call. Call 1 must not wait for call 0's thread.
+    let reg = Registry::default();
+    let stuck_back = Arc::new(AtomicBool::new(false));
+    let back = stuck_back.clone();
+    reg.register(def("stuck", 100, 0, move |call| {
+        std::thread::sleep(Duration::from_secs(2));
+        back.store(true, Ordering::SeqCst);
+        let _ = call.complete_text("late");
+    }))
+    .unwrap();
+    let back = stuck_back.clone();
+    reg.register(def("quick", 0, 0, move |call| {
+        let text = if back.load(Ordering::SeqCst) {
+            "after"
+        } else {
+            "meanwhile"
+        };
+        call.complete_text(text).unwrap();
+    }))
+    .unwrap();
+    let mut calls = vec![CallRequest::new("s", "stuck", json!({}))];
+    calls.extend((1..16).map(|i| CallRequest::new(format!("q{i}"), "quick", json!({}))));
+    let options = ExecOptions {
+        limit: 2,
+        ..ExecOptions::default()
+    };
+    let batch = submit(&reg, calls, &options, Sink::Queue, None);
+    assert!(batch.wait(Some(PATIENCE)), "the batch ends");
+    let mut got = batch.poll(100);
+    got.sort_by_key(|(i, _)| *i);
+    assert_eq!(got.len(), 16);
+    assert_eq!(got[0].1.outcome, Outcome::Timeout);
+    for (i, result) in &got[1..] {
+        assert_eq!(result.content, "meanwhile", "call {i}: {result:?}");
+    }
+}
+
+#[test]
 fn a_lone_call_without_a_timeout_runs_on_the_thread_that_executes_it() {
     let reg = Registry::default();
     let ran_on = thread_recording(&reg, "here", 0, "ok");
