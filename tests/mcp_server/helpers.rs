@@ -1,0 +1,195 @@
+//! What the tests of this binary share: a served registry, a mount of it,
+//! and raw HTTP for what a client library would not send.
+
+pub(crate) use crate::wait::eventually;
+pub(crate) use capstan::mcp::client::{Endpoint, Mount, MountOptions};
+pub(crate) use capstan::mcp::server::{HttpServer, ServerOptions};
+pub(crate) use capstan::{
+    execute, submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags,
+    ToolResult,
+};
+pub(crate) use serde_json::{json, Value};
+pub(crate) use std::io::{Read, Write};
+pub(crate) use std::time::Duration;
+
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
+
+pub(crate) fn def(
+    name: &str,
+    parameters: Value,
+    f: impl Fn(Call) + Send + Sync + 'static,
+) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: format!("{name} tool"),
+        parameters,
+        handler: Box::new(f),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: ToolFlags::default(),
+    }
+}
+
+/// A registry with `add` (two integers), `boom` (fails) and `hold`
+/// (runs until cancelled, at most a minute, then says how it ended).
+pub(crate) fn served_registry() -> Registry {
+    let reg = Registry::default();
+    let ints = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]});
+    reg.register(def("add", ints, |call| {
+        let a = &call.arguments()["a"];
+        let b = &call.arguments()["b"];
+        let sum = a.as_i64().unwrap_or(0) + b.as_i64().unwrap_or(0);
+        call.complete_text(sum.to_string()).unwrap();
+    }))
+    .unwrap();
+    reg.register(def("boom", json!({"type": "object"}), |call| {
+        call.fail("the boom tool exploded").unwrap();
+    }))
+    .unwrap();
+    reg.register(def("hold", json!({"type": "object"}), |call| {
+        let cancelled = eventually(PATIENCE, || call.is_cancelled());
+        let _ = call.complete_text(if cancelled {
+            "cancelled"
+        } else {
+            "still running"
+        });
+    }))
+    .unwrap();
+    reg
+}
+
+pub(crate) fn mount(
+    client: &Registry,
+    url: &str,
+    headers: Vec<(String, String)>,
+) -> Result<Mount, capstan::Error> {
+    let mut options = MountOptions::new(Endpoint::Http {
+        url: url.into(),
+        headers,
+    });
+    options.prefix = "s_".into();
+    options.connect_timeout = PATIENCE;
+    Mount::connect(client, options)
+}
+
+pub(crate) fn call(reg: &Registry, name: &str, arguments: Value) -> ToolResult {
+    execute(
+        reg,
+        vec![CallRequest::new("c1", name, arguments)],
+        &ExecOptions::default(),
+    )
+    .remove(0)
+}
+
+/// POSTs `body` to the server with `headers` over a plain socket;
+/// returns the status code.
+pub(crate) fn raw_post(url: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&address).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("Host: {address}\r\n"));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).expect("status line");
+    let line = String::from_utf8_lossy(&head).to_string();
+    line[9..12]
+        .parse()
+        .unwrap_or_else(|_| panic!("status line {line:?}"))
+}
+
+/// One request over a plain socket, the whole answer read: status,
+/// head (lowercase) and body (de-chunked).
+pub(crate) fn raw_exchange(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    raw_request("POST", url, headers, body)
+}
+
+/// `raw_exchange` with another method.
+pub(crate) fn raw_request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&address).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("answer");
+    let answer = String::from_utf8_lossy(&answer).to_string();
+    let (head, mut rest) = answer.split_once("\r\n\r\n").expect("head");
+    let head = head.to_ascii_lowercase();
+    let status = head[9..12].parse().expect("status");
+    if !head.contains("transfer-encoding: chunked") {
+        return (status, head, rest.to_string());
+    }
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).expect("chunk size");
+        if size == 0 {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    (status, head, body)
+}
+
+/// The JSON-RPC message of an answer, plain JSON or the first SSE event.
+pub(crate) fn message(body: &str) -> Value {
+    let text = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+        .unwrap_or(body);
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {body:?}"))
+}
+
+/// A session opened by hand: initialize, then `initialized`; returns
+/// the session id header to send with every request.
+pub(crate) fn raw_session(url: &str) -> String {
+    let (status, head, _) = raw_exchange(url, &[], INITIALIZE);
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _, body) = raw_exchange(url, &[("Mcp-Session-Id", &session)], initialized);
+    // Accepted, with nothing to say: an empty answer stays empty.
+    assert_eq!((status, body.as_str()), (202, ""));
+    session
+}
+
+pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;

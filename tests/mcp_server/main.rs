@@ -1,0 +1,18 @@
+//! capstan's MCP server seen from capstan's MCP client: a registry served
+//! over streamable HTTP (`HttpServer`) is mounted by another registry, in
+//! this process. The official SDKs and the conformance suite check the
+//! server from outside (`make mcp-server-test`); these tests pin its rules
+//! where `cargo test` (and so mutation testing) reaches them.
+
+#[cfg(feature = "mcp")]
+#[path = "../common/wait.rs"]
+mod wait;
+
+#[cfg(feature = "mcp")]
+mod helpers;
+#[cfg(feature = "mcp")]
+mod http;
+#[cfg(feature = "mcp")]
+mod lifecycle;
+#[cfg(feature = "mcp")]
+mod mount;
