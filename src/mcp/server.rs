@@ -88,7 +88,7 @@ impl ServerOptions {
         if self.bearer_token.as_deref() == Some("") {
             // No request could carry it: every one would get 401.
             return Err(Error::InvalidArgument(
-                "bearer_token is empty (None means no token)".into(),
+                "bearer_token is empty (leave it unset for no token)".into(),
             ));
         }
         for (name, meta) in &self.tools_meta {

@@ -198,6 +198,9 @@ static void test_bad_options_are_invalid_argument(void) {
     opts.tools_meta = "{not json";
     CHECK_STATUS(capstan_mcp_server_start(reg, &opts, &server), CAPSTAN_ERR_INVALID_ARGUMENT);
     opts = (capstan_mcp_server_options)CAPSTAN_MCP_SERVER_OPTIONS_INIT;
+    opts.bearer_token = ""; /* NULL means no token; "" would refuse every request */
+    CHECK_STATUS(capstan_mcp_server_start(reg, &opts, &server), CAPSTAN_ERR_INVALID_ARGUMENT);
+    opts = (capstan_mcp_server_options)CAPSTAN_MCP_SERVER_OPTIONS_INIT;
     opts.flags = 1u << 7;
     CHECK_STATUS(capstan_mcp_server_start(reg, &opts, &server), CAPSTAN_ERR_INVALID_ARGUMENT);
     opts = (capstan_mcp_server_options)CAPSTAN_MCP_SERVER_OPTIONS_INIT;
