@@ -58,18 +58,37 @@ pub(crate) fn served_registry() -> Registry {
     reg
 }
 
-pub(crate) fn mount(
-    client: &Registry,
-    url: &str,
-    headers: Vec<(String, String)>,
-) -> Result<Mount, capstan::Error> {
+/// Options to mount `url` with the prefix `s_`, patient when connecting.
+pub(crate) fn mount_options(url: &str, headers: Vec<(String, String)>) -> MountOptions {
     let mut options = MountOptions::new(Endpoint::Http {
         url: url.into(),
         headers,
     });
     options.prefix = "s_".into();
     options.connect_timeout = PATIENCE;
-    Mount::connect(client, options)
+    options
+}
+
+pub(crate) fn mount(
+    client: &Registry,
+    url: &str,
+    headers: Vec<(String, String)>,
+) -> Result<Mount, capstan::Error> {
+    Mount::connect(client, mount_options(url, headers))
+}
+
+/// A mount that reconnects up to `max_reconnects` times, `backoff_ms` apart
+/// (doubled after each failed attempt).
+pub(crate) fn mount_reconnecting(
+    client: &Registry,
+    url: &str,
+    max_reconnects: u32,
+    backoff_ms: u64,
+) -> Mount {
+    let mut options = mount_options(url, vec![]);
+    options.max_reconnects = max_reconnects;
+    options.reconnect_backoff = Duration::from_millis(backoff_ms);
+    Mount::connect(client, options).expect("mount")
 }
 
 pub(crate) fn call(reg: &Registry, name: &str, arguments: Value) -> ToolResult {
@@ -81,17 +100,19 @@ pub(crate) fn call(reg: &Registry, name: &str, arguments: Value) -> ToolResult {
     .remove(0)
 }
 
-/// POSTs `body` to the server with `headers` over a plain socket;
-/// returns the status code.
-pub(crate) fn raw_post(url: &str, headers: &[(&str, &str)], body: &str) -> u16 {
-    let address = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_string();
-    let mut stream = std::net::TcpStream::connect(&address).expect("connect");
+/// `host:port` of a server's `http://host:port/mcp` URL.
+pub(crate) fn address(url: &str) -> &str {
+    url.trim_start_matches("http://").trim_end_matches("/mcp")
+}
+
+/// Sends one request over a plain socket (with `Host` unless `headers` has
+/// one) and returns the socket to read the answer from.
+fn send_raw(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> std::net::TcpStream {
+    let address = address(url);
+    let mut stream = std::net::TcpStream::connect(address).expect("connect");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "{method} /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -103,6 +124,13 @@ pub(crate) fn raw_post(url: &str, headers: &[(&str, &str)], body: &str) -> u16 {
     request.push_str("\r\n");
     request.push_str(body);
     stream.write_all(request.as_bytes()).unwrap();
+    stream
+}
+
+/// POSTs `body` to the server with `headers` over a plain socket;
+/// returns the status code.
+pub(crate) fn raw_post(url: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+    let mut stream = send_raw("POST", url, headers, body);
     let mut head = [0u8; 12];
     stream.read_exact(&mut head).expect("status line");
     let line = String::from_utf8_lossy(&head).to_string();
@@ -128,22 +156,7 @@ pub(crate) fn raw_request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String, String) {
-    let address = url
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .to_string();
-    let mut stream = std::net::TcpStream::connect(&address).expect("connect");
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let mut request = format!(
-        "{method} /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).unwrap();
+    let mut stream = send_raw(method, url, headers, body);
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).expect("answer");
     let answer = String::from_utf8_lossy(&answer).to_string();

@@ -92,9 +92,8 @@ fn dropping_a_server_stops_it_as_stop_does() {
         ended.load(Ordering::SeqCst),
         "drop returned before the call ended"
     );
-    let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
     assert!(
-        std::net::TcpStream::connect(address).is_err(),
+        std::net::TcpStream::connect(address(&url)).is_err(),
         "a dropped server still accepts connections"
     );
     assert!(batch.wait(Some(PATIENCE)));

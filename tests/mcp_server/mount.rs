@@ -99,15 +99,7 @@ fn a_call_to_a_mount_whose_server_went_away_says_whether_it_will_reconnect() {
         let served = served_registry();
         let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
         let client = Registry::default();
-        let mut options = MountOptions::new(Endpoint::Http {
-            url: server.url().into(),
-            headers: vec![],
-        });
-        options.prefix = "s_".into();
-        options.connect_timeout = PATIENCE;
-        options.max_reconnects = max_reconnects;
-        options.reconnect_backoff = Duration::from_millis(backoff_ms);
-        let mount = Mount::connect(&client, options).expect("mount");
+        let mount = mount_reconnecting(&client, server.url(), max_reconnects, backoff_ms);
         assert_eq!(call(&client, "s_add", json!({"a": 1, "b": 2})).content, "3");
         assert!(server.stop());
         // The first call after the stop finds the connection gone.
@@ -135,22 +127,13 @@ fn a_mount_with_a_reconnect_policy_comes_back_when_its_http_server_restarts() {
     let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
     let url = server.url().to_string();
     let client = Registry::default();
-    let mut options = MountOptions::new(Endpoint::Http {
-        url: url.clone(),
-        headers: vec![],
-    });
-    options.prefix = "s_".into();
-    options.connect_timeout = PATIENCE;
-    options.max_reconnects = 8;
-    options.reconnect_backoff = Duration::from_millis(100);
-    let mount = Mount::connect(&client, options).expect("mount");
+    let mount = mount_reconnecting(&client, &url, 8, 100);
     assert!(server.stop());
     let failed = call(&client, "s_add", json!({"a": 1, "b": 2}));
     assert!(failed.is_error(), "{failed:?}");
     // The same address again: the mount reconnects on its own.
-    let address = url.trim_start_matches("http://").trim_end_matches("/mcp");
     let options = ServerOptions {
-        address: address.into(),
+        address: address(&url).into(),
         ..ServerOptions::default()
     };
     let again = HttpServer::start(&served, &options).expect("restart");
@@ -170,15 +153,7 @@ fn reconnect_attempts_back_off_doubling_each_time() {
     let served = served_registry();
     let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
     let client = Registry::default();
-    let mut options = MountOptions::new(Endpoint::Http {
-        url: server.url().into(),
-        headers: vec![],
-    });
-    options.prefix = "s_".into();
-    options.connect_timeout = PATIENCE;
-    options.max_reconnects = 3;
-    options.reconnect_backoff = Duration::from_millis(200);
-    let mount = Mount::connect(&client, options).expect("mount");
+    let mount = mount_reconnecting(&client, server.url(), 3, 200);
     assert!(server.stop());
     let began = std::time::Instant::now();
     let failed = call(&client, "s_add", json!({"a": 1, "b": 2}));
