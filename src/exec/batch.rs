@@ -311,15 +311,12 @@ impl BatchInner {
     /// many already drive it. Counted as host activity: closing the registry
     /// waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
-        self.drive_as(on_caller, true);
+        self.drive_from(on_caller, true, 0..0);
     }
 
-    fn drive_as(self: &Arc<Self>, on_caller: bool, bounded: bool) {
-        self.drive_from(on_caller, bounded, 0..0);
-    }
-
-    /// `drive_as`, starting with the calls `first` (claimed by a worker that
-    /// got stuck in a callback and was replaced by this one).
+    /// `drive`, over the limit unless `bounded`, starting with the calls
+    /// `first` (claimed by a worker that got stuck in a callback and was
+    /// replaced by this one).
     fn drive_from(self: &Arc<Self>, on_caller: bool, bounded: bool, first: Range<usize>) {
         let origin = if on_caller {
             Origin::Caller
