@@ -1,8 +1,8 @@
-# capstan: `make demo` builds and runs the demo; `make test` runs every test.
+# capstan: `make demo` builds and runs the demo; `make test` sets up what its
+# suites need (`make setup`) and runs every one; `make check` is the quick loop.
 
 CARGO            ?= cargo
 CC               ?= cc
-CBINDGEN_VERSION := 0.29.4
 LIBDIR           := target/release
 LIB              := $(LIBDIR)/libcapstan.so
 BUILD            := build
@@ -13,11 +13,13 @@ SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 # from starving the timer threads (a 2 ms timeout then took over 5 s).
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
+include mk/setup.mk
+
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: install uninstall install-test python-wheel-test mcp-deps mcp-server-test mcp-client-test
-.PHONY: all lib demo game-loop run-examples python-test python-bench test rust-test clippy fmt-check header header-check cbindgen \
+.PHONY: install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
+.PHONY: all lib demo game-loop run-examples python-test python-bench test check rust-test clippy fmt-check header header-check \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
         go-test go-bench cpp-test cpp-examples swift-modulemap-check
 
@@ -51,10 +53,7 @@ run-examples: $(BUILD)/examples/quickstart $(BUILD)/examples/agent_turn $(BUILD)
 	@tail -1 $(BUILD)/game_loop.out
 
 # --- header -----------------------------------------------------------------
-cbindgen:
-	@cbindgen --version 2>/dev/null | grep -q "$(CBINDGEN_VERSION)" || \
-	  $(CARGO) install cbindgen --version $(CBINDGEN_VERSION) --locked
-
+# cbindgen, pinned, comes from `make cbindgen` (mk/setup.mk).
 header: cbindgen
 	cbindgen --config cbindgen.toml --crate capstan --output include/capstan.h
 
@@ -105,23 +104,21 @@ header-cxx: $(BUILD)/cxx/c_header-c++11 $(BUILD)/cxx/c_header-c++17
 	@echo "header-cxx: include/capstan.h and examples/cpp/c_header.cpp build and run as C++11 and C++17"
 
 # --- Python binding -----------------------------------------------------------
-PYTHON ?= python3
-
-python-test: lib
-	$(PYTHON) -m pip install --quiet './bindings/python[test]'
+# PYTHON is build/venv's (mk/setup.mk), which has pytest; the tests import the
+# package from bindings/python and load $(LIB) (CAPSTAN_LIB), so nothing is
+# installed or rebuilt here (python-wheel-test builds and installs the wheel).
+python-test: lib $(VENV_STAMP)
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) -m pytest -q bindings/python/tests
 
-python-bench: lib
+python-bench: lib $(VENV_STAMP)
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
 
 # --- MCP interop peers (issue #14) -------------------------------------------
 # The MCP tests run capstan against pinned real peers: the official Python SDK
-# (tests/mcp/requirements.txt) and, with Node.js, the reference server and the
-# official conformance suite (tests/mcp/package.json + package-lock.json,
-# installed into tests/mcp/node_modules; npm's cache stays in the tree too).
-mcp-deps:
-	$(PYTHON) -m pip install --quiet -r tests/mcp/requirements.txt
-	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error --cache "$(abspath tests/mcp/.npm-cache)"
+# (tests/mcp/requirements.txt, in build/venv) and, with Node.js, the reference
+# server and the official conformance suite (tests/mcp/package.json +
+# package-lock.json, installed into tests/mcp/node_modules). Both come from
+# `make setup` (mk/setup.mk; `make mcp-deps` makes just these two).
 
 # --- MCP server (issue #14, helper mcp-server) ---------------------------------
 # serve_host (tests/mcp/serve_host.c) serves a few tools over stdio or HTTP for
@@ -130,8 +127,7 @@ mcp-deps:
 # capstan cannot pass, with reasons); the C lifecycle test (stop with calls in
 # flight, twice, NULL) runs under ASan/UBSan and Valgrind; the Python binding's MCP methods
 # and the README example run too. Without feature `mcp` the library still
-# builds and its MCP functions return UNSUPPORTED (tests/mcp_unsupported.rs).
-# Needs `make mcp-deps` (the CI runs it).
+# builds and its MCP functions return UNSUPPORTED (mcp-feature-off-test).
 MCP_BUILD := $(BUILD)/mcp
 
 $(MCP_BUILD)/serve_host: tests/mcp/serve_host.c include/capstan.h lib
@@ -150,14 +146,19 @@ $(MCP_BUILD)/mcp_serve: examples/c/mcp_serve.c include/capstan.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
 
-mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUILD)/test_mcp_server_plain $(MCP_BUILD)/mcp_serve
+mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUILD)/test_mcp_server_plain $(MCP_BUILD)/mcp_serve $(SETUP_STAMPS)
 	ASAN_OPTIONS=detect_leaks=1 $(MCP_BUILD)/test_mcp_server
 	$(VALGRIND) $(MCP_BUILD)/test_mcp_server_plain
 	CAPSTAN_SERVE_HOST=$(abspath $(MCP_BUILD)/serve_host) CAPSTAN_MCP_SERVE_EXAMPLE=$(abspath $(MCP_BUILD)/mcp_serve) \
 	  CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) -m pytest -q -p no:cacheprovider \
 	  tests/mcp/test_server_sdk.py tests/mcp/test_server_http_security.py \
 	  tests/mcp/test_server_conformance.py tests/mcp/test_server_python.py
-	$(CARGO) test --no-default-features --test mcp_unsupported
+
+# The library without feature `mcp`: one build, both tests (the server's and
+# the client's functions answer UNSUPPORTED).
+mcp-feature-off-test:
+	$(CARGO) test --no-default-features --test mcp_unsupported --test mcp_client
+
 # --- MCP client (issue #14, mount MCP servers' tools) -------------------------
 # tests/mcp_client.rs mounts tests/mcp/fastmcp_server.py (Python SDK) and
 # server-everything over stdio and streamable HTTP (also part of rust-test);
@@ -165,7 +166,7 @@ mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUIL
 # the conformance suite's client mode drives tests/mcp/conformance_client.c,
 # with tests/mcp/conformance-client-expected-failures as its baseline (Node
 # 20 needs tests/mcp/node-compat.mjs for the suite to load). The feature-off
-# build is checked to build and to answer UNSUPPORTED.
+# build is checked by mcp-feature-off-test.
 MCP_DIR         := tests/mcp
 CONFORMANCE     := node --import ./node-compat.mjs node_modules/@modelcontextprotocol/conformance/dist/index.js
 # Every client scenario of the suite; those listed in the expected-failures
@@ -187,10 +188,9 @@ $(BUILD)/mcp/readme_mount: README.md include/capstan.h lib
 	awk '/<!-- mcp-mount-example/ {f=1; next} f && /^```c/ {g=1; next} g && /^```/ {exit} g' README.md > $@.c
 	$(CC) $(CFLAGS_COMMON) $@.c -o $@ $(LDFLAGS_COMMON)
 
-mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_client $(BUILD)/mcp/readme_mount
+mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_client $(BUILD)/mcp/readme_mount $(SETUP_STAMPS)
 	$(BUILD)/mcp/readme_mount $(MCP_DIR)/node_modules/.bin/mcp-server-everything stdio > $(BUILD)/mcp/readme_mount.out
 	grep -q '"content":"Echo: hi"' $(BUILD)/mcp/readme_mount.out || (cat $(BUILD)/mcp/readme_mount.out; exit 1)
-	$(CARGO) test --no-default-features --test mcp_client
 	ASAN_OPTIONS=detect_leaks=1 $(BUILD)/mcp/asan/test_mcp_client $(MCP_DIR)/fastmcp_server.py
 	@set -e; cd $(MCP_DIR) && rm -rf results && for s in $(MCP_CLIENT_SCENARIOS); do \
 	  echo "== conformance client $$s"; \
@@ -282,14 +282,13 @@ install-test: lib
 # `pip wheel` of the Python package (it builds the library with cargo into the
 # top-level target dir, already built by `lib`), installed into a fresh venv
 # and used there with CAPSTAN_LIB unset: the wheel must carry the library.
-python-wheel-test: lib
+python-wheel-test: lib $(VENV_STAMP)
 	CARGO_TARGET_DIR=$(abspath target) tests/install/python_wheel.sh $(abspath $(BUILD)/python-wheel-test) $(CRATE_VERSION) $(PYTHON)
 
 # --- Go binding (issue #12) ----------------------------------------------------
 # bindings/go is a cgo module linked against $(LIB) (rpath set by its #cgo
 # flags); examples/go/agent uses it through a replace directive. Needs Go >=
-# 1.24 with cgo; .ci/run puts one on PATH.
-GO ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+# 1.24 with cgo: GO (mk/setup.mk), go on PATH or /usr/local/go/bin/go.
 
 go-test: lib
 	cd bindings/go && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
@@ -338,7 +337,7 @@ cpp-examples: $(BUILD)/examples/cpp/quickstart $(BUILD)/examples/cpp/game_loop
 
 SWIFT_MODULEMAP := bindings/swift/Sources/CCapstan/module.modulemap
 
-swift-modulemap-check: include/capstan.h | lib
+swift-modulemap-check: include/capstan.h $(VENV_STAMP) | lib
 	@mkdir -p $(BUILD)/swift
 	$(CLANG) -std=c11 -Wall -Wextra -Werror -fmodules -fmodules-cache-path=$(BUILD)/swift/module-cache \
 	  -fmodule-map-file=$(SWIFT_MODULEMAP) -Iinclude \
@@ -348,7 +347,8 @@ swift-modulemap-check: include/capstan.h | lib
 	$(PYTHON) bindings/swift/check/swift_macros.py $(BUILD)/swift/macros.txt
 
 # --- everything -------------------------------------------------------------
-rust-test:
+# tests/mcp_client.rs mounts the Python SDK's server and server-everything.
+rust-test: $(SETUP_STAMPS)
 	$(CARGO) test --all-targets
 
 clippy:
@@ -357,8 +357,23 @@ clippy:
 fmt-check:
 	$(CARGO) fmt --check
 
-test: fmt-check clippy rust-test header-check header-cxx c-tests examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test stream-example mcp-client-test
+# `make test`: `make setup`, the release library (`lib`, shared by every suite
+# that links it: the C tests, examples, install and wheel tests, bindings),
+# then each suite, one after another, timed: mk/suites.sh prints the table
+# (suite, seconds) at the end and keeps it in build/test-times.txt. The first
+# failure stops the run (KEEP_GOING=1 runs the rest) and fails make. Long runs
+# stay out: soak, fuzz, bench, mutants, stream-figures, timeout-rss.
+TEST_SUITES := fmt-check clippy rust-test header-check header-cxx c-test-plain c-test-asan c-test-valgrind \
+  examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples \
+  swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test
+
+test:
+	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/test-times.txt setup lib $(TEST_SUITES)
 	@echo "make test: all suites passed"
+
+# `make check`: the everyday loop, the Rust tests and the C tests (plain).
+check:
+	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/check-times.txt setup-deps lib rust-test c-test-plain
 
 # --- streaming (issue 15) ----------------------------------------------------
 # tests/c/test_stream.c is one of C_TESTS (plain, ASan, Valgrind). The README's
@@ -395,16 +410,12 @@ bench: lib
 # soak: 1,000,000 calls through the C ABI, exactly one result each, RSS flat
 # then again with CAPSTAN_SOAK_LONG_TIMEOUTS=1 (completing tools get a 1-hour
 # timeout: a finished call must not hold its timer until the deadline).
-CARGO_FUZZ_VERSION := 0.13.2
 FUZZ_SECONDS       ?= 300
 FUZZ_SMOKE_SECONDS ?= 15
 SOAK_CALLS         ?= 1000000
 
-.PHONY: cargo-fuzz fuzz-build fuzz-smoke fuzz soak soak-smoke
-
-cargo-fuzz:
-	@$(CARGO) fuzz --version 2>/dev/null | grep -q "$(CARGO_FUZZ_VERSION)" || \
-	  $(CARGO) install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked
+# cargo-fuzz, pinned, comes from `make cargo-fuzz` (mk/setup.mk).
+.PHONY: fuzz-build fuzz-smoke fuzz soak soak-smoke
 
 fuzz-build: cargo-fuzz
 	fuzz/run.sh build
@@ -460,8 +471,7 @@ MUTANTS_ARGS          ?=
 .PHONY: cargo-mutants mutants
 
 cargo-mutants:
-	@$(CARGO) mutants --version 2>/dev/null | grep -q "$(CARGO_MUTANTS_VERSION)" || \
-	  $(CARGO) install cargo-mutants --version $(CARGO_MUTANTS_VERSION) --locked
+	@CARGO=$(CARGO) mk/setup.sh cargo-tool cargo-mutants $(CARGO_MUTANTS_VERSION)
 
 mutants: cargo-mutants
 	$(CARGO) mutants --profile mutants --timeout $(MUTANTS_TIMEOUT) $(MUTANTS_ARGS)

@@ -3,8 +3,9 @@
 //! server `@modelcontextprotocol/server-everything`, over stdio and over
 //! streamable HTTP, and calls their tools through the executor.
 //!
-//! Needs python3 with `mcp` (tests/mcp/requirements.txt) and node with
-//! tests/mcp/node_modules (`make mcp-deps`). Every wait is bounded.
+//! Needs a Python with `mcp` (tests/mcp/requirements.txt; `make setup` puts
+//! it in build/venv, which these tests use, see `python`) and node with
+//! tests/mcp/node_modules (also `make setup`). Every wait is bounded.
 
 #[cfg(not(feature = "mcp"))]
 #[test]
@@ -42,10 +43,24 @@ mod with_mcp {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
     }
 
+    /// The interpreter that has the MCP SDK: $CAPSTAN_TEST_PYTHON (the
+    /// Makefile sets it to build/venv's), else build/venv's when `make setup`
+    /// made it (a plain `cargo test` after a `make setup`), else python3.
+    fn python() -> String {
+        if let Some(python) = std::env::var_os("CAPSTAN_TEST_PYTHON").filter(|p| !p.is_empty()) {
+            return python.to_string_lossy().into_owned();
+        }
+        let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("build/venv/bin/python");
+        if venv.exists() {
+            return venv.display().to_string();
+        }
+        "python3".into()
+    }
+
     fn python_options(env: Vec<(String, String)>) -> MountOptions {
         let script = mcp_dir().join("fastmcp_server.py");
         let mut options = MountOptions::new(Endpoint::Command {
-            argv: vec!["python3".into(), script.display().to_string()],
+            argv: vec![python(), script.display().to_string()],
             env,
             cwd: None,
         });
@@ -406,12 +421,12 @@ mod with_mcp {
         let port = free_port();
         let script = mcp_dir().join("fastmcp_server.py");
         let _server = Server(
-            std::process::Command::new("python3")
+            std::process::Command::new(python())
                 .arg(&script)
                 .args(["--http", &port.to_string()])
                 .stderr(std::process::Stdio::null())
                 .spawn()
-                .expect("python3"),
+                .expect("python"),
         );
         let reg = Registry::default();
         let mount = mount_http(&reg, &format!("http://127.0.0.1:{port}/mcp"), "h_");

@@ -25,8 +25,15 @@ static int failures = 0;
 
 static const char *script;
 
+/* The interpreter with the MCP SDK: $CAPSTAN_TEST_PYTHON (the Makefile sets
+ * it to build/venv's), else python3. */
+static const char *python(void) {
+    const char *env = getenv("CAPSTAN_TEST_PYTHON");
+    return env != NULL && env[0] != '\0' ? env : "python3";
+}
+
 static capstan_mcp_client *mount_python(capstan_registry *reg) {
-    const char *argv[] = {"python3", script};
+    const char *argv[] = {python(), script};
     capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
     opts.argv = argv;
     opts.argc = 2;

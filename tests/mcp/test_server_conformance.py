@@ -14,7 +14,7 @@ CLI = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" /
 
 
 def test_conformance_server_mode_fails_only_the_expected_scenarios(tmp_path):
-    assert CLI.exists(), f"{CLI} is missing: run `make mcp-deps`"
+    assert CLI.exists(), f"{CLI} is missing: run `make setup`"
     with http_host("", "", "conformance") as (url, _):
         run = subprocess.run(
             [
