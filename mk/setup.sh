@@ -40,7 +40,7 @@ present() {
     python3) command -v python3 ;;
     python3-venv) python3 -c 'import ensurepip, venv' ;;
     mingw-w64) command -v x86_64-w64-mingw32-gcc ;;
-    wine64) command -v wine64 || command -v wine ;;
+    wine64) command -v wine64 || [ -x /usr/lib/wine/wine64 ] ;;
     abigail-tools) command -v abidiff ;;
     golang-go) command -v go ;;
     make | cmake | valgrind | clang | npm) command -v "$1" ;;
