@@ -12,7 +12,7 @@ use capstan::ffi::*;
 
 fn last_error() -> String {
     let mut buf = [0u8; 512];
-    let n = unsafe { capstan_last_error(buf.as_mut_ptr().cast(), buf.len()) };
+    let n = unsafe { capstan_error_message(buf.as_mut_ptr().cast(), buf.len()) };
     String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned()
 }
 
@@ -33,7 +33,7 @@ fn mount(url: &str) -> (capstan_status, String) {
         opts.url = url.as_ptr();
         opts.connect_timeout_ms = 5000;
         let mut out = ptr::null_mut();
-        let status = capstan_mcp_mount(reg, &opts, &mut out);
+        let status = capstan_mcp_mount_new(reg, &opts, &mut out);
         let message = last_error();
         assert!(out.is_null(), "no mount on failure");
         capstan_registry_free(reg);
