@@ -479,3 +479,182 @@ mutants: cargo-mutants
 clean:
 	rm -rf $(BUILD)
 	$(CARGO) clean
+
+# --- platforms (issue #28) ----------------------------------------------------
+# setup-platforms installs what the suites below need (idempotent): the rustup
+# targets and, on Debian/Ubuntu, mingw-w64, wine64 and gcc-multilib.
+# cross-check: the library type-checks with the default features for the
+#   Apple, Android, ARM Linux and Windows targets, and the static library of
+#   the Apple and Android ones builds (a staticlib needs no linker, so no SDK
+#   or NDK: the default features compile no C).
+# windows-test: capstan.dll, its import library and the static library built
+#   with mingw-w64; the C tests, the examples and the header as C++ built
+#   with mingw gcc/g++ and run under Wine (build/windows/wineprefix).
+# i686-test: the library for i686-unknown-linux-gnu, its Rust tests (the
+#   library's own, handles among them, and the executor's) and the C tests
+#   built with gcc -m32.
+CROSS_CHECK_TARGETS := aarch64-unknown-linux-gnu x86_64-pc-windows-gnu
+STATICLIB_TARGETS   := aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-linux-android
+WIN_TARGET          := x86_64-pc-windows-gnu
+I686_TARGET         := i686-unknown-linux-gnu
+PLATFORM_TARGETS    := $(sort $(CROSS_CHECK_TARGETS) $(STATICLIB_TARGETS) $(WIN_TARGET) $(I686_TARGET))
+PLATFORM_APT        := mingw-w64 wine64 gcc-multilib
+SUDO                := $(if $(filter 0,$(shell id -u)),,sudo)
+
+.PHONY: setup-platforms cross-check windows-lib windows-test i686-lib i686-test i686-rust-test i686-c-test
+setup-platforms:
+	@set -e; installed="$$(rustup target list --installed)"; \
+	for t in $(PLATFORM_TARGETS); do \
+	  echo "$$installed" | grep -qx "$$t" || rustup target add "$$t"; done
+	@set -e; missing=; for p in $(PLATFORM_APT); do \
+	  dpkg -s "$$p" >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
+	@echo "setup-platforms: rustup targets and $(PLATFORM_APT) present"
+
+cross-check:
+	@set -e; for t in $(CROSS_CHECK_TARGETS); do echo "== cargo check --lib --target $$t"; \
+	  $(CARGO) check --lib --target $$t; done
+	@set -e; for t in $(STATICLIB_TARGETS); do echo "== staticlib for $$t"; \
+	  $(CARGO) rustc --lib --crate-type staticlib --target $$t; \
+	  ls -l target/$$t/debug/libcapstan.a; done
+	@echo "cross-check: $(CROSS_CHECK_TARGETS) check; staticlib built for $(STATICLIB_TARGETS)"
+
+# Windows (x86_64-pc-windows-gnu, mingw-w64) under Wine.
+WIN_LIBDIR   := target/$(WIN_TARGET)/release
+WIN_BUILD    := $(BUILD)/windows
+WIN_CC       ?= x86_64-w64-mingw32-gcc
+WIN_CXX      ?= x86_64-w64-mingw32-g++
+# Debian puts wine64 off PATH.
+WINE         ?= $(firstword $(wildcard /usr/lib/wine/wine64) $(shell command -v wine64 2>/dev/null) wine)
+# Non-interactive: the prefix lives in build/, no display, no Mono/Gecko
+# installer dialogs, no debug chatter, stdin from /dev/null.
+WIN_ENV      := WINEPREFIX=$(abspath $(WIN_BUILD)/wineprefix) WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
+WIN_RUN      := $(WIN_ENV) $(WINE)
+WIN_CFLAGS   := $(filter-out -pthread,$(CFLAGS_COMMON)) -pthread
+WIN_LDFLAGS  := -L$(WIN_LIBDIR) -lcapstan
+WIN_EXAMPLES := quickstart agent_turn game_loop stream_turn demo
+# The DLLs a test executable needs beside it: capstan's, the stand-in for
+# bcryptprimitives.dll (tests/windows/bcryptprimitives.c says why) and the
+# mingw threads runtime the C tests use.
+WIN_DLLS     := $(WIN_BUILD)/bin/capstan.dll $(WIN_BUILD)/bin/bcryptprimitives.dll $(WIN_BUILD)/bin/libwinpthread-1.dll
+
+windows-lib:
+	$(CARGO) build --release --lib --target $(WIN_TARGET)
+	@ls -l $(WIN_LIBDIR)/capstan.dll $(WIN_LIBDIR)/libcapstan.dll.a $(WIN_LIBDIR)/libcapstan.a
+
+$(WIN_BUILD)/bin/capstan.dll: windows-lib
+	@mkdir -p $(dir $@)
+	cp $(WIN_LIBDIR)/capstan.dll $@
+
+$(WIN_BUILD)/bin/bcryptprimitives.dll: tests/windows/bcryptprimitives.c
+	@mkdir -p $(dir $@)
+	$(WIN_CC) -Wall -Wextra -Werror -O2 -shared $< -o $@ -lbcrypt
+
+$(WIN_BUILD)/bin/libwinpthread-1.dll:
+	@mkdir -p $(dir $@)
+	cp "$$($(WIN_CC) -print-file-name=libwinpthread-1.dll)" $@
+
+$(WIN_BUILD)/bin/%.exe: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h windows-lib
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CFLAGS) $< -o $@ $(WIN_LDFLAGS)
+
+$(WIN_BUILD)/bin/example_%.exe: examples/c/%.c include/capstan.h windows-lib
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CFLAGS) $< -o $@ $(WIN_LDFLAGS)
+
+# The static library: a program linked against libcapstan.a with the
+# system libraries rustc names (--print native-static-libs), needing no DLL.
+$(WIN_BUILD)/bin/static_quickstart.exe: examples/c/quickstart.c include/capstan.h windows-lib
+	@mkdir -p $(dir $@)
+	$(WIN_CC) $(WIN_CFLAGS) $< -o $@ $(WIN_LIBDIR)/libcapstan.a \
+	  -lkernel32 -ladvapi32 -lntdll -luserenv -lws2_32 -lbcrypt -ldbghelp -static
+
+$(WIN_BUILD)/bin/c_header-%.exe: examples/cpp/c_header.cpp include/capstan.h windows-lib
+	@mkdir -p $(dir $@)
+	$(WIN_CXX) -std=$* -Wall -Wextra -Werror -pedantic -Iinclude -O1 $< -o $@ $(WIN_LDFLAGS)
+
+windows-test: $(WIN_DLLS) $(patsubst %,$(WIN_BUILD)/bin/%.exe,$(C_TESTS)) \
+              $(patsubst %,$(WIN_BUILD)/bin/example_%.exe,$(WIN_EXAMPLES)) \
+              $(WIN_BUILD)/bin/static_quickstart.exe $(WIN_BUILD)/bin/c_header-c++11.exe $(WIN_BUILD)/bin/c_header-c++17.exe
+	@set -e; cd $(WIN_BUILD)/bin; \
+	for t in $(C_TESTS); do echo "== $$t (Windows, Wine)"; $(WIN_RUN) ./$$t.exe < /dev/null; done; \
+	for e in quickstart agent_turn stream_turn; do echo "== example $$e (Windows, Wine)"; \
+	  $(WIN_RUN) ./example_$$e.exe < /dev/null > $$e.out || { cat $$e.out; exit 1; }; done; \
+	echo "== example game_loop (Windows, Wine)"; \
+	$(WIN_RUN) ./example_game_loop.exe < /dev/null > game_loop.out || { cat game_loop.out; exit 1; }; tail -1 game_loop.out; \
+	echo "== quickstart on the static library (Windows, Wine)"; \
+	$(WIN_RUN) ./static_quickstart.exe < /dev/null > static_quickstart.out || { cat static_quickstart.out; exit 1; }; \
+	for s in c++11 c++17; do echo "== header as $$s, mingw g++ (Windows, Wine)"; \
+	  $(WIN_RUN) ./c_header-$$s.exe < /dev/null > /dev/null; done
+	-@$(WIN_ENV) $(dir $(WINE))wineserver -k 2>/dev/null
+	@echo "windows-test: C tests, examples and the header as C++ pass under Wine"
+
+# Linux i686 (32-bit), natively with gcc-multilib.
+I686_LIBDIR := target/$(I686_TARGET)/release
+
+i686-lib:
+	$(CARGO) build --release --lib --target $(I686_TARGET)
+	@ln -sf libcapstan.so $(I686_LIBDIR)/$(SONAME)
+
+# The library's unit tests (handles.rs: a slot reused far past the old 16)
+# and the executor's integration tests; the whole `cargo test` for i686 is
+# `cargo test --target i686-unknown-linux-gnu`.
+i686-rust-test:
+	$(CARGO) test --target $(I686_TARGET) --lib --test exec --test submit --test registry_rules
+
+$(BUILD)/i686/c/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h i686-lib
+	@mkdir -p $(dir $@)
+	$(CC) -m32 $(CFLAGS_COMMON) $< -o $@ -L$(I686_LIBDIR) -Wl,-rpath,$(abspath $(I686_LIBDIR)) -lcapstan -pthread
+
+i686-c-test: $(addprefix $(BUILD)/i686/c/,$(C_TESTS))
+	@set -e; for t in $(C_TESTS); do echo "== $$t (i686)"; $(BUILD)/i686/c/$$t; done
+
+i686-test: i686-rust-test i686-c-test
+	@echo "i686-test: Rust and C tests pass on i686-unknown-linux-gnu"
+
+# Apple: Capstan.xcframework of the static library for macOS (arm64 and
+# x86_64 in one archive), iOS devices and the iOS simulator (arm64), with
+# capstan.h and a module map, for Xcode and SwiftPM (binaryTarget). Needs
+# macOS with Xcode (xcodebuild, lipo): not run in our CI, which has no Apple
+# SDK (cross-check builds the same static libraries unlinked). The module
+# map names the module CCapstan, as the Swift package's pkg-config target does.
+XCF_BUILD := $(BUILD)/xcframework
+.PHONY: xcframework
+xcframework:
+	@test "$$(uname -s)" = Darwin || { echo "xcframework: needs macOS with Xcode (xcodebuild, lipo)"; exit 1; }
+	rustup target add aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-apple-ios-sim
+	@set -e; for t in aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-apple-ios-sim; do \
+	  $(CARGO) build --release --lib --target $$t; done
+	rm -rf $(XCF_BUILD) $(BUILD)/Capstan.xcframework
+	mkdir -p $(XCF_BUILD)/headers $(XCF_BUILD)/macos
+	cp include/capstan.h $(XCF_BUILD)/headers/
+	printf 'module CCapstan {\n    header "capstan.h"\n    export *\n}\n' > $(XCF_BUILD)/headers/module.modulemap
+	lipo -create target/aarch64-apple-darwin/release/libcapstan.a target/x86_64-apple-darwin/release/libcapstan.a \
+	  -output $(XCF_BUILD)/macos/libcapstan.a
+	xcodebuild -create-xcframework \
+	  -library $(XCF_BUILD)/macos/libcapstan.a -headers $(XCF_BUILD)/headers \
+	  -library target/aarch64-apple-ios/release/libcapstan.a -headers $(XCF_BUILD)/headers \
+	  -library target/aarch64-apple-ios-sim/release/libcapstan.a -headers $(XCF_BUILD)/headers \
+	  -output $(BUILD)/Capstan.xcframework
+	rm -rf bindings/swift/Capstan.xcframework
+	cp -R $(BUILD)/Capstan.xcframework bindings/swift/
+	@echo "xcframework: $(BUILD)/Capstan.xcframework (also in bindings/swift: CAPSTAN_XCFRAMEWORK=1 swift build)"
+
+# Android: libcapstan.so (SONAME libcapstan.so, as an APK needs) and
+# libcapstan.a for arm64-v8a, armeabi-v7a and x86_64, linked by the NDK's
+# clang. Needs ANDROID_NDK_HOME (NDK r25 or later): not run in our CI, which
+# has no NDK (cross-check builds the arm64 static library unlinked).
+ANDROID_API     ?= 24
+ANDROID_TARGETS := aarch64-linux-android armv7-linux-androideabi x86_64-linux-android
+NDK_BIN          = $(ANDROID_NDK_HOME)/toolchains/llvm/prebuilt/$(shell uname -s | tr A-Z a-z)-x86_64/bin
+.PHONY: android-lib
+android-lib:
+	@test -d "$(NDK_BIN)" || { echo "android-lib: set ANDROID_NDK_HOME to an Android NDK"; exit 1; }
+	rustup target add $(ANDROID_TARGETS)
+	@set -e; for t in $(ANDROID_TARGETS); do \
+	  clang="$(NDK_BIN)/$$(echo $$t | sed 's/^armv7/armv7a/')$(ANDROID_API)-clang"; \
+	  v=$$(echo $$t | tr a-z- A-Z_); \
+	  env "CARGO_TARGET_$${v}_LINKER=$$clang" "CC_$$(echo $$t | tr - _)=$$clang" "AR_$$(echo $$t | tr - _)=$(NDK_BIN)/llvm-ar" \
+	    $(CARGO) build --release --lib --target $$t; \
+	  ls -l target/$$t/release/libcapstan.so target/$$t/release/libcapstan.a; done

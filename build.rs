@@ -18,9 +18,13 @@ fn main() {
         return;
     }
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    // Not Android: an app ships libcapstan.so in its APK under that name,
+    // and the loader looks libraries up by the names programs record (their
+    // NEEDED entries, taken from the SONAME), so a versioned SONAME would
+    // name a file the APK does not have.
     let elf = matches!(
         os.as_str(),
-        "linux" | "android" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
+        "linux" | "freebsd" | "netbsd" | "openbsd" | "dragonfly"
     );
     if !elf {
         return;

@@ -47,8 +47,8 @@
  *    same registry (nested execution). No callback runs while capstan holds
  *    an internal lock.
  *  - Every callback returns (or blocks): none may end its thread, by
- *    pthread_exit, thread cancellation or any other forced unwind, nor
- *    longjmp out of capstan. Such an unwind would cross capstan's frames,
+ *    pthread_exit, ExitThread, thread cancellation or any other forced
+ *    unwind, nor longjmp out of capstan. Such an unwind would cross capstan's frames,
  *    which hold destructors and panic boundaries: undefined behaviour for
  *    Rust (forced unwinding over non-POF frames), an abort in practice, and
  *    "C-unwind" callback types would not make it defined. A host runtime that
@@ -57,6 +57,14 @@
  *    Thread hooks: capstan_runtime_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
+ *
+ * Platforms (README.md, "Platforms", says what is built and tested where)
+ *  - One header for Linux, Android, macOS, iOS, the BSDs and Windows, on 32-
+ *    and 64-bit targets. What differs: the object an event loop waits on
+ *    (capstan_registry_wake_fd on Unix: an eventfd on Linux and Android, a
+ *    pipe elsewhere; capstan_registry_wake_handle on Windows: an event
+ *    HANDLE; each is UNSUPPORTED where the other exists), and https:// MCP
+ *    mounts, which need a library built with the feature mcp-https.
  *
  * Limits (README.md, "Limits", has the full table)
  *  - Every untrusted input has a bounded cost. Arguments: a validation
@@ -419,6 +427,9 @@ typedef struct capstan_mcp_mount_options {
   const char *cwd;
   /**
    * URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
+   * https:// needs a library built with the cargo feature `mcp-https`
+   * (certificates checked by the operating system's verifier); without
+   * it the mount fails with UNSUPPORTED.
    */
   const char *url;
   /**
@@ -1195,7 +1206,8 @@ capstan_status capstan_registry_needs_approval(const struct capstan_registry *re
  * MCP_CONNECT (the server could not be started, reached, initialized or
  * listed in time: the message says which and why; nothing is registered
  * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
- * without feature `mcp`).
+ * without feature `mcp`, or an https:// url in a build without feature
+ * `mcp-https`).
  */
 capstan_status capstan_mcp_mount_new(struct capstan_registry *reg,
                                  const struct capstan_mcp_mount_options *opts,
@@ -1637,15 +1649,38 @@ capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
                                            capstan_destroy_fn destroy);
 
 /**
- * Linux only: `*out` gets an eventfd that becomes readable when a result is
+ * `*out` gets a file descriptor that becomes readable when a result is
  * queued for polling or a main-thread call waits for `capstan_registry_pump`.
- * Add it to epoll/poll/select; when readable, read 8 bytes to reset it, then
- * poll your batches and pump. Owned by the registry (closed by
- * `capstan_registry_free`): do not close it. Elsewhere: WRONG_CONTEXT (use
- * `capstan_registry_set_notify`).
+ * Add it to epoll/kqueue/poll/select; when readable, reset it, then poll your
+ * batches and pump. Made on first call; later calls return the same fd.
+ * Owned by the registry (closed by `capstan_registry_free`): do not close it.
+ * Any thread.
+ * - Linux, Android: an eventfd; read 8 bytes to reset it.
+ * - macOS, iOS, the BSDs: the read end of a non-blocking pipe; read until
+ *   read() fails with EAGAIN to reset it.
+ * - Windows: UNSUPPORTED (use `capstan_registry_wake_handle`).
+ *
+ * Fails with NULL_PARAMETER, INTERNAL if the OS refuses the fd (the message
+ * says why).
  */
 capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
                                         int32_t *out);
+
+/**
+ * Windows: `*out` gets an event HANDLE (as `void *`) that is set when a
+ * result is queued for polling or a main-thread call waits for
+ * `capstan_registry_pump`. Wait on it with WaitForMultipleObjects or
+ * MsgWaitForMultipleObjects: it is an auto-reset event, so the wait that
+ * returns it also resets it; then poll your batches and pump. Made on first
+ * call; later calls return the same HANDLE. Owned by the registry (closed by
+ * `capstan_registry_free`): do not close it. Any thread.
+ * Elsewhere: UNSUPPORTED (use `capstan_registry_wake_fd`).
+ *
+ * Fails with NULL_PARAMETER, INTERNAL if the OS refuses the event (the
+ * message says why).
+ */
+capstan_status capstan_registry_wake_handle(struct capstan_registry *reg,
+                                            void **out);
 
 /**
  * Starts reading a streamed response in `fmt` (`CAPSTAN_FORMAT_OPENAI_CHAT`,

@@ -396,13 +396,23 @@ impl Registry {
         drop((hook, notify));
     }
 
-    /// A file descriptor (Linux eventfd) that becomes readable when a result is
-    /// queued for polling or a main-thread call waits for `pump`. The host reads
-    /// 8 bytes to reset it, then polls its batches and pumps. Owned by the
-    /// registry: do not close it.
-    #[cfg(target_os = "linux")]
+    /// A file descriptor that becomes readable when a result is queued for
+    /// polling or a main-thread call waits for `pump`: an eventfd on Linux and
+    /// Android (one 8-byte read resets it), the read end of a non-blocking
+    /// pipe on the other Unix systems (read until EAGAIN to reset it). Then
+    /// the host polls its batches and pumps. Owned by the registry: do not
+    /// close it.
+    #[cfg(unix)]
     pub fn wake_fd(&self) -> Result<i32, Error> {
         self.shared.wake.fd()
+    }
+
+    /// Windows: an auto-reset event HANDLE that is set when a result is queued
+    /// for polling or a main-thread call waits for `pump` (the wait that
+    /// returns it resets it). Owned by the registry: do not close it.
+    #[cfg(windows)]
+    pub fn wake_handle(&self) -> Result<*mut std::ffi::c_void, Error> {
+        self.shared.wake.handle()
     }
 
     /// Shuts the registry down: no new calls start, every call in flight is

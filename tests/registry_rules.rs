@@ -283,7 +283,7 @@ fn close_waits_for_a_running_callback_to_return() {
     blocked.runner.join().unwrap();
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 #[test]
 fn the_wake_fd_never_blocks_a_read_and_is_not_inherited_by_children() {
     let reg = Registry::default();

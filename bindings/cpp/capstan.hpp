@@ -1019,12 +1019,23 @@ public:
         return install_none([](capstan_registry *r) { return detail::c_set_notify(r, nullptr, nullptr, nullptr); });
     }
 
-    /// Linux: an eventfd for epoll/poll (see capstan_registry_wake_fd).
+    /// Unix: a file descriptor for epoll/kqueue/poll (an eventfd on Linux and
+    /// Android, a pipe elsewhere; see capstan_registry_wake_fd). Windows:
+    /// UNSUPPORTED.
     [[nodiscard]] Expected<int> try_wake_fd() {
         std::int32_t fd = -1;
         capstan_status st = capstan_registry_wake_fd(raw_, &fd);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return static_cast<int>(fd);
+    }
+
+    /// Windows: an auto-reset event HANDLE for WaitForMultipleObjects (see
+    /// capstan_registry_wake_handle). Elsewhere: UNSUPPORTED.
+    [[nodiscard]] Expected<void *> try_wake_handle() {
+        void *handle = nullptr;
+        capstan_status st = capstan_registry_wake_handle(raw_, &handle);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return handle;
     }
 
     // ---- tools for the model, providers, statistics ----
@@ -1107,6 +1118,7 @@ public:
     void set_notify(F &&notify) { try_set_notify(std::forward<F>(notify)).value(); }
     void clear_notify() { try_clear_notify().value(); }
     int wake_fd() { return try_wake_fd().value(); }
+    void *wake_handle() { return try_wake_handle().value(); }
     std::string tools_json(Format fmt) const { return try_tools_json(fmt).value(); }
     Export tools_export(Format fmt, std::uint32_t flags = 0) const { return try_tools_export(fmt, flags).value(); }
     std::string name_report() const { return try_name_report().value(); }

@@ -92,7 +92,10 @@ fn watcher() {
     // Sleep the tick itself, not the default 50 us of timer slack on top.
     // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and changes only this
     // thread's timer slack.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong) };
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong)
+    };
     let mut last_busy = Instant::now();
     let mut due = Vec::new();
     loop {

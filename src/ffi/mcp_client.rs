@@ -39,6 +39,9 @@ pub struct capstan_mcp_mount_options {
     /// Working directory of the child process; NULL: the caller's.
     pub cwd: *const c_char,
     /// URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
+    /// https:// needs a library built with the cargo feature `mcp-https`
+    /// (certificates checked by the operating system's verifier); without
+    /// it the mount fails with UNSUPPORTED.
     pub url: *const c_char,
     /// `header_count` "Name: value" strings sent with every HTTP request
     /// (e.g. "Authorization: Bearer ..."). May be NULL.
@@ -236,7 +239,8 @@ fn unsupported() -> Fail {
 /// MCP_CONNECT (the server could not be started, reached, initialized or
 /// listed in time: the message says which and why; nothing is registered
 /// then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
-/// without feature `mcp`).
+/// without feature `mcp`, or an https:// url in a build without feature
+/// `mcp-https`).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_mcp_mount_new(
     reg: *mut capstan_registry,

@@ -318,12 +318,19 @@ pub unsafe extern "C" fn capstan_registry_set_notify(
     })
 }
 
-/// Linux only: `*out` gets an eventfd that becomes readable when a result is
+/// `*out` gets a file descriptor that becomes readable when a result is
 /// queued for polling or a main-thread call waits for `capstan_registry_pump`.
-/// Add it to epoll/poll/select; when readable, read 8 bytes to reset it, then
-/// poll your batches and pump. Owned by the registry (closed by
-/// `capstan_registry_free`): do not close it. Elsewhere: WRONG_CONTEXT (use
-/// `capstan_registry_set_notify`).
+/// Add it to epoll/kqueue/poll/select; when readable, reset it, then poll your
+/// batches and pump. Made on first call; later calls return the same fd.
+/// Owned by the registry (closed by `capstan_registry_free`): do not close it.
+/// Any thread.
+/// - Linux, Android: an eventfd; read 8 bytes to reset it.
+/// - macOS, iOS, the BSDs: the read end of a non-blocking pipe; read until
+///   read() fails with EAGAIN to reset it.
+/// - Windows: UNSUPPORTED (use `capstan_registry_wake_handle`).
+///
+/// Fails with NULL_PARAMETER, INTERNAL if the OS refuses the fd (the message
+/// says why).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_wake_fd(
     reg: *mut capstan_registry,
@@ -332,16 +339,53 @@ pub unsafe extern "C" fn capstan_registry_wake_fd(
     guard(|| {
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
-        #[cfg(target_os = "linux")]
+        #[cfg(unix)]
         {
             *out = registry.wake_fd()?;
             Ok(())
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(not(unix))]
         {
             let _ = registry;
-            Err(Fail::Core(crate::Error::WrongContext(
-                "a wake-up file descriptor exists on Linux only; use capstan_registry_set_notify"
+            Err(Fail::Core(crate::Error::Unsupported(
+                "a wake-up file descriptor exists on Unix systems only; on Windows use \
+                 capstan_registry_wake_handle"
+                    .into(),
+            )))
+        }
+    })
+}
+
+/// Windows: `*out` gets an event HANDLE (as `void *`) that is set when a
+/// result is queued for polling or a main-thread call waits for
+/// `capstan_registry_pump`. Wait on it with WaitForMultipleObjects or
+/// MsgWaitForMultipleObjects: it is an auto-reset event, so the wait that
+/// returns it also resets it; then poll your batches and pump. Made on first
+/// call; later calls return the same HANDLE. Owned by the registry (closed by
+/// `capstan_registry_free`): do not close it. Any thread.
+/// Elsewhere: UNSUPPORTED (use `capstan_registry_wake_fd`).
+///
+/// Fails with NULL_PARAMETER, INTERNAL if the OS refuses the event (the
+/// message says why).
+#[no_mangle]
+pub unsafe extern "C" fn capstan_registry_wake_handle(
+    reg: *mut capstan_registry,
+    out: *mut *mut c_void,
+) -> capstan_status {
+    guard(|| {
+        let registry = registry_ref(reg)?;
+        non_null(out, "out")?;
+        #[cfg(windows)]
+        {
+            *out = registry.wake_handle()?;
+            Ok(())
+        }
+        #[cfg(not(windows))]
+        {
+            let _ = registry;
+            Err(Fail::Core(crate::Error::Unsupported(
+                "a wake-up event HANDLE exists on Windows only; elsewhere use \
+                 capstan_registry_wake_fd"
                     .into(),
             )))
         }

@@ -454,6 +454,10 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
                 config.custom_headers.insert(name, value);
             }
             config.retry_config = Arc::new(ResumeBriefly);
+            // reqwest's rustls has no provider of its own here (it would
+            // panic): ring, unless the process installed one already.
+            #[cfg(feature = "mcp-https")]
+            let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::from_config(config);
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {
@@ -730,6 +734,18 @@ impl Mount {
                 return Err(Error::InvalidArgument(
                     "the command line (argv) is empty".into(),
                 ));
+            }
+        }
+        #[cfg(not(feature = "mcp-https"))]
+        if let Endpoint::Http { url, .. } = &options.endpoint {
+            if url
+                .get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+            {
+                return Err(Error::Unsupported(format!(
+                    "{url}: this capstan was built without HTTPS (cargo feature \
+                     `mcp-https`); mount over plain http:// or rebuild with it"
+                )));
             }
         }
         let rt = runtime()?;

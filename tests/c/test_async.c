@@ -1,7 +1,11 @@
 /* Host integration through the C ABI: async submit, polling, main-thread pump,
  * wake-ups, approval, events, stats and shutdown. */
 #define _POSIX_C_SOURCE 200809L
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <poll.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -242,17 +246,37 @@ static void test_main_thread_tools_run_only_in_pump_and_wake_the_host(void) {
                           .flags = CAPSTAN_TOOL_MAIN_THREAD};
     CHECK_STATUS(capstan_registry_add_tool(reg, &m), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_set_notify(reg, notify, NULL, NULL), CAPSTAN_OK);
+    /* Unix gets a file descriptor, Windows an event HANDLE; each asks for
+     * the other's in vain. */
     int fd = -1;
+    void *event = NULL;
+#ifdef _WIN32
+    CHECK_STATUS(capstan_registry_wake_handle(reg, &event), CAPSTAN_OK);
+    CHECK(event != NULL);
+    void *again = NULL;
+    CHECK_STATUS(capstan_registry_wake_handle(reg, &again), CAPSTAN_OK);
+    CHECK(again == event);
+    CHECK_STATUS(capstan_registry_wake_fd(reg, &fd), CAPSTAN_ERR_UNSUPPORTED);
+    CHECK(fd == -1);
+    CHECK(WaitForSingleObject(event, 0) == WAIT_TIMEOUT); /* nothing queued yet */
+#else
     CHECK_STATUS(capstan_registry_wake_fd(reg, &fd), CAPSTAN_OK);
     CHECK(fd >= 0);
+    CHECK_STATUS(capstan_registry_wake_handle(reg, &event), CAPSTAN_ERR_UNSUPPORTED);
+    CHECK(event == NULL);
+#endif
     char *calls = calls_json("ui", 3);
     capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_DELIVER_POLL};
     capstan_batch *b = NULL;
     CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+#ifdef _WIN32
+    CHECK(WaitForSingleObject(event, 5000) == WAIT_OBJECT_0);
+#else
     struct pollfd p = {.fd = fd, .events = POLLIN};
     CHECK(poll(&p, 1, 5000) == 1);
     uint64_t v = 0;
     CHECK(read(fd, &v, 8) == 8 && v >= 1);
+#endif
     CHECK(atomic_load(&notified) >= 1);
     CHECK_STATUS(capstan_batch_wait(b, 30), CAPSTAN_ERR_TIMEOUT); /* nothing runs without pump */
     size_t ran = 0;

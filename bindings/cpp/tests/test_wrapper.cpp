@@ -478,6 +478,8 @@ static void provider_functions_round_trip() {
 static void wake_fd_and_close() {
     Registry reg = with_echo();
     CHECK(reg.wake_fd() >= 0);
+    auto handle = reg.try_wake_handle(); // Windows only
+    CHECK(!handle && handle.error().status() == CAPSTAN_ERR_UNSUPPORTED);
     CHECK(reg.close(5000));
     CHECK_THROWS_STATUS(reg.add({"late", "", ""}, [](std::string_view) { return ""; }), CAPSTAN_ERR_SHUTTING_DOWN);
     CHECK(reg.execute(call("1", "echo")).at(0).outcome == Outcome::cancelled);
