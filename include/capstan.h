@@ -57,6 +57,12 @@
  *    Thread hooks: capstan_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
+ *  - capstan's own threads: at most capstan_runtime_options.threads pool
+ *    threads run host callbacks (timeouts and replacements of stuck
+ *    callbacks included); besides them only the MCP connection threads do.
+ *    None wakes on a tick: idle costs no wake-up. capstan_runtime_shutdown
+ *    ends and joins every one of them (then the library may be unloaded);
+ *    capstan starts them again when next needed.
  *
  * Limits (README.md, "Limits", has the full table)
  *  - Every untrusted input has a bounded cost. Arguments: a validation
@@ -102,6 +108,7 @@
  */
 #define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
 #define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
+#define CAPSTAN_RUNTIME_OPTIONS_INIT {(uint32_t)sizeof(capstan_runtime_options), 0, 0}
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
 #define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
@@ -684,6 +691,33 @@ typedef struct capstan_tool_def {
 typedef void (*capstan_notify_fn)(void *user_data);
 
 /**
+ * Options of `capstan_runtime_configure`, process-wide. NULL means
+ * defaults; every field 0 means its default too.
+ */
+typedef struct capstan_runtime_options {
+  /**
+   * `sizeof(capstan_runtime_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Cap on pool threads, the threads that run tool and result callbacks
+   * (0 = 256). Every thread of capstan's that runs host code is one of
+   * them, except the MCP bridge's connection threads (see
+   * `capstan_mcp_server_start` and `capstan_mcp_mount`) and the host's own
+   * threads that capstan runs calls on (`capstan_execute`,
+   * `capstan_batch_wait`, `capstan_registry_pump`).
+   */
+  uint32_t threads;
+  /**
+   * How long an idle pool thread waits for work before it ends, in ms
+   * (0 = 10,000). Past one idle thread per core, idle threads end after at
+   * most 1,000 ms. Once every pool thread ended, capstan's pool holds no
+   * thread until the next call needs one.
+   */
+  uint32_t keep_alive_ms;
+} capstan_runtime_options;
+
+/**
  * Receives a piece of the model's text as it streams. `text` is UTF-8 (never
  * a partial character), NOT NUL-terminated, borrowed for the call. Runs on
  * the thread calling `capstan_stream_feed` (or `capstan_stream_finish`, for
@@ -1085,11 +1119,11 @@ capstan_status capstan_execute(struct capstan_registry *reg,
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
  * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
  * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
- * Calls start on a pool thread at once, except when the submitting thread
- * ran the calls of its previous batch itself (it waited for it with
- * `capstan_batch_wait(batch, UINT32_MAX)` before they started): then they
- * start when it waits again, or on pool threads within about 50 us if it
- * does not.
+ * Calls start on pool threads at once (up to the batch's limit), except
+ * when the submitting thread ran the calls of its previous batch itself (it
+ * waited for it with `capstan_batch_wait(batch, UINT32_MAX)` before they
+ * started): then they start when it waits again, or on pool threads about
+ * 50 us later if it does not (a timer: no thread polls for it).
  */
 capstan_status capstan_submit(struct capstan_registry *reg,
                               const char *calls_json,
@@ -1609,17 +1643,6 @@ size_t capstan_registry_pump(struct capstan_registry *reg,
                              uint32_t budget_ms);
 
 /**
- * Sets how many pool threads may run tool callbacks at once, process-wide
- * (default 256), at any time, also after the pool started. Pool threads
- * start on demand, up to that cap, and retire after a while idle (10 s for
- * up to one per core, 1 s for the others); lowering the cap lets threads
- * over it retire once their current callback returns. A thread calling
- * `capstan_execute` or `capstan_batch_wait` may run calls too, beyond the
- * cap. Any thread. INVALID_ARGUMENT for 0.
- */
-capstan_status capstan_pool_configure(uint32_t threads);
-
-/**
  * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
  * host: called on any thread when a result is queued for polling or a
  * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
@@ -1646,6 +1669,53 @@ capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
  */
 capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
                                         int32_t *out);
+
+/**
+ * Sets how capstan runs its own threads, process-wide, at any time (also
+ * after threads started). Pool threads start on demand, up to
+ * `opts->threads`; lowering the cap lets threads over it end once their
+ * current callback returns; a new keep-alive applies from each idle
+ * thread's next wait.
+ *
+ * The cap is hard: at most `opts->threads` pool threads exist at once, and
+ * no other thread of capstan's runs a tool, result or end-of-batch callback,
+ * an event hook or a thread hook, except the MCP bridge's connection threads
+ * (2 for every mount together, and those of each MCP server). Timeouts and
+ * the replacement of a worker stuck in a timed-out callback wait for a free
+ * pool thread, ahead of other queued work: with every pool thread busy, a
+ * call that timed out sees `capstan_call_cancelled` at once, but its
+ * `timeout` result is delivered once a pool thread is free; a call with a
+ * timeout that the waiting caller would hand to a pool thread runs on the
+ * caller's thread instead. The host's own threads also run calls
+ * (`capstan_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
+ *
+ * NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a
+ * `struct_size` smaller than this struct's first version.
+ */
+capstan_status capstan_runtime_configure(const struct capstan_runtime_options *opts);
+
+/**
+ * Stops every thread capstan started and joins it, process-wide: the pool
+ * threads (they first finish the work queued and running), the timer
+ * thread, and the MCP client's connection threads. Waits up to
+ * `timeout_ms` (UINT32_MAX = no limit) for what still runs; cancels
+ * nothing itself.
+ *
+ * OK when no capstan thread is left: the library may then be unloaded
+ * (`dlclose`, `FreeLibrary`) once the host holds no capstan object and no
+ * call of its runs on another thread. CAPSTAN_ERR_TIMEOUT otherwise, with a
+ * message (`capstan_last_error`) naming what still runs: pool threads in a
+ * callback, armed timers (a call with a timeout or a batch with a deadline
+ * that is still running), mounts not yet freed, MCP servers not yet stopped
+ * (`capstan_mcp_server_stop` first). A thread still running then is left
+ * running.
+ *
+ * capstan keeps working after this, whatever it returned: the next call
+ * that needs a thread starts it again (and `capstan_runtime_configure`'s
+ * options stay in force). Call it from a host thread, never from inside a
+ * tool, result or hook callback (it would wait for itself).
+ */
+capstan_status capstan_runtime_shutdown(uint32_t timeout_ms);
 
 /**
  * Starts reading a streamed response in `fmt` (`CAPSTAN_FORMAT_OPENAI_CHAT`,
@@ -1745,8 +1815,9 @@ void capstan_stream_free(struct capstan_stream *stream);
  * thread retires (an idle pool thread ends after a while, a server's
  * connection threads when it stops), or once these hooks were replaced or
  * cleared, before that thread runs its next host code (and the new
- * `on_start`). Threads are not joined at process exit: `on_stop` does not
- * run then. Either hook may be NULL (nothing runs in its place); both NULL
+ * `on_start`). `capstan_runtime_shutdown` ends every such thread, each
+ * running its `on_stop`. Threads are not joined at process exit: `on_stop`
+ * does not run then. Either hook may be NULL (nothing runs in its place); both NULL
  * clears the hooks. The host's own threads never run them, even when
  * capstan runs host code on them: the caller of `capstan_execute` (on
  * which a lone call may run), or of `capstan_mcp_serve_stdio` (which
