@@ -58,8 +58,9 @@
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
  *  - capstan's own threads: at most capstan_runtime_options.threads pool
- *    threads run host callbacks (timeouts and replacements of stuck
- *    callbacks included); besides them only the MCP connection threads do.
+ *    threads run host callbacks (replacements of stuck callbacks included),
+ *    plus the timer thread when it delivers timeouts with every pool thread
+ *    busy; besides them only the MCP connection threads do.
  *    None wakes on a tick: idle costs no wake-up. capstan_runtime_shutdown
  *    ends and joins every one of them (then the library may be unloaded);
  *    capstan starts them again when next needed.
@@ -701,9 +702,9 @@ typedef struct capstan_runtime_options {
   uint32_t struct_size;
   /**
    * Cap on pool threads, the threads that run tool and result callbacks
-   * (0 = 256). Every thread of capstan's that runs host code is one of
-   * them, except the MCP bridge's connection threads (see
-   * `capstan_mcp_server_start` and `capstan_mcp_mount`) and the host's own
+   * (0 = 256): at most this many plus one (the timer thread, see
+   * `capstan_runtime_configure`) of capstan's threads run host code,
+   * besides the MCP bridge's connection threads and the host's own
    * threads that capstan runs calls on (`capstan_execute`,
    * `capstan_batch_wait`, `capstan_registry_pump`).
    */
@@ -1678,15 +1679,16 @@ capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
  * thread's next wait.
  *
  * The cap is hard: at most `opts->threads` pool threads exist at once, and
- * no other thread of capstan's runs a tool, result or end-of-batch callback,
- * an event hook or a thread hook, except the MCP bridge's connection threads
- * (2 for every mount together, and those of each MCP server). Timeouts and
- * the replacement of a worker stuck in a timed-out callback wait for a free
- * pool thread, ahead of other queued work: with every pool thread busy, a
- * call that timed out sees `capstan_call_cancelled` at once, but its
- * `timeout` result is delivered once a pool thread is free; a call with a
- * timeout that the waiting caller would hand to a pool thread runs on the
- * caller's thread instead. The host's own threads also run calls
+ * at most `opts->threads + 1` threads of capstan's run host code (tool,
+ * result and end-of-batch callbacks, event hooks): the pool threads, and
+ * capstan's timer thread, which delivers a timeout's or a deadline's results
+ * itself (running no thread hook) when every pool thread is busy, since
+ * they may all be waiting for them; the MCP bridge's connection threads
+ * come on top (2 for every mount together, and those of each MCP server).
+ * The replacement of a worker stuck in a timed-out callback waits for a
+ * free pool thread, ahead of other queued work; a call that timed out sees
+ * `capstan_call_cancelled` at once; a call with a timeout that the waiting
+ * caller would hand to a full pool runs on the caller's thread instead. The host's own threads also run calls
  * (`capstan_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
  *
  * NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a

@@ -192,11 +192,12 @@ pub(crate) fn run_call(
             let weak = Arc::downgrade(&cell);
             // On the timer thread: the callback sees the cancellation at
             // once, even with every pool thread busy; the result, which runs
-            // host code, is delivered on a pool thread.
+            // host code, is delivered on a pool thread, or here when every
+            // pool thread is busy (they may all wait for such results).
             let timer = timers::after(Duration::from_millis(u64::from(timeout_ms)), move || {
                 let Some(cell) = weak.upgrade() else { return };
                 if cell.begin_expire() {
-                    pool::spawn_urgent(move || {
+                    pool::spawn_or_run_here(move || {
                         let text = format!(
                             "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
                             cell.name()

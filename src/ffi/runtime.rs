@@ -14,9 +14,9 @@ pub struct capstan_runtime_options {
     /// `sizeof(capstan_runtime_options)`.
     pub struct_size: u32,
     /// Cap on pool threads, the threads that run tool and result callbacks
-    /// (0 = 256). Every thread of capstan's that runs host code is one of
-    /// them, except the MCP bridge's connection threads (see
-    /// `capstan_mcp_server_start` and `capstan_mcp_mount`) and the host's own
+    /// (0 = 256): at most this many plus one (the timer thread, see
+    /// `capstan_runtime_configure`) of capstan's threads run host code,
+    /// besides the MCP bridge's connection threads and the host's own
     /// threads that capstan runs calls on (`capstan_execute`,
     /// `capstan_batch_wait`, `capstan_registry_pump`).
     pub threads: u32,
@@ -34,15 +34,16 @@ pub struct capstan_runtime_options {
 /// thread's next wait.
 ///
 /// The cap is hard: at most `opts->threads` pool threads exist at once, and
-/// no other thread of capstan's runs a tool, result or end-of-batch callback,
-/// an event hook or a thread hook, except the MCP bridge's connection threads
-/// (2 for every mount together, and those of each MCP server). Timeouts and
-/// the replacement of a worker stuck in a timed-out callback wait for a free
-/// pool thread, ahead of other queued work: with every pool thread busy, a
-/// call that timed out sees `capstan_call_cancelled` at once, but its
-/// `timeout` result is delivered once a pool thread is free; a call with a
-/// timeout that the waiting caller would hand to a pool thread runs on the
-/// caller's thread instead. The host's own threads also run calls
+/// at most `opts->threads + 1` threads of capstan's run host code (tool,
+/// result and end-of-batch callbacks, event hooks): the pool threads, and
+/// capstan's timer thread, which delivers a timeout's or a deadline's results
+/// itself (running no thread hook) when every pool thread is busy, since
+/// they may all be waiting for them; the MCP bridge's connection threads
+/// come on top (2 for every mount together, and those of each MCP server).
+/// The replacement of a worker stuck in a timed-out callback waits for a
+/// free pool thread, ahead of other queued work; a call that timed out sees
+/// `capstan_call_cancelled` at once; a call with a timeout that the waiting
+/// caller would hand to a full pool runs on the caller's thread instead. The host's own threads also run calls
 /// (`capstan_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
 ///
 /// NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a

@@ -398,6 +398,15 @@ pub(crate) fn spawn_urgent(f: impl FnOnce() + Send + 'static) {
     let _ = submit(Box::new(f), true, false);
 }
 
+/// Runs `f` on a pool thread if one is idle or may start now, else on this
+/// thread (the timer thread's way out when every pool thread is busy,
+/// possibly waiting for `f`).
+pub(crate) fn spawn_or_run_here(f: impl FnOnce() + Send + 'static) {
+    if let Err(f) = try_spawn(Box::new(f)) {
+        f();
+    }
+}
+
 /// Runs `f` on a pool thread if one is idle or may start now; otherwise
 /// hands it back (every pool thread is busy and the cap is reached).
 pub(crate) fn try_spawn(f: Box<dyn FnOnce() + Send>) -> Result<(), Box<dyn FnOnce() + Send>> {

@@ -18,13 +18,14 @@ impl BatchInner {
         let weak = Arc::downgrade(self);
         // On the timer thread: running calls see the cancellation at once,
         // even with every pool thread busy (possibly with them); the results,
-        // which run host code, are delivered on a pool thread.
+        // which run host code, are delivered on a pool thread (here when
+        // every pool thread is busy: they may all wait for them).
         let timer = timers::after(
             Duration::from_millis(u64::from(self.deadline_ms)),
             move || {
                 if let Some(batch) = weak.upgrade() {
                     let expiring = batch.begin_deadline();
-                    pool::spawn_urgent(move || batch.expire_deadline(expiring));
+                    pool::spawn_or_run_here(move || batch.expire_deadline(expiring));
                 }
             },
         );
