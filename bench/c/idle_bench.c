@@ -153,7 +153,7 @@ static void reg_tool(capstan_registry *reg, const char *name, capstan_tool_fn f,
     def.name = name;
     def.callback = f;
     def.timeout_ms = timeout_ms;
-    MUST(name, capstan_register(reg, &def));
+    MUST(name, capstan_registry_add_tool(reg, &def));
 }
 
 static void count_result(void *user_data, const capstan_result *r) {
@@ -168,14 +168,14 @@ static void some_work(capstan_registry *reg) {
     for (int i = 0; i < 100; i++) {
         char *out = NULL;
         size_t len = 0;
-        MUST("execute", capstan_execute(reg, TWO_CALLS, CAPSTAN_NTS, NULL, &out, &len));
-        capstan_free(out);
+        MUST("execute", capstan_registry_execute(reg, TWO_CALLS, CAPSTAN_NTS, NULL, &out, &len));
+        capstan_string_free(out);
     }
     capstan_exec_options opts = CAPSTAN_EXEC_OPTIONS_INIT;
     opts.flags = CAPSTAN_EXEC_DELIVER_POLL;
     for (int i = 0; i < 20; i++) {
         capstan_batch *b = NULL;
-        MUST("submit", capstan_submit(reg, TWO_CALLS, CAPSTAN_NTS, &opts, NULL, NULL, &b));
+        MUST("submit", capstan_batch_submit(reg, TWO_CALLS, CAPSTAN_NTS, &opts, NULL, NULL, &b));
         MUST("wait", capstan_batch_wait(b, 1000));
         capstan_batch_free(b);
     }
@@ -212,7 +212,7 @@ static void frame_loop(capstan_registry *reg) {
             capstan_batch_poll(prev, count_result, &results, 16);
             capstan_batch_free(prev);
         }
-        MUST("submit", capstan_submit(reg, TWO_CALLS, CAPSTAN_NTS, &opts, NULL, NULL, &prev));
+        MUST("submit", capstan_batch_submit(reg, TWO_CALLS, CAPSTAN_NTS, &opts, NULL, NULL, &prev));
         next += frame;
         sleep_until(next);
     }
@@ -232,7 +232,7 @@ static void frame_loop(capstan_registry *reg) {
 
 static void long_tool(capstan_registry *reg) {
     capstan_batch *b = NULL;
-    MUST("submit", capstan_submit(reg, "{\"id\":\"l\",\"name\":\"long_running\",\"arguments\":{}}",
+    MUST("submit", capstan_batch_submit(reg, "{\"id\":\"l\",\"name\":\"long_running\",\"arguments\":{}}",
                                   CAPSTAN_NTS, NULL, NULL, NULL, &b));
     while (atomic_load(&long_tid) == 0) sleep_ms(1);
     sleep_ms(100);

@@ -17,7 +17,7 @@ pub struct capstan_runtime_options {
     /// (0 = 256): at most this many plus one (the timer thread, see
     /// `capstan_runtime_configure`) of capstan's threads run host code,
     /// besides the MCP bridge's connection threads and the host's own
-    /// threads that capstan runs calls on (`capstan_execute`,
+    /// threads that capstan runs calls on (`capstan_registry_execute`,
     /// `capstan_batch_wait`, `capstan_registry_pump`).
     pub threads: u32,
     /// How long an idle pool thread waits for work before it ends, in ms
@@ -44,7 +44,7 @@ pub struct capstan_runtime_options {
 /// free pool thread, ahead of other queued work; a call that timed out sees
 /// `capstan_call_cancelled` at once; a call with a timeout that the waiting
 /// caller would hand to a full pool runs on the caller's thread instead. The host's own threads also run calls
-/// (`capstan_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
+/// (`capstan_registry_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
 ///
 /// NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a
 /// `struct_size` smaller than this struct's first version.
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn capstan_runtime_configure(
 /// OK when no capstan thread is left: the library may then be unloaded
 /// (`dlclose`, `FreeLibrary`) once the host holds no capstan object and no
 /// call of its runs on another thread. CAPSTAN_ERR_TIMEOUT otherwise, with a
-/// message (`capstan_last_error`) naming what still runs: pool threads in a
+/// message (`capstan_error_message`) naming what still runs: pool threads in a
 /// callback, armed timers (a call with a timeout or a batch with a deadline
 /// that is still running), mounts not yet freed, MCP servers not yet stopped
 /// (`capstan_mcp_server_stop` first). A thread still running then is left

@@ -58,15 +58,15 @@ static void load_api(void *lib, struct api *a) {
 #define LOAD(field, name) *(void **)(&a->field) = symbol(lib, name)
     LOAD(registry_new, "capstan_registry_new");
     LOAD(registry_free, "capstan_registry_free");
-    LOAD(reg, "capstan_register");
+    LOAD(reg, "capstan_registry_add_tool");
     LOAD(call_return, "capstan_call_return");
-    LOAD(execute, "capstan_execute");
-    LOAD(free_text, "capstan_free");
+    LOAD(execute, "capstan_registry_execute");
+    LOAD(free_text, "capstan_string_free");
     LOAD(server_start, "capstan_mcp_server_start");
     LOAD(server_stop, "capstan_mcp_server_stop");
     LOAD(server_free, "capstan_mcp_server_free");
     LOAD(shutdown, "capstan_runtime_shutdown");
-    LOAD(last_error, "capstan_last_error");
+    LOAD(last_error, "capstan_error_message");
 #undef LOAD
 }
 
