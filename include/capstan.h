@@ -47,8 +47,8 @@
  *    same registry (nested execution). No callback runs while capstan holds
  *    an internal lock.
  *  - Every callback returns (or blocks): none may end its thread, by
- *    pthread_exit, ExitThread, thread cancellation or any other forced
- *    unwind, nor longjmp out of capstan. Such an unwind would cross capstan's frames,
+ *    pthread_exit, thread cancellation or any other forced unwind, nor
+ *    longjmp out of capstan. Such an unwind would cross capstan's frames,
  *    which hold destructors and panic boundaries: undefined behaviour for
  *    Rust (forced unwinding over non-POF frames), an abort in practice, and
  *    "C-unwind" callback types would not make it defined. A host runtime that
@@ -57,14 +57,13 @@
  *    Thread hooks: capstan_runtime_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
- *
- * Platforms (README.md, "Platforms", says what is built and tested where)
- *  - One header for Linux, Android, macOS, iOS, the BSDs and Windows, on 32-
- *    and 64-bit targets. What differs: the object an event loop waits on
- *    (capstan_registry_wake_fd on Unix: an eventfd on Linux and Android, a
- *    pipe elsewhere; capstan_registry_wake_handle on Windows: an event
- *    HANDLE; each is UNSUPPORTED where the other exists), and https:// MCP
- *    mounts, which need a library built with the feature mcp-https.
+ *  - capstan's own threads: at most capstan_runtime_options.threads pool
+ *    threads run host callbacks (replacements of stuck callbacks included),
+ *    plus the timer thread when it delivers timeouts with every pool thread
+ *    busy; besides them only the MCP connection threads do.
+ *    None wakes on a tick: idle costs no wake-up. capstan_runtime_shutdown
+ *    ends and joins every one of them (then the library may be unloaded);
+ *    capstan starts them again when next needed.
  *
  * Limits (README.md, "Limits", has the full table)
  *  - Every untrusted input has a bounded cost. Arguments: a validation
@@ -110,6 +109,7 @@
  */
 #define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
 #define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
+#define CAPSTAN_RUNTIME_OPTIONS_INIT {(uint32_t)sizeof(capstan_runtime_options), 0, 0}
 #define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
 #define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
 #define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
@@ -427,9 +427,6 @@ typedef struct capstan_mcp_mount_options {
   const char *cwd;
   /**
    * URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
-   * https:// needs a library built with the cargo feature `mcp-https`
-   * (certificates checked by the operating system's verifier); without
-   * it the mount fails with UNSUPPORTED.
    */
   const char *url;
   /**
@@ -693,6 +690,33 @@ typedef struct capstan_tool_def {
  * `capstan_registry_set_notify`.
  */
 typedef void (*capstan_notify_fn)(void *user_data);
+
+/**
+ * Options of `capstan_runtime_configure`, process-wide. NULL means
+ * defaults; every field 0 means its default too.
+ */
+typedef struct capstan_runtime_options {
+  /**
+   * `sizeof(capstan_runtime_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Cap on pool threads, the threads that run tool and result callbacks
+   * (0 = 256): at most this many plus one (the timer thread, see
+   * `capstan_runtime_configure`) of capstan's threads run host code,
+   * besides the MCP bridge's connection threads and the host's own
+   * threads that capstan runs calls on (`capstan_registry_execute`,
+   * `capstan_batch_wait`, `capstan_registry_pump`).
+   */
+  uint32_t threads;
+  /**
+   * How long an idle pool thread waits for work before it ends, in ms
+   * (0 = 10,000). Past one idle thread per core, idle threads end after at
+   * most 1,000 ms. Once every pool thread ended, capstan's pool holds no
+   * thread until the next call needs one.
+   */
+  uint32_t keep_alive_ms;
+} capstan_runtime_options;
 
 /**
  * Receives a piece of the model's text as it streams. `text` is UTF-8 (never
@@ -1096,11 +1120,11 @@ capstan_status capstan_registry_execute(struct capstan_registry *reg,
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
  * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
  * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
- * Calls start on a pool thread at once, except when the submitting thread
- * ran the calls of its previous batch itself (it waited for it with
- * `capstan_batch_wait(batch, UINT32_MAX)` before they started): then they
- * start when it waits again, or on pool threads within about 50 us if it
- * does not.
+ * Calls start on pool threads at once (up to the batch's limit), except
+ * when the submitting thread ran the calls of its previous batch itself (it
+ * waited for it with `capstan_batch_wait(batch, UINT32_MAX)` before they
+ * started): then they start when it waits again, or on pool threads about
+ * 50 us later if it does not (a timer: no thread polls for it).
  */
 capstan_status capstan_batch_submit(struct capstan_registry *reg,
                               const char *calls_json,
@@ -1206,8 +1230,7 @@ capstan_status capstan_registry_needs_approval(const struct capstan_registry *re
  * MCP_CONNECT (the server could not be started, reached, initialized or
  * listed in time: the message says which and why; nothing is registered
  * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
- * without feature `mcp`, or an https:// url in a build without feature
- * `mcp-https`).
+ * without feature `mcp`).
  */
 capstan_status capstan_mcp_mount_new(struct capstan_registry *reg,
                                  const struct capstan_mcp_mount_options *opts,
@@ -1621,17 +1644,6 @@ size_t capstan_registry_pump(struct capstan_registry *reg,
                              uint32_t budget_ms);
 
 /**
- * Sets how many pool threads may run tool callbacks at once, process-wide
- * (default 256), at any time, also after the pool started. Pool threads
- * start on demand, up to that cap, and retire after a while idle (10 s for
- * up to one per core, 1 s for the others); lowering the cap lets threads
- * over it retire once their current callback returns. A thread calling
- * `capstan_registry_execute` or `capstan_batch_wait` may run calls too, beyond the
- * cap. Any thread. INVALID_ARGUMENT for 0.
- */
-capstan_status capstan_pool_configure(uint32_t threads);
-
-/**
  * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
  * host: called on any thread when a result is queued for polling or a
  * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
@@ -1649,38 +1661,63 @@ capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
                                            capstan_destroy_fn destroy);
 
 /**
- * `*out` gets a file descriptor that becomes readable when a result is
+ * Linux only: `*out` gets an eventfd that becomes readable when a result is
  * queued for polling or a main-thread call waits for `capstan_registry_pump`.
- * Add it to epoll/kqueue/poll/select; when readable, reset it, then poll your
- * batches and pump. Made on first call; later calls return the same fd.
- * Owned by the registry (closed by `capstan_registry_free`): do not close it.
- * Any thread.
- * - Linux, Android: an eventfd; read 8 bytes to reset it.
- * - macOS, iOS, the BSDs: the read end of a non-blocking pipe; read until
- *   read() fails with EAGAIN to reset it.
- * - Windows: UNSUPPORTED (use `capstan_registry_wake_handle`).
- *
- * Fails with NULL_PARAMETER, INTERNAL if the OS refuses the fd (the message
- * says why).
+ * Add it to epoll/poll/select; when readable, read 8 bytes to reset it, then
+ * poll your batches and pump. Owned by the registry (closed by
+ * `capstan_registry_free`): do not close it. Elsewhere: WRONG_CONTEXT (use
+ * `capstan_registry_set_notify`).
  */
 capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
                                         int32_t *out);
 
 /**
- * Windows: `*out` gets an event HANDLE (as `void *`) that is set when a
- * result is queued for polling or a main-thread call waits for
- * `capstan_registry_pump`. Wait on it with WaitForMultipleObjects or
- * MsgWaitForMultipleObjects: it is an auto-reset event, so the wait that
- * returns it also resets it; then poll your batches and pump. Made on first
- * call; later calls return the same HANDLE. Owned by the registry (closed by
- * `capstan_registry_free`): do not close it. Any thread.
- * Elsewhere: UNSUPPORTED (use `capstan_registry_wake_fd`).
+ * Sets how capstan runs its own threads, process-wide, at any time (also
+ * after threads started). Pool threads start on demand, up to
+ * `opts->threads`; lowering the cap lets threads over it end once their
+ * current callback returns; a new keep-alive applies from each idle
+ * thread's next wait.
  *
- * Fails with NULL_PARAMETER, INTERNAL if the OS refuses the event (the
- * message says why).
+ * The cap is hard: at most `opts->threads` pool threads exist at once, and
+ * at most `opts->threads + 1` threads of capstan's run host code (tool,
+ * result and end-of-batch callbacks, event hooks): the pool threads, and
+ * capstan's timer thread, which delivers a timeout's or a deadline's results
+ * itself (running no thread hook) when every pool thread is busy, since
+ * they may all be waiting for them; the MCP bridge's connection threads
+ * come on top (2 for every mount together, and those of each MCP server).
+ * The replacement of a worker stuck in a timed-out callback waits for a
+ * free pool thread, ahead of other queued work; a call that timed out sees
+ * `capstan_call_cancelled` at once; a call with a timeout that the waiting
+ * caller would hand to a full pool runs on the caller's thread instead. The host's own threads also run calls
+ * (`capstan_registry_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
+ *
+ * NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a
+ * `struct_size` smaller than this struct's first version.
  */
-capstan_status capstan_registry_wake_handle(struct capstan_registry *reg,
-                                            void **out);
+capstan_status capstan_runtime_configure(const struct capstan_runtime_options *opts);
+
+/**
+ * Stops every thread capstan started and joins it, process-wide: the pool
+ * threads (they first finish the work queued and running), the timer
+ * thread, and the MCP client's connection threads. Waits up to
+ * `timeout_ms` (UINT32_MAX = no limit) for what still runs; cancels
+ * nothing itself.
+ *
+ * OK when no capstan thread is left: the library may then be unloaded
+ * (`dlclose`, `FreeLibrary`) once the host holds no capstan object and no
+ * call of its runs on another thread. CAPSTAN_ERR_TIMEOUT otherwise, with a
+ * message (`capstan_error_message`) naming what still runs: pool threads in a
+ * callback, armed timers (a call with a timeout or a batch with a deadline
+ * that is still running), mounts not yet freed, MCP servers not yet stopped
+ * (`capstan_mcp_server_stop` first). A thread still running then is left
+ * running.
+ *
+ * capstan keeps working after this, whatever it returned: the next call
+ * that needs a thread starts it again (and `capstan_runtime_configure`'s
+ * options stay in force). Call it from a host thread, never from inside a
+ * tool, result or hook callback (it would wait for itself).
+ */
+capstan_status capstan_runtime_shutdown(uint32_t timeout_ms);
 
 /**
  * Starts reading a streamed response in `fmt` (`CAPSTAN_FORMAT_OPENAI_CHAT`,
@@ -1780,8 +1817,9 @@ void capstan_stream_free(struct capstan_stream *stream);
  * thread retires (an idle pool thread ends after a while, a server's
  * connection threads when it stops), or once these hooks were replaced or
  * cleared, before that thread runs its next host code (and the new
- * `on_start`). Threads are not joined at process exit: `on_stop` does not
- * run then. Either hook may be NULL (nothing runs in its place); both NULL
+ * `on_start`). `capstan_runtime_shutdown` ends every such thread, each
+ * running its `on_stop`. Threads are not joined at process exit: `on_stop`
+ * does not run then. Either hook may be NULL (nothing runs in its place); both NULL
  * clears the hooks. The host's own threads never run them, even when
  * capstan runs host code on them: the caller of `capstan_registry_execute` (on
  * which a lone call may run), or of `capstan_mcp_server_serve_stdio` (which

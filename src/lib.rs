@@ -14,6 +14,7 @@ pub mod observe;
 pub mod providers;
 pub mod registry;
 pub mod render;
+pub mod runtime;
 pub mod schema;
 pub mod stream;
 mod suggest;

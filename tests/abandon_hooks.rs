@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use capstan::exec::pool::{self, ThreadHooks};
+use capstan::runtime::pool::{self, ThreadHooks};
 use capstan::{submit, CallRequest, ExecOptions, Registry, Sink, ToolDef, ToolFlags};
 use serde_json::json;
 
@@ -65,7 +65,11 @@ fn run_on_pool(reg: &Registry) {
 #[test]
 fn abandoned_hooks_wait_for_a_thread_inside_one_then_never_run_nor_drop() {
     // One pool thread: every pool job catches it up with the hooks.
-    pool::configure(1).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
     let reg = Registry::default();
     reg.register(ToolDef {
         name: "noop".into(),
@@ -122,7 +126,11 @@ fn abandoned_hooks_wait_for_a_thread_inside_one_then_never_run_nor_drop() {
     let runs = RUNS.load(Ordering::SeqCst);
     let (third, third_dropped) = hooks();
     pool::set_thread_hooks(Some(third));
-    pool::configure(4).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 4,
+        ..Default::default()
+    })
+    .unwrap();
     for _ in 0..10 {
         run_on_pool(&reg2);
     }

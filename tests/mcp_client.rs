@@ -490,7 +490,7 @@ mod with_mcp {
 
     #[test]
     fn result_callbacks_on_mcp_connection_threads_run_after_the_thread_hooks() {
-        use capstan::exec::pool::{set_thread_hooks, ThreadHooks};
+        use capstan::runtime::pool::{set_thread_hooks, ThreadHooks};
         use capstan::{submit, Sink};
         use std::cell::Cell;
         use std::sync::{Arc, Mutex};

@@ -14,8 +14,8 @@ fn every_server_thread_that_ran_on_start_runs_on_stop_when_the_server_stops() {
     use std::thread::ThreadId;
     use std::time::Duration;
 
-    use capstan::exec::pool::{set_thread_hooks, ThreadHooks};
     use capstan::mcp::server::{HttpServer, ServerOptions};
+    use capstan::runtime::pool::{set_thread_hooks, ThreadHooks};
     use capstan::Registry;
 
     /// (thread, started: true / stopped: false), for threads named capstan-mcp.

@@ -25,10 +25,17 @@ fn def(name: &str, timeout_ms: u32, f: impl Fn(capstan::Call) + Send + Sync + 's
 
 #[test]
 fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
-    capstan::exec::pool::configure(2).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 2,
+        ..Default::default()
+    })
+    .unwrap();
     let reg = Registry::default();
     // Each call blocks its thread until its own timeout marks it cancelled.
-    reg.register(def("until_cancelled", 30, |c| {
+    let threads = Arc::new(Mutex::new(std::collections::HashSet::new()));
+    let seen = threads.clone();
+    reg.register(def("until_cancelled", 30, move |c| {
+        seen.lock().unwrap().insert(std::thread::current().id());
         while !c.is_cancelled() {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -41,6 +48,16 @@ fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
     assert!(
         results.iter().all(|r| r.outcome == Outcome::Timeout),
         "{results:?}"
+    );
+    // The cap is hard: the replacements of workers stuck past their timeout
+    // and the timeouts themselves ran on the 2 pool threads, no thread of
+    // their own (the caller's thread may run calls too).
+    let mut ran_on = threads.lock().unwrap().clone();
+    ran_on.remove(&std::thread::current().id());
+    assert!(
+        ran_on.len() <= 2,
+        "callbacks ran on {} capstan threads",
+        ran_on.len()
     );
 
     let inner = reg.clone();
@@ -71,10 +88,14 @@ fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
     // One pool thread, busy with a tool that submits a batch and waits for
     // it with a time limit: being a pool thread, it runs the batch's calls
     // itself (no other thread would before the limit).
-    capstan::exec::pool::configure(1).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
     assert!(
         wait::eventually(Duration::from_secs(30), || {
-            capstan::exec::pool::live_threads() <= 1
+            capstan::runtime::pool::live_threads() <= 1
         }),
         "threads over the cap retire"
     );
@@ -138,6 +159,10 @@ fn timeouts_fire_and_nesting_completes_with_a_saturated_pool() {
     let me = std::thread::current().id();
     assert_eq!(*ran_on.lock().unwrap(), vec![me; 3]);
     // The cap may change at any time, also after the pool started.
-    capstan::exec::pool::configure(4).unwrap();
-    assert_eq!(capstan::exec::pool::threads(), 4);
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(capstan::runtime::pool::threads(), 4);
 }

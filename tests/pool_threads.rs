@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 #[path = "common/wait.rs"]
 mod wait;
 
-use capstan::exec::pool::{self, ThreadHooks};
+use capstan::runtime::pool::{self, ThreadHooks};
 use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
 use serde_json::json;
 
@@ -99,7 +99,11 @@ fn cap_changes_after_the_first_call_and_hooks_bracket_every_pool_thread() {
     let reg = Registry::default();
 
     // Cap 1: the calling thread and one pool thread run the calls.
-    pool::configure(1).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
     let narrow = gather(&reg, "narrow", 3, Duration::from_millis(300));
     run(&reg, "narrow", 4);
     assert!(
@@ -108,7 +112,11 @@ fn cap_changes_after_the_first_call_and_hooks_bracket_every_pool_thread() {
     );
 
     // Raised after the pool started: five calls now run at once.
-    pool::configure(8).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 8,
+        ..Default::default()
+    })
+    .unwrap();
     let wide = gather(&reg, "wide", 5, Duration::from_secs(5));
     run(&reg, "wide", 5);
     assert_eq!(
@@ -129,7 +137,11 @@ fn cap_changes_after_the_first_call_and_hooks_bracket_every_pool_thread() {
     );
 
     // Lowered again: idle threads over the cap retire, running on_stop.
-    pool::configure(1).unwrap();
+    capstan::runtime::configure(&capstan::runtime::RuntimeOptions {
+        threads: 1,
+        ..Default::default()
+    })
+    .unwrap();
     eventually("threads over the cap retire", || pool::live_threads() <= 1);
     eventually("retired threads ran on_stop", || {
         STOPS.load(Ordering::SeqCst) + 1 >= STARTS.load(Ordering::SeqCst)

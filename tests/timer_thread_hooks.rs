@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use capstan::exec::pool::{self, ThreadHooks};
+use capstan::runtime::pool::{self, ThreadHooks};
 use capstan::{submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef};
 use serde_json::json;
 

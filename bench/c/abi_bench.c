@@ -5,7 +5,7 @@
  *   abi_bench --profile-single N | --profile-batch N | --profile-batch-seq N
  *             | --profile-register N
  *
- *   --threads N       capstan_pool_configure(N) before the pool starts
+ *   --threads N       capstan_runtime_configure (threads = N) before the pool starts
  *                     (default: capstan's own default).
  *   --scaling         only the throughput figures (single call, batches),
  *                     for comparing pool sizes run by run.
@@ -768,7 +768,9 @@ int main(int argc, char **argv) {
         }
     }
     if (threads > 0) {
-        MUST("capstan_pool_configure", capstan_pool_configure(threads));
+        capstan_runtime_options ro = CAPSTAN_RUNTIME_OPTIONS_INIT;
+        ro.threads = threads;
+        MUST("capstan_runtime_configure", capstan_runtime_configure(&ro));
         snprintf(b.pool, sizeof b.pool, "%u pool threads", threads);
     } else {
         snprintf(b.pool, sizeof b.pool, "default pool");

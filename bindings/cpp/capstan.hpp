@@ -1184,9 +1184,19 @@ private:
     return {};
 }
 
-/// The cap on pool threads, process-wide; may change at any time.
-[[nodiscard]] inline Expected<void> try_configure_pool(std::uint32_t threads) {
-    capstan_status st = capstan_pool_configure(threads);
+/// How capstan runs its own threads, process-wide (capstan_runtime_options):
+/// 0 keeps a field's default.
+struct RuntimeOptions {
+    std::uint32_t threads = 0;        ///< cap on pool threads (0 = 256)
+    std::uint32_t keep_alive_ms = 0;  ///< idle pool thread's keep-alive (0 = 10,000)
+};
+
+/// Sets the runtime's options, process-wide; may change at any time.
+[[nodiscard]] inline Expected<void> try_configure_runtime(const RuntimeOptions& options) {
+    capstan_runtime_options o = CAPSTAN_RUNTIME_OPTIONS_INIT;
+    o.threads = options.threads;
+    o.keep_alive_ms = options.keep_alive_ms;
+    capstan_status st = capstan_runtime_configure(&o);
     if (st != CAPSTAN_OK) return detail::last_error(st);
     return {};
 }
@@ -1197,7 +1207,7 @@ inline std::string format_results(Format fmt, std::string_view results_json) {
     return try_format_results(fmt, results_json).value();
 }
 inline void check_name(std::string_view name) { try_check_name(name).value(); }
-inline void configure_pool(std::uint32_t threads) { try_configure_pool(threads).value(); }
+inline void configure_runtime(const RuntimeOptions& options) { try_configure_runtime(options).value(); }
 #endif
 
 }  // namespace capstan

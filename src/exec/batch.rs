@@ -17,13 +17,14 @@ pub(crate) use pipeline::Origin;
 
 use super::approval::ApprovalCell;
 use super::cell::CallCell;
-use super::pool;
 use super::run::ToolCache;
 use super::state::ExecState;
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::observe::{Event, EventKind};
 use crate::registry::Registry;
 use crate::registry::Shared;
+use crate::runtime::pool;
+use crate::runtime::timers::{Timer, TimerSlot};
 
 /// Batches whose state is in memory, process-wide.
 static LIVE_BATCHES: AtomicUsize = AtomicUsize::new(0);
@@ -60,7 +61,9 @@ pub struct BatchInner {
     /// Bound on every call of the batch, waits included (0 = none), its
     /// timer, and whether it has passed.
     deadline_ms: u32,
-    deadline_timer: pool::TimerSlot,
+    deadline_timer: TimerSlot,
+    /// When pool workers join the batch's own thread (see `join`).
+    join_timer: TimerSlot,
     deadline_passed: AtomicBool,
     strict_nulls: bool,
     /// Calls start on the submitting thread, which never waits for them.
@@ -126,7 +129,8 @@ impl BatchInner {
             cancelled: AtomicBool::new(false),
             timeout_ms: options.timeout_ms,
             deadline_ms: options.deadline_ms,
-            deadline_timer: pool::TimerSlot::default(),
+            deadline_timer: TimerSlot::default(),
+            join_timer: TimerSlot::default(),
             deadline_passed: AtomicBool::new(false),
             workers: options.workers(n).max(1),
             driving: AtomicUsize::new(0),
@@ -216,6 +220,7 @@ impl BatchInner {
         }
         if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.deadline_timer.cancel();
+            self.join_timer.cancel();
             if let Some(f) = &self.on_done {
                 self.host_callback(f);
             }
@@ -364,17 +369,14 @@ impl BatchInner {
         }
     }
 
+    /// Keeps the timer that calls in helpers, cancelled when the batch is done.
+    pub(crate) fn keep_join_timer(&self, timer: Timer) {
+        self.join_timer.keep(timer, || self.is_done());
+    }
+
     /// Some call was not yet claimed by any thread.
     pub(crate) fn has_unclaimed(&self) -> bool {
         self.next.load(Ordering::SeqCst) < self.calls.len()
-    }
-
-    /// One pool worker starts on the batch, unless enough already drive it.
-    pub(crate) fn call_helper(self: &Arc<Self>) {
-        if self.driving.load(Ordering::SeqCst) < self.workers {
-            let b = self.clone();
-            pool::spawn(move || b.drive(false));
-        }
     }
 
     /// True when calls finish so fast that another worker would only take a

@@ -16,6 +16,10 @@ use crate::render::{self, ContentKind};
 
 const RUNNING: u8 = 0;
 const DONE: u8 = 1;
+/// Timed out: the result is `timeout` and the callback sees the
+/// cancellation, but the result is not delivered yet (that runs host code,
+/// on a pool thread: see `begin_expire`).
+const EXPIRING: u8 = 2;
 
 /// Where the worker that invoked the callback is.
 const IN_CALLBACK: u8 = 0;
@@ -74,7 +78,7 @@ pub(crate) struct CallCell {
     /// handle resolves and the text lent from it stays valid.
     released: AtomicBool,
     /// The timeout timer, cancelled when the call finishes.
-    timer: super::pool::TimerSlot,
+    timer: crate::runtime::timers::TimerSlot,
 }
 
 impl Drop for CallCell {
@@ -112,7 +116,7 @@ impl CallCell {
             started: Instant::now(),
             handle: AtomicUsize::new(0),
             released: AtomicBool::new(false),
-            timer: super::pool::TimerSlot::default(),
+            timer: crate::runtime::timers::TimerSlot::default(),
         })
     }
 
@@ -137,9 +141,18 @@ impl CallCell {
     /// `finish`, handing the winner the batch the result went to (the cell
     /// lets go of it).
     fn settle(&self, outcome: Outcome, content: String) -> Result<Option<Arc<BatchInner>>, Error> {
+        self.settle_from(RUNNING, outcome, content)
+    }
+
+    fn settle_from(
+        &self,
+        from: u8,
+        outcome: Outcome,
+        content: String,
+    ) -> Result<Option<Arc<BatchInner>>, Error> {
         if self
             .state
-            .compare_exchange(RUNNING, DONE, Ordering::SeqCst, Ordering::SeqCst)
+            .compare_exchange(from, DONE, Ordering::SeqCst, Ordering::SeqCst)
             .is_err()
         {
             return Err(self.already_completed());
@@ -177,7 +190,7 @@ impl CallCell {
     }
 
     /// Keeps the call's timeout timer, to cancel when the call finishes.
-    pub(crate) fn set_timer(&self, timer: super::pool::Timer) {
+    pub(crate) fn set_timer(&self, timer: crate::runtime::timers::Timer) {
         // `finish` cancels under the slot's lock after settling the state.
         self.timer.keep(timer, || self.is_done());
     }
@@ -200,16 +213,31 @@ impl CallCell {
         HANDLES.withdraw(&self.handle);
     }
 
-    /// Abandons the call at its deadline: reports `timeout` with `text`, marks
-    /// it cancelled. The result is settled before the callback can see the
-    /// cancellation, so a callback that reacts to it cannot slip in an `ok`
-    /// first. The handle stays live until the host completes the call.
-    pub(crate) fn expire(&self, text: String) {
-        if self.is_done() {
-            return;
+    /// Abandons the call at its deadline, first half (the timer thread's: no
+    /// host code runs). The call's result becomes `timeout` before the
+    /// callback can see the cancellation, so a callback that reacts to it
+    /// cannot slip in an `ok` first, and any completion from now on is
+    /// refused. A callback that waits for the cancellation returns and frees
+    /// its pool thread, which may be the one `end_expire` waits for. True if
+    /// this claimed the result.
+    pub(crate) fn begin_expire(&self) -> bool {
+        let won = self
+            .state
+            .compare_exchange(RUNNING, EXPIRING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok();
+        if won {
+            self.cancelled.store(true, Ordering::SeqCst);
         }
-        let won = self.settle(Outcome::Timeout, text).ok().flatten();
-        self.cancelled.store(true, Ordering::SeqCst);
+        won
+    }
+
+    /// The second half of expiring the call (on a pool thread: it delivers the result,
+    /// which runs host code), after `begin_expire` returned true.
+    pub(crate) fn end_expire(&self, text: String) {
+        let won = self
+            .settle_from(EXPIRING, Outcome::Timeout, text)
+            .ok()
+            .flatten();
         if let Some(batch) = won {
             if self
                 .worker

@@ -10,23 +10,23 @@ mod batch;
 mod cell;
 mod join;
 mod main_queue;
-pub mod pool;
 mod run;
 mod state;
 
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+pub use crate::runtime::live_timers;
 pub use approval::{Approval, Approver};
 pub(crate) use batch::BatchInner;
 pub use batch::{live_batches, Sink};
 pub use cell::{live_calls, Call};
 pub use main_queue::pump;
-pub use pool::live_timers;
 pub use run::{Handler, ToolDef};
 
 use crate::call::{CallRequest, ToolResult};
 use crate::registry::Registry;
+use crate::runtime::pool;
 use state::ExecState;
 
 /// Default cap on calls of one batch running at once.
@@ -110,7 +110,7 @@ pub fn execute(
     state.track(&batch);
     batch.arm_deadline();
     if workers > 1 {
-        join::watch(&batch, join::JOIN_AFTER, false);
+        join::watch(&batch, false);
     }
     batch.drive(true);
     batch.wait_done(None);
@@ -201,16 +201,14 @@ pub fn submit(
     // waits (caller-runs: no hand-off), with pool workers joining in if calls
     // are still waiting after `JOIN_AFTER` (see `join`). A thread that did
     // not wait for its previous batch probably will not wait for this one
-    // (results go to a callback or a queue): one pool worker starts on it
-    // now, rather than at the watcher's next tick.
+    // (results go to a callback or a queue): pool workers start on it now,
+    // up to its limit, and no timer is armed (a timer would cost the timer
+    // thread two wake-ups a batch).
     if workers > 0 {
         if SUBMITTER.try_with(Submitter::expects_wait).unwrap_or(false) {
-            join::watch(&inner, Duration::ZERO, true);
+            join::watch(&inner, true);
         } else {
-            inner.call_helper();
-            if workers > 1 {
-                join::watch(&inner, join::JOIN_AFTER, true);
-            }
+            inner.call_helpers();
         }
     }
     let _ = SUBMITTER.try_with(|s| s.submitted(&inner));

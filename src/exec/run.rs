@@ -11,10 +11,10 @@ use serde_json::Value;
 
 use super::batch::BatchInner;
 use super::cell::{Call, CallCell};
-use super::pool;
 use crate::call::{Outcome, ToolResult};
 use crate::observe::{Event, EventKind};
 use crate::registry::{Runnable, Shared, Tool};
+use crate::runtime::{pool, timers};
 
 /// What runs a tool. A C host's callback, a Rust closure, a binding's trampoline.
 ///
@@ -190,13 +190,20 @@ pub(crate) fn run_call(
         let timeout_ms = batch.timeout_for(tool);
         if timeout_ms > 0 {
             let weak = Arc::downgrade(&cell);
-            let timer = pool::after(Duration::from_millis(u64::from(timeout_ms)), move || {
-                if let Some(cell) = weak.upgrade() {
-                    let text = format!(
-                        "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
-                        cell.name()
-                    );
-                    cell.expire(text);
+            // On the timer thread: the callback sees the cancellation at
+            // once, even with every pool thread busy; the result, which runs
+            // host code, is delivered on a pool thread, or here when every
+            // pool thread is busy (they may all wait for such results).
+            let timer = timers::after(Duration::from_millis(u64::from(timeout_ms)), move || {
+                let Some(cell) = weak.upgrade() else { return };
+                if cell.begin_expire() {
+                    pool::spawn_or_run_here(move || {
+                        let text = format!(
+                            "Tool \"{}\" timed out after {timeout_ms} ms and was cancelled.",
+                            cell.name()
+                        );
+                        cell.end_expire(text);
+                    });
                 }
             });
             cell.set_timer(timer);

@@ -153,11 +153,11 @@ fn batch_ref<'a>(batch: *const capstan_batch) -> Result<&'a Batch, Fail> {
 /// With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
 /// `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
 /// `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
-/// Calls start on a pool thread at once, except when the submitting thread
-/// ran the calls of its previous batch itself (it waited for it with
-/// `capstan_batch_wait(batch, UINT32_MAX)` before they started): then they
-/// start when it waits again, or on pool threads within about 50 us if it
-/// does not.
+/// Calls start on pool threads at once (up to the batch's limit), except
+/// when the submitting thread ran the calls of its previous batch itself (it
+/// waited for it with `capstan_batch_wait(batch, UINT32_MAX)` before they
+/// started): then they start when it waits again, or on pool threads about
+/// 50 us later if it does not (a timer: no thread polls for it).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_batch_submit(
     reg: *mut capstan_registry,

@@ -265,21 +265,6 @@ pub unsafe extern "C" fn capstan_registry_pump(
     })
 }
 
-/// Sets how many pool threads may run tool callbacks at once, process-wide
-/// (default 256), at any time, also after the pool started. Pool threads
-/// start on demand, up to that cap, and retire after a while idle (10 s for
-/// up to one per core, 1 s for the others); lowering the cap lets threads
-/// over it retire once their current callback returns. A thread calling
-/// `capstan_registry_execute` or `capstan_batch_wait` may run calls too, beyond the
-/// cap. Any thread. INVALID_ARGUMENT for 0.
-#[no_mangle]
-pub extern "C" fn capstan_pool_configure(threads: u32) -> capstan_status {
-    guard(|| {
-        exec::pool::configure(threads as usize)?;
-        Ok(())
-    })
-}
-
 type NotifyFn = OwnedHostFn<unsafe extern "C" fn(*mut c_void)>;
 
 impl NotifyFn {

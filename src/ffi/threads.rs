@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::boundary::*;
 use super::types::*;
-use crate::exec::pool::{self, ThreadHooks};
+use crate::runtime::pool::{self, ThreadHooks};
 
 /// A pool thread hook: called with the `user_data` given to
 /// `capstan_runtime_set_thread_hooks`, on the pool thread concerned.
@@ -36,8 +36,9 @@ impl HostHook {
 /// thread retires (an idle pool thread ends after a while, a server's
 /// connection threads when it stops), or once these hooks were replaced or
 /// cleared, before that thread runs its next host code (and the new
-/// `on_start`). Threads are not joined at process exit: `on_stop` does not
-/// run then. Either hook may be NULL (nothing runs in its place); both NULL
+/// `on_start`). `capstan_runtime_shutdown` ends every such thread, each
+/// running its `on_stop`. Threads are not joined at process exit: `on_stop`
+/// does not run then. Either hook may be NULL (nothing runs in its place); both NULL
 /// clears the hooks. The host's own threads never run them, even when
 /// capstan runs host code on them: the caller of `capstan_registry_execute` (on
 /// which a lone call may run), or of `capstan_mcp_server_serve_stdio` (which

@@ -12,7 +12,7 @@
 //! as the host's policy allows.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientConfig, SubscriptionFilter};
@@ -92,24 +92,59 @@ impl MountOptions {
     }
 }
 
-/// The mount's runtime: its own small tokio runtime with I/O and timers,
+/// The mounts' runtime: its own small tokio runtime with I/O and timers,
 /// apart from the executor's pool, so that a busy pool never starves the
-/// connection (and the connection never blocks a tool thread).
-fn runtime() -> Result<&'static Runtime, Error> {
-    static RT: OnceLock<Result<Runtime, String>> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("capstan-mcp")
-            .enable_all()
-            .on_thread_start(crate::exec::pool::runtime_thread::started)
-            .on_thread_unpark(crate::exec::pool::runtime_thread::unparked)
-            .on_thread_stop(crate::exec::pool::runtime_thread::stopping)
-            .build()
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| Error::Internal(format!("the MCP runtime could not start: {e}")))
+/// connection (and the connection never blocks a tool thread). Started by
+/// the first mount; `capstan::runtime::shutdown` ends it once no mount is
+/// left (see `stop_runtime`), and the next mount starts it again.
+static RUNTIME: Mutex<Option<Arc<Runtime>>> = Mutex::new(None);
+/// Mounts alive (mounted, not yet unmounted).
+static MOUNTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn runtime() -> Result<Arc<Runtime>, Error> {
+    let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(rt) = &*slot {
+        return Ok(rt.clone());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("capstan-mcp")
+        .enable_all()
+        .on_thread_start(crate::runtime::pool::runtime_thread::started)
+        .on_thread_unpark(crate::runtime::pool::runtime_thread::unparked)
+        .on_thread_stop(crate::runtime::pool::runtime_thread::stopping)
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Error::Internal(format!("the MCP runtime could not start: {e}")))?;
+    *slot = Some(rt.clone());
+    crate::runtime::on_shutdown(stop_runtime);
+    Ok(rt)
+}
+
+/// Ends the mounts' runtime and its threads, unless a mount is left.
+fn stop_runtime(deadline: Option<std::time::Instant>) -> Result<(), String> {
+    let mounts = MOUNTS.load(std::sync::atomic::Ordering::SeqCst);
+    if mounts > 0 {
+        return Err(format!("{mounts} MCP mount(s) still mounted"));
+    }
+    let Some(rt) = RUNTIME.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+        return Ok(());
+    };
+    let wait = deadline
+        .map(|d| d.saturating_duration_since(std::time::Instant::now()))
+        .unwrap_or(Duration::from_secs(3600));
+    match Arc::try_unwrap(rt) {
+        Ok(rt) => {
+            // Waits for its threads up to `wait` (they have nothing left
+            // to run once no mount is).
+            rt.shutdown_timeout(wait);
+            Ok(())
+        }
+        Err(rt) => {
+            *RUNTIME.lock().unwrap_or_else(|e| e.into_inner()) = Some(rt);
+            Err("the MCP client runtime is in use".into())
+        }
+    }
 }
 
 #[derive(Default)]
@@ -768,6 +803,7 @@ impl Mount {
         // The supervisor bounds connecting and listing by connect_timeout
         // each; the extra second covers spawning and scheduling.
         let limit = session.options.connect_timeout * 2 + Duration::from_secs(1);
+        MOUNTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mount = Mount {
             session,
             supervisor: Mutex::new(Some(done_rx)),
@@ -823,6 +859,7 @@ impl Mount {
             .unwrap_or_else(|e| e.into_inner())
             .take();
         if let Some(done) = done {
+            MOUNTS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             // Bounded: serve_connection waits 2 s for the service, reap 0.5 s
             // plus the kill.
             let _ = done.recv_timeout(Duration::from_secs(10));

@@ -363,9 +363,9 @@ fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, Error> {
     builder
         .enable_all()
         .thread_name("capstan-mcp")
-        .on_thread_start(crate::exec::pool::runtime_thread::started)
-        .on_thread_unpark(crate::exec::pool::runtime_thread::unparked)
-        .on_thread_stop(crate::exec::pool::runtime_thread::stopping)
+        .on_thread_start(crate::runtime::pool::runtime_thread::started)
+        .on_thread_unpark(crate::runtime::pool::runtime_thread::unparked)
+        .on_thread_stop(crate::runtime::pool::runtime_thread::stopping)
         .build()
         .map_err(|e| Error::Internal(format!("could not start the MCP runtime: {e}")))
 }
@@ -587,6 +587,8 @@ impl HttpServer {
                 });
             }
         });
+        SERVERS.fetch_add(1, Ordering::SeqCst);
+        crate::runtime::on_shutdown(servers_left);
         Ok(HttpServer {
             state,
             listener,
@@ -609,6 +611,7 @@ impl HttpServer {
             Err(_) => None,
         };
         let Some(rt) = rt else { return true };
+        SERVERS.fetch_sub(1, Ordering::SeqCst);
         self.state.registry.remove_change_listener(self.listener);
         let deadline =
             Instant::now() + Duration::from_millis(u64::from(self.state.options.stop_timeout_ms));
@@ -630,6 +633,18 @@ impl HttpServer {
 impl Drop for HttpServer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// HTTP servers started and not yet stopped.
+static SERVERS: AtomicUsize = AtomicUsize::new(0);
+
+/// For `capstan::runtime::shutdown`: a started server's threads are its own
+/// (`stop` ends and joins them); shutdown only reports them.
+fn servers_left(_deadline: Option<Instant>) -> Result<(), String> {
+    match SERVERS.load(Ordering::SeqCst) {
+        0 => Ok(()),
+        n => Err(format!("{n} MCP server(s) still started (stop them first)")),
     }
 }
 

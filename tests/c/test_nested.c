@@ -147,10 +147,24 @@ static int nested_execute_on_a_saturated_pool_completes(void) {
     return 1;
 }
 
+/* Sets the pool's cap, the keep-alive left at its default. */
+static capstan_status configure_threads(uint32_t threads) {
+    capstan_runtime_options opts = CAPSTAN_RUNTIME_OPTIONS_INIT;
+    opts.threads = threads;
+    return capstan_runtime_configure(&opts);
+}
+
+/* A struct_size below the first version's is refused, options unchanged. */
+static void configure_refuses_a_short_struct(void) {
+    capstan_runtime_options opts = CAPSTAN_RUNTIME_OPTIONS_INIT;
+    opts.struct_size = sizeof(uint32_t);
+    CHECK_STATUS(capstan_runtime_configure(&opts), CAPSTAN_ERR_INVALID_ARGUMENT);
+}
+
 static void pool_configure_works_after_the_pool_started(void) {
-    CHECK_STATUS(capstan_pool_configure(0), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_pool_configure(POOL_THREADS + 4), CAPSTAN_OK);
-    CHECK_STATUS(capstan_pool_configure(POOL_THREADS), CAPSTAN_OK);
+    configure_refuses_a_short_struct();
+    CHECK_STATUS(configure_threads(POOL_THREADS + 4), CAPSTAN_OK);
+    CHECK_STATUS(configure_threads(POOL_THREADS), CAPSTAN_OK);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -395,8 +409,8 @@ static int nested_execute_of_a_timed_tool_on_a_saturated_pool_completes(void) {
 
 int main(void) {
     /* Before anything starts the pool. */
-    CHECK_STATUS(capstan_pool_configure(0), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_pool_configure(POOL_THREADS), CAPSTAN_OK);
+    configure_refuses_a_short_struct();
+    CHECK_STATUS(configure_threads(POOL_THREADS), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
     capstan_tool_def def = make_def("nest", nest, NULL);
     def.parameters = "{\"type\":\"object\",\"properties\":{\"depth\":{\"type\":\"integer\"}},\"required\":[\"depth\"]}";

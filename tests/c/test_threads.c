@@ -123,6 +123,13 @@ static struct hooks c, d;
 /* A host runtime that is ending abandons the hooks: none runs again, not
  * even the on_stop of an on_start that ran, nor destroy; pool threads that
  * retire afterwards run nothing either. */
+/* Sets the pool's cap, the keep-alive left at its default. */
+static capstan_status configure_threads(uint32_t threads) {
+    capstan_runtime_options opts = CAPSTAN_RUNTIME_OPTIONS_INIT;
+    opts.threads = threads;
+    return capstan_runtime_configure(&opts);
+}
+
 static void test_abandoned_hooks_never_run_again(capstan_registry *reg) {
     CHECK_STATUS(capstan_runtime_set_thread_hooks(on_start, on_stop, &c, hooks_destroy), CAPSTAN_OK);
     CHECK(run_batch(reg));
@@ -135,9 +142,9 @@ static void test_abandoned_hooks_never_run_again(capstan_registry *reg) {
     CHECK(run_batch(reg));
     CHECK(seen[0] == &c && seen[1] == &c);
     /* Threads over a lowered cap retire, running no on_stop. */
-    CHECK_STATUS(capstan_pool_configure(1), CAPSTAN_OK);
+    CHECK_STATUS(configure_threads(1), CAPSTAN_OK);
     sleep_ms(300);
-    CHECK_STATUS(capstan_pool_configure(POOL), CAPSTAN_OK);
+    CHECK_STATUS(configure_threads(POOL), CAPSTAN_OK);
     CHECK_STATUS(capstan_runtime_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
     CHECK(run_batch(reg)); /* a new pool thread runs no on_start either */
     CHECK_STATUS(capstan_runtime_abandon_thread_hooks(0), CAPSTAN_OK); /* again: nothing left to wait for */
@@ -148,7 +155,7 @@ static void test_abandoned_hooks_never_run_again(capstan_registry *reg) {
 
 int main(void) {
     watchdog_begin("test_threads", "all", 300);
-    CHECK_STATUS(capstan_pool_configure(POOL), CAPSTAN_OK); /* before the pool starts */
+    CHECK_STATUS(configure_threads(POOL), CAPSTAN_OK); /* before the pool starts */
     capstan_registry *reg = NULL;
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;

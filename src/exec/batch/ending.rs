@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::BatchInner;
 use crate::call::Outcome;
-use crate::exec::pool;
+use crate::exec::cell::CallCell;
+use crate::runtime::{pool, timers};
 
 impl BatchInner {
     /// Arms the batch's deadline, if it has one.
@@ -15,11 +16,16 @@ impl BatchInner {
             return;
         }
         let weak = Arc::downgrade(self);
-        let timer = pool::after(
+        // On the timer thread: running calls see the cancellation at once,
+        // even with every pool thread busy (possibly with them); the results,
+        // which run host code, are delivered on a pool thread (here when
+        // every pool thread is busy: they may all wait for them).
+        let timer = timers::after(
             Duration::from_millis(u64::from(self.deadline_ms)),
             move || {
                 if let Some(batch) = weak.upgrade() {
-                    batch.expire_deadline();
+                    let expiring = batch.begin_deadline();
+                    pool::spawn_or_run_here(move || batch.expire_deadline(expiring));
                 }
             },
         );
@@ -56,11 +62,23 @@ impl BatchInner {
         }
     }
 
-    /// The deadline passed: every call without a result ends `timeout`, with
-    /// a text saying what it was waiting for.
-    pub(crate) fn expire_deadline(&self) {
+    /// The deadline passed (the timer thread's part, no host code): no call
+    /// starts any more, and the running calls it claims (returned) see the
+    /// cancellation.
+    fn begin_deadline(&self) -> Vec<Arc<CallCell>> {
         self.deadline_passed.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
+        self.cells
+            .iter()
+            .filter_map(|cell| cell.get().and_then(Weak::upgrade))
+            .filter(|cell| cell.begin_expire())
+            .collect()
+    }
+
+    /// The deadline passed: every call without a result ends `timeout`, with
+    /// a text saying what it was waiting for. `expiring`: the running calls
+    /// `begin_deadline` claimed.
+    pub(crate) fn expire_deadline(&self, expiring: Vec<Arc<CallCell>>) {
         let ms = self.deadline_ms;
         self.expire_waiting_for_pump();
         for approval in &self.approvals {
@@ -68,15 +86,13 @@ impl BatchInner {
                 cell.expire(ms);
             }
         }
-        for cell in &self.cells {
-            if let Some(cell) = cell.get().and_then(Weak::upgrade) {
-                let text = format!(
-                    "Tool \"{}\" did not finish within the batch deadline of {ms} ms and was \
-                     cancelled.",
-                    cell.name()
-                );
-                cell.expire(text);
-            }
+        for cell in expiring {
+            let text = format!(
+                "Tool \"{}\" did not finish within the batch deadline of {ms} ms and was \
+                 cancelled.",
+                cell.name()
+            );
+            cell.end_expire(text);
         }
         loop {
             let i = self.next.fetch_add(1, Ordering::SeqCst);

@@ -17,9 +17,9 @@ use super::{BatchInner, Sink};
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::check;
 use crate::exec::approval;
-use crate::exec::pool;
 use crate::exec::run::{run_call, PendingRun, Ready, ToolCache};
 use crate::registry::Tool;
+use crate::runtime::pool;
 
 /// Where a call is being dispatched from.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -41,7 +41,7 @@ enum Route {
     /// On a pool worker, never queued behind busy ones.
     Pool,
     /// On a pool worker, this thread waiting for the result: the caller must
-    /// be free to abandon the call at its timeout.
+    /// be free to abandon the call at its timeout (here if the pool is full).
     PoolAndWait,
 }
 
@@ -170,9 +170,12 @@ impl BatchInner {
             }),
             Route::PoolAndWait => {
                 let index = run.index;
-                pool::spawn_urgent(move || {
-                    run.run(true);
-                });
+                // With every pool thread busy and the cap reached, the call
+                // runs here: queued, it could wait for this very thread.
+                let job: Box<dyn FnOnce() + Send> = Box::new(move || run.run(true));
+                if let Err(job) = pool::try_spawn(job) {
+                    job();
+                }
                 self.wait_until(None, || self.result_arrived(index));
             }
         }

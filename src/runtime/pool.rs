@@ -1,5 +1,5 @@
-//! The process-wide pool: worker threads run host callbacks, one small tokio
-//! runtime thread runs the timers.
+//! The process-wide pool: worker threads run host callbacks (timers hand
+//! their host work to it, see `timers`).
 //!
 //! Workers start on demand, when a job finds no idle worker, up to a cap the
 //! host may change at any time; a worker idle for a while retires, sooner
@@ -11,57 +11,41 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
-use tokio::runtime::{Builder, Runtime};
-
-use crate::error::Error;
-
-/// Default cap on threads running tool callbacks at once, process-wide.
-pub const DEFAULT_THREADS: usize = 256;
-
-/// How long an idle worker waits for work before it retires: up to one per
-/// core stays this long, the others only `SURPLUS_KEEP_ALIVE`.
-const KEEP_ALIVE: Duration = Duration::from_secs(10);
+/// Past one idle worker per core, idle workers retire after at most this.
 const SURPLUS_KEEP_ALIVE: Duration = Duration::from_secs(1);
 
+/// The cap and the keep-alive in force (0: the defaults, see `runtime`).
 static THREADS: AtomicUsize = AtomicUsize::new(0);
-static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+static KEEP_ALIVE_MS: AtomicU64 = AtomicU64::new(0);
 
-/// Sets how many pool threads may run tool callbacks at once, at any time.
-/// Lowering it lets surplus workers retire once their current job returns.
-pub fn configure(threads: usize) -> Result<(), Error> {
-    if threads == 0 {
-        return Err(Error::InvalidArgument(
-            "pool threads must be at least 1".into(),
-        ));
-    }
-    THREADS.store(threads, Ordering::SeqCst);
-    // Idle workers over the new cap retire now, not at their keep-alive.
+/// Sets the cap on pool threads and their keep-alive, at any time. Lowering
+/// the cap lets surplus workers retire once their current job returns.
+pub(crate) fn configure(threads: usize, keep_alive: Duration) {
+    THREADS.store(threads.max(1), Ordering::SeqCst);
+    KEEP_ALIVE_MS.store(
+        u64::try_from(keep_alive.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1),
+        Ordering::SeqCst,
+    );
+    // Idle workers over the new cap, or past the new keep-alive, see it now.
     WORKERS.work.notify_all();
-    Ok(())
 }
 
 /// The cap in force.
 pub fn threads() -> usize {
     match THREADS.load(Ordering::SeqCst) {
-        0 => DEFAULT_THREADS,
+        0 => super::DEFAULT_THREADS,
         n => n,
     }
 }
 
-/// The timers' runtime: one thread, started by the first timer.
-fn runtime() -> Result<&'static Runtime, Error> {
-    RUNTIME
-        .get_or_init(|| {
-            Builder::new_multi_thread()
-                .worker_threads(1)
-                .max_blocking_threads(1)
-                .thread_name("capstan-timer")
-                .enable_time()
-                .build()
-                .map_err(|e| format!("cannot start the capstan timers: {e}"))
-        })
-        .as_ref()
-        .map_err(|e| Error::Internal(e.clone()))
+/// The keep-alive in force.
+pub(crate) fn keep_alive_setting() -> Duration {
+    match KEEP_ALIVE_MS.load(Ordering::SeqCst) {
+        0 => super::DEFAULT_KEEP_ALIVE,
+        ms => Duration::from_millis(ms),
+    }
 }
 
 pub(crate) fn cores() -> usize {
@@ -81,11 +65,19 @@ struct State {
     idle: usize,
     /// Workers alive (idle or running a job).
     threads: usize,
+    /// Worker threads not yet ended (`threads` plus those retiring, in
+    /// their `on_stop`), and their handles, to join them (`shutdown`).
+    running: usize,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    /// `shutdown` waits: idle workers end now rather than at their keep-alive.
+    closing: bool,
 }
 
 struct Workers {
     state: Mutex<State>,
     work: Condvar,
+    /// Signalled when a worker thread ends (for `shutdown`).
+    ended: Condvar,
 }
 
 static WORKERS: Workers = Workers {
@@ -93,8 +85,12 @@ static WORKERS: Workers = Workers {
         queue: VecDeque::new(),
         idle: 0,
         threads: 0,
+        running: 0,
+        handles: Vec::new(),
+        closing: false,
     }),
     work: Condvar::new(),
+    ended: Condvar::new(),
 };
 
 /// The pool's lock guards only its queue and counts (no host code runs under
@@ -113,12 +109,14 @@ pub(crate) fn on_pool_thread() -> bool {
 }
 
 /// Hooks run on every thread of capstan's that runs host code: the pool
-/// threads (expired timers run there too) and the MCP bridge's threads. `on_start` runs before the thread's first job (a thread already
+/// threads (expired timers run there too) and the MCP bridge's threads.
+/// `on_start` runs before the thread's first job (a thread already
 /// running when the hooks are set runs it before its next job), `on_stop`
 /// when a thread that ran `on_start` retires, or before its next job once
 /// the hooks were replaced or removed. A host binding uses them
-/// to attach its runtime to capstan's threads. The pool never shuts down
-/// before the process exits; threads still alive then run no `on_stop`.
+/// to attach its runtime to capstan's threads. `runtime::shutdown` ends
+/// every pool thread (running `on_stop`); threads still alive at process
+/// exit run no `on_stop`.
 pub struct ThreadHooks {
     pub on_start: Box<dyn Fn() + Send + Sync>,
     pub on_stop: Box<dyn Fn() + Send + Sync>,
@@ -283,10 +281,11 @@ fn run_job(job: Job, hooks: &mut ThreadHookState) {
 /// How long an idle worker waits for a job before it retires, with `idle`
 /// workers idle (itself included): one per core stays long, the rest soon.
 fn keep_alive(idle: usize) -> Duration {
+    let setting = keep_alive_setting();
     if idle > cores() {
-        SURPLUS_KEEP_ALIVE
+        setting.min(SURPLUS_KEEP_ALIVE)
     } else {
-        KEEP_ALIVE
+        setting
     }
 }
 
@@ -308,6 +307,9 @@ fn worker() {
             st = state();
             continue;
         }
+        if st.closing {
+            break;
+        }
         st.idle += 1;
         let keep = keep_alive(st.idle);
         let (guard, waited) = WORKERS
@@ -323,34 +325,55 @@ fn worker() {
     st.threads -= 1;
     drop(st);
     hooks.stop();
+    state().running -= 1;
+    WORKERS.ended.notify_all();
 }
 
 /// Queues `job`; wakes an idle worker or starts one if none would take it.
-/// With `urgent`, a job that would wait (every worker busy, the cap reached)
-/// gets a thread of its own instead.
-fn submit(job: Job, urgent: bool) {
+/// With every worker busy and the cap reached, the job waits for a worker:
+/// at the front of the queue if `urgent`, at the back otherwise; with
+/// `only_now` it is handed back instead. The cap is never passed.
+fn submit(job: Job, urgent: bool, only_now: bool) -> Result<(), Job> {
     let mut st = state();
     if st.queue.len() < st.idle {
         st.queue.push_back(job);
         drop(st);
         WORKERS.work.notify_one();
-        return;
+        return Ok(());
     }
     if st.threads >= threads() {
-        if urgent {
-            drop(st);
-            return extra_thread(job);
+        if only_now {
+            return Err(job);
         }
-        st.queue.push_back(job);
-        return;
+        if urgent {
+            st.queue.push_front(job);
+        } else {
+            st.queue.push_back(job);
+        }
+        return Ok(());
     }
     st.threads += 1;
+    st.running += 1;
     st.queue.push_back(job);
+    // Threads that ended are joined here, not kept until `shutdown`.
+    let ended: Vec<_> = {
+        let (done, alive) = std::mem::take(&mut st.handles)
+            .into_iter()
+            .partition(|h| h.is_finished());
+        st.handles = alive;
+        done
+    };
     drop(st);
+    for handle in ended {
+        let _ = handle.join();
+    }
     let started = std::thread::Builder::new()
         .name("capstan".into())
         .spawn(worker);
-    if started.is_err() {
+    if let Ok(handle) = started {
+        state().handles.push(handle);
+    } else {
+        state().running -= 1;
         // No thread could start: with no worker at all, run the job here.
         // Work is never lost.
         let mut st = state();
@@ -361,140 +384,71 @@ fn submit(job: Job, urgent: bool) {
             run_job(job, &mut ThreadHookState::default());
         }
     }
-}
-
-/// A thread of its own for one urgent job while the pool is full.
-fn extra_thread(job: Job) {
-    let spare = Arc::new(Mutex::new(Some(job)));
-    let backup = spare.clone();
-    let started = std::thread::Builder::new()
-        .name("capstan-extra".into())
-        .spawn(move || {
-            let job = spare.lock().ok().and_then(|mut s| s.take());
-            if let Some(job) = job {
-                let mut hooks = ThreadHookState::default();
-                run_job(job, &mut hooks);
-                hooks.stop();
-            }
-        });
-    if started.is_err() {
-        if let Some(job) = backup.lock().ok().and_then(|mut s| s.take()) {
-            state().queue.push_back(job);
-            WORKERS.work.notify_one();
-        }
-    }
+    Ok(())
 }
 
 /// Runs `f` on a pool thread, queued while every pool thread is busy.
 pub fn spawn(f: impl FnOnce() + Send + 'static) {
-    submit(Box::new(f), false);
+    let _ = submit(Box::new(f), false, false);
 }
 
-/// Runs `f` on a pool thread, or on a thread of its own if every pool
-/// thread is busy. For work that a blocked thread waits for (possibly a pool
-/// thread itself), which must never queue behind it.
+/// Runs `f` on a pool thread, ahead of the jobs already queued: work that
+/// a blocked thread waits for, or a result past its deadline.
 pub(crate) fn spawn_urgent(f: impl FnOnce() + Send + 'static) {
-    submit(Box::new(f), true);
+    let _ = submit(Box::new(f), true, false);
+}
+
+/// Runs `f` on a pool thread if one is idle or may start now, else on this
+/// thread (the timer thread's way out when every pool thread is busy,
+/// possibly waiting for `f`).
+pub(crate) fn spawn_or_run_here(f: impl FnOnce() + Send + 'static) {
+    if let Err(f) = try_spawn(Box::new(f)) {
+        f();
+    }
+}
+
+/// Runs `f` on a pool thread if one is idle or may start now; otherwise
+/// hands it back (every pool thread is busy and the cap is reached).
+pub(crate) fn try_spawn(f: Box<dyn FnOnce() + Send>) -> Result<(), Box<dyn FnOnce() + Send>> {
+    submit(f, true, true)
+}
+
+/// Ends every pool thread: idle ones at once, busy ones once the queue is
+/// empty and their job returned; joins them. Waits until `deadline`
+/// (`None`: no limit); how many threads were still running a job then (0:
+/// none is left). The pool starts threads again for the next job.
+pub(crate) fn shutdown(deadline: Option<std::time::Instant>) -> usize {
+    let mut st = state();
+    st.closing = true;
+    WORKERS.work.notify_all();
+    while st.running > 0 {
+        let wait = match deadline {
+            None => Duration::from_secs(3600),
+            Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                Some(w) if !w.is_zero() => w,
+                _ => break,
+            },
+        };
+        st = WORKERS
+            .ended
+            .wait_timeout(st, wait)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|e| e.into_inner().0);
+    }
+    st.closing = false;
+    let left = st.running;
+    let (done, alive): (Vec<_>, Vec<_>) = std::mem::take(&mut st.handles)
+        .into_iter()
+        .partition(|h| h.is_finished() || left == 0);
+    st.handles = alive;
+    drop(st);
+    for handle in done {
+        let _ = handle.join();
+    }
+    left
 }
 
 /// How many pool threads are alive right now (idle or busy).
 pub fn live_threads() -> usize {
     state().threads
-}
-
-/// Timers armed and not yet fired or cancelled, process-wide.
-static LIVE_TIMERS: AtomicUsize = AtomicUsize::new(0);
-
-/// How many timers (call timeouts, batch deadlines) are armed right now,
-/// process-wide. A timer is released when it fires or when what it guards
-/// finishes first: a leak check for soak runs and tests.
-pub fn live_timers() -> usize {
-    LIVE_TIMERS.load(Ordering::SeqCst)
-}
-
-/// Counts one armed timer until dropped (with its task, fired or aborted).
-struct Armed;
-
-impl Armed {
-    fn new() -> Armed {
-        LIVE_TIMERS.fetch_add(1, Ordering::SeqCst);
-        Armed
-    }
-}
-
-impl Drop for Armed {
-    fn drop(&mut self) {
-        LIVE_TIMERS.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// An armed timer. `cancel` drops it and what it would have run, at once
-/// (not at its deadline): a finished call keeps no memory for its timeout.
-pub(crate) struct Timer(Option<tokio::task::AbortHandle>);
-
-impl Timer {
-    pub(crate) fn cancel(self) {
-        if let Some(h) = self.0 {
-            h.abort();
-        }
-    }
-}
-
-/// Where a call or a batch keeps its timer, to cancel it if it finishes
-/// first. Its finish cancels under the slot's lock, so a timer kept after the
-/// finish is cancelled at once instead.
-#[derive(Default)]
-pub(crate) struct TimerSlot(Mutex<Option<Timer>>);
-
-impl TimerSlot {
-    /// Keeps `timer`, unless `done()` (checked under the lock `cancel`
-    /// takes): then cancels it.
-    pub(crate) fn keep(&self, timer: Timer, done: impl FnOnce() -> bool) {
-        let Ok(mut slot) = self.0.lock() else {
-            return timer.cancel();
-        };
-        if done() {
-            drop(slot);
-            timer.cancel();
-        } else {
-            *slot = Some(timer);
-        }
-    }
-
-    /// Cancels the timer kept, if any.
-    pub(crate) fn cancel(&self) {
-        let timer = self.0.lock().ok().and_then(|mut t| t.take());
-        if let Some(timer) = timer {
-            timer.cancel();
-        }
-    }
-}
-
-/// Runs `f` after `delay`, unless cancelled first, on a pool thread: the
-/// timer thread itself runs no host code (expiring a call delivers its
-/// result), and a pool thread runs the thread hooks first. `spawn_urgent`: a
-/// timeout fires even when every pool thread is busy (possibly waiting for
-/// it).
-pub(crate) fn after(delay: Duration, f: impl FnOnce() + Send + 'static) -> Timer {
-    let armed = Armed::new();
-    match runtime() {
-        Ok(rt) => {
-            let task = rt.spawn(async move {
-                let _armed = armed;
-                tokio::time::sleep(delay).await;
-                spawn_urgent(f);
-            });
-            Timer(Some(task.abort_handle()))
-        }
-        Err(_) => {
-            // No timer runtime: a sleeping thread of its own, which hands
-            // `f` to the pool like the runtime would.
-            std::thread::spawn(move || {
-                let _armed = armed;
-                std::thread::sleep(delay);
-                spawn_urgent(f);
-            });
-            Timer(None)
-        }
-    }
 }
