@@ -544,7 +544,8 @@ fn a_call_costs_the_same_however_many_calls_came_before_it() {
     // each used to look at every call before it.
     let n = 20_000;
     let text = "x".repeat(40);
-    let cases: [(Format, fn(usize) -> String, String); 3] = [
+    type Case = (Format, fn(usize) -> String, String);
+    let cases: [Case; 3] = [
         (
             Format::OpenAiChat,
             chat_call,
