@@ -286,3 +286,104 @@ fn sessions_past_the_cap_are_refused_until_one_closes() {
     assert_eq!(raw_post(url, &[], INITIALIZE), 200);
     assert!(server.stop());
 }
+
+/// A minimal streamable-HTTP MCP server on 127.0.0.1, in plain JSON (no
+/// SSE): one tool `echo`, whose first call gets `first_answer` (status and
+/// body) and later ones a normal result. Serves until `stop` is set.
+fn bad_once_server(first_answer: (u16, &'static str), stop: Arc<AtomicBool>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((socket, _)) => {
+                    let calls = Arc::clone(&calls);
+                    std::thread::spawn(move || answer_once(socket, first_answer, &calls));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    });
+    url
+}
+
+/// Reads one request from `socket` and answers it (see `bad_once_server`).
+fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicUsize) {
+    socket.set_nonblocking(false).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && socket.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    let _ = socket.read_exact(&mut body);
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let id = request["id"].clone();
+    let result = |result: Value| {
+        (
+            200,
+            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+        )
+    };
+    let (status, answer) = match (head.split(' ').next(), request["method"].as_str()) {
+        (Some("post"), Some("initialize")) => result(json!({"protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "bad-once", "version": "1"}})),
+        (Some("post"), Some("tools/list")) => result(json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}}]})),
+        (Some("post"), Some("tools/call")) => {
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                (first_answer.0, first_answer.1.to_string())
+            } else {
+                result(json!({"content": [{"type": "text", "text": "ok"}]}))
+            }
+        }
+        (Some("post"), _) => (202, String::new()),
+        (Some("delete"), _) => (200, String::new()),
+        _ => (405, String::new()),
+    };
+    let response = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
+    );
+    let _ = socket.write_all(response.as_bytes());
+}
+
+#[test]
+fn one_bad_http_answer_fails_that_call_only_and_says_why() {
+    for (first, says) in [((500, "oops"), "500"), ((200, "not json at all"), "answer")] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let url = bad_once_server(first, Arc::clone(&stop));
+        let client = Registry::default();
+        let mount = mount(&client, &url, vec![]).expect("mount");
+        let failed = call(&client, "s_echo", json!({}));
+        assert!(failed.is_error(), "{first:?}: {failed:?}");
+        assert!(
+            failed.content.contains(says),
+            "{first:?}: {}",
+            failed.content
+        );
+        // No Rust type names (rmcp's transport error starts with one).
+        assert!(
+            !failed.content.contains("::") && !failed.content.contains("JsonRpcMessage"),
+            "{first:?}: {}",
+            failed.content
+        );
+        // The mount stays: the next call works.
+        let next = call(&client, "s_echo", json!({}));
+        assert_eq!(next.content, "ok", "{first:?}: {next:?}");
+        assert!(mount.is_connected());
+        mount.unmount();
+        stop.store(true, Ordering::SeqCst);
+    }
+}
