@@ -4,12 +4,12 @@
  * Conventions
  *  - Every fallible function returns capstan_status (CAPSTAN_OK = 0); the
  *    message of the last failure on the calling thread is read with
- *    capstan_last_error. Outputs are written only on success.
+ *    capstan_error_message. Outputs are written only on success.
  *  - The last error is per OS thread, and a success clears it: every
- *    function except capstan_free, capstan_status_name, capstan_version and
- *    capstan_last_error sets it on failure (including those that report
+ *    function except capstan_string_free, capstan_status_name, capstan_version_string and
+ *    capstan_error_message sets it on failure (including those that report
  *    failure as NULL or false) and empties it on success, so right after a
- *    success capstan_last_error returns 0, and after a failure it describes
+ *    success capstan_error_message returns 0, and after a failure it describes
  *    that failure. Read it on the thread that made the failing call, before
  *    calling capstan again there: hosts whose tasks move between OS threads
  *    (goroutines, Swift tasks, async runtimes) must read it without yielding
@@ -19,7 +19,7 @@
  *    Strings inside capstan_tool_def are NUL-terminated. Invalid UTF-8 is an
  *    error status, never undefined behaviour.
  *  - Text out (char **out, size_t *out_len) is NUL-terminated, owned by the
- *    caller, freed with capstan_free. out_len may be NULL.
+ *    caller, freed with capstan_string_free. out_len may be NULL.
  *  - Option structs start with uint32_t struct_size = sizeof(the struct);
  *    a NULL options pointer means defaults. Zero-filled fields mean defaults.
  *
@@ -27,7 +27,7 @@
  *  - A capstan_registry may be used from any number of threads at once;
  *    only capstan_registry_free must not race with other uses of it.
  *  - Tool callbacks run on capstan's pool threads, or on the host thread
- *    that runs the batch: the thread calling capstan_execute (it runs calls
+ *    that runs the batch: the thread calling capstan_registry_execute (it runs calls
  *    of its own batch first; pool threads join only when calls are still
  *    waiting to start after tens of microseconds), a thread calling
  *    capstan_batch_wait with no time limit (UINT32_MAX) on the batch, and
@@ -37,13 +37,13 @@
  *  - Result callbacks and the event hook run on the thread where the result
  *    or event arises (capstan_result_fn lists them): for timeouts and
  *    deadlines a pool thread, never capstan's timer thread. Pool threads and
- *    MCP connection threads run the capstan_set_thread_hooks hooks before
+ *    MCP connection threads run the capstan_runtime_set_thread_hooks hooks before
  *    any host code.
  *  - A call is completed exactly once (capstan_call_return or
  *    capstan_call_fail), from any thread, during or after its callback.
  *    Completing twice, after a timeout, or after the registry was freed
  *    returns an error status; it never crashes.
- *  - Callbacks may call back into capstan, including capstan_execute on the
+ *  - Callbacks may call back into capstan, including capstan_registry_execute on the
  *    same registry (nested execution). No callback runs while capstan holds
  *    an internal lock.
  *  - Every callback returns (or blocks): none may end its thread, by
@@ -54,7 +54,7 @@
  *    "C-unwind" callback types would not make it defined. A host runtime that
  *    ends threads that way (CPython before 3.14 at interpreter exit) must
  *    keep its callbacks out of it; the Python binding parks such threads.
- *    Thread hooks: capstan_set_thread_hooks.
+ *    Thread hooks: capstan_runtime_set_thread_hooks.
  *  - capstan never reads files or the network: a JSON Schema $ref resolves
  *    only inside its schema; regular expressions run on a linear-time engine.
  *
@@ -109,7 +109,7 @@
 #define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL}
 
 /* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
- * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version()
+ * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version_string()
  * returns when the header and the library match. A plain literal, so that
  * Swift and other importers of simple macros see it. */
 #define CAPSTAN_VERSION_STRING "0.3.1"
@@ -145,9 +145,9 @@
 #define CAPSTAN_EXEC_EARLY_DISPATCH (1u << 4)
 
 /**
- * Major version of this header (the library's is `capstan_version()`).
+ * Major version of this header (the library's is `capstan_version_string()`).
  * `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
- * `capstan_version()` returns when header and library match) is a literal in
+ * `capstan_version_string()` returns when header and library match) is a literal in
  * cbindgen.toml; tests/header.rs checks it against Cargo.toml.
  */
 #define CAPSTAN_VERSION_MAJOR 0
@@ -183,7 +183,7 @@
 #define CAPSTAN_REGISTRY_COERCE (1u << 0)
 
 /**
- * Registry flag: `capstan_register` refuses (INVALID_SCHEMA, the message names
+ * Registry flag: `capstan_registry_add_tool` refuses (INVALID_SCHEMA, the message names
  * the default's JSON Pointer) a parameters schema with a `default` that fails
  * its own subschema. Without it such a schema registers, the default is never
  * filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
@@ -197,14 +197,14 @@
 #define CAPSTAN_EXEC_SEQUENTIAL (1u << 0)
 
 /**
- * Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
+ * Exec flag (`capstan_batch_submit`): queue results for `capstan_batch_poll` on the
  * host's thread instead of calling back on pool threads.
  */
 #define CAPSTAN_EXEC_DELIVER_POLL (1u << 1)
 
 /**
- * Exec flag (`capstan_submit`): start every call on the calling thread before
- * `capstan_submit` returns, without waiting for calls that a tool completes
+ * Exec flag (`capstan_batch_submit`): start every call on the calling thread before
+ * `capstan_batch_submit` returns, without waiting for calls that a tool completes
  * later. For hosts whose tools hand work to their own event loop (async
  * functions): no pool thread is involved. A tool that blocks blocks the
  * caller; the limit does not apply; timeouts still do. Calls of
@@ -241,7 +241,7 @@
 typedef struct capstan_approval capstan_approval;
 
 /**
- * A batch started with `capstan_submit`.
+ * A batch started with `capstan_batch_submit`.
  */
 typedef struct capstan_batch capstan_batch;
 
@@ -254,11 +254,11 @@ typedef struct capstan_call capstan_call;
 
 /**
  * A mounted MCP server: capstan's client connection to it, made by
- * `capstan_mcp_mount`. A handle, never reused, not a pointer to memory:
- * using it after `capstan_mcp_unmount` is CAPSTAN_ERR_STALE_HANDLE, never
+ * `capstan_mcp_mount_new`. A handle, never reused, not a pointer to memory:
+ * using it after `capstan_mcp_mount_free` is CAPSTAN_ERR_STALE_HANDLE, never
  * undefined behaviour.
  */
-typedef struct capstan_mcp_client capstan_mcp_client;
+typedef struct capstan_mcp_mount capstan_mcp_mount;
 
 /**
  * An MCP server started with `capstan_mcp_server_start`. Its functions may
@@ -379,13 +379,13 @@ typedef struct capstan_result {
  * deadline passed, an MCP thread for a mounted tool), possibly on several
  * threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
  * timer thread never runs it; pool threads run the thread hooks
- * (`capstan_set_thread_hooks`) before it.
+ * (`capstan_runtime_set_thread_hooks`) before it.
  */
 typedef void (*capstan_result_fn)(void *user_data,
                                   const struct capstan_result *result);
 
 /**
- * Options of `capstan_mcp_mount`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
+ * Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
  * and set exactly one of `argv` (a command line) or `url`.
  */
 typedef struct capstan_mcp_mount_options {
@@ -462,7 +462,7 @@ typedef struct capstan_mcp_mount_options {
 } capstan_mcp_mount_options;
 
 /**
- * Options of `capstan_mcp_serve_stdio` and `capstan_mcp_server_start`.
+ * Options of `capstan_mcp_server_serve_stdio` and `capstan_mcp_server_start`.
  * NULL means defaults; zero/NULL fields mean defaults. Strings are
  * NUL-terminated UTF-8, read during the call only.
  */
@@ -531,7 +531,7 @@ typedef struct capstan_mcp_server_options {
 /**
  * Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
  * `capstan_approval_decide` exactly once per approval, now or later, from any
- * thread. Runs on a pool thread (or the thread calling `capstan_execute`).
+ * thread. Runs on a pool thread (or the thread calling `capstan_registry_execute`).
  */
 typedef void (*capstan_approver_fn)(void *user_data,
                                     struct capstan_approval *approval);
@@ -586,7 +586,7 @@ typedef void (*capstan_event_fn)(void *user_data,
 typedef uint32_t capstan_format;
 
 /**
- * Options of `capstan_tools_export`. NULL means defaults.
+ * Options of `capstan_registry_tools_json`. NULL means defaults.
  */
 typedef struct capstan_export_options {
   /**
@@ -615,21 +615,21 @@ typedef struct capstan_registry_options {
 
 /**
  * A tool's callback. Runs on a pool thread, or on the thread calling
- * `capstan_execute` for the batch (it runs its own calls first), or on a
+ * `capstan_registry_execute` for the batch (it runs its own calls first), or on a
  * thread calling `capstan_batch_wait` with no time limit on the call's
  * batch, or for main-thread tools a thread that called
  * `capstan_registry_pump`: inside the pump, or while that thread waits on
  * the call's batch. It must complete `call`
  * exactly once with `capstan_call_return` or `capstan_call_fail`, before or
  * after returning, from any thread. It may call any capstan function, including
- * `capstan_execute` on the same registry.
+ * `capstan_registry_execute` on the same registry.
  */
 typedef void (*capstan_tool_fn)(void *user_data,
                                 struct capstan_call *call);
 
 /**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
- * duration of `capstan_register` only.
+ * duration of `capstan_registry_add_tool` only.
  */
 typedef struct capstan_tool_def {
   /**
@@ -726,7 +726,7 @@ typedef struct capstan_stream_sink {
 
 /**
  * A pool thread hook: called with the `user_data` given to
- * `capstan_set_thread_hooks`, on the pool thread concerned.
+ * `capstan_runtime_set_thread_hooks`, on the pool thread concerned.
  */
 typedef void (*capstan_thread_hook_fn)(void *user_data);
 
@@ -823,7 +823,7 @@ typedef void (*capstan_thread_hook_fn)(void *user_data);
 /**
  * The provider's response body reports an error instead of an answer: an
  * API error body, a failed response, an error event or a JSON-RPC error (see
- * `capstan_parse_calls` for each format's shapes). `capstan_last_error`
+ * `capstan_format_parse_calls` for each format's shapes). `capstan_error_message`
  * holds `provider error (KIND): MESSAGE`, with the provider's own type, code
  * or status as KIND and its message as MESSAGE.
  */
@@ -855,8 +855,8 @@ typedef void (*capstan_thread_hook_fn)(void *user_data);
 #define CAPSTAN_ERR_TRANSPORT 23
 
 /**
- * `capstan_mcp_mount` could not start, reach or initialize the MCP server,
- * or list its tools, within the connect timeout; `capstan_last_error` says
+ * `capstan_mcp_mount_new` could not start, reach or initialize the MCP server,
+ * or list its tools, within the connect timeout; `capstan_error_message` says
  * which step failed and why.
  */
 #define CAPSTAN_ERR_MCP_CONNECT 24
@@ -975,7 +975,7 @@ extern "C" {
  * and a completion returns ALREADY_COMPLETED). So every call must be
  * completed exactly once, even one that timed out, or its memory is held
  * until the registry is freed. NULL if the handle is not live (see
- * `capstan_last_error`).
+ * `capstan_error_message`).
  */
 const char *capstan_call_arguments(const struct capstan_call *call,
                                    size_t *len);
@@ -1027,7 +1027,7 @@ capstan_status capstan_call_fail(struct capstan_call *call,
 
 /**
  * Checks one call without running it: looks the tool up and validates the
- * arguments as `capstan_execute` would before calling the tool, on the
+ * arguments as `capstan_registry_execute` would before calling the tool, on the
  * calling thread, with no callback, thread or timer. For hosts that then
  * run the tool themselves (e.g. a binding's coroutine on its event loop).
  *
@@ -1035,7 +1035,7 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * (empty text: `{}`). `flags`: 0, or `CAPSTAN_EXEC_STRICT_NULLS`.
  *
  * On OK, `*outcome` says what was found and `*out` (owned by the caller,
- * freed with `capstan_free`; `out_len` may be NULL) holds:
+ * freed with `capstan_string_free`; `out_len` may be NULL) holds:
  * - `CAPSTAN_OUTCOME_OK`: the validated arguments, compact JSON, defaults
  *   filled in (coerced where the registry coerces);
  * - `CAPSTAN_OUTCOME_INVALID_ARGUMENTS`, `CAPSTAN_OUTCOME_UNKNOWN_TOOL` or
@@ -1047,7 +1047,7 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (unknown flags).
  * Any thread, also inside a callback.
  */
-capstan_status capstan_check_call(const struct capstan_registry *reg,
+capstan_status capstan_registry_check_call(const struct capstan_registry *reg,
                                   const char *name,
                                   size_t name_len,
                                   const char *arguments,
@@ -1061,7 +1061,7 @@ capstan_status capstan_check_call(const struct capstan_registry *reg,
  * Runs calls and blocks until each has its one result. `calls_json` is one
  * normalized call `{"id","name","arguments"}` or an array of them
  * (`arguments` may be an object or a string holding one). On success
- * `*results_json` (free with `capstan_free`) is an array of normalized results
+ * `*results_json` (free with `capstan_string_free`) is an array of normalized results
  * `{"id","name","content","is_error","outcome","duration_us"}` in call order.
  * Tool failures, invalid arguments, unknown tools, timeouts are results, not
  * statuses; INVALID_CALLS only when `calls_json` itself is malformed. Any
@@ -1070,7 +1070,7 @@ capstan_status capstan_check_call(const struct capstan_registry *reg,
  * the batch run on this thread while it waits; from any other thread they
  * wait for a pump (bound that wait with `opts->deadline_ms`).
  */
-capstan_status capstan_execute(struct capstan_registry *reg,
+capstan_status capstan_registry_execute(struct capstan_registry *reg,
                                const char *calls_json,
                                size_t len,
                                const struct capstan_exec_options *opts,
@@ -1079,7 +1079,7 @@ capstan_status capstan_execute(struct capstan_registry *reg,
 
 /**
  * Starts running calls and returns at once; `*out` (free with
- * `capstan_batch_free`) is the batch. `calls_json` as for `capstan_execute`.
+ * `capstan_batch_free`) is the batch. `calls_json` as for `capstan_registry_execute`.
  * Results go to `on_result` (with `user_data`) as each call finishes, each
  * carrying its index; after the last, `on_result` is called once with NULL.
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
@@ -1091,7 +1091,7 @@ capstan_status capstan_execute(struct capstan_registry *reg,
  * start when it waits again, or on pool threads within about 50 us if it
  * does not.
  */
-capstan_status capstan_submit(struct capstan_registry *reg,
+capstan_status capstan_batch_submit(struct capstan_registry *reg,
                               const char *calls_json,
                               size_t len,
                               const struct capstan_exec_options *opts,
@@ -1154,7 +1154,7 @@ bool capstan_batch_done(const struct capstan_batch *batch);
  * `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
  * caller. Runs nothing.
  */
-capstan_status capstan_needs_approval(const struct capstan_registry *reg,
+capstan_status capstan_registry_needs_approval(const struct capstan_registry *reg,
                                       const char *calls_json,
                                       size_t len,
                                       const struct capstan_exec_options *opts,
@@ -1168,14 +1168,14 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
  * `inputSchema` as its parameters (so arguments are validated locally like
  * any tool's). Blocks until that is done, at most about twice
  * `connect_timeout_ms`. On success `*out` is the mount: free it with
- * `capstan_mcp_unmount`, before or after `capstan_registry_free` of `reg`
+ * `capstan_mcp_mount_free`, before or after `capstan_registry_free` of `reg`
  * (the mount keeps its own reference to the registry's core; once the
  * registry is closed its tools are gone and calls cannot reach them).
  *
  * A remote tool whose local name no provider accepts, that is already
  * registered in `reg` (by the host or another mount), or whose schema does
  * not compile is not mounted (never replaced, never silently dropped): the
- * mount's `problems` (`capstan_mcp_mount_info`) list each with why.
+ * mount's `problems` (`capstan_mcp_mount_info_json`) list each with why.
  *
  * Calls are forwarded from capstan's MCP thread; the tool callback thread
  * is not held. When the executor ends a call first (timeout, batch
@@ -1197,9 +1197,9 @@ capstan_status capstan_needs_approval(const struct capstan_registry *reg,
  * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
  * without feature `mcp`).
  */
-capstan_status capstan_mcp_mount(struct capstan_registry *reg,
+capstan_status capstan_mcp_mount_new(struct capstan_registry *reg,
                                  const struct capstan_mcp_mount_options *opts,
-                                 struct capstan_mcp_client **out);
+                                 struct capstan_mcp_mount **out);
 
 /**
  * Unmounts: disconnects (calls of the mount still in flight end as
@@ -1210,16 +1210,16 @@ capstan_status capstan_mcp_mount(struct capstan_registry *reg,
  * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
  * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
  */
-capstan_status capstan_mcp_unmount(struct capstan_mcp_client *mount);
+capstan_status capstan_mcp_mount_free(struct capstan_mcp_mount *mount);
 
 /**
  * The mount's state as JSON text: `{"connected": bool, "tools": {local
  * name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
  * "reconnects": n (successful reconnects so far), "gave_up": bool (the
  * reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
- * owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
+ * owned by the caller (`capstan_string_free`). STALE_HANDLE after unmount.
  */
-capstan_status capstan_mcp_mount_info(const struct capstan_mcp_client *mount,
+capstan_status capstan_mcp_mount_info_json(const struct capstan_mcp_mount *mount,
                                       char **out,
                                       size_t *out_len);
 
@@ -1227,7 +1227,7 @@ capstan_status capstan_mcp_mount_info(const struct capstan_mcp_client *mount,
  * True while the mount is connected to its server (false for NULL, a stale
  * handle, or without feature `mcp`; the last error then says why).
  */
-bool capstan_mcp_mount_connected(const struct capstan_mcp_client *mount);
+bool capstan_mcp_mount_connected(const struct capstan_mcp_mount *mount);
 
 /**
  * Serves `reg`'s tools over MCP on this process's stdin and stdout (one
@@ -1238,12 +1238,12 @@ bool capstan_mcp_mount_connected(const struct capstan_mcp_client *mount);
  * `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
  * tools/list is the registry as it is at each request, and registering or
  * unregistering a tool sends `notifications/tools/list_changed`. Calls run
- * as with `capstan_execute` (validation, timeouts, approval, stats);
+ * as with `capstan_registry_execute` (validation, timeouts, approval, stats);
  * invalid arguments come back as `isError` results with capstan's text; an
  * unknown tool is a JSON-RPC error (-32602). INVALID_ARGUMENT for bad
  * options, TRANSPORT if stdio cannot be served, UNSUPPORTED without `mcp`.
  */
-capstan_status capstan_mcp_serve_stdio(struct capstan_registry *reg,
+capstan_status capstan_mcp_server_serve_stdio(struct capstan_registry *reg,
                                        const struct capstan_mcp_server_options *opts);
 
 /**
@@ -1251,7 +1251,7 @@ capstan_status capstan_mcp_serve_stdio(struct capstan_registry *reg,
  * loopback, a port the OS picks) and returns at once; the server runs on
  * threads of its own until `capstan_mcp_server_stop`. `*out` (written only
  * on success) owns it: free it with `capstan_mcp_server_free`. The endpoint
- * is `capstan_mcp_server_url`. It serves as `capstan_mcp_serve_stdio`
+ * is `capstan_mcp_server_url`. It serves as `capstan_mcp_server_serve_stdio`
  * does, plus HTTP security: `Host` and `Origin` checked (403), bearer token
  * if set (401), body size (413), malformed JSON-RPC answered with a JSON-RPC
  * error. Stop the server before freeing `reg`. INVALID_ARGUMENT for bad
@@ -1264,7 +1264,7 @@ capstan_status capstan_mcp_server_start(struct capstan_registry *reg,
 
 /**
  * The server's endpoint, e.g. `"http://127.0.0.1:41234/mcp"` (the port the
- * OS chose for port 0), into `*out` (caller frees with `capstan_free`).
+ * OS chose for port 0), into `*out` (caller frees with `capstan_string_free`).
  * Still readable after `capstan_mcp_server_stop`.
  */
 capstan_status capstan_mcp_server_url(const struct capstan_mcp_server *server,
@@ -1293,7 +1293,7 @@ void capstan_mcp_server_free(struct capstan_mcp_server *server);
 /**
  * Frees text that capstan returned through a `char **out`. NULL is a no-op.
  */
-void capstan_free(char *ptr);
+void capstan_string_free(char *ptr);
 
 /**
  * Copies the message of the last failure on the calling thread into `buf`
@@ -1302,7 +1302,7 @@ void capstan_free(char *ptr);
  * the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
  * 0 after a success (header: Conventions). Does not change the message.
  */
-size_t capstan_last_error(char *buf,
+size_t capstan_error_message(char *buf,
                           size_t cap);
 
 /**
@@ -1314,7 +1314,7 @@ const char *capstan_status_name(capstan_status status);
 /**
  * The library's version, e.g. "0.2.0". Static; never NULL.
  */
-const char *capstan_version(void);
+const char *capstan_version_string(void);
 
 /**
  * Sets (NULL `approver`: removes) the registry's approver. It receives every
@@ -1389,14 +1389,14 @@ capstan_status capstan_registry_set_event_hook(struct capstan_registry *reg,
  * `{"tools":{"<name>":{"calls","outcomes":{"ok",...},"in_flight","p50_us","p99_us"}}}`.
  * Latency percentiles are bucket bounds (within 25%); null before any call ran.
  */
-capstan_status capstan_stats_json(const struct capstan_registry *reg,
+capstan_status capstan_registry_stats_json(const struct capstan_registry *reg,
                                   char **out,
                                   size_t *out_len);
 
 /**
  * The registered tools as the JSON a format's API takes (sorted by name).
  * `CAPSTAN_FORMAT_DESCRIBE`: `[{"name","description","parameters",...}]`.
- * `*out` is owned by the caller (`capstan_free`).
+ * `*out` is owned by the caller (`capstan_string_free`).
  */
 capstan_status capstan_tools_json(const struct capstan_registry *reg,
                                   capstan_format fmt,
@@ -1406,10 +1406,10 @@ capstan_status capstan_tools_json(const struct capstan_registry *reg,
 /**
  * Like `capstan_tools_json`, with options (`CAPSTAN_EXPORT_*`; NULL means
  * none) and a report: `*report` (may be NULL if not wanted; else free with
- * `capstan_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
+ * `capstan_string_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
  * could not be made strict, and names the format would refuse.
  */
-capstan_status capstan_tools_export(const struct capstan_registry *reg,
+capstan_status capstan_registry_tools_json(const struct capstan_registry *reg,
                                     capstan_format fmt,
                                     const struct capstan_export_options *opts,
                                     char **out,
@@ -1422,7 +1422,7 @@ capstan_status capstan_tools_export(const struct capstan_registry *reg,
  * `[{"name","openai","anthropic","gemini","mcp","problems":[...]}]`, so a host
  * sees a problem before a request fails. `*out` owned by the caller.
  */
-capstan_status capstan_name_report(const struct capstan_registry *reg,
+capstan_status capstan_registry_names_json(const struct capstan_registry *reg,
                                    char **out,
                                    size_t *out_len);
 
@@ -1432,7 +1432,7 @@ capstan_status capstan_name_report(const struct capstan_registry *reg,
  * array (empty only when the response really asks for no tool).
  *
  * Returns `CAPSTAN_ERR_PROVIDER_ERROR` when the body is the provider's
- * report of an error (below, per format); `capstan_last_error` then reads
+ * report of an error (below, per format); `capstan_error_message` then reads
  * `provider error (KIND): MESSAGE` with the provider's own type/code/status
  * and message. Returns `CAPSTAN_ERR_INVALID_RESPONSE` when the body is not
  * JSON, is not one of the format's shapes below, or lacks a required field
@@ -1479,17 +1479,17 @@ capstan_status capstan_name_report(const struct capstan_registry *reg,
  * counted from their own root); the other calls are read as usual. Such a
  * value in a call's id or name is INVALID_RESPONSE.
  */
-capstan_status capstan_parse_calls(capstan_format fmt,
+capstan_status capstan_format_parse_calls(capstan_format fmt,
                                    const char *response_json,
                                    size_t len,
                                    char **calls_json,
                                    size_t *out_len);
 
 /**
- * Formats normalized results (as `capstan_execute` returns them) as the
+ * Formats normalized results (as `capstan_registry_execute` returns them) as the
  * messages/items format `fmt` expects next. INVALID_RESULTS on bad input.
  */
-capstan_status capstan_format_results(capstan_format fmt,
+capstan_status capstan_format_write_results(capstan_format fmt,
                                       const char *results_json,
                                       size_t len,
                                       char **out,
@@ -1498,13 +1498,13 @@ capstan_status capstan_format_results(capstan_format fmt,
 /**
  * One agent turn: parses the calls out of `response_json`, runs them (in
  * parallel, per `opts`), and returns in `*messages_json` what to append to
- * the conversation in format `fmt`. Blocks like `capstan_execute`.
- * The response is read exactly as `capstan_parse_calls` reads it, with the
+ * the conversation in format `fmt`. Blocks like `capstan_registry_execute`.
+ * The response is read exactly as `capstan_format_parse_calls` reads it, with the
  * same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
  * `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
  * call with unreadable arguments gets its own `invalid_arguments` result.
  */
-capstan_status capstan_run_turn(struct capstan_registry *reg,
+capstan_status capstan_registry_run_turn(struct capstan_registry *reg,
                                 capstan_format fmt,
                                 const char *response_json,
                                 size_t len,
@@ -1551,7 +1551,7 @@ void capstan_registry_free(struct capstan_registry *reg);
  * hang at exit on a stuck tool.
  *
  * May race any other function on the registry (but free): a
- * `capstan_register` that runs at the same time either returns
+ * `capstan_registry_add_tool` that runs at the same time either returns
  * SHUTTING_DOWN (its destroy has run) or registers a tool that this close
  * removes and destroys. It returns as soon as the work is done (never a
  * TIMEOUT for work that finished; with UINT32_MAX it returns once the last
@@ -1566,10 +1566,10 @@ capstan_status capstan_registry_close(struct capstan_registry *reg,
 
 /**
  * Checks a tool name without registering it: OK if every provider accepts it
- * (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_register`), else
+ * (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_registry_add_tool`), else
  * INVALID_NAME with a message saying why (INVALID_UTF8 for bad text).
  */
-capstan_status capstan_check_name(const char *name,
+capstan_status capstan_name_check(const char *name,
                                   size_t len);
 
 /**
@@ -1581,14 +1581,14 @@ capstan_status capstan_check_name(const char *name,
  * Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
  * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
  */
-capstan_status capstan_register(struct capstan_registry *reg,
+capstan_status capstan_registry_add_tool(struct capstan_registry *reg,
                                 const struct capstan_tool_def *def);
 
 /**
  * Removes a tool by name. Its calls in flight finish; its destroy runs after
  * them. NOT_FOUND if no such tool.
  */
-capstan_status capstan_unregister(struct capstan_registry *reg,
+capstan_status capstan_registry_remove_tool(struct capstan_registry *reg,
                                   const char *name,
                                   size_t name_len);
 
@@ -1600,7 +1600,7 @@ capstan_status capstan_unregister(struct capstan_registry *reg,
  *
  * Every thread that ever called this on `reg` counts as a main thread of
  * `reg` from then on. A main thread that waits on a batch
- * (`capstan_execute`, `capstan_run_turn`, `capstan_batch_wait`, also nested
+ * (`capstan_registry_execute`, `capstan_registry_run_turn`, `capstan_batch_wait`, also nested
  * inside a main-thread tool) runs that batch's main-thread calls itself
  * while it waits, so it never deadlocks waiting for a pump that only it
  * would do. Other threads' main-thread calls still wait for a pump.
@@ -1614,7 +1614,7 @@ size_t capstan_registry_pump(struct capstan_registry *reg,
  * start on demand, up to that cap, and retire after a while idle (10 s for
  * up to one per core, 1 s for the others); lowering the cap lets threads
  * over it retire once their current callback returns. A thread calling
- * `capstan_execute` or `capstan_batch_wait` may run calls too, beyond the
+ * `capstan_registry_execute` or `capstan_batch_wait` may run calls too, beyond the
  * cap. Any thread. INVALID_ARGUMENT for 0.
  */
 capstan_status capstan_pool_configure(uint32_t threads);
@@ -1652,7 +1652,7 @@ capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
  * `_OPENAI_RESPONSES`, `_ANTHROPIC` or `_GEMINI`; the others are
  * INVALID_ARGUMENT): the body of a server-sent-events response (Gemini:
  * `streamGenerateContent?alt=sse`). `opts` (NULL: defaults) say how calls
- * run, as for `capstan_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
+ * run, as for `capstan_registry_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
  * `CAPSTAN_EXEC_DELIVER_POLL` is INVALID_ARGUMENT (results go to the sink).
  * `sink` may be NULL. `reg` must outlive the stream. `*out` (free with
  * `capstan_stream_free`) is written only on OK.
@@ -1673,8 +1673,8 @@ capstan_status capstan_stream_new(struct capstan_registry *reg,
  * arguments are complete starts now. `bytes` may be NULL when `len` is 0.
  *
  * Errors, sticky (every later feed and the finish return the same status):
- * PROVIDER_ERROR for an error event of the provider (`capstan_last_error`
- * as for `capstan_parse_calls`), INVALID_RESPONSE for a line that is not
+ * PROVIDER_ERROR for an error event of the provider (`capstan_error_message`
+ * as for `capstan_format_parse_calls`), INVALID_RESPONSE for a line that is not
  * UTF-8, an event that is not the format's JSON, or (OpenAI Chat, where a
  * call counts as complete once its arguments form a whole JSON object)
  * more than whitespace added to arguments a call already started with,
@@ -1689,13 +1689,13 @@ capstan_status capstan_stream_feed(struct capstan_stream *stream,
 
 /**
  * The body ended: starts the calls not started yet, waits (like
- * `capstan_execute`) until every call has its result, and writes to `*out`
- * (free with `capstan_free`) a JSON object:
+ * `capstan_registry_execute`) until every call has its result, and writes to `*out`
+ * (free with `capstan_string_free`) a JSON object:
  * - `"calls"`: the response's calls in order, normalized as
- *   `capstan_parse_calls` gives them for the same response not streamed;
+ *   `capstan_format_parse_calls` gives them for the same response not streamed;
  * - `"results"`: one normalized result per call, in call order;
  * - `"messages"`: those results as the provider's next request takes them
- *   (what `capstan_run_turn` returns);
+ *   (what `capstan_registry_run_turn` returns);
  * - `"text"`: the response's text; `"stop_reason"`: the provider's stop or
  *   finish reason (or null); `"cancelled"`: whether the stream was cancelled;
  * - `"cut_calls"`: positions of calls the response cut (`finish_reason`
@@ -1748,8 +1748,8 @@ void capstan_stream_free(struct capstan_stream *stream);
  * `on_start`). Threads are not joined at process exit: `on_stop` does not
  * run then. Either hook may be NULL (nothing runs in its place); both NULL
  * clears the hooks. The host's own threads never run them, even when
- * capstan runs host code on them: the caller of `capstan_execute` (on
- * which a lone call may run), or of `capstan_mcp_serve_stdio` (which
+ * capstan runs host code on them: the caller of `capstan_registry_execute` (on
+ * which a lone call may run), or of `capstan_mcp_server_serve_stdio` (which
  * serves on the calling thread).
  *
  * Setting hooks replaces the previous ones; threads that ran the previous
@@ -1766,10 +1766,10 @@ void capstan_stream_free(struct capstan_stream *stream);
  * alive.
  *
  * Hooks run with no capstan lock held and may call any capstan function
- * except `capstan_set_thread_hooks` itself; a hook must return (it must
+ * except `capstan_runtime_set_thread_hooks` itself; a hook must return (it must
  * not end its thread). Any thread may call this. Returns OK.
  */
-capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
+capstan_status capstan_runtime_set_thread_hooks(capstan_thread_hook_fn on_start,
                                         capstan_thread_hook_fn on_stop,
                                         void *user_data,
                                         capstan_destroy_fn destroy);
@@ -1786,10 +1786,10 @@ capstan_status capstan_set_thread_hooks(capstan_thread_hook_fn on_start,
  * Waits until no thread is inside a hook, up to `timeout_ms` (UINT32_MAX =
  * no limit): OK then, CAPSTAN_ERR_TIMEOUT if one still was (it finishes; no
  * hook starts after this returns either way). Do not call it from inside a
- * hook (it would wait for itself). `capstan_set_thread_hooks` still returns
+ * hook (it would wait for itself). `capstan_runtime_set_thread_hooks` still returns
  * OK afterwards, but its hooks never run. Any thread may call this.
  */
-capstan_status capstan_abandon_thread_hooks(uint32_t timeout_ms);
+capstan_status capstan_runtime_abandon_thread_hooks(uint32_t timeout_ms);
 
 #ifdef __cplusplus
 }  // extern "C"

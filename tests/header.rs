@@ -1,6 +1,6 @@
 //! include/capstan.h as a host's compiler sees it: only capstan names at file
 //! scope, unsigned flags, an initializer for every versioned struct, and
-//! version macros equal to Cargo.toml's version and `capstan_version()`.
+//! version macros equal to Cargo.toml's version and `capstan_version_string()`.
 //! (`make header-cxx` compiles it as C++11 and C++17.)
 
 use std::collections::BTreeSet;
@@ -290,11 +290,11 @@ fn version_macros_equal_cargo_toml_and_capstan_version() {
     ];
     let from_header = format!("{}.{}.{}", numbers[0], numbers[1], numbers[2]);
     assert_eq!(from_header, version, "header version vs Cargo.toml");
-    let library = unsafe { CStr::from_ptr(capstan::ffi::capstan_version()) };
+    let library = unsafe { CStr::from_ptr(capstan::ffi::capstan_version_string()) };
     assert_eq!(
         library.to_str().unwrap(),
         version,
-        "capstan_version() vs Cargo.toml"
+        "capstan_version_string() vs Cargo.toml"
     );
     assert!(
         header.contains(&format!("#define CAPSTAN_VERSION_STRING \"{version}\"")),

@@ -194,7 +194,7 @@ pub(crate) unsafe fn c_text<'a>(
 }
 
 /// Copies `s` into a fresh `malloc`ed, NUL-terminated buffer owned by the
-/// caller (freed with `capstan_free`), and writes the outputs.
+/// caller (freed with `capstan_string_free`), and writes the outputs.
 ///
 /// # Safety
 /// `out` must be writable; `out_len` NULL or writable.

@@ -49,7 +49,7 @@ unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOp
 /// Runs calls and blocks until each has its one result. `calls_json` is one
 /// normalized call `{"id","name","arguments"}` or an array of them
 /// (`arguments` may be an object or a string holding one). On success
-/// `*results_json` (free with `capstan_free`) is an array of normalized results
+/// `*results_json` (free with `capstan_string_free`) is an array of normalized results
 /// `{"id","name","content","is_error","outcome","duration_us"}` in call order.
 /// Tool failures, invalid arguments, unknown tools, timeouts are results, not
 /// statuses; INVALID_CALLS only when `calls_json` itself is malformed. Any
@@ -58,7 +58,7 @@ unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOp
 /// the batch run on this thread while it waits; from any other thread they
 /// wait for a pump (bound that wait with `opts->deadline_ms`).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_execute(
+pub unsafe extern "C" fn capstan_registry_execute(
     reg: *mut capstan_registry,
     calls_json: *const c_char,
     len: usize,
@@ -142,12 +142,12 @@ impl ResultFn {
 
 fn batch_ref<'a>(batch: *const capstan_batch) -> Result<&'a Batch, Fail> {
     non_null(batch, "batch")?;
-    // SAFETY: a non-NULL capstan_batch* is a Box<Batch> from capstan_submit.
+    // SAFETY: a non-NULL capstan_batch* is a Box<Batch> from capstan_batch_submit.
     Ok(unsafe { &*batch.cast::<Batch>() })
 }
 
 /// Starts running calls and returns at once; `*out` (free with
-/// `capstan_batch_free`) is the batch. `calls_json` as for `capstan_execute`.
+/// `capstan_batch_free`) is the batch. `calls_json` as for `capstan_registry_execute`.
 /// Results go to `on_result` (with `user_data`) as each call finishes, each
 /// carrying its index; after the last, `on_result` is called once with NULL.
 /// With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
@@ -159,7 +159,7 @@ fn batch_ref<'a>(batch: *const capstan_batch) -> Result<&'a Batch, Fail> {
 /// start when it waits again, or on pool threads within about 50 us if it
 /// does not.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_submit(
+pub unsafe extern "C" fn capstan_batch_submit(
     reg: *mut capstan_registry,
     calls_json: *const c_char,
     len: usize,
@@ -287,7 +287,7 @@ pub unsafe extern "C" fn capstan_batch_done(batch: *const capstan_batch) -> bool
 /// `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
 /// caller. Runs nothing.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_needs_approval(
+pub unsafe extern "C" fn capstan_registry_needs_approval(
     reg: *const capstan_registry,
     calls_json: *const c_char,
     len: usize,

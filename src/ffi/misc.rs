@@ -7,7 +7,7 @@ use super::types::*;
 
 /// Frees text that capstan returned through a `char **out`. NULL is a no-op.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_free(ptr: *mut c_char) {
+pub unsafe extern "C" fn capstan_string_free(ptr: *mut c_char) {
     if !ptr.is_null() {
         libc::free(ptr.cast::<c_void>());
     }
@@ -19,7 +19,7 @@ pub unsafe extern "C" fn capstan_free(ptr: *mut c_char) {
 /// the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
 /// 0 after a success (header: Conventions). Does not change the message.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_last_error(buf: *mut c_char, cap: usize) -> usize {
+pub unsafe extern "C" fn capstan_error_message(buf: *mut c_char, cap: usize) -> usize {
     let message = last_error();
     if !buf.is_null() && cap > 0 {
         let mut n = message.len().min(cap - 1);
@@ -68,7 +68,7 @@ pub extern "C" fn capstan_status_name(status: capstan_status) -> *const c_char {
 
 /// The library's version, e.g. "0.2.0". Static; never NULL.
 #[no_mangle]
-pub extern "C" fn capstan_version() -> *const c_char {
+pub extern "C" fn capstan_version_string() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0")
         .as_ptr()
         .cast::<c_char>()

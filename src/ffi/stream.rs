@@ -123,7 +123,7 @@ fn busy() -> Fail {
 /// `_OPENAI_RESPONSES`, `_ANTHROPIC` or `_GEMINI`; the others are
 /// INVALID_ARGUMENT): the body of a server-sent-events response (Gemini:
 /// `streamGenerateContent?alt=sse`). `opts` (NULL: defaults) say how calls
-/// run, as for `capstan_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
+/// run, as for `capstan_registry_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
 /// `CAPSTAN_EXEC_DELIVER_POLL` is INVALID_ARGUMENT (results go to the sink).
 /// `sink` may be NULL. `reg` must outlive the stream. `*out` (free with
 /// `capstan_stream_free`) is written only on OK.
@@ -206,8 +206,8 @@ pub unsafe extern "C" fn capstan_stream_new(
 /// arguments are complete starts now. `bytes` may be NULL when `len` is 0.
 ///
 /// Errors, sticky (every later feed and the finish return the same status):
-/// PROVIDER_ERROR for an error event of the provider (`capstan_last_error`
-/// as for `capstan_parse_calls`), INVALID_RESPONSE for a line that is not
+/// PROVIDER_ERROR for an error event of the provider (`capstan_error_message`
+/// as for `capstan_format_parse_calls`), INVALID_RESPONSE for a line that is not
 /// UTF-8, an event that is not the format's JSON, or (OpenAI Chat, where a
 /// call counts as complete once its arguments form a whole JSON object)
 /// more than whitespace added to arguments a call already started with,
@@ -237,13 +237,13 @@ pub unsafe extern "C" fn capstan_stream_feed(
 }
 
 /// The body ended: starts the calls not started yet, waits (like
-/// `capstan_execute`) until every call has its result, and writes to `*out`
-/// (free with `capstan_free`) a JSON object:
+/// `capstan_registry_execute`) until every call has its result, and writes to `*out`
+/// (free with `capstan_string_free`) a JSON object:
 /// - `"calls"`: the response's calls in order, normalized as
-///   `capstan_parse_calls` gives them for the same response not streamed;
+///   `capstan_format_parse_calls` gives them for the same response not streamed;
 /// - `"results"`: one normalized result per call, in call order;
 /// - `"messages"`: those results as the provider's next request takes them
-///   (what `capstan_run_turn` returns);
+///   (what `capstan_registry_run_turn` returns);
 /// - `"text"`: the response's text; `"stop_reason"`: the provider's stop or
 ///   finish reason (or null); `"cancelled"`: whether the stream was cancelled;
 /// - `"cut_calls"`: positions of calls the response cut (`finish_reason`

@@ -9,7 +9,7 @@ use capstan::providers::parse_calls_text;
 fn provider_error(fmt: Format, body: &Value) -> (String, String) {
     match parse_calls(fmt, body) {
         Err(Error::ProviderError { kind, message }) => {
-            // The text a C host reads from capstan_last_error.
+            // The text a C host reads from capstan_error_message.
             let shown = Error::ProviderError {
                 kind: kind.clone(),
                 message: message.clone(),

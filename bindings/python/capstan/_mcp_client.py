@@ -1,5 +1,5 @@
 """Mounting an MCP server's tools into a registry (``ToolRegistry.mount_mcp``),
-over ``capstan_mcp_mount`` (include/capstan.h)."""
+over ``capstan_mcp_mount_new`` (include/capstan.h)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ def _fns() -> dict[str, Any]:
         fns = {}
         for name, restype, argtypes in (
             ("capstan_mcp_mount", c_int32, [c_void_p, POINTER(_MountOptions), POINTER(c_void_p)]),
-            ("capstan_mcp_unmount", c_int32, [c_void_p]),
-            ("capstan_mcp_mount_info", c_int32, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
+            ("capstan_mcp_mount_free", c_int32, [c_void_p]),
+            ("capstan_mcp_mount_info_json", c_int32, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
             ("capstan_mcp_mount_connected", c_bool, [c_void_p]),
         ):
             fn = getattr(handle, name)
@@ -83,7 +83,7 @@ class McpMount:
         (remote tools not mounted, with why), ``reconnects``, ``gave_up``,
         ``last_error``."""
         out, size = c_void_p(), c_size_t()
-        st = _fns()["capstan_mcp_mount_info"](self._handle, ctypes.byref(out), ctypes.byref(size))
+        st = _fns()["capstan_mcp_mount_info_json"](self._handle, ctypes.byref(out), ctypes.byref(size))
         if st != 0:
             raise lib().error(st, "mount info")
         return json.loads(lib().take_text(out, size))
@@ -106,7 +106,7 @@ class McpMount:
         handle, self._handle = self._handle, None
         if handle is None:
             return
-        st = _fns()["capstan_mcp_unmount"](handle)
+        st = _fns()["capstan_mcp_mount_free"](handle)
         if st not in (0, _STALE_HANDLE):
             raise lib().error(st, "unmount")
 

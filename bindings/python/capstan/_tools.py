@@ -75,7 +75,7 @@ _NAME_RULE = (
 
 def check_name(name: Any) -> str:
     """The name, if every provider accepts it: capstan's rule
-    (capstan_check_name, the one capstan_register applies).
+    (capstan_name_check, the one capstan_registry_add_tool applies).
 
     Without a loadable libcapstan the check waits for registration, which
     needs the library and applies the same rule (so schema helpers and
