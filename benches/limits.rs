@@ -8,7 +8,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use capstan::providers::Format;
 use capstan::schema::Schema;
+use capstan::stream::{Stream, StreamOptions};
 use capstan::{execute, CallRequest, ExecOptions, Registry, ToolDef, ToolFlags};
 use serde_json::{json, Value};
 
@@ -210,6 +212,8 @@ fn main() {
         let _ = Schema::compile(&wide);
     });
 
+    streams();
+
     let weather = compile(&common::weather_schema());
     figure(
         "valid weather call (fast path, x1000)",
@@ -221,6 +225,79 @@ fn main() {
             }
         },
     );
+}
+
+fn sse(data: &Value) -> String {
+    format!("data: {data}\n\n")
+}
+
+fn chat_delta(delta: Value) -> String {
+    sse(&json!({"choices": [{"index": 0, "delta": delta}]}))
+}
+
+/// Feeds `body` to a new stream of `fmt` in 64 KiB chunks.
+fn feed(fmt: Format, body: &str) {
+    let reg = Registry::default();
+    let mut stream = Stream::new(fmt, StreamOptions::default(), None, None).expect("stream");
+    for chunk in body.as_bytes().chunks(64 * 1024) {
+        stream.feed(&reg, chunk).expect("feeds");
+    }
+}
+
+/// Issue 29, row 6: feeding is linear however arguments and calls are split.
+fn streams() {
+    for fragments in [17_000, 34_000, 68_000] {
+        let mut body = chat_delta(
+            json!({"tool_calls": [{"index": 0, "id": "c", "type": "function",
+            "function": {"name": "f", "arguments": "{\"a\":\""}}]}),
+        );
+        let piece = format!("{}}}", "x".repeat(63));
+        for _ in 0..fragments {
+            body.push_str(&chat_delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
+            ));
+        }
+        let name = format!(
+            "stream: Chat fragments ending in }}, {:.1} MB of arguments",
+            (fragments * 64) as f64 / 1e6
+        );
+        figure(&name, "linear", 3, || feed(Format::OpenAiChat, &body));
+    }
+    for n in [10_000, 20_000, 40_000] {
+        let chat: String = (0..n)
+            .map(|i| {
+                chat_delta(
+                    json!({"tool_calls": [{"index": i, "id": format!("call_{i}"),
+                    "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+                )
+            })
+            .collect();
+        let anthropic: String = (0..n)
+            .map(|i| {
+                sse(
+                    &json!({"type": "content_block_start", "index": i, "content_block":
+                    {"type": "tool_use", "id": format!("t{i}"), "name": "f", "input": {}}}),
+                ) + &sse(&json!({"type": "content_block_stop", "index": i}))
+            })
+            .collect();
+        let responses: String = (0..n)
+            .map(|i| {
+                let item = |kind: &str| {
+                    sse(&json!({"type": kind, "output_index": i, "item": {"id": format!("fc_{i}"),
+                        "type": "function_call", "call_id": format!("c{i}"), "name": "f", "arguments": "{}"}}))
+                };
+                item("response.output_item.added") + &item("response.output_item.done")
+            })
+            .collect();
+        for (fmt, body) in [
+            (Format::OpenAiChat, &chat),
+            (Format::Anthropic, &anthropic),
+            (Format::OpenAiResponses, &responses),
+        ] {
+            let name = format!("stream: {n} {} calls", fmt.name());
+            figure(&name, "linear", 3, || feed(fmt, body));
+        }
+    }
 }
 
 /// The largest counted repetition `tests/limits.rs` expects to register.

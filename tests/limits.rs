@@ -426,3 +426,275 @@ fn wide_all_of_compiles_in_linear_time() {
         "capstan {ours:?}, the validator alone {validator_alone:?}"
     );
 }
+
+// --- streams (issue 29, rows 6 and 7) ----------------------------------------
+
+use capstan::providers::Format;
+use capstan::stream::{Stream, StreamOptions};
+use capstan::Registry;
+
+fn sse(data: &Value) -> String {
+    format!("data: {data}\n\n")
+}
+
+fn chat_delta(delta: Value) -> String {
+    sse(&json!({"choices": [{"index": 0, "delta": delta}]}))
+}
+
+/// One chat call as one chunk.
+fn chat_call(i: usize) -> String {
+    chat_delta(
+        json!({"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function",
+        "function": {"name": "f", "arguments": "{}"}}]}),
+    )
+}
+
+fn anthropic_call(i: usize) -> String {
+    [
+        sse(&json!({"type": "content_block_start", "index": i,
+            "content_block": {"type": "tool_use", "id": format!("toolu_{i}"), "name": "f", "input": {}}})),
+        sse(&json!({"type": "content_block_stop", "index": i})),
+    ]
+    .concat()
+}
+
+fn anthropic_text(text: &str) -> String {
+    sse(&json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": text}}))
+}
+
+fn responses_call(i: usize) -> String {
+    let item = |kind: &str| {
+        sse(&json!({"type": kind, "output_index": i,
+            "item": {"id": format!("fc_{i}"), "type": "function_call", "call_id": format!("call_{i}"),
+                     "name": "f", "arguments": "{}"}}))
+    };
+    item("response.output_item.added") + &item("response.output_item.done")
+}
+
+fn responses_text(text: &str) -> String {
+    sse(&json!({"type": "response.output_text.delta", "output_index": 0, "delta": text}))
+}
+
+/// Feeds `body` to a new stream (no early dispatch: what is measured is
+/// reading the stream); the first error, if any.
+fn feed_stream(
+    fmt: Format,
+    options: &StreamOptions,
+    body: &[u8],
+) -> Result<Stream, capstan::Error> {
+    let reg = Registry::default();
+    let mut stream = Stream::new(fmt, options.clone(), None, None)?;
+    for chunk in body.chunks(64 * 1024) {
+        stream.feed(&reg, chunk)?;
+    }
+    Ok(stream)
+}
+
+/// Feeding `hostile` costs at most ten times feeding `benign` (as many
+/// events, about as many bytes, of a shape that was always linear): best of
+/// two each, interleaved, in the same build and under the same load.
+fn linear_like(what: &str, fmt: Format, hostile: &str, benign: &str) {
+    let options = StreamOptions::default();
+    let (mut bad, mut good) = (Duration::MAX, Duration::MAX);
+    for _ in 0..2 {
+        let (fed, took, _) = measure(|| feed_stream(fmt, &options, benign.as_bytes()).map(drop));
+        fed.unwrap_or_else(|e| panic!("{what}: the baseline fails: {e}"));
+        good = good.min(took);
+        let (fed, took, _) = measure(|| feed_stream(fmt, &options, hostile.as_bytes()).map(drop));
+        fed.unwrap_or_else(|e| panic!("{what}: {e}"));
+        bad = bad.min(took);
+    }
+    assert!(
+        bad <= good * LOOSE,
+        "{what}: {bad:?}, against {good:?} for as many text events"
+    );
+}
+
+#[test]
+fn chat_argument_fragments_ending_in_a_brace_cost_what_other_fragments_cost() {
+    // 8,000 fragments of 64 bytes, each ending in `}` inside a string: each
+    // used to re-parse all the argument text so far (quadratic: 0.93 s for
+    // 2.2 MB in a release build).
+    let fragments = 8_000;
+    let piece = |last: char| format!("{}{last}", "x".repeat(63));
+    let body = |last: char| {
+        let mut body = chat_delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+            "function": {"name": "f", "arguments": "{\"a\":\""}}]}),
+        );
+        for _ in 0..fragments {
+            body.push_str(&chat_delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": piece(last)}}]}),
+            ));
+        }
+        body
+    };
+    linear_like(
+        "chat fragments ending in }",
+        Format::OpenAiChat,
+        &body('}'),
+        &body('x'),
+    );
+}
+
+#[test]
+fn a_call_costs_the_same_however_many_calls_came_before_it() {
+    // 20,000 calls of one event each (two for Anthropic and Responses):
+    // each used to look at every call before it.
+    let n = 20_000;
+    let text = "x".repeat(40);
+    type Case = (Format, fn(usize) -> String, String);
+    let cases: [Case; 3] = [
+        (
+            Format::OpenAiChat,
+            chat_call,
+            chat_delta(json!({"content": text})),
+        ),
+        (
+            Format::Anthropic,
+            anthropic_call,
+            anthropic_text(&text).repeat(2),
+        ),
+        (
+            Format::OpenAiResponses,
+            responses_call,
+            responses_text(&text).repeat(2),
+        ),
+    ];
+    for (fmt, call, text_event) in cases {
+        let calls: String = (0..n).map(call).collect();
+        let texts = text_event.repeat(n);
+        linear_like(&format!("{n} {} calls", fmt.name()), fmt, &calls, &texts);
+    }
+}
+
+/// The stream fails with `StreamTooLarge` before it has read all of `body`,
+/// holding at most a few times `cap` on the way.
+fn too_large(what: &str, fmt: Format, cap: usize, body: &str) {
+    let options = StreamOptions {
+        max_buffered: cap,
+        ..Default::default()
+    };
+    let (fed, _, peak) = measure(|| feed_stream(fmt, &options, body.as_bytes()).map(drop));
+    assert!(
+        matches!(fed, Err(capstan::Error::StreamTooLarge(_))),
+        "{what}: {fed:?}"
+    );
+    assert!(
+        peak <= cap * LOOSE as usize,
+        "{what}: peak heap {peak} bytes, cap {cap}"
+    );
+}
+
+#[test]
+fn every_byte_a_stream_holds_counts_against_its_cap() {
+    let cap = 1 << 20;
+    let big = "x".repeat(20_000);
+    // 100 tool_use blocks never stopped, each with 20 KB of input.
+    let blocks: String = (0..100)
+        .map(|i| {
+            sse(&json!({"type": "content_block_start", "index": i,
+                "content_block": {"type": "tool_use", "id": format!("t{i}"), "name": "f", "input": {}}}))
+                + &sse(&json!({"type": "content_block_delta", "index": i,
+                    "delta": {"type": "input_json_delta", "partial_json": format!("{{\"a\":\"{big}")}}))
+        })
+        .collect();
+    too_large("open Anthropic blocks", Format::Anthropic, cap, &blocks);
+    // The same with the input in the start event.
+    let starts: String = (0..100)
+        .map(|i| {
+            sse(&json!({"type": "content_block_start", "index": i,
+                "content_block": {"type": "tool_use", "id": format!("t{i}"), "name": "f", "input": {"a": big}}}))
+        })
+        .collect();
+    too_large("Anthropic start inputs", Format::Anthropic, cap, &starts);
+    // 100 open Responses items with 20 KB names.
+    let items: String = (0..100)
+        .map(|i| {
+            sse(&json!({"type": "response.output_item.added", "output_index": i,
+                "item": {"id": format!("fc_{i}"), "type": "function_call", "call_id": format!("c{i}"),
+                         "name": big, "arguments": ""}}))
+        })
+        .collect();
+    too_large("open Responses items", Format::OpenAiResponses, cap, &items);
+    // 100 Chat calls with 20 KB names, complete.
+    let calls: String = (0..100)
+        .map(|i| {
+            chat_delta(
+                json!({"tool_calls": [{"index": i, "id": format!("c{i}"), "type": "function",
+                "function": {"name": big, "arguments": "{}"}}]}),
+            )
+        })
+        .collect();
+    too_large("Chat names", Format::OpenAiChat, cap, &calls);
+    // Empty calls only: their bookkeeping counts too.
+    let empty: String = (0..40_000).map(chat_call).collect();
+    too_large("many empty Chat calls", Format::OpenAiChat, cap, &empty);
+    // Whitespace added to arguments already whole.
+    let mut revised = chat_call(0);
+    let spaces = chat_delta(
+        json!({"tool_calls": [{"index": 0, "function": {"arguments": " ".repeat(1000)}}]}),
+    );
+    revised.push_str(&spaces.repeat(2_000));
+    too_large(
+        "whitespace after whole Chat arguments",
+        Format::OpenAiChat,
+        cap,
+        &revised,
+    );
+}
+
+/// `finish`'s JSON (calls, results, messages) is at most
+/// `FINISH_EXPANSION` times the body's bytes, whatever the calls look like:
+/// the bound the README's Limits section gives.
+const FINISH_EXPANSION: usize = 8;
+
+#[test]
+fn finish_expands_the_body_by_a_bounded_factor() {
+    let reg = Registry::default();
+    let name = "n".repeat(10_000);
+    let bodies: [(Format, String); 3] = [
+        // Open Responses items with long names, cut by the end.
+        (Format::OpenAiResponses, {
+            let mut b: String = (0..50)
+                .map(|i| {
+                    sse(&json!({"type": "response.output_item.added", "output_index": i,
+                        "item": {"id": format!("fc_{i}"), "type": "function_call",
+                                 "call_id": format!("c{i}"), "name": name, "arguments": "{\"a\":"}}))
+                })
+                .collect();
+            b.push_str(&sse(&json!({"type": "response.incomplete",
+                "response": {"status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}}})));
+            b
+        }),
+        // Many small calls.
+        (Format::OpenAiChat, {
+            let mut b: String = (0..5_000).map(chat_call).collect();
+            b.push_str(&sse(
+                &json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            ));
+            b.push_str("data: [DONE]\n\n");
+            b
+        }),
+        (Format::Anthropic, {
+            let mut b: String = (0..5_000).map(anthropic_call).collect();
+            b.push_str(&sse(&json!({"type": "message_stop"})));
+            b
+        }),
+    ];
+    for (fmt, body) in bodies {
+        let mut stream = feed_stream(fmt, &StreamOptions::default(), body.as_bytes())
+            .unwrap_or_else(|e| panic!("{}: {e}", fmt.name()));
+        let finished = stream
+            .finish(&reg)
+            .unwrap_or_else(|e| panic!("{}: {e}", fmt.name()));
+        let out = finished.to_json(fmt).to_string().len();
+        assert!(
+            out <= body.len() * FINISH_EXPANSION,
+            "{}: {} bytes in, {out} out",
+            fmt.name(),
+            body.len()
+        );
+    }
+}

@@ -357,15 +357,47 @@ async fn forward(
                     )
                 }
                 rmcp::ServiceError::TransportSend(e) => {
-                    let why = format!("{} could not be reached: {e}", session.describe());
-                    session.connection_broke(generation, why.clone());
-                    why
+                    // rmcp's own text starts with the transport's Rust type
+                    // name: the model and the host get the error itself.
+                    let inner = e
+                        .error
+                        .to_string()
+                        .replace("as ServerJsonRpcMessage", "as a JSON-RPC message");
+                    let http = matches!(session.options.endpoint, Endpoint::Http { .. });
+                    if !http || unreachable(&inner) {
+                        let why = format!("{} could not be reached: {inner}", session.describe());
+                        session.connection_broke(generation, why.clone());
+                        why
+                    } else {
+                        // One bad answer (an HTTP error status, a body that is
+                        // not a JSON-RPC answer): this call fails, the mount stays.
+                        format!(
+                            "{} gave no usable answer to this call: {inner}",
+                            session.describe()
+                        )
+                    }
                 }
                 other => format!("{} failed the call: {other}", session.describe()),
             };
             let _ = call.fail(text);
         }
     }
+}
+
+/// Whether a transport error (its text, as rmcp's streamable-HTTP client
+/// words it) says the server cannot be reached at all, as opposed to one
+/// bad answer: an HTTP error status, an unexpected body or content type.
+fn unreachable(error: &str) -> bool {
+    [
+        "Client error",
+        "Io error",
+        "Transport channel closed",
+        "Session expired",
+        "Session recovery",
+        "Tokio join error",
+    ]
+    .iter()
+    .any(|p| error.starts_with(p))
 }
 
 /// The text a model sees for a CallToolResult: text blocks as they are,

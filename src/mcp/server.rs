@@ -40,6 +40,19 @@ use crate::registry::Registry;
 pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Default bound `stop` waits for calls in flight.
 pub(crate) const DEFAULT_STOP_TIMEOUT_MS: u32 = 5000;
+/// Default time a connection has to send a request's headers, counted from
+/// the connection (or the end of its previous answer): a connection idle or
+/// sending its headers slowly for longer is closed.
+pub(crate) const DEFAULT_HEADER_TIMEOUT_MS: u32 = 10_000;
+/// Default cap on sessions open at once (about 55 KB each).
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 1024;
+/// Default time a session may stay idle before it is closed (rmcp's keep-alive).
+pub(crate) const DEFAULT_SESSION_IDLE_MS: u32 = 300_000;
+/// Default cap on connections open at once; more wait to be accepted.
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// How long the accept loop pauses after a failed accept (out of file
+/// descriptors, say) before it tries again, instead of spinning.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// How to serve. `Default` is loopback on a port the OS picks, no token.
 #[derive(Clone, Debug)]
@@ -60,6 +73,19 @@ pub struct ServerOptions {
     pub call_timeout_ms: u32,
     /// How long `stop` waits for calls in flight (after cancelling them).
     pub stop_timeout_ms: u32,
+    /// HTTP only: a connection that has not sent a whole request head this
+    /// long after it opened, or after its previous answer, is closed
+    /// (0: `DEFAULT_HEADER_TIMEOUT_MS`, 10 s).
+    pub header_timeout_ms: u32,
+    /// HTTP only: connections served at once; more wait in the listen
+    /// queue until one closes (0: `DEFAULT_MAX_CONNECTIONS`, 256).
+    pub max_connections: usize,
+    /// HTTP only: sessions open at once; an `initialize` past it gets an
+    /// HTTP 500 saying "too many sessions" (0: `DEFAULT_MAX_SESSIONS`, 1024).
+    pub max_sessions: usize,
+    /// HTTP only: a session without requests this long is closed (0:
+    /// `DEFAULT_SESSION_IDLE_MS`, 5 minutes).
+    pub session_idle_ms: u32,
     /// `serverInfo.name`.
     pub name: String,
     /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to its `tools/list` entry.
@@ -76,6 +102,10 @@ impl Default for ServerOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             call_timeout_ms: 0,
             stop_timeout_ms: DEFAULT_STOP_TIMEOUT_MS,
+            header_timeout_ms: DEFAULT_HEADER_TIMEOUT_MS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_ms: DEFAULT_SESSION_IDLE_MS,
             name: "capstan".into(),
             tools_meta: Map::new(),
         }
@@ -90,6 +120,15 @@ impl ServerOptions {
             return Err(Error::InvalidArgument(
                 "bearer_token is empty (leave it unset for no token)".into(),
             ));
+        }
+        if let Some(token) = &self.bearer_token {
+            // A header value loses its surrounding whitespace and cannot
+            // carry control characters: such a token would refuse every request.
+            if token.bytes().any(|b| !(0x21..0x7f).contains(&b)) {
+                return Err(Error::InvalidArgument(
+                    "bearer_token has whitespace or characters outside visible ASCII: no request could carry it".into(),
+                ));
+            }
         }
         for (name, meta) in &self.tools_meta {
             let Some(m) = meta.as_object() else {
@@ -113,6 +152,24 @@ impl ServerOptions {
         Ok(())
     }
 }
+
+/// Methods of the MCP spec (2025-06-18) a client may send: a request for
+/// one of them that rmcp cannot read had params of the wrong shape.
+const KNOWN_METHODS: [&str; 13] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "logging/setLevel",
+    "completion/complete",
+];
 
 /// What every session of one server shares.
 struct State {
@@ -327,6 +384,29 @@ impl ServerHandler for Bridge {
         self.0.call(request, &context).await
     }
 
+    /// rmcp reads some requests for a known method whose params do not fit
+    /// as a custom request, which would answer "method not found": the
+    /// method exists, its params are wrong (-32602, saying what is wrong).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        if KNOWN_METHODS.contains(&method) {
+            let why = params_problem(method, request.params.as_ref());
+            return Err(ErrorData::invalid_params(
+                format!("{method}: invalid params: {why}"),
+                None,
+            ));
+        }
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if let Ok(mut peers) = self.0.peers.lock() {
             peers.retain(|peer| !peer.is_transport_closed());
@@ -410,6 +490,47 @@ pub struct HttpServer {
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
 }
 
+/// A JSON-RPC error without id, with `status`.
+fn refused(status: hyper::StatusCode, code: i64, message: &str) -> HttpResponse {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    })
+    .to_string();
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// What rmcp's `Host` and `Origin` checks would read only in part: a header
+/// given twice (rmcp looks at the first), and userinfo (`evil.com@localhost`:
+/// the host a client resolved is not the one rmcp checks). 400 for `Host`
+/// (RFC 9112 says so), 403 for `Origin` (as any refused origin).
+fn ambiguous_host(headers: &hyper::HeaderMap) -> Option<HttpResponse> {
+    for (name, status) in [
+        (hyper::header::HOST, hyper::StatusCode::BAD_REQUEST),
+        (hyper::header::ORIGIN, hyper::StatusCode::FORBIDDEN),
+    ] {
+        let mut values = headers.get_all(&name).iter();
+        let first = values.next();
+        let why = if values.next().is_some() {
+            "is given more than once"
+        } else if first.is_some_and(|v| v.as_bytes().contains(&b'@')) {
+            "has userinfo (user@host)"
+        } else {
+            continue;
+        };
+        let message = format!("Refused: the {name} header {why}");
+        return Some(refused(status, -32600, &message));
+    }
+    None
+}
+
 fn unauthorized() -> HttpResponse {
     let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Unauthorized: send Authorization: Bearer <token>"}}"#;
     let mut response = hyper::Response::new(Full::new(Bytes::from_static(body.as_bytes())).boxed());
@@ -455,6 +576,11 @@ async fn jsonrpc_errors(response: HttpResponse) -> HttpResponse {
     } else {
         -32600
     };
+    // rmcp answers a body it cannot read with 415, as if the media type
+    // were wrong; the MCP transport spec wants 400 there.
+    if status == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE && text.contains("deserialize") {
+        parts.status = hyper::StatusCode::BAD_REQUEST;
+    }
     let message = if text.is_empty() {
         status
             .canonical_reason()
@@ -475,6 +601,87 @@ async fn jsonrpc_errors(response: HttpResponse) -> HttpResponse {
     );
     parts.headers.remove(hyper::header::CONTENT_LENGTH);
     hyper::Response::from_parts(parts, Full::new(Bytes::from(body)).boxed())
+}
+
+/// What is wrong with the params of a request for a known method that rmcp
+/// could not read.
+fn params_problem(method: &str, params: Option<&Value>) -> String {
+    match (method, params) {
+        (_, Some(p)) if !p.is_object() && !p.is_null() => "params must be an object".to_owned(),
+        ("tools/call", p) if !p.and_then(|p| p.get("name")).is_some_and(Value::is_string) => {
+            "\"name\" must be a string".to_owned()
+        }
+        ("tools/call", Some(p))
+            if !p
+                .get("arguments")
+                .is_none_or(|a| a.is_object() || a.is_null()) =>
+        {
+            "\"arguments\" must be an object".to_owned()
+        }
+        _ => "they do not have the shape the MCP spec gives them".to_owned(),
+    }
+}
+
+/// A request rmcp refused as "unrecognized JSON-RPC message" (400, id
+/// null) that is a request for a known method: its params are of the wrong
+/// shape. The MCP answer is an invalid-params error (-32602) to that id,
+/// saying what is wrong, not an invalid request without id.
+fn invalid_params(body: &[u8]) -> Option<HttpResponse> {
+    let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(body) else {
+        return None;
+    };
+    let id = request
+        .get("id")
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())?;
+    let method = request.get("method").and_then(Value::as_str)?;
+    if !KNOWN_METHODS.contains(&method) {
+        return None;
+    }
+    let why = params_problem(method, request.get("params"));
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32602, "message": format!("{method}: invalid params: {why}")},
+    })
+    .to_string();
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body)).boxed());
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    Some(response)
+}
+
+/// Serves one request: reads a POST body (up to `max_body` bytes, 413
+/// past it) so that a refusal of it can be told apart, then hands it to rmcp.
+async fn serve(
+    service: StreamableHttpService<Bridge, super::sessions::Sessions>,
+    request: hyper::Request<hyper::body::Incoming>,
+    max_body: usize,
+) -> HttpResponse {
+    if request.method() != hyper::Method::POST {
+        return jsonrpc_errors(service.handle(request).await).await;
+    }
+    let (parts, body) = request.into_parts();
+    let body = match http_body_util::Limited::new(body, max_body).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            let message = format!("Payload Too Large: the body is over {max_body} bytes");
+            return refused(hyper::StatusCode::PAYLOAD_TOO_LARGE, -32600, &message);
+        }
+        Err(e) => {
+            let message = format!("Bad Request: could not read the body: {e}");
+            return refused(hyper::StatusCode::BAD_REQUEST, -32600, &message);
+        }
+    };
+    let request = hyper::Request::from_parts(parts, Full::new(body.clone()));
+    let response = service.handle(request).await;
+    if response.status() == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        if let Some(answer) = invalid_params(&body) {
+            return answer;
+        }
+    }
+    jsonrpc_errors(response).await
 }
 
 /// Constant-time comparison, so the token cannot be guessed byte by byte.
@@ -538,12 +745,24 @@ impl HttpServer {
             .with_max_request_body_bytes(options.max_body_bytes)
             .with_cancellation_token(state.stopping.child_token());
         let bridge = Bridge(state.clone());
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = Some(Duration::from_millis(u64::from(
+            match options.session_idle_ms {
+                0 => DEFAULT_SESSION_IDLE_MS,
+                n => n,
+            },
+        )));
+        let max_sessions = match options.max_sessions {
+            0 => DEFAULT_MAX_SESSIONS,
+            n => n,
+        };
         let service = StreamableHttpService::new(
             move || Ok(bridge.clone()),
-            Arc::new(LocalSessionManager::default()),
+            Arc::new(super::sessions::Sessions::new(local, max_sessions)),
             config,
         );
         let token = options.bearer_token.clone();
+        let max_body = options.max_body_bytes;
         let stopping = state.stopping.clone();
         // enter, not block_on: the caller may be on another runtime's thread.
         let accept = {
@@ -558,12 +777,36 @@ impl HttpServer {
             }
         };
         rt.spawn(state.clone().announce_changes());
+        let header_timeout = Duration::from_millis(u64::from(match options.header_timeout_ms {
+            0 => DEFAULT_HEADER_TIMEOUT_MS,
+            n => n,
+        }));
+        let connections = Arc::new(tokio::sync::Semaphore::new(match options.max_connections {
+            0 => DEFAULT_MAX_CONNECTIONS,
+            n => n,
+        }));
         rt.spawn(async move {
             loop {
+                // A connection over the cap waits in the listen queue.
+                let permit = tokio::select! {
+                    p = connections.clone().acquire_owned() => match p {
+                        Ok(p) => p,
+                        Err(_) => return,
+                    },
+                    _ = stopping.cancelled() => return,
+                };
                 let stream = tokio::select! {
                     s = tcp.accept() => match s {
                         Ok((stream, _)) => stream,
-                        Err(_) => continue,
+                        Err(_) => {
+                            // Out of file descriptors, say: pause instead
+                            // of spinning, then try again.
+                            drop(permit);
+                            tokio::select! {
+                                _ = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                                _ = stopping.cancelled() => return,
+                            }
+                        }
                     },
                     _ = stopping.cancelled() => return,
                 };
@@ -571,19 +814,26 @@ impl HttpServer {
                 let token = token.clone();
                 let handler = hyper::service::service_fn(move |request| {
                     let service = service.clone();
+                    let refusal = ambiguous_host(request.headers());
                     let ok = authorized(request.headers(), &token);
                     async move {
-                        if !ok {
-                            return Ok::<_, std::convert::Infallible>(unauthorized());
+                        if let Some(refusal) = refusal {
+                            return Ok::<_, std::convert::Infallible>(refusal);
                         }
-                        Ok(jsonrpc_errors(service.handle(request).await).await)
+                        if !ok {
+                            return Ok(unauthorized());
+                        }
+                        Ok(serve(service, request, max_body).await)
                     }
                 });
                 tokio::spawn(async move {
                     let io = hyper_util::rt::TokioIo::new(stream);
                     let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .header_read_timeout(header_timeout)
                         .serve_connection(io, handler)
                         .await;
+                    drop(permit);
                 });
             }
         });

@@ -10,6 +10,8 @@
 //! blocks (thinking, server-side tools) are skipped as in the non-streamed
 //! parser. Error: the `error` event `{"type": "error", "error": {...}}`.
 
+use std::collections::{HashMap, VecDeque};
+
 use serde_json::{Map, Value};
 
 use super::emit::{object, provider_error, Assembler, Emit};
@@ -17,19 +19,31 @@ use crate::call::{Arguments, CallRequest};
 use crate::error::Error;
 use crate::providers::Format;
 
+/// Only open `tool_use` blocks are kept, found by index: a delta costs the
+/// same however many blocks came before it.
 #[derive(Default)]
 pub(crate) struct Messages {
-    blocks: Vec<Block>,
+    /// Open blocks by `index`, oldest first (a second start at an index
+    /// still open waits behind the first).
+    open: HashMap<u64, VecDeque<Block>>,
+    /// Bytes the open blocks hold (id, name, start input, input).
+    held: usize,
 }
 
 struct Block {
-    index: u64,
     position: usize,
     id: String,
     name: String,
     start_input: Value,
+    /// The length of `start_input` as JSON text.
+    start_len: usize,
     input: String,
-    done: bool,
+}
+
+impl Block {
+    fn size(&self) -> usize {
+        self.id.len() + self.name.len() + self.start_len + self.input.len()
+    }
 }
 
 fn index_of(event: &Map<String, Value>, kind: &str) -> Result<u64, Error> {
@@ -61,30 +75,34 @@ impl Messages {
                     ))),
                 };
                 let (id, name) = (field("id")?, field("name")?);
-                self.blocks.push(Block {
-                    index,
+                let start_input = block.get("input").cloned().unwrap_or(Value::Null);
+                let block = Block {
                     position: emit.open(),
                     id,
                     name,
-                    start_input: block.get("input").cloned().unwrap_or(Value::Null),
+                    start_len: start_input.to_string().len(),
+                    start_input,
                     input: String::new(),
-                    done: false,
-                });
+                };
+                self.held += block.size();
+                self.open.entry(index).or_default().push_back(block);
             }
             _ => {}
         }
         Ok(())
     }
 
-    fn open_block(&mut self, index: u64) -> Option<&mut Block> {
-        self.blocks.iter_mut().find(|b| b.index == index && !b.done)
-    }
-
     fn stop(&mut self, index: u64, emit: &mut Emit) {
-        let Some(block) = self.open_block(index) else {
+        let Some(queue) = self.open.get_mut(&index) else {
             return;
         };
-        block.done = true;
+        let Some(mut block) = queue.pop_front() else {
+            return;
+        };
+        if queue.is_empty() {
+            self.open.remove(&index);
+        }
+        self.held -= block.size();
         let arguments = if block.input.trim().is_empty() {
             match std::mem::take(&mut block.start_input) {
                 Value::Null => Value::Object(Map::new()),
@@ -101,12 +119,11 @@ impl Messages {
                 }
             }
         };
-        block.input = String::new();
         emit.ready.push((
             block.position,
             CallRequest {
-                id: block.id.clone(),
-                name: block.name.clone(),
+                id: block.id,
+                name: block.name,
                 arguments: Arguments::Value(arguments),
             },
         ));
@@ -131,8 +148,11 @@ impl Assembler for Messages {
                 match kind {
                     Some("text_delta") => emit.text(field("text").unwrap_or("")),
                     Some("input_json_delta") => {
-                        if let Some(block) = self.open_block(index) {
-                            block.input.push_str(field("partial_json").unwrap_or(""));
+                        let block = self.open.get_mut(&index).and_then(|q| q.front_mut());
+                        if let Some(block) = block {
+                            let partial = field("partial_json").unwrap_or("");
+                            block.input.push_str(partial);
+                            self.held += partial.len();
                         }
                     }
                     _ => {}
@@ -167,23 +187,21 @@ impl Assembler for Messages {
             Some(r) => format!("stop_reason \"{r}\""),
             None => "the end of the stream".to_owned(),
         };
-        for block in &mut self.blocks {
-            if !block.done {
-                block.done = true;
-                emit.cut(
-                    block.position,
-                    &block.id,
-                    &block.name,
-                    &block.input,
-                    format!(
-                        "the response ended ({reason}) before this tool_use block was complete"
-                    ),
-                );
-            }
+        let mut open: Vec<Block> = self.open.drain().flat_map(|(_, q)| q).collect();
+        open.sort_by_key(|b| b.position);
+        self.held = 0;
+        for block in open {
+            emit.cut(
+                block.position,
+                &block.id,
+                &block.name,
+                &block.input,
+                format!("the response ended ({reason}) before this tool_use block was complete"),
+            );
         }
     }
 
     fn buffered(&self) -> usize {
-        self.blocks.iter().map(|b| b.input.len()).sum()
+        self.held
     }
 }

@@ -128,8 +128,24 @@ struct State {
     launcher: Arc<Launcher>,
     control: Arc<Control>,
     text: String,
-    /// Bytes of complete calls' arguments and of `text`.
+    /// Bytes of complete and cut calls (plus [`CALL_OVERHEAD`] each) and
+    /// of `text`.
     kept: usize,
+    /// Sequential early dispatch: the first position not started yet.
+    next_in_order: usize,
+}
+
+/// What a call kept by a stream counts against the cap besides its id,
+/// name and arguments: the bookkeeping of one call (so that a flood of
+/// empty calls reaches the cap too).
+pub(crate) const CALL_OVERHEAD: usize = 64;
+
+/// The length of a call's arguments as text, without serializing a value twice.
+fn arguments_len(call: &CallRequest) -> usize {
+    match &call.arguments {
+        crate::call::Arguments::Text(t) => t.len(),
+        crate::call::Arguments::Value(v) => v.to_string().len(),
+    }
 }
 
 fn assembler_for(fmt: Format) -> Result<Box<dyn Assembler>, Error> {
@@ -173,6 +189,7 @@ impl Stream {
                 control,
                 text: String::new(),
                 kept: 0,
+                next_in_order: 0,
             },
             failed: None,
             finished: false,
@@ -248,7 +265,9 @@ impl Stream {
 
 impl State {
     fn held(&self) -> usize {
-        self.kept + self.assembler.buffered()
+        self.kept
+            + self.assembler.buffered()
+            + self.emit.stop_reason.as_ref().map_or(0, String::len)
     }
 
     fn check_cap(&self, held: usize) -> Result<(), Error> {
@@ -286,18 +305,25 @@ impl State {
                 f(&delta);
             }
         }
-        let ready = std::mem::take(&mut self.emit.ready);
+        let mut ready = std::mem::take(&mut self.emit.ready);
+        ready.sort_by_key(|(position, _)| *position);
+        let mut fresh = Vec::with_capacity(ready.len());
         for (position, call) in ready {
             self.place(position);
-            self.kept +=
-                call.id.len() + call.name.len() + call.arguments.to_json().to_string().len();
+            self.kept += CALL_OVERHEAD + call.id.len() + call.name.len() + arguments_len(&call);
             self.calls[position] = Some(call);
+            fresh.push(position);
         }
         for (position, call) in std::mem::take(&mut self.emit.cut) {
             self.place(position);
+            self.kept += CALL_OVERHEAD
+                + call.id.len()
+                + call.name.len()
+                + call.arguments.len()
+                + call.reason.len();
             self.cut[position] = Some(call);
         }
-        for (position, text, more) in std::mem::take(&mut self.emit.revised) {
+        for (position, added, more) in std::mem::take(&mut self.emit.revised) {
             self.place(position);
             if more && self.started[position] {
                 return Err(Error::InvalidResponse(format!(
@@ -305,45 +331,72 @@ impl State {
                 )));
             }
             if let Some(call) = self.calls[position].as_mut() {
-                call.arguments = crate::call::Arguments::Text(text);
+                self.kept += added.len();
+                match &mut call.arguments {
+                    crate::call::Arguments::Text(text) => text.push_str(&added),
+                    crate::call::Arguments::Value(v) => {
+                        call.arguments = crate::call::Arguments::Text(format!("{v}{added}"))
+                    }
+                }
             }
         }
         if self.options.early_dispatch {
-            self.start_ready(registry);
+            self.start_ready(registry, &fresh);
         }
         Ok(())
     }
 
-    /// Starts the complete calls that may start now; a call over the limit
-    /// is held, in order, and starts when a running call finishes.
-    fn start_ready(&mut self, registry: &Registry) {
+    /// Whether the call at `position` waits for the end of the response.
+    fn waits_for_response(&self, registry: &Registry, position: usize) -> bool {
+        self.calls[position].as_ref().is_some_and(|call| {
+            registry
+                .get(&call.name)
+                .is_some_and(|t| t.meta.flags.wait_for_response())
+        })
+    }
+
+    /// Starts the complete calls that may start now (`fresh`: the positions
+    /// that just became complete, in order); a call over the limit is held,
+    /// in order, and starts when a running call finishes. Each call is
+    /// looked at a bounded number of times over the stream, whatever the
+    /// number of calls before it.
+    fn start_ready(&mut self, registry: &Registry, fresh: &[usize]) {
         if self.control.is_cancelled() {
             return;
         }
-        let specs = registry.specs();
-        for position in 0..self.calls.len() {
-            let waits = !self.started[position] && self.cut[position].is_none();
-            let Some(call) = self.calls[position].as_ref() else {
-                if waits && !self.options.exec.parallel {
-                    return; // sequential: nothing after a call not yet complete
+        if self.options.exec.parallel {
+            for &position in fresh {
+                if self.started[position] || self.waits_for_response(registry, position) {
+                    continue;
                 }
-                continue;
-            };
+                if let Some(call) = self.calls[position].clone() {
+                    self.started[position] = true;
+                    self.launcher.start_or_hold(registry, position, call);
+                }
+            }
+            return;
+        }
+        // Sequential: in order, nothing after a call not yet complete or
+        // waiting for the response.
+        while self.next_in_order < self.calls.len() {
+            let position = self.next_in_order;
             if self.started[position] {
+                self.next_in_order += 1;
                 continue;
             }
-            let waits_for_response = specs
-                .iter()
-                .find(|s| s.name == call.name)
-                .is_some_and(|s| s.flags.wait_for_response());
-            if waits_for_response {
-                if !self.options.exec.parallel {
-                    return;
+            let Some(call) = self.calls[position].as_ref() else {
+                if self.cut[position].is_some() {
+                    self.next_in_order += 1;
+                    continue;
                 }
-                continue;
+                return;
+            };
+            if self.waits_for_response(registry, position) {
+                return;
             }
             let call = call.clone();
             self.started[position] = true;
+            self.next_in_order += 1;
             self.launcher.start_or_hold(registry, position, call);
         }
     }

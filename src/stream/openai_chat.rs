@@ -15,6 +15,8 @@
 //! calls of another `type` than `function` are skipped. Error: a chunk
 //! `{"error": {...}}` is a provider error, as a non-streamed error body.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::emit::{object, provider_error, Assembler, Emit};
@@ -22,9 +24,15 @@ use crate::call::{Arguments, CallRequest};
 use crate::error::Error;
 use crate::providers::Format;
 
+/// Calls arrive one after the other: only the last one can still grow, so
+/// each fragment costs the same however many calls came before it.
 #[derive(Default)]
 pub(crate) struct Chat {
-    calls: Vec<Open>,
+    /// The `index` of every call before the open one: a fragment for one of
+    /// them is refused.
+    superseded: HashSet<u64>,
+    /// The last call started.
+    open: Option<Open>,
 }
 
 struct Open {
@@ -33,10 +41,86 @@ struct Open {
     position: Option<usize>,
     id: String,
     name: String,
+    /// The arguments received so far, until the call is complete (then
+    /// they belong to the call reported ready).
     arguments: String,
+    whole: Whole,
     done: bool,
-    /// Completed because a call with another index started: no fragment may follow.
-    superseded: bool,
+}
+
+/// Finds whether growing argument text is one whole JSON object, looking at
+/// each byte once and parsing the text once, when its outer braces close
+/// (re-parsing the whole text at every fragment ending in `}` would cost
+/// the square of its length).
+#[derive(Default)]
+struct Whole {
+    /// Bytes of the text already looked at.
+    scanned: usize,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    shape: Shape,
+}
+
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Shape {
+    /// Only whitespace so far.
+    #[default]
+    Empty,
+    /// Inside the outer object.
+    Open,
+    /// The outer object closed and parsed, followed by whitespace at most.
+    Closed,
+    /// Can never be one whole object (another first character, text after
+    /// the object, or an object that does not parse).
+    Never,
+}
+
+impl Whole {
+    /// Looks at the bytes added to `text` since the last call.
+    fn grew(&mut self, text: &str) -> bool {
+        let bytes = text.as_bytes();
+        let mut closed_at = None;
+        for (i, &b) in bytes.iter().enumerate().skip(self.scanned) {
+            match self.shape {
+                Shape::Never => break,
+                Shape::Empty | Shape::Closed if b.is_ascii_whitespace() => {}
+                Shape::Empty if b == b'{' => {
+                    self.shape = Shape::Open;
+                    self.depth = 1;
+                }
+                Shape::Empty | Shape::Closed => self.shape = Shape::Never,
+                Shape::Open if self.in_string => {
+                    if self.escaped {
+                        self.escaped = false;
+                    } else if b == b'\\' {
+                        self.escaped = true;
+                    } else if b == b'"' {
+                        self.in_string = false;
+                    }
+                }
+                Shape::Open => match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth -= 1;
+                        if self.depth == 0 {
+                            self.shape = Shape::Closed;
+                            closed_at = Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                },
+            }
+        }
+        self.scanned = bytes.len();
+        if let (Some(end), Shape::Closed) = (closed_at, self.shape) {
+            if serde_json::from_str::<serde::de::IgnoredAny>(&text[..end]).is_err() {
+                self.shape = Shape::Never;
+            }
+        }
+        self.shape == Shape::Closed
+    }
 }
 
 impl Chat {
@@ -62,9 +146,9 @@ impl Chat {
         emit.ready.push((
             position,
             CallRequest {
-                id: open.id.clone(),
-                name: open.name.clone(),
-                arguments: Arguments::Text(open.arguments.clone()),
+                id: std::mem::take(&mut open.id),
+                name: std::mem::take(&mut open.name),
+                arguments: Arguments::Text(std::mem::take(&mut open.arguments)),
             },
         ));
         Ok(())
@@ -79,58 +163,61 @@ impl Chat {
         let key = match call.get("index").and_then(Value::as_u64) {
             Some(k) => k,
             // Without an index: a new call when it has an id, else the last one.
-            None => match self.calls.last() {
+            None => match &self.open {
                 Some(last) if call.get("id").is_none_or(Value::is_null) => last.key,
                 Some(last) => last.key + 1,
                 None => 0,
             },
         };
-        if !self.calls.iter().any(|c| c.key == key) {
-            for open in &mut self.calls {
-                Self::complete(open, emit)?;
-                open.superseded = true;
-                open.arguments = String::new();
+        if self.superseded.contains(&key) {
+            return Err(Error::InvalidResponse(format!(
+                "choices[0].delta.tool_calls: a fragment for call index {key} came after a later call started"
+            )));
+        }
+        if self.open.as_ref().is_none_or(|o| o.key != key) {
+            if let Some(mut last) = self.open.take() {
+                Self::complete(&mut last, emit)?;
+                self.superseded.insert(last.key);
             }
             let function = match call.get("type").and_then(Value::as_str) {
                 None | Some("function") => true,
                 Some(_) => false,
             };
-            self.calls.push(Open {
+            self.open = Some(Open {
                 key,
                 position: function.then(|| emit.open()),
                 id: String::new(),
                 name: String::new(),
                 arguments: String::new(),
+                whole: Whole::default(),
                 done: false,
-                superseded: false,
             });
         }
-        let Some(open) = self.calls.iter_mut().find(|c| c.key == key) else {
+        let Some(open) = self.open.as_mut() else {
             return Ok(());
         };
-        if open.superseded {
-            return Err(Error::InvalidResponse(format!(
-                "choices[0].delta.tool_calls: a fragment for call index {key} came after a later call started"
-            )));
-        }
         if let Some(Value::String(id)) = call.get("id") {
-            if !id.is_empty() {
+            if !id.is_empty() && !open.done {
                 open.id.clone_from(id);
             }
         }
         if let Some(function) = call.get("function").and_then(Value::as_object) {
             if let Some(Value::String(name)) = function.get("name") {
-                open.name.push_str(name);
+                if !open.done {
+                    open.name.push_str(name);
+                }
             }
             if let Some(Value::String(args)) = function.get("arguments") {
-                open.arguments.push_str(args);
                 if open.done {
                     if let Some(position) = open.position {
                         let more = !args.trim().is_empty();
-                        emit.revised.push((position, open.arguments.clone(), more));
+                        emit.revised.push((position, args.clone(), more));
                     }
-                } else if whole_object(&open.arguments) {
-                    Self::complete(open, emit)?;
+                } else {
+                    open.arguments.push_str(args);
+                    if open.whole.grew(&open.arguments) {
+                        Self::complete(open, emit)?;
+                    }
                 }
             }
         }
@@ -153,22 +240,12 @@ impl Chat {
             emit.terminal = true;
             if reason == "length" || reason == "content_filter" {
                 self.close(emit);
-            } else {
-                for open in &mut self.calls {
-                    Self::complete(open, emit)?;
-                }
+            } else if let Some(open) = self.open.as_mut() {
+                Self::complete(open, emit)?;
             }
         }
         Ok(())
     }
-}
-
-/// The text is one whole JSON object (checked only when it ends with `}`).
-fn whole_object(text: &str) -> bool {
-    let text = text.trim();
-    text.starts_with('{')
-        && text.ends_with('}')
-        && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
 
 impl Assembler for Chat {
@@ -203,7 +280,7 @@ impl Assembler for Chat {
             Some(r) => format!("finish_reason \"{r}\""),
             None => "the end of the stream".to_owned(),
         };
-        for open in &mut self.calls {
+        if let Some(open) = self.open.as_mut() {
             if !open.done {
                 open.done = true;
                 if let Some(position) = open.position {
@@ -220,10 +297,10 @@ impl Assembler for Chat {
     }
 
     fn buffered(&self) -> usize {
-        self.calls
-            .iter()
-            .filter(|c| !c.done)
-            .map(|c| c.arguments.len() + c.name.len() + c.id.len())
-            .sum()
+        let open = self
+            .open
+            .as_ref()
+            .map_or(0, |c| c.arguments.len() + c.name.len() + c.id.len());
+        open + self.superseded.len() * std::mem::size_of::<u64>()
     }
 }

@@ -10,6 +10,8 @@
 //! non-streamed parser (same kind and message). Items of other types are
 //! skipped, as in the non-streamed parser.
 
+use std::collections::{BTreeSet, HashMap};
+
 use serde_json::{Map, Value};
 
 use super::emit::{object, provider_error, Assembler, Emit};
@@ -17,19 +19,36 @@ use crate::call::{Arguments, CallRequest};
 use crate::error::Error;
 use crate::providers::Format;
 
+/// Items are found by `output_index` or `item_id` through maps: an event
+/// costs the same however many items came before it.
 #[derive(Default)]
 pub(crate) struct Responses {
     items: Vec<Item>,
+    /// The first item at each `output_index`.
+    by_index: HashMap<u64, usize>,
+    /// The first item with each item id (kept after the item is done, so
+    /// that later events for it are recognised).
+    by_id: HashMap<String, usize>,
+    /// Items not done yet (for `close`, which may come more than once).
+    open: BTreeSet<usize>,
+    /// Bytes held: open items' call ids, names and arguments, and every
+    /// item id.
+    held: usize,
 }
 
 struct Item {
     output_index: u64,
-    item_id: String,
     position: usize,
     call_id: String,
     name: String,
     arguments: String,
     done: bool,
+}
+
+impl Item {
+    fn size(&self) -> usize {
+        self.call_id.len() + self.name.len() + self.arguments.len()
+    }
 }
 
 fn str_field(obj: &Map<String, Value>, key: &str) -> String {
@@ -40,12 +59,20 @@ fn str_field(obj: &Map<String, Value>, key: &str) -> String {
 }
 
 impl Responses {
-    fn find(&mut self, event: &Map<String, Value>) -> Option<&mut Item> {
-        let index = event.get("output_index").and_then(Value::as_u64);
-        let item_id = event.get("item_id").and_then(Value::as_str);
-        self.items.iter_mut().find(|i| {
-            index == Some(i.output_index) || (item_id.is_some() && item_id == Some(&i.item_id))
-        })
+    /// The first item the event names by its `output_index` or `item_id`.
+    fn find_at(&self, event: &Map<String, Value>) -> Option<usize> {
+        let by_index = event
+            .get("output_index")
+            .and_then(Value::as_u64)
+            .and_then(|i| self.by_index.get(&i).copied());
+        let by_id = event
+            .get("item_id")
+            .and_then(Value::as_str)
+            .and_then(|id| self.by_id.get(id).copied());
+        match (by_index, by_id) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn added(&mut self, event: &Map<String, Value>, emit: &mut Emit) {
@@ -59,22 +86,37 @@ impl Responses {
             .get("output_index")
             .and_then(Value::as_u64)
             .unwrap_or(self.items.len() as u64);
-        self.items.push(Item {
+        let at = self.items.len();
+        self.by_index.entry(output_index).or_insert(at);
+        let item_id = str_field(item, "id");
+        if !item_id.is_empty() && !self.by_id.contains_key(&item_id) {
+            self.held += item_id.len() + super::CALL_OVERHEAD;
+            self.by_id.insert(item_id, at);
+        }
+        let item = Item {
             output_index,
-            item_id: str_field(item, "id"),
             position: emit.open(),
             call_id: str_field(item, "call_id"),
             name: str_field(item, "name"),
             arguments: str_field(item, "arguments"),
             done: false,
-        });
+        };
+        self.held += item.size();
+        self.open.insert(at);
+        self.items.push(item);
     }
 
-    fn complete(item: &mut Item, emit: &mut Emit) -> Result<(), Error> {
+    /// Reports the item ready; what it held goes with the call.
+    fn complete(&mut self, at: usize, emit: &mut Emit) -> Result<(), Error> {
+        let Some(item) = self.items.get_mut(at) else {
+            return Ok(());
+        };
         if item.done {
             return Ok(());
         }
         item.done = true;
+        self.open.remove(&at);
+        self.held -= item.size();
         let path = format!("output[{}]", item.output_index);
         for (key, value) in [("call_id", &item.call_id), ("name", &item.name)] {
             if value.is_empty() {
@@ -86,12 +128,24 @@ impl Responses {
         emit.ready.push((
             item.position,
             CallRequest {
-                id: item.call_id.clone(),
-                name: item.name.clone(),
+                id: std::mem::take(&mut item.call_id),
+                name: std::mem::take(&mut item.name),
                 arguments: Arguments::Text(std::mem::take(&mut item.arguments)),
             },
         ));
         Ok(())
+    }
+
+    /// Sets a string of the open item at `at`, keeping the count of bytes held.
+    fn set(&mut self, at: usize, field: fn(&mut Item) -> &mut String, value: &str) {
+        if let Some(item) = self.items.get_mut(at) {
+            if !item.done {
+                let slot = field(item);
+                self.held = self.held - slot.len() + value.len();
+                slot.clear();
+                slot.push_str(value);
+            }
+        }
     }
 
     fn item_done(&mut self, event: &Map<String, Value>, emit: &mut Emit) -> Result<(), Error> {
@@ -101,25 +155,23 @@ impl Responses {
         if item.get("type").and_then(Value::as_str) != Some("function_call") {
             return Ok(());
         }
-        if self.find(event).is_none() {
+        if self.find_at(event).is_none() {
             self.added(event, emit);
         }
-        let Some(open) = self.find(event) else {
+        let Some(at) = self.find_at(event) else {
             return Ok(());
         };
-        if open.done {
-            return Ok(());
-        }
         // The whole item is authoritative.
-        for (key, slot) in [("call_id", &mut open.call_id), ("name", &mut open.name)] {
-            if let Some(Value::String(s)) = item.get(key) {
-                slot.clone_from(s);
-            }
+        if let Some(Value::String(s)) = item.get("call_id") {
+            self.set(at, |i| &mut i.call_id, s);
         }
-        if let Some(Value::String(args)) = item.get("arguments") {
-            open.arguments.clone_from(args);
+        if let Some(Value::String(s)) = item.get("name") {
+            self.set(at, |i| &mut i.name, s);
         }
-        Self::complete(open, emit)
+        if let Some(Value::String(s)) = item.get("arguments") {
+            self.set(at, |i| &mut i.arguments, s);
+        }
+        self.complete(at, emit)
     }
 }
 
@@ -138,30 +190,29 @@ impl Assembler for Responses {
                 Ok(())
             }
             "response.function_call_arguments.delta" => {
-                if let Some(open) = self.find(&event) {
-                    if !open.done {
-                        if let Some(Value::String(d)) = event.get("delta") {
-                            open.arguments.push_str(d);
-                        }
+                if let (Some(at), Some(Value::String(d))) =
+                    (self.find_at(&event), event.get("delta"))
+                {
+                    if let Some(open) = self.items.get_mut(at).filter(|i| !i.done) {
+                        open.arguments.push_str(d);
+                        self.held += d.len();
                     }
                 }
                 Ok(())
             }
             "response.function_call_arguments.done" => {
-                let Some(open) = self.find(&event) else {
+                let Some(at) = self.find_at(&event) else {
                     return Ok(());
                 };
                 if let Some(Value::String(args)) = event.get("arguments") {
-                    if !open.done {
-                        open.arguments.clone_from(args);
-                    }
+                    self.set(at, |i| &mut i.arguments, args);
                 }
                 if let Some(Value::String(name)) = event.get("name") {
-                    if open.name.is_empty() {
-                        open.name.clone_from(name);
+                    if self.items.get(at).is_some_and(|i| i.name.is_empty()) {
+                        self.set(at, |i| &mut i.name, name);
                     }
                 }
-                Self::complete(open, emit)
+                self.complete(at, emit)
             }
             "response.output_item.done" => self.item_done(&event, emit),
             "response.output_text.delta" => {
@@ -196,23 +247,30 @@ impl Assembler for Responses {
             Some(r) => format!("\"{r}\""),
             None => "the end of the stream".to_owned(),
         };
-        for item in &mut self.items {
-            if !item.done {
-                item.done = true;
-                emit.cut(
-                    item.position,
-                    &item.call_id,
-                    &item.name,
-                    &item.arguments,
-                    format!(
-                        "the response ended ({reason}) before this call's arguments were complete"
-                    ),
-                );
-            }
+        for at in std::mem::take(&mut self.open) {
+            let Some(item) = self.items.get_mut(at) else {
+                continue;
+            };
+            item.done = true;
+            emit.cut(
+                item.position,
+                &item.call_id,
+                &item.name,
+                &item.arguments,
+                format!("the response ended ({reason}) before this call's arguments were complete"),
+            );
+            item.call_id = String::new();
+            item.name = String::new();
+            item.arguments = String::new();
         }
+        self.held = self
+            .by_id
+            .keys()
+            .map(|k| k.len() + super::CALL_OVERHEAD)
+            .sum();
     }
 
     fn buffered(&self) -> usize {
-        self.items.iter().map(|i| i.arguments.len()).sum()
+        self.held
     }
 }

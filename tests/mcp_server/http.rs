@@ -74,15 +74,16 @@ fn bad_http_input_gets_a_json_rpc_error_and_keeps_its_status() {
         );
         answer["error"]["code"].as_i64().expect("a code")
     };
-    // Not JSON: a parse error (with rmcp's status, 415).
+    // Not JSON: a parse error, HTTP 400 (the MCP transport spec; rmcp
+    // says 415).
     for garbage in ["{not json", "", "[1,"] {
         let (status, head, body) = raw_exchange(url, &[], garbage);
-        assert_eq!((status, error(&head, &body)), (415, -32700), "{body}");
+        assert_eq!((status, error(&head, &body)), (400, -32700), "{body}");
     }
     // JSON, but no JSON-RPC message: an invalid request.
     for not_a_message in [r#"{"foo":1}"#, "12", "[]"] {
         let (status, head, body) = raw_exchange(url, &[], not_a_message);
-        assert_eq!((status, error(&head, &body)), (415, -32600), "{body}");
+        assert_eq!((status, error(&head, &body)), (400, -32600), "{body}");
     }
     // JSON, but no session: an invalid request.
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;

@@ -11,6 +11,8 @@ mod wait;
 #[cfg(feature = "mcp")]
 mod helpers;
 #[cfg(feature = "mcp")]
+mod hostile;
+#[cfg(feature = "mcp")]
 mod http;
 #[cfg(feature = "mcp")]
 mod lifecycle;

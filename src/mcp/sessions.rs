@@ -1,0 +1,220 @@
+//! The HTTP server's sessions: rmcp's `LocalSessionManager`, with what a
+//! hostile client must not get from it (issue 29):
+//! - a cap on sessions open at once (`max_sessions`); sessions idle for
+//!   `session_idle_ms` are closed (rmcp's keep-alive);
+//! - a request whose JSON-RPC id is already in flight in its session gets
+//!   an error at once (rmcp would route both answers to the second POST and
+//!   leave the first unanswered for good);
+//! - a POST whose answer stream goes away before the answer (the client
+//!   closed its connection) cancels its request, as the client's
+//!   `notifications/cancelled` would.
+
+use std::collections::HashSet;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{
+    ServerSseMessage, SessionId, SessionManager,
+};
+use serde_json::{json, Value};
+
+type Local = LocalSessionManager;
+type LocalError = LocalSessionManagerError;
+
+/// Why a session could not be made or used.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionsError {
+    #[error("{0}")]
+    Local(#[from] LocalError),
+    #[error("too many sessions: {0} are open (close one with DELETE)")]
+    TooMany(usize),
+}
+
+pub(crate) struct Sessions {
+    inner: Arc<Local>,
+    max_sessions: usize,
+    /// (session, request id as JSON text) of the requests in flight.
+    in_flight: Arc<Mutex<HashSet<(SessionId, String)>>>,
+}
+
+impl Sessions {
+    pub(crate) fn new(inner: Local, max_sessions: usize) -> Sessions {
+        Sessions {
+            inner: Arc::new(inner),
+            max_sessions,
+            in_flight: Arc::new(Mutex::new(HashSet::new())),
+        }
+    }
+}
+
+/// The answer stream of one POSTed request.
+type Answer = Pin<Box<dyn Stream<Item = ServerSseMessage> + Send + Sync>>;
+
+fn one_message(message: ServerJsonRpcMessage) -> Answer {
+    Box::pin(Once(Some(ServerSseMessage::from_message(message))))
+}
+
+struct Once(Option<ServerSseMessage>);
+
+impl Stream for Once {
+    type Item = ServerSseMessage;
+    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        Poll::Ready(self.0.take())
+    }
+}
+
+/// Forwards a request's answer stream; when dropped, forgets the request,
+/// and cancels it if its answer never came.
+struct Guarded {
+    inner: Answer,
+    guard: Guard,
+}
+
+struct Guard {
+    sessions: Arc<Local>,
+    in_flight: Arc<Mutex<HashSet<(SessionId, String)>>>,
+    session: SessionId,
+    id: Value,
+    key: String,
+    answered: bool,
+}
+
+impl Stream for Guarded {
+    type Item = ServerSseMessage;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let polled = self.inner.as_mut().poll_next(cx);
+        if let Poll::Ready(Some(item)) = &polled {
+            let answers = match item.message.as_deref() {
+                Some(ServerJsonRpcMessage::Response(r)) => serde_json::to_value(&r.id).ok(),
+                Some(ServerJsonRpcMessage::Error(e)) => {
+                    e.id.as_ref().and_then(|id| serde_json::to_value(id).ok())
+                }
+                _ => None,
+            };
+            if answers.as_ref() == Some(&self.guard.id) {
+                self.guard.answered = true;
+            }
+        }
+        polled
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Ok(mut set) = self.in_flight.lock() {
+            set.remove(&(self.session.clone(), self.key.clone()));
+        }
+        if self.answered {
+            return;
+        }
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": self.id, "reason": "the client closed its connection"}});
+        let Ok(cancel) = serde_json::from_value::<ClientJsonRpcMessage>(cancel) else {
+            return;
+        };
+        let (sessions, session) = (self.sessions.clone(), self.session.clone());
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = sessions.accept_message(&session, cancel).await;
+            });
+        }
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionsError;
+    type Transport = <Local as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let open = self.inner.sessions.read().await.len();
+        if open >= self.max_sessions {
+            return Err(SessionsError::TooMany(open));
+        }
+        Ok(self.inner.create_session().await?)
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(self.inner.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.inner.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        Ok(self.inner.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let request_id = match &message {
+            ClientJsonRpcMessage::Request(r) => serde_json::to_value(&r.id).ok(),
+            _ => None,
+        };
+        let Some(request_id) = request_id else {
+            let stream = self.inner.create_stream(id, message).await?;
+            return Ok(Box::pin(stream) as Answer);
+        };
+        let key = request_id.to_string();
+        let fresh = match self.in_flight.lock() {
+            Ok(mut set) => set.insert((id.clone(), key.clone())),
+            Err(_) => true,
+        };
+        if !fresh {
+            let error = json!({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32600,
+                "message": format!("Invalid request: a request with id {key} is already in flight in this session")}});
+            if let Ok(error) = serde_json::from_value::<ServerJsonRpcMessage>(error) {
+                return Ok(one_message(error));
+            }
+        }
+        let guard = Guard {
+            sessions: self.inner.clone(),
+            in_flight: self.in_flight.clone(),
+            session: id.clone(),
+            id: request_id,
+            key,
+            answered: false,
+        };
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(Box::pin(Guarded {
+            inner: Box::pin(stream),
+            guard,
+        }) as Answer)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.inner.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}

@@ -1,0 +1,389 @@
+//! Hostile HTTP clients (issue 29): what the server refuses and what a
+//! misbehaving connection may cost. Raw sockets on 127.0.0.1, bounded loops.
+
+use crate::helpers::*;
+
+use std::net::TcpStream;
+use std::time::Instant;
+
+/// The JSON-RPC error of an answer: its code, and HTTP status.
+fn error_of(status: u16, body: &str) -> (u16, i64) {
+    let answer = message(body);
+    (status, answer["error"]["code"].as_i64().unwrap_or(0))
+}
+
+#[test]
+fn duplicate_or_userinfo_host_and_origin_headers_are_refused() {
+    let served = served_registry();
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let host = address(url).to_string();
+    // Each alone is accepted: the refusals below come from the duplicate.
+    assert_eq!(raw_post(url, &[("Host", &host)], INITIALIZE), 200);
+    let good_origin = "http://localhost:3000";
+    assert_eq!(raw_post(url, &[("Origin", good_origin)], INITIALIZE), 200);
+    let cases: [(&[(&str, &str)], u16); 4] = [
+        (&[("Host", &host), ("Host", "evil.example")], 400),
+        (&[("Host", "evil.example@localhost")], 400),
+        (
+            &[("Origin", good_origin), ("Origin", "https://evil.example")],
+            403,
+        ),
+        (&[("Origin", "http://evil.example@localhost:3000")], 403),
+    ];
+    for (headers, want) in cases {
+        let (status, _, body) = raw_exchange(url, headers, INITIALIZE);
+        assert_eq!(
+            error_of(status, &body),
+            (want, -32600),
+            "{headers:?}: {body}"
+        );
+    }
+    assert!(server.stop());
+}
+
+#[test]
+fn a_bearer_token_no_header_could_carry_is_refused_at_start() {
+    let served = served_registry();
+    for token in ["s3cret ", " s3cret", "s3c ret", "s3cret\\n", "s3cr\u{e9}t"] {
+        let token = token.replace("\\n", "\n");
+        let options = ServerOptions {
+            bearer_token: Some(token.clone()),
+            ..ServerOptions::default()
+        };
+        match HttpServer::start(&served, &options) {
+            Err(e) => assert!(e.to_string().contains("bearer_token"), "{token:?}: {e}"),
+            Ok(_) => panic!("{token:?} should be refused"),
+        }
+    }
+}
+
+#[test]
+fn tools_call_with_params_of_the_wrong_shape_is_invalid_params() {
+    let served = served_registry();
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let session = raw_session(url);
+    let headers = [("Mcp-Session-Id", session.as_str())];
+    for (params, says) in [
+        (
+            json!({"name": 5, "arguments": {}}),
+            "\"name\" must be a string",
+        ),
+        (
+            json!({"name": "s_add", "arguments": [1, 2]}),
+            "\"arguments\" must be an object",
+        ),
+        (json!({"arguments": {}}), "\"name\" must be a string"),
+        (json!([1]), "params must be an object"),
+    ] {
+        let request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+        let (status, _, body) = raw_exchange(url, &headers, &request.to_string());
+        let answer = message(&body);
+        assert_eq!((status, answer["id"].clone()), (200, json!(7)), "{body}");
+        assert_eq!(answer["error"]["code"], -32602, "{params}: {body}");
+        let text = answer["error"]["message"].as_str().unwrap_or("");
+        assert!(text.contains(says), "{params}: {text}");
+    }
+    // A method that does not exist is still "method not found".
+    let request = r#"{"jsonrpc":"2.0","id":8,"method":"no/such","params":{}}"#;
+    let (_, _, body) = raw_exchange(url, &headers, request);
+    assert_eq!(message(&body)["error"]["code"], -32601, "{body}");
+    assert!(server.stop());
+}
+
+/// Reads from `stream` until the server closes it or `limit` passes;
+/// true when it closed.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    let start = Instant::now();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    while start.elapsed() < limit {
+        match stream.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+#[test]
+fn slow_or_idle_connections_are_closed_after_the_header_timeout() {
+    let served = served_registry();
+    let options = ServerOptions {
+        header_timeout_ms: 500,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let address = address(server.url()).to_string();
+    // Half a request head, never finished; and a connection that says nothing.
+    let mut slow = TcpStream::connect(&address).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        .unwrap();
+    let mut silent = TcpStream::connect(&address).unwrap();
+    // Ten times the timeout, at least (a loaded machine).
+    assert!(
+        closed_within(&mut slow, Duration::from_secs(10)),
+        "half-sent head"
+    );
+    assert!(
+        closed_within(&mut silent, Duration::from_secs(10)),
+        "silent connection"
+    );
+    assert_eq!(raw_post(server.url(), &[], INITIALIZE), 200);
+    assert!(server.stop());
+}
+
+#[test]
+fn connections_past_the_cap_wait_and_are_served_when_one_closes() {
+    let served = served_registry();
+    let options = ServerOptions {
+        max_connections: 4,
+        header_timeout_ms: 60_000,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let address = address(server.url()).to_string();
+    let mut idle: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(&address).unwrap())
+        .collect();
+    // A fifth connection is not served while four are open...
+    let url = server.url().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(raw_post(&url, &[], INITIALIZE));
+    });
+    assert!(
+        rx.recv_timeout(Duration::from_millis(500)).is_err(),
+        "served past the cap"
+    );
+    // ...and is as soon as one closes.
+    drop(idle.pop());
+    assert_eq!(rx.recv_timeout(PATIENCE), Ok(200));
+    drop(idle);
+    assert!(server.stop());
+}
+
+/// A registry with `gate`: runs until `open` is set (then answers
+/// "released") or it is cancelled (then notes it in `cancelled`), a minute
+/// at most; `started` counts the calls that began.
+fn gated(
+    open: Arc<AtomicBool>,
+    started: Arc<AtomicUsize>,
+    cancelled: Arc<AtomicUsize>,
+) -> Registry {
+    let reg = Registry::default();
+    reg.register(def("gate", json!({"type": "object"}), move |call| {
+        started.fetch_add(1, Ordering::SeqCst);
+        eventually(PATIENCE, || {
+            open.load(Ordering::SeqCst) || call.is_cancelled()
+        });
+        if call.is_cancelled() {
+            cancelled.fetch_add(1, Ordering::SeqCst);
+        }
+        let _ = call.complete_text("released");
+    }))
+    .unwrap();
+    reg
+}
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+const GATE_CALL: &str =
+    r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"gate","arguments":{}}}"#;
+
+#[test]
+fn a_request_id_already_in_flight_in_the_session_gets_an_error_and_the_first_its_answer() {
+    let (open, started, cancelled) = Default::default();
+    let served = gated(Arc::clone(&open), Arc::clone(&started), cancelled);
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url().to_string();
+    let session = raw_session(&url);
+    let first = {
+        let (url, session) = (url.clone(), session.clone());
+        std::thread::spawn(move || raw_exchange(&url, &[("Mcp-Session-Id", &session)], GATE_CALL))
+    };
+    assert!(eventually(PATIENCE, || started.load(Ordering::SeqCst) == 1));
+    // The same id again while the first runs: refused at once, not run.
+    let (status, _, body) = raw_exchange(&url, &[("Mcp-Session-Id", &session)], GATE_CALL);
+    let answer = message(&body);
+    assert_eq!((status, answer["id"].clone()), (200, json!(5)), "{body}");
+    assert_eq!(answer["error"]["code"], -32600, "{body}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("already in flight"),
+        "{body}"
+    );
+    assert_eq!(started.load(Ordering::SeqCst), 1);
+    // The first still gets its answer.
+    open.store(true, Ordering::SeqCst);
+    let (status, _, body) = first.join().unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(
+        message(&body)["result"]["content"][0]["text"],
+        "released",
+        "{body}"
+    );
+    // And the id is free again once answered.
+    let (_, _, body) = raw_exchange(&url, &[("Mcp-Session-Id", &session)], GATE_CALL);
+    assert_eq!(
+        message(&body)["result"]["content"][0]["text"],
+        "released",
+        "{body}"
+    );
+    assert!(server.stop());
+}
+
+#[test]
+fn a_client_that_closes_its_connection_cancels_its_call() {
+    let (open, started, cancelled): (Arc<AtomicBool>, Arc<AtomicUsize>, Arc<AtomicUsize>) =
+        Default::default();
+    let served = gated(open, Arc::clone(&started), Arc::clone(&cancelled));
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url().to_string();
+    let session = raw_session(&url);
+    let address = address(&url).to_string();
+    let mut socket = TcpStream::connect(&address).unwrap();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{GATE_CALL}",
+        GATE_CALL.len()
+    );
+    socket.write_all(request.as_bytes()).unwrap();
+    assert!(eventually(PATIENCE, || started.load(Ordering::SeqCst) == 1));
+    drop(socket);
+    // The tool sees the cancellation (well before its minute is up).
+    assert!(
+        eventually(PATIENCE, || cancelled.load(Ordering::SeqCst) == 1),
+        "the call was not cancelled"
+    );
+    assert!(server.stop());
+}
+
+#[test]
+fn sessions_past_the_cap_are_refused_until_one_closes() {
+    let served = served_registry();
+    let options = ServerOptions {
+        max_sessions: 3,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let url = server.url();
+    let sessions: Vec<String> = (0..3).map(|_| raw_session(url)).collect();
+    let (status, _, body) = raw_exchange(url, &[], INITIALIZE);
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("too many sessions"), "{body}");
+    let (status, _, _) = raw_request("DELETE", url, &[("Mcp-Session-Id", &sessions[0])], "");
+    assert!((200..300).contains(&status), "{status}");
+    assert_eq!(raw_post(url, &[], INITIALIZE), 200);
+    assert!(server.stop());
+}
+
+/// A minimal streamable-HTTP MCP server on 127.0.0.1, in plain JSON (no
+/// SSE): one tool `echo`, whose first call gets `first_answer` (status and
+/// body) and later ones a normal result. Serves until `stop` is set.
+fn bad_once_server(first_answer: (u16, &'static str), stop: Arc<AtomicBool>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((socket, _)) => {
+                    let calls = Arc::clone(&calls);
+                    std::thread::spawn(move || answer_once(socket, first_answer, &calls));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    });
+    url
+}
+
+/// Reads one request from `socket` and answers it (see `bad_once_server`).
+fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicUsize) {
+    socket.set_nonblocking(false).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") && socket.read(&mut byte).unwrap_or(0) == 1 {
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    let _ = socket.read_exact(&mut body);
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let id = request["id"].clone();
+    let result = |result: Value| {
+        (
+            200,
+            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string(),
+        )
+    };
+    let (status, answer) = match (head.split(' ').next(), request["method"].as_str()) {
+        (Some("post"), Some("initialize")) => result(json!({"protocolVersion": "2025-06-18",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "bad-once", "version": "1"}})),
+        (Some("post"), Some("tools/list")) => result(json!({"tools": [
+            {"name": "echo", "inputSchema": {"type": "object"}}]})),
+        (Some("post"), Some("tools/call")) => {
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                (first_answer.0, first_answer.1.to_string())
+            } else {
+                result(json!({"content": [{"type": "text", "text": "ok"}]}))
+            }
+        }
+        (Some("post"), _) => (202, String::new()),
+        (Some("delete"), _) => (200, String::new()),
+        _ => (405, String::new()),
+    };
+    let response = format!(
+        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        answer.len()
+    );
+    let _ = socket.write_all(response.as_bytes());
+}
+
+#[test]
+fn one_bad_http_answer_fails_that_call_only_and_says_why() {
+    for (first, says) in [((500, "oops"), "500"), ((200, "not json at all"), "answer")] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let url = bad_once_server(first, Arc::clone(&stop));
+        let client = Registry::default();
+        let mount = mount(&client, &url, vec![]).expect("mount");
+        let failed = call(&client, "s_echo", json!({}));
+        assert!(failed.is_error(), "{first:?}: {failed:?}");
+        assert!(
+            failed.content.contains(says),
+            "{first:?}: {}",
+            failed.content
+        );
+        // No Rust type names (rmcp's transport error starts with one).
+        assert!(
+            !failed.content.contains("::") && !failed.content.contains("JsonRpcMessage"),
+            "{first:?}: {}",
+            failed.content
+        );
+        // The mount stays: the next call works.
+        let next = call(&client, "s_echo", json!({}));
+        assert_eq!(next.content, "ok", "{first:?}: {next:?}");
+        assert!(mount.is_connected());
+        mount.unmount();
+        stop.store(true, Ordering::SeqCst);
+    }
+}
