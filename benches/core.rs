@@ -115,7 +115,7 @@ fn bench_execute(c: &mut Criterion) {
     let reg = registry();
     let opts = ExecOptions::default();
     let mut g = c.benchmark_group("execute");
-    // What capstan_execute does minus the C boundary: text in, text out.
+    // What capstan_registry_execute does minus the C boundary: text in, text out.
     g.bench_function("inline_1_call_text", |b| {
         b.iter(|| {
             let calls = CallRequest::list_from_str(black_box(WEATHER_CALL)).expect("valid calls");

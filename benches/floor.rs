@@ -1,5 +1,5 @@
 //! The floor for the ABI single-call figure, measured the way
-//! `bench/c/abi_bench.c` measures capstan_execute (median of 21 rounds, wall
+//! `bench/c/abi_bench.c` measures capstan_registry_execute (median of 21 rounds, wall
 //! and thread CPU time), so that `make bench` can print their ratio from one
 //! run.
 //!

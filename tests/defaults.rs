@@ -140,7 +140,7 @@ fn strict_defaults_flag_reaches_the_c_abi() {
                 max_output_chars: 0,
                 flags: 0,
             };
-            assert_eq!(capstan_register(reg, &def), expected);
+            assert_eq!(capstan_registry_add_tool(reg, &def), expected);
             capstan_registry_free(reg);
         }
     }

@@ -16,7 +16,7 @@ fn mount_is_unsupported_without_feature_mcp() {
         let opts = std::mem::zeroed::<capstan_mcp_mount_options>();
         let mut mount = std::ptr::null_mut();
         assert_eq!(
-            capstan_mcp_mount(reg, &opts, &mut mount),
+            capstan_mcp_mount_new(reg, &opts, &mut mount),
             CAPSTAN_ERR_UNSUPPORTED
         );
         capstan_registry_free(reg);

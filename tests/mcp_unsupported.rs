@@ -8,7 +8,7 @@ use capstan::ffi::*;
 
 fn last_error() -> String {
     let mut buf = [0u8; 256];
-    let n = unsafe { capstan_last_error(buf.as_mut_ptr().cast(), buf.len()) };
+    let n = unsafe { capstan_error_message(buf.as_mut_ptr().cast(), buf.len()) };
     String::from_utf8_lossy(&buf[..n.min(buf.len() - 1)]).into_owned()
 }
 
@@ -29,9 +29,20 @@ fn mcp_server_functions_say_unsupported_without_the_feature() {
             last_error()
         );
         assert_eq!(
-            capstan_mcp_serve_stdio(reg, ptr::null()),
+            capstan_mcp_server_serve_stdio(reg, ptr::null()),
             CAPSTAN_ERR_UNSUPPORTED
         );
         capstan_registry_free(reg);
     }
+}
+
+#[test]
+fn the_feature_mask_says_there_is_no_mcp() {
+    let mask = capstan_features_mask();
+    assert_eq!(
+        mask & (CAPSTAN_FEATURE_MCP_SERVER | CAPSTAN_FEATURE_MCP_MOUNT | CAPSTAN_FEATURE_MCP_HTTP),
+        0,
+        "{mask:#x}"
+    );
+    assert_ne!(mask & CAPSTAN_FEATURE_STREAM, 0, "{mask:#x}");
 }

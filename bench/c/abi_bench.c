@@ -88,7 +88,7 @@ static atomic_long callback_failures;
 
 static void die(const char *what, capstan_status st) {
     char msg[512];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     fprintf(stderr, "abi_bench: %s: %s (%s)\n", what, capstan_status_name(st), msg);
     exit(1);
 }
@@ -245,7 +245,7 @@ static void register_tool(capstan_registry *reg, const char *name, const char *s
     def.description = "bench tool";
     def.parameters = schema;
     def.callback = fn;
-    MUST(name, capstan_register(reg, &def));
+    MUST(name, capstan_registry_add_tool(reg, &def));
 }
 
 /* `n` calls to `tool` with empty arguments, as one JSON array (malloc'ed). */
@@ -272,7 +272,7 @@ static double execute_once(capstan_registry *reg, const char *calls, size_t len,
     char *out = NULL;
     size_t out_len = 0;
     double t0 = now_ns();
-    MUST("capstan_execute", capstan_execute(reg, calls, len, opts, &out, &out_len));
+    MUST("capstan_registry_execute", capstan_registry_execute(reg, calls, len, opts, &out, &out_len));
     double t1 = now_ns();
     if (expect_ok) {
         size_t ok = count(out, "\"outcome\":\"ok\"");
@@ -282,7 +282,7 @@ static double execute_once(capstan_registry *reg, const char *calls, size_t len,
             exit(1);
         }
     }
-    capstan_free(out);
+    capstan_string_free(out);
     return t1 - t0;
 }
 
@@ -294,7 +294,7 @@ typedef struct bench {
     char pool[32];
 } bench;
 
-/* sync capstan_execute of one get_weather call to a C callback. The call runs
+/* sync capstan_registry_execute of one get_weather call to a C callback. The call runs
  * inline on this thread, so its thread CPU time is also taken: on a shared
  * machine it does not count time spent descheduled, and is what the floor
  * ratio uses (the floor is timed the same way). */
@@ -308,8 +308,8 @@ static void fig_single_call(bench *b) {
         double t0 = now_ns(), c0 = cpu_ns();
         for (int i = 0; i < SINGLE_PER_ROUND; i++) {
             char *out = NULL;
-            MUST("capstan_execute", capstan_execute(b->reg, WEATHER_CALL, len, NULL, &out, NULL));
-            capstan_free(out);
+            MUST("capstan_registry_execute", capstan_registry_execute(b->reg, WEATHER_CALL, len, NULL, &out, NULL));
+            capstan_string_free(out);
         }
         cpu[r] = (cpu_ns() - c0) / SINGLE_PER_ROUND;
         wall[r] = (now_ns() - t0) / SINGLE_PER_ROUND;
@@ -353,9 +353,9 @@ static void batch_row(bench *b, const char *figure, const capstan_exec_options *
     }
 }
 
-/* batch of 10,000 trivial calls through capstan_execute. */
+/* batch of 10,000 trivial calls through capstan_registry_execute. */
 static void fig_batch_execute(bench *b, bool extra) {
-    batch_row(b, "batch 10k trivial, capstan_execute (limit 8)", NULL, true);
+    batch_row(b, "batch 10k trivial, capstan_registry_execute (limit 8)", NULL, true);
     if (!extra)
         return;
     capstan_exec_options two = {.struct_size = sizeof two, .limit = 2};
@@ -364,7 +364,7 @@ static void fig_batch_execute(bench *b, bool extra) {
     batch_row(b, "  same, CAPSTAN_EXEC_SEQUENTIAL (caller only)", &seq, false);
 }
 
-/* batch of 10,000 trivial calls through capstan_submit, results to a callback. */
+/* batch of 10,000 trivial calls through capstan_batch_submit, results to a callback. */
 static atomic_size_t submit_ok;
 static atomic_int submit_done;
 static void count_result(void *user_data, const capstan_result *r) {
@@ -380,7 +380,7 @@ static double submit_once(capstan_registry *reg, const char *calls, size_t len, 
     atomic_store(&submit_ok, 0);
     atomic_store(&submit_done, 0);
     double t0 = now_ns();
-    MUST("capstan_submit", capstan_submit(reg, calls, len, NULL, count_result, NULL, &batch));
+    MUST("capstan_batch_submit", capstan_batch_submit(reg, calls, len, NULL, count_result, NULL, &batch));
     MUST("capstan_batch_wait", capstan_batch_wait(batch, UINT32_MAX));
     double t1 = now_ns();
     capstan_batch_free(batch);
@@ -400,13 +400,13 @@ static void fig_batch_submit(bench *b) {
         secs[r] = submit_once(b->reg, calls, len, BATCH_CALLS) / 1e9;
     double rate = BATCH_CALLS / median(secs, BATCH_ROUNDS);
     free(calls);
-    row *r = add_row("batch 10k trivial, capstan_submit (limit 8)");
+    row *r = add_row("batch 10k trivial, capstan_batch_submit (limit 8)");
     FILL(r->measured, "%.0f calls/s", rate);
     FILL(r->goal, ">= 2,000,000 calls/s");
     r->met = rate >= 2e6 ? "yes" : "NO";
 }
 
-/* one async round trip: capstan_submit of 1 call until its result callback runs. */
+/* one async round trip: capstan_batch_submit of 1 call until its result callback runs. */
 static _Atomic double round_trip_end;
 static void note_result(void *user_data, const capstan_result *r) {
     (void)user_data;
@@ -421,7 +421,7 @@ static void fig_async_round_trip(bench *b) {
         capstan_batch *batch = NULL;
         atomic_store(&round_trip_end, 0.0);
         double t0 = now_ns();
-        MUST("capstan_submit", capstan_submit(b->reg, call, CAPSTAN_NTS, NULL, note_result, NULL, &batch));
+        MUST("capstan_batch_submit", capstan_batch_submit(b->reg, call, CAPSTAN_NTS, NULL, note_result, NULL, &batch));
         double end;
         while ((end = atomic_load(&round_trip_end)) == 0.0) sched_yield();
         lat[i] = end - t0;
@@ -435,7 +435,7 @@ static void fig_async_round_trip(bench *b) {
     r->met = p50 <= 30.0 ? "yes" : "NO";
 }
 
-/* a lone submit + wait round trip: capstan_submit of 1 call, then
+/* a lone submit + wait round trip: capstan_batch_submit of 1 call, then
  * capstan_batch_wait(UINT32_MAX) and capstan_batch_free. Median of rounds. */
 #define LONE_ROUNDS 21
 #define LONE_PER_ROUND 2000
@@ -451,8 +451,8 @@ static void fig_lone_submit_wait(bench *b) {
         double t0 = now_ns(), c0 = process_cpu_ns();
         for (int i = 0; i < LONE_PER_ROUND; i++) {
             capstan_batch *batch = NULL;
-            MUST("capstan_submit",
-                 capstan_submit(b->reg, call, CAPSTAN_NTS, NULL, ignore_result, NULL, &batch));
+            MUST("capstan_batch_submit",
+                 capstan_batch_submit(b->reg, call, CAPSTAN_NTS, NULL, ignore_result, NULL, &batch));
             MUST("capstan_batch_wait", capstan_batch_wait(batch, UINT32_MAX));
             capstan_batch_free(batch);
         }
@@ -470,8 +470,8 @@ static void fig_lone_submit_wait(bench *b) {
 
 /* ---- batch-size scaling (issue #10) ---------------------------------------
  * ns per call of a trivial tool at batch sizes 1 to 10,000, limit 8, through
- * capstan_execute, capstan_submit + capstan_batch_wait, and
- * capstan_execute with CAPSTAN_EXEC_SEQUENTIAL (the baseline: one call after
+ * capstan_registry_execute, capstan_batch_submit + capstan_batch_wait, and
+ * capstan_registry_execute with CAPSTAN_EXEC_SEQUENTIAL (the baseline: one call after
  * the other on the calling thread). Wall time and the CPU time of the whole
  * process, medians of rounds of about SCALE_CALLS calls each. The goal: no
  * size costs more than 1.5x the sequential cost of the same size, wall and
@@ -500,16 +500,16 @@ static void scale_measure(bench *b, enum scale_mode mode, size_t n, double *wall
         for (size_t i = 0; i < reps; i++) {
             if (mode == SCALE_SUBMIT) {
                 capstan_batch *batch = NULL;
-                MUST("capstan_submit",
-                     capstan_submit(b->reg, calls, len, NULL, ignore_result, NULL, &batch));
+                MUST("capstan_batch_submit",
+                     capstan_batch_submit(b->reg, calls, len, NULL, ignore_result, NULL, &batch));
                 MUST("capstan_batch_wait", capstan_batch_wait(batch, UINT32_MAX));
                 capstan_batch_free(batch);
             } else {
                 char *out = NULL;
-                MUST("capstan_execute",
-                     capstan_execute(b->reg, calls, len, mode == SCALE_SEQUENTIAL ? &seq : NULL,
+                MUST("capstan_registry_execute",
+                     capstan_registry_execute(b->reg, calls, len, mode == SCALE_SEQUENTIAL ? &seq : NULL,
                                      &out, NULL));
-                capstan_free(out);
+                capstan_string_free(out);
             }
         }
         wall[r] = (now_ns() - t0) / (double)(reps * n);
@@ -521,7 +521,7 @@ static void scale_measure(bench *b, enum scale_mode mode, size_t n, double *wall
 }
 
 static void fig_scaling(bench *b) {
-    static const char *names[] = {"capstan_execute", "capstan_submit + wait",
+    static const char *names[] = {"capstan_registry_execute", "capstan_batch_submit + wait",
                                   "sequential (CAPSTAN_EXEC_SEQUENTIAL)"};
     double wall[3][NSIZES], cpu[3][NSIZES];
     /* sizes interleaved, so that a change of load spreads over all of them */
@@ -687,9 +687,9 @@ static void read_floor(bench *b, const char *path) {
 static void profile_single(bench *b, long n) {
     for (long i = 0; i < n; i++) {
         char *out = NULL;
-        MUST("capstan_execute",
-             capstan_execute(b->reg, WEATHER_CALL, sizeof WEATHER_CALL - 1, NULL, &out, NULL));
-        capstan_free(out);
+        MUST("capstan_registry_execute",
+             capstan_registry_execute(b->reg, WEATHER_CALL, sizeof WEATHER_CALL - 1, NULL, &out, NULL));
+        capstan_string_free(out);
     }
 }
 
@@ -817,7 +817,7 @@ int main(int argc, char **argv) {
     load_average(load_after, sizeof load_after);
     char title[256];
     snprintf(title, sizeof title, "capstan %s ABI bench, %s%s; load average before: %s, after: %s",
-             capstan_version(), b.pool, scaling ? " (throughput only)" : "", load_before, load_after);
+             capstan_version_string(), b.pool, scaling ? " (throughput only)" : "", load_before, load_after);
     if (!batch_scaling)
         print_table(title);
     if (!scaling) {

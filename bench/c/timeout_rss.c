@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
     d.name = "quick";
     d.callback = quick;
     d.timeout_ms = 3600 * 1000;
-    if (capstan_register(reg, &d) != CAPSTAN_OK) return 1;
+    if (capstan_registry_add_tool(reg, &d) != CAPSTAN_OK) return 1;
 
     size_t cap = (size_t)per_batch * 40 + 2;
     char *calls = malloc(cap);
@@ -51,8 +51,8 @@ int main(int argc, char **argv) {
     printf("%-10d %ld\n", 0, rss_kb());
     for (long done = 0; done < total;) {
         char *out = NULL;
-        if (capstan_execute(reg, calls, n, NULL, &out, NULL) != CAPSTAN_OK) return 1;
-        capstan_free(out);
+        if (capstan_registry_execute(reg, calls, n, NULL, &out, NULL) != CAPSTAN_OK) return 1;
+        capstan_string_free(out);
         done += per_batch;
         if (done % 100000 == 0) printf("%-10ld %ld\n", done, rss_kb());
     }

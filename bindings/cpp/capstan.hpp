@@ -122,7 +122,7 @@ inline const char *outcome_name(Outcome o) noexcept {
 }
 
 inline const char *status_name(capstan_status status) noexcept { return capstan_status_name(status); }
-inline const char *version() noexcept { return capstan_version(); }
+inline const char *version() noexcept { return capstan_version_string(); }
 
 /// A failed capstan function: its status and the message capstan gave.
 class Error : public std::runtime_error {
@@ -149,13 +149,13 @@ namespace detail {
 /// The calling thread's last capstan error, read right after the failing call.
 inline Error last_error(capstan_status status) {
     char small[256];
-    std::size_t n = capstan_last_error(small, sizeof small);
+    std::size_t n = capstan_error_message(small, sizeof small);
     std::string message;
     if (n < sizeof small) {
         message.assign(small, n);
     } else {
         message.resize(n + 1);
-        n = capstan_last_error(&message[0], message.size());
+        n = capstan_error_message(&message[0], message.size());
         message.resize(std::min(n, message.size() - 1));
     }
     if (message.empty()) message = capstan_status_name(status);
@@ -302,7 +302,7 @@ inline Result to_result(const capstan_result &r) {
 }
 
 struct FreeText {
-    void operator()(char *p) const noexcept { capstan_free(p); }
+    void operator()(char *p) const noexcept { capstan_string_free(p); }
 };
 
 /// Runs a C function with a (char **out, size_t *out_len) output and copies it.
@@ -754,7 +754,7 @@ public:
     bool wait(std::uint32_t timeout_ms = forever) const noexcept {
         return raw_ && capstan_batch_wait(raw_, timeout_ms) == CAPSTAN_OK;
     }
-    bool done() const noexcept { return capstan_batch_done(raw_); }
+    bool done() const noexcept { return raw_ && capstan_batch_wait(raw_, 0) == CAPSTAN_OK; }
     /// Calls not started end `cancelled`; running ones see Call::cancelled().
     void cancel() noexcept { capstan_batch_cancel(raw_); }
 
@@ -894,14 +894,14 @@ public:
         def.timeout_ms = tool.timeout_ms;
         def.max_output_chars = tool.max_output_chars;
         def.flags = tool.flags;
-        capstan_status st = capstan_register(raw_, &def);
+        capstan_status st = capstan_registry_add_tool(raw_, &def);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return {};
     }
 
     /// Removes a tool; its calls in flight finish, then its callable is destroyed.
     [[nodiscard]] Expected<void> try_remove(std::string_view name) {
-        capstan_status st = capstan_unregister(raw_, detail::ptr(name), name.size());
+        capstan_status st = capstan_registry_remove_tool(raw_, detail::ptr(name), name.size());
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return {};
     }
@@ -910,7 +910,7 @@ public:
 
     /// Runs calls (one normalized call or an array) and returns their results
     /// in call order. Built on submit_polled + wait, so even a lone call runs
-    /// on the pool (execute_json is capstan_execute itself). On a thread that
+    /// on the pool (execute_json is capstan_registry_execute itself). On a thread that
     /// pumps this registry, the wait runs the batch's main-thread tools
     /// (capstan_batch_wait does), so a game may pump and execute alike.
     [[nodiscard]] Expected<std::vector<Result>> try_execute(std::string_view calls, const ExecOptions &opts = {}) {
@@ -925,12 +925,12 @@ public:
         return out;
     }
 
-    /// capstan_execute: the results as normalized JSON, in call order (what
+    /// capstan_registry_execute: the results as normalized JSON, in call order (what
     /// format_results takes).
     [[nodiscard]] Expected<std::string> try_execute_json(std::string_view calls, const ExecOptions &opts = {}) {
         detail::CExecOptions o(opts, 0, 0);
         return detail::text_out([&](char **out, std::size_t *len) {
-            return capstan_execute(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
+            return capstan_registry_execute(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
         });
     }
 
@@ -943,7 +943,7 @@ public:
         auto sink = std::make_unique<S>(std::forward<F>(on_result));
         detail::CExecOptions o(opts, 0, exec_flag::deliver_poll);
         capstan_batch *b = nullptr;
-        capstan_status st = capstan_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, &S::deliver, sink.get(), &b);
+        capstan_status st = capstan_batch_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, &S::deliver, sink.get(), &b);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return Batch(b, std::move(sink));
     }
@@ -953,7 +953,7 @@ public:
     [[nodiscard]] Expected<Batch> try_submit_polled(std::string_view calls, const ExecOptions &opts = {}) {
         detail::CExecOptions o(opts, exec_flag::deliver_poll, 0);
         capstan_batch *b = nullptr;
-        capstan_status st = capstan_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, nullptr, nullptr, &b);
+        capstan_status st = capstan_batch_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, nullptr, nullptr, &b);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return Batch(b, nullptr);
     }
@@ -968,7 +968,7 @@ public:
     [[nodiscard]] Expected<std::string> try_needs_approval(std::string_view calls, const ExecOptions &opts = {}) const {
         detail::CExecOptions o(opts, 0, 0);
         return detail::text_out([&](char **out, std::size_t *len) {
-            return capstan_needs_approval(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
+            return capstan_registry_needs_approval(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
         });
     }
 
@@ -1031,7 +1031,7 @@ public:
 
     [[nodiscard]] Expected<std::string> try_tools_json(Format fmt) const {
         return detail::text_out([&](char **out, std::size_t *len) {
-            return capstan_tools_json(raw_, static_cast<capstan_format>(fmt), out, len);
+            return capstan_registry_tools_json(raw_, static_cast<capstan_format>(fmt), nullptr, out, len, nullptr, nullptr);
         });
     }
 
@@ -1042,7 +1042,7 @@ public:
         char *json = nullptr, *report = nullptr;
         std::size_t json_len = 0, report_len = 0;
         capstan_status st =
-            capstan_tools_export(raw_, static_cast<capstan_format>(fmt), &o, &json, &json_len, &report, &report_len);
+            capstan_registry_tools_json(raw_, static_cast<capstan_format>(fmt), &o, &json, &json_len, &report, &report_len);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         std::unique_ptr<char, detail::FreeText> g1(json), g2(report);
         Export e;
@@ -1052,11 +1052,11 @@ public:
     }
 
     [[nodiscard]] Expected<std::string> try_name_report() const {
-        return detail::text_out([&](char **out, std::size_t *len) { return capstan_name_report(raw_, out, len); });
+        return detail::text_out([&](char **out, std::size_t *len) { return capstan_registry_names_json(raw_, out, len); });
     }
 
     [[nodiscard]] Expected<std::string> try_stats_json() const {
-        return detail::text_out([&](char **out, std::size_t *len) { return capstan_stats_json(raw_, out, len); });
+        return detail::text_out([&](char **out, std::size_t *len) { return capstan_registry_stats_json(raw_, out, len); });
     }
 
     /// One agent turn: parse the calls out of a provider response, run them,
@@ -1064,7 +1064,7 @@ public:
     [[nodiscard]] Expected<std::string> try_run_turn(Format fmt, std::string_view response, const ExecOptions &opts = {}) {
         detail::CExecOptions o(opts, 0, 0);
         return detail::text_out([&](char **out, std::size_t *len) {
-            return capstan_run_turn(raw_, static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), &o.raw,
+            return capstan_registry_run_turn(raw_, static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), &o.raw,
                                     out, len);
         });
     }
@@ -1153,21 +1153,21 @@ private:
 /// The tool calls of a provider response, as a normalized call array.
 [[nodiscard]] inline Expected<std::string> try_parse_calls(Format fmt, std::string_view response) {
     return detail::text_out([&](char **out, std::size_t *len) {
-        return capstan_parse_calls(static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), out, len);
+        return capstan_format_parse_calls(static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), out, len);
     });
 }
 
 /// Normalized results (execute_json's output) as the messages `fmt` expects.
 [[nodiscard]] inline Expected<std::string> try_format_results(Format fmt, std::string_view results_json) {
     return detail::text_out([&](char **out, std::size_t *len) {
-        return capstan_format_results(static_cast<capstan_format>(fmt), detail::ptr(results_json), results_json.size(),
+        return capstan_format_write_results(static_cast<capstan_format>(fmt), detail::ptr(results_json), results_json.size(),
                                       out, len);
     });
 }
 
 /// OK if every provider accepts `name` as a tool name; else why not.
 [[nodiscard]] inline Expected<void> try_check_name(std::string_view name) {
-    capstan_status st = capstan_check_name(detail::ptr(name), name.size());
+    capstan_status st = capstan_name_check(detail::ptr(name), name.size());
     if (st != CAPSTAN_OK) return detail::last_error(st);
     return {};
 }

@@ -8,10 +8,10 @@
 static _Thread_local int cg_run_here;
 
 char *cg_last_error(void) {
-    size_t n = capstan_last_error(NULL, 0);
+    size_t n = capstan_error_message(NULL, 0);
     char *buf = malloc(n + 1);
     if (buf == NULL) return NULL;
-    capstan_last_error(buf, n + 1);
+    capstan_error_message(buf, n + 1);
     return buf;
 }
 
@@ -40,7 +40,7 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
     def.timeout_ms = timeout_ms;
     def.max_output_chars = max_output_chars;
     def.flags = flags;
-    capstan_status st = capstan_register(reg, &def);
+    capstan_status st = capstan_registry_add_tool(reg, &def);
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;
 }
@@ -59,7 +59,7 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
     o.approved_count = approved_count;
     int saved_run_here = cg_run_here;
     cg_run_here = run_here;
-    capstan_status st = capstan_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
+    capstan_status st = capstan_batch_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
     cg_run_here = saved_run_here;
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;

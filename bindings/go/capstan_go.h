@@ -19,7 +19,7 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
                            const char *parameters, uintptr_t tool, uint32_t timeout_ms,
                            uint32_t max_output_chars, uint32_t flags, char **err);
 
-/* capstan_submit with results to the Go batch `batch` (a cgo.Handle). While
+/* capstan_batch_submit with results to the Go batch `batch` (a cgo.Handle). While
  * it runs, tools started on this thread learn whether they may run on it
  * (`run_here`). On failure *err gets the message. */
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,

@@ -44,7 +44,7 @@ func (s Status) Error() string { return C.GoString(C.capstan_status_name(C.capst
 type Error struct {
 	Op      string // the binding function that failed, e.g. "Register"
 	Status  Status
-	Message string // capstan's message (capstan_last_error), may be empty
+	Message string // capstan's message (capstan_error_message), may be empty
 }
 
 func (e *Error) Error() string {

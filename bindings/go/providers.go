@@ -26,7 +26,7 @@ const (
 // (sorted by name), e.g. the "tools" array of an OpenAI Chat request.
 func (r *Registry) Tools(format Format) (json.RawMessage, error) {
 	return r.out("Tools", func(out **C.char, n *C.size_t) C.capstan_status {
-		return C.capstan_tools_json(r.ptr, C.capstan_format(format), out, n)
+		return C.capstan_registry_tools_json(r.ptr, C.capstan_format(format), nil, out, n, nil, nil)
 	})
 }
 
@@ -56,13 +56,13 @@ func (r *Registry) ExportTools(format Format, opts ExportOptions) (tools, report
 	var rep *C.char
 	var repLen C.size_t
 	tools, err = r.out("ExportTools", func(out **C.char, n *C.size_t) C.capstan_status {
-		return C.capstan_tools_export(r.ptr, C.capstan_format(format), &o, out, n, &rep, &repLen)
+		return C.capstan_registry_tools_json(r.ptr, C.capstan_format(format), &o, out, n, &rep, &repLen)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	report = C.GoBytes(unsafe.Pointer(rep), C.int(repLen))
-	C.capstan_free(rep)
+	C.capstan_string_free(rep)
 	return tools, report, nil
 }
 
@@ -71,7 +71,7 @@ func (r *Registry) ExportTools(format Format, opts ExportOptions) (tools, report
 // tool. ErrInvalidResponse names what is missing.
 func ParseCalls(format Format, response []byte) ([]Call, error) {
 	raw, err := takeText("ParseCalls", func(out **C.char, n *C.size_t) C.capstan_status {
-		return C.capstan_parse_calls(C.capstan_format(format), bytesPtr(response), C.size_t(len(response)), out, n)
+		return C.capstan_format_parse_calls(C.capstan_format(format), bytesPtr(response), C.size_t(len(response)), out, n)
 	})
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func FormatResults(format Format, results []Result) (json.RawMessage, error) {
 		return nil, &Error{Op: "FormatResults", Status: ErrInvalidResults, Message: err.Error()}
 	}
 	return takeText("FormatResults", func(out **C.char, n *C.size_t) C.capstan_status {
-		return C.capstan_format_results(C.capstan_format(format), bytesPtr(body), C.size_t(len(body)), out, n)
+		return C.capstan_format_write_results(C.capstan_format(format), bytesPtr(body), C.size_t(len(body)), out, n)
 	})
 }
 

@@ -171,7 +171,7 @@ func (r *Registry) Unregister(name string) error {
 	}
 	defer r.leave()
 	return check("Unregister", func() C.capstan_status {
-		return C.capstan_unregister(r.ptr, stringPtr(name), C.size_t(len(name)))
+		return C.capstan_registry_remove_tool(r.ptr, stringPtr(name), C.size_t(len(name)))
 	})
 }
 
@@ -206,7 +206,7 @@ type Stats struct {
 // in flight.
 func (r *Registry) Stats() (Stats, error) {
 	raw, err := r.out("Stats", func(out **C.char, n *C.size_t) C.capstan_status {
-		return C.capstan_stats_json(r.ptr, out, n)
+		return C.capstan_registry_stats_json(r.ptr, out, n)
 	})
 	if err != nil {
 		return Stats{}, err
@@ -251,9 +251,9 @@ func takeText(op string, f func(out **C.char, n *C.size_t) C.capstan_status) ([]
 	if err := check(op, func() C.capstan_status { return f(&p, &n) }); err != nil {
 		return nil, err
 	}
-	defer C.capstan_free(p)
+	defer C.capstan_string_free(p)
 	return C.GoBytes(unsafe.Pointer(p), C.int(n)), nil
 }
 
-// Version is the library's version, e.g. "0.3.1".
-func Version() string { return C.GoString(C.capstan_version()) }
+// Version is the library's version, e.g. "0.4.0".
+func Version() string { return C.GoString(C.capstan_version_string()) }

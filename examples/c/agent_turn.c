@@ -22,10 +22,10 @@ int main(void) {
                       "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
         .callback = add,
     };
-    capstan_register(reg, &def);
+    capstan_registry_add_tool(reg, &def);
 
     /* tools for the request */
-    char *tools; capstan_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, &tools, NULL);
+    char *tools; capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, NULL, &tools, NULL, NULL, NULL);
     printf("tools: %s\n", tools);
     /* ... send the request with "tools": <tools>, get the response body ... */
     const char *response = "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"tool_calls\":["
@@ -33,14 +33,14 @@ int main(void) {
         "\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"}}]}}]}";
     char *messages; size_t len;
     int ok = 0;
-    if (capstan_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, response, CAPSTAN_NTS, NULL,
+    if (capstan_registry_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, response, CAPSTAN_NTS, NULL,
                          &messages, &len) == CAPSTAN_OK) {
         /* [{"role":"tool","tool_call_id":"call_1","content":"5"}]: append to the conversation */
         printf("messages: %s\n", messages);
         ok = strcmp(messages, "[{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"5\"}]") == 0;
-        capstan_free(messages);
+        capstan_string_free(messages);
     }
-    capstan_free(tools);
+    capstan_string_free(tools);
     capstan_registry_free(reg);
     return ok ? 0 : 1;
 }

@@ -55,7 +55,7 @@ static void on_result(void *user_data, const capstan_result *r) {
 
 static int fail(const char *what, capstan_status st) {
     char msg[512];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     fprintf(stderr, "%s failed: %s: %s\n", what, capstan_status_name(st), msg);
     return 1;
 }
@@ -99,8 +99,8 @@ int main(void) {
     };
     capstan_tool_def *defs[] = {&weather, &search, &db};
     for (size_t i = 0; i < 3; i++) {
-        st = capstan_register(reg, defs[i]);
-        if (st != CAPSTAN_OK) return fail("capstan_register", st);
+        st = capstan_registry_add_tool(reg, defs[i]);
+        if (st != CAPSTAN_OK) return fail("capstan_registry_add_tool", st);
     }
 
     /* What a model asked for: arguments as objects or as JSON strings. */
@@ -117,8 +117,8 @@ int main(void) {
     printf("== 6 calls in parallel, printed as they finish\n");
     double t0 = now_ms();
     capstan_batch *batch = NULL;
-    st = capstan_submit(reg, calls, CAPSTAN_NTS, NULL, on_result, NULL, &batch);
-    if (st != CAPSTAN_OK) return fail("capstan_submit", st);
+    st = capstan_batch_submit(reg, calls, CAPSTAN_NTS, NULL, on_result, NULL, &batch);
+    if (st != CAPSTAN_OK) return fail("capstan_batch_submit", st);
     capstan_batch_wait(batch, UINT32_MAX);
     capstan_batch_free(batch);
     printf("wall time %.0f ms (two 300 ms searches ran side by side)\n\n", now_ms() - t0);
@@ -127,15 +127,15 @@ int main(void) {
     capstan_exec_options opts = {.struct_size = sizeof opts, .timeout_ms = 100};
     char *results = NULL;
     size_t results_len = 0;
-    st = capstan_execute(reg, calls, CAPSTAN_NTS, &opts, &results, &results_len);
-    if (st != CAPSTAN_OK) return fail("capstan_execute", st);
+    st = capstan_registry_execute(reg, calls, CAPSTAN_NTS, &opts, &results, &results_len);
+    if (st != CAPSTAN_OK) return fail("capstan_registry_execute", st);
     /* One result per line for reading. */
     for (char *p = results; *p; p++) {
         putchar(*p);
         if (*p == '}' && p[1] == ',') { putchar(','); putchar('\n'); p++; }
     }
     printf("\n");
-    capstan_free(results);
+    capstan_string_free(results);
 
     capstan_registry_free(reg);
     return 0;

@@ -70,14 +70,14 @@ int main(void) {
                              .description = "Find a path (slow).",
                              .parameters = "{\"type\":\"object\"}",
                              .callback = pathfind};
-    capstan_register(reg, &spawn);
-    capstan_register(reg, &path);
+    capstan_registry_add_tool(reg, &spawn);
+    capstan_registry_add_tool(reg, &path);
 
     const char *calls = "[{\"id\":\"1\",\"name\":\"pathfind\"},{\"id\":\"2\",\"name\":\"spawn_enemy\"},"
                         "{\"id\":\"3\",\"name\":\"pathfind\"},{\"id\":\"4\",\"name\":\"spawn_enemy\"}]";
     capstan_exec_options opts = {.struct_size = sizeof opts, .flags = CAPSTAN_EXEC_DELIVER_POLL};
     capstan_batch *batch;
-    if (capstan_submit(reg, calls, CAPSTAN_NTS, &opts, NULL, NULL, &batch) != CAPSTAN_OK) return 1;
+    if (capstan_batch_submit(reg, calls, CAPSTAN_NTS, &opts, NULL, NULL, &batch) != CAPSTAN_OK) return 1;
 
     struct frame_state s = {0, 0, 0};
     double worst = 0, total = 0;

@@ -24,8 +24,8 @@ int main(void) {
     def.parameters = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
                      "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}";
     def.callback = add; /* as in the C quickstart */
-    capstan_register(reg, &def);
-    capstan_status st = capstan_mcp_serve_stdio(reg, NULL); /* until stdin closes */
+    capstan_registry_add_tool(reg, &def);
+    capstan_status st = capstan_mcp_server_serve_stdio(reg, NULL); /* until stdin closes */
     capstan_registry_free(reg);
     return st == CAPSTAN_OK ? 0 : 1;
 }

@@ -24,18 +24,18 @@ int main(void) {
                       "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
         .callback = add, .timeout_ms = 1000,
     };
-    if (capstan_register(reg, &def) != CAPSTAN_OK) {
-        char msg[256]; capstan_last_error(msg, sizeof msg); fprintf(stderr, "%s\n", msg);
+    if (capstan_registry_add_tool(reg, &def) != CAPSTAN_OK) {
+        char msg[256]; capstan_error_message(msg, sizeof msg); fprintf(stderr, "%s\n", msg);
         return 1;
     }
     const char *calls = "[{\"id\":\"1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"},"
                         " {\"id\":\"2\",\"name\":\"add\",\"arguments\":{\"a\":\"x\"}}]";
     char *results; size_t n;
-    capstan_execute(reg, calls, CAPSTAN_NTS, NULL, &results, &n);
+    capstan_registry_execute(reg, calls, CAPSTAN_NTS, NULL, &results, &n);
     puts(results);
     int ok = strstr(results, "\"content\":\"5\"") != NULL &&
              strstr(results, "\"outcome\":\"invalid_arguments\"") != NULL;
-    capstan_free(results);
+    capstan_string_free(results);
     capstan_registry_free(reg);
     return ok ? 0 : 1;
 }

@@ -51,7 +51,7 @@ int main(void) {
     def.parameters = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
                      "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}";
     def.callback = add;
-    capstan_register(reg, &def);
+    capstan_registry_add_tool(reg, &def);
 
     capstan_exec_options opts = CAPSTAN_EXEC_OPTIONS_INIT;
     opts.flags = CAPSTAN_EXEC_EARLY_DISPATCH;   /* start calls before the end */
@@ -87,7 +87,7 @@ int main(void) {
     if (capstan_stream_finish(stream, &out, NULL) != CAPSTAN_OK) return 1;
     printf("turn: %s\n", out);   /* {"calls", "results", "messages", "text", ...} */
     int ok = early && strstr(out, "\"tool_call_id\":\"call_1\",\"content\":\"5\"") != NULL;
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_stream_free(stream);
     capstan_registry_free(reg);
     return ok ? 0 : 1;

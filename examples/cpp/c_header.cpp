@@ -24,8 +24,8 @@ extern "C" void add(void *, capstan_call *call) {
 }
 
 int main() {
-    if (std::strcmp(capstan_version(), CAPSTAN_VERSION_STRING) != 0) {
-        std::fprintf(stderr, "header %s, library %s\n", CAPSTAN_VERSION_STRING, capstan_version());
+    if (std::strcmp(capstan_version_string(), CAPSTAN_VERSION_STRING) != 0) {
+        std::fprintf(stderr, "header %s, library %s\n", CAPSTAN_VERSION_STRING, capstan_version_string());
         return 1;
     }
     capstan_registry_options reg_opts = CAPSTAN_REGISTRY_OPTIONS_INIT;
@@ -39,9 +39,9 @@ int main() {
                      "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}";
     def.callback = add;
     def.timeout_ms = 1000;
-    if (capstan_register(reg, &def) != CAPSTAN_OK) {
+    if (capstan_registry_add_tool(reg, &def) != CAPSTAN_OK) {
         char msg[256];
-        capstan_last_error(msg, sizeof msg);
+        capstan_error_message(msg, sizeof msg);
         std::fprintf(stderr, "%s\n", msg);
         return 1;
     }
@@ -49,10 +49,10 @@ int main() {
     capstan_export_options export_opts = CAPSTAN_EXPORT_OPTIONS_INIT;
     export_opts.flags = CAPSTAN_EXPORT_STRICT;
     char *tools = nullptr;
-    if (capstan_tools_export(reg, CAPSTAN_FORMAT_OPENAI_CHAT, &export_opts, &tools, nullptr, nullptr,
+    if (capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, &export_opts, &tools, nullptr, nullptr,
                              nullptr) != CAPSTAN_OK)
         return 1;
-    capstan_free(tools);
+    capstan_string_free(tools);
 
     capstan_stream_sink sink = CAPSTAN_STREAM_SINK_INIT;
     if (sink.struct_size != sizeof sink || sink.on_text != nullptr) return 1;
@@ -62,11 +62,11 @@ int main() {
     const char *calls = "[{\"id\":\"1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\":2,\\\"b\\\":3}\"},"
                         " {\"id\":\"2\",\"name\":\"add\",\"arguments\":{\"a\":\"x\"}}]";
     char *results = nullptr;
-    if (capstan_execute(reg, calls, CAPSTAN_NTS, &exec_opts, &results, nullptr) != CAPSTAN_OK) return 1;
+    if (capstan_registry_execute(reg, calls, CAPSTAN_NTS, &exec_opts, &results, nullptr) != CAPSTAN_OK) return 1;
     std::puts(results);
     bool ok = std::strstr(results, "\"content\":\"5\"") != nullptr &&
               std::strstr(results, "\"outcome\":\"invalid_arguments\"") != nullptr;
-    capstan_free(results);
+    capstan_string_free(results);
     capstan_mcp_server_options mcp_opts = CAPSTAN_MCP_SERVER_OPTIONS_INIT;
     ok = ok && mcp_opts.struct_size == sizeof mcp_opts && mcp_opts.address == nullptr;
     capstan_registry_free(reg);

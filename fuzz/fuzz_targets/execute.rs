@@ -1,5 +1,5 @@
-//! Normalized calls through `capstan_execute`, `capstan_submit` (callback and
-//! poll delivery, cancelled, freed while running) and `capstan_needs_approval`,
+//! Normalized calls through `capstan_registry_execute`, `capstan_batch_submit` (callback and
+//! poll delivery, cancelled, freed while running) and `capstan_registry_needs_approval`,
 //! against tools of every behaviour. Every call must get exactly one result,
 //! and every batch its one end. Input: one byte of execution options, one
 //! byte choosing the entry point, then the calls JSON.
@@ -73,20 +73,20 @@ fuzz_target!(|data: &[u8]| {
     match mode % 6 {
         0 => {
             let (mut out, mut out_len) = (std::ptr::null_mut(), 0);
-            let st = unsafe { capstan_execute(reg.0, ptr, len, &opts, &mut out, &mut out_len) };
-            if let Some(results) = take_json(st, out, out_len, "capstan_execute") {
+            let st = unsafe { capstan_registry_execute(reg.0, ptr, len, &opts, &mut out, &mut out_len) };
+            if let Some(results) = take_json(st, out, out_len, "capstan_registry_execute") {
                 check_results(
                     &results,
                     n.expect("execute accepted calls that are not JSON"),
-                    "capstan_execute",
+                    "capstan_registry_execute",
                 );
             }
         }
         1 => {
             let (mut out, mut out_len) = (std::ptr::null_mut(), 0);
             let st =
-                unsafe { capstan_needs_approval(reg.0, ptr, len, &opts, &mut out, &mut out_len) };
-            if let Some(waiting) = take_json(st, out, out_len, "capstan_needs_approval") {
+                unsafe { capstan_registry_needs_approval(reg.0, ptr, len, &opts, &mut out, &mut out_len) };
+            if let Some(waiting) = take_json(st, out, out_len, "capstan_registry_needs_approval") {
                 let waiting = waiting
                     .as_array()
                     .expect("needs_approval did not return an array");
@@ -104,7 +104,7 @@ fuzz_target!(|data: &[u8]| {
             let user_data = &*tally as *const Tally as *mut std::ffi::c_void;
             let mut batch = std::ptr::null_mut();
             let st = unsafe {
-                capstan_submit(
+                capstan_batch_submit(
                     reg.0,
                     ptr,
                     len,
@@ -114,7 +114,7 @@ fuzz_target!(|data: &[u8]| {
                     &mut batch,
                 )
             };
-            check_status(st, "capstan_submit");
+            check_status(st, "capstan_batch_submit");
             if st != CAPSTAN_OK {
                 assert!(batch.is_null(), "submit failed but wrote its batch");
                 return;
@@ -146,8 +146,12 @@ fuzz_target!(|data: &[u8]| {
                     CAPSTAN_OK,
                     "batch_wait"
                 );
-                assert!(capstan_batch_done(batch), "batch not done after wait");
-                check_results_once(&tally, "capstan_submit");
+                assert_eq!(
+                    capstan_batch_wait(batch, 0),
+                    CAPSTAN_OK,
+                    "batch not done after wait"
+                );
+                check_results_once(&tally, "capstan_batch_submit");
                 // batch_wait returns only after the end (NULL) callback
                 // returned (fuzz/FINDINGS.md, finding 1, fixed).
                 assert_eq!(

@@ -1,4 +1,4 @@
-//! A fuzzed parameters schema, registered through `capstan_register`, then
+//! A fuzzed parameters schema, registered through `capstan_registry_add_tool`, then
 //! exported in every format (strict and Gemini-lowered too), with the name
 //! report and the statistics. Input: one byte of tool flags, then the schema.
 #![no_main]
@@ -36,8 +36,18 @@ fuzz_target!(|data: &[u8]| {
     }
     for fmt in FORMATS {
         let (mut out, mut len) = (std::ptr::null_mut(), 0);
-        let st = unsafe { capstan_tools_json(reg.0, fmt, &mut out, &mut len) };
-        let tools = take_json(st, out, len, "capstan_tools_json").expect("export failed");
+        let st = unsafe {
+            capstan_registry_tools_json(
+                reg.0,
+                fmt,
+                std::ptr::null(),
+                &mut out,
+                &mut len,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        let tools = take_json(st, out, len, "capstan_registry_tools_json").expect("export failed");
         assert!(!tools.is_null(), "format {fmt} exported null");
         for export_flags in [CAPSTAN_EXPORT_STRICT, CAPSTAN_EXPORT_GEMINI_LOWER] {
             let opts = capstan_export_options {
@@ -47,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
             let (mut out, mut len) = (std::ptr::null_mut(), 0);
             let (mut report, mut report_len) = (std::ptr::null_mut(), 0);
             let st = unsafe {
-                capstan_tools_export(
+                capstan_registry_tools_json(
                     reg.0,
                     fmt,
                     &opts,
@@ -57,10 +67,10 @@ fuzz_target!(|data: &[u8]| {
                     &mut report_len,
                 )
             };
-            check_status(st, "capstan_tools_export");
+            check_status(st, "capstan_registry_tools_json");
             if st == CAPSTAN_OK {
-                take_json(st, out, len, "capstan_tools_export");
-                let report = take_json(st, report, report_len, "capstan_tools_export report");
+                take_json(st, out, len, "capstan_registry_tools_json");
+                let report = take_json(st, report, report_len, "capstan_registry_tools_json report");
                 assert!(
                     report.as_ref().is_some_and(Value::is_array),
                     "report is not an array"
@@ -74,8 +84,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
-    let st = unsafe { capstan_name_report(reg.0, &mut out, &mut len) };
-    take_json(st, out, len, "capstan_name_report").expect("name report failed");
-    let st = unsafe { capstan_unregister(reg.0, c"fuzzed_tool".as_ptr(), CAPSTAN_NTS) };
+    let st = unsafe { capstan_registry_names_json(reg.0, &mut out, &mut len) };
+    take_json(st, out, len, "capstan_registry_names_json").expect("name report failed");
+    let st = unsafe { capstan_registry_remove_tool(reg.0, c"fuzzed_tool".as_ptr(), CAPSTAN_NTS) };
     assert_eq!(st, CAPSTAN_OK, "unregister: {}", last_error());
 });

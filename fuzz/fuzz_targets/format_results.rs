@@ -1,4 +1,4 @@
-//! `capstan_format_results` for every format (and unknown format values).
+//! `capstan_format_write_results` for every format (and unknown format values).
 //! Input: one byte choosing the format, then the results JSON. Output must
 //! be JSON; `describe` output read back must not change.
 #![no_main]
@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 fn format(fmt: capstan_format, results: &[u8]) -> (capstan_status, Option<String>) {
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st = unsafe {
-        capstan_format_results(
+        capstan_format_write_results(
             fmt,
             results.as_ptr().cast(),
             results.len(),
@@ -18,7 +18,7 @@ fn format(fmt: capstan_format, results: &[u8]) -> (capstan_status, Option<String
             &mut len,
         )
     };
-    (st, take_text(st, out, len, "capstan_format_results"))
+    (st, take_text(st, out, len, "capstan_format_write_results"))
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -1,4 +1,4 @@
-//! `capstan_parse_calls` for every format (and unknown format values).
+//! `capstan_format_parse_calls` for every format (and unknown format values).
 //! Input: one byte choosing the format, then the response body. What it
 //! returns must be normalized call JSON that `describe` reads back unchanged.
 #![no_main]
@@ -10,8 +10,8 @@ use libfuzzer_sys::fuzz_target;
 fn parse(fmt: capstan_format, body: &[u8]) -> (capstan_status, Option<String>) {
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st =
-        unsafe { capstan_parse_calls(fmt, body.as_ptr().cast(), body.len(), &mut out, &mut len) };
-    (st, take_text(st, out, len, "capstan_parse_calls"))
+        unsafe { capstan_format_parse_calls(fmt, body.as_ptr().cast(), body.len(), &mut out, &mut len) };
+    (st, take_text(st, out, len, "capstan_format_parse_calls"))
 }
 
 fuzz_target!(|data: &[u8]| {

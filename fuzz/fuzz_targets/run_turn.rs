@@ -1,4 +1,4 @@
-//! `capstan_run_turn`: a fuzzed provider response run against tools of every
+//! `capstan_registry_run_turn`: a fuzzed provider response run against tools of every
 //! behaviour (ok, error, timeout, cancel, deferred, approval, serial).
 //! Input: one byte choosing the format, one byte of execution options, then
 //! the response. run_turn must fail exactly when parse_calls fails.
@@ -24,7 +24,7 @@ fuzz_target!(|data: &[u8]| {
     let reg = registry();
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st = unsafe {
-        capstan_run_turn(
+        capstan_registry_run_turn(
             reg.0,
             fmt,
             body.as_ptr().cast(),
@@ -34,11 +34,11 @@ fuzz_target!(|data: &[u8]| {
             &mut len,
         )
     };
-    let messages = take_json(st, out, len, "capstan_run_turn");
+    let messages = take_json(st, out, len, "capstan_registry_run_turn");
 
     let (mut calls, mut calls_len) = (std::ptr::null_mut(), 0);
     let parse_st = unsafe {
-        capstan_parse_calls(
+        capstan_format_parse_calls(
             fmt,
             body.as_ptr().cast(),
             body.len(),
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
             &mut calls_len,
         )
     };
-    take_text(parse_st, calls, calls_len, "capstan_parse_calls");
+    take_text(parse_st, calls, calls_len, "capstan_format_parse_calls");
     assert_eq!(
         st, parse_st,
         "run_turn and parse_calls disagree on the response"

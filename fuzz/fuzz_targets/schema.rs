@@ -1,7 +1,7 @@
 //! Schema compile + validate, both fuzzed. Input: one options byte, the
 //! parameters schema, a NUL byte, the arguments. The schema is registered
-//! through `capstan_register` (as a tool that echoes its arguments) and one
-//! call runs through `capstan_execute`.
+//! through `capstan_registry_add_tool` (as a tool that echoes its arguments) and one
+//! call runs through `capstan_registry_execute`.
 //! Options: bit 0 coercing registry, bit 1 strict nulls, bit 2 arguments sent
 //! as a JSON string (as OpenAI does).
 #![no_main]
@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
     let opts = exec_options(strict);
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st = unsafe {
-        capstan_execute(
+        capstan_registry_execute(
             reg.0,
             calls.as_ptr().cast(),
             calls.len(),
@@ -55,8 +55,8 @@ fuzz_target!(|data: &[u8]| {
         )
     };
     let results =
-        take_json(st, out, len, "capstan_execute").expect("execute refused a well-formed call");
-    check_results(&results, 1, "capstan_execute");
+        take_json(st, out, len, "capstan_registry_execute").expect("execute refused a well-formed call");
+    check_results(&results, 1, "capstan_registry_execute");
     let outcome = results[0]["outcome"].as_str();
     assert!(
         matches!(outcome, Some("ok" | "invalid_arguments")),

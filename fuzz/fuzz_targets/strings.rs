@@ -122,8 +122,8 @@ fn out_text(what: &str, f: impl FnOnce(*mut *mut c_char, *mut usize) -> capstan_
 }
 
 fn execute(reg: Reg, calls: &str, opts: &capstan_exec_options) {
-    out_text("capstan_execute", |out, len| unsafe {
-        capstan_execute(reg.0, calls.as_ptr().cast(), calls.len(), opts, out, len)
+    out_text("capstan_registry_execute", |out, len| unsafe {
+        capstan_registry_execute(reg.0, calls.as_ptr().cast(), calls.len(), opts, out, len)
     });
 }
 
@@ -133,7 +133,7 @@ fn check_last_error_prefix(cap: usize) {
     let full = last_error();
     let mut buf = vec![0xffu8; cap];
     let n = unsafe {
-        capstan_last_error(
+        capstan_error_message(
             if cap == 0 {
                 std::ptr::null_mut()
             } else {
@@ -142,14 +142,14 @@ fn check_last_error_prefix(cap: usize) {
             cap,
         )
     };
-    assert_eq!(n, full.len(), "capstan_last_error length");
+    assert_eq!(n, full.len(), "capstan_error_message length");
     if cap == 0 {
         return;
     }
     let end = buf
         .iter()
         .position(|&b| b == 0)
-        .expect("capstan_last_error did not NUL-terminate");
+        .expect("capstan_error_message did not NUL-terminate");
     let prefix = std::str::from_utf8(&buf[..end]).expect("truncated error is not UTF-8");
     assert!(full.starts_with(prefix), "truncated error is not a prefix");
     assert!(
@@ -190,32 +190,32 @@ fuzz_target!(|data: &[u8]| {
 
     match entry % 14 {
         0 => check_status(
-            unsafe { capstan_check_name(ptr, len) },
-            "capstan_check_name",
+            unsafe { capstan_name_check(ptr, len) },
+            "capstan_name_check",
         ),
         1 => check_status(
-            unsafe { capstan_unregister(reg.0, ptr, len) },
-            "capstan_unregister",
+            unsafe { capstan_registry_remove_tool(reg.0, ptr, len) },
+            "capstan_registry_remove_tool",
         ),
-        2 => out_text("capstan_parse_calls", |o, l| unsafe {
-            capstan_parse_calls(fmt, ptr, len, o, l)
+        2 => out_text("capstan_format_parse_calls", |o, l| unsafe {
+            capstan_format_parse_calls(fmt, ptr, len, o, l)
         }),
-        3 => out_text("capstan_format_results", |o, l| unsafe {
-            capstan_format_results(fmt, ptr, len, o, l)
+        3 => out_text("capstan_format_write_results", |o, l| unsafe {
+            capstan_format_write_results(fmt, ptr, len, o, l)
         }),
-        4 => out_text("capstan_run_turn", |o, l| unsafe {
-            capstan_run_turn(reg.0, fmt, ptr, len, &opts, o, l)
+        4 => out_text("capstan_registry_run_turn", |o, l| unsafe {
+            capstan_registry_run_turn(reg.0, fmt, ptr, len, &opts, o, l)
         }),
-        5 => out_text("capstan_execute", |o, l| unsafe {
-            capstan_execute(reg.0, ptr, len, &opts, o, l)
+        5 => out_text("capstan_registry_execute", |o, l| unsafe {
+            capstan_registry_execute(reg.0, ptr, len, &opts, o, l)
         }),
-        6 => out_text("capstan_needs_approval", |o, l| unsafe {
-            capstan_needs_approval(reg.0, ptr, len, &opts, o, l)
+        6 => out_text("capstan_registry_needs_approval", |o, l| unsafe {
+            capstan_registry_needs_approval(reg.0, ptr, len, &opts, o, l)
         }),
         7 => {
             let mut batch = std::ptr::null_mut();
             let st = unsafe {
-                capstan_submit(
+                capstan_batch_submit(
                     reg.0,
                     ptr,
                     len,
@@ -225,7 +225,7 @@ fuzz_target!(|data: &[u8]| {
                     &mut batch,
                 )
             };
-            check_status(st, "capstan_submit");
+            check_status(st, "capstan_batch_submit");
             if st == CAPSTAN_OK {
                 unsafe {
                     assert_eq!(capstan_batch_wait(batch, u32::MAX), CAPSTAN_OK);
@@ -269,11 +269,11 @@ fuzz_target!(|data: &[u8]| {
                 max_output_chars: u32::from(*extra),
                 flags: 0,
             };
-            let st = unsafe { capstan_register(reg.0, &def) };
-            check_status(st, "capstan_register");
+            let st = unsafe { capstan_registry_add_tool(reg.0, &def) };
+            check_status(st, "capstan_registry_add_tool");
             if st == CAPSTAN_OK {
                 execute(reg, r#"{"id":"f","name":"fz","arguments":{}}"#, &opts);
-                let st = unsafe { capstan_unregister(reg.0, name, CAPSTAN_NTS) };
+                let st = unsafe { capstan_registry_remove_tool(reg.0, name, CAPSTAN_NTS) };
                 assert_eq!(
                     st,
                     CAPSTAN_OK,

@@ -50,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
     let opts = exec_options(strict);
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st = unsafe {
-        capstan_execute(
+        capstan_registry_execute(
             reg.0,
             calls.as_ptr().cast(),
             calls.len(),
@@ -60,8 +60,8 @@ fuzz_target!(|data: &[u8]| {
         )
     };
     let results =
-        take_json(st, out, len, "capstan_execute").expect("execute refused a well-formed call");
-    check_results(&results, 1, "capstan_execute");
+        take_json(st, out, len, "capstan_registry_execute").expect("execute refused a well-formed call");
+    check_results(&results, 1, "capstan_registry_execute");
     let outcome = results[0]["outcome"].as_str();
     let content = results[0]["content"].as_str().unwrap_or_default();
     match outcome {

@@ -25,19 +25,19 @@ unsafe impl Send for Reg {}
 unsafe impl Sync for Reg {}
 
 /// The message of the last failure on this thread; checks that it is
-/// NUL-terminated UTF-8 of the length `capstan_last_error` reports.
+/// NUL-terminated UTF-8 of the length `capstan_error_message` reports.
 pub fn last_error() -> String {
     unsafe {
-        let n = capstan_last_error(std::ptr::null_mut(), 0);
+        let n = capstan_error_message(std::ptr::null_mut(), 0);
         let mut buf = vec![0x55u8; n + 1];
-        let again = capstan_last_error(buf.as_mut_ptr().cast(), buf.len());
+        let again = capstan_error_message(buf.as_mut_ptr().cast(), buf.len());
         assert_eq!(
             n, again,
-            "capstan_last_error changed length between two reads"
+            "capstan_error_message changed length between two reads"
         );
-        assert_eq!(buf[n], 0, "capstan_last_error did not NUL-terminate");
+        assert_eq!(buf[n], 0, "capstan_error_message did not NUL-terminate");
         buf.truncate(n);
-        String::from_utf8(buf).expect("capstan_last_error wrote invalid UTF-8")
+        String::from_utf8(buf).expect("capstan_error_message wrote invalid UTF-8")
     }
 }
 
@@ -58,7 +58,7 @@ pub fn check_status(st: capstan_status, what: &str) {
 }
 
 /// Takes a `char **out, size_t *out_len` pair after a call: on success the
-/// text (checked, then freed with `capstan_free`); on failure checks that
+/// text (checked, then freed with `capstan_string_free`); on failure checks that
 /// nothing was written.
 pub fn take_text(st: capstan_status, out: *mut c_char, len: usize, what: &str) -> Option<String> {
     check_status(st, what);
@@ -80,7 +80,7 @@ pub fn take_text(st: capstan_status, out: *mut c_char, len: usize, what: &str) -
         let text = std::str::from_utf8(bytes)
             .unwrap_or_else(|_| panic!("{what} returned invalid UTF-8"))
             .to_owned();
-        capstan_free(out);
+        capstan_string_free(out);
         Some(text)
     }
 }
@@ -131,8 +131,8 @@ pub fn register(
         max_output_chars: 0,
         flags,
     };
-    let st = unsafe { capstan_register(reg.0, &def) };
-    check_status(st, "capstan_register");
+    let st = unsafe { capstan_registry_add_tool(reg.0, &def) };
+    check_status(st, "capstan_registry_add_tool");
     st
 }
 

@@ -33,7 +33,7 @@ unsafe fn write_len(len: *mut usize, value: usize) {
 /// and a completion returns ALREADY_COMPLETED). So every call must be
 /// completed exactly once, even one that timed out, or its memory is held
 /// until the registry is freed. NULL if the handle is not live (see
-/// `capstan_last_error`).
+/// `capstan_error_message`).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_arguments(
     call: *const capstan_call,

@@ -10,7 +10,7 @@ use crate::call::Arguments;
 use crate::check::{check_call, Checked};
 
 /// Checks one call without running it: looks the tool up and validates the
-/// arguments as `capstan_execute` would before calling the tool, on the
+/// arguments as `capstan_registry_execute` would before calling the tool, on the
 /// calling thread, with no callback, thread or timer. For hosts that then
 /// run the tool themselves (e.g. a binding's coroutine on its event loop).
 ///
@@ -18,7 +18,7 @@ use crate::check::{check_call, Checked};
 /// (empty text: `{}`). `flags`: 0, or `CAPSTAN_EXEC_STRICT_NULLS`.
 ///
 /// On OK, `*outcome` says what was found and `*out` (owned by the caller,
-/// freed with `capstan_free`; `out_len` may be NULL) holds:
+/// freed with `capstan_string_free`; `out_len` may be NULL) holds:
 /// - `CAPSTAN_OUTCOME_OK`: the validated arguments, compact JSON, defaults
 ///   filled in (coerced where the registry coerces);
 /// - `CAPSTAN_OUTCOME_INVALID_ARGUMENTS`, `CAPSTAN_OUTCOME_UNKNOWN_TOOL` or
@@ -30,7 +30,7 @@ use crate::check::{check_call, Checked};
 /// with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (unknown flags).
 /// Any thread, also inside a callback.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_check_call(
+pub unsafe extern "C" fn capstan_registry_check_call(
     reg: *const capstan_registry,
     name: *const c_char,
     name_len: usize,

@@ -10,14 +10,14 @@ use super::registry::registry_ref;
 use super::types::*;
 
 /// A mounted MCP server: capstan's client connection to it, made by
-/// `capstan_mcp_mount`. A handle, never reused, not a pointer to memory:
-/// using it after `capstan_mcp_unmount` is CAPSTAN_ERR_STALE_HANDLE, never
+/// `capstan_mcp_mount_new`. A handle, never reused, not a pointer to memory:
+/// using it after `capstan_mcp_mount_free` is CAPSTAN_ERR_STALE_HANDLE, never
 /// undefined behaviour.
-pub struct capstan_mcp_client {
+pub struct capstan_mcp_mount {
     _private: [u8; 0],
 }
 
-/// Options of `capstan_mcp_mount`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
+/// Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
 /// and set exactly one of `argv` (a command line) or `url`.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -86,15 +86,15 @@ mod imp {
 
     static NEXT: AtomicUsize = AtomicUsize::new(1);
 
-    pub(super) fn insert(mount: Mount) -> *mut capstan_mcp_client {
+    pub(super) fn insert(mount: Mount) -> *mut capstan_mcp_mount {
         // Handles count up from 1 and are never reused (a 64-bit counter
         // does not wrap in practice), so a stale one never names a new mount.
         let handle = NEXT.fetch_add(1, Ordering::Relaxed);
         mounts().insert(handle, Arc::new(mount));
-        handle as *mut capstan_mcp_client
+        handle as *mut capstan_mcp_mount
     }
 
-    pub(super) fn get(mount: *const capstan_mcp_client) -> Result<Arc<Mount>, Fail> {
+    pub(super) fn get(mount: *const capstan_mcp_mount) -> Result<Arc<Mount>, Fail> {
         non_null(mount, "mount")?;
         mounts()
             .get(&(mount as usize))
@@ -102,7 +102,7 @@ mod imp {
             .ok_or_else(|| Fail::Core(crate::Error::StaleHandle(stale_text())))
     }
 
-    pub(super) fn remove(mount: *mut capstan_mcp_client) -> Result<Arc<Mount>, Fail> {
+    pub(super) fn remove(mount: *mut capstan_mcp_mount) -> Result<Arc<Mount>, Fail> {
         mounts()
             .remove(&(mount as usize))
             .ok_or_else(|| Fail::Core(crate::Error::StaleHandle(stale_text())))
@@ -209,14 +209,14 @@ fn unsupported() -> Fail {
 /// `inputSchema` as its parameters (so arguments are validated locally like
 /// any tool's). Blocks until that is done, at most about twice
 /// `connect_timeout_ms`. On success `*out` is the mount: free it with
-/// `capstan_mcp_unmount`, before or after `capstan_registry_free` of `reg`
+/// `capstan_mcp_mount_free`, before or after `capstan_registry_free` of `reg`
 /// (the mount keeps its own reference to the registry's core; once the
 /// registry is closed its tools are gone and calls cannot reach them).
 ///
 /// A remote tool whose local name no provider accepts, that is already
 /// registered in `reg` (by the host or another mount), or whose schema does
 /// not compile is not mounted (never replaced, never silently dropped): the
-/// mount's `problems` (`capstan_mcp_mount_info`) list each with why.
+/// mount's `problems` (`capstan_mcp_mount_info_json`) list each with why.
 ///
 /// Calls are forwarded from capstan's MCP thread; the tool callback thread
 /// is not held. When the executor ends a call first (timeout, batch
@@ -238,10 +238,10 @@ fn unsupported() -> Fail {
 /// then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
 /// without feature `mcp`).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_mount(
+pub unsafe extern "C" fn capstan_mcp_mount_new(
     reg: *mut capstan_registry,
     opts: *const capstan_mcp_mount_options,
-    out: *mut *mut capstan_mcp_client,
+    out: *mut *mut capstan_mcp_mount,
 ) -> capstan_status {
     guard(|| {
         non_null(out, "out")?;
@@ -274,7 +274,7 @@ pub unsafe extern "C" fn capstan_mcp_mount(
 /// NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
 /// undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_unmount(mount: *mut capstan_mcp_client) -> capstan_status {
+pub unsafe extern "C" fn capstan_mcp_mount_free(mount: *mut capstan_mcp_mount) -> capstan_status {
     guard(|| {
         if mount.is_null() {
             return Ok(());
@@ -296,10 +296,10 @@ pub unsafe extern "C" fn capstan_mcp_unmount(mount: *mut capstan_mcp_client) -> 
 /// name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
 /// "reconnects": n (successful reconnects so far), "gave_up": bool (the
 /// reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
-/// owned by the caller (`capstan_free`). STALE_HANDLE after unmount.
+/// owned by the caller (`capstan_string_free`). STALE_HANDLE after unmount.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_mount_info(
-    mount: *const capstan_mcp_client,
+pub unsafe extern "C" fn capstan_mcp_mount_info_json(
+    mount: *const capstan_mcp_mount,
     out: *mut *mut c_char,
     out_len: *mut usize,
 ) -> capstan_status {
@@ -313,23 +313,6 @@ pub unsafe extern "C" fn capstan_mcp_mount_info(
         #[cfg(not(feature = "mcp"))]
         {
             let _ = (mount, out_len);
-            Err(unsupported())
-        }
-    })
-}
-
-/// True while the mount is connected to its server (false for NULL, a stale
-/// handle, or without feature `mcp`; the last error then says why).
-#[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_mount_connected(mount: *const capstan_mcp_client) -> bool {
-    guard_value(false, || {
-        #[cfg(feature = "mcp")]
-        {
-            Ok(imp::get(mount)?.is_connected())
-        }
-        #[cfg(not(feature = "mcp"))]
-        {
-            let _ = mount;
             Err(unsupported())
         }
     })

@@ -13,7 +13,7 @@ pub struct capstan_mcp_server {
     _private: [u8; 0],
 }
 
-/// Options of `capstan_mcp_serve_stdio` and `capstan_mcp_server_start`.
+/// Options of `capstan_mcp_server_serve_stdio` and `capstan_mcp_server_start`.
 /// NULL means defaults; zero/NULL fields mean defaults. Strings are
 /// NUL-terminated UTF-8, read during the call only.
 #[repr(C)]
@@ -130,21 +130,22 @@ fn unsupported() -> Fail {
 /// `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
 /// tools/list is the registry as it is at each request, and registering or
 /// unregistering a tool sends `notifications/tools/list_changed`. Calls run
-/// as with `capstan_execute` (validation, timeouts, approval, stats);
+/// as with `capstan_registry_execute` (validation, timeouts, approval, stats);
 /// invalid arguments come back as `isError` results with capstan's text; an
 /// unknown tool is a JSON-RPC error (-32602). INVALID_ARGUMENT for bad
 /// options, TRANSPORT if stdio cannot be served, UNSUPPORTED without `mcp`.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_serve_stdio(
+pub unsafe extern "C" fn capstan_mcp_server_serve_stdio(
     reg: *mut capstan_registry,
     opts: *const capstan_mcp_server_options,
 ) -> capstan_status {
     guard(|| {
-        let registry = registry_ref(reg)?;
+        // A share, not a borrow: the registry may be freed while this serves.
+        let registry = registry_ref(reg)?.clone();
         #[cfg(feature = "mcp")]
         {
             let options = server_options(opts)?;
-            crate::mcp::server::serve_stdio(registry, &options)?;
+            crate::mcp::server::serve_stdio(&registry, &options)?;
             Ok(())
         }
         #[cfg(not(feature = "mcp"))]
@@ -159,10 +160,12 @@ pub unsafe extern "C" fn capstan_mcp_serve_stdio(
 /// loopback, a port the OS picks) and returns at once; the server runs on
 /// threads of its own until `capstan_mcp_server_stop`. `*out` (written only
 /// on success) owns it: free it with `capstan_mcp_server_free`. The endpoint
-/// is `capstan_mcp_server_url`. It serves as `capstan_mcp_serve_stdio`
+/// is `capstan_mcp_server_url`. It serves as `capstan_mcp_server_serve_stdio`
 /// does, plus HTTP security: `Host` and `Origin` checked (403), bearer token
 /// if set (401), body size (413), malformed JSON-RPC answered with a JSON-RPC
-/// error. Stop the server before freeing `reg`. INVALID_ARGUMENT for bad
+/// error. The server keeps what it needs of `reg` (header: "Children"):
+/// after `capstan_registry_free` it still answers, every call ending
+/// cancelled, until it is stopped and freed. INVALID_ARGUMENT for bad
 /// options or an address that is not `IP:PORT`; TRANSPORT when the address
 /// cannot be bound (the message says why); UNSUPPORTED without `mcp`.
 #[no_mangle]
@@ -190,7 +193,7 @@ pub unsafe extern "C" fn capstan_mcp_server_start(
 }
 
 /// The server's endpoint, e.g. `"http://127.0.0.1:41234/mcp"` (the port the
-/// OS chose for port 0), into `*out` (caller frees with `capstan_free`).
+/// OS chose for port 0), into `*out` (caller frees with `capstan_string_free`).
 /// Still readable after `capstan_mcp_server_stop`.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_mcp_server_url(

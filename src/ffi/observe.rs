@@ -191,7 +191,7 @@ pub unsafe extern "C" fn capstan_registry_set_event_hook(
 /// `{"tools":{"<name>":{"calls","outcomes":{"ok",...},"in_flight","p50_us","p99_us"}}}`.
 /// Latency percentiles are bucket bounds (within 25%); null before any call ran.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_stats_json(
+pub unsafe extern "C" fn capstan_registry_stats_json(
     reg: *const capstan_registry,
     out: *mut *mut c_char,
     out_len: *mut usize,

@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use super::boundary::*;
-use super::exec::exec_options;
+use super::exec::{exec_flags, exec_options};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
@@ -23,29 +23,12 @@ pub(crate) fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
 
 /// The registered tools as the JSON a format's API takes (sorted by name).
 /// `CAPSTAN_FORMAT_DESCRIBE`: `[{"name","description","parameters",...}]`.
-/// `*out` is owned by the caller (`capstan_free`).
-#[no_mangle]
-pub unsafe extern "C" fn capstan_tools_json(
-    reg: *const capstan_registry,
-    fmt: capstan_format,
-    out: *mut *mut c_char,
-    out_len: *mut usize,
-) -> capstan_status {
-    guard(|| {
-        let registry = registry_ref(reg)?;
-        non_null(out, "out")?;
-        let fmt = format_of(fmt)?;
-        let export = providers::export_tools(&registry.specs(), fmt, &ExportOptions::default());
-        write_text(&export.tools.to_string(), out, out_len)
-    })
-}
-
-/// Like `capstan_tools_json`, with options (`CAPSTAN_EXPORT_*`; NULL means
-/// none) and a report: `*report` (may be NULL if not wanted; else free with
-/// `capstan_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
+/// `*out` is owned by the caller (`capstan_string_free`). Options
+/// (`CAPSTAN_EXPORT_*`; NULL means none) and a report: `*report` (may be NULL if not wanted; else free with
+/// `capstan_string_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
 /// could not be made strict, and names the format would refuse.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_tools_export(
+pub unsafe extern "C" fn capstan_registry_tools_json(
     reg: *const capstan_registry,
     fmt: capstan_format,
     opts: *const capstan_export_options,
@@ -81,7 +64,7 @@ pub unsafe extern "C" fn capstan_tools_export(
             write_text(&notes, &mut report_buf, report_len)?;
         }
         if let Err(e) = write_text(&tools, out, out_len) {
-            crate::ffi::capstan_free(report_buf);
+            crate::ffi::capstan_string_free(report_buf);
             return Err(e);
         }
         if !report.is_null() {
@@ -95,7 +78,7 @@ pub unsafe extern "C" fn capstan_tools_export(
 /// `[{"name","openai","anthropic","gemini","mcp","problems":[...]}]`, so a host
 /// sees a problem before a request fails. `*out` owned by the caller.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_name_report(
+pub unsafe extern "C" fn capstan_registry_names_json(
     reg: *const capstan_registry,
     out: *mut *mut c_char,
     out_len: *mut usize,
@@ -114,7 +97,7 @@ pub unsafe extern "C" fn capstan_name_report(
 /// array (empty only when the response really asks for no tool).
 ///
 /// Returns `CAPSTAN_ERR_PROVIDER_ERROR` when the body is the provider's
-/// report of an error (below, per format); `capstan_last_error` then reads
+/// report of an error (below, per format); `capstan_error_message` then reads
 /// `provider error (KIND): MESSAGE` with the provider's own type/code/status
 /// and message. Returns `CAPSTAN_ERR_INVALID_RESPONSE` when the body is not
 /// JSON, is not one of the format's shapes below, or lacks a required field
@@ -161,7 +144,7 @@ pub unsafe extern "C" fn capstan_name_report(
 /// counted from their own root); the other calls are read as usual. Such a
 /// value in a call's id or name is INVALID_RESPONSE.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_parse_calls(
+pub unsafe extern "C" fn capstan_format_parse_calls(
     fmt: capstan_format,
     response_json: *const c_char,
     len: usize,
@@ -182,10 +165,10 @@ pub unsafe extern "C" fn capstan_parse_calls(
     })
 }
 
-/// Formats normalized results (as `capstan_execute` returns them) as the
+/// Formats normalized results (as `capstan_registry_execute` returns them) as the
 /// messages/items format `fmt` expects next. INVALID_RESULTS on bad input.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_format_results(
+pub unsafe extern "C" fn capstan_format_write_results(
     fmt: capstan_format,
     results_json: *const c_char,
     len: usize,
@@ -207,13 +190,13 @@ pub unsafe extern "C" fn capstan_format_results(
 
 /// One agent turn: parses the calls out of `response_json`, runs them (in
 /// parallel, per `opts`), and returns in `*messages_json` what to append to
-/// the conversation in format `fmt`. Blocks like `capstan_execute`.
-/// The response is read exactly as `capstan_parse_calls` reads it, with the
+/// the conversation in format `fmt`. Blocks like `capstan_registry_execute`.
+/// The response is read exactly as `capstan_format_parse_calls` reads it, with the
 /// same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
 /// `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
 /// call with unreadable arguments gets its own `invalid_arguments` result.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_run_turn(
+pub unsafe extern "C" fn capstan_registry_run_turn(
     reg: *mut capstan_registry,
     fmt: capstan_format,
     response_json: *const c_char,
@@ -226,7 +209,7 @@ pub unsafe extern "C" fn capstan_run_turn(
         let registry = registry_ref(reg)?;
         non_null(messages_json, "messages_json")?;
         let fmt = format_of(fmt)?;
-        let options = exec_options(opts)?;
+        let options = exec_options(opts, exec_flags::RUN_TURN, "capstan_registry_run_turn")?;
         let body = text(response_json, len, "response_json")?;
         let messages = crate::turn::run_turn_text(registry, fmt, body, &options)?;
         write_text(&messages.to_string(), messages_json, out_len)

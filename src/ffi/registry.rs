@@ -123,7 +123,7 @@ pub unsafe extern "C" fn capstan_registry_free(reg: *mut capstan_registry) {
 /// hang at exit on a stuck tool.
 ///
 /// May race any other function on the registry (but free): a
-/// `capstan_register` that runs at the same time either returns
+/// `capstan_registry_add_tool` that runs at the same time either returns
 /// SHUTTING_DOWN (its destroy has run) or registers a tool that this close
 /// removes and destroys. It returns as soon as the work is done (never a
 /// TIMEOUT for work that finished; with UINT32_MAX it returns once the last
@@ -151,10 +151,10 @@ pub unsafe extern "C" fn capstan_registry_close(
 }
 
 /// Checks a tool name without registering it: OK if every provider accepts it
-/// (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_register`), else
+/// (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_registry_add_tool`), else
 /// INVALID_NAME with a message saying why (INVALID_UTF8 for bad text).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_check_name(name: *const c_char, len: usize) -> capstan_status {
+pub unsafe extern "C" fn capstan_name_check(name: *const c_char, len: usize) -> capstan_status {
     guard(|| {
         crate::registry::check_name(text(name, len, "name")?)?;
         Ok(())
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn capstan_check_name(name: *const c_char, len: usize) -> 
 /// Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
 /// INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
 #[no_mangle]
-pub unsafe extern "C" fn capstan_register(
+pub unsafe extern "C" fn capstan_registry_add_tool(
     reg: *mut capstan_registry,
     def: *const capstan_tool_def,
 ) -> capstan_status {
@@ -192,6 +192,14 @@ pub unsafe extern "C" fn capstan_register(
             return Err(Fail::BadArgument(format!(
                 "def.struct_size is {size}, expected at least {min} (set it to sizeof(capstan_tool_def))"
             )));
+        }
+        if let Err(fail) = check_unknown_tail(def.cast::<u8>(), size, min, "capstan_tool_def") {
+            drop(CTool {
+                callback: None,
+                user_data: (*def).user_data,
+                destroy: (*def).destroy,
+            });
+            return Err(fail);
         }
         let d = *def;
         let handler = CTool {
@@ -227,7 +235,7 @@ pub unsafe extern "C" fn capstan_register(
 /// Removes a tool by name. Its calls in flight finish; its destroy runs after
 /// them. NOT_FOUND if no such tool.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_unregister(
+pub unsafe extern "C" fn capstan_registry_remove_tool(
     reg: *mut capstan_registry,
     name: *const c_char,
     name_len: usize,
@@ -247,7 +255,7 @@ pub unsafe extern "C" fn capstan_unregister(
 ///
 /// Every thread that ever called this on `reg` counts as a main thread of
 /// `reg` from then on. A main thread that waits on a batch
-/// (`capstan_execute`, `capstan_run_turn`, `capstan_batch_wait`, also nested
+/// (`capstan_registry_execute`, `capstan_registry_run_turn`, `capstan_batch_wait`, also nested
 /// inside a main-thread tool) runs that batch's main-thread calls itself
 /// while it waits, so it never deadlocks waiting for a pump that only it
 /// would do. Other threads' main-thread calls still wait for a pump.
@@ -270,7 +278,7 @@ pub unsafe extern "C" fn capstan_registry_pump(
 /// start on demand, up to that cap, and retire after a while idle (10 s for
 /// up to one per core, 1 s for the others); lowering the cap lets threads
 /// over it retire once their current callback returns. A thread calling
-/// `capstan_execute` or `capstan_batch_wait` may run calls too, beyond the
+/// `capstan_registry_execute` or `capstan_batch_wait` may run calls too, beyond the
 /// cap. Any thread. INVALID_ARGUMENT for 0.
 #[no_mangle]
 pub extern "C" fn capstan_pool_configure(threads: u32) -> capstan_status {

@@ -9,7 +9,7 @@ use super::types::*;
 use crate::exec::pool::{self, ThreadHooks};
 
 /// A pool thread hook: called with the `user_data` given to
-/// `capstan_set_thread_hooks`, on the pool thread concerned.
+/// `capstan_runtime_set_thread_hooks`, on the pool thread concerned.
 pub type capstan_thread_hook_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 type HostHook = OwnedHostFn<(capstan_thread_hook_fn, capstan_thread_hook_fn)>;
@@ -39,8 +39,8 @@ impl HostHook {
 /// `on_start`). Threads are not joined at process exit: `on_stop` does not
 /// run then. Either hook may be NULL (nothing runs in its place); both NULL
 /// clears the hooks. The host's own threads never run them, even when
-/// capstan runs host code on them: the caller of `capstan_execute` (on
-/// which a lone call may run), or of `capstan_mcp_serve_stdio` (which
+/// capstan runs host code on them: the caller of `capstan_registry_execute` (on
+/// which a lone call may run), or of `capstan_mcp_server_serve_stdio` (which
 /// serves on the calling thread).
 ///
 /// Setting hooks replaces the previous ones; threads that ran the previous
@@ -57,10 +57,10 @@ impl HostHook {
 /// alive.
 ///
 /// Hooks run with no capstan lock held and may call any capstan function
-/// except `capstan_set_thread_hooks` itself; a hook must return (it must
+/// except `capstan_runtime_set_thread_hooks` itself; a hook must return (it must
 /// not end its thread). Any thread may call this. Returns OK.
 #[no_mangle]
-pub unsafe extern "C" fn capstan_set_thread_hooks(
+pub unsafe extern "C" fn capstan_runtime_set_thread_hooks(
     on_start: capstan_thread_hook_fn,
     on_stop: capstan_thread_hook_fn,
     user_data: *mut c_void,
@@ -95,10 +95,10 @@ pub unsafe extern "C" fn capstan_set_thread_hooks(
 /// Waits until no thread is inside a hook, up to `timeout_ms` (UINT32_MAX =
 /// no limit): OK then, CAPSTAN_ERR_TIMEOUT if one still was (it finishes; no
 /// hook starts after this returns either way). Do not call it from inside a
-/// hook (it would wait for itself). `capstan_set_thread_hooks` still returns
+/// hook (it would wait for itself). `capstan_runtime_set_thread_hooks` still returns
 /// OK afterwards, but its hooks never run. Any thread may call this.
 #[no_mangle]
-pub extern "C" fn capstan_abandon_thread_hooks(timeout_ms: u32) -> capstan_status {
+pub extern "C" fn capstan_runtime_abandon_thread_hooks(timeout_ms: u32) -> capstan_status {
     guard(|| {
         if pool::abandon_thread_hooks(wait_limit(timeout_ms)) {
             Ok(())

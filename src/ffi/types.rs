@@ -45,7 +45,7 @@ pub const CAPSTAN_ERR_PANIC: capstan_status = 16;
 pub const CAPSTAN_ERR_INTERNAL: capstan_status = 17;
 /// The provider's response body reports an error instead of an answer: an
 /// API error body, a failed response, an error event or a JSON-RPC error (see
-/// `capstan_parse_calls` for each format's shapes). `capstan_last_error`
+/// `capstan_format_parse_calls` for each format's shapes). `capstan_error_message`
 /// holds `provider error (KIND): MESSAGE`, with the provider's own type, code
 /// or status as KIND and its message as MESSAGE.
 pub const CAPSTAN_ERR_PROVIDER_ERROR: capstan_status = 18;
@@ -64,8 +64,8 @@ pub const CAPSTAN_ERR_UNSUPPORTED: capstan_status = 22;
 /// An MCP server's transport failed: its address could not be bound (in use,
 /// not an address, not permitted), or stdio could not be served.
 pub const CAPSTAN_ERR_TRANSPORT: capstan_status = 23;
-/// `capstan_mcp_mount` could not start, reach or initialize the MCP server,
-/// or list its tools, within the connect timeout; `capstan_last_error` says
+/// `capstan_mcp_mount_new` could not start, reach or initialize the MCP server,
+/// or list its tools, within the connect timeout; `capstan_error_message` says
 /// which step failed and why.
 pub const CAPSTAN_ERR_MCP_CONNECT: capstan_status = 24;
 
@@ -73,15 +73,32 @@ pub const CAPSTAN_ERR_MCP_CONNECT: capstan_status = 24;
 // written; the compile-time check below fails the build when they differ
 // from Cargo.toml's version, so bump them together (then `make header`).
 
-/// Major version of this header (the library's is `capstan_version()`).
+/// Major version of this header (the library's is `capstan_version_string()`).
 /// `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
-/// `capstan_version()` returns when header and library match) is a literal in
+/// `capstan_version_string()` returns when header and library match) is a literal in
 /// cbindgen.toml; tests/header.rs checks it against Cargo.toml.
 pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
-pub const CAPSTAN_VERSION_MINOR: u32 = 3;
+pub const CAPSTAN_VERSION_MINOR: u32 = 4;
 /// Patch version of this header.
-pub const CAPSTAN_VERSION_PATCH: u32 = 1;
+pub const CAPSTAN_VERSION_PATCH: u32 = 0;
+
+/// This header's version as one number, `MAJOR * 1000000 + MINOR * 1000 +
+/// PATCH` (0.4.0 is 4000), for `#if CAPSTAN_VERSION_NUMBER >= ...` and for
+/// comparing with `capstan_version_number()`.
+pub const CAPSTAN_VERSION_NUMBER: u32 = 4000;
+
+/// Feature bit (`capstan_features_mask`): `capstan_mcp_server_*` serve
+/// (else they return CAPSTAN_ERR_UNSUPPORTED). Cargo feature `mcp`.
+pub const CAPSTAN_FEATURE_MCP_SERVER: u32 = 1u32 << 0;
+/// Feature bit: `capstan_mcp_mount_new` mounts MCP servers (else
+/// CAPSTAN_ERR_UNSUPPORTED). Cargo feature `mcp`.
+pub const CAPSTAN_FEATURE_MCP_MOUNT: u32 = 1u32 << 1;
+/// Feature bit: MCP over streamable HTTP (`capstan_mcp_server_start`,
+/// mounts by `url`; plain `http://`, no TLS). Cargo feature `mcp`.
+pub const CAPSTAN_FEATURE_MCP_HTTP: u32 = 1u32 << 2;
+/// Feature bit: streamed responses (`capstan_stream_*`). Every 0.4 build.
+pub const CAPSTAN_FEATURE_STREAM: u32 = 1u32 << 3;
 
 /// The version parts of Cargo.toml as numbers, at compile time.
 const fn parse_version_part(s: &str) -> u32 {
@@ -102,6 +119,14 @@ const _: () = assert!(
     "CAPSTAN_VERSION_* in src/ffi/types.rs differ from Cargo.toml's version: update them and run `make header`"
 );
 
+const _: () = assert!(
+    CAPSTAN_VERSION_NUMBER
+        == CAPSTAN_VERSION_MAJOR * 1_000_000
+            + CAPSTAN_VERSION_MINOR * 1_000
+            + CAPSTAN_VERSION_PATCH,
+    "CAPSTAN_VERSION_NUMBER in src/ffi/types.rs differs from CAPSTAN_VERSION_MAJOR/MINOR/PATCH"
+);
+
 /// Pass as a text length to mean "NUL-terminated".
 pub const CAPSTAN_NTS: usize = usize::MAX;
 
@@ -114,7 +139,7 @@ pub const CAPSTAN_CONTENT_JSON: capstan_content = 1;
 
 /// Wire formats: how tools are exported, calls parsed and results formatted.
 pub type capstan_format = u32;
-/// capstan's own: normalized calls and results; tool descriptions for `capstan_tools_json`.
+/// capstan's own: normalized calls and results; tool descriptions for `capstan_registry_tools_json`.
 pub const CAPSTAN_FORMAT_DESCRIBE: capstan_format = 0;
 /// OpenAI Chat Completions.
 pub const CAPSTAN_FORMAT_OPENAI_CHAT: capstan_format = 1;
@@ -136,20 +161,20 @@ pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1u32 << 2;
 
 /// Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
 pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;
-/// Registry flag: `capstan_register` refuses (INVALID_SCHEMA, the message names
+/// Registry flag: `capstan_registry_add_tool` refuses (INVALID_SCHEMA, the message names
 /// the default's JSON Pointer) a parameters schema with a `default` that fails
 /// its own subschema. Without it such a schema registers, the default is never
 /// filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
-/// (`capstan_tools_json`) say so.
+/// (`capstan_registry_tools_json`) say so.
 pub const CAPSTAN_REGISTRY_STRICT_DEFAULTS: u32 = 1u32 << 1;
 
 /// Exec flag: run the calls one by one, in order (default: in parallel).
 pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1u32 << 0;
-/// Exec flag (`capstan_submit`): queue results for `capstan_batch_poll` on the
+/// Exec flag (`capstan_batch_submit`): queue results for `capstan_batch_poll` on the
 /// host's thread instead of calling back on pool threads.
 pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1u32 << 1;
-/// Exec flag (`capstan_submit`): start every call on the calling thread before
-/// `capstan_submit` returns, without waiting for calls that a tool completes
+/// Exec flag (`capstan_batch_submit`): start every call on the calling thread before
+/// `capstan_batch_submit` returns, without waiting for calls that a tool completes
 /// later. For hosts whose tools hand work to their own event loop (async
 /// functions): no pool thread is involved. A tool that blocks blocks the
 /// caller; the limit does not apply; timeouts still do. Calls of
@@ -207,7 +232,7 @@ pub struct capstan_result {
 /// deadline passed, an MCP thread for a mounted tool), possibly on several
 /// threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
 /// timer thread never runs it; pool threads run the thread hooks
-/// (`capstan_set_thread_hooks`) before it.
+/// (`capstan_runtime_set_thread_hooks`) before it.
 pub type capstan_result_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, result: *const capstan_result)>;
 
@@ -240,7 +265,7 @@ pub struct capstan_approval {
 
 /// Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
 /// `capstan_approval_decide` exactly once per approval, now or later, from any
-/// thread. Runs on a pool thread (or the thread calling `capstan_execute`).
+/// thread. Runs on a pool thread (or the thread calling `capstan_registry_execute`).
 pub type capstan_approver_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, approval: *mut capstan_approval)>;
 
@@ -276,20 +301,20 @@ pub struct capstan_event {
 pub type capstan_event_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, event: *const capstan_event)>;
 
-/// A batch started with `capstan_submit`.
+/// A batch started with `capstan_batch_submit`.
 pub struct capstan_batch {
     _private: [u8; 0],
 }
 
 /// A tool's callback. Runs on a pool thread, or on the thread calling
-/// `capstan_execute` for the batch (it runs its own calls first), or on a
+/// `capstan_registry_execute` for the batch (it runs its own calls first), or on a
 /// thread calling `capstan_batch_wait` with no time limit on the call's
 /// batch, or for main-thread tools a thread that called
 /// `capstan_registry_pump`: inside the pump, or while that thread waits on
 /// the call's batch. It must complete `call`
 /// exactly once with `capstan_call_return` or `capstan_call_fail`, before or
 /// after returning, from any thread. It may call any capstan function, including
-/// `capstan_execute` on the same registry.
+/// `capstan_registry_execute` on the same registry.
 pub type capstan_tool_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, call: *mut capstan_call)>;
 
@@ -301,7 +326,7 @@ pub type capstan_tool_fn =
 pub type capstan_destroy_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
 
 /// A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
-/// duration of `capstan_register` only.
+/// duration of `capstan_registry_add_tool` only.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct capstan_tool_def {
@@ -337,7 +362,7 @@ pub struct capstan_registry_options {
     pub flags: u32,
 }
 
-/// Options of `capstan_tools_export`. NULL means defaults.
+/// Options of `capstan_registry_tools_json`. NULL means defaults.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct capstan_export_options {

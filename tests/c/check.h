@@ -29,7 +29,7 @@ static int check_count = 0;
         check_count++;                                                     \
         if (st_ != (expected)) {                                           \
             char msg_[512];                                                \
-            capstan_last_error(msg_, sizeof msg_);                         \
+            capstan_error_message(msg_, sizeof msg_);                         \
             check_failures++;                                              \
             fprintf(stderr, "%s:%d: %s returned %s, expected %s (%s)\n",  \
                     __FILE__, __LINE__, #expr, capstan_status_name(st_),   \

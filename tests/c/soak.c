@@ -159,7 +159,7 @@ int main(void) {
         {.struct_size = sizeof defs[0], .name = "hang", .callback = hang, .timeout_ms = 5},
         {.struct_size = sizeof defs[0], .name = "wait", .callback = wait_cancel, .timeout_ms = 10},
     };
-    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) CHECK_STATUS(capstan_register(reg, &defs[i]), CAPSTAN_OK);
+    for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) CHECK_STATUS(capstan_registry_add_tool(reg, &defs[i]), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL, NULL), CAPSTAN_OK);
 
     pthread_t completers[2], deciders[2];
@@ -195,7 +195,7 @@ int main(void) {
         sprintf(calls + pos, "]");
         memset(&tallies[slot], 0, sizeof tallies[slot]);
         tallies[slot].n = n;
-        CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &opts, on_result, &tallies[slot], &handles[slot]),
+        CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &opts, on_result, &tallies[slot], &handles[slot]),
                      CAPSTAN_OK);
         if (b % 4 == 3) capstan_batch_cancel(handles[slot]); /* every 4th batch cancelled midway */
         submitted += (size_t)n;
@@ -211,7 +211,7 @@ int main(void) {
     /* Close while the last batches run: their calls end cancelled, each still once. */
     CHECK_STATUS(capstan_registry_close(reg, 60000), CAPSTAN_OK);
     capstan_tool_def late = {.struct_size = sizeof late, .name = "late", .callback = hang};
-    CHECK_STATUS(capstan_register(reg, &late), CAPSTAN_ERR_SHUTTING_DOWN);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &late), CAPSTAN_ERR_SHUTTING_DOWN);
     for (size_t i = 0; i < IN_FLIGHT; i++)
         if (handles[i]) once += settle(handles[i], &tallies[i]);
     capstan_registry_free(reg);

@@ -35,10 +35,10 @@ static capstan_registry *registry(void) {
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
     capstan_tool_def e = {.struct_size = sizeof e, .name = "echo", .parameters = OBJ, .callback = echo,
                           .user_data = &destroyed, .destroy = count_destroy};
-    CHECK_STATUS(capstan_register(reg, &e), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &e), CAPSTAN_OK);
     capstan_tool_def w = {.struct_size = sizeof w, .name = "wait_cancel", .parameters = OBJ,
                           .callback = wait_cancel, .user_data = &destroyed, .destroy = count_destroy};
-    CHECK_STATUS(capstan_register(reg, &w), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &w), CAPSTAN_OK);
     return reg;
 }
 
@@ -86,9 +86,9 @@ static void test_submit_delivers_each_result_once_with_its_index_then_null_once(
     struct tally t;
     tally_init(&t);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
-    CHECK(capstan_batch_done(b));
+    CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_OK);
     CHECK(t.results == 100);
     CHECK(t.ends == 1);
     CHECK(t.bad_order == 0);
@@ -100,14 +100,14 @@ static void test_submit_delivers_each_result_once_with_its_index_then_null_once(
 
     /* an empty batch is done at once, and says so */
     tally_init(&t);
-    CHECK_STATUS(capstan_submit(reg, "[]", CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, "[]", CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_OK);
     CHECK(t.ends == 1 && t.results == 0);
     capstan_batch_free(b);
     /* bad input writes nothing */
     capstan_batch *sentinel = (capstan_batch *)&t;
     b = sentinel;
-    CHECK_STATUS(capstan_submit(reg, "{", CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_ERR_INVALID_CALLS);
+    CHECK_STATUS(capstan_batch_submit(reg, "{", CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_ERR_INVALID_CALLS);
     CHECK(b == sentinel);
     CHECK_STATUS(capstan_batch_wait(NULL, 0), CAPSTAN_ERR_NULL_PARAMETER);
     capstan_batch_free(NULL);
@@ -144,10 +144,10 @@ static void test_wait_returns_only_after_the_end_callback_returned(void) {
         atomic_init(&e.end_returned, 0);
         char *calls = calls_json("echo", 8);
         capstan_batch *b = NULL;
-        CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, NULL, on_result_slow_end, &e, &b), CAPSTAN_OK);
+        CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, NULL, on_result_slow_end, &e, &b), CAPSTAN_OK);
         CHECK_STATUS(capstan_batch_wait(b, 60000), CAPSTAN_OK);
         CHECK(atomic_load(&e.end_returned) == 1);
-        CHECK(capstan_batch_done(b));
+        CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_OK);
         capstan_batch_free(b);
         CHECK(atomic_load(&e.results) == 8);
         CHECK(atomic_load(&e.end_entered) == 1);
@@ -161,7 +161,7 @@ static void test_poll_delivery_hands_results_over_on_the_polling_thread(void) {
     char *calls = calls_json("echo", 10);
     capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_DELIVER_POLL};
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
     struct tally t;
     tally_init(&t);
@@ -184,7 +184,7 @@ static void test_wait_times_out_and_cancel_stops_pending_calls(void) {
     struct tally t;
     tally_init(&t);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, on_result, &t, &b), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 20), CAPSTAN_ERR_TIMEOUT);
     while (atomic_load(&started) < 2) sleep_ms(1);
     capstan_batch_cancel(b);
@@ -213,7 +213,7 @@ static void test_batch_free_while_running_stops_its_callbacks(void) {
     atomic_store(&freed_flag, 0);
     char *calls = calls_json("echo", 50);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, NULL, count_after_free, NULL, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, NULL, count_after_free, NULL, &b), CAPSTAN_OK);
     capstan_batch_free(b);
     atomic_store(&freed_flag, 1);
     sleep_ms(50);
@@ -240,7 +240,7 @@ static void test_main_thread_tools_run_only_in_pump_and_wake_the_host(void) {
     main_thread = pthread_self();
     capstan_tool_def m = {.struct_size = sizeof m, .name = "ui", .parameters = OBJ, .callback = on_main,
                           .flags = CAPSTAN_TOOL_MAIN_THREAD};
-    CHECK_STATUS(capstan_register(reg, &m), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &m), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_set_notify(reg, notify, NULL, NULL), CAPSTAN_OK);
     int fd = -1;
     CHECK_STATUS(capstan_registry_wake_fd(reg, &fd), CAPSTAN_OK);
@@ -248,7 +248,7 @@ static void test_main_thread_tools_run_only_in_pump_and_wake_the_host(void) {
     char *calls = calls_json("ui", 3);
     capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_DELIVER_POLL};
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
     struct pollfd p = {.fd = fd, .events = POLLIN};
     CHECK(poll(&p, 1, 5000) == 1);
     uint64_t v = 0;
@@ -314,14 +314,14 @@ static void test_approval_gates_guarded_tools(void) {
                           .parameters = "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\","
                                         "\"default\":\"/tmp\"}}}",
                           .callback = guarded, .flags = CAPSTAN_TOOL_REQUIRES_APPROVAL};
-    CHECK_STATUS(capstan_register(reg, &g), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &g), CAPSTAN_OK);
     const char *one = "{\"id\":\"no1\",\"name\":\"delete_file\"}";
     char *out = NULL;
     /* no approver: denied, never run */
-    CHECK_STATUS(capstan_execute(reg, one, CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_execute(reg, one, CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"outcome\":\"denied\"");
     CHECK_CONTAINS(out, "requires approval");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&guarded_ran) == 0);
 
     CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL, NULL), CAPSTAN_OK);
@@ -329,20 +329,20 @@ static void test_approval_gates_guarded_tools(void) {
                         "{\"id\":\"pre\",\"name\":\"delete_file\"},{\"id\":\"e\",\"name\":\"echo\"}]";
     const char *ids[] = {"pre"};
     capstan_exec_options o = {.struct_size = sizeof o, .approved_ids = ids, .approved_count = 1};
-    CHECK_STATUS(capstan_needs_approval(reg, three, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_needs_approval(reg, three, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
     CHECK(out && strcmp(out, "[{\"index\":0,\"id\":\"yes1\",\"name\":\"delete_file\"},"
                              "{\"index\":1,\"id\":\"no2\",\"name\":\"delete_file\"}]") == 0);
-    capstan_free(out);
-    CHECK_STATUS(capstan_execute(reg, three, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
+    capstan_string_free(out);
+    CHECK_STATUS(capstan_registry_execute(reg, three, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "{\"id\":\"yes1\",\"name\":\"delete_file\",\"content\":\"deleted\"");
     CHECK_CONTAINS(out, "outside the sandbox");
     CHECK_CONTAINS(out, "{\"id\":\"pre\",\"name\":\"delete_file\",\"content\":\"deleted\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&guarded_ran) == 2);
     for (int i = 0; i < atomic_load(&n_deciders); i++) pthread_join(deciders[i], NULL);
     CHECK_STATUS(capstan_approval_decide((capstan_approval *)0x4321, true, NULL, 0), CAPSTAN_ERR_STALE_HANDLE);
     capstan_exec_options bad = {.struct_size = sizeof bad, .approved_count = 2};
-    CHECK_STATUS(capstan_execute(reg, one, CAPSTAN_NTS, &bad, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_execute(reg, one, CAPSTAN_NTS, &bad, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     capstan_registry_free(reg);
 }
 
@@ -362,22 +362,22 @@ static void test_events_and_stats_observe_every_call(void) {
     for (int i = 0; i < 4; i++) atomic_store(&ev_counts[i], 0);
     capstan_tool_def s = {.struct_size = sizeof s, .name = "slow", .parameters = OBJ, .callback = slow,
                           .timeout_ms = 20};
-    CHECK_STATUS(capstan_register(reg, &s), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &s), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_set_event_hook(reg, on_event, NULL, NULL), CAPSTAN_OK);
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "[{\"id\":\"1\",\"name\":\"echo\"},{\"id\":\"2\",\"name\":\"slow\"},"
+    CHECK_STATUS(capstan_registry_execute(reg, "[{\"id\":\"1\",\"name\":\"echo\"},{\"id\":\"2\",\"name\":\"slow\"},"
                                       "{\"id\":\"3\",\"name\":\"echo\",\"arguments\":7}]",
                                  CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&ev_counts[CAPSTAN_EVENT_STARTED]) == 2);
     CHECK(atomic_load(&ev_counts[CAPSTAN_EVENT_FINISHED]) == 3);
     CHECK(atomic_load(&ev_counts[CAPSTAN_EVENT_TIMED_OUT]) == 1);
-    CHECK_STATUS(capstan_stats_json(reg, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_stats_json(reg, &out, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"echo\":{\"calls\":2,\"outcomes\":{\"ok\":1,\"tool_error\":0,\"invalid_arguments\":1");
     CHECK_CONTAINS(out, "\"slow\":{\"calls\":1,\"outcomes\":{\"ok\":0,\"tool_error\":0,\"invalid_arguments\":0,"
                         "\"unknown_tool\":0,\"timeout\":1");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK_STATUS(capstan_registry_set_event_hook(reg, NULL, NULL, NULL), CAPSTAN_OK);
     capstan_registry_free(reg);
 }
@@ -403,9 +403,9 @@ static void test_registry_free_with_batches_in_flight(void) {
     tally_init(&t1);
     tally_init(&t2);
     capstan_batch *b1 = NULL, *b2 = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, shutdown_result, &t1, &b1), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, shutdown_result, &t1, &b1), CAPSTAN_OK);
     capstan_exec_options po = {.struct_size = sizeof po, .flags = CAPSTAN_EXEC_DELIVER_POLL, .limit = 3};
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &po, NULL, NULL, &b2), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &po, NULL, NULL, &b2), CAPSTAN_OK);
     while (atomic_load(&started) < 6) sleep_ms(1);
     capstan_registry_free(reg);
     atomic_store(&registry_freed, 1);
@@ -437,11 +437,11 @@ static void test_free_from_inside_a_callback_does_not_deadlock(void) {
     capstan_tool_def d = {.struct_size = sizeof d, .name = "self_free", .parameters = OBJ,
                           .callback = frees_its_registry, .user_data = &destroyed,
                           .destroy = count_destroy};
-    CHECK_STATUS(capstan_register(self_reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(self_reg, &d), CAPSTAN_OK);
     struct tally t;
     tally_init(&t);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(self_reg, "{\"id\":\"1\",\"name\":\"self_free\"}", CAPSTAN_NTS, NULL, on_result,
+    CHECK_STATUS(capstan_batch_submit(self_reg, "{\"id\":\"1\",\"name\":\"self_free\"}", CAPSTAN_NTS, NULL, on_result,
                                 &t, &b),
                  CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
@@ -461,15 +461,15 @@ static void hold(void *user_data, capstan_call *call) {
 static void test_start_inline_and_v1_options(void) {
     capstan_registry *reg = registry();
     capstan_tool_def h = {.struct_size = sizeof h, .name = "hold", .parameters = OBJ, .callback = hold};
-    CHECK_STATUS(capstan_register(reg, &h), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &h), CAPSTAN_OK);
     atomic_store(&n_held, 0);
     capstan_exec_options o = {.struct_size = sizeof o, .flags = CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_DELIVER_POLL,
                               .limit = 1};
     capstan_batch *b = NULL;
     char *calls = calls_json("hold", 3);
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
     CHECK(atomic_load(&n_held) == 3); /* every call started before submit returned */
-    CHECK(!capstan_batch_done(b));
+    CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_ERR_TIMEOUT);
     for (int i = 0; i < 3; i++)
         CHECK_STATUS(capstan_call_return(held_calls[i], CAPSTAN_CONTENT_TEXT, "x", 1), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 5000), CAPSTAN_OK);
@@ -481,13 +481,13 @@ static void test_start_inline_and_v1_options(void) {
         uint32_t struct_size, flags, limit, timeout_ms;
     } v1 = {16, CAPSTAN_EXEC_SEQUENTIAL, 0, 0};
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"1\",\"name\":\"echo\"}", CAPSTAN_NTS,
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"1\",\"name\":\"echo\"}", CAPSTAN_NTS,
                                  (const capstan_exec_options *)(const void *)&v1, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
-    capstan_free(out);
+    capstan_string_free(out);
     v1.struct_size = 12;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"1\",\"name\":\"echo\"}", CAPSTAN_NTS,
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"1\",\"name\":\"echo\"}", CAPSTAN_NTS,
                                  (const capstan_exec_options *)(const void *)&v1, &out, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
     capstan_registry_free(reg);
@@ -503,28 +503,28 @@ static void stuck(void *user_data, capstan_call *call) {
 static void test_close_with_a_timeout_does_not_hang_on_a_stuck_tool(void) {
     capstan_registry *reg = registry();
     capstan_tool_def s = {.struct_size = sizeof s, .name = "stuck", .parameters = OBJ, .callback = stuck};
-    CHECK_STATUS(capstan_register(reg, &s), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &s), CAPSTAN_OK);
     atomic_store(&stuck_release, 0);
     struct tally t;
     tally_init(&t);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, "{\"id\":\"1\",\"name\":\"stuck\"}", CAPSTAN_NTS, NULL, on_result, &t, &b),
+    CHECK_STATUS(capstan_batch_submit(reg, "{\"id\":\"1\",\"name\":\"stuck\"}", CAPSTAN_NTS, NULL, on_result, &t, &b),
                  CAPSTAN_OK);
     sleep_ms(20);
     CHECK_STATUS(capstan_registry_close(reg, 50), CAPSTAN_ERR_TIMEOUT);
     CHECK(t.results == 1 && t.outcomes[CAPSTAN_OUTCOME_CANCELLED] == 1); /* reported at close */
     capstan_tool_def again = {.struct_size = sizeof again, .name = "again", .parameters = OBJ, .callback = echo};
-    CHECK_STATUS(capstan_register(reg, &again), CAPSTAN_ERR_SHUTTING_DOWN);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &again), CAPSTAN_ERR_SHUTTING_DOWN);
     capstan_registry_free(reg); /* does not wait again */
     atomic_store(&stuck_release, 1);
     CHECK_STATUS(capstan_batch_wait(b, 5000), CAPSTAN_OK);
     capstan_batch_free(b);
     sleep_ms(20); /* let the stuck callback return before the process checks for leaks */
 
-    CHECK_STATUS(capstan_check_name("get_weather", CAPSTAN_NTS), CAPSTAN_OK);
-    CHECK_STATUS(capstan_check_name("get.weather", CAPSTAN_NTS), CAPSTAN_ERR_INVALID_NAME);
-    CHECK_STATUS(capstan_check_name("", 0), CAPSTAN_ERR_INVALID_NAME);
-    CHECK_STATUS(capstan_check_name(NULL, 3), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_name_check("get_weather", CAPSTAN_NTS), CAPSTAN_OK);
+    CHECK_STATUS(capstan_name_check("get.weather", CAPSTAN_NTS), CAPSTAN_ERR_INVALID_NAME);
+    CHECK_STATUS(capstan_name_check("", 0), CAPSTAN_ERR_INVALID_NAME);
+    CHECK_STATUS(capstan_name_check(NULL, 3), CAPSTAN_ERR_NULL_PARAMETER);
 }
 
 int main(void) {

@@ -1,4 +1,4 @@
-/* capstan_check_call: a call checked without running it, with the answers a
+/* capstan_registry_check_call: a call checked without running it, with the answers a
  * batch would give a call that cannot run. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
@@ -26,7 +26,7 @@ static capstan_registry *registry(void) {
     def.name = "add";
     def.parameters = SCHEMA;
     def.callback = add;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     return reg;
 }
 
@@ -34,7 +34,7 @@ static capstan_registry *registry(void) {
 static char *check(capstan_registry *reg, const char *name, const char *args, capstan_outcome *outcome) {
     char *out = NULL;
     size_t len = 0;
-    CHECK_STATUS(capstan_check_call(reg, name, CAPSTAN_NTS, args, CAPSTAN_NTS, 0, outcome, &out, &len), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_check_call(reg, name, CAPSTAN_NTS, args, CAPSTAN_NTS, 0, outcome, &out, &len), CAPSTAN_OK);
     CHECK(out != NULL && strlen(out) == len);
     return out;
 }
@@ -44,11 +44,11 @@ static void test_valid_arguments_come_back_validated_with_defaults_filled(capsta
     char *out = check(reg, "add", "{\"a\": 1}", &outcome);
     CHECK(outcome == CAPSTAN_OUTCOME_OK);
     CHECK(out && strcmp(out, "{\"a\":1,\"b\":2}") == 0);
-    capstan_free(out);
+    capstan_string_free(out);
     out = check(reg, "add", "", &outcome); /* empty text: {} */
     CHECK(outcome == CAPSTAN_OUTCOME_INVALID_ARGUMENTS);
     CHECK_CONTAINS(out, "a");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void test_calls_that_cannot_run_get_a_batchs_answer(capstan_registry *reg) {
@@ -58,38 +58,38 @@ static void test_calls_that_cannot_run_get_a_batchs_answer(capstan_registry *reg
     CHECK_CONTAINS(out, "/a");
     /* The same call through a batch reads the same. */
     char *results = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"c1\",\"name\":\"add\",\"arguments\":{\"a\":\"x\"}}", CAPSTAN_NTS, NULL,
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"c1\",\"name\":\"add\",\"arguments\":{\"a\":\"x\"}}", CAPSTAN_NTS, NULL,
                                  &results, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(results, "invalid_arguments");
-    capstan_free(results);
-    capstan_free(out);
+    capstan_string_free(results);
+    capstan_string_free(out);
 
     out = check(reg, "add", "{not json", &outcome);
     CHECK(outcome == CAPSTAN_OUTCOME_INVALID_ARGUMENTS);
-    capstan_free(out);
+    capstan_string_free(out);
 
     out = check(reg, "ad", "{}", &outcome);
     CHECK(outcome == CAPSTAN_OUTCOME_UNKNOWN_TOOL);
     CHECK_CONTAINS(out, "add");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&calls) == 0); /* checking never runs the tool */
 }
 
 static void test_bad_input_fails_with_a_status_and_writes_nothing(capstan_registry *reg) {
     capstan_outcome outcome = 99;
     char *out = (char *)"untouched";
-    CHECK_STATUS(capstan_check_call(NULL, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 0, &outcome, &out, NULL),
+    CHECK_STATUS(capstan_registry_check_call(NULL, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 0, &outcome, &out, NULL),
                  CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_check_call(reg, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 0, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_check_call(reg, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 0, NULL, &out, NULL),
                  CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_check_call(reg, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 0, &outcome, NULL, NULL),
+    CHECK_STATUS(capstan_registry_check_call(reg, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 0, &outcome, NULL, NULL),
                  CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_check_call(reg, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 1u << 9, &outcome, &out, NULL),
+    CHECK_STATUS(capstan_registry_check_call(reg, "add", CAPSTAN_NTS, "{}", CAPSTAN_NTS, 1u << 9, &outcome, &out, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_check_call(reg, "a\xff", 2, "{}", CAPSTAN_NTS, 0, &outcome, &out, NULL),
+    CHECK_STATUS(capstan_registry_check_call(reg, "a\xff", 2, "{}", CAPSTAN_NTS, 0, &outcome, &out, NULL),
                  CAPSTAN_ERR_INVALID_UTF8);
-    CHECK_STATUS(capstan_check_call(reg, "add", CAPSTAN_NTS, "{\"a\":\"\xff\"}", CAPSTAN_NTS, 0, &outcome, &out, NULL),
+    CHECK_STATUS(capstan_registry_check_call(reg, "add", CAPSTAN_NTS, "{\"a\":\"\xff\"}", CAPSTAN_NTS, 0, &outcome, &out, NULL),
                  CAPSTAN_ERR_INVALID_UTF8);
     CHECK(outcome == 99 && strcmp(out, "untouched") == 0);
 }
@@ -100,7 +100,7 @@ static void test_a_closed_registry_answers_cancelled(capstan_registry *reg) {
     char *out = check(reg, "add", "{\"a\": 1}", &outcome);
     CHECK(outcome == CAPSTAN_OUTCOME_CANCELLED);
     CHECK_CONTAINS(out, "shut down");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 int main(void) {

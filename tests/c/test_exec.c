@@ -24,12 +24,12 @@ static capstan_tool_def make_def(const char *name, capstan_tool_fn fn, void *use
     return def;
 }
 
-static void add_tool(capstan_registry *r, capstan_tool_def def) { CHECK_STATUS(capstan_register(r, &def), CAPSTAN_OK); }
+static void add_tool(capstan_registry *r, capstan_tool_def def) { CHECK_STATUS(capstan_registry_add_tool(r, &def), CAPSTAN_OK); }
 
 static char *run_opts(const char *calls, const capstan_exec_options *opts) {
     char *out = NULL;
     size_t len = 0;
-    CHECK_STATUS(capstan_execute(reg, calls, CAPSTAN_NTS, opts, &out, &len), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_execute(reg, calls, CAPSTAN_NTS, opts, &out, &len), CAPSTAN_OK);
     CHECK(out != NULL && strlen(out) == len);
     return out;
 }
@@ -109,7 +109,7 @@ static void parallel_results_keep_call_order(void) {
         CHECK_CONTAINS(result, content);
         CHECK_CONTAINS(result, "\"outcome\":\"ok\"");
     }
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void results_have_the_normalized_shape(void) {
@@ -123,12 +123,12 @@ static void results_have_the_normalized_shape(void) {
         CHECK_CONTAINS(p, keys[i]); /* and in this order */
         p = q;
     }
-    capstan_free(out);
+    capstan_string_free(out);
 
     /* An empty batch is an empty array. */
     out = run("[]");
     CHECK(out != NULL && strcmp(out, "[]") == 0);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -199,14 +199,14 @@ static void limit_caps_concurrency_exactly(void) {
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 12);
     CHECK(atomic_load(&par_gauge.peak) == 3);
     CHECK(!atomic_load(&par_gauge.gave_up));
-    capstan_free(out);
+    capstan_string_free(out);
 
     /* The default limit is 8. */
     gauge_reset(&par_gauge, 8, 5);
     out = run(calls_for("measured", 12, calls, sizeof calls));
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 12);
     CHECK(atomic_load(&par_gauge.peak) == 8);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void sequential_flag_runs_one_at_a_time_in_order(void) {
@@ -217,7 +217,7 @@ static void sequential_flag_runs_one_at_a_time_in_order(void) {
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 8);
     CHECK(atomic_load(&par_gauge.peak) == 1);
     CHECK(strcmp(par_gauge.order, "m0 m1 m2 m3 m4 m5 m6 m7 ") == 0);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void serial_tool_never_runs_concurrently_with_itself(void) {
@@ -226,13 +226,13 @@ static void serial_tool_never_runs_concurrently_with_itself(void) {
     gauge_reset(&par_gauge, 2, 5);
     char *out = run(calls_for("measured", 8, calls, sizeof calls));
     CHECK(atomic_load(&par_gauge.peak) >= 2);
-    capstan_free(out);
+    capstan_string_free(out);
 
     gauge_reset(&serial_gauge, 0, 5);
     out = run(calls_for("serial", 8, calls, sizeof calls));
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 8);
     CHECK(atomic_load(&serial_gauge.peak) == 1);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -263,7 +263,7 @@ static void tool_timeout_reports_timeout_and_cancels_the_call(void) {
     CHECK_CONTAINS(out, "\"is_error\":true");
     CHECK_CONTAINS(out, "timed out");
     CHECK(strstr(out, "late") == NULL);
-    capstan_free(out);
+    capstan_string_free(out);
     /* The callback is still running: it sees the cancellation, then is refused. */
     CHECK(wait_flag(&watcher.finished, 10000));
     CHECK(atomic_load(&watcher.started) == 1);
@@ -304,7 +304,7 @@ static void completion_after_seeing_cancellation_is_refused(void) {
     for (int i = 0; i < rounds; i++) {
         char *out = run("{\"id\":\"r1\",\"name\":\"spin\"}");
         if (out == NULL || strstr(out, "\"outcome\":\"timeout\"") == NULL) answered_ok++;
-        capstan_free(out);
+        capstan_string_free(out);
     }
     check_count++;
     if (answered_ok != 0) {
@@ -370,7 +370,7 @@ static void exec_timeout_overrides_the_tools_own(void) {
     char *out = run_opts("{\"id\":\"t2\",\"name\":\"patient\"}", &opts);
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
     CHECK(strstr(out, "late") == NULL);
-    capstan_free(out);
+    capstan_string_free(out);
     atomic_store(&handoff.go, 1);
     pthread_join(t, NULL);
     CHECK(atomic_load(&handoff.cancelled) == 1);
@@ -382,7 +382,7 @@ static void exec_timeout_overrides_the_tools_own(void) {
     out = run_opts("{\"id\":\"t3\",\"name\":\"hasty\"}", &opts);
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
     CHECK_CONTAINS(out, "\"content\":\"slow but fine\"");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void slow_answer(void *user_data, capstan_call *call) {
@@ -397,7 +397,7 @@ static void late_completion_from_a_thread_after_timeout_is_refused(void) {
     CHECK(pthread_create(&t, NULL, late_completer, NULL) == 0);
     char *out = run("{\"id\":\"t4\",\"name\":\"quick_timeout\"}");
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
-    capstan_free(out);
+    capstan_string_free(out);
     atomic_store(&handoff.go, 1);
     pthread_join(t, NULL);
     CHECK(atomic_load(&handoff.done) == 1);
@@ -451,7 +451,7 @@ static void deferred_completion_from_a_thread_is_delivered(void) {
     char *out = run(calls_for("defer", 4, calls, sizeof calls));
     CHECK(count_of(out, "\"outcome\":\"ok\"") == 4);
     CHECK(count_of(out, "\"content\":\"{\\\"done\\\":true}\"") == 4);
-    capstan_free(out);
+    capstan_string_free(out);
     int n = atomic_load(&deferred_count);
     CHECK(n == 4);
     for (int i = 0; i < n && i < MAX_DEFERRED; i++) pthread_join(deferred_threads[i], NULL);
@@ -472,7 +472,7 @@ static void double_completion_is_rejected(void) {
     char *out = run("{\"id\":\"d1\",\"name\":\"twice\"}");
     CHECK_CONTAINS(out, "\"content\":\"first\"");
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&twice_status[0]) == CAPSTAN_OK);
     CHECK(is_late_status(atomic_load(&twice_status[1])));
     CHECK(is_late_status(atomic_load(&twice_status[2])));
@@ -499,12 +499,12 @@ static void json_content_is_compact_and_keeps_non_ascii(void) {
     CHECK_CONTAINS(out, "\"content\":\"{\\\"city\\\":\\\"Z\xc3\xbcrich\\\",\\\"t\\\":[1,2],\\\"s\\\":\\\"\xe2\x98\x83\\\"}\"");
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
     CHECK(atomic_load(&pretty_json.status) == CAPSTAN_OK);
-    capstan_free(out);
+    capstan_string_free(out);
 
     /* A JSON string renders as its text. */
     out = run("{\"id\":\"j2\",\"name\":\"string_json\"}");
     CHECK_CONTAINS(out, "\"content\":\"just text\"");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void json_null_renders_as_null(void) {
@@ -512,7 +512,7 @@ static void json_null_renders_as_null(void) {
     CHECK_CONTAINS(out, "\"content\":\"null\"");
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
     CHECK(atomic_load(&null_json.status) == CAPSTAN_OK);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void invalid_json_content_completes_as_tool_error(void) {
@@ -521,7 +521,7 @@ static void invalid_json_content_completes_as_tool_error(void) {
     CHECK_CONTAINS(out, "\"is_error\":true");
     CHECK_CONTAINS(out, "broken_json"); /* the model reads which tool misbehaved */
     CHECK(atomic_load(&broken_json.status) == CAPSTAN_ERR_INVALID_CONTENT);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static atomic_int utf8_status[2] = {-1, -1};
@@ -542,13 +542,13 @@ static void invalid_utf8_content_completes_as_tool_error(void) {
     char *out = run("{\"id\":\"u1\",\"name\":\"bad_utf8_content\"}");
     CHECK_CONTAINS(out, "\"outcome\":\"tool_error\"");
     CHECK_CONTAINS(out, "bad_utf8_content");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&utf8_status[0]) == CAPSTAN_ERR_INVALID_UTF8);
 
     out = run("{\"id\":\"u2\",\"name\":\"bad_utf8_message\"}");
     CHECK_CONTAINS(out, "\"outcome\":\"tool_error\"");
     CHECK_CONTAINS(out, "bad_utf8_message");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&utf8_status[1]) == CAPSTAN_ERR_INVALID_UTF8);
 }
 
@@ -565,7 +565,7 @@ static void fail_is_a_tool_error_with_its_message(void) {
     CHECK_CONTAINS(out, "\"outcome\":\"tool_error\"");
     CHECK_CONTAINS(out, "\"is_error\":true");
     CHECK(atomic_load(&fail_status) == CAPSTAN_OK);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static atomic_int odd_status[2] = {-1, -1};
@@ -580,7 +580,7 @@ static void unknown_content_kind_leaves_the_call_open(void) {
     char *out = run("{\"id\":\"k1\",\"name\":\"odd_kind\"}");
     CHECK_CONTAINS(out, "\"content\":\"after\"");
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&odd_status[0]) == CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(atomic_load(&odd_status[1]) == CAPSTAN_OK);
 }
@@ -595,12 +595,12 @@ static void output_cap_truncates_with_a_marker(void) {
     char *out = run("{\"id\":\"o1\",\"name\":\"long_text\"}");
     CHECK_CONTAINS(out, "\"content\":\"" E10 "\\n[truncated: 90 more characters]\"");
     CHECK_CONTAINS(out, "\"outcome\":\"ok\"");
-    capstan_free(out);
+    capstan_string_free(out);
     /* At the cap exactly: untouched. */
     out = run("{\"id\":\"o2\",\"name\":\"exact_text\"}");
     CHECK_CONTAINS(out, "\"content\":\"" E10 "\"");
     CHECK(strstr(out, "truncated") == NULL);
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -626,7 +626,7 @@ struct exec_job {
 
 static void *exec_held(void *arg) {
     struct exec_job *job = arg;
-    job->status = capstan_execute(job->reg, "{\"id\":\"h1\",\"name\":\"hold\"}", CAPSTAN_NTS, NULL, &job->results,
+    job->status = capstan_registry_execute(job->reg, "{\"id\":\"h1\",\"name\":\"hold\"}", CAPSTAN_NTS, NULL, &job->results,
                                   NULL);
     return NULL;
 }
@@ -658,7 +658,7 @@ static void completion_after_registry_free_is_an_error(void) {
     /* The call in flight got its one result: cancelled. */
     CHECK_STATUS(job.status, CAPSTAN_OK);
     CHECK_CONTAINS(job.results, "\"outcome\":\"cancelled\"");
-    capstan_free(job.results);
+    capstan_string_free(job.results);
 }
 
 static void garbage_handle_is_stale_not_a_crash(void) {
@@ -693,7 +693,7 @@ static void use_after_complete(void *user_data, capstan_call *call) {
     snprintf(stale.args, sizeof stale.args, "%s", args ? args : "");
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "done", CAPSTAN_NTS);
     stale.args_stale = capstan_call_arguments(call, NULL) == NULL;
-    capstan_last_error(stale.error, sizeof stale.error);
+    capstan_error_message(stale.error, sizeof stale.error);
     stale.id_stale = capstan_call_id(call, NULL) == NULL;
     stale.tool_stale = capstan_call_tool(call, NULL) == NULL;
     stale.cancelled_stale = capstan_call_cancelled(call);
@@ -702,7 +702,7 @@ static void use_after_complete(void *user_data, capstan_call *call) {
 static void call_arguments_of_a_completed_call_is_null(void) {
     char *out = run("{\"id\":\"a1\",\"name\":\"stale\",\"arguments\":{\"n\":1}}");
     CHECK_CONTAINS(out, "\"content\":\"done\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(stale.args_live);
     CHECK_CONTAINS(stale.args, "\"n\":1");
     CHECK(stale.args_stale);
@@ -734,11 +734,11 @@ static void try_old_handle(void *user_data, capstan_call *call) {
 static void stale_handle_never_reaches_a_newer_call(void) {
     char *out = run("{\"id\":\"g1\",\"name\":\"remember\"}");
     CHECK_CONTAINS(out, "\"content\":\"first call\"");
-    capstan_free(out);
+    capstan_string_free(out);
     for (int i = 0; i < 4; i++) {
         out = run("{\"id\":\"g2\",\"name\":\"try_old\"}");
         CHECK_CONTAINS(out, "\"content\":\"second call\"");
-        capstan_free(out);
+        capstan_string_free(out);
         CHECK(atomic_load(&hijack_status) == CAPSTAN_ERR_STALE_HANDLE);
     }
 }
@@ -748,10 +748,10 @@ static void bad_exec_options_are_invalid_argument(void) {
     char *out = sentinel;
     int before = atomic_load(&deferred_count);
     capstan_exec_options opts = {.struct_size = 2, .flags = 0, .limit = 0, .timeout_ms = 0};
-    CHECK_STATUS(capstan_execute(reg, "{\"name\":\"defer\"}", CAPSTAN_NTS, &opts, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"name\":\"defer\"}", CAPSTAN_NTS, &opts, &out, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
     opts = (capstan_exec_options){.struct_size = sizeof opts, .flags = 1u << 6, .limit = 0, .timeout_ms = 0};
-    CHECK_STATUS(capstan_execute(reg, "{\"name\":\"defer\"}", CAPSTAN_NTS, &opts, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"name\":\"defer\"}", CAPSTAN_NTS, &opts, &out, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(out == sentinel);
     CHECK(atomic_load(&deferred_count) == before);

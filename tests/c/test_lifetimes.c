@@ -44,7 +44,7 @@ static struct deferred handed[4];
 static atomic_int handed_count;
 static pthread_t readers[4];
 
-static atomic_int executed; /* capstan_execute returned: every call timed out */
+static atomic_int executed; /* capstan_registry_execute returned: every call timed out */
 
 static void *read_later(void *arg) {
     struct deferred *d = arg;
@@ -82,16 +82,16 @@ static void test_lent_call_text_stays_valid_until_the_host_completes_even_after_
     capstan_registry *reg = new_registry();
     capstan_tool_def d = {.struct_size = sizeof d, .name = "lend", .parameters = OBJ, .callback = lend,
                           .timeout_ms = 5};
-    CHECK_STATUS(capstan_register(reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &d), CAPSTAN_OK);
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg,
+    CHECK_STATUS(capstan_registry_execute(reg,
                                  "[{\"id\":\"c1\",\"name\":\"lend\",\"arguments\":{\"n\":7}},"
                                  "{\"id\":\"c2\",\"name\":\"lend\",\"arguments\":{\"n\":7}}]",
                                  CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     atomic_store(&executed, 1);
     CHECK(count_of_timeouts(out) == 2);
-    capstan_free(out);
+    capstan_string_free(out);
     int n = atomic_load(&handed_count);
     CHECK(n == 2);
     for (int i = 0; i < n; i++) {
@@ -118,12 +118,12 @@ static void test_a_timed_out_call_never_completed_is_released_when_the_registry_
     capstan_registry *reg = new_registry();
     capstan_tool_def d = {.struct_size = sizeof d, .name = "abandon", .parameters = OBJ, .callback = abandon,
                           .timeout_ms = 5};
-    CHECK_STATUS(capstan_register(reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &d), CAPSTAN_OK);
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"a\",\"name\":\"abandon\"}", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"a\",\"name\":\"abandon\"}", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
-    capstan_free(out);
+    capstan_string_free(out);
     /* Still the host's until it completes it or frees the registry. */
     CHECK(capstan_call_arguments(abandoned, NULL) != NULL);
     CHECK(capstan_call_cancelled(abandoned));
@@ -226,8 +226,8 @@ static void blocking_hook(void *user_data, const capstan_event *e) {
 
 static void *execute_echo(void *arg) {
     char *out = NULL;
-    capstan_execute(arg, "{\"id\":\"e\",\"name\":\"echo\"}", CAPSTAN_NTS, NULL, &out, NULL);
-    capstan_free(out);
+    capstan_registry_execute(arg, "{\"id\":\"e\",\"name\":\"echo\"}", CAPSTAN_NTS, NULL, &out, NULL);
+    capstan_string_free(out);
     return NULL;
 }
 
@@ -235,7 +235,7 @@ static void test_a_replaced_hook_is_destroyed_only_after_its_running_invocation_
     begin("hook destroy waits for the running invocation");
     capstan_registry *reg = new_registry();
     capstan_tool_def d = {.struct_size = sizeof d, .name = "echo", .parameters = OBJ, .callback = echo};
-    CHECK_STATUS(capstan_register(reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &d), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_set_event_hook(reg, blocking_hook, &blocker_destroyed, count_destroy), CAPSTAN_OK);
     pthread_t t;
     pthread_create(&t, NULL, execute_echo, reg);
@@ -273,7 +273,7 @@ static void *set_and_fire(void *arg) {
         /* Fire all three: events, an approval, a queued result (notify). */
         capstan_batch *b = NULL;
         capstan_exec_options poll = {.struct_size = sizeof poll, .flags = CAPSTAN_EXEC_DELIVER_POLL};
-        if (capstan_submit(race_reg, "[{\"id\":\"a\",\"name\":\"echo\"},{\"id\":\"g\",\"name\":\"guarded\"}]",
+        if (capstan_batch_submit(race_reg, "[{\"id\":\"a\",\"name\":\"echo\"},{\"id\":\"g\",\"name\":\"guarded\"}]",
                            CAPSTAN_NTS, &poll, NULL, NULL, &b) == CAPSTAN_OK) {
             capstan_batch_wait(b, UINT32_MAX);
             capstan_batch_free(b);
@@ -289,10 +289,10 @@ static void test_hooks_set_and_replaced_from_8_threads_while_firing_are_destroye
     atomic_store(&hook_violations, 0);
     race_reg = new_registry();
     capstan_tool_def d = {.struct_size = sizeof d, .name = "echo", .parameters = OBJ, .callback = echo};
-    CHECK_STATUS(capstan_register(race_reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(race_reg, &d), CAPSTAN_OK);
     capstan_tool_def g = {.struct_size = sizeof g, .name = "guarded", .parameters = OBJ, .callback = echo,
                           .flags = CAPSTAN_TOOL_REQUIRES_APPROVAL};
-    CHECK_STATUS(capstan_register(race_reg, &g), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(race_reg, &g), CAPSTAN_OK);
     pthread_t t[8];
     for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, set_and_fire, (void *)(intptr_t)i);
     for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
@@ -317,7 +317,7 @@ static void *register_until_refused(void *arg) {
                               .user_data = &reg_destroys, .destroy = count_destroy};
         int after = atomic_load(&closing) == 2; /* close has returned */
         atomic_fetch_add(&reg_attempts, 1);
-        capstan_status st = capstan_register(race_reg, &d);
+        capstan_status st = capstan_registry_add_tool(race_reg, &d);
         if (st == CAPSTAN_OK) {
             atomic_fetch_add(&reg_ok, 1);
             if (after) atomic_fetch_add(&reg_after_close_ok, 1);
@@ -368,14 +368,14 @@ struct exit_calls {
 static void at_thread_exit(void *arg) {
     struct exit_calls *c = arg;
     /* Error recording, after this thread's capstan locals are gone. */
-    c->unregister_st = capstan_unregister(c->reg, "missing", CAPSTAN_NTS);
+    c->unregister_st = capstan_registry_remove_tool(c->reg, "missing", CAPSTAN_NTS);
     char buf[256];
-    c->error_len = capstan_last_error(buf, sizeof buf);
+    c->error_len = capstan_error_message(buf, sizeof buf);
     /* A lone call without a timeout runs its callback on this thread. */
     char *out = NULL;
-    c->execute_st = capstan_execute(c->reg, "{\"id\":\"x\",\"name\":\"echo\"}", CAPSTAN_NTS, NULL, &out, NULL);
+    c->execute_st = capstan_registry_execute(c->reg, "{\"id\":\"x\",\"name\":\"echo\"}", CAPSTAN_NTS, NULL, &out, NULL);
     c->result_ok = out != NULL && strstr(out, "\"outcome\":\"ok\"") != NULL;
-    capstan_free(out);
+    capstan_string_free(out);
     c->close_st = capstan_registry_close(c->to_close, UINT32_MAX);
 }
 
@@ -383,10 +383,10 @@ static void *exiting_thread(void *arg) {
     struct exit_calls *c = arg;
     /* Use capstan's thread locals first, so that they are destroyed at exit
      * (glibc runs them before pthread key destructors). */
-    capstan_unregister(c->reg, "missing", CAPSTAN_NTS);
+    capstan_registry_remove_tool(c->reg, "missing", CAPSTAN_NTS);
     char *out = NULL;
-    capstan_execute(c->reg, "{\"id\":\"x\",\"name\":\"echo\"}", CAPSTAN_NTS, NULL, &out, NULL);
-    capstan_free(out);
+    capstan_registry_execute(c->reg, "{\"id\":\"x\",\"name\":\"echo\"}", CAPSTAN_NTS, NULL, &out, NULL);
+    capstan_string_free(out);
     pthread_setspecific(exit_key, c);
     return NULL;
 }
@@ -397,8 +397,8 @@ static void test_capstan_called_from_a_thread_exit_destructor_does_not_abort(voi
     c.reg = new_registry();
     c.to_close = new_registry();
     capstan_tool_def d = {.struct_size = sizeof d, .name = "echo", .parameters = OBJ, .callback = echo};
-    CHECK_STATUS(capstan_register(c.reg, &d), CAPSTAN_OK);
-    CHECK_STATUS(capstan_register(c.to_close, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(c.reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(c.to_close, &d), CAPSTAN_OK);
     CHECK(pthread_key_create(&exit_key, at_thread_exit) == 0);
     pthread_t t;
     pthread_create(&t, NULL, exiting_thread, &c);

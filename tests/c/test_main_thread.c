@@ -1,6 +1,6 @@
 /* Main-thread tools and waiting: a thread that pumped and then waits on a
- * batch runs that batch's main-thread calls itself (capstan_execute,
- * capstan_run_turn, capstan_batch_wait, nested execution), and the batch
+ * batch runs that batch's main-thread calls itself (capstan_registry_execute,
+ * capstan_registry_run_turn, capstan_batch_wait, nested execution), and the batch
  * deadline (capstan_exec_options.deadline_ms) bounds waiting for the pump and
  * for approval. Every test is bounded by a watchdog: a regression fails
  * instead of hanging. */
@@ -45,7 +45,7 @@ static void nested_tool(void *user_data, capstan_call *call);
 static void add(const char *name, capstan_tool_fn fn, uint32_t flags, uint32_t timeout_ms) {
     capstan_tool_def d = {.struct_size = sizeof d, .name = name, .parameters = OBJ, .callback = fn,
                           .flags = flags, .timeout_ms = timeout_ms};
-    CHECK_STATUS(capstan_register(reg, &d), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &d), CAPSTAN_OK);
 }
 
 static void setup(void) {
@@ -65,7 +65,7 @@ static int count_of(const char *hay, const char *needle) {
 
 static char *execute(const char *calls, const capstan_exec_options *opts) {
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, calls, CAPSTAN_NTS, opts, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_execute(reg, calls, CAPSTAN_NTS, opts, &out, NULL), CAPSTAN_OK);
     return out;
 }
 
@@ -81,7 +81,7 @@ static void test_execute_on_the_pump_thread_runs_main_thread_calls_beside_ordina
                             NULL);
         CHECK(count_of(out, "main-ran") == 2);
         CHECK(count_of(out, "pool-ran") == 2);
-        capstan_free(out);
+        capstan_string_free(out);
     }
     CHECK(atomic_load(&off_main) == 0);
     capstan_registry_free(reg);
@@ -96,7 +96,7 @@ static void test_execute_on_the_pump_thread_runs_a_batch_of_only_main_thread_cal
                             "{\"id\":\"b\",\"name\":\"main_tool\"},{\"id\":\"slow2\",\"name\":\"main_timed\"}]",
                             NULL);
         CHECK(count_of(out, "main-ran") == 4);
-        capstan_free(out);
+        capstan_string_free(out);
     }
     CHECK(atomic_load(&off_main) == 0);
     capstan_registry_free(reg);
@@ -108,11 +108,11 @@ static void nested_tool(void *user_data, capstan_call *call) {
     (void)user_data;
     if (!pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&off_main, 1);
     char *out = NULL;
-    capstan_status st = capstan_execute(
+    capstan_status st = capstan_registry_execute(
         reg, "[{\"id\":\"slow\",\"name\":\"main_tool\"},{\"id\":\"p\",\"name\":\"pool_tool\"},{\"id\":\"i\",\"name\":\"main_tool\"}]",
         CAPSTAN_NTS, NULL, &out, NULL);
     int ok = st == CAPSTAN_OK && count_of(out, "main-ran") == 2 && count_of(out, "pool-ran") == 1;
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, ok ? "nested-ok" : "nested-bad", CAPSTAN_NTS);
 }
 
@@ -125,7 +125,7 @@ static void test_nested_execute_inside_a_main_thread_tool_runs_its_main_thread_c
                         NULL);
     CHECK(count_of(out, "nested-ok") == 2);
     CHECK(count_of(out, "pool-ran") == 1);
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&off_main) == 0);
     capstan_registry_free(reg);
 }
@@ -141,11 +141,11 @@ static void test_run_turn_on_the_pump_thread_runs_main_thread_calls(void) {
         "{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"pool_tool\",\"arguments\":\"{}\"}},"
         "{\"id\":\"slow3\",\"type\":\"function\",\"function\":{\"name\":\"main_tool\",\"arguments\":\"{}\"}}]}}]}";
     char *out = NULL;
-    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, response, CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, response, CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK(count_of(out, "main-ran") == 2);
     CHECK(count_of(out, "pool-ran") == 1);
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&off_main) == 0);
     capstan_registry_free(reg);
 }
@@ -155,7 +155,7 @@ static void test_batch_wait_on_the_pump_thread_runs_the_batchs_main_thread_calls
     setup();
     capstan_registry_pump(reg, 0);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, "[{\"id\":\"a\",\"name\":\"main_tool\"},{\"id\":\"p\",\"name\":\"pool_tool\"}]",
+    CHECK_STATUS(capstan_batch_submit(reg, "[{\"id\":\"a\",\"name\":\"main_tool\"},{\"id\":\"p\",\"name\":\"pool_tool\"}]",
                                 CAPSTAN_NTS, NULL, NULL, NULL, &b),
                  CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, UINT32_MAX), CAPSTAN_OK);
@@ -178,7 +178,7 @@ static void test_every_thread_that_ever_pumped_counts_as_a_main_thread(void) {
     pthread_join(other, NULL);
     char *out = execute("[{\"id\":\"a\",\"name\":\"main_tool\"},{\"id\":\"p\",\"name\":\"pool_tool\"}]", NULL);
     CHECK(count_of(out, "main-ran") == 1);
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&off_main) == 0);
     capstan_registry_free(reg);
 }
@@ -189,7 +189,7 @@ static void test_every_thread_that_ever_pumped_counts_as_a_main_thread(void) {
 static void *execute_off_main(void *arg) {
     capstan_exec_options *opts = arg;
     char *out = NULL;
-    capstan_execute(reg, "{\"id\":\"a\",\"name\":\"main_tool\"}", CAPSTAN_NTS, opts, &out, NULL);
+    capstan_registry_execute(reg, "{\"id\":\"a\",\"name\":\"main_tool\"}", CAPSTAN_NTS, opts, &out, NULL);
     return out;
 }
 
@@ -205,7 +205,7 @@ static void test_deadline_ends_a_call_waiting_for_the_pump_as_timeout_saying_so(
     CHECK(out != NULL);
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
     CHECK_CONTAINS(out, "capstan_registry_pump");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(capstan_registry_pump(reg, 0) == 0); /* nothing left queued */
     capstan_registry_free(reg);
 }
@@ -225,7 +225,7 @@ static void test_deadline_ends_a_call_waiting_for_approval_as_timeout_saying_so(
     char *out = execute("{\"id\":\"g\",\"name\":\"guarded\"}", &opts);
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
     CHECK_CONTAINS(out, "approval");
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_status st = capstan_approval_decide(held_approval, true, NULL, 0);
     CHECK(st == CAPSTAN_ERR_STALE_HANDLE || st == CAPSTAN_ERR_ALREADY_COMPLETED);
     capstan_registry_free(reg);
@@ -245,7 +245,7 @@ static void test_deadline_cancels_a_running_call_as_timeout(void) {
     char *out = execute("[{\"id\":\"s\",\"name\":\"slow\"},{\"id\":\"p\",\"name\":\"pool_tool\"}]", &opts);
     CHECK_CONTAINS(out, "\"outcome\":\"timeout\"");
     CHECK_CONTAINS(out, "deadline of 30 ms");
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_registry_free(reg);
 }
 
@@ -257,7 +257,7 @@ static void test_deadline_ends_a_call_waiting_for_a_free_worker_as_timeout_sayin
     char *out = execute("[{\"id\":\"s\",\"name\":\"slow\"},{\"id\":\"w\",\"name\":\"slow\"}]", &opts);
     CHECK(count_of(out, "\"outcome\":\"timeout\"") == 2);
     CHECK_CONTAINS(out, "waited to start");
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_registry_free(reg);
 }
 
@@ -272,7 +272,7 @@ static void test_a_tools_timeout_runs_from_its_start_not_while_it_waits_for_the_
     setup();
     add("main_short", main_tool, CAPSTAN_TOOL_MAIN_THREAD, 500);
     capstan_batch *b = NULL;
-    CHECK_STATUS(capstan_submit(reg, "{\"id\":\"x\",\"name\":\"main_short\"}", CAPSTAN_NTS, NULL,
+    CHECK_STATUS(capstan_batch_submit(reg, "{\"id\":\"x\",\"name\":\"main_short\"}", CAPSTAN_NTS, NULL,
                                 record_outcome, NULL, &b),
                  CAPSTAN_OK);
     sleep_ms(1000); /* waits for the pump twice its timeout */

@@ -12,7 +12,7 @@
 
 #define POOL_THREADS 2
 /* main's calls are at depth 1; callbacks at depths 1 to DEPTH-1 each run a
- * nested capstan_execute, so executes nest DEPTH-1 = 3 levels inside callbacks. */
+ * nested capstan_registry_execute, so executes nest DEPTH-1 = 3 levels inside callbacks. */
 #define DEPTH 4
 #define FAN_OUT 3
 
@@ -82,7 +82,7 @@ static void nest(void *user_data, capstan_call *call) {
     char calls[1024];
     nest_calls(depth + 1, calls, sizeof calls);
     char *out = NULL;
-    capstan_status st = capstan_execute(reg, calls, CAPSTAN_NTS, NULL, &out, NULL);
+    capstan_status st = capstan_registry_execute(reg, calls, CAPSTAN_NTS, NULL, &out, NULL);
     if (st != CAPSTAN_OK) {
         atomic_fetch_add(&nested_failures, 1);
         capstan_call_fail(call, capstan_status_name(st), CAPSTAN_NTS);
@@ -92,7 +92,7 @@ static void nest(void *user_data, capstan_call *call) {
     int got = count_of(out, "\"content\":\"leaf\"");
     for (const char *q = out; (q = strstr(q, "\"content\":\"leaves=")) != NULL; q++) got += atoi(q + 18);
     if (count_of(out, "\"outcome\":\"ok\"") != FAN_OUT) atomic_fetch_add(&nested_failures, 1);
-    capstan_free(out);
+    capstan_string_free(out);
     char text[32];
     snprintf(text, sizeof text, "leaves=%d", got);
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, text, CAPSTAN_NTS);
@@ -108,7 +108,7 @@ static void *run_nesting(void *arg) {
     struct nesting *n = arg;
     char calls[1024];
     nest_calls(1, calls, sizeof calls);
-    n->status = capstan_execute(reg, calls, CAPSTAN_NTS, NULL, &n->results, NULL);
+    n->status = capstan_registry_execute(reg, calls, CAPSTAN_NTS, NULL, &n->results, NULL);
     atomic_store(&n->done, 1);
     return NULL;
 }
@@ -143,7 +143,7 @@ static int nested_execute_on_a_saturated_pool_completes(void) {
     pthread_mutex_lock(&threads_lock);
     CHECK(threads_count >= 1 && threads_count <= POOL_THREADS + 1);
     pthread_mutex_unlock(&threads_lock);
-    capstan_free(n.results);
+    capstan_string_free(n.results);
     return 1;
 }
 
@@ -169,29 +169,29 @@ static void maker(void *user_data, capstan_call *call) {
     (void)user_data;
     capstan_tool_def def = make_def("made", made, &made_destroyed);
     def.destroy = count_destroy;
-    atomic_store(&maker_status, capstan_register(reg, &def));
+    atomic_store(&maker_status, capstan_registry_add_tool(reg, &def));
     char *out = NULL;
-    if (capstan_execute(reg, "{\"id\":\"inner\",\"name\":\"made\"}", CAPSTAN_NTS, NULL, &out, NULL) == CAPSTAN_OK) {
+    if (capstan_registry_execute(reg, "{\"id\":\"inner\",\"name\":\"made\"}", CAPSTAN_NTS, NULL, &out, NULL) == CAPSTAN_OK) {
         snprintf(maker_saw, sizeof maker_saw, "%s", out);
-        capstan_free(out);
+        capstan_string_free(out);
     }
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "registered", CAPSTAN_NTS);
 }
 
 static void callback_can_register_another_tool(void) {
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"m1\",\"name\":\"maker\"}", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"m1\",\"name\":\"maker\"}", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"content\":\"registered\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&maker_status) == CAPSTAN_OK);
     CHECK_CONTAINS(maker_saw, "\"content\":\"made it\"");
     /* And it stays registered for later calls. */
     out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"m2\",\"name\":\"made\"}", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"m2\",\"name\":\"made\"}", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"content\":\"made it\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&made_destroyed) == 0);
 }
 
@@ -210,7 +210,7 @@ static void replaced(void *user_data, capstan_call *call) {
 static void replace_self(void *user_data, capstan_call *call) {
     (void)user_data;
     capstan_tool_def def = make_def("self", replaced, NULL);
-    atomic_store(&self_status, capstan_register(reg, &def));
+    atomic_store(&self_status, capstan_registry_add_tool(reg, &def));
     atomic_store(&self_destroyed_inside, atomic_load(&self_destroyed));
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "old self", CAPSTAN_NTS);
 }
@@ -218,20 +218,20 @@ static void replace_self(void *user_data, capstan_call *call) {
 static void callback_can_replace_its_own_tool(void) {
     capstan_tool_def def = make_def("self", replace_self, &self_destroyed);
     def.destroy = count_destroy;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"s1\",\"name\":\"self\"}", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"s1\",\"name\":\"self\"}", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"content\":\"old self\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&self_status) == CAPSTAN_OK);
     CHECK(atomic_load(&self_destroyed_inside) == 0); /* not while its callback runs */
     CHECK(atomic_load(&self_destroyed) == 1);
     out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"s2\",\"name\":\"self\"}", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"s2\",\"name\":\"self\"}", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"content\":\"new self\"");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -254,19 +254,19 @@ static void registry_free_inside_its_own_callback_finishes_after_it(void) {
     CHECK_STATUS(capstan_registry_new(NULL, &doomed), CAPSTAN_OK);
     capstan_tool_def def = make_def("free_own", free_own_registry, &doomed_destroyed[0]);
     def.destroy = count_destroy;
-    CHECK_STATUS(capstan_register(doomed, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(doomed, &def), CAPSTAN_OK);
     def = make_def("bystander", made, &doomed_destroyed[1]);
     def.destroy = count_destroy;
-    CHECK_STATUS(capstan_register(doomed, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(doomed, &def), CAPSTAN_OK);
 
     char *out = NULL;
     capstan_exec_options seq = {.struct_size = sizeof seq, .flags = CAPSTAN_EXEC_SEQUENTIAL};
-    CHECK_STATUS(capstan_execute(doomed, "[{\"id\":\"f\",\"name\":\"free_own\"},{\"id\":\"b\",\"name\":\"bystander\"}]",
+    CHECK_STATUS(capstan_registry_execute(doomed, "[{\"id\":\"f\",\"name\":\"free_own\"},{\"id\":\"b\",\"name\":\"bystander\"}]",
                                  CAPSTAN_NTS, &seq, &out, NULL),
                  CAPSTAN_OK);
     /* Every call still got its one result: cancelled. */
     CHECK(count_of(out, "\"outcome\":\"cancelled\"") == 2);
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&own_destroyed_inside) == 0);
     CHECK(atomic_load(&return_after_free) == CAPSTAN_ERR_STALE_HANDLE ||
           atomic_load(&return_after_free) == CAPSTAN_ERR_ALREADY_COMPLETED);
@@ -297,7 +297,7 @@ struct job {
 
 static void *run_job(void *arg) {
     struct job *j = arg;
-    j->status = capstan_execute(reg, j->calls, CAPSTAN_NTS, NULL, &j->results, NULL);
+    j->status = capstan_registry_execute(reg, j->calls, CAPSTAN_NTS, NULL, &j->results, NULL);
     atomic_store(&j->done, 1);
     return NULL;
 }
@@ -349,7 +349,7 @@ static void timeouts_fire_while_the_pool_is_saturated(void) {
     pthread_join(t, NULL);
     CHECK_STATUS(j.status, CAPSTAN_OK);
     CHECK(count_of(j.results, "\"outcome\":\"timeout\"") == SATURATING);
-    capstan_free(j.results);
+    capstan_string_free(j.results);
 }
 
 static void quick(void *user_data, capstan_call *call) {
@@ -361,13 +361,13 @@ static void quick(void *user_data, capstan_call *call) {
 static void outer(void *user_data, capstan_call *call) {
     (void)user_data;
     char *out = NULL;
-    capstan_status st = capstan_execute(reg, "{\"id\":\"in\",\"name\":\"timed\"}", CAPSTAN_NTS, NULL, &out, NULL);
+    capstan_status st = capstan_registry_execute(reg, "{\"id\":\"in\",\"name\":\"timed\"}", CAPSTAN_NTS, NULL, &out, NULL);
     if (st == CAPSTAN_OK && strstr(out, "\"content\":\"quick\"") != NULL) {
         capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "inner ok", CAPSTAN_NTS);
     } else {
         capstan_call_fail(call, out ? out : capstan_status_name(st), CAPSTAN_NTS);
     }
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 /* Nested calls of a tool that has a timeout, from more callbacks than the
@@ -389,7 +389,7 @@ static int nested_execute_of_a_timed_tool_on_a_saturated_pool_completes(void) {
     pthread_join(t, NULL);
     CHECK_STATUS(j.status, CAPSTAN_OK);
     CHECK(count_of(j.results, "\"content\":\"inner ok\"") == SATURATING);
-    capstan_free(j.results);
+    capstan_string_free(j.results);
     return 1;
 }
 
@@ -400,17 +400,17 @@ int main(void) {
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
     capstan_tool_def def = make_def("nest", nest, NULL);
     def.parameters = "{\"type\":\"object\",\"properties\":{\"depth\":{\"type\":\"integer\"}},\"required\":[\"depth\"]}";
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     def = make_def("maker", maker, NULL);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     def = make_def("hang", hang, NULL);
     def.timeout_ms = 50;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     def = make_def("timed", quick, NULL);
     def.timeout_ms = 10000;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     def = make_def("outer", outer, NULL);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 
     if (!nested_execute_on_a_saturated_pool_completes()) {
         /* Threads are stuck inside the registry: freeing it would hang too. */

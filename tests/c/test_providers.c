@@ -34,7 +34,7 @@ static capstan_registry *make_registry(void) {
                       "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}",
         .callback = add,
     };
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     return reg;
 }
 
@@ -80,13 +80,13 @@ static void test_every_format_exports_tools_and_runs_a_turn(void) {
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         const struct turn_case *c = &CASES[i];
         char *tools = NULL;
-        CHECK_STATUS(capstan_tools_json(reg, c->fmt, &tools, NULL), CAPSTAN_OK);
+        CHECK_STATUS(capstan_registry_tools_json(reg, c->fmt, NULL, &tools, NULL, NULL, NULL), CAPSTAN_OK);
         CHECK_CONTAINS(tools, c->expect_tools);
-        capstan_free(tools);
+        capstan_string_free(tools);
 
         char *messages = NULL;
         size_t len = 0;
-        CHECK_STATUS(capstan_run_turn(reg, c->fmt, c->response, CAPSTAN_NTS, NULL, &messages, &len),
+        CHECK_STATUS(capstan_registry_run_turn(reg, c->fmt, c->response, CAPSTAN_NTS, NULL, &messages, &len),
                      CAPSTAN_OK);
         CHECK(messages != NULL && strlen(messages) == len);
         if (c->expect_messages != NULL) {
@@ -104,7 +104,7 @@ static void test_every_format_exports_tools_and_runs_a_turn(void) {
             CHECK_CONTAINS(messages, "{\"type\":\"text\",\"text\":\"7\"}");
             CHECK_CONTAINS(messages, "\"isError\":false");
         }
-        capstan_free(messages);
+        capstan_string_free(messages);
     }
     capstan_registry_free(reg);
 }
@@ -113,28 +113,28 @@ static void test_parse_calls_normalizes_ids_names_and_keeps_malformed_arguments(
     char *calls = NULL;
     const char *chat = "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\","
                        "\"function\":{\"name\":\"add\",\"arguments\":\"{\\\"a\\\": 1,\"}}]}";
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, chat, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, chat, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(calls, "\"id\":\"c1\"");
     CHECK_CONTAINS(calls, "\"arguments\":\"{\\\"a\\\": 1,\"");
-    capstan_free(calls);
+    capstan_string_free(calls);
 
     /* executing it reports the parse error, never runs the tool with {} */
     capstan_registry *reg = make_registry();
     char *messages = NULL;
-    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, chat, CAPSTAN_NTS, NULL, &messages, NULL),
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_OPENAI_CHAT, chat, CAPSTAN_NTS, NULL, &messages, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(messages, "not valid JSON");
-    capstan_free(messages);
+    capstan_string_free(messages);
 
     /* no tool calls: an empty array */
     const char *text_only = "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"hi\"}}]}";
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, text_only, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, text_only, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
     CHECK(calls != NULL && strcmp(calls, "[]") == 0);
-    capstan_free(calls);
-    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, "{\"content\":[]}", CAPSTAN_NTS, NULL,
+    capstan_string_free(calls);
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, "{\"content\":[]}", CAPSTAN_NTS, NULL,
                                   &messages, NULL),
                  CAPSTAN_OK);
-    capstan_free(messages);
+    capstan_string_free(messages);
     capstan_registry_free(reg);
 }
 
@@ -142,41 +142,41 @@ static void test_format_results_from_normalized_results(void) {
     const char *results = "[{\"id\":\"a\",\"name\":\"add\",\"content\":\"5\",\"is_error\":false,\"outcome\":\"ok\"},"
                           "{\"id\":\"b\",\"name\":\"add\",\"content\":\"boom\",\"is_error\":true,\"outcome\":\"tool_error\"}]";
     char *out = NULL;
-    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_OPENAI_CHAT, results, CAPSTAN_NTS, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_format_write_results(CAPSTAN_FORMAT_OPENAI_CHAT, results, CAPSTAN_NTS, &out, NULL), CAPSTAN_OK);
     CHECK(out && strcmp(out, "[{\"role\":\"tool\",\"tool_call_id\":\"a\",\"content\":\"5\"},"
                              "{\"role\":\"tool\",\"tool_call_id\":\"b\",\"content\":\"boom\"}]") == 0);
-    capstan_free(out);
-    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_GEMINI, results, CAPSTAN_NTS, &out, NULL), CAPSTAN_OK);
+    capstan_string_free(out);
+    CHECK_STATUS(capstan_format_write_results(CAPSTAN_FORMAT_GEMINI, results, CAPSTAN_NTS, &out, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"response\":{\"error\":\"boom\"}");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
     capstan_registry *reg = make_registry();
     char *sentinel = (char *)"untouched";
     char *out = sentinel;
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, "{not json", CAPSTAN_NTS, &out, NULL),
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, "{not json", CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_ERR_INVALID_RESPONSE);
     CHECK(out == sentinel);
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC,
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_ANTHROPIC,
                                      "{\"content\":[{\"type\":\"tool_use\",\"id\":\"x\",\"input\":{}}]}",
                                      CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_ERR_INVALID_RESPONSE);
     char msg[512];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     CHECK_CONTAINS(msg, "name");
     CHECK(out == sentinel);
-    CHECK_STATUS(capstan_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_tools_json(reg, 1000, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_tools_json(NULL, CAPSTAN_FORMAT_MCP, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_MCP, NULL, 5, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_MCP, "{\"a\":\"\xff\"}", CAPSTAN_NTS, &out, NULL),
+    CHECK_STATUS(capstan_format_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_tools_json(reg, 1000, NULL, &out, NULL, NULL, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_tools_json(NULL, CAPSTAN_FORMAT_MCP, NULL, &out, NULL, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_MCP, NULL, 5, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_MCP, "{\"a\":\"\xff\"}", CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_ERR_INVALID_UTF8);
-    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_ANTHROPIC, "[{\"id\":1}]", CAPSTAN_NTS, &out, NULL),
+    CHECK_STATUS(capstan_format_write_results(CAPSTAN_FORMAT_ANTHROPIC, "[{\"id\":1}]", CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_ERR_INVALID_RESULTS);
-    CHECK_STATUS(capstan_format_results(CAPSTAN_FORMAT_ANTHROPIC, "42", CAPSTAN_NTS, &out, NULL),
+    CHECK_STATUS(capstan_format_write_results(CAPSTAN_FORMAT_ANTHROPIC, "42", CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_ERR_INVALID_RESULTS);
-    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_GEMINI, "[", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_GEMINI, "[", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_ERR_INVALID_RESPONSE);
     CHECK(out == sentinel);
 
@@ -191,12 +191,12 @@ static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
                                 i ? "," : "", i, i);
     snprintf(body + pos, cap - pos, "]}");
     char *messages = NULL;
-    CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, NULL, &messages, NULL),
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, NULL, &messages, NULL),
                  CAPSTAN_OK);
     size_t results = 0;
     for (const char *p = messages; p && (p = strstr(p, "\"tool_result\"")) != NULL; p++) results++;
     CHECK(results == n);
-    capstan_free(messages);
+    capstan_string_free(messages);
     free(body);
 
     /* A huge string that is not JSON: an error, not a crash. */
@@ -204,7 +204,7 @@ static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
     char *junk = malloc(big + 1);
     memset(junk, '[', big);
     junk[big] = 0;
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, junk, big, &out, NULL), CAPSTAN_ERR_INVALID_RESPONSE);
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_OPENAI_CHAT, junk, big, &out, NULL), CAPSTAN_ERR_INVALID_RESPONSE);
     free(junk);
     capstan_registry_free(reg);
 }
@@ -218,30 +218,30 @@ static void test_strict_export_and_name_report(void) {
                       "\"additionalProperties\":{\"type\":\"string\"}}}}",
         .callback = add,
     };
-    CHECK_STATUS(capstan_register(reg, &open_def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &open_def), CAPSTAN_OK);
     capstan_export_options opts = {.struct_size = sizeof opts, .flags = CAPSTAN_EXPORT_STRICT};
     char *tools = NULL, *report = NULL;
-    CHECK_STATUS(capstan_tools_export(reg, CAPSTAN_FORMAT_OPENAI_RESPONSES, &opts, &tools, NULL, &report, NULL),
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_RESPONSES, &opts, &tools, NULL, &report, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(tools, "\"strict\":true");
     CHECK_CONTAINS(tools, "\"additionalProperties\":false");
     CHECK_CONTAINS(report, "open_map");
-    capstan_free(tools);
-    capstan_free(report);
+    capstan_string_free(tools);
+    capstan_string_free(report);
     opts.flags = 1u << 30;
-    CHECK_STATUS(capstan_tools_export(reg, CAPSTAN_FORMAT_OPENAI_RESPONSES, &opts, &tools, NULL, NULL, NULL),
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_RESPONSES, &opts, &tools, NULL, NULL, NULL),
                  CAPSTAN_ERR_INVALID_ARGUMENT);
 
     char *names = NULL;
-    CHECK_STATUS(capstan_name_report(reg, &names, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_names_json(reg, &names, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(names, "\"name\":\"add\"");
     CHECK_CONTAINS(names, "\"gemini\":true");
-    capstan_free(names);
+    capstan_string_free(names);
     capstan_registry_free(reg);
 }
 
 /* Each provider's error body: PROVIDER_ERROR with the provider's own type and
- * message in capstan_last_error, from parse_calls and run_turn alike; nothing
+ * message in capstan_error_message, from parse_calls and run_turn alike; nothing
  * written, no call run. */
 struct error_case {
     capstan_format fmt;
@@ -287,20 +287,20 @@ static void test_provider_error_bodies_are_provider_errors_not_no_calls(void) {
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
     def.name = "count";
     def.callback = count_call;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     char *sentinel = (char *)"untouched";
     for (size_t i = 0; i < sizeof ERRORS / sizeof ERRORS[0]; i++) {
         const struct error_case *c = &ERRORS[i];
         char *out = sentinel;
         char msg[512];
-        CHECK_STATUS(capstan_parse_calls(c->fmt, c->body, CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_PROVIDER_ERROR);
-        capstan_last_error(msg, sizeof msg);
+        CHECK_STATUS(capstan_format_parse_calls(c->fmt, c->body, CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_PROVIDER_ERROR);
+        capstan_error_message(msg, sizeof msg);
         CHECK_CONTAINS(msg, c->kind);
         CHECK_CONTAINS(msg, c->message);
         CHECK(out == sentinel);
-        CHECK_STATUS(capstan_run_turn(reg, c->fmt, c->body, CAPSTAN_NTS, NULL, &out, NULL),
+        CHECK_STATUS(capstan_registry_run_turn(reg, c->fmt, c->body, CAPSTAN_NTS, NULL, &out, NULL),
                      CAPSTAN_ERR_PROVIDER_ERROR);
-        capstan_last_error(msg, sizeof msg);
+        capstan_error_message(msg, sizeof msg);
         CHECK_CONTAINS(msg, c->message);
         CHECK(out == sentinel);
     }
@@ -312,9 +312,9 @@ static void test_provider_error_bodies_are_provider_errors_not_no_calls(void) {
                                       CAPSTAN_FORMAT_ANTHROPIC, CAPSTAN_FORMAT_GEMINI, CAPSTAN_FORMAT_MCP};
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         char *out = sentinel;
-        CHECK_STATUS(capstan_parse_calls(formats[i], "{\"foo\":1}", CAPSTAN_NTS, &out, NULL),
+        CHECK_STATUS(capstan_format_parse_calls(formats[i], "{\"foo\":1}", CAPSTAN_NTS, &out, NULL),
                      CAPSTAN_ERR_INVALID_RESPONSE);
-        CHECK_STATUS(capstan_run_turn(reg, formats[i], "{\"foo\":1}", CAPSTAN_NTS, NULL, &out, NULL),
+        CHECK_STATUS(capstan_registry_run_turn(reg, formats[i], "{\"foo\":1}", CAPSTAN_NTS, NULL, &out, NULL),
                      CAPSTAN_ERR_INVALID_RESPONSE);
         CHECK(out == sentinel);
     }
@@ -340,37 +340,37 @@ static void test_one_unreadable_call_fails_alone(void) {
                  "{\"type\":\"tool_use\",\"id\":\"t3\",\"name\":\"add\",\"input\":{\"a\":3,\"b\":4}}]}",
                  bad[b]);
         char *messages = NULL;
-        CHECK_STATUS(capstan_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, NULL, &messages, NULL),
+        CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, NULL, &messages, NULL),
                      CAPSTAN_OK);
         CHECK_CONTAINS(messages, "{\"type\":\"tool_result\",\"tool_use_id\":\"t1\",\"content\":\"3\"}");
         CHECK_CONTAINS(messages, "{\"type\":\"tool_result\",\"tool_use_id\":\"t3\",\"content\":\"7\"}");
         CHECK_CONTAINS(messages, "arguments are not valid JSON");
         CHECK_CONTAINS(messages, "\"is_error\":true");
-        capstan_free(messages);
+        capstan_string_free(messages);
 
         char *calls = NULL;
-        CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
+        CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, body, CAPSTAN_NTS, &calls, NULL), CAPSTAN_OK);
         CHECK_CONTAINS(calls, "\"id\":\"t3\"");
-        capstan_free(calls);
+        capstan_string_free(calls);
     }
     capstan_registry_free(reg);
 }
 
-/* capstan_last_error: per thread, and emptied by a success. */
+/* capstan_error_message: per thread, and emptied by a success. */
 static void *fail_on_another_thread(void *arg) {
     (void)arg;
     char *out = NULL;
-    capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, "[", CAPSTAN_NTS, &out, NULL);
+    capstan_format_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, "[", CAPSTAN_NTS, &out, NULL);
     char msg[256];
-    size_t n = capstan_last_error(msg, sizeof msg);
+    size_t n = capstan_error_message(msg, sizeof msg);
     return (void *)(uintptr_t)(n > 0 && strstr(msg, "not valid JSON") != NULL);
 }
 
 static void test_last_error_is_per_thread_and_a_success_clears_it(void) {
     char *out = NULL;
     char msg[256];
-    CHECK_STATUS(capstan_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK(capstan_last_error(NULL, 0) > 0);
+    CHECK_STATUS(capstan_format_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK(capstan_error_message(NULL, 0) > 0);
 
     /* Another thread's failure does not touch this thread's message. */
     pthread_t t;
@@ -378,30 +378,30 @@ static void test_last_error_is_per_thread_and_a_success_clears_it(void) {
     CHECK(pthread_create(&t, NULL, fail_on_another_thread, NULL) == 0);
     CHECK(pthread_join(t, &seen) == 0);
     CHECK(seen == (void *)1);
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     CHECK_CONTAINS(msg, "unknown format 99");
 
     /* Reading it, status names and the version leave it as it is. */
-    CHECK(capstan_last_error(NULL, 0) > 0);
+    CHECK(capstan_error_message(NULL, 0) > 0);
     (void)capstan_status_name(CAPSTAN_OK);
-    (void)capstan_version();
-    capstan_free(NULL);
-    CHECK(capstan_last_error(NULL, 0) > 0);
+    (void)capstan_version_string();
+    capstan_string_free(NULL);
+    CHECK(capstan_error_message(NULL, 0) > 0);
 
     /* A success empties it. */
-    CHECK_STATUS(capstan_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, "{\"content\":[]}", CAPSTAN_NTS, &out, NULL),
+    CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_ANTHROPIC, "{\"content\":[]}", CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_OK);
-    capstan_free(out);
+    capstan_string_free(out);
     msg[0] = 'x';
-    CHECK(capstan_last_error(msg, sizeof msg) == 0);
+    CHECK(capstan_error_message(msg, sizeof msg) == 0);
     CHECK(msg[0] == 0);
 
     /* So does a success of a function that reports failure as NULL. */
     CHECK(capstan_call_id(NULL, NULL) == NULL);
-    CHECK(capstan_last_error(NULL, 0) > 0);
+    CHECK(capstan_error_message(NULL, 0) > 0);
     capstan_registry *reg = NULL;
     CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
-    CHECK(capstan_last_error(NULL, 0) == 0);
+    CHECK(capstan_error_message(NULL, 0) == 0);
     capstan_registry_free(reg);
 }
 

@@ -1,4 +1,4 @@
-/* Registration rules of the C ABI: what capstan_register refuses and why,
+/* Registration rules of the C ABI: what capstan_registry_add_tool refuses and why,
  * when each tool's destroy runs, describing tools, and the error/status/version
  * helpers every host uses. */
 #define _POSIX_C_SOURCE 200809L
@@ -51,9 +51,9 @@ static capstan_registry *new_registry(void) {
 static void null_registry_or_def_is_null_parameter(void) {
     capstan_registry *reg = new_registry();
     capstan_tool_def def = make_def("tool", reply_ok, NULL);
-    CHECK_STATUS(capstan_register(NULL, &def), CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_register(reg, NULL), CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_unregister(NULL, "tool", CAPSTAN_NTS), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_add_tool(NULL, &def), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_add_tool(reg, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_remove_tool(NULL, "tool", CAPSTAN_NTS), CAPSTAN_ERR_NULL_PARAMETER);
     capstan_registry_free(reg);
     capstan_registry_free(NULL); /* a no-op */
 }
@@ -62,11 +62,11 @@ static void struct_size_too_small_is_invalid_argument(void) {
     capstan_registry *reg = new_registry();
     capstan_tool_def def = make_def("tool", reply_ok, NULL);
     def.struct_size = sizeof def - 1;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     def.struct_size = 0;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     char msg[256];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     CHECK_CONTAINS(msg, "struct_size");
     capstan_registry_free(reg);
 }
@@ -81,27 +81,27 @@ static void bad_names_are_invalid_name(void) {
     const char *bad[] = {"", "get weather", name65, "get.weather", "wetter/heute", "caf\xc3\xa9"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         capstan_tool_def def = make_def(bad[i], reply_ok, NULL);
-        CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_NAME);
+        CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_NAME);
     }
     /* The limits themselves are accepted. */
     const char *good[] = {name64, "a", "Get_Weather-2"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         capstan_tool_def def = make_def(good[i], reply_ok, NULL);
-        CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+        CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     }
     capstan_tool_def def = make_def(NULL, reply_ok, NULL);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_NULL_PARAMETER);
     capstan_registry_free(reg);
 }
 
 static void invalid_utf8_name_is_invalid_utf8(void) {
     capstan_registry *reg = new_registry();
     capstan_tool_def def = make_def("bad\xff\xfename", reply_ok, NULL);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_UTF8);
     def = make_def("tool", reply_ok, NULL);
     def.description = "caf\xc3";
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_UTF8);
-    CHECK_STATUS(capstan_unregister(reg, "\xc0\xaf", CAPSTAN_NTS), CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "\xc0\xaf", CAPSTAN_NTS), CAPSTAN_ERR_INVALID_UTF8);
     capstan_registry_free(reg);
 }
 
@@ -111,9 +111,9 @@ static void check_schema_rejected(capstan_registry *reg, const char *schema, con
                                   int line) {
     capstan_tool_def def = make_def("tool", reply_ok, NULL);
     def.parameters = schema;
-    capstan_status st = capstan_register(reg, &def);
+    capstan_status st = capstan_registry_add_tool(reg, &def);
     char msg[1024] = "(registered)";
-    if (st != CAPSTAN_OK) capstan_last_error(msg, sizeof msg);
+    if (st != CAPSTAN_OK) capstan_error_message(msg, sizeof msg);
     check_count++;
     if (st != CAPSTAN_ERR_INVALID_SCHEMA || strstr(msg, needle) == NULL) {
         check_failures++;
@@ -142,7 +142,7 @@ static void bad_schemas_are_invalid_schema_naming_the_problem(void) {
     capstan_tool_def def = make_def("local_ref", reply_ok, NULL);
     def.parameters =
         "{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\"}},\"$defs\":{\"s\":{\"type\":\"string\"}}}";
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     capstan_registry_free(reg);
 }
 
@@ -150,11 +150,11 @@ static void unknown_flag_bits_are_invalid_argument(void) {
     capstan_registry *reg = new_registry();
     capstan_tool_def def = make_def("tool", reply_ok, NULL);
     def.flags = 1u << 7;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     def.flags = CAPSTAN_TOOL_SERIAL | (1u << 31);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     def.flags = CAPSTAN_TOOL_SERIAL | CAPSTAN_TOOL_REQUIRES_APPROVAL | CAPSTAN_TOOL_MAIN_THREAD;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 
     capstan_registry *r2 = NULL;
     capstan_registry_options opts = {sizeof opts, 1u << 9};
@@ -173,13 +173,13 @@ static void missing_callback_is_invalid_argument(void) {
     capstan_registry *reg = new_registry();
     atomic_int destroyed = 0;
     capstan_tool_def def = make_def("tool", NULL, &destroyed);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(atomic_load(&destroyed) == 1);
     capstan_registry_free(reg);
 }
 
 /* Whatever makes registration fail, destroy runs exactly once, before
- * capstan_register returns. */
+ * capstan_registry_add_tool returns. */
 static void destroy_runs_once_before_a_failed_register_returns(void) {
     capstan_registry *reg = new_registry();
     struct {
@@ -203,12 +203,12 @@ static void destroy_runs_once_before_a_failed_register_returns(void) {
         capstan_tool_def def = make_def(cases[i].name, reply_ok, &destroyed);
         def.parameters = cases[i].schema;
         def.flags = cases[i].flags;
-        capstan_status st = capstan_register(cases[i].reg, &def);
+        capstan_status st = capstan_registry_add_tool(cases[i].reg, &def);
         check_count++;
         if (st == CAPSTAN_OK) { /* a registration bug, reported by the error tests */
             check_failures++;
             fprintf(stderr, "%s:%d: %s: registration succeeded\n", __FILE__, __LINE__, cases[i].what);
-            capstan_unregister(cases[i].reg, cases[i].name, CAPSTAN_NTS);
+            capstan_registry_remove_tool(cases[i].reg, cases[i].name, CAPSTAN_NTS);
             continue;
         }
         int n = atomic_load(&destroyed);
@@ -230,7 +230,7 @@ static void destroy_runs_once_when_struct_size_is_too_small(void) {
     atomic_int destroyed = 0;
     capstan_tool_def def = make_def("tool", reply_ok, &destroyed);
     def.struct_size = (uint32_t)offsetof(capstan_tool_def, timeout_ms);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(atomic_load(&destroyed) == 1);
     capstan_registry_free(reg);
     CHECK(atomic_load(&destroyed) == 1);
@@ -257,7 +257,7 @@ struct exec_job {
 
 static void *exec_thread(void *arg) {
     struct exec_job *job = arg;
-    job->status = capstan_execute(job->reg, job->calls, CAPSTAN_NTS, NULL, &job->results, NULL);
+    job->status = capstan_registry_execute(job->reg, job->calls, CAPSTAN_NTS, NULL, &job->results, NULL);
     return NULL;
 }
 
@@ -266,7 +266,7 @@ static void replace_destroys_old_tool_after_its_call_in_flight(void) {
     atomic_int old_destroyed = 0, new_destroyed = 0;
     atomic_store(&held_ready, 0);
     capstan_tool_def def = make_def("slow", hold_call, &old_destroyed);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 
     struct exec_job job = {reg, "{\"id\":\"old\",\"name\":\"slow\",\"arguments\":{\"city\":\"Oslo\"}}", -1, NULL};
     pthread_t t;
@@ -274,16 +274,16 @@ static void replace_destroys_old_tool_after_its_call_in_flight(void) {
     CHECK(wait_flag(&held_ready, 10000));
 
     def = make_def("slow", reply_v2, &new_destroyed);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     CHECK(atomic_load(&old_destroyed) == 0); /* its call is still in flight */
 
     /* New calls already reach the new tool. */
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"new\",\"name\":\"slow\",\"arguments\":{\"city\":\"Oslo\"}}",
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"new\",\"name\":\"slow\",\"arguments\":{\"city\":\"Oslo\"}}",
                                  CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"content\":\"v2\"");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&old_destroyed) == 0);
 
     capstan_call *call = (capstan_call *)atomic_load(&held_call);
@@ -291,7 +291,7 @@ static void replace_destroys_old_tool_after_its_call_in_flight(void) {
     pthread_join(t, NULL);
     CHECK_STATUS(job.status, CAPSTAN_OK);
     CHECK_CONTAINS(job.results, "\"content\":\"v1\"");
-    capstan_free(job.results);
+    capstan_string_free(job.results);
     CHECK(atomic_load(&old_destroyed) == 1);
     CHECK(atomic_load(&new_destroyed) == 0);
 
@@ -304,15 +304,15 @@ static void unregister_runs_destroy_once(void) {
     capstan_registry *reg = new_registry();
     atomic_int destroyed = 0;
     capstan_tool_def def = make_def("tool", reply_ok, &destroyed);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     CHECK(atomic_load(&destroyed) == 0);
-    CHECK_STATUS(capstan_unregister(reg, "tool", CAPSTAN_NTS), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "tool", CAPSTAN_NTS), CAPSTAN_OK);
     CHECK(atomic_load(&destroyed) == 1);
     /* Once gone it is an unknown tool. */
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(reg, "{\"name\":\"tool\"}", CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"name\":\"tool\"}", CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "\"outcome\":\"unknown_tool\"");
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_registry_free(reg);
     CHECK(atomic_load(&destroyed) == 1);
 }
@@ -321,12 +321,12 @@ static void unregister_of_missing_name_is_not_found(void) {
     capstan_registry *reg = new_registry();
     atomic_int destroyed = 0;
     capstan_tool_def def = make_def("tool", reply_ok, &destroyed);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
-    CHECK_STATUS(capstan_unregister(reg, "other", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
-    CHECK_STATUS(capstan_unregister(reg, "tool", 3), CAPSTAN_ERR_NOT_FOUND); /* "too" */
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "other", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "tool", 3), CAPSTAN_ERR_NOT_FOUND); /* "too" */
     CHECK(atomic_load(&destroyed) == 0);
-    CHECK_STATUS(capstan_unregister(reg, "tool", CAPSTAN_NTS), CAPSTAN_OK);
-    CHECK_STATUS(capstan_unregister(reg, "tool", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "tool", CAPSTAN_NTS), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "tool", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
     CHECK(atomic_load(&destroyed) == 1);
     capstan_registry_free(reg);
 }
@@ -337,11 +337,11 @@ static void registry_free_runs_each_destroy_once(void) {
     const char *names[3] = {"one", "two", "three"};
     for (int i = 0; i < 3; i++) {
         capstan_tool_def def = make_def(names[i], reply_ok, &destroyed[i]);
-        CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+        CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     }
     /* A tool with no destroy is fine too. */
     capstan_tool_def def = make_def("four", reply_ok, NULL);
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     for (int i = 0; i < 3; i++) CHECK(atomic_load(&destroyed[i]) == 0);
     capstan_registry_free(reg);
     for (int i = 0; i < 3; i++) CHECK(atomic_load(&destroyed[i]) == 1);
@@ -351,21 +351,21 @@ static void tools_json_describe_lists_names_descriptions_parameters(void) {
     capstan_registry *reg = new_registry();
     capstan_tool_def def = make_def("zeta_weather", reply_ok, NULL);
     def.description = "Current weather in a city";
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     def = make_def("alpha_time", reply_ok, NULL);
     def.description = "Local time in Z\xc3\xbcrich";
     def.parameters = "{\"type\":\"object\",\"properties\":{\"tz\":{\"type\":\"string\"}}}";
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 
     /* NULL description and parameters mean "" and an object schema. */
     def = make_def("mid_plain", reply_ok, NULL);
     def.description = NULL;
     def.parameters = NULL;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 
     char *out = NULL;
     size_t len = 0;
-    CHECK_STATUS(capstan_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, &out, &len), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, &len, NULL, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "{\"name\":\"mid_plain\",\"description\":\"\",\"parameters\":{\"type\":\"object\"},\"flags\":[]}");
     CHECK(out != NULL && strlen(out) == len);
     CHECK(out != NULL && out[0] == '[');
@@ -380,48 +380,48 @@ static void tools_json_describe_lists_names_descriptions_parameters(void) {
     const char *a = out ? strstr(out, "alpha_time") : NULL, *z = out ? strstr(out, "zeta_weather") : NULL;
     const char *m = out ? strstr(out, "mid_plain") : NULL;
     CHECK(a != NULL && m != NULL && z != NULL && a < m && m < z);
-    capstan_free(out);
+    capstan_string_free(out);
 
     /* out_len may be NULL; an empty registry is an empty list. */
     capstan_registry *empty = new_registry();
     out = NULL;
-    CHECK_STATUS(capstan_tools_json(empty, CAPSTAN_FORMAT_DESCRIBE, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_tools_json(empty, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, NULL, NULL, NULL), CAPSTAN_OK);
     CHECK(out != NULL && strcmp(out, "[]") == 0);
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_registry_free(empty);
 
     /* Failures write nothing. */
     char *sentinel = (char *)&sentinel;
     out = sentinel;
     len = 77;
-    CHECK_STATUS(capstan_tools_json(reg, 999, &out, &len), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_tools_json(reg, 999, NULL, &out, &len, NULL, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(out == sentinel && len == 77);
-    CHECK_STATUS(capstan_tools_json(NULL, CAPSTAN_FORMAT_DESCRIBE, &out, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_tools_json(NULL, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, &len, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     CHECK(out == sentinel && len == 77);
-    CHECK_STATUS(capstan_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, NULL, &len, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     capstan_registry_free(reg);
 }
 
 static void last_error_returns_full_length_and_truncates_safely(void) {
     capstan_registry *reg = new_registry();
     /* "é" is two bytes: the message quotes the name, so a cut can land inside it. */
-    CHECK_STATUS(capstan_unregister(reg, "x\xc3\xa9y", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "x\xc3\xa9y", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
 
-    size_t full = capstan_last_error(NULL, 0);
+    size_t full = capstan_error_message(NULL, 0);
     CHECK(full > 0);
     char whole[512];
-    CHECK(capstan_last_error(whole, sizeof whole) == full);
+    CHECK(capstan_error_message(whole, sizeof whole) == full);
     CHECK(strlen(whole) == full);
     CHECK_CONTAINS(whole, "x\xc3\xa9y");
 
     char small[6];
     memset(small, 'Z', sizeof small);
-    CHECK(capstan_last_error(small, sizeof small) == full);
+    CHECK(capstan_error_message(small, sizeof small) == full);
     CHECK(small[5] == '\0');
     CHECK(strncmp(small, whole, 5) == 0);
 
     char one = 'Z';
-    CHECK(capstan_last_error(&one, 1) == full);
+    CHECK(capstan_error_message(&one, 1) == full);
     CHECK(one == '\0');
 
     /* Cut in the middle of "é": the copy stops before it, still NUL-terminated. */
@@ -431,7 +431,7 @@ static void last_error_returns_full_length_and_truncates_safely(void) {
         size_t at = (size_t)(e - whole);
         char cut[512];
         memset(cut, 'Z', sizeof cut);
-        CHECK(capstan_last_error(cut, at + 2) == full); /* room for one byte of "é" */
+        CHECK(capstan_error_message(cut, at + 2) == full); /* room for one byte of "é" */
         CHECK(strlen(cut) == at);
         CHECK(strncmp(cut, whole, at) == 0);
     }
@@ -440,7 +440,7 @@ static void last_error_returns_full_length_and_truncates_safely(void) {
     char *exact = malloc(full + 1);
     CHECK(exact != NULL);
     if (exact != NULL) {
-        CHECK(capstan_last_error(exact, full + 1) == full);
+        CHECK(capstan_error_message(exact, full + 1) == full);
         CHECK(strcmp(exact, whole) == 0);
         free(exact);
     }
@@ -449,18 +449,18 @@ static void last_error_returns_full_length_and_truncates_safely(void) {
 
 static void *fail_on_other_thread(void *arg) {
     (void)arg;
-    capstan_register(NULL, NULL);
+    capstan_registry_add_tool(NULL, NULL);
     return NULL;
 }
 
 static void last_error_is_per_thread(void) {
     capstan_registry *reg = new_registry();
-    CHECK_STATUS(capstan_unregister(reg, "nothing_here", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
+    CHECK_STATUS(capstan_registry_remove_tool(reg, "nothing_here", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, fail_on_other_thread, NULL) == 0);
     pthread_join(t, NULL);
     char msg[256];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     CHECK_CONTAINS(msg, "nothing_here");
     capstan_registry_free(reg);
 }
@@ -525,13 +525,13 @@ static void status_name_names_every_status(void) {
 }
 
 static void version_is_a_static_version_string(void) {
-    const char *v = capstan_version();
+    const char *v = capstan_version_string();
     CHECK(v != NULL);
     if (v == NULL) return;
     int major = -1, minor = -1, patch = -1;
     CHECK(sscanf(v, "%d.%d.%d", &major, &minor, &patch) == 3);
     CHECK(major >= 0 && minor >= 0 && patch >= 0);
-    CHECK(capstan_version() == v);
+    CHECK(capstan_version_string() == v);
 }
 
 int main(void) {

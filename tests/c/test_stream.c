@@ -1,6 +1,6 @@
 /* Streaming through the C ABI (capstan_stream_*): every fixture of
  * tests/fixtures/stream fed split at every byte offset gives the calls
- * capstan_parse_calls reads from the same response not streamed; text and
+ * capstan_format_parse_calls reads from the same response not streamed; text and
  * results reach the sink; early dispatch; cut, dropped and failing streams;
  * freeing a stream whose calls still run. Run from the repository root. */
 #include <pthread.h>
@@ -94,7 +94,7 @@ static void every_split_offset_gives_the_calls_parse_calls_gives(capstan_registr
             char *body = read_file(FORMATS[f], CASES[c], "sse", &len);
             char *json = read_file(FORMATS[f], CASES[c], "json", &json_len);
             char *want = NULL;
-            CHECK_STATUS(capstan_parse_calls(FORMAT_IDS[f], json, json_len, &want, NULL), CAPSTAN_OK);
+            CHECK_STATUS(capstan_format_parse_calls(FORMAT_IDS[f], json, json_len, &want, NULL), CAPSTAN_OK);
             /* finish's object starts with "calls" (keys sorted). */
             char *prefix = malloc(strlen(want) + 16);
             sprintf(prefix, "{\"calls\":%s,", want);
@@ -108,12 +108,12 @@ static void every_split_offset_gives_the_calls_parse_calls_gives(capstan_registr
                     fprintf(stderr, "%s/%s cut at %zu: %s %s\n", FORMATS[f], CASES[c], cut,
                             capstan_status_name(st), out ? out : "");
                 }
-                capstan_free(out);
+                capstan_string_free(out);
                 if (cut == len) break;
             }
             CHECK(bad == 0);
             free(prefix);
-            capstan_free(want);
+            capstan_string_free(want);
             free(body);
             free(json);
         }
@@ -135,7 +135,7 @@ static capstan_registry *registry_with_tools(atomic_int *ran, uint32_t flags) {
         def.callback = tool;
         def.user_data = ran;
         def.flags = flags;
-        CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+        CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     }
     return reg;
 }
@@ -167,7 +167,7 @@ static void text_and_results_reach_the_sink_and_finish_ends_with_null(void) {
         CHECK(atomic_load(&s.results) == 1);
         CHECK(atomic_load(&s.ends) == 1);
         CHECK_CONTAINS(out, "\"content\":\"done\"");
-        capstan_free(out);
+        capstan_string_free(out);
         capstan_stream_free(stream);
         free(body);
     }
@@ -187,7 +187,7 @@ static void a_cut_call_never_runs_and_a_dropped_stream_is_stream_truncated(void)
         CHECK_CONTAINS(out, "\"cut_calls\":[1]");
         CHECK_CONTAINS(out, "\"outcome\":\"invalid_arguments\"");
         CHECK(atomic_load(&ran) == 1);
-        capstan_free(out);
+        capstan_string_free(out);
         free(body);
     }
     for (size_t f = 0; f < 4; f++) {
@@ -219,7 +219,7 @@ static void freeing_a_stream_with_calls_running_stops_its_callbacks(void) {
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
     def.name = "get_weather";
     def.callback = slow_tool;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     sink_state *s = calloc(1, sizeof *s);
     capstan_stream_sink sink = CAPSTAN_STREAM_SINK_INIT;
     sink.on_result = on_result;

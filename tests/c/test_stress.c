@@ -99,8 +99,8 @@ int main(void) {
     capstan_tool_def guarded_def = {.struct_size = sizeof guarded_def, .name = "guarded", .parameters = schema,
                                     .callback = chaos, .timeout_ms = 20,
                                     .flags = CAPSTAN_TOOL_REQUIRES_APPROVAL};
-    CHECK_STATUS(capstan_register(reg, &chaos_def), CAPSTAN_OK);
-    CHECK_STATUS(capstan_register(reg, &guarded_def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &chaos_def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &guarded_def), CAPSTAN_OK);
     CHECK_STATUS(capstan_registry_set_approver(reg, approver, NULL, NULL), CAPSTAN_OK);
 
     pthread_t completers[2], deciders[2];
@@ -128,7 +128,7 @@ int main(void) {
         snprintf(calls + pos, cap - pos, "]");
         tallies[b].n = per_batch;
         tallies[b].seen = calloc((size_t)per_batch, sizeof(atomic_int));
-        CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &opts, on_result, &tallies[b], &handles[b]),
+        CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &opts, on_result, &tallies[b], &handles[b]),
                      CAPSTAN_OK);
         if (b % 3 == 2) {
             sleep_ms(2);

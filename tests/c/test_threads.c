@@ -1,4 +1,4 @@
-/* Pool thread hooks (capstan_set_thread_hooks): on_start before a pool
+/* Pool thread hooks (capstan_runtime_set_thread_hooks): on_start before a pool
  * thread's first callback, on_stop on the same thread before it runs under
  * other hooks, destroy once after the last on_stop. */
 #define _POSIX_C_SOURCE 200809L
@@ -57,7 +57,7 @@ static void on_result(void *user_data, const capstan_result *result) {
     (void)result;
 }
 
-/* A batch of POOL calls on pool threads only (capstan_submit: the caller
+/* A batch of POOL calls on pool threads only (capstan_batch_submit: the caller
  * runs none); true if each one met the others. */
 static int run_batch(capstan_registry *reg) {
     atomic_store(&arrived, 0);
@@ -66,7 +66,7 @@ static int run_batch(capstan_registry *reg) {
     capstan_exec_options opts = CAPSTAN_EXEC_OPTIONS_INIT;
     opts.limit = POOL;
     capstan_batch *batch = NULL;
-    CHECK_STATUS(capstan_submit(reg, calls, CAPSTAN_NTS, &opts, on_result, NULL, &batch), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &opts, on_result, NULL, &batch), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(batch, 30000), CAPSTAN_OK);
     capstan_batch_free(batch);
     return atomic_load(&arrived) == POOL;
@@ -74,15 +74,15 @@ static int run_batch(capstan_registry *reg) {
 
 static void test_clearing_hooks_that_were_never_set_runs_destroy_at_once(void) {
     struct hooks h = {0};
-    CHECK_STATUS(capstan_set_thread_hooks(NULL, NULL, &h, hooks_destroy), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(NULL, NULL, &h, hooks_destroy), CAPSTAN_OK);
     CHECK(atomic_load(&h.destroyed) == 1);
-    CHECK_STATUS(capstan_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
 }
 
 static struct hooks a, b;
 
 static void test_on_start_runs_once_per_pool_thread_before_its_first_callback(capstan_registry *reg) {
-    CHECK_STATUS(capstan_set_thread_hooks(on_start, on_stop, &a, hooks_destroy), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(on_start, on_stop, &a, hooks_destroy), CAPSTAN_OK);
     CHECK(atomic_load(&a.starts) == 0); /* on pool threads, not here */
     CHECK(run_batch(reg));
     CHECK(seen[0] == &a && seen[1] == &a);
@@ -96,7 +96,7 @@ static void test_on_start_runs_once_per_pool_thread_before_its_first_callback(ca
 }
 
 static void test_replaced_hooks_stop_on_their_threads_then_destroy_once(capstan_registry *reg) {
-    CHECK_STATUS(capstan_set_thread_hooks(on_start, on_stop, &b, hooks_destroy), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(on_start, on_stop, &b, hooks_destroy), CAPSTAN_OK);
     CHECK(atomic_load(&a.destroyed) == 0); /* its threads have not run on_stop yet */
     CHECK(run_batch(reg));
     CHECK(seen[0] == &b && seen[1] == &b);
@@ -107,7 +107,7 @@ static void test_replaced_hooks_stop_on_their_threads_then_destroy_once(capstan_
 }
 
 static void test_cleared_hooks_stop_before_the_next_callback(capstan_registry *reg) {
-    CHECK_STATUS(capstan_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
     CHECK(atomic_load(&b.destroyed) == 0);
     CHECK(run_batch(reg));
     CHECK(seen[0] == NULL && seen[1] == NULL);
@@ -124,23 +124,23 @@ static struct hooks c, d;
  * even the on_stop of an on_start that ran, nor destroy; pool threads that
  * retire afterwards run nothing either. */
 static void test_abandoned_hooks_never_run_again(capstan_registry *reg) {
-    CHECK_STATUS(capstan_set_thread_hooks(on_start, on_stop, &c, hooks_destroy), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(on_start, on_stop, &c, hooks_destroy), CAPSTAN_OK);
     CHECK(run_batch(reg));
     CHECK(atomic_load(&c.starts) == POOL);
-    CHECK_STATUS(capstan_abandon_thread_hooks(UINT32_MAX), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_abandon_thread_hooks(UINT32_MAX), CAPSTAN_OK);
     CHECK(run_batch(reg));
     CHECK(seen[0] == &c && seen[1] == &c); /* on_stop did not run */
     /* Hooks set after that return OK but never run. */
-    CHECK_STATUS(capstan_set_thread_hooks(on_start, on_stop, &d, hooks_destroy), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(on_start, on_stop, &d, hooks_destroy), CAPSTAN_OK);
     CHECK(run_batch(reg));
     CHECK(seen[0] == &c && seen[1] == &c);
     /* Threads over a lowered cap retire, running no on_stop. */
     CHECK_STATUS(capstan_pool_configure(1), CAPSTAN_OK);
     sleep_ms(300);
     CHECK_STATUS(capstan_pool_configure(POOL), CAPSTAN_OK);
-    CHECK_STATUS(capstan_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_runtime_set_thread_hooks(NULL, NULL, NULL, NULL), CAPSTAN_OK);
     CHECK(run_batch(reg)); /* a new pool thread runs no on_start either */
-    CHECK_STATUS(capstan_abandon_thread_hooks(0), CAPSTAN_OK); /* again: nothing left to wait for */
+    CHECK_STATUS(capstan_runtime_abandon_thread_hooks(0), CAPSTAN_OK); /* again: nothing left to wait for */
     CHECK(atomic_load(&c.starts) == POOL && atomic_load(&c.stops) == 0);
     CHECK(atomic_load(&c.destroyed) == 0 && atomic_load(&c.wrong_thread) == 0);
     CHECK(atomic_load(&d.starts) == 0 && atomic_load(&d.stops) == 0 && atomic_load(&d.destroyed) == 0);
@@ -155,7 +155,7 @@ int main(void) {
     def.name = "meet";
     def.parameters = "{\"type\":\"object\"}";
     def.callback = rendezvous;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     test_clearing_hooks_that_were_never_set_runs_destroy_at_once();
     test_on_start_runs_once_per_pool_thread_before_its_first_callback(reg);
     test_replaced_hooks_stop_on_their_threads_then_destroy_once(reg);

@@ -1,4 +1,4 @@
-/* Argument validation through capstan_execute: what the model reads when its
+/* Argument validation through capstan_registry_execute: what the model reads when its
  * call is wrong, what the tool sees when it is right, and which calls JSON is
  * refused outright. */
 #define _POSIX_C_SOURCE 200809L
@@ -47,7 +47,7 @@ static void register_tool(const char *name, const char *schema) {
     def.description = "test tool";
     def.parameters = schema;
     def.callback = record_args;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 }
 
 /* The text of `"key":"<value>"` in the first result of `json` (still
@@ -73,7 +73,7 @@ static const char *field(const char *json, const char *key, char *buf, size_t ca
 static char *run(const char *calls) {
     char *out = NULL;
     size_t len = 0;
-    CHECK_STATUS(capstan_execute(reg, calls, CAPSTAN_NTS, NULL, &out, &len), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_execute(reg, calls, CAPSTAN_NTS, NULL, &out, &len), CAPSTAN_OK);
     CHECK(out != NULL && strlen(out) == len);
     return out;
 }
@@ -101,7 +101,7 @@ static void missing_required_argument_is_named(void) {
     CHECK_CONTAINS(out, "\"id\":\"w1\"");
     CHECK_CONTAINS(field(out, "content", content, sizeof content), "city");
     CHECK(atomic_load(&invocations) == before); /* the tool never ran */
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void enum_violation_names_the_value_and_the_allowed_values(void) {
@@ -112,7 +112,7 @@ static void enum_violation_names_the_value_and_the_allowed_values(void) {
     CHECK_CONTAINS(content, "kelvin");
     CHECK_CONTAINS(content, "celsius");
     CHECK_CONTAINS(content, "fahrenheit");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void unexpected_argument_is_named(void) {
@@ -120,7 +120,7 @@ static void unexpected_argument_is_named(void) {
     char content[1024];
     CHECK_OUTCOME(out, "invalid_arguments");
     CHECK_CONTAINS(field(out, "content", content, sizeof content), "windspeed");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void every_argument_error_is_reported_at_once(void) {
@@ -131,7 +131,7 @@ static void every_argument_error_is_reported_at_once(void) {
     CHECK_CONTAINS(content, "city");
     CHECK_CONTAINS(content, "kelvin");
     CHECK_CONTAINS(content, "windspeed");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void argument_errors_say_where_with_a_json_pointer(void) {
@@ -141,13 +141,13 @@ static void argument_errors_say_where_with_a_json_pointer(void) {
     CHECK_OUTCOME(out, "invalid_arguments");
     CHECK_CONTAINS(content, "/trip/nights");
     CHECK_CONTAINS(content, "integer");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void defaults_are_filled_in_what_the_callback_sees(void) {
     char *out = run("{\"id\":\"w5\",\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}");
     CHECK_OUTCOME(out, "ok");
-    capstan_free(out);
+    capstan_string_free(out);
     pthread_mutex_lock(&seen_lock);
     CHECK_CONTAINS(seen_args, "\"city\":\"Oslo\"");
     CHECK_CONTAINS(seen_args, "\"units\":\"celsius\"");
@@ -157,7 +157,7 @@ static void defaults_are_filled_in_what_the_callback_sees(void) {
     /* A value given is kept, not overwritten by the default. */
     out = run("{\"id\":\"w6\",\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\",\"units\":\"fahrenheit\"}}");
     CHECK_OUTCOME(out, "ok");
-    capstan_free(out);
+    capstan_string_free(out);
     pthread_mutex_lock(&seen_lock);
     CHECK_CONTAINS(seen_args, "\"units\":\"fahrenheit\"");
     pthread_mutex_unlock(&seen_lock);
@@ -167,7 +167,7 @@ static void arguments_as_a_json_string_are_accepted(void) {
     char *out = run("{\"id\":\"w7\",\"name\":\"get_weather\",\"arguments\":\"{\\\"city\\\":\\\"Bergen\\\"}\"}");
     CHECK_OUTCOME(out, "ok");
     CHECK_CONTAINS(out, "\"content\":\"done\"");
-    capstan_free(out);
+    capstan_string_free(out);
     pthread_mutex_lock(&seen_lock);
     CHECK_CONTAINS(seen_args, "\"city\":\"Bergen\"");
     pthread_mutex_unlock(&seen_lock);
@@ -187,13 +187,13 @@ static void malformed_argument_string_is_invalid_arguments_never_empty_object(vo
         char *out = run(calls[i]);
         CHECK_OUTCOME(out, "invalid_arguments");
         CHECK_CONTAINS(out, "\"is_error\":true");
-        capstan_free(out);
+        capstan_string_free(out);
     }
     CHECK(atomic_load(&invocations) == before);
     /* The control: a well-formed string runs it. */
     char *out = run("{\"id\":\"p5\",\"name\":\"ping\",\"arguments\":\"{\\\"q\\\":1}\"}");
     CHECK_OUTCOME(out, "ok");
-    capstan_free(out);
+    capstan_string_free(out);
     CHECK(atomic_load(&invocations) == before + 1);
 }
 
@@ -206,7 +206,7 @@ static void unknown_tool_lists_the_closest_match(void) {
     CHECK_CONTAINS(content, "get_wether");
     CHECK_CONTAINS(content, "Did you mean \\\"get_weather\\\"");
     CHECK_CONTAINS(content, "ping"); /* the available tools are listed */
-    capstan_free(out);
+    capstan_string_free(out);
 
     /* Nothing close: no suggestion, still the list. */
     out = run("{\"id\":\"u2\",\"name\":\"zzzzzz\"}");
@@ -214,7 +214,7 @@ static void unknown_tool_lists_the_closest_match(void) {
     CHECK_OUTCOME(out, "unknown_tool");
     CHECK(strstr(content, "Did you mean") == NULL);
     CHECK_CONTAINS(content, "get_weather");
-    capstan_free(out);
+    capstan_string_free(out);
 }
 
 static void malformed_calls_json_is_invalid_calls_and_writes_nothing(void) {
@@ -234,21 +234,21 @@ static void malformed_calls_json_is_invalid_calls_and_writes_nothing(void) {
         char *sentinel = (char *)&bad;
         char *out = sentinel;
         size_t len = 12345;
-        capstan_status st = capstan_execute(reg, bad[i], CAPSTAN_NTS, NULL, &out, &len);
+        capstan_status st = capstan_registry_execute(reg, bad[i], CAPSTAN_NTS, NULL, &out, &len);
         check_count++;
         if (st != CAPSTAN_ERR_INVALID_CALLS || out != sentinel || len != 12345) {
             check_failures++;
             fprintf(stderr, "%s:%d: calls %s: %s, out %s\n", __FILE__, __LINE__, bad[i],
                     capstan_status_name(st), out == sentinel && len == 12345 ? "untouched" : "written");
-            if (st == CAPSTAN_OK) capstan_free(out);
+            if (st == CAPSTAN_OK) capstan_string_free(out);
         }
-        CHECK(capstan_last_error(NULL, 0) > 0);
+        CHECK(capstan_error_message(NULL, 0) > 0);
     }
     /* A missing name is named. */
-    CHECK_STATUS(capstan_execute(reg, "{\"id\":\"1\"}", CAPSTAN_NTS, NULL, &(char *){NULL}, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"id\":\"1\"}", CAPSTAN_NTS, NULL, &(char *){NULL}, NULL),
                  CAPSTAN_ERR_INVALID_CALLS);
     char msg[256];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     CHECK_CONTAINS(msg, "name");
     /* Nothing of a rejected batch runs, not even its valid calls. */
     CHECK(atomic_load(&invocations) == before);
@@ -258,7 +258,7 @@ static void invalid_utf8_calls_are_invalid_utf8(void) {
     char *sentinel = (char *)&sentinel;
     char *out = sentinel;
     size_t len = 999;
-    CHECK_STATUS(capstan_execute(reg, "{\"name\":\"ping\",\"arguments\":{\"q\":\"\xff\"}}", CAPSTAN_NTS, NULL,
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"name\":\"ping\",\"arguments\":{\"q\":\"\xff\"}}", CAPSTAN_NTS, NULL,
                                  &out, &len),
                  CAPSTAN_ERR_INVALID_UTF8);
     CHECK(out == sentinel && len == 999);
@@ -266,24 +266,24 @@ static void invalid_utf8_calls_are_invalid_utf8(void) {
     /* An explicit length that cuts "é" in half. */
     const char *calls = "{\"name\":\"ping\",\"arguments\":{\"q\":\"\xc3\xa9\"}}";
     size_t cut = (size_t)(strstr(calls, "\xc3\xa9") - calls) + 1;
-    CHECK_STATUS(capstan_execute(reg, calls, cut, NULL, &out, &len), CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_registry_execute(reg, calls, cut, NULL, &out, &len), CAPSTAN_ERR_INVALID_UTF8);
     CHECK(out == sentinel && len == 999);
 
     /* The whole of it is fine. */
-    CHECK_STATUS(capstan_execute(reg, calls, strlen(calls), NULL, &out, &len), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_execute(reg, calls, strlen(calls), NULL, &out, &len), CAPSTAN_OK);
     CHECK(out != sentinel);
     if (out != sentinel) {
         CHECK_OUTCOME(out, "ok");
-        capstan_free(out);
+        capstan_string_free(out);
     }
 }
 
 static void null_pointers_are_null_parameter(void) {
     char *out = NULL;
-    CHECK_STATUS(capstan_execute(NULL, "{\"name\":\"ping\"}", CAPSTAN_NTS, NULL, &out, NULL),
+    CHECK_STATUS(capstan_registry_execute(NULL, "{\"name\":\"ping\"}", CAPSTAN_NTS, NULL, &out, NULL),
                  CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_execute(reg, NULL, CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
-    CHECK_STATUS(capstan_execute(reg, "{\"name\":\"ping\"}", CAPSTAN_NTS, NULL, NULL, NULL),
+    CHECK_STATUS(capstan_registry_execute(reg, NULL, CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_execute(reg, "{\"name\":\"ping\"}", CAPSTAN_NTS, NULL, NULL, NULL),
                  CAPSTAN_ERR_NULL_PARAMETER);
     CHECK(out == NULL);
 }

@@ -24,8 +24,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s EXPECTED_VERSION\n", argv[0]);
         return 2;
     }
-    if (strcmp(capstan_version(), argv[1]) != 0) {
-        fprintf(stderr, "capstan_version() is %s, Cargo.toml says %s\n", capstan_version(), argv[1]);
+    if (strcmp(capstan_version_string(), argv[1]) != 0) {
+        fprintf(stderr, "capstan_version_string() is %s, Cargo.toml says %s\n", capstan_version_string(), argv[1]);
         return 1;
     }
 #if defined(CAPSTAN_VERSION_MAJOR) && defined(CAPSTAN_VERSION_MINOR) && defined(CAPSTAN_VERSION_PATCH)
@@ -51,20 +51,20 @@ int main(int argc, char **argv) {
         .callback = add,
         .timeout_ms = 10000,
     };
-    if (capstan_register(reg, &def) != CAPSTAN_OK) {
+    if (capstan_registry_add_tool(reg, &def) != CAPSTAN_OK) {
         char msg[256];
-        capstan_last_error(msg, sizeof msg);
-        fprintf(stderr, "capstan_register: %s\n", msg);
+        capstan_error_message(msg, sizeof msg);
+        fprintf(stderr, "capstan_registry_add_tool: %s\n", msg);
         capstan_registry_free(reg);
         return 1;
     }
     const char *calls = "[{\"id\":\"1\",\"name\":\"add\",\"arguments\":{\"a\":2,\"b\":3}}]";
     char *results = NULL;
     size_t n = 0;
-    int ok = capstan_execute(reg, calls, CAPSTAN_NTS, NULL, &results, &n) == CAPSTAN_OK &&
+    int ok = capstan_registry_execute(reg, calls, CAPSTAN_NTS, NULL, &results, &n) == CAPSTAN_OK &&
              strstr(results, "\"content\":\"5\"") != NULL && strstr(results, "\"outcome\":\"ok\"") != NULL;
-    printf("capstan %s: %s\n", capstan_version(), results ? results : "(no results)");
-    capstan_free(results);
+    printf("capstan %s: %s\n", capstan_version_string(), results ? results : "(no results)");
+    capstan_string_free(results);
     capstan_registry_free(reg);
     return ok ? 0 : 1;
 }

@@ -13,7 +13,7 @@ struct RegistryDeleter {
     void operator()(capstan_registry *reg) const { capstan_registry_free(reg); }
 };
 struct TextDeleter {
-    void operator()(char *text) const { capstan_free(text); }
+    void operator()(char *text) const { capstan_string_free(text); }
 };
 
 void add(void *, capstan_call *call) {
@@ -35,8 +35,8 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "usage: %s EXPECTED_VERSION\n", argv[0]);
         return 2;
     }
-    if (std::string(capstan_version()) != argv[1]) {
-        std::fprintf(stderr, "capstan_version() is %s, Cargo.toml says %s\n", capstan_version(), argv[1]);
+    if (std::string(capstan_version_string()) != argv[1]) {
+        std::fprintf(stderr, "capstan_version_string() is %s, Cargo.toml says %s\n", capstan_version_string(), argv[1]);
         return 1;
     }
     capstan_registry *raw = nullptr;
@@ -52,19 +52,19 @@ int main(int argc, char **argv) {
     def.parameters = R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]})";
     def.callback = add;
     def.timeout_ms = 10000;
-    if (capstan_register(reg.get(), &def) != CAPSTAN_OK) {
+    if (capstan_registry_add_tool(reg.get(), &def) != CAPSTAN_OK) {
         char msg[256];
-        capstan_last_error(msg, sizeof msg);
-        std::fprintf(stderr, "capstan_register: %s\n", msg);
+        capstan_error_message(msg, sizeof msg);
+        std::fprintf(stderr, "capstan_registry_add_tool: %s\n", msg);
         return 1;
     }
     const char *calls = R"([{"id":"1","name":"add","arguments":{"a":2,"b":3}}])";
     char *out = nullptr;
     size_t n = 0;
-    int status = capstan_execute(reg.get(), calls, CAPSTAN_NTS, nullptr, &out, &n);
+    int status = capstan_registry_execute(reg.get(), calls, CAPSTAN_NTS, nullptr, &out, &n);
     std::unique_ptr<char, TextDeleter> results(out);
     std::string text = results ? std::string(results.get(), n) : std::string();
-    std::printf("capstan %s (C++): %s\n", capstan_version(), text.c_str());
+    std::printf("capstan %s (C++): %s\n", capstan_version_string(), text.c_str());
     bool ok = status == CAPSTAN_OK && text.find(R"("content":"5")") != std::string::npos &&
               text.find(R"("outcome":"ok")") != std::string::npos;
     return ok ? 0 : 1;

@@ -3,7 +3,7 @@
  * runs it with the scenario's server URL as the last argument and the
  * scenario's name in MCP_CONFORMANCE_SCENARIO. It mounts the server
  * (initialize + tools/list), calls what the scenario asks through
- * capstan_execute, and unmounts. Exit status 0 when every step worked. */
+ * capstan_registry_execute, and unmounts. Exit status 0 when every step worked. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 
 static int fail(const char *what, capstan_status st) {
     char msg[1024];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     fprintf(stderr, "conformance_client: %s: %s: %s\n", what, capstan_status_name(st), msg);
     return 1;
 }
@@ -20,11 +20,11 @@ static int fail(const char *what, capstan_status st) {
 /* Calls one mounted tool; prints the result. */
 static int call(capstan_registry *reg, const char *calls) {
     char *results = NULL;
-    capstan_status st = capstan_execute(reg, calls, CAPSTAN_NTS, NULL, &results, NULL);
-    if (st != CAPSTAN_OK) return fail("capstan_execute", st);
+    capstan_status st = capstan_registry_execute(reg, calls, CAPSTAN_NTS, NULL, &results, NULL);
+    if (st != CAPSTAN_OK) return fail("capstan_registry_execute", st);
     printf("%s\n", results);
     int ok = strstr(results, "\"outcome\":\"ok\"") != NULL;
-    capstan_free(results);
+    capstan_string_free(results);
     return ok ? 0 : 1;
 }
 
@@ -45,16 +45,16 @@ int main(int argc, char **argv) {
     opts.call_timeout_ms = 20000;
     /* The suite (0.1.16) checks for a protocol version it knows. */
     opts.protocol_version = "2025-11-25";
-    capstan_mcp_client *mount = NULL;
-    st = capstan_mcp_mount(reg, &opts, &mount);
+    capstan_mcp_mount *mount = NULL;
+    st = capstan_mcp_mount_new(reg, &opts, &mount);
     if (st != CAPSTAN_OK) {
         capstan_registry_free(reg);
-        return fail("capstan_mcp_mount", st);
+        return fail("capstan_mcp_mount_new", st);
     }
     char *info = NULL;
-    if (capstan_mcp_mount_info(mount, &info, NULL) == CAPSTAN_OK) {
+    if (capstan_mcp_mount_info_json(mount, &info, NULL) == CAPSTAN_OK) {
         printf("mounted: %s\n", info);
-        capstan_free(info);
+        capstan_string_free(info);
     }
 
     int rc = 0;
@@ -66,8 +66,8 @@ int main(int argc, char **argv) {
         rc = call(reg, "{\"id\":\"1\",\"name\":\"test_client_elicitation_defaults\",\"arguments\":{}}");
     }
 
-    st = capstan_mcp_unmount(mount);
-    if (st != CAPSTAN_OK) rc = fail("capstan_mcp_unmount", st);
+    st = capstan_mcp_mount_free(mount);
+    if (st != CAPSTAN_OK) rc = fail("capstan_mcp_mount_free", st);
     capstan_registry_free(reg);
     return rc;
 }

@@ -123,7 +123,7 @@ static capstan_status reg_tool(const char *name, const char *desc, const char *p
     def.callback = fn;
     def.timeout_ms = timeout_ms;
     def.flags = flags;
-    return capstan_register(reg, &def);
+    return capstan_registry_add_tool(reg, &def);
 }
 
 static void grow(void *ud, capstan_call *call) {
@@ -135,14 +135,14 @@ static void grow(void *ud, capstan_call *call) {
 
 static void shrink(void *ud, capstan_call *call) {
     (void)ud;
-    capstan_status st = capstan_unregister(reg, "late", CAPSTAN_NTS);
+    capstan_status st = capstan_registry_remove_tool(reg, "late", CAPSTAN_NTS);
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, st == CAPSTAN_OK ? "shrunk" : "failed",
                         CAPSTAN_NTS);
 }
 
 static int fail(const char *what) {
     char msg[512];
-    capstan_last_error(msg, sizeof msg);
+    capstan_error_message(msg, sizeof msg);
     fprintf(stderr, "serve_host: %s: %s\n", what, msg);
     return 1;
 }
@@ -196,7 +196,7 @@ int main(int argc, char **argv) {
         "\"integer\"},\"ok\":{\"type\":\"boolean\"}},\"required\":[\"calls\",\"ok\"]}}}";
     int rc = 0;
     if (strcmp(argv[1], "stdio") == 0) {
-        if (capstan_mcp_serve_stdio(reg, &opts) != CAPSTAN_OK) rc = fail("serve_stdio");
+        if (capstan_mcp_server_serve_stdio(reg, &opts) != CAPSTAN_OK) rc = fail("serve_stdio");
     } else if (strcmp(argv[1], "http") == 0 || conformance) {
         if (argc > 2 && argv[2][0]) opts.bearer_token = argv[2];
         if (argc > 3) opts.max_body_bytes = (uint32_t)strtoul(argv[3], NULL, 10);
@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
         } else {
             printf("%s\n", url);
             fflush(stdout);
-            capstan_free(url);
+            capstan_string_free(url);
             while (getchar() != EOF) {
             }
         }

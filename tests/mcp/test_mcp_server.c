@@ -54,7 +54,7 @@ static capstan_registry *new_registry(void) {
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
     def.name = "slow";
     def.callback = slow;
-    CHECK_STATUS(capstan_register(reg, &def), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     return reg;
 }
 
@@ -66,7 +66,7 @@ static int port_of(capstan_mcp_server *server) {
         CHECK(strncmp(url, "http://127.0.0.1:", 17) == 0);
         port = atoi(url + 17);
         CHECK(strstr(url, "/mcp") != NULL);
-        capstan_free(url);
+        capstan_string_free(url);
     }
     CHECK(port > 0);
     return port;
@@ -274,7 +274,7 @@ static void test_stop_and_free_null(void) {
     char *url = NULL;
     CHECK_STATUS(capstan_mcp_server_url(NULL, &url, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     CHECK(url == NULL);
-    CHECK_STATUS(capstan_mcp_serve_stdio(NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_mcp_server_serve_stdio(NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     CHECK(strcmp(capstan_status_name(CAPSTAN_ERR_UNSUPPORTED), "CAPSTAN_ERR_UNSUPPORTED") == 0);
     CHECK(strcmp(capstan_status_name(CAPSTAN_ERR_TRANSPORT), "CAPSTAN_ERR_TRANSPORT") == 0);
 }

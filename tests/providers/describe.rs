@@ -64,7 +64,7 @@ fn describe_takes_one_call_object_as_well_as_an_array() {
 
 #[test]
 fn results_read_back_take_one_object_and_is_error_without_an_outcome() {
-    // What capstan_format_results reads: the results capstan handed out, or
+    // What capstan_format_write_results reads: the results capstan handed out, or
     // a host's own, where "is_error" alone says the tool failed.
     let failed = json!({"id": "a", "name": "f", "content": "boom", "is_error": true});
     let read = ToolResult::list_from_json(&failed).unwrap();
@@ -86,7 +86,7 @@ fn results_read_back_take_one_object_and_is_error_without_an_outcome() {
 
 #[test]
 fn results_written_straight_to_text_equal_the_json_tree() {
-    // capstan_execute's output is written without building a tree; it must
+    // capstan_registry_execute's output is written without building a tree; it must
     // be the same text as the tree's (ids shorter and longer than names).
     let results = vec![
         ok("a", "get_weather", "{\"temp\":21}"),

@@ -106,12 +106,12 @@ fn the_c_abi_streams_a_turn_and_returns_what_run_turn_returns() {
         );
         let got: Value =
             serde_json::from_slice(unsafe { std::slice::from_raw_parts(out.cast(), len) }).unwrap();
-        unsafe { capstan_free(out) };
-        // The same response not streamed, through capstan_run_turn.
+        unsafe { capstan_string_free(out) };
+        // The same response not streamed, through capstan_registry_run_turn.
         let json = fixture(dir, "text_then_calls.json");
         let (mut turn, mut turn_len) = (std::ptr::null_mut(), 0);
         let st = unsafe {
-            capstan_run_turn(
+            capstan_registry_run_turn(
                 reg,
                 fmt as u32,
                 json.as_ptr().cast(),
@@ -125,7 +125,7 @@ fn the_c_abi_streams_a_turn_and_returns_what_run_turn_returns() {
         let turn_messages: Value =
             serde_json::from_slice(unsafe { std::slice::from_raw_parts(turn.cast(), turn_len) })
                 .unwrap();
-        unsafe { capstan_free(turn) };
+        unsafe { capstan_string_free(turn) };
         assert_eq!(got["messages"], turn_messages, "{dir}");
         assert_eq!(got["calls"], parse_calls(fmt, &json), "{dir}");
         assert_eq!(got["text"], TEXT);

@@ -63,7 +63,7 @@ fn a_provider_error_event_gives_the_non_streamed_parsers_error_and_sticks() {
         let last = text.trim_end().rsplit("data: ").next().unwrap().trim();
         let (mut out, mut len) = (std::ptr::null_mut(), 0);
         let st = unsafe {
-            capstan_parse_calls(
+            capstan_format_parse_calls(
                 fmt as u32,
                 last.as_ptr().cast(),
                 last.len(),

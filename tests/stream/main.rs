@@ -49,11 +49,11 @@ fn fixture(dir: &str, name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// `capstan_parse_calls` on a non-streamed body, through the C ABI.
+/// `capstan_format_parse_calls` on a non-streamed body, through the C ABI.
 fn parse_calls(fmt: Format, body: &[u8]) -> Value {
     let (mut out, mut len) = (std::ptr::null_mut(), 0);
     let st = unsafe {
-        capstan_parse_calls(
+        capstan_format_parse_calls(
             fmt as u32,
             body.as_ptr().cast(),
             body.len(),
@@ -63,13 +63,13 @@ fn parse_calls(fmt: Format, body: &[u8]) -> Value {
     };
     assert_eq!(st, CAPSTAN_OK, "{}", last_error());
     let text = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
-    unsafe { capstan_free(out) };
+    unsafe { capstan_string_free(out) };
     serde_json::from_slice(&text).unwrap()
 }
 
 fn last_error() -> String {
     let mut buf = vec![0u8; 1024];
-    let n = unsafe { capstan_last_error(buf.as_mut_ptr().cast(), buf.len()) };
+    let n = unsafe { capstan_error_message(buf.as_mut_ptr().cast(), buf.len()) };
     buf.truncate(n.min(1023));
     String::from_utf8_lossy(&buf).into_owned()
 }

@@ -1,7 +1,7 @@
-"""Batches started with capstan_submit.
+"""Batches started with capstan_batch_submit.
 
 Their results come back through a callback, so no thread has to wait inside
-capstan_execute: an event loop awaits a future, and a main thread waits in a
+capstan_registry_execute: an event loop awaits a future, and a main thread waits in a
 way that Ctrl-C interrupts, after which the batch is cancelled. The result
 callback runs on the thread that finished the call: a pool thread, or for an
 async tool the loop's thread (its task completed the call), where the
@@ -81,11 +81,11 @@ def submit(library: Any, ptr: int, payload: bytes, options: Any, submission: Sub
     submission.key = key = next(_keys)
     _submissions[key] = submission
     out = ctypes.c_void_p()
-    start = library.submit_inline if inline else library.submit
+    start = library.submit_inline if inline else library.batch_submit
     status = start(ptr, payload, len(payload), options, _RESULT, key, ctypes.byref(out))
     if status != _lib.OK:
         _submissions.pop(key, None)
-        raise library.error(status, "capstan_submit failed")
+        raise library.error(status, "capstan_batch_submit failed")
     return out.value  # type: ignore[return-value]
 
 

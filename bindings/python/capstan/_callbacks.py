@@ -11,7 +11,7 @@ event loop to run ``async def`` tools on, and a KeyboardInterrupt or
 SystemExit raised by a tool, re-raised once the C call has returned.
 
 Sync tools run where capstan calls them: its pool threads (ctypes drops the GIL
-for capstan_execute; a ctypes callback takes it back), or the calling thread
+for capstan_registry_execute; a ctypes callback takes it back), or the calling thread
 for a lone call without timeout. ``async def`` tools complete their capstan
 call later (deferred completion), from the event loop running their coroutine:
 the trampoline creates the coroutine's task directly when it runs on that
@@ -53,7 +53,7 @@ class _Entry:
 
 
 class _Execution:
-    """Python-side state of one capstan_execute, found by the calls' id prefix
+    """Python-side state of one capstan_registry_execute, found by the calls' id prefix
     (or, for a lone call run on the executing thread, by that thread)."""
 
     __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised", "tasks", "direct")
@@ -71,7 +71,7 @@ class _Execution:
         self.raised: BaseException | None = None
         # Tasks of its async tools on ``loop`` (made on the loop's thread).
         self.tasks: list[asyncio.Task[Any]] | None = None
-        # While an inline capstan_submit runs: coroutines (of async tools
+        # While an inline capstan_batch_submit runs: coroutines (of async tools
         # without a timeout) for the awaiting task to run itself.
         self.direct: list[Any] | None = None
 
@@ -85,7 +85,7 @@ class _Execution:
 _entries: dict[int, _Entry] = {}
 _entry_keys = itertools.count(1)
 _executions: dict[bytes, _Execution] = {}
-# Lone-call executions by the thread running capstan_execute: capstan runs a
+# Lone-call executions by the thread running capstan_registry_execute: capstan runs a
 # lone call without timeout on that thread, so the trampoline finds its
 # execution without asking for the call's id.
 _inline: dict[int, _Execution | None] = {}

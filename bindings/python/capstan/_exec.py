@@ -56,7 +56,7 @@ _options_cache: dict[tuple[bool, int, int, bool], Any] = {}
 def _options(
     parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes], inline: bool = False
 ) -> tuple[Any, Any]:
-    """Exec options for capstan_execute / capstan_submit, and what must stay
+    """Exec options for capstan_registry_execute / capstan_batch_submit, and what must stay
     alive during the call. None (capstan's defaults: parallel, limit 8) when
     they match."""
     if limit < 0:

@@ -69,7 +69,7 @@ OUTCOMES = ("ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", 
 
 
 class Result(Structure):
-    """capstan_result: one call's result as capstan_submit hands it over.
+    """capstan_result: one call's result as capstan_batch_submit hands it over.
     Borrowed for the callback only; strings are not NUL-terminated."""
 
     _fields_ = [
@@ -191,23 +191,23 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_registry_new": (status, [POINTER(RegistryOptions), out]),
             "capstan_registry_free": (None, [c_void_p]),
             "capstan_registry_close": (status, [c_void_p, c_uint32]),
-            "capstan_register": (status, [c_void_p, POINTER(ToolDef)]),
-            "capstan_unregister": (status, [c_void_p, c_char_p, c_size_t]),
+            "capstan_registry_add_tool": (status, [c_void_p, POINTER(ToolDef)]),
+            "capstan_registry_remove_tool": (status, [c_void_p, c_char_p, c_size_t]),
             # Output text as c_char_p: `.value` reads it without a length (it is
-            # NUL-terminated JSON, escaped), and capstan_free takes it as is.
+            # NUL-terminated JSON, escaped), and capstan_string_free takes it as is.
             # Options as c_void_p: byref() of an ExecOptions, or None.
-            "capstan_execute": (
+            "capstan_registry_execute": (
                 status,
                 [c_void_p, c_char_p, c_size_t, c_void_p, POINTER(c_char_p), size_out],
             ),
-            "capstan_run_turn": (
+            "capstan_registry_run_turn": (
                 status,
                 [c_void_p, c_uint32, c_char_p, c_size_t, c_void_p, out, size_out],
             ),
-            "capstan_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
+            "capstan_batch_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
             "capstan_batch_cancel": (None, [c_void_p]),
             "capstan_batch_free": (None, [c_void_p]),
-            "capstan_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
+            "capstan_registry_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
         },
         # GIL kept: short, never waits for Python code.
         quick: {
@@ -217,22 +217,22 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_call_cancelled": (c_bool, [c_void_p]),
             "capstan_call_return": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
             "capstan_call_fail": (status, [c_void_p, c_char_p, c_size_t]),
-            "capstan_check_name": (status, [c_char_p, c_size_t]),
+            "capstan_name_check": (status, [c_char_p, c_size_t]),
             # Bounded validation, no callback: keeps the GIL (the lone-call fast path).
-            "capstan_check_call": (
+            "capstan_registry_check_call": (
                 status,
                 [c_void_p, c_char_p, c_size_t, c_char_p, c_size_t, c_uint32, POINTER(c_uint32), POINTER(c_char_p), size_out],
             ),
-            "capstan_free": (None, [c_void_p]),
-            "capstan_last_error": (c_size_t, [c_char_p, c_size_t]),
+            "capstan_string_free": (None, [c_void_p]),
+            "capstan_error_message": (c_size_t, [c_char_p, c_size_t]),
             "capstan_status_name": (c_char_p, [status]),
-            "capstan_version": (c_char_p, []),
-            "capstan_tools_json": (status, [c_void_p, c_uint32, out, size_out]),
-            "capstan_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
-            "capstan_format_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
+            "capstan_version_string": (c_char_p, []),
+            "capstan_registry_tools_json": (status, [c_void_p, c_uint32, c_void_p, out, size_out, out, size_out]),
+            "capstan_format_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
+            "capstan_format_write_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_pool_configure": (status, [c_uint32]),
-            "capstan_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
-            "capstan_abandon_thread_hooks": (status, [c_uint32]),
+            "capstan_runtime_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
+            "capstan_runtime_abandon_thread_hooks": (status, [c_uint32]),
         },
     }
     missing = [name for functions in signatures.values() for name in functions if not hasattr(blocking, name)]
@@ -248,11 +248,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             fn.restype = restype
             fn.argtypes = argtypes
             bound[name[len("capstan_"):]] = fn
-    # capstan_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: the
+    # capstan_batch_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: the
     # trampoline then only validates and schedules (a coroutine, a worker
     # thread's job); nothing waits for another thread that needs the GIL.
-    submit_inline = quick.capstan_submit
-    submit_inline.restype, submit_inline.argtypes = status, signatures[blocking]["capstan_submit"][1]
+    submit_inline = quick.capstan_batch_submit
+    submit_inline.restype, submit_inline.argtypes = status, signatures[blocking]["capstan_batch_submit"][1]
     bound["submit_inline"] = submit_inline
     return bound
 
@@ -269,9 +269,9 @@ class _Library:
             setattr(self, name, fn)
 
     def last_error_text(self) -> str:
-        size = self.quick.capstan_last_error(None, 0)
+        size = self.quick.capstan_error_message(None, 0)
         buf = ctypes.create_string_buffer(size + 1)
-        self.quick.capstan_last_error(buf, size + 1)
+        self.quick.capstan_error_message(buf, size + 1)
         return buf.value.decode("utf-8", "replace")
 
     def status_text(self, status: int) -> str:
@@ -286,7 +286,7 @@ class _Library:
         try:
             return ctypes.string_at(ptr.value, size.value)
         finally:
-            self.quick.capstan_free(ptr)
+            self.quick.capstan_string_free(ptr)
 
 
 _library: _Library | None = None
@@ -305,4 +305,4 @@ def lib() -> _Library:
 
 def version() -> str:
     """The version of the loaded libcapstan, e.g. ``"0.2.0"``."""
-    return lib().quick.capstan_version().decode()
+    return lib().quick.capstan_version_string().decode()

@@ -1,4 +1,4 @@
-"""A lone call that the binding runs itself once capstan_check_call has
+"""A lone call that the binding runs itself once capstan_registry_check_call has
 validated it (ToolRegistry._check): the function called as the trampoline
 would call it, and its result written as capstan would write a batch's."""
 

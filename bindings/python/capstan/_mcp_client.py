@@ -1,12 +1,12 @@
 """Mounting an MCP server's tools into a registry (``ToolRegistry.mount_mcp``),
-over ``capstan_mcp_mount`` (include/capstan.h)."""
+over ``capstan_mcp_mount_new`` (include/capstan.h)."""
 
 from __future__ import annotations
 
 import ctypes
 import json
 from collections.abc import Mapping, Sequence
-from ctypes import POINTER, Structure, c_bool, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
+from ctypes import POINTER, Structure, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
 from typing import Any
 
 from ._errors import CapstanError
@@ -45,10 +45,9 @@ def _fns() -> dict[str, Any]:
         handle = lib().blocking
         fns = {}
         for name, restype, argtypes in (
-            ("capstan_mcp_mount", c_int32, [c_void_p, POINTER(_MountOptions), POINTER(c_void_p)]),
-            ("capstan_mcp_unmount", c_int32, [c_void_p]),
-            ("capstan_mcp_mount_info", c_int32, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
-            ("capstan_mcp_mount_connected", c_bool, [c_void_p]),
+            ("capstan_mcp_mount_new", c_int32, [c_void_p, POINTER(_MountOptions), POINTER(c_void_p)]),
+            ("capstan_mcp_mount_free", c_int32, [c_void_p]),
+            ("capstan_mcp_mount_info_json", c_int32, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
         ):
             fn = getattr(handle, name)
             fn.restype, fn.argtypes = restype, argtypes
@@ -83,14 +82,21 @@ class McpMount:
         (remote tools not mounted, with why), ``reconnects``, ``gave_up``,
         ``last_error``."""
         out, size = c_void_p(), c_size_t()
-        st = _fns()["capstan_mcp_mount_info"](self._handle, ctypes.byref(out), ctypes.byref(size))
+        st = _fns()["capstan_mcp_mount_info_json"](self._handle, ctypes.byref(out), ctypes.byref(size))
         if st != 0:
             raise lib().error(st, "mount info")
         return json.loads(lib().take_text(out, size))
 
     @property
     def connected(self) -> bool:
-        return self._handle is not None and bool(_fns()["capstan_mcp_mount_connected"](self._handle))
+        """True while the mount is connected to its server (the "connected"
+        field of capstan_mcp_mount_info_json); False once unmounted."""
+        if self._handle is None:
+            return False
+        try:
+            return bool(self.info["connected"])
+        except CapstanError:
+            return False
 
     @property
     def tools(self) -> dict[str, str]:
@@ -106,7 +112,7 @@ class McpMount:
         handle, self._handle = self._handle, None
         if handle is None:
             return
-        st = _fns()["capstan_mcp_unmount"](handle)
+        st = _fns()["capstan_mcp_mount_free"](handle)
         if st not in (0, _STALE_HANDLE):
             raise lib().error(st, "unmount")
 
@@ -172,7 +178,7 @@ def mount_mcp(
     out = c_void_p()
     ptr = registry._enter()
     try:
-        st = _fns()["capstan_mcp_mount"](ptr, ctypes.byref(opts), ctypes.byref(out))
+        st = _fns()["capstan_mcp_mount_new"](ptr, ctypes.byref(opts), ctypes.byref(out))
     finally:
         registry._leave()
     if st != 0:

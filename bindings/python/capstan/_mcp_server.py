@@ -1,5 +1,5 @@
 """Serving a ToolRegistry over MCP: ``registry.serve_mcp_stdio()`` and
-``registry.start_mcp_server()`` (C: capstan_mcp_serve_stdio,
+``registry.start_mcp_server()`` (C: capstan_mcp_server_serve_stdio,
 capstan_mcp_server_start). Tools run as for ``execute``: validated, timed
 out, approved, cancelled when the client cancels."""
 
@@ -42,7 +42,7 @@ def _c() -> Any:
         handle = _lib.lib().blocking
         status, out = c_int32, POINTER(c_void_p)
         for name, restype, argtypes in (
-            ("capstan_mcp_serve_stdio", status, [c_void_p, POINTER(_ServerOptions)]),
+            ("capstan_mcp_server_serve_stdio", status, [c_void_p, POINTER(_ServerOptions)]),
             ("capstan_mcp_server_start", status, [c_void_p, POINTER(_ServerOptions), out]),
             ("capstan_mcp_server_url", status, [c_void_p, out, POINTER(c_size_t)]),
             ("capstan_mcp_server_stop", status, [c_void_p]),
@@ -161,7 +161,7 @@ def serve_mcp_stdio(registry: Any, **options: Any) -> None:
     opts = _options(None, **options)
     ptr = registry._enter()
     try:
-        status = _c().capstan_mcp_serve_stdio(ptr, ctypes.byref(opts))
+        status = _c().capstan_mcp_server_serve_stdio(ptr, ctypes.byref(opts))
     finally:
         registry._leave()
     if status != _lib.OK:

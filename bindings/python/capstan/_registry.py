@@ -49,7 +49,7 @@ def _library() -> Any:
     global _L, _execute, _free, _check_call
     if _L is None:
         library = _lifecycle._library()
-        _execute, _free, _check_call = library.execute, library.free, library.check_call
+        _execute, _free, _check_call = library.registry_execute, library.string_free, library.registry_check_call
         _L = library
     return _L
 
@@ -220,7 +220,7 @@ class ToolRegistry:
                 key = next(_entry_keys)
                 _entries[key] = entry
                 definition.user_data = key
-                status = _L.register(ptr, ctypes.byref(definition))  # on failure destroy ran
+                status = _L.registry_add_tool(ptr, ctypes.byref(definition))  # on failure destroy ran
                 if status != _lib.OK:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
@@ -251,7 +251,7 @@ class ToolRegistry:
             ptr = self._enter()
             try:
                 encoded = name.encode()
-                status = _L.unregister(ptr, encoded, len(encoded))
+                status = _L.registry_remove_tool(ptr, encoded, len(encoded))
                 if status not in (_lib.OK, _lib.ERR_NOT_FOUND):
                     raise _L.error(status, f"cannot remove tool {name!r}")
                 del self._tools[name]
@@ -292,13 +292,13 @@ class ToolRegistry:
     start_mcp_server = _mcp_server.start_mcp_server
 
     def _export(self, fmt: int) -> Any:
-        """capstan_tools_json in format ``fmt``, parsed."""
+        """capstan_registry_tools_json in format ``fmt``, parsed."""
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.tools_json(ptr, fmt, ctypes.byref(out), ctypes.byref(size))
+            status = _L.registry_tools_json(ptr, fmt, None, ctypes.byref(out), ctypes.byref(size), None, None)
             if status != _lib.OK:
-                raise _L.error(status, "capstan_tools_json failed")
+                raise _L.error(status, "capstan_registry_tools_json failed")
             return json.loads(_L.take_text(out, size))
         finally:
             self._leave()
@@ -347,9 +347,9 @@ class ToolRegistry:
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
+            status = _L.registry_needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
-                raise _L.error(status, "capstan_needs_approval failed")
+                raise _L.error(status, "capstan_registry_needs_approval failed")
             waiting = json.loads(_L.take_text(out, size))
         finally:
             self._leave()
@@ -382,7 +382,7 @@ class ToolRegistry:
         return self._run((call,), approved, True, 8, timeout, None)[0]
 
     def _check(self, call: ToolCall) -> Any:
-        """The lone-call fast path: capstan_check_call validates the call on
+        """The lone-call fast path: capstan_registry_check_call validates the call on
         this thread (no callback, thread or timer), and the binding runs the
         tool itself. For tools without approval, timeout or output cap (and
         unknown names): returns the result of a call that cannot run, or
@@ -415,7 +415,7 @@ class ToolRegistry:
                 raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
             status = _check_call(ptr, name_bytes, len(name_bytes), encoded, len(encoded), 0, outcome, out, None)
             if status != 0:
-                raise _L.error(status, "capstan_check_call failed")
+                raise _L.error(status, "capstan_registry_check_call failed")
         finally:
             self._leave()
         text = out.value.decode()  # type: ignore[union-attr]
@@ -429,7 +429,7 @@ class ToolRegistry:
     def _execute(
         self, key: bytes, execution: _Execution, payload: bytes, options: Any, by_id: bool = True
     ) -> str:
-        """capstan_execute: the results JSON text. Re-raises what a tool raised
+        """capstan_registry_execute: the results JSON text. Re-raises what a tool raised
         that is not an Exception (KeyboardInterrupt, SystemExit). ``by_id``
         False: a lone call that capstan runs on this thread (no timeout), whose
         execution the trampoline finds in ``_inline``."""
@@ -443,7 +443,7 @@ class ToolRegistry:
         try:
             status = _execute(ptr, payload, len(payload), options, ctypes.byref(out), None)
             if status != 0:
-                raise _L.error(status, "capstan_execute failed")
+                raise _L.error(status, "capstan_registry_execute failed")
             text = out.value.decode()  # type: ignore[union-attr]
             _free(out)
         finally:
@@ -568,7 +568,7 @@ class ToolRegistry:
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
     ) -> list[ToolResult]:
-        """Runs the calls with capstan_execute, waiting on this thread."""
+        """Runs the calls with capstan_registry_execute, waiting on this thread."""
         prefix, results, parts, approved_ids, _ = self._prepare(calls, approved)
         if not parts:
             return results
@@ -589,7 +589,7 @@ class ToolRegistry:
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
     ) -> Any:
-        """Runs the calls with capstan_submit. With a loop: returns an
+        """Runs the calls with capstan_batch_submit. With a loop: returns an
         awaitable of the results; without: waits on this thread, where
         Ctrl-C interrupts it (and cancels the batch), and returns them.
 
@@ -598,7 +598,7 @@ class ToolRegistry:
         - Inline (CAPSTAN_EXEC_START_INLINE) when every call to run names a
           parallel-safe tool (or no registered tool: capstan answers those
           itself), ``parallel`` is true and there are at most ``limit``
-          calls. capstan_submit then looks up and validates every call on
+          calls. capstan_batch_submit then looks up and validates every call on
           this thread, the loop's, before it returns: an unknown tool or
           invalid arguments are answered there, with no thread hop. A valid
           call of an ``async def`` tool gets its coroutine's task on the

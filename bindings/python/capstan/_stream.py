@@ -97,7 +97,7 @@ def _functions() -> Any:
 class StreamTurn:
     """What a finished stream gives: ``calls`` in response order, ``results``
     one per call in the same order, ``messages`` the provider's tool-result
-    messages for the next request (what capstan_run_turn returns), ``text``
+    messages for the next request (what capstan_registry_run_turn returns), ``text``
     the response's text, ``stop_reason`` the provider's, ``cut_calls`` the
     positions of calls the response cut (never run)."""
 

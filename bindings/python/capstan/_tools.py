@@ -75,7 +75,7 @@ _NAME_RULE = (
 
 def check_name(name: Any) -> str:
     """The name, if every provider accepts it: capstan's rule
-    (capstan_check_name, the one capstan_register applies).
+    (capstan_name_check, the one capstan_registry_add_tool applies).
 
     Without a loadable libcapstan the check waits for registration, which
     needs the library and applies the same rule (so schema helpers and
@@ -90,7 +90,7 @@ def check_name(name: Any) -> str:
     except LibraryNotFoundError:
         return name
     encoded = name.encode("utf-8", "surrogatepass")
-    status = library.check_name(encoded, len(encoded))
+    status = library.name_check(encoded, len(encoded))
     if status != _lib.OK:
         raise ValidationError(
             f"{name!r}: {_NAME_RULE}; {library.last_error_text()}", library.status_text(status)

@@ -572,9 +572,9 @@ def test_async_tools_start_inline_on_the_loops_thread(trampoline_threads):
 
     one, many, loop_thread = asyncio.run(main())
     assert one.data == 2 and [r.data for r in many] == [0, 2, 4, 6, 8]
-    # capstan called the trampoline on the loop's thread (inside capstan_submit),
+    # capstan called the trampoline on the loop's thread (inside capstan_batch_submit),
     # and every coroutine ran there: no pool thread was involved. The lone
-    # call needs no trampoline at all (capstan_check_call, then awaited here).
+    # call needs no trampoline at all (capstan_registry_check_call, then awaited here).
     assert trampoline_threads == [loop_thread] * 5
     assert ran_on == [loop_thread] * 6
 
@@ -649,7 +649,7 @@ def test_aexecute_answers_calls_that_need_no_run_on_the_loops_thread(case, monke
     async def main():
         with ToolRegistry([blocking]) as registry:
             lone = await registry.aexecute(call)
-            assert finished_on == []  # a lone call: capstan_check_call, no batch at all
+            assert finished_on == []  # a lone call: capstan_registry_check_call, no batch at all
             batch = await registry.aexecute_many([call, call])
             return lone, batch, threading.get_ident()
 
@@ -805,7 +805,7 @@ def test_inline_batches_keep_the_approval_gate(trampoline_threads):
 
 
 def test_parallel_python_tools_on_the_pool_keep_their_thread_state():
-    # capstan_set_thread_hooks keeps one Python thread state per pool thread:
+    # capstan_runtime_set_thread_hooks keeps one Python thread state per pool thread:
     # thread-locals survive from call to call (before: a fresh thread state,
     # so empty thread-locals, for every callback on a pool thread).
     local = threading.local()
@@ -829,7 +829,7 @@ def test_parallel_python_tools_on_the_pool_keep_their_thread_state():
 
 
 def test_a_lone_call_gives_the_same_result_as_a_batch_would():
-    # execute()/aexecute() of a lone call validate with capstan_check_call and
+    # execute()/aexecute() of a lone call validate with capstan_registry_check_call and
     # run the tool in the binding; a timeout sends the call through a capstan
     # batch instead. Both must read alike to the model and the caller.
     class Refused(Exception):

@@ -35,7 +35,7 @@ SCRIPT = textwrap.dedent(
     capstan.set_exit_timeout(0.05)
     calls = [ToolCall("spin", {"i": i}) for i in range(8)]
     # execute_many on a daemon thread: 7 calls on capstan's pool, one on that
-    # thread itself, inside capstan_execute.
+    # thread itself, inside capstan_registry_execute.
     threading.Thread(target=registry.execute_many, args=(calls,), kwargs={"limit": 8}, daemon=True).start()
     for _ in range(8):
         if not started.acquire(timeout=120):

@@ -28,11 +28,11 @@ int main(void) {
     def.struct_size = sizeof def;
     def.name = "hello";
     def.callback = hello;
-    if (capstan_register(reg, &def) != CAPSTAN_OK) return 1;
+    if (capstan_registry_add_tool(reg, &def) != CAPSTAN_OK) return 1;
     char *out = NULL;
-    capstan_status st = capstan_execute(reg, "{\"id\":\"1\",\"name\":\"hello\"}", CAPSTAN_NTS, NULL, &out, NULL);
+    capstan_status st = capstan_registry_execute(reg, "{\"id\":\"1\",\"name\":\"hello\"}", CAPSTAN_NTS, NULL, &out, NULL);
     int ok = st == CAPSTAN_OK && strstr(out, "hello from a module") != NULL;
-    capstan_free(out);
+    capstan_string_free(out);
     capstan_registry_free(reg);
     printf("import_module: CCapstan imported through its module map, one call %s\n", ok ? "ok" : "FAILED");
     return ok ? 0 : 1;

@@ -53,7 +53,7 @@ public final class ToolRegistry: @unchecked Sendable {
                     def.name = n
                     def.description = d
                     def.parameters = p
-                    return capstan_register(raw, &def)
+                    return capstan_registry_add_tool(raw, &def)
                 }
             }
         }
@@ -61,7 +61,7 @@ public final class ToolRegistry: @unchecked Sendable {
     }
 
     public func unregister(_ name: String) throws {
-        try check(capstan_unregister(raw, name, name.utf8.count))
+        try check(capstan_registry_remove_tool(raw, name, name.utf8.count))
     }
 
     // MARK: execution
@@ -95,7 +95,7 @@ public final class ToolRegistry: @unchecked Sendable {
         }
         var batch: OpaquePointer? = nil
         let status = options.withC { opts in
-            calls.withCString { c in capstan_submit(raw, c, calls.utf8.count, opts, resultTrampoline, userData, &batch) }
+            calls.withCString { c in capstan_batch_submit(raw, c, calls.utf8.count, opts, resultTrampoline, userData, &batch) }
         }
         guard status == 0, let batch else {
             let error = CapstanError.last(status)
@@ -132,23 +132,23 @@ public final class ToolRegistry: @unchecked Sendable {
 
     /// The registered tools as the JSON `format`'s API takes.
     public func tools(_ format: Format) throws -> String {
-        try textOut { capstan_tools_json(raw, format.rawValue, $0, $1) }
+        try textOut { capstan_registry_tools_json(raw, format.rawValue, nil, $0, $1, nil, nil) }
     }
 
     /// Parses, runs and answers one model response; returns the messages to
     /// append in `format`. Blocks the calling thread until every call ends.
     public func runTurn(_ format: Format, response: String, options: ExecOptions = ExecOptions()) throws -> String {
         try options.withC { opts in
-            try textOut { out, len in capstan_run_turn(raw, format.rawValue, response, response.utf8.count, opts, out, len) }
+            try textOut { out, len in capstan_registry_run_turn(raw, format.rawValue, response, response.utf8.count, opts, out, len) }
         }
     }
 
     public static func parseCalls(_ format: Format, response: String) throws -> String {
-        try textOut { capstan_parse_calls(format.rawValue, response, response.utf8.count, $0, $1) }
+        try textOut { capstan_format_parse_calls(format.rawValue, response, response.utf8.count, $0, $1) }
     }
 
     public static func formatResults(_ format: Format, results: String) throws -> String {
-        try textOut { capstan_format_results(format.rawValue, results, results.utf8.count, $0, $1) }
+        try textOut { capstan_format_write_results(format.rawValue, results, results.utf8.count, $0, $1) }
     }
 }
 
@@ -223,7 +223,7 @@ private let resultTrampoline: capstan_result_fn = { userData, result in
 }
 
 /// Frees a submitted batch exactly once, whichever comes first: the stream's
-/// end (finished, cancelled, dropped) or the return of capstan_submit.
+/// end (finished, cancelled, dropped) or the return of capstan_batch_submit.
 final class BatchCell: @unchecked Sendable {
     private let lock = NSLock()
     private var batch: OpaquePointer?
@@ -259,7 +259,7 @@ final class BatchCell: @unchecked Sendable {
         release(b)
     }
 
-    /// capstan_submit failed: nothing to free but the sink's retain.
+    /// capstan_batch_submit failed: nothing to free but the sink's retain.
     func failed() {
         lock.lock()
         ended = true

@@ -18,10 +18,10 @@ public struct CapstanError: Error, CustomStringConvertible, Sendable {
     /// The calling thread's last error: call right after the failing function.
     static func last(_ status: capstan_status) -> CapstanError {
         var buf = [CChar](repeating: 0, count: 512)
-        let n = capstan_last_error(&buf, buf.count)
+        let n = capstan_error_message(&buf, buf.count)
         if n >= buf.count {
             buf = [CChar](repeating: 0, count: n + 1)
-            _ = capstan_last_error(&buf, buf.count)
+            _ = capstan_error_message(&buf, buf.count)
         }
         return CapstanError(status: status, message: String(cString: buf))
     }
@@ -48,7 +48,7 @@ func textOut(
     var len = 0
     let status = body(&out, &len)
     guard status == 0 else { throw CapstanError.last(status) }
-    defer { capstan_free(out) }
+    defer { capstan_string_free(out) }
     return text(out, len)
 }
 

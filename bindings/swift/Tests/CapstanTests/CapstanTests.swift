@@ -154,6 +154,6 @@ final class CapstanTests: XCTestCase {
         XCTAssertEqual(Format.gemini.rawValue, UInt32(CAPSTAN_FORMAT_GEMINI))
         XCTAssertEqual(Format.mcp.rawValue, UInt32(CAPSTAN_FORMAT_MCP))
         XCTAssertEqual(Outcome.denied.rawValue, UInt32(CAPSTAN_OUTCOME_DENIED))
-        XCTAssertEqual(capstan_check_name("fine_name", capstanNTS), Int32(CAPSTAN_OK))
+        XCTAssertEqual(capstan_name_check("fine_name", capstanNTS), Int32(CAPSTAN_OK))
     }
 }
