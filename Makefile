@@ -18,7 +18,7 @@ include mk/setup.mk
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
+.PHONY: abi-check abi-baseline install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test check rust-test clippy fmt-check header header-check \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
         go-test go-bench cpp-test cpp-examples swift-modulemap-check
@@ -53,16 +53,51 @@ run-examples: $(BUILD)/examples/quickstart $(BUILD)/examples/agent_turn $(BUILD)
 	@tail -1 $(BUILD)/game_loop.out
 
 # --- header -----------------------------------------------------------------
-# cbindgen, pinned, comes from `make cbindgen` (mk/setup.mk).
+# cbindgen, pinned, comes from `make cbindgen` (mk/setup.mk). cbindgen writes
+# constants, types and functions each in source order;
+# tools/header_sections.py orders them into the header's sections.
 header: cbindgen
-	cbindgen --config cbindgen.toml --crate capstan --output include/capstan.h
+	@mkdir -p $(BUILD)
+	cbindgen --config cbindgen.toml --crate capstan --output $(BUILD)/capstan.cbindgen.h
+	python3 tools/header_sections.py $(BUILD)/capstan.cbindgen.h include/capstan.h
 
 header-check: cbindgen
 	@mkdir -p $(BUILD)
-	cbindgen --config cbindgen.toml --crate capstan --output $(BUILD)/capstan.h
+	cbindgen --config cbindgen.toml --crate capstan --output $(BUILD)/capstan.cbindgen.h
+	python3 tools/header_sections.py $(BUILD)/capstan.cbindgen.h $(BUILD)/capstan.h
 	@diff -u include/capstan.h $(BUILD)/capstan.h || \
 	  (echo "include/capstan.h is stale: run 'make header' and commit it" && exit 1)
 	@echo "header-check: include/capstan.h matches cbindgen $(CBINDGEN_VERSION)"
+
+# --- ABI guard (issue #25) -----------------------------------------------------
+# abi/ holds the recorded ABI: libcapstan.abi (abidw of the release .so: the
+# exported functions and their symbol versions; the release build has no
+# DWARF, so types are not in it) and capstan.h.abi (the header's
+# declarations with comments and blank lines removed: every type, field,
+# signature and macro value). abi-check fails on any difference from the
+# built library and the header: an ABI change must be recorded on purpose
+# with `make abi-baseline` (and the CHANGELOG). Needs abidw/abidiff
+# (Debian package abigail-tools).
+ABI_DIR := abi
+
+$(BUILD)/abi/capstan.h.abi: include/capstan.h
+	@mkdir -p $(dir $@)
+	$(CC) -fpreprocessed -dD -E -P -x c include/capstan.h | grep -v '^[[:space:]]*$$' > $@
+
+abi-check: lib $(BUILD)/abi/capstan.h.abi
+	@command -v abidw >/dev/null || { echo "abi-check: needs abidw/abidiff (apt-get install abigail-tools)"; exit 1; }
+	abidw --no-corpus-path --no-show-locs --out-file $(BUILD)/abi/libcapstan.abi $(LIB)
+	@abidiff --no-show-locs $(ABI_DIR)/libcapstan.abi $(BUILD)/abi/libcapstan.abi || \
+	  { echo "abi-check: the library's exported functions differ from $(ABI_DIR)/libcapstan.abi: if intended, run 'make abi-baseline' and commit it"; exit 1; }
+	@diff -u $(ABI_DIR)/capstan.h.abi $(BUILD)/abi/capstan.h.abi || \
+	  { echo "abi-check: include/capstan.h's declarations differ from $(ABI_DIR)/capstan.h.abi: if intended, run 'make abi-baseline' and commit it"; exit 1; }
+	@echo "abi-check: libcapstan.so and include/capstan.h match the recorded ABI in $(ABI_DIR)/"
+
+abi-baseline: lib $(BUILD)/abi/capstan.h.abi
+	@mkdir -p $(ABI_DIR)
+	abidw --no-corpus-path --no-show-locs --out-file $(ABI_DIR)/libcapstan.abi $(LIB)
+	cp $(BUILD)/abi/capstan.h.abi $(ABI_DIR)/capstan.h.abi
+	@echo "abi-baseline: recorded; commit $(ABI_DIR)/ with a CHANGELOG entry saying what changed"
 
 # --- C tests ------------------------------------------------------------------
 $(BUILD)/c/plain/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h lib

@@ -6,8 +6,9 @@
  *    message of the last failure on the calling thread is read with
  *    capstan_error_message. Outputs are written only on success.
  *  - The last error is per OS thread, and a success clears it: every
- *    function except capstan_string_free, capstan_status_name, capstan_version_string and
- *    capstan_error_message sets it on failure (including those that report
+ *    function except capstan_string_free, capstan_status_name,
+ *    capstan_version_string, capstan_version_number, capstan_features_mask
+ *    and capstan_error_message sets it on failure (including those that report
  *    failure as NULL or false) and empties it on success, so right after a
  *    success capstan_error_message returns 0, and after a failure it describes
  *    that failure. Read it on the thread that made the failing call, before
@@ -22,6 +23,42 @@
  *    caller, freed with capstan_string_free. out_len may be NULL.
  *  - Option structs start with uint32_t struct_size = sizeof(the struct);
  *    a NULL options pointer means defaults. Zero-filled fields mean defaults.
+ *    Fill one with its CAPSTAN_<STRUCT>_INIT macro or, from a host without
+ *    a C preprocessor, its capstan_<struct>_init() function (the same
+ *    bytes). Both directions of version skew are defined: a struct_size
+ *    smaller than the library's struct (an older header) reads the missing
+ *    fields as zero; a larger one (a newer header) is accepted only if every
+ *    byte past what the library knows is zero, else INVALID_ARGUMENT naming
+ *    the struct (Linux's copy_struct_from_user rule): a field the library
+ *    cannot honour is never ignored silently. struct_size above 4096 is
+ *    INVALID_ARGUMENT.
+ *  - Initializers: every option struct and capstan_tool_def has a
+ *    CAPSTAN_<STRUCT>_INIT macro, for C and for C++ before C++20 (which has
+ *    no designated initializers): struct_size set, everything else zero,
+ *    i.e. the defaults. Assign the fields you need after:
+ *
+ *        capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+ *        def.name = "add";
+ *        def.callback = add;
+ *
+ *  - One header, in sections (Contents below): a host includes one file,
+ *    and the bindings (Go, Swift, Python) read one; the sections give the
+ *    per-object reading order an umbrella of per-area headers would, without
+ *    the include-order rules between them (tools/header_sections.py orders
+ *    cbindgen's output).
+ *  - Flags: each function takes only the flags it uses; any other bit,
+ *    known or not, is INVALID_ARGUMENT and the message names the flag (e.g.
+ *    CAPSTAN_EXEC_DELIVER_POLL passed to capstan_registry_execute).
+ *  - Naming: every function is capstan_<object>_<verb>, the object one of
+ *    call, registry, batch, approval, stream, mcp_server, mcp_mount (the
+ *    opaque types) or runtime, format, error, status, version, string, name,
+ *    features (module nouns); a getter's verb is the property
+ *    (capstan_call_id); a function writing a JSON document ends in _json;
+ *    capstan_<struct>_init fills an options struct.
+ *  - Versions: CAPSTAN_VERSION_NUMBER (this header) and
+ *    capstan_version_number() (the library) are MAJOR*1000000 +
+ *    MINOR*1000 + PATCH; capstan_features_mask() says which optional
+ *    features (CAPSTAN_FEATURE_*) this build has.
  *
  * Thread safety
  *  - A capstan_registry may be used from any number of threads at once;
@@ -47,8 +84,8 @@
  *    same registry (nested execution). No callback runs while capstan holds
  *    an internal lock.
  *  - Every callback returns (or blocks): none may end its thread, by
- *    pthread_exit, thread cancellation or any other forced unwind, nor
- *    longjmp out of capstan. Such an unwind would cross capstan's frames,
+ *    pthread_exit, ExitThread, thread cancellation or any other forced
+ *    unwind, nor longjmp out of capstan. Such an unwind would cross capstan's frames,
  *    which hold destructors and panic boundaries: undefined behaviour for
  *    Rust (forced unwinding over non-POF frames), an abort in practice, and
  *    "C-unwind" callback types would not make it defined. A host runtime that
@@ -64,6 +101,14 @@
  *    None wakes on a tick: idle costs no wake-up. capstan_runtime_shutdown
  *    ends and joins every one of them (then the library may be unloaded);
  *    capstan starts them again when next needed.
+ *
+ * Platforms (README.md, "Platforms", says what is built and tested where)
+ *  - One header for Linux, Android, macOS, iOS, the BSDs and Windows, on 32-
+ *    and 64-bit targets. What differs: the object an event loop waits on
+ *    (capstan_registry_wake_fd on Unix: an eventfd on Linux and Android, a
+ *    pipe elsewhere; capstan_registry_wake_handle on Windows: an event
+ *    HANDLE; each is UNSUPPORTED where the other exists), and https:// MCP
+ *    mounts, which need a library built with the feature mcp-https.
  *
  * Limits (README.md, "Limits", has the full table)
  *  - Every untrusted input has a bounded cost. Arguments: a validation
@@ -99,191 +144,38 @@
 #define CAPSTAN_NTS SIZE_MAX
 
 /*
- * Initializers for every option struct and capstan_tool_def, for C and for
- * C++ before C++20 (which has no designated initializers): struct_size set,
- * everything else zero, i.e. the defaults. Assign the fields you need after:
+ * Contents
+ *   1. Statuses and errors
+ *   2. Text, versions and features
+ *   3. Objects
+ *   4. Runtime: threads and hooks
+ *   5. Provider formats
+ *   6. Registry
+ *   7. Tools
+ *   8. Calls, inside a tool
+ *   9. Running calls
+ *  10. Batches
+ *  11. Main thread and wake-ups
+ *  12. Approvals
+ *  13. Events and statistics
+ *  14. Streams
+ *  15. MCP server
+ *  16. MCP mounts
+ */
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/* ========================================================================
+ * 1. Statuses and errors
  *
- *     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
- *     def.name = "add";
- *     def.callback = add;
- */
-#define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
-#define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
-#define CAPSTAN_RUNTIME_OPTIONS_INIT {(uint32_t)sizeof(capstan_runtime_options), 0, 0}
-#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
-#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
-#define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
-#define CAPSTAN_STREAM_SINK_INIT {(uint32_t)sizeof(capstan_stream_sink), NULL, NULL, NULL}
-#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL}
-
-/* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
- * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what capstan_version_string()
- * returns when the header and the library match. A plain literal, so that
- * Swift and other importers of simple macros see it. */
-#define CAPSTAN_VERSION_STRING "0.3.1"
-
-
-/**
- * Cap on the bytes one stream holds at once (16 MiB): the line and event
- * being read, the arguments of calls, the response's text kept for
- * `capstan_stream_finish`. Past it, feed fails with
- * `CAPSTAN_ERR_STREAM_TOO_LARGE` (and so does every later feed and the finish).
- */
-#define CAPSTAN_STREAM_MAX_BUFFERED 16777216
-
-/**
- * Tool flag (streams): never start this tool's calls before the whole
- * response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with
- * side effects: a response can still fail after one of its calls is
- * complete (a provider error, a dropped connection, the host cancelling),
- * and a host that then asks again would run the side effect twice.
- */
-#define CAPSTAN_TOOL_WAIT_FOR_RESPONSE (1u << 3)
-
-/**
- * Exec flag (streams only; other functions ignore it): start each call the
- * moment its arguments are complete, before the response ends, unless its
- * tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
- * response can still fail after a call is complete (see that flag), so only
- * the host knows when running early is safe. `limit` also caps the calls
- * started early and still running (the others start when one ends, or at
- * the finish); with `CAPSTAN_EXEC_SEQUENTIAL` a call starts early only once
- * every earlier call has finished.
- */
-#define CAPSTAN_EXEC_EARLY_DISPATCH (1u << 4)
-
-/**
- * Major version of this header (the library's is `capstan_version_string()`).
- * `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
- * `capstan_version_string()` returns when header and library match) is a literal in
- * cbindgen.toml; tests/header.rs checks it against Cargo.toml.
- */
-#define CAPSTAN_VERSION_MAJOR 0
-
-/**
- * Minor version of this header.
- */
-#define CAPSTAN_VERSION_MINOR 3
-
-/**
- * Patch version of this header.
- */
-#define CAPSTAN_VERSION_PATCH 1
-
-/**
- * Tool flag: never runs without approval.
- */
-#define CAPSTAN_TOOL_REQUIRES_APPROVAL (1u << 0)
-
-/**
- * Tool flag: not parallel-safe; never runs concurrently with itself.
- */
-#define CAPSTAN_TOOL_SERIAL (1u << 1)
-
-/**
- * Tool flag: runs only inside `capstan_registry_pump`, on the host's thread.
- */
-#define CAPSTAN_TOOL_MAIN_THREAD (1u << 2)
-
-/**
- * Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
- */
-#define CAPSTAN_REGISTRY_COERCE (1u << 0)
-
-/**
- * Registry flag: `capstan_registry_add_tool` refuses (INVALID_SCHEMA, the message names
- * the default's JSON Pointer) a parameters schema with a `default` that fails
- * its own subschema. Without it such a schema registers, the default is never
- * filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
- * (`capstan_tools_json`) say so.
- */
-#define CAPSTAN_REGISTRY_STRICT_DEFAULTS (1u << 1)
-
-/**
- * Exec flag: run the calls one by one, in order (default: in parallel).
- */
-#define CAPSTAN_EXEC_SEQUENTIAL (1u << 0)
-
-/**
- * Exec flag (`capstan_batch_submit`): queue results for `capstan_batch_poll` on the
- * host's thread instead of calling back on pool threads.
- */
-#define CAPSTAN_EXEC_DELIVER_POLL (1u << 1)
-
-/**
- * Exec flag (`capstan_batch_submit`): start every call on the calling thread before
- * `capstan_batch_submit` returns, without waiting for calls that a tool completes
- * later. For hosts whose tools hand work to their own event loop (async
- * functions): no pool thread is involved. A tool that blocks blocks the
- * caller; the limit does not apply; timeouts still do. Calls of
- * `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
- * for their own earlier calls), as do main-thread and approval-gated calls.
- */
-#define CAPSTAN_EXEC_START_INLINE (1u << 3)
-
-/**
- * Exec flag: the model was given OpenAI strict-mode schemas, where an optional
- * argument is sent as `null`: such nulls are dropped before validation.
- */
-#define CAPSTAN_EXEC_STRICT_NULLS (1u << 2)
-
-/**
- * Export flag: OpenAI strict mode (every property required, optional ones
- * nullable, `additionalProperties: false`, no `default`); schemas that cannot
- * be made strict are exported as they are and listed in the report.
- */
-#define CAPSTAN_EXPORT_STRICT (1u << 0)
-
-/**
- * Export flag (Gemini): lower schemas to the OpenAPI-subset `parameters`
- * field (local `$ref`s inlined, unsupported keywords dropped and reported)
- * instead of `parametersJsonSchema`.
- */
-#define CAPSTAN_EXPORT_GEMINI_LOWER (1u << 1)
-
-/**
- * A call waiting for approval, as the approver sees it. A generation-checked
- * handle: using it after the decision is an error status, never undefined
- * behaviour.
- */
-typedef struct capstan_approval capstan_approval;
-
-/**
- * A batch started with `capstan_batch_submit`.
- */
-typedef struct capstan_batch capstan_batch;
-
-/**
- * One tool call in progress, as its callback sees it. A generation-checked
- * handle, not a pointer to memory: using it after the call completed is an
- * error status, never undefined behaviour.
- */
-typedef struct capstan_call capstan_call;
-
-/**
- * A mounted MCP server: capstan's client connection to it, made by
- * `capstan_mcp_mount_new`. A handle, never reused, not a pointer to memory:
- * using it after `capstan_mcp_mount_free` is CAPSTAN_ERR_STALE_HANDLE, never
- * undefined behaviour.
- */
-typedef struct capstan_mcp_mount capstan_mcp_mount;
-
-/**
- * An MCP server started with `capstan_mcp_server_start`. Its functions may
- * be called from any thread; `capstan_mcp_server_free` must not race them.
- */
-typedef struct capstan_mcp_server capstan_mcp_server;
-
-/**
- * A registry of tools. Thread-safe: every function taking one may be called
- * from any thread at once, except `capstan_registry_free`.
- */
-typedef struct capstan_registry capstan_registry;
-
-/**
- * A streamed response being read (`capstan_stream_new`).
- */
-typedef struct capstan_stream capstan_stream;
+ * Every fallible function returns a capstan_status (CAPSTAN_OK = 0). The
+ * last failure on the calling OS thread is read as text with
+ * capstan_error_message, or as structured data (status, provider error kind,
+ * code, HTTP status, retry delay, schema pointer) with capstan_error_json.
+ * Both read it without changing it; a success empties it.
+ * ======================================================================== */
 
 /**
  * Status of a fallible call: `CAPSTAN_OK` (0) or one of `CAPSTAN_ERR_*`.
@@ -291,479 +183,6 @@ typedef struct capstan_stream capstan_stream;
  * (e.g. to `capstan_status_name`) is defined behaviour.
  */
 typedef int32_t capstan_status;
-
-/**
- * Kind of content a tool returns (`capstan_call_return`).
- */
-typedef uint32_t capstan_content;
-
-/**
- * How a call ended (`capstan_result.outcome`).
- */
-typedef uint32_t capstan_outcome;
-
-/**
- * Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
- */
-typedef struct capstan_exec_options {
-  /**
-   * `sizeof(capstan_exec_options)`.
-   */
-  uint32_t struct_size;
-  /**
-   * `CAPSTAN_EXEC_*` flags.
-   */
-  uint32_t flags;
-  /**
-   * At most this many calls of the batch run at once; 0 = 8.
-   */
-  uint32_t limit;
-  /**
-   * Overrides every tool's timeout when > 0 (milliseconds). A timeout,
-   * this one or the tool's own, runs from the call's start (its callback
-   * about to run); time spent waiting before that is not counted.
-   */
-  uint32_t timeout_ms;
-  /**
-   * Ids of calls the user already approved (NUL-terminated UTF-8), so their
-   * `CAPSTAN_TOOL_REQUIRES_APPROVAL` tools run without asking the approver.
-   * Read during the call only. NULL when `approved_count` is 0.
-   */
-  const char *const *approved_ids;
-  size_t approved_count;
-  /**
-   * Bounds every call of the batch, in milliseconds from the moment it is
-   * submitted, waits included: for a free worker, for the approver's
-   * decision, for a main thread to call `capstan_registry_pump`. 0 = none.
-   * A call without a result by then ends `CAPSTAN_OUTCOME_TIMEOUT`, with
-   * content saying what it was waiting for ("...while it waited for
-   * approval...", "...for the host's main thread to call
-   * capstan_registry_pump...", "...did not finish within the batch
-   * deadline...": a running call is cancelled as at its timeout). A
-   * decision or completion after that returns ALREADY_COMPLETED.
-   * Appended after `approved_count`: a host built against an older header
-   * passes a smaller `struct_size` and gets no deadline.
-   */
-  uint32_t deadline_ms;
-} capstan_exec_options;
-
-/**
- * One call's result, as handed to a `capstan_result_fn`. Borrowed: valid
- * only during the callback. Strings are UTF-8 and NOT NUL-terminated: use
- * the lengths (e.g. `printf("%.*s", (int)r->content_len, r->content)`).
- */
-typedef struct capstan_result {
-  /**
-   * Position of the call in its batch.
-   */
-  size_t index;
-  const char *id;
-  size_t id_len;
-  const char *name;
-  size_t name_len;
-  /**
-   * The text for the model.
-   */
-  const char *content;
-  size_t content_len;
-  /**
-   * `CAPSTAN_OUTCOME_*`.
-   */
-  capstan_outcome outcome;
-  /**
-   * `outcome != CAPSTAN_OUTCOME_OK`.
-   */
-  bool is_error;
-  uint64_t duration_us;
-} capstan_result;
-
-/**
- * Receives results of a batch. Called once per call with its result, then
- * once more with `result == NULL`: the batch is done and no further callback
- * of it will come. In callback delivery it runs on the thread that finished
- * the call (a pool thread, a thread running or waiting on the batch, a
- * thread completing a deferred call, one cancelling the batch or closing
- * the registry, a pool thread when the call timed out or the batch's
- * deadline passed, an MCP thread for a mounted tool), possibly on several
- * threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
- * timer thread never runs it; pool threads run the thread hooks
- * (`capstan_runtime_set_thread_hooks`) before it.
- */
-typedef void (*capstan_result_fn)(void *user_data,
-                                  const struct capstan_result *result);
-
-/**
- * Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
- * and set exactly one of `argv` (a command line) or `url`.
- */
-typedef struct capstan_mcp_mount_options {
-  /**
-   * `sizeof(capstan_mcp_mount_options)`.
-   */
-  uint32_t struct_size;
-  /**
-   * Command line of a server speaking MCP over stdio: `argc` NUL-terminated
-   * strings, `argv[0]` the program (looked up in PATH). capstan starts it
-   * as a child process (stdin/stdout piped, stderr inherited) and
-   * restarts it on reconnect. Copied during the call.
-   */
-  const char *const *argv;
-  /**
-   * Number of strings in `argv`.
-   */
-  size_t argc;
-  /**
-   * `env_count` "NAME=VALUE" strings added to (or overriding) the
-   * inherited environment of the child process. May be NULL.
-   */
-  const char *const *env;
-  /**
-   * Number of strings in `env`.
-   */
-  size_t env_count;
-  /**
-   * Working directory of the child process; NULL: the caller's.
-   */
-  const char *cwd;
-  /**
-   * URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
-   */
-  const char *url;
-  /**
-   * `header_count` "Name: value" strings sent with every HTTP request
-   * (e.g. "Authorization: Bearer ..."). May be NULL.
-   */
-  const char *const *headers;
-  /**
-   * Number of strings in `headers`.
-   */
-  size_t header_count;
-  /**
-   * Put before every remote tool name to form the local one (e.g. "fs_"
-   * mounts `read` as `fs_read`). NULL or "": none.
-   */
-  const char *prefix;
-  /**
-   * Limit on connecting plus the first `tools/list`, in ms; 0 = 10000.
-   */
-  uint32_t connect_timeout_ms;
-  /**
-   * Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
-   * 0 = none of its own (the exec options' default applies).
-   */
-  uint32_t call_timeout_ms;
-  /**
-   * Reconnect attempts in a row after the connection died; 0 = never.
-   */
-  uint32_t max_reconnects;
-  /**
-   * Wait before the first reconnect attempt, doubled after each failed
-   * one (up to 64 times); 0 = 200 ms.
-   */
-  uint32_t reconnect_backoff_ms;
-  /**
-   * The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
-   * "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
-   * server may answer with an older version, which is then used.
-   */
-  const char *protocol_version;
-} capstan_mcp_mount_options;
-
-/**
- * Options of `capstan_mcp_server_serve_stdio` and `capstan_mcp_server_start`.
- * NULL means defaults; zero/NULL fields mean defaults. Strings are
- * NUL-terminated UTF-8, read during the call only.
- */
-typedef struct capstan_mcp_server_options {
-  /**
-   * `sizeof(capstan_mcp_server_options)`.
-   */
-  uint32_t struct_size;
-  /**
-   * Reserved: must be 0.
-   */
-  uint32_t flags;
-  /**
-   * HTTP: `IP:PORT` to bind; NULL = `"127.0.0.1:0"` (loopback, a port the
-   * OS picks: read it back with `capstan_mcp_server_url`). Binding a
-   * non-loopback address exposes the tools to the network: set
-   * `bearer_token` and `allowed_hosts` then.
-   */
-  const char *address;
-  /**
-   * HTTP: when set, every request must carry `Authorization: Bearer
-   * <token>` or gets 401. NULL = no check.
-   */
-  const char *bearer_token;
-  /**
-   * HTTP: comma-separated browser origins accepted besides loopback ones
-   * (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`), e.g.
-   * `"https://app.example.com:443"`. A request with any other `Origin`
-   * gets 403 (DNS-rebinding protection); one without `Origin` passes.
-   */
-  const char *allowed_origins;
-  /**
-   * HTTP: comma-separated `Host` values accepted besides `localhost`,
-   * `127.0.0.1` and `::1` (others get 403).
-   */
-  const char *allowed_hosts;
-  /**
-   * JSON object, per tool name, of what MCP clients see beside the tool's
-   * name, description and schema: `{"NAME": {"title": "...",
-   * "annotations": {"readOnlyHint": true, ...}, "outputSchema": {...}}}`.
-   * A tool with an `outputSchema` should return `CAPSTAN_CONTENT_JSON`
-   * objects: a result whose text is a JSON object is also sent as
-   * `structuredContent`. NULL = none. Bad JSON or shape: INVALID_ARGUMENT.
-   */
-  const char *tools_meta;
-  /**
-   * `serverInfo.name` sent to clients; NULL = `"capstan"`.
-   */
-  const char *name;
-  /**
-   * HTTP: larger POST bodies get 413; 0 = 4 MiB.
-   */
-  uint32_t max_body_bytes;
-  /**
-   * Bounds every call from its arrival, approval wait included (as
-   * `capstan_exec_options.deadline_ms`); 0 = the tools' own timeouts.
-   */
-  uint32_t call_timeout_ms;
-  /**
-   * How long stopping waits for calls in flight after cancelling them;
-   * 0 = 5000.
-   */
-  uint32_t stop_timeout_ms;
-} capstan_mcp_server_options;
-
-/**
- * Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
- * `capstan_approval_decide` exactly once per approval, now or later, from any
- * thread. Runs on a pool thread (or the thread calling `capstan_registry_execute`).
- */
-typedef void (*capstan_approver_fn)(void *user_data,
-                                    struct capstan_approval *approval);
-
-/**
- * Releases a `user_data`. For a tool: called exactly once per registration,
- * when the tool is replaced or removed and its last call is done, when the
- * registry is freed, or when registration fails. For a hook (event hook,
- * notifier, approver): exactly once, after the last invocation of that hook
- * has returned (see `capstan_registry_set_event_hook`).
- */
-typedef void (*capstan_destroy_fn)(void *user_data);
-
-/**
- * What an event reports (`capstan_event.kind`).
- */
-typedef uint32_t capstan_event_kind;
-
-/**
- * One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
- */
-typedef struct capstan_event {
-  capstan_event_kind kind;
-  const char *tool;
-  size_t tool_len;
-  const char *id;
-  size_t id_len;
-  /**
-   * Position of the call in its batch.
-   */
-  size_t index;
-  /**
-   * For FINISHED: `CAPSTAN_OUTCOME_*`; otherwise 0.
-   */
-  capstan_outcome outcome;
-  /**
-   * For FINISHED and TIMED_OUT: microseconds since the callback started.
-   */
-  uint64_t duration_us;
-} capstan_event;
-
-/**
- * Observes calls: runs on the thread where the event happens, possibly on
- * several at once. Must be quick and must not block.
- */
-typedef void (*capstan_event_fn)(void *user_data,
-                                 const struct capstan_event *event);
-
-/**
- * Wire formats: how tools are exported, calls parsed and results formatted.
- */
-typedef uint32_t capstan_format;
-
-/**
- * Options of `capstan_registry_tools_json`. NULL means defaults.
- */
-typedef struct capstan_export_options {
-  /**
-   * `sizeof(capstan_export_options)`.
-   */
-  uint32_t struct_size;
-  /**
-   * `CAPSTAN_EXPORT_*` flags.
-   */
-  uint32_t flags;
-} capstan_export_options;
-
-/**
- * Registry options. NULL means defaults.
- */
-typedef struct capstan_registry_options {
-  /**
-   * `sizeof(capstan_registry_options)`.
-   */
-  uint32_t struct_size;
-  /**
-   * `CAPSTAN_REGISTRY_*` flags.
-   */
-  uint32_t flags;
-} capstan_registry_options;
-
-/**
- * A tool's callback. Runs on a pool thread, or on the thread calling
- * `capstan_registry_execute` for the batch (it runs its own calls first), or on a
- * thread calling `capstan_batch_wait` with no time limit on the call's
- * batch, or for main-thread tools a thread that called
- * `capstan_registry_pump`: inside the pump, or while that thread waits on
- * the call's batch. It must complete `call`
- * exactly once with `capstan_call_return` or `capstan_call_fail`, before or
- * after returning, from any thread. It may call any capstan function, including
- * `capstan_registry_execute` on the same registry.
- */
-typedef void (*capstan_tool_fn)(void *user_data,
-                                struct capstan_call *call);
-
-/**
- * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
- * duration of `capstan_registry_add_tool` only.
- */
-typedef struct capstan_tool_def {
-  /**
-   * `sizeof(capstan_tool_def)`.
-   */
-  uint32_t struct_size;
-  /**
-   * `^[A-Za-z0-9_-]{1,64}$`.
-   */
-  const char *name;
-  /**
-   * What the tool does, for the model. NULL means "".
-   */
-  const char *description;
-  /**
-   * JSON Schema of the arguments; the root must be an object schema. NULL means `{"type":"object"}`.
-   */
-  const char *parameters;
-  /**
-   * The callback.
-   */
-  capstan_tool_fn callback;
-  /**
-   * Passed to `callback` and `destroy`.
-   */
-  void *user_data;
-  /**
-   * Called exactly once with `user_data` (may be NULL).
-   */
-  capstan_destroy_fn destroy;
-  /**
-   * Per-call timeout in milliseconds; 0 = none.
-   */
-  uint32_t timeout_ms;
-  /**
-   * Cap on the result text in characters; 0 = none.
-   */
-  uint32_t max_output_chars;
-  /**
-   * `CAPSTAN_TOOL_*` flags.
-   */
-  uint32_t flags;
-} capstan_tool_def;
-
-/**
- * Wakes an event-loop host: called on any thread when a result is queued for
- * polling or a main-thread call waits for `capstan_registry_pump`. Must be
- * quick and must not call into capstan: post to your loop, nothing more.
- * Its `user_data` is released by the destroy given to
- * `capstan_registry_set_notify`.
- */
-typedef void (*capstan_notify_fn)(void *user_data);
-
-/**
- * Options of `capstan_runtime_configure`, process-wide. NULL means
- * defaults; every field 0 means its default too.
- */
-typedef struct capstan_runtime_options {
-  /**
-   * `sizeof(capstan_runtime_options)`.
-   */
-  uint32_t struct_size;
-  /**
-   * Cap on pool threads, the threads that run tool and result callbacks
-   * (0 = 256): at most this many plus one (the timer thread, see
-   * `capstan_runtime_configure`) of capstan's threads run host code,
-   * besides the MCP bridge's connection threads and the host's own
-   * threads that capstan runs calls on (`capstan_registry_execute`,
-   * `capstan_batch_wait`, `capstan_registry_pump`).
-   */
-  uint32_t threads;
-  /**
-   * How long an idle pool thread waits for work before it ends, in ms
-   * (0 = 10,000). Past one idle thread per core, idle threads end after at
-   * most 1,000 ms. Once every pool thread ended, capstan's pool holds no
-   * thread until the next call needs one.
-   */
-  uint32_t keep_alive_ms;
-} capstan_runtime_options;
-
-/**
- * Receives a piece of the model's text as it streams. `text` is UTF-8 (never
- * a partial character), NOT NUL-terminated, borrowed for the call. Runs on
- * the thread calling `capstan_stream_feed` (or `capstan_stream_finish`, for
- * text in the body's last lines), inside it. It may call
- * `capstan_stream_cancel` but not feed or finish the same stream.
- */
-typedef void (*capstan_text_fn)(void *user_data,
-                                const char *text,
-                                size_t len);
-
-/**
- * Where a stream delivers what it reads. NULL means nothing is delivered.
- */
-typedef struct capstan_stream_sink {
-  /**
-   * `sizeof(capstan_stream_sink)`.
-   */
-  uint32_t struct_size;
-  /**
-   * Text deltas (may be NULL).
-   */
-  capstan_text_fn on_text;
-  /**
-   * Call results as each call ends (may be NULL), `result->index` being
-   * the call's position in the response. Runs on the thread that finished
-   * the call (a pool thread for a call started early; see
-   * `capstan_result_fn`), possibly on several at once, or inside
-   * `capstan_stream_finish`. Every call of the response gets exactly one;
-   * then, inside `capstan_stream_finish` (whatever it returns), one last
-   * call with `result == NULL`.
-   */
-  capstan_result_fn on_result;
-  /**
-   * Passed to both. Must stay valid until `capstan_stream_finish` or
-   * `capstan_stream_free` returned: no callback of the stream runs after
-   * either. capstan never frees it.
-   */
-  void *user_data;
-} capstan_stream_sink;
-
-/**
- * A pool thread hook: called with the `user_data` given to
- * `capstan_runtime_set_thread_hooks`, on the pool thread concerned.
- */
-typedef void (*capstan_thread_hook_fn)(void *user_data);
 
 /**
  * Success.
@@ -897,17 +316,379 @@ typedef void (*capstan_thread_hook_fn)(void *user_data);
 #define CAPSTAN_ERR_MCP_CONNECT 24
 
 /**
- * Passed through to the model as is.
+ * The constant's name of a status (`"CAPSTAN_OK"`, ...), or
+ * `"CAPSTAN_UNKNOWN_STATUS"`. Static; never NULL.
  */
-#define CAPSTAN_CONTENT_TEXT 0
+const char *capstan_status_name(capstan_status status);
 
 /**
- * Checked and rendered compact, non-ASCII kept; a JSON string renders as its text.
+ * Copies the message of the last failure on the calling thread into `buf`
+ * (NUL-terminated, truncated on a UTF-8 boundary to fit `cap`; `buf` may be
+ * NULL when `cap` is 0). Returns the message's full length in bytes, without
+ * the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
+ * 0 after a success (header: Conventions). Does not change the message.
  */
-#define CAPSTAN_CONTENT_JSON 1
+size_t capstan_error_message(char *buf,
+                             size_t cap);
 
 /**
- * capstan's own: normalized calls and results; tool descriptions for `capstan_tools_json`.
+ * The last failure on the calling thread as structured data, for hosts that
+ * branch on it (the message is for people): `*out` (NUL-terminated, owned
+ * by the caller, freed with `capstan_string_free`) gets
+ *
+ * ```text
+ * {"status": "CAPSTAN_ERR_PROVIDER_ERROR", "status_code": 18,
+ *  "message": "provider error (rate_limit_error): ...",
+ *  "provider": {"kind": "rate_limit_error", "message": "...",
+ *               "type": "rate_limit_error", "code": null,
+ *               "http_status": null, "retry_after_ms": null},
+ *  "pointer": null}
+ * ```
+ *
+ * `status`/`status_code`: the failing function's status (name and number;
+ * `"CAPSTAN_OK"`/0 when the last call succeeded, the rest then empty or
+ * null). `message`: what `capstan_error_message` returns. `provider`
+ * (CAPSTAN_ERR_PROVIDER_ERROR only, else null): `kind` as the message shows
+ * it, the provider's `message`, and each of `type` (its error type or status
+ * name), `code` (text), `http_status` (a number, when the body carries one)
+ * and `retry_after_ms` (when the body carries a retry delay) or null where
+ * the provider sent none. `pointer` (CAPSTAN_ERR_INVALID_SCHEMA only, else
+ * null): the JSON Pointer of the offending place in the tool's schema, `""`
+ * for its root. Keys may be added in later versions, never removed.
+ *
+ * Like `capstan_error_message` it reads and does not change the last error
+ * (NULL `out` is NULL_PARAMETER, without recording it). Per OS thread.
+ */
+capstan_status capstan_error_json(char **out,
+                                  size_t *out_len);
+
+/* ========================================================================
+ * 2. Text, versions and features
+ *
+ * Text capstan returns through a char **out is the caller's, freed with
+ * capstan_string_free. The version: macros for this header, functions for the
+ * library (compare them when loading it dynamically). The feature mask says
+ * which optional parts (MCP, streams) this build has.
+ * ======================================================================== */
+
+/**
+ * Frees text that capstan returned through a `char **out`. NULL is a no-op.
+ */
+void capstan_string_free(char *ptr);
+
+/* This header's version as text, "MAJOR.MINOR.PATCH" (the numbers are
+ * CAPSTAN_VERSION_MAJOR/MINOR/PATCH below): equal to what
+ * capstan_version_string() returns when the header and the library match. A
+ * plain literal, so that Swift and other importers of simple macros see it. */
+#define CAPSTAN_VERSION_STRING "0.4.0"
+
+/**
+ * Major version of this header (the library's is `capstan_version_string()`).
+ * `CAPSTAN_VERSION_STRING` (`"MAJOR.MINOR.PATCH"`, equal to what
+ * `capstan_version_string()` returns when header and library match) is a literal in
+ * cbindgen.toml; tests/header.rs checks it against Cargo.toml.
+ */
+#define CAPSTAN_VERSION_MAJOR 0
+
+/**
+ * Minor version of this header.
+ */
+#define CAPSTAN_VERSION_MINOR 4
+
+/**
+ * Patch version of this header.
+ */
+#define CAPSTAN_VERSION_PATCH 0
+
+/**
+ * This header's version as one number, `MAJOR * 1000000 + MINOR * 1000 +
+ * PATCH` (0.4.0 is 4000), for `#if CAPSTAN_VERSION_NUMBER >= ...` and for
+ * comparing with `capstan_version_number()`.
+ */
+#define CAPSTAN_VERSION_NUMBER 4000
+
+/**
+ * The library's version, e.g. "0.2.0". Static; never NULL.
+ */
+const char *capstan_version_string(void);
+
+/**
+ * The library's version as one number, `MAJOR * 1000000 + MINOR * 1000 +
+ * PATCH` (0.4.0 gives 4000): compare with `CAPSTAN_VERSION_NUMBER` (the
+ * header's) at run time. Any thread; never fails.
+ */
+uint32_t capstan_version_number(void);
+
+/**
+ * Feature bit (`capstan_features_mask`): `capstan_mcp_server_*` serve
+ * (else they return CAPSTAN_ERR_UNSUPPORTED). Cargo feature `mcp`.
+ */
+#define CAPSTAN_FEATURE_MCP_SERVER (1u << 0)
+
+/**
+ * Feature bit: `capstan_mcp_mount_new` mounts MCP servers (else
+ * CAPSTAN_ERR_UNSUPPORTED). Cargo feature `mcp`.
+ */
+#define CAPSTAN_FEATURE_MCP_MOUNT (1u << 1)
+
+/**
+ * Feature bit: MCP over streamable HTTP (`capstan_mcp_server_start`,
+ * mounts by `url`; plain `http://`, no TLS). Cargo feature `mcp`.
+ */
+#define CAPSTAN_FEATURE_MCP_HTTP (1u << 2)
+
+/**
+ * Feature bit: streamed responses (`capstan_stream_*`). Every 0.4 build.
+ */
+#define CAPSTAN_FEATURE_STREAM (1u << 3)
+
+/**
+ * The optional features this build has, as `CAPSTAN_FEATURE_*` bits: test
+ * a bit before using what it names, rather than calling and getting
+ * CAPSTAN_ERR_UNSUPPORTED. Bits not defined by this header may be set by a
+ * newer library; ignore them. Any thread; never fails.
+ */
+uint32_t capstan_features_mask(void);
+
+/* ========================================================================
+ * 3. Objects
+ *
+ * The opaque types, each made and freed by its own functions (sections
+ * below). A capstan_registry holds tools; everything else belongs to one:
+ * a capstan_call is one tool call handed to a tool callback; a capstan_batch
+ * is calls submitted to run in the background; a capstan_approval is a call
+ * waiting for the host's decision; a capstan_stream runs calls as a streamed
+ * model response arrives; a capstan_mcp_server serves the registry's tools over
+ * MCP; a capstan_mcp_mount registers an MCP server's tools in the registry.
+ * ======================================================================== */
+
+/**
+ * A registry of tools. Thread-safe: every function taking one may be called
+ * from any thread at once, except `capstan_registry_free`.
+ */
+typedef struct capstan_registry capstan_registry;
+
+/**
+ * One tool call in progress, as its callback sees it. A generation-checked
+ * handle, not a pointer to memory: using it after the call completed is an
+ * error status, never undefined behaviour.
+ */
+typedef struct capstan_call capstan_call;
+
+/**
+ * A batch started with `capstan_batch_submit`.
+ */
+typedef struct capstan_batch capstan_batch;
+
+/**
+ * A call waiting for approval, as the approver sees it. A generation-checked
+ * handle: using it after the decision is an error status, never undefined
+ * behaviour.
+ */
+typedef struct capstan_approval capstan_approval;
+
+/**
+ * A streamed response being read (`capstan_stream_new`).
+ */
+typedef struct capstan_stream capstan_stream;
+
+/**
+ * An MCP server started with `capstan_mcp_server_start`. Its functions may
+ * be called from any thread; `capstan_mcp_server_free` must not race them.
+ */
+typedef struct capstan_mcp_server capstan_mcp_server;
+
+/**
+ * A mounted MCP server: capstan's client connection to it, made by
+ * `capstan_mcp_mount_new`. A handle, never reused, not a pointer to memory:
+ * using it after `capstan_mcp_mount_free` is CAPSTAN_ERR_STALE_HANDLE, never
+ * undefined behaviour.
+ */
+typedef struct capstan_mcp_mount capstan_mcp_mount;
+
+/* ========================================================================
+ * 4. Runtime: threads and hooks
+ *
+ * Process-wide: capstan's pool of threads, and the hooks its threads run
+ * before and after any host code (so a host runtime can attach them). Nothing
+ * here belongs to a registry.
+ * ======================================================================== */
+
+/**
+ * Releases a `user_data`. For a tool: called exactly once per registration,
+ * when the tool is replaced or removed and its last call is done, when the
+ * registry is freed, or when registration fails. For a hook (event hook,
+ * notifier, approver): exactly once, after the last invocation of that hook
+ * has returned (see `capstan_registry_set_event_hook`).
+ */
+typedef void (*capstan_destroy_fn)(void *user_data);
+
+/**
+ * A pool thread hook: called with the `user_data` given to
+ * `capstan_runtime_set_thread_hooks`, on the pool thread concerned.
+ */
+typedef void (*capstan_thread_hook_fn)(void *user_data);
+
+/**
+ * Options of `capstan_runtime_configure`, process-wide. NULL means
+ * defaults; every field 0 means its default too.
+ */
+typedef struct capstan_runtime_options {
+  /**
+   * `sizeof(capstan_runtime_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Cap on pool threads, the threads that run tool and result callbacks
+   * (0 = 256): at most this many plus one (the timer thread, see
+   * `capstan_runtime_configure`) of capstan's threads run host code,
+   * besides the MCP bridge's connection threads and the host's own
+   * threads that capstan runs calls on (`capstan_registry_execute`,
+   * `capstan_batch_wait`, `capstan_registry_pump`).
+   */
+  uint32_t threads;
+  /**
+   * How long an idle pool thread waits for work before it ends, in ms
+   * (0 = 10,000). Past one idle thread per core, idle threads end after at
+   * most 1,000 ms. Once every pool thread ended, capstan's pool holds no
+   * thread until the next call needs one.
+   */
+  uint32_t keep_alive_ms;
+} capstan_runtime_options;
+
+/**
+ * Fills `*opts` as `CAPSTAN_RUNTIME_OPTIONS_INIT` does (the defaults: 256
+ * pool threads, 10 s keep-alive). NULL_PARAMETER if `opts` is NULL. Any
+ * thread.
+ */
+capstan_status capstan_runtime_options_init(struct capstan_runtime_options *opts);
+
+/**
+ * Sets how capstan runs its own threads, process-wide, at any time (also
+ * after threads started). Pool threads start on demand, up to
+ * `opts->threads`; lowering the cap lets threads over it end once their
+ * current callback returns; a new keep-alive applies from each idle
+ * thread's next wait.
+ *
+ * The cap is hard: at most `opts->threads` pool threads exist at once, and
+ * at most `opts->threads + 1` threads of capstan's run host code (tool,
+ * result and end-of-batch callbacks, event hooks): the pool threads, and
+ * capstan's timer thread, which delivers a timeout's or a deadline's results
+ * itself (running no thread hook) when every pool thread is busy, since
+ * they may all be waiting for them; the MCP bridge's connection threads
+ * come on top (2 for every mount together, and those of each MCP server).
+ * The replacement of a worker stuck in a timed-out callback waits for a
+ * free pool thread, ahead of other queued work; a call that timed out sees
+ * `capstan_call_cancelled` at once; a call with a timeout that the waiting
+ * caller would hand to a full pool runs on the caller's thread instead. The host's own threads also run calls
+ * (`capstan_registry_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
+ *
+ * NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a
+ * `struct_size` smaller than this struct's first version.
+ */
+capstan_status capstan_runtime_configure(const struct capstan_runtime_options *opts);
+
+/**
+ * Stops every thread capstan started and joins it, process-wide: the pool
+ * threads (they first finish the work queued and running), the timer
+ * thread, and the MCP client's connection threads. Waits up to
+ * `timeout_ms` (UINT32_MAX = no limit) for what still runs; cancels
+ * nothing itself.
+ *
+ * OK when no capstan thread is left: the library may then be unloaded
+ * (`dlclose`, `FreeLibrary`) once the host holds no capstan object and no
+ * call of its runs on another thread. CAPSTAN_ERR_TIMEOUT otherwise, with a
+ * message (`capstan_error_message`) naming what still runs: pool threads in a
+ * callback, armed timers (a call with a timeout or a batch with a deadline
+ * that is still running), mounts not yet freed, MCP servers not yet stopped
+ * (`capstan_mcp_server_stop` first). A thread still running then is left
+ * running.
+ *
+ * capstan keeps working after this, whatever it returned: the next call
+ * that needs a thread starts it again (and `capstan_runtime_configure`'s
+ * options stay in force). Call it from a host thread, never from inside a
+ * tool, result or hook callback (it would wait for itself).
+ */
+capstan_status capstan_runtime_shutdown(uint32_t timeout_ms);
+
+/**
+ * Sets the hooks run on capstan's own threads that run host code,
+ * process-wide (the pool is): the pool threads and, with MCP, the
+ * connection threads of mounted servers and of `capstan_mcp_server_start`
+ * servers (they run result callbacks and event hooks for calls an MCP peer
+ * answered or cancelled). `on_start` runs on each such thread before the
+ * first tool callback, result callback or other host code that thread runs
+ * (timeouts and deadlines end calls on pool threads too; capstan's timer
+ * thread runs no host code), and again before the next one if the hooks
+ * were replaced meanwhile (an MCP connection thread catches up when it next
+ * wakes); `on_stop` runs on a thread that ran this `on_start`, when that
+ * thread retires (an idle pool thread ends after a while, a server's
+ * connection threads when it stops), or once these hooks were replaced or
+ * cleared, before that thread runs its next host code (and the new
+ * `on_start`). `capstan_runtime_shutdown` ends every such thread, each
+ * running its `on_stop`. Threads are not joined at process exit: `on_stop`
+ * does not run then. Either hook may be NULL (nothing runs in its place); both NULL
+ * clears the hooks. The host's own threads never run them, even when
+ * capstan runs host code on them: the caller of `capstan_registry_execute` (on
+ * which a lone call may run), or of `capstan_mcp_server_serve_stdio` (which
+ * serves on the calling thread).
+ *
+ * Setting hooks replaces the previous ones; threads that ran the previous
+ * `on_start` still run the previous `on_stop` as above, so a host that
+ * keeps per-thread state in `on_start` sees it released by the matching
+ * `on_stop`, on the same thread. A thread already running a callback when
+ * the hooks are set switches before its next one.
+ *
+ * `destroy` (may be NULL) runs exactly once with `user_data`: before this
+ * returns if both hooks are NULL; otherwise once these hooks were replaced
+ * or cleared and every thread that ran this `on_start` has run this
+ * `on_stop` (on that last thread, or on the thread that replaced them), so
+ * possibly never while a pool or MCP connection thread that ran them stays
+ * alive.
+ *
+ * Hooks run with no capstan lock held and may call any capstan function
+ * except `capstan_runtime_set_thread_hooks` itself; a hook must return (it must
+ * not end its thread). Any thread may call this. Returns OK.
+ */
+capstan_status capstan_runtime_set_thread_hooks(capstan_thread_hook_fn on_start,
+                                                capstan_thread_hook_fn on_stop,
+                                                void *user_data,
+                                                capstan_destroy_fn destroy);
+
+/**
+ * Stops the thread hooks for good, process-wide: from now on no thread runs
+ * an `on_start` or `on_stop` again, not even the `on_stop` matching an
+ * `on_start` it ran, and their `destroy` never runs. For a host runtime that
+ * is ending and must not be entered any more (the Python binding calls it
+ * at interpreter exit, while the interpreter is still whole: a thread that
+ * entered it after would be ended by a forced unwind). What the hooks kept
+ * per thread is left to the process's end.
+ *
+ * Waits until no thread is inside a hook, up to `timeout_ms` (UINT32_MAX =
+ * no limit): OK then, CAPSTAN_ERR_TIMEOUT if one still was (it finishes; no
+ * hook starts after this returns either way). Do not call it from inside a
+ * hook (it would wait for itself). `capstan_runtime_set_thread_hooks` still returns
+ * OK afterwards, but its hooks never run. Any thread may call this.
+ */
+capstan_status capstan_runtime_abandon_thread_hooks(uint32_t timeout_ms);
+
+/** Initializes a capstan_runtime_options to the defaults (threads 256, keep-alive 10 s). */
+#define CAPSTAN_RUNTIME_OPTIONS_INIT {(uint32_t)sizeof(capstan_runtime_options), 0, 0}
+
+/* ========================================================================
+ * 5. Provider formats
+ *
+ * The wire formats capstan reads model responses in and writes tool
+ * definitions and results in. The functions here need no registry.
+ * ======================================================================== */
+
+/**
+ * Wire formats: how tools are exported, calls parsed and results formatted.
+ */
+typedef uint32_t capstan_format;
+
+/**
+ * capstan's own: normalized calls and results; tool descriptions for `capstan_registry_tools_json`.
  */
 #define CAPSTAN_FORMAT_DESCRIBE 0
 
@@ -937,63 +718,387 @@ typedef void (*capstan_thread_hook_fn)(void *user_data);
 #define CAPSTAN_FORMAT_MCP 5
 
 /**
- * The tool returned content.
+ * Reads the tool calls out of a model response in format `fmt` (the whole
+ * body or just the message/content). `*calls_json` gets a normalized call
+ * array (empty only when the response really asks for no tool).
+ *
+ * Returns `CAPSTAN_ERR_PROVIDER_ERROR` when the body is the provider's
+ * report of an error (below, per format); `capstan_error_message` then reads
+ * `provider error (KIND): MESSAGE` with the provider's own type/code/status
+ * and message. Returns `CAPSTAN_ERR_INVALID_RESPONSE` when the body is not
+ * JSON, is not one of the format's shapes below, or lacks a required field
+ * (the message names where, e.g. `content[2]: tool_use block has no "name"`).
+ * `*calls_json` is written only on `CAPSTAN_OK`.
+ *
+ * Accepted shapes (anything else is INVALID_RESPONSE):
+ * - `CAPSTAN_FORMAT_DESCRIBE`: a normalized call object or an array of them
+ *   (errors are `CAPSTAN_ERR_INVALID_CALLS`).
+ * - `CAPSTAN_FORMAT_OPENAI_CHAT`: a chat completion `{"choices": [...]}`
+ *   (the first choice's `message`), an assistant message (an object with
+ *   `role` or `tool_calls`), its `tool_calls` array, or a list of messages
+ *   (the last one's calls if it is the assistant's). Provider error:
+ *   `{"error": {"message", "type", "param", "code"}}` (KIND: type, code).
+ * - `CAPSTAN_FORMAT_OPENAI_RESPONSES`: a response (an object with `output`
+ *   or `"object": "response"`), its `output` array, one output item (an
+ *   object with `type`), or a stream event `response.*` holding `response`
+ *   or `item`. Provider errors: a response with `"status": "failed"` or a
+ *   non-null `error` (`{"code", "message"}`), the error event `{"type":
+ *   "error", "code", "message"}`, and `{"error": {"message", "type", ...}}`.
+ * - `CAPSTAN_FORMAT_ANTHROPIC`: a message (an object with `content`), its
+ *   `content` array, or one content block (an object with `type`). Provider
+ *   error: `{"type": "error", "error": {"type", "message"}}` (KIND: the inner
+ *   type, e.g. `overloaded_error`), as a body or a stream event.
+ * - `CAPSTAN_FORMAT_GEMINI`: a `generateContent` response (an object with
+ *   `candidates`; the first candidate; none, or only `usageMetadata`, means
+ *   no calls), a Content `{"role", "parts"}`, its `parts` array, or one part
+ *   (`{"functionCall": ...}`). Provider errors: `{"error": {"code",
+ *   "message", "status"}}` (KIND: status, code), also inside an array, and a
+ *   prompt blocked before any candidate (`promptFeedback.blockReason`; KIND:
+ *   the reason). An array of streamed responses is INVALID_RESPONSE.
+ * - `CAPSTAN_FORMAT_MCP`: a JSON-RPC `tools/call` request, its `params`
+ *   alone, or an array of either. Provider error: a JSON-RPC error response
+ *   `{"jsonrpc": "2.0", "id", "error": {"code", "message"}}` or its bare
+ *   error object `{"code", "message"}` (KIND: the code, e.g. `-32602`). A
+ *   JSON-RPC result response or another method is INVALID_RESPONSE.
+ *
+ * A value that is JSON but that capstan cannot hold, a number too big for a
+ * double (`1e400`) or nesting 128 levels deep counted from the body's root,
+ * does not fail the body when it sits inside one call's arguments: that
+ * call's arguments are kept as text (as OpenAI sends them) and, when run, it
+ * ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with the reason ("number out of
+ * range", "recursion limit exceeded": arguments may nest up to 127 levels
+ * counted from their own root); the other calls are read as usual. Such a
+ * value in a call's id or name is INVALID_RESPONSE.
  */
-#define CAPSTAN_OUTCOME_OK 0
+capstan_status capstan_format_parse_calls(capstan_format fmt,
+                                          const char *response_json,
+                                          size_t len,
+                                          char **calls_json,
+                                          size_t *out_len);
 
 /**
- * The tool failed (`capstan_call_fail`, malformed output, panic).
+ * Formats normalized results (as `capstan_registry_execute` returns them) as the
+ * messages/items format `fmt` expects next. INVALID_RESULTS on bad input.
  */
-#define CAPSTAN_OUTCOME_TOOL_ERROR 1
+capstan_status capstan_format_write_results(capstan_format fmt,
+                                            const char *results_json,
+                                            size_t len,
+                                            char **out,
+                                            size_t *out_len);
+
+/* ========================================================================
+ * 6. Registry
+ *
+ * A capstan_registry holds tools and runs their calls. Made by
+ * capstan_registry_new, freed by capstan_registry_free (which cancels what
+ * still runs and waits for its callbacks). Any number of threads may use one at
+ * once; only capstan_registry_free must not race other uses of it.
+ * ======================================================================== */
 
 /**
- * The arguments did not match the schema (or were not JSON).
+ * Registry options. NULL means defaults.
  */
-#define CAPSTAN_OUTCOME_INVALID_ARGUMENTS 2
+typedef struct capstan_registry_options {
+  /**
+   * `sizeof(capstan_registry_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `CAPSTAN_REGISTRY_*` flags.
+   */
+  uint32_t flags;
+} capstan_registry_options;
+
+/** Initializes a capstan_registry_options to the defaults. */
+#define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
 
 /**
- * No tool of that name.
+ * Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
  */
-#define CAPSTAN_OUTCOME_UNKNOWN_TOOL 3
+#define CAPSTAN_REGISTRY_COERCE (1u << 0)
 
 /**
- * The tool did not complete in time.
+ * Registry flag: `capstan_registry_add_tool` refuses (INVALID_SCHEMA, the message names
+ * the default's JSON Pointer) a parameters schema with a `default` that fails
+ * its own subschema. Without it such a schema registers, the default is never
+ * filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
+ * (`capstan_registry_tools_json`) say so.
  */
-#define CAPSTAN_OUTCOME_TIMEOUT 4
+#define CAPSTAN_REGISTRY_STRICT_DEFAULTS (1u << 1)
 
 /**
- * The batch was cancelled or the registry freed.
+ * Fills `*opts` as `CAPSTAN_REGISTRY_OPTIONS_INIT` does (the defaults).
+ * NULL_PARAMETER if `opts` is NULL. Any thread.
  */
-#define CAPSTAN_OUTCOME_CANCELLED 5
+capstan_status capstan_registry_options_init(struct capstan_registry_options *opts);
 
 /**
- * Approval was required and not given.
+ * Creates a registry. `opts` may be NULL (defaults). On success `*out` owns
+ * the registry; free it with `capstan_registry_free`.
  */
-#define CAPSTAN_OUTCOME_DENIED 6
+capstan_status capstan_registry_new(const struct capstan_registry_options *opts,
+                                    struct capstan_registry **out);
 
 /**
- * A tool callback is about to run.
+ * Frees a registry; NULL is a no-op. Calls not yet started are cancelled,
+ * calls in flight are reported cancelled (their handles stop resolving), and
+ * each tool's destroy runs. Waits, without limit, until no tool or result
+ * callback of this registry runs on another thread and every destroy has run:
+ * after it returns, no callback of this registry is called. Called from inside
+ * one of this registry's own callbacks it does not wait (that would deadlock):
+ * the rest finishes after that callback returns. After
+ * `capstan_registry_close` it does not wait again: what `close` reported
+ * still running may then call back after free returns. Batches stay valid
+ * until `capstan_batch_free`. Every call handle of the registry stops
+ * resolving, and the text lent by `capstan_call_arguments`, `_id` and
+ * `_tool` is freed (see `capstan_call_arguments`). The event hook, notifier
+ * and approver are removed; their destroys have run when this returns,
+ * unless an invocation of theirs still runs on another thread (after a
+ * `close` that timed out), which then runs it.
  */
-#define CAPSTAN_EVENT_STARTED 0
+void capstan_registry_free(struct capstan_registry *reg);
 
 /**
- * A call has its result (`outcome`, `duration_us` set).
+ * Shuts a registry down without freeing it, waiting at most `timeout_ms`
+ * (UINT32_MAX: no limit) for callbacks running on other threads: calls not
+ * started are cancelled, calls in flight are reported cancelled, tools are
+ * destroyed once their callbacks return. OK when everything finished in
+ * time, CAPSTAN_ERR_TIMEOUT otherwise (what still runs finishes in the
+ * background). Afterwards calls on the registry end `cancelled`, registering
+ * is SHUTTING_DOWN, and `capstan_registry_free` must still be called (it
+ * then does not wait again). From inside one of the registry's own callbacks
+ * it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
+ * hang at exit on a stuck tool.
+ *
+ * May race any other function on the registry (but free): a
+ * `capstan_registry_add_tool` that runs at the same time either returns
+ * SHUTTING_DOWN (its destroy has run) or registers a tool that this close
+ * removes and destroys. It returns as soon as the work is done (never a
+ * TIMEOUT for work that finished; with UINT32_MAX it returns once the last
+ * callback returned and the last destroy ran). The event hook, notifier and
+ * approver are removed, after the cancellations were reported to them; their
+ * destroys run once their last invocation has returned; setting one
+ * afterwards returns SHUTTING_DOWN. The TIMEOUT message says what was still
+ * outstanding (callbacks running, tools not yet destroyed).
  */
-#define CAPSTAN_EVENT_FINISHED 1
+capstan_status capstan_registry_close(struct capstan_registry *reg,
+                                      uint32_t timeout_ms);
+
+/* ========================================================================
+ * 7. Tools
+ *
+ * A tool is a name, a JSON Schema for its arguments and a callback,
+ * registered with capstan_registry_add_tool from a capstan_tool_def (copied;
+ * its user_data is released by its destroy once the tool is removed and its
+ * last call returned).
+ * ======================================================================== */
 
 /**
- * A call ran past its deadline (its FINISHED with TIMEOUT follows).
+ * Kind of content a tool returns (`capstan_call_return`).
  */
-#define CAPSTAN_EVENT_TIMED_OUT 2
+typedef uint32_t capstan_content;
 
 /**
- * A call ended cancelled (its FINISHED with CANCELLED follows).
+ * Passed through to the model as is.
  */
-#define CAPSTAN_EVENT_CANCELLED 3
+#define CAPSTAN_CONTENT_TEXT 0
 
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
+/**
+ * Checked and rendered compact, non-ASCII kept; a JSON string renders as its text.
+ */
+#define CAPSTAN_CONTENT_JSON 1
+
+/**
+ * A tool's callback. Runs on a pool thread, or on the thread calling
+ * `capstan_registry_execute` for the batch (it runs its own calls first), or on a
+ * thread calling `capstan_batch_wait` with no time limit on the call's
+ * batch, or for main-thread tools a thread that called
+ * `capstan_registry_pump`: inside the pump, or while that thread waits on
+ * the call's batch. It must complete `call`
+ * exactly once with `capstan_call_return` or `capstan_call_fail`, before or
+ * after returning, from any thread. It may call any capstan function, including
+ * `capstan_registry_execute` on the same registry.
+ */
+typedef void (*capstan_tool_fn)(void *user_data,
+                                struct capstan_call *call);
+
+/** Initializes a capstan_tool_def (see "Initializers" above). */
+#define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
+
+/**
+ * Tool flag: never runs without approval.
+ */
+#define CAPSTAN_TOOL_REQUIRES_APPROVAL (1u << 0)
+
+/**
+ * Tool flag: not parallel-safe; never runs concurrently with itself.
+ */
+#define CAPSTAN_TOOL_SERIAL (1u << 1)
+
+/**
+ * Tool flag: runs only inside `capstan_registry_pump`, on the host's thread.
+ */
+#define CAPSTAN_TOOL_MAIN_THREAD (1u << 2)
+
+/**
+ * Tool flag (streams): never start this tool's calls before the whole
+ * response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with
+ * side effects: a response can still fail after one of its calls is
+ * complete (a provider error, a dropped connection, the host cancelling),
+ * and a host that then asks again would run the side effect twice.
+ */
+#define CAPSTAN_TOOL_WAIT_FOR_RESPONSE (1u << 3)
+
+/**
+ * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
+ * duration of `capstan_registry_add_tool` only.
+ */
+typedef struct capstan_tool_def {
+  /**
+   * `sizeof(capstan_tool_def)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `^[A-Za-z0-9_-]{1,64}$`.
+   */
+  const char *name;
+  /**
+   * What the tool does, for the model. NULL means "".
+   */
+  const char *description;
+  /**
+   * JSON Schema of the arguments; the root must be an object schema. NULL means `{"type":"object"}`.
+   */
+  const char *parameters;
+  /**
+   * The callback.
+   */
+  capstan_tool_fn callback;
+  /**
+   * Passed to `callback` and `destroy`.
+   */
+  void *user_data;
+  /**
+   * Called exactly once with `user_data` (may be NULL).
+   */
+  capstan_destroy_fn destroy;
+  /**
+   * Per-call timeout in milliseconds; 0 = none.
+   */
+  uint32_t timeout_ms;
+  /**
+   * Cap on the result text in characters; 0 = none.
+   */
+  uint32_t max_output_chars;
+  /**
+   * `CAPSTAN_TOOL_*` flags.
+   */
+  uint32_t flags;
+} capstan_tool_def;
+
+/**
+ * Fills `*def` as `CAPSTAN_TOOL_DEF_INIT` does: `struct_size` set, every
+ * other field zero/NULL. NULL_PARAMETER if `def` is NULL. Any thread.
+ */
+capstan_status capstan_tool_def_init(struct capstan_tool_def *def);
+
+/**
+ * Checks a tool name without registering it: OK if every provider accepts it
+ * (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_registry_add_tool`), else
+ * INVALID_NAME with a message saying why (INVALID_UTF8 for bad text).
+ */
+capstan_status capstan_name_check(const char *name,
+                                  size_t len);
+
+/**
+ * Registers a tool, replacing any tool of the same name (the old tool's
+ * destroy runs once its calls in flight are done). Whatever the outcome,
+ * `def->destroy` runs exactly once for this `def->user_data`: later on
+ * success, before this returns on failure (unless `def` itself is NULL, or
+ * its `struct_size` does not even reach the `destroy` field).
+ * Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
+ * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
+ */
+capstan_status capstan_registry_add_tool(struct capstan_registry *reg,
+                                         const struct capstan_tool_def *def);
+
+/**
+ * Removes a tool by name. Its calls in flight finish; its destroy runs after
+ * them. NOT_FOUND if no such tool.
+ */
+capstan_status capstan_registry_remove_tool(struct capstan_registry *reg,
+                                            const char *name,
+                                            size_t name_len);
+
+/**
+ * Options of `capstan_registry_tools_json`. NULL means defaults.
+ */
+typedef struct capstan_export_options {
+  /**
+   * `sizeof(capstan_export_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `CAPSTAN_EXPORT_*` flags.
+   */
+  uint32_t flags;
+} capstan_export_options;
+
+/** Initializes a capstan_export_options to the defaults. */
+#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
+
+/**
+ * Export flag: OpenAI strict mode (every property required, optional ones
+ * nullable, `additionalProperties: false`, no `default`); schemas that cannot
+ * be made strict are exported as they are and listed in the report.
+ */
+#define CAPSTAN_EXPORT_STRICT (1u << 0)
+
+/**
+ * Export flag (Gemini): lower schemas to the OpenAPI-subset `parameters`
+ * field (local `$ref`s inlined, unsupported keywords dropped and reported)
+ * instead of `parametersJsonSchema`.
+ */
+#define CAPSTAN_EXPORT_GEMINI_LOWER (1u << 1)
+
+/**
+ * Fills `*opts` as `CAPSTAN_EXPORT_OPTIONS_INIT` does (the defaults).
+ * NULL_PARAMETER if `opts` is NULL. Any thread.
+ */
+capstan_status capstan_export_options_init(struct capstan_export_options *opts);
+
+/**
+ * The registered tools as the JSON a format's API takes (sorted by name).
+ * `CAPSTAN_FORMAT_DESCRIBE`: `[{"name","description","parameters",...}]`.
+ * `*out` is owned by the caller (`capstan_string_free`). Options
+ * (`CAPSTAN_EXPORT_*`; NULL means none) and a report: `*report` (may be NULL if not wanted; else free with
+ * `capstan_string_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
+ * could not be made strict, and names the format would refuse.
+ */
+capstan_status capstan_registry_tools_json(const struct capstan_registry *reg,
+                                           capstan_format fmt,
+                                           const struct capstan_export_options *opts,
+                                           char **out,
+                                           size_t *out_len,
+                                           char **report,
+                                           size_t *report_len);
+
+/**
+ * Which registered tool names each provider accepts:
+ * `[{"name","openai","anthropic","gemini","mcp","problems":[...]}]`, so a host
+ * sees a problem before a request fails. `*out` owned by the caller.
+ */
+capstan_status capstan_registry_names_json(const struct capstan_registry *reg,
+                                           char **out,
+                                           size_t *out_len);
+
+/* ========================================================================
+ * 8. Calls, inside a tool
+ *
+ * A capstan_call is one call of a tool, handed to its callback. It is
+ * completed exactly once, with capstan_call_return or capstan_call_fail, from
+ * any thread, during or after the callback; its text lives until then.
+ * ======================================================================== */
 
 /**
  * The call's validated arguments as compact JSON (schema defaults filled in),
@@ -1060,6 +1165,194 @@ capstan_status capstan_call_fail(struct capstan_call *call,
                                  const char *message,
                                  size_t len);
 
+/* ========================================================================
+ * 9. Running calls
+ *
+ * Calls in the normalized form ({"id","name","arguments"}) run with
+ * capstan_registry_execute (blocking), as a capstan_batch (below), or from a
+ * provider's response with capstan_registry_run_turn. Each call gets exactly
+ * one result; capstan_exec_options shape how they run.
+ * ======================================================================== */
+
+/**
+ * How a call ended (`capstan_result.outcome`).
+ */
+typedef uint32_t capstan_outcome;
+
+/**
+ * The tool returned content.
+ */
+#define CAPSTAN_OUTCOME_OK 0
+
+/**
+ * The tool failed (`capstan_call_fail`, malformed output, panic).
+ */
+#define CAPSTAN_OUTCOME_TOOL_ERROR 1
+
+/**
+ * The arguments did not match the schema (or were not JSON).
+ */
+#define CAPSTAN_OUTCOME_INVALID_ARGUMENTS 2
+
+/**
+ * No tool of that name.
+ */
+#define CAPSTAN_OUTCOME_UNKNOWN_TOOL 3
+
+/**
+ * The tool did not complete in time.
+ */
+#define CAPSTAN_OUTCOME_TIMEOUT 4
+
+/**
+ * The batch was cancelled or the registry freed.
+ */
+#define CAPSTAN_OUTCOME_CANCELLED 5
+
+/**
+ * Approval was required and not given.
+ */
+#define CAPSTAN_OUTCOME_DENIED 6
+
+/**
+ * One call's result, as handed to a `capstan_result_fn`. Borrowed: valid
+ * only during the callback. Strings are UTF-8 and NOT NUL-terminated: use
+ * the lengths (e.g. `printf("%.*s", (int)r->content_len, r->content)`).
+ */
+typedef struct capstan_result {
+  /**
+   * Position of the call in its batch.
+   */
+  size_t index;
+  const char *id;
+  size_t id_len;
+  const char *name;
+  size_t name_len;
+  /**
+   * The text for the model.
+   */
+  const char *content;
+  size_t content_len;
+  /**
+   * `CAPSTAN_OUTCOME_*`.
+   */
+  capstan_outcome outcome;
+  /**
+   * `outcome != CAPSTAN_OUTCOME_OK`.
+   */
+  bool is_error;
+  uint64_t duration_us;
+} capstan_result;
+
+/**
+ * Receives results of a batch. Called once per call with its result, then
+ * once more with `result == NULL`: the batch is done and no further callback
+ * of it will come. In callback delivery it runs on the thread that finished
+ * the call (a pool thread, a thread running or waiting on the batch, a
+ * thread completing a deferred call, one cancelling the batch or closing
+ * the registry, a pool thread when the call timed out or the batch's
+ * deadline passed, an MCP thread for a mounted tool), possibly on several
+ * threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
+ * timer thread never runs it; pool threads run the thread hooks
+ * (`capstan_runtime_set_thread_hooks`) before it.
+ */
+typedef void (*capstan_result_fn)(void *user_data,
+                                  const struct capstan_result *result);
+
+/**
+ * Execution options. NULL means defaults (parallel, limit 8, tools' own timeouts).
+ */
+typedef struct capstan_exec_options {
+  /**
+   * `sizeof(capstan_exec_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `CAPSTAN_EXEC_*` flags.
+   */
+  uint32_t flags;
+  /**
+   * At most this many calls of the batch run at once; 0 = 8.
+   */
+  uint32_t limit;
+  /**
+   * Overrides every tool's timeout when > 0 (milliseconds). A timeout,
+   * this one or the tool's own, runs from the call's start (its callback
+   * about to run); time spent waiting before that is not counted.
+   */
+  uint32_t timeout_ms;
+  /**
+   * Ids of calls the user already approved (NUL-terminated UTF-8), so their
+   * `CAPSTAN_TOOL_REQUIRES_APPROVAL` tools run without asking the approver.
+   * Read during the call only. NULL when `approved_count` is 0.
+   */
+  const char *const *approved_ids;
+  size_t approved_count;
+  /**
+   * Bounds every call of the batch, in milliseconds from the moment it is
+   * submitted, waits included: for a free worker, for the approver's
+   * decision, for a main thread to call `capstan_registry_pump`. 0 = none.
+   * A call without a result by then ends `CAPSTAN_OUTCOME_TIMEOUT`, with
+   * content saying what it was waiting for ("...while it waited for
+   * approval...", "...for the host's main thread to call
+   * capstan_registry_pump...", "...did not finish within the batch
+   * deadline...": a running call is cancelled as at its timeout). A
+   * decision or completion after that returns ALREADY_COMPLETED.
+   * Appended after `approved_count`: a host built against an older header
+   * passes a smaller `struct_size` and gets no deadline.
+   */
+  uint32_t deadline_ms;
+} capstan_exec_options;
+
+/** Initializes a capstan_exec_options to the defaults. */
+#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
+
+/**
+ * Exec flag: run the calls one by one, in order (default: in parallel).
+ */
+#define CAPSTAN_EXEC_SEQUENTIAL (1u << 0)
+
+/**
+ * Exec flag (`capstan_batch_submit`): queue results for `capstan_batch_poll` on the
+ * host's thread instead of calling back on pool threads.
+ */
+#define CAPSTAN_EXEC_DELIVER_POLL (1u << 1)
+
+/**
+ * Exec flag: the model was given OpenAI strict-mode schemas, where an optional
+ * argument is sent as `null`: such nulls are dropped before validation.
+ */
+#define CAPSTAN_EXEC_STRICT_NULLS (1u << 2)
+
+/**
+ * Exec flag (`capstan_batch_submit`): start every call on the calling thread before
+ * `capstan_batch_submit` returns, without waiting for calls that a tool completes
+ * later. For hosts whose tools hand work to their own event loop (async
+ * functions): no pool thread is involved. A tool that blocks blocks the
+ * caller; the limit does not apply; timeouts still do. Calls of
+ * `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
+ * for their own earlier calls), as do main-thread and approval-gated calls.
+ */
+#define CAPSTAN_EXEC_START_INLINE (1u << 3)
+
+/**
+ * Exec flag (streams only; other functions ignore it): start each call the
+ * moment its arguments are complete, before the response ends, unless its
+ * tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
+ * response can still fail after a call is complete (see that flag), so only
+ * the host knows when running early is safe. `limit` also caps the calls
+ * started early and still running (the others start when one ends, or at
+ * the finish); with `CAPSTAN_EXEC_SEQUENTIAL` a call starts early only once
+ * every earlier call has finished.
+ */
+#define CAPSTAN_EXEC_EARLY_DISPATCH (1u << 4)
+
+/**
+ * Fills `*opts` as `CAPSTAN_EXEC_OPTIONS_INIT` does (the defaults).
+ * NULL_PARAMETER if `opts` is NULL. Any thread.
+ */
+capstan_status capstan_exec_options_init(struct capstan_exec_options *opts);
+
 /**
  * Checks one call without running it: looks the tool up and validates the
  * arguments as `capstan_registry_execute` would before calling the tool, on the
@@ -1083,14 +1376,14 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * Any thread, also inside a callback.
  */
 capstan_status capstan_registry_check_call(const struct capstan_registry *reg,
-                                  const char *name,
-                                  size_t name_len,
-                                  const char *arguments,
-                                  size_t arguments_len,
-                                  uint32_t flags,
-                                  capstan_outcome *outcome,
-                                  char **out,
-                                  size_t *out_len);
+                                           const char *name,
+                                           size_t name_len,
+                                           const char *arguments,
+                                           size_t arguments_len,
+                                           uint32_t flags,
+                                           capstan_outcome *outcome,
+                                           char **out,
+                                           size_t *out_len);
 
 /**
  * Runs calls and blocks until each has its one result. `calls_json` is one
@@ -1106,11 +1399,50 @@ capstan_status capstan_registry_check_call(const struct capstan_registry *reg,
  * wait for a pump (bound that wait with `opts->deadline_ms`).
  */
 capstan_status capstan_registry_execute(struct capstan_registry *reg,
-                               const char *calls_json,
-                               size_t len,
-                               const struct capstan_exec_options *opts,
-                               char **results_json,
-                               size_t *results_len);
+                                        const char *calls_json,
+                                        size_t len,
+                                        const struct capstan_exec_options *opts,
+                                        char **results_json,
+                                        size_t *results_len);
+
+/**
+ * One agent turn: parses the calls out of `response_json`, runs them (in
+ * parallel, per `opts`), and returns in `*messages_json` what to append to
+ * the conversation in format `fmt`. Blocks like `capstan_registry_execute`.
+ * The response is read exactly as `capstan_format_parse_calls` reads it, with the
+ * same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
+ * `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
+ * call with unreadable arguments gets its own `invalid_arguments` result.
+ */
+capstan_status capstan_registry_run_turn(struct capstan_registry *reg,
+                                         capstan_format fmt,
+                                         const char *response_json,
+                                         size_t len,
+                                         const struct capstan_exec_options *opts,
+                                         char **messages_json,
+                                         size_t *out_len);
+
+/**
+ * Which calls of `calls_json` would wait for approval (their tool is flagged
+ * `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
+ * `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
+ * caller. Runs nothing.
+ */
+capstan_status capstan_registry_needs_approval(const struct capstan_registry *reg,
+                                               const char *calls_json,
+                                               size_t len,
+                                               const struct capstan_exec_options *opts,
+                                               char **out,
+                                               size_t *out_len);
+
+/* ========================================================================
+ * 10. Batches
+ *
+ * A capstan_batch is calls running in the background, made by
+ * capstan_batch_submit; results go to a callback or a queue
+ * (capstan_batch_poll). Free it with capstan_batch_free at any point: a batch
+ * still running finishes internally.
+ * ======================================================================== */
 
 /**
  * Starts running calls and returns at once; `*out` (free with
@@ -1127,12 +1459,12 @@ capstan_status capstan_registry_execute(struct capstan_registry *reg,
  * 50 us later if it does not (a timer: no thread polls for it).
  */
 capstan_status capstan_batch_submit(struct capstan_registry *reg,
-                              const char *calls_json,
-                              size_t len,
-                              const struct capstan_exec_options *opts,
-                              capstan_result_fn on_result,
-                              void *user_data,
-                              struct capstan_batch **out);
+                                    const char *calls_json,
+                                    size_t len,
+                                    const struct capstan_exec_options *opts,
+                                    capstan_result_fn on_result,
+                                    void *user_data,
+                                    struct capstan_batch **out);
 
 /**
  * Waits until every result of the batch was handed over (callback delivery:
@@ -1177,179 +1509,105 @@ void capstan_batch_cancel(struct capstan_batch *batch);
  */
 void capstan_batch_free(struct capstan_batch *batch);
 
-/**
- * True when every result of the batch was handed over (see `capstan_batch_wait`).
- * NULL: false.
- */
-bool capstan_batch_done(const struct capstan_batch *batch);
-
-/**
- * Which calls of `calls_json` would wait for approval (their tool is flagged
- * `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
- * `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
- * caller. Runs nothing.
- */
-capstan_status capstan_registry_needs_approval(const struct capstan_registry *reg,
-                                      const char *calls_json,
-                                      size_t len,
-                                      const struct capstan_exec_options *opts,
-                                      char **out,
-                                      size_t *out_len);
-
-/**
- * Mounts an MCP server's tools into `reg`: starts the command line (stdio)
- * or connects to the URL (streamable HTTP), initializes, lists the tools
- * and registers each as `prefix + remote name`, with the remote
- * `inputSchema` as its parameters (so arguments are validated locally like
- * any tool's). Blocks until that is done, at most about twice
- * `connect_timeout_ms`. On success `*out` is the mount: free it with
- * `capstan_mcp_mount_free`, before or after `capstan_registry_free` of `reg`
- * (the mount keeps its own reference to the registry's core; once the
- * registry is closed its tools are gone and calls cannot reach them).
+/* ========================================================================
+ * 11. Main thread and wake-ups
  *
- * A remote tool whose local name no provider accepts, that is already
- * registered in `reg` (by the host or another mount), or whose schema does
- * not compile is not mounted (never replaced, never silently dropped): the
- * mount's `problems` (`capstan_mcp_mount_info_json`) list each with why.
+ * For hosts with a main loop: tools flagged CAPSTAN_TOOL_MAIN_THREAD run
+ * when the host calls capstan_registry_pump; a notifier or a wake fd says
+ * when there is work.
+ * ======================================================================== */
+
+/**
+ * Wakes an event-loop host: called on any thread when a result is queued for
+ * polling or a main-thread call waits for `capstan_registry_pump`. Must be
+ * quick and must not call into capstan: post to your loop, nothing more.
+ * Its `user_data` is released by the destroy given to
+ * `capstan_registry_set_notify`.
+ */
+typedef void (*capstan_notify_fn)(void *user_data);
+
+/**
+ * Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
+ * calling thread, for about `budget_ms` (at least one call if any is
+ * queued). Call it from the host's main thread: a game frame, a UI idle
+ * handler. Returns how many calls ran (0 if `reg` is NULL).
  *
- * Calls are forwarded from capstan's MCP thread; the tool callback thread
- * is not held. When the executor ends a call first (timeout, batch
- * cancelled, registry closed), `notifications/cancelled` is sent for it.
- * The server's `notifications/tools/list_changed` re-lists its tools:
- * new ones are registered, gone ones unregistered. When the connection dies
- * (the command exits, or a call finds the HTTP server unreachable), calls
- * in flight and new calls end as `tool_error` results whose text says
- * that the server is not connected and whether a reconnect will be tried;
- * the mount then reconnects (restarting the command) up to
- * `max_reconnects` times in a row, waiting `reconnect_backoff_ms`, doubled
- * after each failed attempt.
+ * Every thread that ever called this on `reg` counts as a main thread of
+ * `reg` from then on. A main thread that waits on a batch
+ * (`capstan_registry_execute`, `capstan_registry_run_turn`, `capstan_batch_wait`, also nested
+ * inside a main-thread tool) runs that batch's main-thread calls itself
+ * while it waits, so it never deadlocks waiting for a pump that only it
+ * would do. Other threads' main-thread calls still wait for a pump.
+ */
+size_t capstan_registry_pump(struct capstan_registry *reg,
+                             uint32_t budget_ms);
+
+/**
+ * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
+ * host: called on any thread when a result is queued for polling or a
+ * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
  *
- * Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
- * neither or both of argv and url, a malformed env or header entry, an
- * unknown protocol version),
- * MCP_CONNECT (the server could not be started, reached, initialized or
- * listed in time: the message says which and why; nothing is registered
- * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
- * without feature `mcp`).
+ * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
+ * invocation of this `notify` has returned: when it is replaced or removed
+ * (NULL `notify`), when the registry is closed or freed, or before this
+ * returns if `notify` is NULL or the call fails (NULL_PARAMETER;
+ * SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
+ * replaced, removed or closed, or on the thread of that last invocation.
  */
-capstan_status capstan_mcp_mount_new(struct capstan_registry *reg,
-                                 const struct capstan_mcp_mount_options *opts,
-                                 struct capstan_mcp_mount **out);
+capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
+                                           capstan_notify_fn notify,
+                                           void *user_data,
+                                           capstan_destroy_fn destroy);
 
 /**
- * Unmounts: disconnects (calls of the mount still in flight end as
- * `tool_error` results saying it was unmounted), stops the child process
- * (stdin closed, then killed if it has not exited within 0.5 s) and waits
- * for it, unregisters the mount's tools and frees the mount. Safe with
- * calls in flight and from any thread; it blocks for a few seconds at most.
- * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
- * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
+ * `*out` gets a file descriptor that becomes readable when a result is
+ * queued for polling or a main-thread call waits for `capstan_registry_pump`.
+ * Add it to epoll/kqueue/poll/select; when readable, reset it, then poll your
+ * batches and pump. Made on first call; later calls return the same fd.
+ * Owned by the registry (closed by `capstan_registry_free`): do not close it.
+ * Any thread.
+ * - Linux, Android: an eventfd; read 8 bytes to reset it.
+ * - macOS, iOS, the BSDs: the read end of a non-blocking pipe; read until
+ *   read() fails with EAGAIN to reset it.
+ * - Windows: UNSUPPORTED (use `capstan_registry_wake_handle`).
+ *
+ * Fails with NULL_PARAMETER, INTERNAL if the OS refuses the fd (the message
+ * says why).
  */
-capstan_status capstan_mcp_mount_free(struct capstan_mcp_mount *mount);
+capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
+                                        int32_t *out);
 
 /**
- * The mount's state as JSON text: `{"connected": bool, "tools": {local
- * name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
- * "reconnects": n (successful reconnects so far), "gave_up": bool (the
- * reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
- * owned by the caller (`capstan_string_free`). STALE_HANDLE after unmount.
+ * Windows: `*out` gets an event HANDLE (as `void *`) that is set when a
+ * result is queued for polling or a main-thread call waits for
+ * `capstan_registry_pump`. Wait on it with WaitForMultipleObjects or
+ * MsgWaitForMultipleObjects: it is an auto-reset event, so the wait that
+ * returns it also resets it; then poll your batches and pump. Made on first
+ * call; later calls return the same HANDLE. Owned by the registry (closed by
+ * `capstan_registry_free`): do not close it. Any thread.
+ * Elsewhere: UNSUPPORTED (use `capstan_registry_wake_fd`).
+ *
+ * Fails with NULL_PARAMETER, INTERNAL if the OS refuses the event (the
+ * message says why).
  */
-capstan_status capstan_mcp_mount_info_json(const struct capstan_mcp_mount *mount,
-                                      char **out,
-                                      size_t *out_len);
+capstan_status capstan_registry_wake_handle(struct capstan_registry *reg,
+                                            void **out);
+
+/* ========================================================================
+ * 12. Approvals
+ *
+ * Calls of tools flagged CAPSTAN_TOOL_REQUIRES_APPROVAL wait for the
+ * registry's approver, which gets a capstan_approval and decides it exactly
+ * once (now or later, from any thread).
+ * ======================================================================== */
 
 /**
- * True while the mount is connected to its server (false for NULL, a stale
- * handle, or without feature `mcp`; the last error then says why).
+ * Decides calls of tools flagged `CAPSTAN_TOOL_REQUIRES_APPROVAL`: must call
+ * `capstan_approval_decide` exactly once per approval, now or later, from any
+ * thread. Runs on a pool thread (or the thread calling `capstan_registry_execute`).
  */
-bool capstan_mcp_mount_connected(const struct capstan_mcp_mount *mount);
-
-/**
- * Serves `reg`'s tools over MCP on this process's stdin and stdout (one
- * client: the process that started this one), blocking the calling thread.
- * Returns OK when stdin reaches end of file (the client went away) or when
- * the host stops it by closing the registry (`capstan_registry_close` from
- * another thread; calls in flight are cancelled and waited for up to
- * `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
- * tools/list is the registry as it is at each request, and registering or
- * unregistering a tool sends `notifications/tools/list_changed`. Calls run
- * as with `capstan_registry_execute` (validation, timeouts, approval, stats);
- * invalid arguments come back as `isError` results with capstan's text; an
- * unknown tool is a JSON-RPC error (-32602). INVALID_ARGUMENT for bad
- * options, TRANSPORT if stdio cannot be served, UNSUPPORTED without `mcp`.
- */
-capstan_status capstan_mcp_server_serve_stdio(struct capstan_registry *reg,
-                                       const struct capstan_mcp_server_options *opts);
-
-/**
- * Starts an MCP server over streamable HTTP on `opts->address` (default
- * loopback, a port the OS picks) and returns at once; the server runs on
- * threads of its own until `capstan_mcp_server_stop`. `*out` (written only
- * on success) owns it: free it with `capstan_mcp_server_free`. The endpoint
- * is `capstan_mcp_server_url`. It serves as `capstan_mcp_server_serve_stdio`
- * does, plus HTTP security: `Host` and `Origin` checked (403), bearer token
- * if set (401), body size (413), malformed JSON-RPC answered with a JSON-RPC
- * error. Stop the server before freeing `reg`. INVALID_ARGUMENT for bad
- * options or an address that is not `IP:PORT`; TRANSPORT when the address
- * cannot be bound (the message says why); UNSUPPORTED without `mcp`.
- */
-capstan_status capstan_mcp_server_start(struct capstan_registry *reg,
-                                        const struct capstan_mcp_server_options *opts,
-                                        struct capstan_mcp_server **out);
-
-/**
- * The server's endpoint, e.g. `"http://127.0.0.1:41234/mcp"` (the port the
- * OS chose for port 0), into `*out` (caller frees with `capstan_string_free`).
- * Still readable after `capstan_mcp_server_stop`.
- */
-capstan_status capstan_mcp_server_url(const struct capstan_mcp_server *server,
-                                      char **out,
-                                      size_t *out_len);
-
-/**
- * Stops the server: no new connection or call is accepted, calls in
- * flight are cancelled (their tools see `capstan_call_cancelled`) and
- * waited for up to `stop_timeout_ms`, then every connection is closed and
- * the server's threads, sockets and memory are released (the handle itself
- * stays until `capstan_mcp_server_free`). Blocks the caller up to about
- * that bound; any thread, also a tool callback. OK when no call was left
- * running; TIMEOUT when some still were (they finish in the background and
- * their results are dropped). A second stop returns OK at once.
- * NULL_PARAMETER for NULL.
- */
-capstan_status capstan_mcp_server_stop(struct capstan_mcp_server *server);
-
-/**
- * Stops the server if it still runs (as `capstan_mcp_server_stop`) and
- * frees it. NULL is a no-op. Consumes `server`.
- */
-void capstan_mcp_server_free(struct capstan_mcp_server *server);
-
-/**
- * Frees text that capstan returned through a `char **out`. NULL is a no-op.
- */
-void capstan_string_free(char *ptr);
-
-/**
- * Copies the message of the last failure on the calling thread into `buf`
- * (NUL-terminated, truncated on a UTF-8 boundary to fit `cap`; `buf` may be
- * NULL when `cap` is 0). Returns the message's full length in bytes, without
- * the NUL: call again with a bigger buffer if it is >= `cap`. Per OS thread;
- * 0 after a success (header: Conventions). Does not change the message.
- */
-size_t capstan_error_message(char *buf,
-                          size_t cap);
-
-/**
- * The constant's name of a status (`"CAPSTAN_OK"`, ...), or
- * `"CAPSTAN_UNKNOWN_STATUS"`. Static; never NULL.
- */
-const char *capstan_status_name(capstan_status status);
-
-/**
- * The library's version, e.g. "0.2.0". Static; never NULL.
- */
-const char *capstan_version_string(void);
+typedef void (*capstan_approver_fn)(void *user_data,
+                                    struct capstan_approval *approval);
 
 /**
  * Sets (NULL `approver`: removes) the registry's approver. It receives every
@@ -1401,6 +1659,68 @@ capstan_status capstan_approval_decide(struct capstan_approval *approval,
                                        const char *reason,
                                        size_t len);
 
+/* ========================================================================
+ * 13. Events and statistics
+ *
+ * An event hook sees each call start and end; the statistics are
+ * per-tool counters as JSON.
+ * ======================================================================== */
+
+/**
+ * What an event reports (`capstan_event.kind`).
+ */
+typedef uint32_t capstan_event_kind;
+
+/**
+ * A tool callback is about to run.
+ */
+#define CAPSTAN_EVENT_STARTED 0
+
+/**
+ * A call has its result (`outcome`, `duration_us` set).
+ */
+#define CAPSTAN_EVENT_FINISHED 1
+
+/**
+ * A call ran past its deadline (its FINISHED with TIMEOUT follows).
+ */
+#define CAPSTAN_EVENT_TIMED_OUT 2
+
+/**
+ * A call ended cancelled (its FINISHED with CANCELLED follows).
+ */
+#define CAPSTAN_EVENT_CANCELLED 3
+
+/**
+ * One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
+ */
+typedef struct capstan_event {
+  capstan_event_kind kind;
+  const char *tool;
+  size_t tool_len;
+  const char *id;
+  size_t id_len;
+  /**
+   * Position of the call in its batch.
+   */
+  size_t index;
+  /**
+   * For FINISHED: `CAPSTAN_OUTCOME_*`; otherwise 0.
+   */
+  capstan_outcome outcome;
+  /**
+   * For FINISHED and TIMED_OUT: microseconds since the callback started.
+   */
+  uint64_t duration_us;
+} capstan_event;
+
+/**
+ * Observes calls: runs on the thread where the event happens, possibly on
+ * several at once. Must be quick and must not block.
+ */
+typedef void (*capstan_event_fn)(void *user_data,
+                                 const struct capstan_event *event);
+
 /**
  * Sets (NULL `hook`: removes) the registry's event hook. Replaces any
  * previous one; an invocation of the old hook may still be running on
@@ -1425,299 +1745,75 @@ capstan_status capstan_registry_set_event_hook(struct capstan_registry *reg,
  * Latency percentiles are bucket bounds (within 25%); null before any call ran.
  */
 capstan_status capstan_registry_stats_json(const struct capstan_registry *reg,
-                                  char **out,
-                                  size_t *out_len);
+                                           char **out,
+                                           size_t *out_len);
 
-/**
- * The registered tools as the JSON a format's API takes (sorted by name).
- * `CAPSTAN_FORMAT_DESCRIBE`: `[{"name","description","parameters",...}]`.
- * `*out` is owned by the caller (`capstan_string_free`).
- */
-capstan_status capstan_tools_json(const struct capstan_registry *reg,
-                                  capstan_format fmt,
-                                  char **out,
-                                  size_t *out_len);
-
-/**
- * Like `capstan_tools_json`, with options (`CAPSTAN_EXPORT_*`; NULL means
- * none) and a report: `*report` (may be NULL if not wanted; else free with
- * `capstan_string_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
- * could not be made strict, and names the format would refuse.
- */
-capstan_status capstan_registry_tools_json(const struct capstan_registry *reg,
-                                    capstan_format fmt,
-                                    const struct capstan_export_options *opts,
-                                    char **out,
-                                    size_t *out_len,
-                                    char **report,
-                                    size_t *report_len);
-
-/**
- * Which registered tool names each provider accepts:
- * `[{"name","openai","anthropic","gemini","mcp","problems":[...]}]`, so a host
- * sees a problem before a request fails. `*out` owned by the caller.
- */
-capstan_status capstan_registry_names_json(const struct capstan_registry *reg,
-                                   char **out,
-                                   size_t *out_len);
-
-/**
- * Reads the tool calls out of a model response in format `fmt` (the whole
- * body or just the message/content). `*calls_json` gets a normalized call
- * array (empty only when the response really asks for no tool).
+/* ========================================================================
+ * 14. Streams
  *
- * Returns `CAPSTAN_ERR_PROVIDER_ERROR` when the body is the provider's
- * report of an error (below, per format); `capstan_error_message` then reads
- * `provider error (KIND): MESSAGE` with the provider's own type/code/status
- * and message. Returns `CAPSTAN_ERR_INVALID_RESPONSE` when the body is not
- * JSON, is not one of the format's shapes below, or lacks a required field
- * (the message names where, e.g. `content[2]: tool_use block has no "name"`).
- * `*calls_json` is written only on `CAPSTAN_OK`.
- *
- * Accepted shapes (anything else is INVALID_RESPONSE):
- * - `CAPSTAN_FORMAT_DESCRIBE`: a normalized call object or an array of them
- *   (errors are `CAPSTAN_ERR_INVALID_CALLS`).
- * - `CAPSTAN_FORMAT_OPENAI_CHAT`: a chat completion `{"choices": [...]}`
- *   (the first choice's `message`), an assistant message (an object with
- *   `role` or `tool_calls`), its `tool_calls` array, or a list of messages
- *   (the last one's calls if it is the assistant's). Provider error:
- *   `{"error": {"message", "type", "param", "code"}}` (KIND: type, code).
- * - `CAPSTAN_FORMAT_OPENAI_RESPONSES`: a response (an object with `output`
- *   or `"object": "response"`), its `output` array, one output item (an
- *   object with `type`), or a stream event `response.*` holding `response`
- *   or `item`. Provider errors: a response with `"status": "failed"` or a
- *   non-null `error` (`{"code", "message"}`), the error event `{"type":
- *   "error", "code", "message"}`, and `{"error": {"message", "type", ...}}`.
- * - `CAPSTAN_FORMAT_ANTHROPIC`: a message (an object with `content`), its
- *   `content` array, or one content block (an object with `type`). Provider
- *   error: `{"type": "error", "error": {"type", "message"}}` (KIND: the inner
- *   type, e.g. `overloaded_error`), as a body or a stream event.
- * - `CAPSTAN_FORMAT_GEMINI`: a `generateContent` response (an object with
- *   `candidates`; the first candidate; none, or only `usageMetadata`, means
- *   no calls), a Content `{"role", "parts"}`, its `parts` array, or one part
- *   (`{"functionCall": ...}`). Provider errors: `{"error": {"code",
- *   "message", "status"}}` (KIND: status, code), also inside an array, and a
- *   prompt blocked before any candidate (`promptFeedback.blockReason`; KIND:
- *   the reason). An array of streamed responses is INVALID_RESPONSE.
- * - `CAPSTAN_FORMAT_MCP`: a JSON-RPC `tools/call` request, its `params`
- *   alone, or an array of either. Provider error: a JSON-RPC error response
- *   `{"jsonrpc": "2.0", "id", "error": {"code", "message"}}` or its bare
- *   error object `{"code", "message"}` (KIND: the code, e.g. `-32602`). A
- *   JSON-RPC result response or another method is INVALID_RESPONSE.
- *
- * A value that is JSON but that capstan cannot hold, a number too big for a
- * double (`1e400`) or nesting 128 levels deep counted from the body's root,
- * does not fail the body when it sits inside one call's arguments: that
- * call's arguments are kept as text (as OpenAI sends them) and, when run, it
- * ends `CAPSTAN_OUTCOME_INVALID_ARGUMENTS` with the reason ("number out of
- * range", "recursion limit exceeded": arguments may nest up to 127 levels
- * counted from their own root); the other calls are read as usual. Such a
- * value in a call's id or name is INVALID_RESPONSE.
- */
-capstan_status capstan_format_parse_calls(capstan_format fmt,
-                                   const char *response_json,
-                                   size_t len,
-                                   char **calls_json,
-                                   size_t *out_len);
+ * A capstan_stream reads a streamed model response as it arrives
+ * (capstan_stream_feed), passes text deltas on and starts each tool call as
+ * soon as it is complete. Made by capstan_stream_new, ended by
+ * capstan_stream_finish, freed by capstan_stream_free.
+ * ======================================================================== */
 
 /**
- * Formats normalized results (as `capstan_registry_execute` returns them) as the
- * messages/items format `fmt` expects next. INVALID_RESULTS on bad input.
+ * Receives a piece of the model's text as it streams. `text` is UTF-8 (never
+ * a partial character), NOT NUL-terminated, borrowed for the call. Runs on
+ * the thread calling `capstan_stream_feed` (or `capstan_stream_finish`, for
+ * text in the body's last lines), inside it. It may call
+ * `capstan_stream_cancel` but not feed or finish the same stream.
  */
-capstan_status capstan_format_write_results(capstan_format fmt,
-                                      const char *results_json,
-                                      size_t len,
-                                      char **out,
-                                      size_t *out_len);
+typedef void (*capstan_text_fn)(void *user_data,
+                                const char *text,
+                                size_t len);
 
 /**
- * One agent turn: parses the calls out of `response_json`, runs them (in
- * parallel, per `opts`), and returns in `*messages_json` what to append to
- * the conversation in format `fmt`. Blocks like `capstan_registry_execute`.
- * The response is read exactly as `capstan_format_parse_calls` reads it, with the
- * same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
- * `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
- * call with unreadable arguments gets its own `invalid_arguments` result.
+ * Where a stream delivers what it reads. NULL means nothing is delivered.
  */
-capstan_status capstan_registry_run_turn(struct capstan_registry *reg,
-                                capstan_format fmt,
-                                const char *response_json,
-                                size_t len,
-                                const struct capstan_exec_options *opts,
-                                char **messages_json,
-                                size_t *out_len);
+typedef struct capstan_stream_sink {
+  /**
+   * `sizeof(capstan_stream_sink)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Text deltas (may be NULL).
+   */
+  capstan_text_fn on_text;
+  /**
+   * Call results as each call ends (may be NULL), `result->index` being
+   * the call's position in the response. Runs on the thread that finished
+   * the call (a pool thread for a call started early; see
+   * `capstan_result_fn`), possibly on several at once, or inside
+   * `capstan_stream_finish`. Every call of the response gets exactly one;
+   * then, inside `capstan_stream_finish` (whatever it returns), one last
+   * call with `result == NULL`.
+   */
+  capstan_result_fn on_result;
+  /**
+   * Passed to both. Must stay valid until `capstan_stream_finish` or
+   * `capstan_stream_free` returned: no callback of the stream runs after
+   * either. capstan never frees it.
+   */
+  void *user_data;
+} capstan_stream_sink;
+
+/** Initializes a capstan_stream_sink (no callbacks). */
+#define CAPSTAN_STREAM_SINK_INIT {(uint32_t)sizeof(capstan_stream_sink), NULL, NULL, NULL}
 
 /**
- * Creates a registry. `opts` may be NULL (defaults). On success `*out` owns
- * the registry; free it with `capstan_registry_free`.
+ * Fills `*sink` as `CAPSTAN_STREAM_SINK_INIT` does (no callbacks).
+ * NULL_PARAMETER if `sink` is NULL. Any thread.
  */
-capstan_status capstan_registry_new(const struct capstan_registry_options *opts,
-                                    struct capstan_registry **out);
+capstan_status capstan_stream_sink_init(struct capstan_stream_sink *sink);
 
 /**
- * Frees a registry; NULL is a no-op. Calls not yet started are cancelled,
- * calls in flight are reported cancelled (their handles stop resolving), and
- * each tool's destroy runs. Waits, without limit, until no tool or result
- * callback of this registry runs on another thread and every destroy has run:
- * after it returns, no callback of this registry is called. Called from inside
- * one of this registry's own callbacks it does not wait (that would deadlock):
- * the rest finishes after that callback returns. After
- * `capstan_registry_close` it does not wait again: what `close` reported
- * still running may then call back after free returns. Batches stay valid
- * until `capstan_batch_free`. Every call handle of the registry stops
- * resolving, and the text lent by `capstan_call_arguments`, `_id` and
- * `_tool` is freed (see `capstan_call_arguments`). The event hook, notifier
- * and approver are removed; their destroys have run when this returns,
- * unless an invocation of theirs still runs on another thread (after a
- * `close` that timed out), which then runs it.
+ * Cap on the bytes one stream holds at once (16 MiB): the line and event
+ * being read, the arguments of calls, the response's text kept for
+ * `capstan_stream_finish`. Past it, feed fails with
+ * `CAPSTAN_ERR_STREAM_TOO_LARGE` (and so does every later feed and the finish).
  */
-void capstan_registry_free(struct capstan_registry *reg);
-
-/**
- * Shuts a registry down without freeing it, waiting at most `timeout_ms`
- * (UINT32_MAX: no limit) for callbacks running on other threads: calls not
- * started are cancelled, calls in flight are reported cancelled, tools are
- * destroyed once their callbacks return. OK when everything finished in
- * time, CAPSTAN_ERR_TIMEOUT otherwise (what still runs finishes in the
- * background). Afterwards calls on the registry end `cancelled`, registering
- * is SHUTTING_DOWN, and `capstan_registry_free` must still be called (it
- * then does not wait again). From inside one of the registry's own callbacks
- * it does not wait and returns CAPSTAN_ERR_TIMEOUT. For hosts that must not
- * hang at exit on a stuck tool.
- *
- * May race any other function on the registry (but free): a
- * `capstan_registry_add_tool` that runs at the same time either returns
- * SHUTTING_DOWN (its destroy has run) or registers a tool that this close
- * removes and destroys. It returns as soon as the work is done (never a
- * TIMEOUT for work that finished; with UINT32_MAX it returns once the last
- * callback returned and the last destroy ran). The event hook, notifier and
- * approver are removed, after the cancellations were reported to them; their
- * destroys run once their last invocation has returned; setting one
- * afterwards returns SHUTTING_DOWN. The TIMEOUT message says what was still
- * outstanding (callbacks running, tools not yet destroyed).
- */
-capstan_status capstan_registry_close(struct capstan_registry *reg,
-                                      uint32_t timeout_ms);
-
-/**
- * Checks a tool name without registering it: OK if every provider accepts it
- * (`^[A-Za-z0-9_-]{1,64}$`, the rule of `capstan_registry_add_tool`), else
- * INVALID_NAME with a message saying why (INVALID_UTF8 for bad text).
- */
-capstan_status capstan_name_check(const char *name,
-                                  size_t len);
-
-/**
- * Registers a tool, replacing any tool of the same name (the old tool's
- * destroy runs once its calls in flight are done). Whatever the outcome,
- * `def->destroy` runs exactly once for this `def->user_data`: later on
- * success, before this returns on failure (unless `def` itself is NULL, or
- * its `struct_size` does not even reach the `destroy` field).
- * Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
- * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
- */
-capstan_status capstan_registry_add_tool(struct capstan_registry *reg,
-                                const struct capstan_tool_def *def);
-
-/**
- * Removes a tool by name. Its calls in flight finish; its destroy runs after
- * them. NOT_FOUND if no such tool.
- */
-capstan_status capstan_registry_remove_tool(struct capstan_registry *reg,
-                                  const char *name,
-                                  size_t name_len);
-
-/**
- * Runs main-thread tools (`CAPSTAN_TOOL_MAIN_THREAD`) queued on `reg`, on the
- * calling thread, for about `budget_ms` (at least one call if any is
- * queued). Call it from the host's main thread: a game frame, a UI idle
- * handler. Returns how many calls ran (0 if `reg` is NULL).
- *
- * Every thread that ever called this on `reg` counts as a main thread of
- * `reg` from then on. A main thread that waits on a batch
- * (`capstan_registry_execute`, `capstan_registry_run_turn`, `capstan_batch_wait`, also nested
- * inside a main-thread tool) runs that batch's main-thread calls itself
- * while it waits, so it never deadlocks waiting for a pump that only it
- * would do. Other threads' main-thread calls still wait for a pump.
- */
-size_t capstan_registry_pump(struct capstan_registry *reg,
-                             uint32_t budget_ms);
-
-/**
- * Sets (or with NULL `notify`, removes) the wake-up callback of an event-loop
- * host: called on any thread when a result is queued for polling or a
- * main-thread call waits for `capstan_registry_pump`. Replaces any previous one.
- *
- * `destroy` (may be NULL) runs exactly once with `user_data`, after the last
- * invocation of this `notify` has returned: when it is replaced or removed
- * (NULL `notify`), when the registry is closed or freed, or before this
- * returns if `notify` is NULL or the call fails (NULL_PARAMETER;
- * SHUTTING_DOWN after `capstan_registry_close`). It runs on the thread that
- * replaced, removed or closed, or on the thread of that last invocation.
- */
-capstan_status capstan_registry_set_notify(struct capstan_registry *reg,
-                                           capstan_notify_fn notify,
-                                           void *user_data,
-                                           capstan_destroy_fn destroy);
-
-/**
- * Linux only: `*out` gets an eventfd that becomes readable when a result is
- * queued for polling or a main-thread call waits for `capstan_registry_pump`.
- * Add it to epoll/poll/select; when readable, read 8 bytes to reset it, then
- * poll your batches and pump. Owned by the registry (closed by
- * `capstan_registry_free`): do not close it. Elsewhere: WRONG_CONTEXT (use
- * `capstan_registry_set_notify`).
- */
-capstan_status capstan_registry_wake_fd(struct capstan_registry *reg,
-                                        int32_t *out);
-
-/**
- * Sets how capstan runs its own threads, process-wide, at any time (also
- * after threads started). Pool threads start on demand, up to
- * `opts->threads`; lowering the cap lets threads over it end once their
- * current callback returns; a new keep-alive applies from each idle
- * thread's next wait.
- *
- * The cap is hard: at most `opts->threads` pool threads exist at once, and
- * at most `opts->threads + 1` threads of capstan's run host code (tool,
- * result and end-of-batch callbacks, event hooks): the pool threads, and
- * capstan's timer thread, which delivers a timeout's or a deadline's results
- * itself (running no thread hook) when every pool thread is busy, since
- * they may all be waiting for them; the MCP bridge's connection threads
- * come on top (2 for every mount together, and those of each MCP server).
- * The replacement of a worker stuck in a timed-out callback waits for a
- * free pool thread, ahead of other queued work; a call that timed out sees
- * `capstan_call_cancelled` at once; a call with a timeout that the waiting
- * caller would hand to a full pool runs on the caller's thread instead. The host's own threads also run calls
- * (`capstan_registry_execute`, `capstan_batch_wait`, `capstan_registry_pump`).
- *
- * NULL restores the defaults. Any thread; OK, or INVALID_ARGUMENT for a
- * `struct_size` smaller than this struct's first version.
- */
-capstan_status capstan_runtime_configure(const struct capstan_runtime_options *opts);
-
-/**
- * Stops every thread capstan started and joins it, process-wide: the pool
- * threads (they first finish the work queued and running), the timer
- * thread, and the MCP client's connection threads. Waits up to
- * `timeout_ms` (UINT32_MAX = no limit) for what still runs; cancels
- * nothing itself.
- *
- * OK when no capstan thread is left: the library may then be unloaded
- * (`dlclose`, `FreeLibrary`) once the host holds no capstan object and no
- * call of its runs on another thread. CAPSTAN_ERR_TIMEOUT otherwise, with a
- * message (`capstan_error_message`) naming what still runs: pool threads in a
- * callback, armed timers (a call with a timeout or a batch with a deadline
- * that is still running), mounts not yet freed, MCP servers not yet stopped
- * (`capstan_mcp_server_stop` first). A thread still running then is left
- * running.
- *
- * capstan keeps working after this, whatever it returned: the next call
- * that needs a thread starts it again (and `capstan_runtime_configure`'s
- * options stay in force). Call it from a host thread, never from inside a
- * tool, result or hook callback (it would wait for itself).
- */
-capstan_status capstan_runtime_shutdown(uint32_t timeout_ms);
+#define CAPSTAN_STREAM_MAX_BUFFERED 16777216
 
 /**
  * Starts reading a streamed response in `fmt` (`CAPSTAN_FORMAT_OPENAI_CHAT`,
@@ -1725,8 +1821,11 @@ capstan_status capstan_runtime_shutdown(uint32_t timeout_ms);
  * INVALID_ARGUMENT): the body of a server-sent-events response (Gemini:
  * `streamGenerateContent?alt=sse`). `opts` (NULL: defaults) say how calls
  * run, as for `capstan_registry_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
- * `CAPSTAN_EXEC_DELIVER_POLL` is INVALID_ARGUMENT (results go to the sink).
- * `sink` may be NULL. `reg` must outlive the stream. `*out` (free with
+ * any other exec flag is INVALID_ARGUMENT naming it (`DELIVER_POLL`: results
+ * go to the sink).
+ * `sink` may be NULL. The stream keeps what it needs of `reg` (header:
+ * "Children"): `capstan_registry_free` before the stream is defined, and
+ * calls fed after it end `CAPSTAN_OUTCOME_CANCELLED`. `*out` (free with
  * `capstan_stream_free`) is written only on OK.
  *
  * One thread at a time may feed or finish a stream; `capstan_stream_cancel`
@@ -1803,69 +1902,316 @@ void capstan_stream_cancel(struct capstan_stream *stream);
  */
 void capstan_stream_free(struct capstan_stream *stream);
 
-/**
- * Sets the hooks run on capstan's own threads that run host code,
- * process-wide (the pool is): the pool threads and, with MCP, the
- * connection threads of mounted servers and of `capstan_mcp_server_start`
- * servers (they run result callbacks and event hooks for calls an MCP peer
- * answered or cancelled). `on_start` runs on each such thread before the
- * first tool callback, result callback or other host code that thread runs
- * (timeouts and deadlines end calls on pool threads too; capstan's timer
- * thread runs no host code), and again before the next one if the hooks
- * were replaced meanwhile (an MCP connection thread catches up when it next
- * wakes); `on_stop` runs on a thread that ran this `on_start`, when that
- * thread retires (an idle pool thread ends after a while, a server's
- * connection threads when it stops), or once these hooks were replaced or
- * cleared, before that thread runs its next host code (and the new
- * `on_start`). `capstan_runtime_shutdown` ends every such thread, each
- * running its `on_stop`. Threads are not joined at process exit: `on_stop`
- * does not run then. Either hook may be NULL (nothing runs in its place); both NULL
- * clears the hooks. The host's own threads never run them, even when
- * capstan runs host code on them: the caller of `capstan_registry_execute` (on
- * which a lone call may run), or of `capstan_mcp_server_serve_stdio` (which
- * serves on the calling thread).
+/* ========================================================================
+ * 15. MCP server
  *
- * Setting hooks replaces the previous ones; threads that ran the previous
- * `on_start` still run the previous `on_stop` as above, so a host that
- * keeps per-thread state in `on_start` sees it released by the matching
- * `on_stop`, on the same thread. A thread already running a callback when
- * the hooks are set switches before its next one.
- *
- * `destroy` (may be NULL) runs exactly once with `user_data`: before this
- * returns if both hooks are NULL; otherwise once these hooks were replaced
- * or cleared and every thread that ran this `on_start` has run this
- * `on_stop` (on that last thread, or on the thread that replaced them), so
- * possibly never while a pool or MCP connection thread that ran them stays
- * alive.
- *
- * Hooks run with no capstan lock held and may call any capstan function
- * except `capstan_runtime_set_thread_hooks` itself; a hook must return (it must
- * not end its thread). Any thread may call this. Returns OK.
- */
-capstan_status capstan_runtime_set_thread_hooks(capstan_thread_hook_fn on_start,
-                                        capstan_thread_hook_fn on_stop,
-                                        void *user_data,
-                                        capstan_destroy_fn destroy);
+ * Serves a registry's tools over the Model Context Protocol: on stdio
+ * (capstan_mcp_server_serve_stdio, blocking) or streamable HTTP
+ * (capstan_mcp_server_start makes a capstan_mcp_server; stop it with
+ * capstan_mcp_server_stop, free it with capstan_mcp_server_free).
+ * ======================================================================== */
 
 /**
- * Stops the thread hooks for good, process-wide: from now on no thread runs
- * an `on_start` or `on_stop` again, not even the `on_stop` matching an
- * `on_start` it ran, and their `destroy` never runs. For a host runtime that
- * is ending and must not be entered any more (the Python binding calls it
- * at interpreter exit, while the interpreter is still whole: a thread that
- * entered it after would be ended by a forced unwind). What the hooks kept
- * per thread is left to the process's end.
- *
- * Waits until no thread is inside a hook, up to `timeout_ms` (UINT32_MAX =
- * no limit): OK then, CAPSTAN_ERR_TIMEOUT if one still was (it finishes; no
- * hook starts after this returns either way). Do not call it from inside a
- * hook (it would wait for itself). `capstan_runtime_set_thread_hooks` still returns
- * OK afterwards, but its hooks never run. Any thread may call this.
+ * Options of `capstan_mcp_server_serve_stdio` and `capstan_mcp_server_start`.
+ * NULL means defaults; zero/NULL fields mean defaults. Strings are
+ * NUL-terminated UTF-8, read during the call only.
  */
-capstan_status capstan_runtime_abandon_thread_hooks(uint32_t timeout_ms);
+typedef struct capstan_mcp_server_options {
+  /**
+   * `sizeof(capstan_mcp_server_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Reserved: must be 0.
+   */
+  uint32_t flags;
+  /**
+   * HTTP: `IP:PORT` to bind; NULL = `"127.0.0.1:0"` (loopback, a port the
+   * OS picks: read it back with `capstan_mcp_server_url`). Binding a
+   * non-loopback address exposes the tools to the network: set
+   * `bearer_token` and `allowed_hosts` then.
+   */
+  const char *address;
+  /**
+   * HTTP: when set, every request must carry `Authorization: Bearer
+   * <token>` or gets 401. NULL = no check.
+   */
+  const char *bearer_token;
+  /**
+   * HTTP: comma-separated browser origins accepted besides loopback ones
+   * (`http://localhost:*`, `http://127.0.0.1:*`, `http://[::1]:*`), e.g.
+   * `"https://app.example.com:443"`. A request with any other `Origin`
+   * gets 403 (DNS-rebinding protection); one without `Origin` passes.
+   */
+  const char *allowed_origins;
+  /**
+   * HTTP: comma-separated `Host` values accepted besides `localhost`,
+   * `127.0.0.1` and `::1` (others get 403).
+   */
+  const char *allowed_hosts;
+  /**
+   * JSON object, per tool name, of what MCP clients see beside the tool's
+   * name, description and schema: `{"NAME": {"title": "...",
+   * "annotations": {"readOnlyHint": true, ...}, "outputSchema": {...}}}`.
+   * A tool with an `outputSchema` should return `CAPSTAN_CONTENT_JSON`
+   * objects: a result whose text is a JSON object is also sent as
+   * `structuredContent`. NULL = none. Bad JSON or shape: INVALID_ARGUMENT.
+   */
+  const char *tools_meta;
+  /**
+   * `serverInfo.name` sent to clients; NULL = `"capstan"`.
+   */
+  const char *name;
+  /**
+   * HTTP: larger POST bodies get 413; 0 = 4 MiB.
+   */
+  uint32_t max_body_bytes;
+  /**
+   * Bounds every call from its arrival, approval wait included (as
+   * `capstan_exec_options.deadline_ms`); 0 = the tools' own timeouts.
+   */
+  uint32_t call_timeout_ms;
+  /**
+   * How long stopping waits for calls in flight after cancelling them;
+   * 0 = 5000.
+   */
+  uint32_t stop_timeout_ms;
+} capstan_mcp_server_options;
+
+/** Initializes a capstan_mcp_server_options to the defaults. */
+#define CAPSTAN_MCP_SERVER_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_server_options), 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
+
+/**
+ * Fills `*opts` as `CAPSTAN_MCP_SERVER_OPTIONS_INIT` does (the defaults).
+ * NULL_PARAMETER if `opts` is NULL. Any thread; also without feature `mcp`.
+ */
+capstan_status capstan_mcp_server_options_init(struct capstan_mcp_server_options *opts);
+
+/**
+ * Serves `reg`'s tools over MCP on this process's stdin and stdout (one
+ * client: the process that started this one), blocking the calling thread.
+ * Returns OK when stdin reaches end of file (the client went away) or when
+ * the host stops it by closing the registry (`capstan_registry_close` from
+ * another thread; calls in flight are cancelled and waited for up to
+ * `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
+ * tools/list is the registry as it is at each request, and registering or
+ * unregistering a tool sends `notifications/tools/list_changed`. Calls run
+ * as with `capstan_registry_execute` (validation, timeouts, approval, stats);
+ * invalid arguments come back as `isError` results with capstan's text; an
+ * unknown tool is a JSON-RPC error (-32602). INVALID_ARGUMENT for bad
+ * options, TRANSPORT if stdio cannot be served, UNSUPPORTED without `mcp`.
+ */
+capstan_status capstan_mcp_server_serve_stdio(struct capstan_registry *reg,
+                                              const struct capstan_mcp_server_options *opts);
+
+/**
+ * Starts an MCP server over streamable HTTP on `opts->address` (default
+ * loopback, a port the OS picks) and returns at once; the server runs on
+ * threads of its own until `capstan_mcp_server_stop`. `*out` (written only
+ * on success) owns it: free it with `capstan_mcp_server_free`. The endpoint
+ * is `capstan_mcp_server_url`. It serves as `capstan_mcp_server_serve_stdio`
+ * does, plus HTTP security: `Host` and `Origin` checked (403), bearer token
+ * if set (401), body size (413), malformed JSON-RPC answered with a JSON-RPC
+ * error. The server keeps what it needs of `reg` (header: "Children"):
+ * after `capstan_registry_free` it still answers, every call ending
+ * cancelled, until it is stopped and freed. INVALID_ARGUMENT for bad
+ * options or an address that is not `IP:PORT`; TRANSPORT when the address
+ * cannot be bound (the message says why); UNSUPPORTED without `mcp`.
+ */
+capstan_status capstan_mcp_server_start(struct capstan_registry *reg,
+                                        const struct capstan_mcp_server_options *opts,
+                                        struct capstan_mcp_server **out);
+
+/**
+ * The server's endpoint, e.g. `"http://127.0.0.1:41234/mcp"` (the port the
+ * OS chose for port 0), into `*out` (caller frees with `capstan_string_free`).
+ * Still readable after `capstan_mcp_server_stop`.
+ */
+capstan_status capstan_mcp_server_url(const struct capstan_mcp_server *server,
+                                      char **out,
+                                      size_t *out_len);
+
+/**
+ * Stops the server: no new connection or call is accepted, calls in
+ * flight are cancelled (their tools see `capstan_call_cancelled`) and
+ * waited for up to `stop_timeout_ms`, then every connection is closed and
+ * the server's threads, sockets and memory are released (the handle itself
+ * stays until `capstan_mcp_server_free`). Blocks the caller up to about
+ * that bound; any thread, also a tool callback. OK when no call was left
+ * running; TIMEOUT when some still were (they finish in the background and
+ * their results are dropped). A second stop returns OK at once.
+ * NULL_PARAMETER for NULL.
+ */
+capstan_status capstan_mcp_server_stop(struct capstan_mcp_server *server);
+
+/**
+ * Stops the server if it still runs (as `capstan_mcp_server_stop`) and
+ * frees it. NULL is a no-op. Consumes `server`.
+ */
+void capstan_mcp_server_free(struct capstan_mcp_server *server);
+
+/* ========================================================================
+ * 16. MCP mounts
+ *
+ * A capstan_mcp_mount connects to an MCP server (a command on stdio or an
+ * HTTP URL) and registers its tools in a registry until
+ * capstan_mcp_mount_free.
+ * ======================================================================== */
+
+/**
+ * Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
+ * and set exactly one of `argv` (a command line) or `url`.
+ */
+typedef struct capstan_mcp_mount_options {
+  /**
+   * `sizeof(capstan_mcp_mount_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * Command line of a server speaking MCP over stdio: `argc` NUL-terminated
+   * strings, `argv[0]` the program (looked up in PATH). capstan starts it
+   * as a child process (stdin/stdout piped, stderr inherited) and
+   * restarts it on reconnect. Copied during the call.
+   */
+  const char *const *argv;
+  /**
+   * Number of strings in `argv`.
+   */
+  size_t argc;
+  /**
+   * `env_count` "NAME=VALUE" strings added to (or overriding) the
+   * inherited environment of the child process. May be NULL.
+   */
+  const char *const *env;
+  /**
+   * Number of strings in `env`.
+   */
+  size_t env_count;
+  /**
+   * Working directory of the child process; NULL: the caller's.
+   */
+  const char *cwd;
+  /**
+   * URL of a streamable-HTTP MCP endpoint (e.g. "http://127.0.0.1:3001/mcp").
+   * https:// needs a library built with the cargo feature `mcp-https`
+   * (certificates checked by the operating system's verifier); without
+   * it the mount fails with UNSUPPORTED.
+   */
+  const char *url;
+  /**
+   * `header_count` "Name: value" strings sent with every HTTP request
+   * (e.g. "Authorization: Bearer ..."). May be NULL.
+   */
+  const char *const *headers;
+  /**
+   * Number of strings in `headers`.
+   */
+  size_t header_count;
+  /**
+   * Put before every remote tool name to form the local one (e.g. "fs_"
+   * mounts `read` as `fs_read`). NULL or "": none.
+   */
+  const char *prefix;
+  /**
+   * Limit on connecting plus the first `tools/list`, in ms; 0 = 10000.
+   */
+  uint32_t connect_timeout_ms;
+  /**
+   * Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
+   * 0 = none of its own (the exec options' default applies).
+   */
+  uint32_t call_timeout_ms;
+  /**
+   * Reconnect attempts in a row after the connection died; 0 = never.
+   */
+  uint32_t max_reconnects;
+  /**
+   * Wait before the first reconnect attempt, doubled after each failed
+   * one (up to 64 times); 0 = 200 ms.
+   */
+  uint32_t reconnect_backoff_ms;
+  /**
+   * The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
+   * "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
+   * server may answer with an older version, which is then used.
+   */
+  const char *protocol_version;
+} capstan_mcp_mount_options;
+
+/** Initializes a capstan_mcp_mount_options (set argv or url after). */
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL}
+
+/**
+ * Fills `*opts` as `CAPSTAN_MCP_MOUNT_OPTIONS_INIT` does (no server set
+ * yet: set `argv` or `url`). NULL_PARAMETER if `opts` is NULL. Any thread;
+ * also without feature `mcp`.
+ */
+capstan_status capstan_mcp_mount_options_init(struct capstan_mcp_mount_options *opts);
+
+/**
+ * Mounts an MCP server's tools into `reg`: starts the command line (stdio)
+ * or connects to the URL (streamable HTTP), initializes, lists the tools
+ * and registers each as `prefix + remote name`, with the remote
+ * `inputSchema` as its parameters (so arguments are validated locally like
+ * any tool's). Blocks until that is done, at most about twice
+ * `connect_timeout_ms`. On success `*out` is the mount: free it with
+ * `capstan_mcp_mount_free`, before or after `capstan_registry_free` of `reg`
+ * (the mount keeps its own reference to the registry's core; once the
+ * registry is closed its tools are gone and calls cannot reach them).
+ *
+ * A remote tool whose local name no provider accepts, that is already
+ * registered in `reg` (by the host or another mount), or whose schema does
+ * not compile is not mounted (never replaced, never silently dropped): the
+ * mount's `problems` (`capstan_mcp_mount_info_json`) list each with why.
+ *
+ * Calls are forwarded from capstan's MCP thread; the tool callback thread
+ * is not held. When the executor ends a call first (timeout, batch
+ * cancelled, registry closed), `notifications/cancelled` is sent for it.
+ * The server's `notifications/tools/list_changed` re-lists its tools:
+ * new ones are registered, gone ones unregistered. When the connection dies
+ * (the command exits, or a call finds the HTTP server unreachable), calls
+ * in flight and new calls end as `tool_error` results whose text says
+ * that the server is not connected and whether a reconnect will be tried;
+ * the mount then reconnects (restarting the command) up to
+ * `max_reconnects` times in a row, waiting `reconnect_backoff_ms`, doubled
+ * after each failed attempt.
+ *
+ * Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
+ * neither or both of argv and url, a malformed env or header entry, an
+ * unknown protocol version),
+ * MCP_CONNECT (the server could not be started, reached, initialized or
+ * listed in time: the message says which and why; nothing is registered
+ * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+ * without feature `mcp`, or an https:// url in a build without feature
+ * `mcp-https`).
+ */
+capstan_status capstan_mcp_mount_new(struct capstan_registry *reg,
+                                     const struct capstan_mcp_mount_options *opts,
+                                     struct capstan_mcp_mount **out);
+
+/**
+ * Unmounts: disconnects (calls of the mount still in flight end as
+ * `tool_error` results saying it was unmounted), stops the child process
+ * (stdin closed, then killed if it has not exited within 0.5 s) and waits
+ * for it, unregisters the mount's tools and frees the mount. Safe with
+ * calls in flight and from any thread; it blocks for a few seconds at most.
+ * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
+ * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
+ */
+capstan_status capstan_mcp_mount_free(struct capstan_mcp_mount *mount);
+
+/**
+ * The mount's state as JSON text: `{"connected": bool, "tools": {local
+ * name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
+ * "reconnects": n (successful reconnects so far), "gave_up": bool (the
+ * reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
+ * owned by the caller (`capstan_string_free`). STALE_HANDLE after unmount.
+ */
+capstan_status capstan_mcp_mount_info_json(const struct capstan_mcp_mount *mount,
+                                           char **out,
+                                           size_t *out_len);
 
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
-
 #endif  /* CAPSTAN_H */

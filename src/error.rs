@@ -25,8 +25,13 @@ pub enum Error {
     /// The provider's response reports an error instead of an answer (an API
     /// error body, a failed response, an error event, a JSON-RPC error):
     /// `kind` is the provider's own type, code or status, `message` its message.
+    /// `detail` holds what the body says beyond that, where it says it.
     #[error("provider error ({kind}): {message}")]
-    ProviderError { kind: String, message: String },
+    ProviderError {
+        kind: String,
+        message: String,
+        detail: Box<ProviderDetail>,
+    },
     /// Tool content declared as JSON that is not JSON.
     #[error("invalid content: {0}")]
     InvalidContent(String),
@@ -67,6 +72,37 @@ pub enum Error {
     /// An MCP transport failed: the address could not be bound, stdio broke.
     #[error("transport error: {0}")]
     Transport(String),
+}
+
+/// What a provider's error report says beyond its message, each where the
+/// provider sent it (read by `capstan_error_json`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProviderDetail {
+    /// The error's type or status name: OpenAI's and Anthropic's `type`
+    /// (`rate_limit_error`, `overloaded_error`), Gemini's `status`
+    /// (`RESOURCE_EXHAUSTED`), a Gemini block reason (`SAFETY`).
+    pub error_type: Option<String>,
+    /// The error's `code` as text: OpenAI's (`rate_limit_exceeded`),
+    /// Gemini's (`429`), a JSON-RPC error's (`-32602`).
+    pub code: Option<String>,
+    /// An HTTP status the body carries (a numeric `code` from 100 to 599, as
+    /// Gemini sends). A status only in the HTTP response is the host's.
+    pub http_status: Option<u16>,
+    /// How long the provider asks to wait before retrying, in milliseconds,
+    /// when the body says it (Gemini's `RetryInfo.retryDelay`). A
+    /// `Retry-After` header is the host's to read.
+    pub retry_after_ms: Option<u64>,
+}
+
+impl Error {
+    /// A provider error without details beyond kind and message.
+    pub fn provider(kind: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::ProviderError {
+            kind: kind.into(),
+            message: message.into(),
+            detail: Box::default(),
+        }
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -301,3 +301,239 @@ fn version_macros_equal_cargo_toml_and_capstan_version() {
         "CAPSTAN_VERSION_STRING in cbindgen.toml vs Cargo.toml"
     );
 }
+
+/// The objects of the naming rule (issue #25): the opaque types, then the
+/// module nouns for functions without an object. Longest first, so that
+/// `mcp_server` is found before a shorter prefix would be.
+const OBJECTS: &[&str] = &[
+    "mcp_server",
+    "mcp_mount",
+    "registry",
+    "approval",
+    "stream",
+    "batch",
+    "call",
+    "runtime",
+    "features",
+    "version",
+    "format",
+    "status",
+    "string",
+    "error",
+    "name",
+];
+
+/// Functions the rule does not cover yet, each with why (none since 0.4:
+/// `capstan_pool_configure` became `capstan_runtime_configure`).
+const NOT_YET: &[&str] = &[];
+
+/// Every function the header declares: a `capstan_` identifier followed by
+/// `(`, at file scope, that is not a function pointer typedef (`(*name)(`).
+fn declared_functions(header: &str) -> Vec<String> {
+    let text = strip_comments(header);
+    let code: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bytes = code.as_bytes();
+    let mut names = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'(' {
+            depth += 1;
+        } else if c == b')' {
+            depth = depth.saturating_sub(1);
+        }
+        if depth == 0 && code[i..].starts_with("capstan_") {
+            let boundary =
+                i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
+            let end = i + code[i..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(code.len() - i);
+            if boundary && code[end..].trim_start().starts_with('(') {
+                names.push(code[i..end].to_owned());
+            }
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    names
+}
+
+/// Why `name` breaks the rule `capstan_<object>_<verb>`, or None. A
+/// versioned struct's initializer `capstan_<struct>_init` also passes.
+fn naming_problem(name: &str, structs: &[String]) -> Option<String> {
+    if structs.iter().any(|s| name == format!("{s}_init")) {
+        return None;
+    }
+    let Some(rest) = name.strip_prefix("capstan_") else {
+        return Some("does not start with capstan_".into());
+    };
+    let Some(object) = OBJECTS.iter().find(|o| {
+        rest.strip_prefix(*o)
+            .and_then(|r| r.strip_prefix('_'))
+            .is_some_and(|verb| !verb.is_empty())
+    }) else {
+        return Some(format!(
+            "is not capstan_<object>_<verb> with an object of {OBJECTS:?}"
+        ));
+    };
+    let verb = &rest[object.len() + 1..];
+    if !verb.split('_').all(|w| {
+        !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    }) {
+        return Some(format!("verb {verb:?} is not lower_snake_case"));
+    }
+    // One suffix for JSON outputs: `_json`, never `_export`, `_report`, `_info`.
+    for old in ["export", "report", "info"] {
+        if verb == old || verb.ends_with(&format!("_{old}")) {
+            return Some(format!("a JSON output ends in _json, not _{old}"));
+        }
+    }
+    None
+}
+
+#[test]
+fn the_naming_check_refuses_names_that_break_the_rule() {
+    let structs = vec!["capstan_exec_options".to_owned()];
+    for bad in [
+        "capstan_execute",
+        "capstan_tools_json",
+        "capstan_registry",
+        "capstan_registry_",
+        "capstan_mcp_mount_info",
+        "capstan_registry_tools_export",
+        "capstan_registry_name_report",
+        "capstan_pool_configure",
+        "capstan_registry_Add",
+        "capstan_exec_init",
+    ] {
+        assert!(
+            naming_problem(bad, &structs).is_some(),
+            "{bad} passed the naming check"
+        );
+    }
+    for good in [
+        "capstan_registry_execute",
+        "capstan_mcp_mount_info_json",
+        "capstan_call_id",
+        "capstan_exec_options_init",
+        "capstan_features_mask",
+    ] {
+        assert_eq!(naming_problem(good, &structs), None, "{good}");
+    }
+    let found = declared_functions(
+        "typedef void (*capstan_result_fn)(void *user_data);\n\
+         #define CAPSTAN_X(a) (a)\n\
+         capstan_status capstan_registry_new(const capstan_registry_options *opts,\n\
+                                             capstan_registry **out);\n\
+         const char *capstan_version_string(void);\n",
+    );
+    assert_eq!(found, ["capstan_registry_new", "capstan_version_string"]);
+}
+
+#[test]
+fn every_function_is_capstan_object_verb() {
+    let header = header();
+    let structs: Vec<String> = versioned_structs(&header)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let functions = declared_functions(&header);
+    assert!(functions.len() >= 50, "{functions:?}");
+    let problems: Vec<String> = functions
+        .iter()
+        .filter(|f| !NOT_YET.contains(&f.as_str()))
+        .filter_map(|f| naming_problem(f, &structs).map(|p| format!("{f} {p}")))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "functions of include/capstan.h break the naming rule (CHANGELOG.md, 0.4; \
+         header: \"Naming\"):\n{}",
+        problems.join("\n")
+    );
+    // Every versioned struct has its init function, for hosts without macros.
+    for s in &structs {
+        let init = format!("{s}_init");
+        assert!(functions.contains(&init), "no {init}() for {s}");
+    }
+    // No function is declared twice, and the exceptions still exist.
+    let unique: BTreeSet<&String> = functions.iter().collect();
+    assert_eq!(unique.len(), functions.len(), "a function declared twice");
+    for n in NOT_YET {
+        assert!(
+            functions.iter().any(|f| f == n),
+            "{n} is gone: remove it from NOT_YET"
+        );
+    }
+}
+
+#[test]
+fn version_number_is_major_minor_patch_in_one_number() {
+    let header = header();
+    let [major, minor, patch] = [
+        "CAPSTAN_VERSION_MAJOR",
+        "CAPSTAN_VERSION_MINOR",
+        "CAPSTAN_VERSION_PATCH",
+    ]
+    .map(|n| header_number(&header, n));
+    let expected = major * 1_000_000 + minor * 1_000 + patch;
+    assert_eq!(header_number(&header, "CAPSTAN_VERSION_NUMBER"), expected);
+    assert_eq!(capstan::ffi::capstan_version_number(), expected);
+}
+
+#[test]
+fn the_feature_mask_matches_the_build() {
+    use capstan::ffi::*;
+    let mask = capstan_features_mask();
+    let mcp = CAPSTAN_FEATURE_MCP_SERVER | CAPSTAN_FEATURE_MCP_MOUNT | CAPSTAN_FEATURE_MCP_HTTP;
+    if cfg!(feature = "mcp") {
+        assert_eq!(mask & mcp, mcp, "{mask:#x}");
+    } else {
+        assert_eq!(mask & mcp, 0, "{mask:#x}");
+    }
+    assert_ne!(mask & CAPSTAN_FEATURE_STREAM, 0, "{mask:#x}");
+}
+
+/// Each `capstan_<struct>_init` writes what its `_INIT` macro gives: the
+/// size, then zero bytes, over whatever the struct held before.
+#[test]
+fn init_functions_fill_struct_size_and_zero_everything_else() {
+    use capstan::ffi::*;
+    unsafe fn check<T>(init: unsafe extern "C" fn(*mut T) -> capstan_status) {
+        let size = std::mem::size_of::<T>();
+        // u64 words: aligned for every field of these structs.
+        let mut words = vec![0xA5A5_A5A5_A5A5_A5A5u64; size.div_ceil(8)];
+        assert_eq!(init(words.as_mut_ptr().cast::<T>()), CAPSTAN_OK);
+        let buf: Vec<u8> = words
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .take(size)
+            .collect();
+        assert_eq!(
+            u32::from_ne_bytes(buf[..4].try_into().unwrap()) as usize,
+            size
+        );
+        assert!(
+            buf[4..].iter().all(|&b| b == 0),
+            "{}",
+            std::any::type_name::<T>()
+        );
+        assert_eq!(init(std::ptr::null_mut()), CAPSTAN_ERR_NULL_PARAMETER);
+    }
+    unsafe {
+        check(capstan_tool_def_init);
+        check(capstan_registry_options_init);
+        check(capstan_exec_options_init);
+        check(capstan_export_options_init);
+        check(capstan_stream_sink_init);
+        check(capstan_mcp_server_options_init);
+        check(capstan_mcp_mount_options_init);
+    }
+}

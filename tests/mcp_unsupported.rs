@@ -35,3 +35,14 @@ fn mcp_server_functions_say_unsupported_without_the_feature() {
         capstan_registry_free(reg);
     }
 }
+
+#[test]
+fn the_feature_mask_says_there_is_no_mcp() {
+    let mask = capstan_features_mask();
+    assert_eq!(
+        mask & (CAPSTAN_FEATURE_MCP_SERVER | CAPSTAN_FEATURE_MCP_MOUNT | CAPSTAN_FEATURE_MCP_HTTP),
+        0,
+        "{mask:#x}"
+    );
+    assert_ne!(mask & CAPSTAN_FEATURE_STREAM, 0, "{mask:#x}");
+}

@@ -754,7 +754,7 @@ public:
     bool wait(std::uint32_t timeout_ms = forever) const noexcept {
         return raw_ && capstan_batch_wait(raw_, timeout_ms) == CAPSTAN_OK;
     }
-    bool done() const noexcept { return capstan_batch_done(raw_); }
+    bool done() const noexcept { return raw_ && capstan_batch_wait(raw_, 0) == CAPSTAN_OK; }
     /// Calls not started end `cancelled`; running ones see Call::cancelled().
     void cancel() noexcept { capstan_batch_cancel(raw_); }
 
@@ -1042,7 +1042,7 @@ public:
 
     [[nodiscard]] Expected<std::string> try_tools_json(Format fmt) const {
         return detail::text_out([&](char **out, std::size_t *len) {
-            return capstan_tools_json(raw_, static_cast<capstan_format>(fmt), out, len);
+            return capstan_registry_tools_json(raw_, static_cast<capstan_format>(fmt), nullptr, out, len, nullptr, nullptr);
         });
     }
 

@@ -26,7 +26,7 @@ const (
 // (sorted by name), e.g. the "tools" array of an OpenAI Chat request.
 func (r *Registry) Tools(format Format) (json.RawMessage, error) {
 	return r.out("Tools", func(out **C.char, n *C.size_t) C.capstan_status {
-		return C.capstan_tools_json(r.ptr, C.capstan_format(format), out, n)
+		return C.capstan_registry_tools_json(r.ptr, C.capstan_format(format), nil, out, n, nil, nil)
 	})
 }
 

@@ -255,5 +255,5 @@ func takeText(op string, f func(out **C.char, n *C.size_t) C.capstan_status) ([]
 	return C.GoBytes(unsafe.Pointer(p), C.int(n)), nil
 }
 
-// Version is the library's version, e.g. "0.3.1".
+// Version is the library's version, e.g. "0.4.0".
 func Version() string { return C.GoString(C.capstan_version_string()) }

@@ -25,7 +25,7 @@ int main(void) {
     capstan_registry_add_tool(reg, &def);
 
     /* tools for the request */
-    char *tools; capstan_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, &tools, NULL);
+    char *tools; capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, NULL, &tools, NULL, NULL, NULL);
     printf("tools: %s\n", tools);
     /* ... send the request with "tools": <tools>, get the response body ... */
     const char *response = "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"tool_calls\":["

@@ -36,8 +36,18 @@ fuzz_target!(|data: &[u8]| {
     }
     for fmt in FORMATS {
         let (mut out, mut len) = (std::ptr::null_mut(), 0);
-        let st = unsafe { capstan_tools_json(reg.0, fmt, &mut out, &mut len) };
-        let tools = take_json(st, out, len, "capstan_tools_json").expect("export failed");
+        let st = unsafe {
+            capstan_registry_tools_json(
+                reg.0,
+                fmt,
+                std::ptr::null(),
+                &mut out,
+                &mut len,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        let tools = take_json(st, out, len, "capstan_registry_tools_json").expect("export failed");
         assert!(!tools.is_null(), "format {fmt} exported null");
         for export_flags in [CAPSTAN_EXPORT_STRICT, CAPSTAN_EXPORT_GEMINI_LOWER] {
             let opts = capstan_export_options {

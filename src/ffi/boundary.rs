@@ -22,17 +22,28 @@ impl From<Error> for Fail {
     }
 }
 
+/// The last failure on a thread, as `capstan_error_json` shows it.
+#[derive(Default, Clone)]
+pub(crate) struct LastError {
+    pub(crate) status: capstan_status,
+    pub(crate) message: String,
+    /// `(kind, provider's message, detail)` of a provider error.
+    pub(crate) provider: Option<(String, String, crate::error::ProviderDetail)>,
+    /// JSON Pointer into the schema of an INVALID_SCHEMA failure.
+    pub(crate) pointer: Option<String>,
+}
+
 thread_local! {
-    static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
+    static LAST_ERROR: RefCell<LastError> = RefCell::new(LastError::default());
 }
 
 /// Records the calling thread's last error. On a thread whose locals are
 /// already gone (capstan called from a thread-exit destructor) the message
 /// is dropped: never a panic, which would abort the host.
-pub(crate) fn set_last_error(message: String) {
+fn set_last_error(error: LastError) {
     let _ = LAST_ERROR.try_with(|e| {
         if let Ok(mut e) = e.try_borrow_mut() {
-            *e = message;
+            *e = error;
         }
     });
 }
@@ -44,19 +55,34 @@ pub(crate) fn set_last_error(message: String) {
 fn clear_last_error() {
     let _ = LAST_ERROR.try_with(|e| {
         if let Ok(mut e) = e.try_borrow_mut() {
-            e.clear();
+            if e.status != CAPSTAN_OK {
+                *e = LastError::default();
+            }
         }
     });
 }
 
 /// The calling thread's last error; on a thread whose locals are gone, a
 /// message saying so.
-pub(crate) fn last_error() -> String {
+pub(crate) fn last_error() -> LastError {
     LAST_ERROR
         .try_with(|e| e.try_borrow().map(|e| e.clone()).unwrap_or_default())
-        .unwrap_or_else(|_| {
-            "no error message: capstan was called while this thread was exiting".into()
+        .unwrap_or_else(|_| LastError {
+            status: CAPSTAN_ERR_INTERNAL,
+            message: "no error message: capstan was called while this thread was exiting".into(),
+            ..LastError::default()
         })
+}
+
+/// The JSON Pointer a schema error message starts with (`at /properties/x:
+/// ...`, the form of `schema::message`), `""` for `schema root: ...`.
+fn schema_pointer(message: &str) -> Option<String> {
+    if message.starts_with("schema root") {
+        return Some(String::new());
+    }
+    let rest = message.strip_prefix("at /")?;
+    let end = rest.find(": ").unwrap_or(rest.len());
+    Some(format!("/{}", &rest[..end]))
 }
 
 fn status_of(e: &Error) -> capstan_status {
@@ -85,20 +111,54 @@ fn status_of(e: &Error) -> capstan_status {
 }
 
 fn record(fail: Fail) -> capstan_status {
-    let (status, message) = match fail {
-        Fail::Null(name) => (
-            CAPSTAN_ERR_NULL_PARAMETER,
-            format!("{name} must not be NULL"),
-        ),
-        Fail::Utf8(name) => (
-            CAPSTAN_ERR_INVALID_UTF8,
-            format!("{name} is not valid UTF-8"),
-        ),
-        Fail::BadArgument(message) => (CAPSTAN_ERR_INVALID_ARGUMENT, message),
-        Fail::Core(e) => (status_of(&e), e.to_string()),
+    let error = match fail {
+        Fail::Null(name) => LastError {
+            status: CAPSTAN_ERR_NULL_PARAMETER,
+            message: format!("{name} must not be NULL"),
+            ..LastError::default()
+        },
+        Fail::Utf8(name) => LastError {
+            status: CAPSTAN_ERR_INVALID_UTF8,
+            message: format!("{name} is not valid UTF-8"),
+            ..LastError::default()
+        },
+        Fail::BadArgument(message) => LastError {
+            status: CAPSTAN_ERR_INVALID_ARGUMENT,
+            message,
+            ..LastError::default()
+        },
+        Fail::Core(e) => {
+            let provider = match &e {
+                Error::ProviderError {
+                    kind,
+                    message,
+                    detail,
+                } => Some((kind.clone(), message.clone(), (**detail).clone())),
+                _ => None,
+            };
+            let pointer = match &e {
+                Error::InvalidSchema(message) => schema_pointer(message),
+                _ => None,
+            };
+            LastError {
+                status: status_of(&e),
+                message: e.to_string(),
+                provider,
+                pointer,
+            }
+        }
     };
-    set_last_error(message);
+    let status = error.status;
+    set_last_error(error);
     status
+}
+
+fn panicked() -> LastError {
+    LastError {
+        status: CAPSTAN_ERR_PANIC,
+        message: "internal panic caught at the capstan boundary".into(),
+        ..LastError::default()
+    }
 }
 
 /// Runs an exported body: catches panics, records the error of a failure,
@@ -111,7 +171,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Fail>) -> capstan_status {
         }
         Ok(Err(fail)) => record(fail),
         Err(_) => {
-            set_last_error("internal panic caught at the capstan boundary".into());
+            set_last_error(panicked());
             CAPSTAN_ERR_PANIC
         }
     }
@@ -129,7 +189,7 @@ pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> Result<T, Fail>
             fallback
         }
         Err(_) => {
-            set_last_error("internal panic caught at the capstan boundary".into());
+            set_last_error(panicked());
             fallback
         }
     }
@@ -216,8 +276,57 @@ pub(crate) unsafe fn write_text(
     Ok(())
 }
 
+/// The C name of a versioned struct type (`capstan_exec_options`), for messages.
+pub(crate) fn struct_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    full.rsplit("::").next().unwrap_or(full)
+}
+
+/// The largest `struct_size` accepted: a bound on what capstan reads from a
+/// host that set a wild value (Linux's copy_struct_from_user bounds its
+/// reads by a page the same way).
+pub(crate) const MAX_STRUCT_SIZE: usize = 4096;
+
+/// Checks the part of a versioned struct this capstan does not know: a
+/// `size` (the host's `struct_size`) past `known` bytes is accepted only if
+/// every byte from `known` to `size` is zero (a newer header's fields left at
+/// their defaults), the rule of Linux's `copy_struct_from_user`. Else
+/// INVALID_ARGUMENT naming the struct: the host asked for something this
+/// version cannot do, and ignoring it would be silent misbehaviour.
+///
+/// # Safety
+/// `ptr` must point to at least `size` readable bytes.
+pub(crate) unsafe fn check_unknown_tail(
+    ptr: *const u8,
+    size: usize,
+    known: usize,
+    struct_name: &str,
+) -> Result<(), Fail> {
+    if size <= known {
+        return Ok(());
+    }
+    if size > MAX_STRUCT_SIZE {
+        return Err(Fail::BadArgument(format!(
+            "{struct_name}.struct_size is {size}, more than any capstan struct can be \
+             ({MAX_STRUCT_SIZE}): set it to sizeof({struct_name})"
+        )));
+    }
+    let tail = std::slice::from_raw_parts(ptr.add(known), size - known);
+    if let Some(at) = tail.iter().position(|&b| b != 0) {
+        return Err(Fail::BadArgument(format!(
+            "{struct_name} is {size} bytes (struct_size) but this capstan ({}) knows only \
+             {known}, and byte {} past them is not zero: a field of a newer capstan is set \
+             that this library cannot honour (use a library at least as new as the header)",
+            env!("CARGO_PKG_VERSION"),
+            at
+        )));
+    }
+    Ok(())
+}
+
 /// Reads a versioned options struct: `struct_size` must cover at least
-/// `min_size` bytes; fields past `struct_size` (a newer capstan's) are zero.
+/// `min_size` bytes; fields past `struct_size` (a newer capstan's) are zero;
+/// bytes past what this capstan knows must be zero (`check_unknown_tail`).
 ///
 /// # Safety
 /// `ptr` must be NULL or point to at least `struct_size` readable bytes, whose
@@ -233,9 +342,16 @@ pub(crate) unsafe fn read_options<T: Copy>(
     let size = *ptr.cast::<u32>() as usize;
     if size < min_size {
         return Err(Fail::BadArgument(format!(
-            "{name}.struct_size is {size}, expected at least {min_size} (set it to sizeof the struct)"
+            "{name}.struct_size is {size}, expected at least {min_size} (set it to sizeof({}))",
+            struct_name::<T>()
         )));
     }
+    check_unknown_tail(
+        ptr.cast::<u8>(),
+        size,
+        std::mem::size_of::<T>(),
+        struct_name::<T>(),
+    )?;
     let mut value = std::mem::MaybeUninit::<T>::zeroed();
     let n = size.min(std::mem::size_of::<T>());
     std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), value.as_mut_ptr().cast::<u8>(), n);

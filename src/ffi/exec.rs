@@ -14,26 +14,93 @@ use crate::exec::{self, Batch, ExecOptions, Sink};
 /// timeout_ms): a host built against it still works; later fields read as zero.
 const EXEC_OPTIONS_V1: usize = std::mem::offset_of!(capstan_exec_options, approved_ids);
 
-pub(crate) unsafe fn exec_options(opts: *const capstan_exec_options) -> Result<ExecOptions, Fail> {
-    Ok(read_exec_options(opts)?.0)
+/// The `CAPSTAN_EXEC_*` flags each function taking `capstan_exec_options`
+/// uses; any other flag is INVALID_ARGUMENT naming it (header: "Flags").
+pub(crate) mod exec_flags {
+    use super::super::stream::CAPSTAN_EXEC_EARLY_DISPATCH;
+    use super::*;
+
+    /// Every flag that shapes how calls run.
+    const RUN: u32 = CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_STRICT_NULLS;
+    pub(crate) const EXECUTE: u32 = RUN;
+    pub(crate) const RUN_TURN: u32 = RUN;
+    pub(crate) const SUBMIT: u32 = RUN | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_START_INLINE;
+    pub(crate) const STREAM: u32 = RUN | CAPSTAN_EXEC_EARLY_DISPATCH;
+    /// A preview of an execution: it takes the options the host will run
+    /// the calls with, whichever function runs them.
+    pub(crate) const NEEDS_APPROVAL: u32 = SUBMIT | STREAM;
+
+    /// Every flag with its name and the functions that use it.
+    pub(crate) const NAMES: &[(u32, &str, &str)] = &[
+        (
+            CAPSTAN_EXEC_SEQUENTIAL,
+            "CAPSTAN_EXEC_SEQUENTIAL",
+            "every function running calls",
+        ),
+        (
+            CAPSTAN_EXEC_DELIVER_POLL,
+            "CAPSTAN_EXEC_DELIVER_POLL",
+            "capstan_batch_submit",
+        ),
+        (
+            CAPSTAN_EXEC_STRICT_NULLS,
+            "CAPSTAN_EXEC_STRICT_NULLS",
+            "every function running calls",
+        ),
+        (
+            CAPSTAN_EXEC_START_INLINE,
+            "CAPSTAN_EXEC_START_INLINE",
+            "capstan_batch_submit",
+        ),
+        (
+            CAPSTAN_EXEC_EARLY_DISPATCH,
+            "CAPSTAN_EXEC_EARLY_DISPATCH",
+            "capstan_stream_new",
+        ),
+    ];
+}
+
+/// Checks `flags` against the flags `function` uses (`allowed`): the first
+/// flag it does not use, or an unknown bit, is INVALID_ARGUMENT naming it.
+pub(crate) fn check_flags(
+    flags: u32,
+    allowed: u32,
+    names: &[(u32, &str, &str)],
+    function: &str,
+) -> Result<(), Fail> {
+    let extra = flags & !allowed;
+    if extra == 0 {
+        return Ok(());
+    }
+    let bit = extra & extra.wrapping_neg();
+    Err(Fail::BadArgument(
+        match names.iter().find(|(flag, _, _)| *flag == bit) {
+            Some((_, name, user)) => {
+                format!("{name} does not apply to {function} (it is for {user})")
+            }
+            None => format!("unknown flag 0x{bit:x} passed to {function}"),
+        },
+    ))
+}
+
+pub(crate) unsafe fn exec_options(
+    opts: *const capstan_exec_options,
+    allowed: u32,
+    function: &str,
+) -> Result<ExecOptions, Fail> {
+    Ok(read_exec_options(opts, allowed, function)?.0)
 }
 
 /// The options, and their raw flags for what only the C ABI reads (delivery).
-unsafe fn read_exec_options(opts: *const capstan_exec_options) -> Result<(ExecOptions, u32), Fail> {
+unsafe fn read_exec_options(
+    opts: *const capstan_exec_options,
+    allowed: u32,
+    function: &str,
+) -> Result<(ExecOptions, u32), Fail> {
     let Some(o) = read_options(opts, EXEC_OPTIONS_V1, "opts")? else {
         return Ok((ExecOptions::default(), 0));
     };
-    const KNOWN: u32 = CAPSTAN_EXEC_SEQUENTIAL
-        | CAPSTAN_EXEC_DELIVER_POLL
-        | CAPSTAN_EXEC_STRICT_NULLS
-        | CAPSTAN_EXEC_START_INLINE
-        | super::stream::CAPSTAN_EXEC_EARLY_DISPATCH;
-    if o.flags & !KNOWN != 0 {
-        return Err(Fail::BadArgument(format!(
-            "unknown exec flags 0x{:x}",
-            o.flags & !KNOWN
-        )));
-    }
+    check_flags(o.flags, allowed, exec_flags::NAMES, function)?;
     let options = ExecOptions {
         parallel: o.flags & CAPSTAN_EXEC_SEQUENTIAL == 0,
         limit: o.limit as usize,
@@ -70,7 +137,7 @@ pub unsafe extern "C" fn capstan_registry_execute(
         let registry = registry_ref(reg)?;
         non_null(results_json, "results_json")?;
         let calls = text(calls_json, len, "calls_json")?;
-        let options = exec_options(opts)?;
+        let options = exec_options(opts, exec_flags::EXECUTE, "capstan_registry_execute")?;
         let calls = CallRequest::list_from_str(calls)?;
         let results = exec::execute(registry, calls, &options);
         let json = results_to_string(&results);
@@ -172,7 +239,7 @@ pub unsafe extern "C" fn capstan_batch_submit(
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
         let calls = text(calls_json, len, "calls_json")?;
-        let (options, flags) = read_exec_options(opts)?;
+        let (options, flags) = read_exec_options(opts, exec_flags::SUBMIT, "capstan_batch_submit")?;
         let poll = flags & CAPSTAN_EXEC_DELIVER_POLL != 0;
         let calls = CallRequest::list_from_str(calls)?;
         let host = on_result.map(|f| HostFn { f, user_data });
@@ -275,13 +342,6 @@ pub unsafe extern "C" fn capstan_batch_free(batch: *mut capstan_batch) {
     })
 }
 
-/// True when every result of the batch was handed over (see `capstan_batch_wait`).
-/// NULL: false.
-#[no_mangle]
-pub unsafe extern "C" fn capstan_batch_done(batch: *const capstan_batch) -> bool {
-    guard_value(false, || Ok(batch_ref(batch)?.is_done()))
-}
-
 /// Which calls of `calls_json` would wait for approval (their tool is flagged
 /// `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
 /// `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
@@ -299,7 +359,11 @@ pub unsafe extern "C" fn capstan_registry_needs_approval(
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
         let calls = CallRequest::list_from_str(text(calls_json, len, "calls_json")?)?;
-        let options = exec_options(opts)?;
+        let options = exec_options(
+            opts,
+            exec_flags::NEEDS_APPROVAL,
+            "capstan_registry_needs_approval",
+        )?;
         let list: Vec<serde_json::Value> = exec::needs_approval(registry, &calls, &options)
             .into_iter()
             .map(|i| serde_json::json!({"index": i, "id": calls[i].id, "name": calls[i].name}))

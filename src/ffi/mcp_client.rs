@@ -321,20 +321,3 @@ pub unsafe extern "C" fn capstan_mcp_mount_info_json(
         }
     })
 }
-
-/// True while the mount is connected to its server (false for NULL, a stale
-/// handle, or without feature `mcp`; the last error then says why).
-#[no_mangle]
-pub unsafe extern "C" fn capstan_mcp_mount_connected(mount: *const capstan_mcp_mount) -> bool {
-    guard_value(false, || {
-        #[cfg(feature = "mcp")]
-        {
-            Ok(imp::get(mount)?.is_connected())
-        }
-        #[cfg(not(feature = "mcp"))]
-        {
-            let _ = mount;
-            Err(unsupported())
-        }
-    })
-}

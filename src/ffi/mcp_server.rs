@@ -140,11 +140,12 @@ pub unsafe extern "C" fn capstan_mcp_server_serve_stdio(
     opts: *const capstan_mcp_server_options,
 ) -> capstan_status {
     guard(|| {
-        let registry = registry_ref(reg)?;
+        // A share, not a borrow: the registry may be freed while this serves.
+        let registry = registry_ref(reg)?.clone();
         #[cfg(feature = "mcp")]
         {
             let options = server_options(opts)?;
-            crate::mcp::server::serve_stdio(registry, &options)?;
+            crate::mcp::server::serve_stdio(&registry, &options)?;
             Ok(())
         }
         #[cfg(not(feature = "mcp"))]
@@ -162,7 +163,9 @@ pub unsafe extern "C" fn capstan_mcp_server_serve_stdio(
 /// is `capstan_mcp_server_url`. It serves as `capstan_mcp_server_serve_stdio`
 /// does, plus HTTP security: `Host` and `Origin` checked (403), bearer token
 /// if set (401), body size (413), malformed JSON-RPC answered with a JSON-RPC
-/// error. Stop the server before freeing `reg`. INVALID_ARGUMENT for bad
+/// error. The server keeps what it needs of `reg` (header: "Children"):
+/// after `capstan_registry_free` it still answers, every call ending
+/// cancelled, until it is stopped and freed. INVALID_ARGUMENT for bad
 /// options or an address that is not `IP:PORT`; TRANSPORT when the address
 /// cannot be bound (the message says why); UNSUPPORTED without `mcp`.
 #[no_mangle]

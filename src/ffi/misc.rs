@@ -20,7 +20,7 @@ pub unsafe extern "C" fn capstan_string_free(ptr: *mut c_char) {
 /// 0 after a success (header: Conventions). Does not change the message.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_error_message(buf: *mut c_char, cap: usize) -> usize {
-    let message = last_error();
+    let message = last_error().message;
     if !buf.is_null() && cap > 0 {
         let mut n = message.len().min(cap - 1);
         while !message.is_char_boundary(n) {
@@ -30,6 +30,74 @@ pub unsafe extern "C" fn capstan_error_message(buf: *mut c_char, cap: usize) -> 
         *buf.add(n) = 0;
     }
     message.len()
+}
+
+/// The last failure on the calling thread as structured data, for hosts that
+/// branch on it (the message is for people): `*out` (NUL-terminated, owned
+/// by the caller, freed with `capstan_string_free`) gets
+///
+/// ```text
+/// {"status": "CAPSTAN_ERR_PROVIDER_ERROR", "status_code": 18,
+///  "message": "provider error (rate_limit_error): ...",
+///  "provider": {"kind": "rate_limit_error", "message": "...",
+///               "type": "rate_limit_error", "code": null,
+///               "http_status": null, "retry_after_ms": null},
+///  "pointer": null}
+/// ```
+///
+/// `status`/`status_code`: the failing function's status (name and number;
+/// `"CAPSTAN_OK"`/0 when the last call succeeded, the rest then empty or
+/// null). `message`: what `capstan_error_message` returns. `provider`
+/// (CAPSTAN_ERR_PROVIDER_ERROR only, else null): `kind` as the message shows
+/// it, the provider's `message`, and each of `type` (its error type or status
+/// name), `code` (text), `http_status` (a number, when the body carries one)
+/// and `retry_after_ms` (when the body carries a retry delay) or null where
+/// the provider sent none. `pointer` (CAPSTAN_ERR_INVALID_SCHEMA only, else
+/// null): the JSON Pointer of the offending place in the tool's schema, `""`
+/// for its root. Keys may be added in later versions, never removed.
+///
+/// Like `capstan_error_message` it reads and does not change the last error
+/// (NULL `out` is NULL_PARAMETER, without recording it). Per OS thread.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_error_json(
+    out: *mut *mut c_char,
+    out_len: *mut usize,
+) -> capstan_status {
+    if out.is_null() {
+        return CAPSTAN_ERR_NULL_PARAMETER;
+    }
+    // Not `guard`: that would replace the last error this reads.
+    let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        write_text(&error_value(last_error()).to_string(), out, out_len).is_ok()
+    }));
+    match written {
+        Ok(true) => CAPSTAN_OK,
+        Ok(false) => CAPSTAN_ERR_INTERNAL,
+        Err(_) => CAPSTAN_ERR_PANIC,
+    }
+}
+
+/// The JSON of `capstan_error_json`.
+fn error_value(error: LastError) -> serde_json::Value {
+    let provider = error.provider.map(|(kind, message, d)| {
+        serde_json::json!({
+            "kind": kind,
+            "message": message,
+            "type": d.error_type,
+            "code": d.code,
+            "http_status": d.http_status,
+            "retry_after_ms": d.retry_after_ms,
+        })
+    });
+    // SAFETY: capstan_status_name returns a static NUL-terminated string.
+    let name = unsafe { std::ffi::CStr::from_ptr(capstan_status_name(error.status)) };
+    serde_json::json!({
+        "status": name.to_str().unwrap_or("CAPSTAN_UNKNOWN_STATUS"),
+        "status_code": error.status,
+        "message": error.message,
+        "provider": provider,
+        "pointer": error.pointer,
+    })
 }
 
 /// The constant's name of a status (`"CAPSTAN_OK"`, ...), or
@@ -72,4 +140,26 @@ pub extern "C" fn capstan_version_string() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0")
         .as_ptr()
         .cast::<c_char>()
+}
+
+/// The library's version as one number, `MAJOR * 1000000 + MINOR * 1000 +
+/// PATCH` (0.4.0 gives 4000): compare with `CAPSTAN_VERSION_NUMBER` (the
+/// header's) at run time. Any thread; never fails.
+#[no_mangle]
+pub extern "C" fn capstan_version_number() -> u32 {
+    CAPSTAN_VERSION_MAJOR * 1_000_000 + CAPSTAN_VERSION_MINOR * 1_000 + CAPSTAN_VERSION_PATCH
+}
+
+/// The optional features this build has, as `CAPSTAN_FEATURE_*` bits: test
+/// a bit before using what it names, rather than calling and getting
+/// CAPSTAN_ERR_UNSUPPORTED. Bits not defined by this header may be set by a
+/// newer library; ignore them. Any thread; never fails.
+#[no_mangle]
+pub extern "C" fn capstan_features_mask() -> u32 {
+    let mcp = if cfg!(feature = "mcp") {
+        CAPSTAN_FEATURE_MCP_SERVER | CAPSTAN_FEATURE_MCP_MOUNT | CAPSTAN_FEATURE_MCP_HTTP
+    } else {
+        0
+    };
+    mcp | CAPSTAN_FEATURE_STREAM
 }

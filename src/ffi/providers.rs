@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use super::boundary::*;
-use super::exec::exec_options;
+use super::exec::{exec_flags, exec_options};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
@@ -23,25 +23,8 @@ pub(crate) fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
 
 /// The registered tools as the JSON a format's API takes (sorted by name).
 /// `CAPSTAN_FORMAT_DESCRIBE`: `[{"name","description","parameters",...}]`.
-/// `*out` is owned by the caller (`capstan_string_free`).
-#[no_mangle]
-pub unsafe extern "C" fn capstan_tools_json(
-    reg: *const capstan_registry,
-    fmt: capstan_format,
-    out: *mut *mut c_char,
-    out_len: *mut usize,
-) -> capstan_status {
-    guard(|| {
-        let registry = registry_ref(reg)?;
-        non_null(out, "out")?;
-        let fmt = format_of(fmt)?;
-        let export = providers::export_tools(&registry.specs(), fmt, &ExportOptions::default());
-        write_text(&export.tools.to_string(), out, out_len)
-    })
-}
-
-/// Like `capstan_tools_json`, with options (`CAPSTAN_EXPORT_*`; NULL means
-/// none) and a report: `*report` (may be NULL if not wanted; else free with
+/// `*out` is owned by the caller (`capstan_string_free`). Options
+/// (`CAPSTAN_EXPORT_*`; NULL means none) and a report: `*report` (may be NULL if not wanted; else free with
 /// `capstan_string_free`) gets `[{"tool","pointer","message"}]`: what was dropped or
 /// could not be made strict, and names the format would refuse.
 #[no_mangle]
@@ -226,7 +209,7 @@ pub unsafe extern "C" fn capstan_registry_run_turn(
         let registry = registry_ref(reg)?;
         non_null(messages_json, "messages_json")?;
         let fmt = format_of(fmt)?;
-        let options = exec_options(opts)?;
+        let options = exec_options(opts, exec_flags::RUN_TURN, "capstan_registry_run_turn")?;
         let body = text(response_json, len, "response_json")?;
         let messages = crate::turn::run_turn_text(registry, fmt, body, &options)?;
         write_text(&messages.to_string(), messages_json, out_len)

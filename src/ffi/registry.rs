@@ -193,6 +193,14 @@ pub unsafe extern "C" fn capstan_registry_add_tool(
                 "def.struct_size is {size}, expected at least {min} (set it to sizeof(capstan_tool_def))"
             )));
         }
+        if let Err(fail) = check_unknown_tail(def.cast::<u8>(), size, min, "capstan_tool_def") {
+            drop(CTool {
+                callback: None,
+                user_data: (*def).user_data,
+                destroy: (*def).destroy,
+            });
+            return Err(fail);
+        }
         let d = *def;
         let handler = CTool {
             callback: d.callback,

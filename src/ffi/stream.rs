@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::boundary::*;
-use super::exec::{exec_options, outcome_code};
+use super::exec::{exec_flags, exec_options, outcome_code};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
@@ -84,7 +84,9 @@ unsafe impl Send for Host {}
 unsafe impl Sync for Host {}
 
 struct StreamBox {
-    registry: *const capstan_registry,
+    /// A share of the registry (header: "Children"): the stream stays
+    /// usable after `capstan_registry_free`; its calls then end cancelled.
+    registry: crate::registry::Registry,
     fmt: Format,
     core: Mutex<Stream>,
     control: Arc<Control>,
@@ -124,8 +126,11 @@ fn busy() -> Fail {
 /// INVALID_ARGUMENT): the body of a server-sent-events response (Gemini:
 /// `streamGenerateContent?alt=sse`). `opts` (NULL: defaults) say how calls
 /// run, as for `capstan_registry_execute`, plus `CAPSTAN_EXEC_EARLY_DISPATCH`;
-/// `CAPSTAN_EXEC_DELIVER_POLL` is INVALID_ARGUMENT (results go to the sink).
-/// `sink` may be NULL. `reg` must outlive the stream. `*out` (free with
+/// any other exec flag is INVALID_ARGUMENT naming it (`DELIVER_POLL`: results
+/// go to the sink).
+/// `sink` may be NULL. The stream keeps what it needs of `reg` (header:
+/// "Children"): `capstan_registry_free` before the stream is defined, and
+/// calls fed after it end `CAPSTAN_OUTCOME_CANCELLED`. `*out` (free with
 /// `capstan_stream_free`) is written only on OK.
 ///
 /// One thread at a time may feed or finish a stream; `capstan_stream_cancel`
@@ -139,17 +144,11 @@ pub unsafe extern "C" fn capstan_stream_new(
     out: *mut *mut capstan_stream,
 ) -> capstan_status {
     guard(|| {
-        registry_ref(reg)?;
+        let registry = registry_ref(reg)?.clone();
         non_null(out, "out")?;
         let format = super::providers::format_of(fmt)?;
-        let exec = exec_options(opts)?;
+        let exec = exec_options(opts, exec_flags::STREAM, "capstan_stream_new")?;
         let flags = if opts.is_null() { 0 } else { (*opts).flags };
-        if flags & CAPSTAN_EXEC_DELIVER_POLL != 0 {
-            return Err(Fail::BadArgument(
-                "CAPSTAN_EXEC_DELIVER_POLL does not apply to streams: results go to the sink"
-                    .into(),
-            ));
-        }
         let sink = read_options(sink, std::mem::size_of::<capstan_stream_sink>(), "sink")?;
         let host = Arc::new(match sink {
             Some(s) => Host {
@@ -189,7 +188,7 @@ pub unsafe extern "C" fn capstan_stream_new(
         };
         let stream = Stream::new(format, options, on_text, on_result)?;
         let boxed = StreamBox {
-            registry: reg,
+            registry,
             fmt: format,
             control: stream.control(),
             core: Mutex::new(stream),
@@ -229,9 +228,8 @@ pub unsafe extern "C" fn capstan_stream_feed(
             non_null(bytes, "bytes")?;
             std::slice::from_raw_parts(bytes.cast::<u8>(), len)
         };
-        let registry = registry_ref(s.registry)?;
         let mut core = s.core.try_lock().map_err(|_| busy())?;
-        core.feed(registry, bytes)?;
+        core.feed(&s.registry, bytes)?;
         Ok(())
     })
 }
@@ -267,10 +265,9 @@ pub unsafe extern "C" fn capstan_stream_finish(
     guard(|| {
         let s = stream_ref(stream)?;
         non_null(out, "out")?;
-        let registry = registry_ref(s.registry)?;
         let finished = {
             let mut core = s.core.try_lock().map_err(|_| busy())?;
-            core.finish(registry)
+            core.finish(&s.registry)
         };
         if let Some(f) = s.host.result {
             f(s.host.user_data, std::ptr::null());

@@ -79,9 +79,26 @@ pub const CAPSTAN_ERR_MCP_CONNECT: capstan_status = 24;
 /// cbindgen.toml; tests/header.rs checks it against Cargo.toml.
 pub const CAPSTAN_VERSION_MAJOR: u32 = 0;
 /// Minor version of this header.
-pub const CAPSTAN_VERSION_MINOR: u32 = 3;
+pub const CAPSTAN_VERSION_MINOR: u32 = 4;
 /// Patch version of this header.
-pub const CAPSTAN_VERSION_PATCH: u32 = 1;
+pub const CAPSTAN_VERSION_PATCH: u32 = 0;
+
+/// This header's version as one number, `MAJOR * 1000000 + MINOR * 1000 +
+/// PATCH` (0.4.0 is 4000), for `#if CAPSTAN_VERSION_NUMBER >= ...` and for
+/// comparing with `capstan_version_number()`.
+pub const CAPSTAN_VERSION_NUMBER: u32 = 4000;
+
+/// Feature bit (`capstan_features_mask`): `capstan_mcp_server_*` serve
+/// (else they return CAPSTAN_ERR_UNSUPPORTED). Cargo feature `mcp`.
+pub const CAPSTAN_FEATURE_MCP_SERVER: u32 = 1u32 << 0;
+/// Feature bit: `capstan_mcp_mount_new` mounts MCP servers (else
+/// CAPSTAN_ERR_UNSUPPORTED). Cargo feature `mcp`.
+pub const CAPSTAN_FEATURE_MCP_MOUNT: u32 = 1u32 << 1;
+/// Feature bit: MCP over streamable HTTP (`capstan_mcp_server_start`,
+/// mounts by `url`; plain `http://`, no TLS). Cargo feature `mcp`.
+pub const CAPSTAN_FEATURE_MCP_HTTP: u32 = 1u32 << 2;
+/// Feature bit: streamed responses (`capstan_stream_*`). Every 0.4 build.
+pub const CAPSTAN_FEATURE_STREAM: u32 = 1u32 << 3;
 
 /// The version parts of Cargo.toml as numbers, at compile time.
 const fn parse_version_part(s: &str) -> u32 {
@@ -102,6 +119,14 @@ const _: () = assert!(
     "CAPSTAN_VERSION_* in src/ffi/types.rs differ from Cargo.toml's version: update them and run `make header`"
 );
 
+const _: () = assert!(
+    CAPSTAN_VERSION_NUMBER
+        == CAPSTAN_VERSION_MAJOR * 1_000_000
+            + CAPSTAN_VERSION_MINOR * 1_000
+            + CAPSTAN_VERSION_PATCH,
+    "CAPSTAN_VERSION_NUMBER in src/ffi/types.rs differs from CAPSTAN_VERSION_MAJOR/MINOR/PATCH"
+);
+
 /// Pass as a text length to mean "NUL-terminated".
 pub const CAPSTAN_NTS: usize = usize::MAX;
 
@@ -114,7 +139,7 @@ pub const CAPSTAN_CONTENT_JSON: capstan_content = 1;
 
 /// Wire formats: how tools are exported, calls parsed and results formatted.
 pub type capstan_format = u32;
-/// capstan's own: normalized calls and results; tool descriptions for `capstan_tools_json`.
+/// capstan's own: normalized calls and results; tool descriptions for `capstan_registry_tools_json`.
 pub const CAPSTAN_FORMAT_DESCRIBE: capstan_format = 0;
 /// OpenAI Chat Completions.
 pub const CAPSTAN_FORMAT_OPENAI_CHAT: capstan_format = 1;
@@ -140,7 +165,7 @@ pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;
 /// the default's JSON Pointer) a parameters schema with a `default` that fails
 /// its own subschema. Without it such a schema registers, the default is never
 /// filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
-/// (`capstan_tools_json`) say so.
+/// (`capstan_registry_tools_json`) say so.
 pub const CAPSTAN_REGISTRY_STRICT_DEFAULTS: u32 = 1u32 << 1;
 
 /// Exec flag: run the calls one by one, in order (default: in parallel).

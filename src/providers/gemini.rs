@@ -107,6 +107,10 @@ pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
                     Err(Error::ProviderError {
                         kind: reason.to_owned(),
                         message: message.to_owned(),
+                        detail: Box::new(crate::error::ProviderDetail {
+                            error_type: Some(reason.to_owned()),
+                            ..Default::default()
+                        }),
                     })
                 }
                 None => Ok(Vec::new()),

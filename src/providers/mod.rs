@@ -31,7 +31,7 @@ mod strict;
 use serde_json::{json, Map, Value};
 
 use crate::call::{results_to_json, CallRequest, ToolResult};
-use crate::error::Error;
+use crate::error::{Error, ProviderDetail};
 use crate::tool::ToolSpec;
 
 pub use names::{name_problems, name_report};
@@ -309,6 +309,10 @@ fn provider_error(error: Option<&Value>, kind_keys: &[&str], fallback_kind: &str
         Some(other) => (String::new(), other.to_string()),
         None => (String::new(), "the provider gave no details".to_owned()),
     };
+    let detail = match error {
+        Some(Value::Object(obj)) => provider_detail(obj),
+        _ => ProviderDetail::default(),
+    };
     Error::ProviderError {
         kind: if kind.is_empty() {
             fallback_kind.to_owned()
@@ -316,7 +320,56 @@ fn provider_error(error: Option<&Value>, kind_keys: &[&str], fallback_kind: &str
             kind
         },
         message,
+        detail: Box::new(detail),
     }
+}
+
+/// The structured part of a provider's error object: its type or status
+/// name, its code, an HTTP status (a numeric code from 100 to 599) and a
+/// retry delay (a `google.rpc.RetryInfo` detail's `retryDelay`, `"37s"`).
+fn provider_detail(obj: &Map<String, Value>) -> ProviderDetail {
+    let text = |v: &Value| match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let error_type = ["type", "status"]
+        .iter()
+        .find_map(|k| obj.get(*k).filter(|v| v.is_string()).and_then(text));
+    let code = obj.get("code").and_then(text);
+    let http_status = ["code", "status"].iter().find_map(|k| {
+        obj.get(*k)
+            .and_then(Value::as_u64)
+            .filter(|n| (100..=599).contains(n))
+            .map(|n| n as u16)
+    });
+    let retry_after_ms = obj
+        .get("details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|d| {
+            d.get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+        })
+        .find_map(|d| {
+            d.get("retryDelay")
+                .and_then(Value::as_str)
+                .and_then(duration_ms)
+        });
+    ProviderDetail {
+        error_type,
+        code,
+        http_status,
+        retry_after_ms,
+    }
+}
+
+/// A protobuf JSON duration (`"37s"`, `"1.5s"`) in milliseconds.
+fn duration_ms(text: &str) -> Option<u64> {
+    let seconds: f64 = text.strip_suffix('s')?.parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| (seconds * 1000.0).round() as u64)
 }
 
 /// The keys of an object, for messages about a body of the wrong shape.

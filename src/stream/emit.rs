@@ -108,9 +108,9 @@ pub(crate) fn provider_error(
 ) -> crate::Error {
     match crate::providers::parse_calls(fmt, body) {
         Err(e) => e,
-        Ok(_) => crate::Error::ProviderError {
-            kind: "error".to_owned(),
-            message: format!("{fallback}: {}", preview(&body.to_string())),
-        },
+        Ok(_) => crate::Error::provider(
+            "error",
+            format!("{fallback}: {}", preview(&body.to_string())),
+        ),
     }
 }

@@ -92,7 +92,7 @@ static void test_submit_delivers_each_result_once_with_its_index_then_null_once(
     capstan_batch *b = NULL;
     CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, NULL, on_result, &t, &b), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK);
-    CHECK(capstan_batch_done(b));
+    CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_OK);
     CHECK(t.results == 100);
     CHECK(t.ends == 1);
     CHECK(t.bad_order == 0);
@@ -151,7 +151,7 @@ static void test_wait_returns_only_after_the_end_callback_returned(void) {
         CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, NULL, on_result_slow_end, &e, &b), CAPSTAN_OK);
         CHECK_STATUS(capstan_batch_wait(b, 60000), CAPSTAN_OK);
         CHECK(atomic_load(&e.end_returned) == 1);
-        CHECK(capstan_batch_done(b));
+        CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_OK);
         capstan_batch_free(b);
         CHECK(atomic_load(&e.results) == 8);
         CHECK(atomic_load(&e.end_entered) == 1);
@@ -493,7 +493,7 @@ static void test_start_inline_and_v1_options(void) {
     char *calls = calls_json("hold", 3);
     CHECK_STATUS(capstan_batch_submit(reg, calls, CAPSTAN_NTS, &o, NULL, NULL, &b), CAPSTAN_OK);
     CHECK(atomic_load(&n_held) == 3); /* every call started before submit returned */
-    CHECK(!capstan_batch_done(b));
+    CHECK_STATUS(capstan_batch_wait(b, 0), CAPSTAN_ERR_TIMEOUT);
     for (int i = 0; i < 3; i++)
         CHECK_STATUS(capstan_call_return(held_calls[i], CAPSTAN_CONTENT_TEXT, "x", 1), CAPSTAN_OK);
     CHECK_STATUS(capstan_batch_wait(b, 5000), CAPSTAN_OK);

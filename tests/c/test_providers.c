@@ -80,7 +80,7 @@ static void test_every_format_exports_tools_and_runs_a_turn(void) {
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         const struct turn_case *c = &CASES[i];
         char *tools = NULL;
-        CHECK_STATUS(capstan_tools_json(reg, c->fmt, &tools, NULL), CAPSTAN_OK);
+        CHECK_STATUS(capstan_registry_tools_json(reg, c->fmt, NULL, &tools, NULL, NULL, NULL), CAPSTAN_OK);
         CHECK_CONTAINS(tools, c->expect_tools);
         capstan_string_free(tools);
 
@@ -167,8 +167,8 @@ static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
     CHECK_CONTAINS(msg, "name");
     CHECK(out == sentinel);
     CHECK_STATUS(capstan_format_parse_calls(99, "{}", CAPSTAN_NTS, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_tools_json(reg, 1000, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
-    CHECK_STATUS(capstan_tools_json(NULL, CAPSTAN_FORMAT_MCP, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_tools_json(reg, 1000, NULL, &out, NULL, NULL, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_tools_json(NULL, CAPSTAN_FORMAT_MCP, NULL, &out, NULL, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_MCP, NULL, 5, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     CHECK_STATUS(capstan_format_parse_calls(CAPSTAN_FORMAT_MCP, "{\"a\":\"\xff\"}", CAPSTAN_NTS, &out, NULL),
                  CAPSTAN_ERR_INVALID_UTF8);

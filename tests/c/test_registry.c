@@ -365,7 +365,7 @@ static void tools_json_describe_lists_names_descriptions_parameters(void) {
 
     char *out = NULL;
     size_t len = 0;
-    CHECK_STATUS(capstan_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, &out, &len), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, &len, NULL, NULL), CAPSTAN_OK);
     CHECK_CONTAINS(out, "{\"name\":\"mid_plain\",\"description\":\"\",\"parameters\":{\"type\":\"object\"},\"flags\":[]}");
     CHECK(out != NULL && strlen(out) == len);
     CHECK(out != NULL && out[0] == '[');
@@ -385,7 +385,7 @@ static void tools_json_describe_lists_names_descriptions_parameters(void) {
     /* out_len may be NULL; an empty registry is an empty list. */
     capstan_registry *empty = new_registry();
     out = NULL;
-    CHECK_STATUS(capstan_tools_json(empty, CAPSTAN_FORMAT_DESCRIBE, &out, NULL), CAPSTAN_OK);
+    CHECK_STATUS(capstan_registry_tools_json(empty, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, NULL, NULL, NULL), CAPSTAN_OK);
     CHECK(out != NULL && strcmp(out, "[]") == 0);
     capstan_string_free(out);
     capstan_registry_free(empty);
@@ -394,11 +394,11 @@ static void tools_json_describe_lists_names_descriptions_parameters(void) {
     char *sentinel = (char *)&sentinel;
     out = sentinel;
     len = 77;
-    CHECK_STATUS(capstan_tools_json(reg, 999, &out, &len), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_tools_json(reg, 999, NULL, &out, &len, NULL, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(out == sentinel && len == 77);
-    CHECK_STATUS(capstan_tools_json(NULL, CAPSTAN_FORMAT_DESCRIBE, &out, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_tools_json(NULL, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, &len, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     CHECK(out == sentinel && len == 77);
-    CHECK_STATUS(capstan_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, NULL, &len, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
     capstan_registry_free(reg);
 }
 

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     st = capstan_mcp_mount_new(reg, &opts, &mount);
     if (st != CAPSTAN_OK) {
         capstan_registry_free(reg);
-        return fail("capstan_mcp_mount", st);
+        return fail("capstan_mcp_mount_new", st);
     }
     char *info = NULL;
     if (capstan_mcp_mount_info_json(mount, &info, NULL) == CAPSTAN_OK) {

@@ -8,13 +8,9 @@ use capstan::providers::parse_calls_text;
 #[track_caller]
 fn provider_error(fmt: Format, body: &Value) -> (String, String) {
     match parse_calls(fmt, body) {
-        Err(Error::ProviderError { kind, message }) => {
+        Err(Error::ProviderError { kind, message, .. }) => {
             // The text a C host reads from capstan_error_message.
-            let shown = Error::ProviderError {
-                kind: kind.clone(),
-                message: message.clone(),
-            }
-            .to_string();
+            let shown = Error::provider(kind.clone(), message.clone()).to_string();
             assert!(shown.contains(&kind) && shown.contains(&message), "{shown}");
             (kind, message)
         }
@@ -423,4 +419,50 @@ fn mcp_bare_error_object_needs_a_numeric_code() {
     );
     let message = invalid_response(Format::Mcp, &json!({"code": "E1", "message": "m"}));
     assert!(message.contains("\"name\""), "{message}");
+}
+
+/// The structured part a host reads with capstan_error_json: type, code,
+/// HTTP status and retry delay, each only where the body carries it.
+#[test]
+fn provider_errors_keep_type_code_http_status_and_retry_delay() {
+    let detail = |fmt: Format, body: &Value| match parse_calls(fmt, body) {
+        Err(Error::ProviderError { detail, .. }) => *detail,
+        other => panic!("{}: expected ProviderError, got {other:?}", fmt.name()),
+    };
+    let gemini = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+        "message": "Quota exceeded", "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37.5s"}]}});
+    assert_eq!(
+        detail(Format::Gemini, &gemini),
+        capstan::error::ProviderDetail {
+            error_type: Some("RESOURCE_EXHAUSTED".into()),
+            code: Some("429".into()),
+            http_status: Some(429),
+            retry_after_ms: Some(37_500),
+        }
+    );
+    let openai = json!({"error": {"message": "Rate limit reached", "type": "requests",
+        "param": null, "code": "rate_limit_exceeded"}});
+    assert_eq!(
+        detail(Format::OpenAiChat, &openai),
+        capstan::error::ProviderDetail {
+            error_type: Some("requests".into()),
+            code: Some("rate_limit_exceeded".into()),
+            http_status: None,
+            retry_after_ms: None,
+        }
+    );
+    let anthropic =
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}});
+    let d = detail(Format::Anthropic, &anthropic);
+    assert_eq!(d.error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(
+        (d.code, d.http_status, d.retry_after_ms),
+        (None, None, None)
+    );
+    // A JSON-RPC code is a code, not an HTTP status.
+    let mcp = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad"}});
+    let d = detail(Format::Mcp, &mcp);
+    assert_eq!((d.code.as_deref(), d.http_status), (Some("-32602"), None));
 }

@@ -110,7 +110,11 @@ fn openai_responses_a_response_is_known_by_its_output_or_its_object_field() {
         parse_calls(Format::OpenAiResponses, &failed),
         Err(Error::ProviderError {
             kind: "server_error".into(),
-            message: "boom".into()
+            message: "boom".into(),
+            detail: Box::new(capstan::error::ProviderDetail {
+                code: Some("server_error".into()),
+                ..Default::default()
+            })
         })
     );
     // An in-progress response with no output yet has no calls.

@@ -61,4 +61,4 @@ __all__ = [
     "version",
 ]
 
-__version__ = "0.3.1"
+__version__ = "0.4.0"

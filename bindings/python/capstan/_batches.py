@@ -81,7 +81,7 @@ def submit(library: Any, ptr: int, payload: bytes, options: Any, submission: Sub
     submission.key = key = next(_keys)
     _submissions[key] = submission
     out = ctypes.c_void_p()
-    start = library.submit_inline if inline else library.submit
+    start = library.submit_inline if inline else library.batch_submit
     status = start(ptr, payload, len(payload), options, _RESULT, key, ctypes.byref(out))
     if status != _lib.OK:
         _submissions.pop(key, None)

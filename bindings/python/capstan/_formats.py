@@ -1,6 +1,6 @@
 """Provider styles of tool definitions, as ToolRegistry.schemas(style) names them.
 
-Every style is the core's export (capstan_tools_json in the style's format).
+Every style is the core's export (capstan_registry_tools_json in the style's format).
 One reshaping, for the seeds' contract that ``schemas(style)`` is one
 definition per tool: capstan exports Gemini as the API's ``tools`` value, a
 single Tool ``[{"functionDeclarations": [...]}]`` holding every function;

@@ -66,7 +66,7 @@ def _keep_thread_states(library: Any) -> None:
     api.PyGILState_Ensure.argtypes = []
     api.PyGILState_Release.restype = None
     api.PyGILState_Release.argtypes = [ctypes.c_int]
-    library.set_thread_hooks(_ON_START, _ON_STOP, None, _lib.DESTROY_FN())
+    library.runtime_set_thread_hooks(_ON_START, _ON_STOP, None, _lib.DESTROY_FN())
 
 
 # --- closing registries --------------------------------------------------------
@@ -189,7 +189,7 @@ def _close_all_at_exit() -> None:
     # GIL during finalization and be ended by a forced unwind). The per-thread
     # states they kept go with the process.
     try:
-        _L.abandon_thread_hooks(_milliseconds(_HOOKS_WAIT_S))
+        _L.runtime_abandon_thread_hooks(_milliseconds(_HOOKS_WAIT_S))
     except Exception:  # pragma: no cover - best effort at exit
         pass
     if abandoned:

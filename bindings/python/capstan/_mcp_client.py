@@ -6,7 +6,7 @@ from __future__ import annotations
 import ctypes
 import json
 from collections.abc import Mapping, Sequence
-from ctypes import POINTER, Structure, c_bool, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
+from ctypes import POINTER, Structure, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
 from typing import Any
 
 from ._errors import CapstanError
@@ -45,10 +45,9 @@ def _fns() -> dict[str, Any]:
         handle = lib().blocking
         fns = {}
         for name, restype, argtypes in (
-            ("capstan_mcp_mount", c_int32, [c_void_p, POINTER(_MountOptions), POINTER(c_void_p)]),
+            ("capstan_mcp_mount_new", c_int32, [c_void_p, POINTER(_MountOptions), POINTER(c_void_p)]),
             ("capstan_mcp_mount_free", c_int32, [c_void_p]),
             ("capstan_mcp_mount_info_json", c_int32, [c_void_p, POINTER(c_void_p), POINTER(c_size_t)]),
-            ("capstan_mcp_mount_connected", c_bool, [c_void_p]),
         ):
             fn = getattr(handle, name)
             fn.restype, fn.argtypes = restype, argtypes
@@ -90,7 +89,14 @@ class McpMount:
 
     @property
     def connected(self) -> bool:
-        return self._handle is not None and bool(_fns()["capstan_mcp_mount_connected"](self._handle))
+        """True while the mount is connected to its server (the "connected"
+        field of capstan_mcp_mount_info_json); False once unmounted."""
+        if self._handle is None:
+            return False
+        try:
+            return bool(self.info["connected"])
+        except CapstanError:
+            return False
 
     @property
     def tools(self) -> dict[str, str]:
@@ -172,7 +178,7 @@ def mount_mcp(
     out = c_void_p()
     ptr = registry._enter()
     try:
-        st = _fns()["capstan_mcp_mount"](ptr, ctypes.byref(opts), ctypes.byref(out))
+        st = _fns()["capstan_mcp_mount_new"](ptr, ctypes.byref(opts), ctypes.byref(out))
     finally:
         registry._leave()
     if st != 0:

@@ -49,7 +49,7 @@ def _library() -> Any:
     global _L, _execute, _free, _check_call
     if _L is None:
         library = _lifecycle._library()
-        _execute, _free, _check_call = library.execute, library.free, library.check_call
+        _execute, _free, _check_call = library.registry_execute, library.string_free, library.registry_check_call
         _L = library
     return _L
 
@@ -220,7 +220,7 @@ class ToolRegistry:
                 key = next(_entry_keys)
                 _entries[key] = entry
                 definition.user_data = key
-                status = _L.register(ptr, ctypes.byref(definition))  # on failure destroy ran
+                status = _L.registry_add_tool(ptr, ctypes.byref(definition))  # on failure destroy ran
                 if status != _lib.OK:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
@@ -251,7 +251,7 @@ class ToolRegistry:
             ptr = self._enter()
             try:
                 encoded = name.encode()
-                status = _L.unregister(ptr, encoded, len(encoded))
+                status = _L.registry_remove_tool(ptr, encoded, len(encoded))
                 if status not in (_lib.OK, _lib.ERR_NOT_FOUND):
                     raise _L.error(status, f"cannot remove tool {name!r}")
                 del self._tools[name]
@@ -292,13 +292,13 @@ class ToolRegistry:
     start_mcp_server = _mcp_server.start_mcp_server
 
     def _export(self, fmt: int) -> Any:
-        """capstan_tools_json in format ``fmt``, parsed."""
+        """capstan_registry_tools_json in format ``fmt``, parsed."""
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.tools_json(ptr, fmt, ctypes.byref(out), ctypes.byref(size))
+            status = _L.registry_tools_json(ptr, fmt, None, ctypes.byref(out), ctypes.byref(size), None, None)
             if status != _lib.OK:
-                raise _L.error(status, "capstan_tools_json failed")
+                raise _L.error(status, "capstan_registry_tools_json failed")
             return json.loads(_L.take_text(out, size))
         finally:
             self._leave()
@@ -347,7 +347,7 @@ class ToolRegistry:
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
+            status = _L.registry_needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
                 raise _L.error(status, "capstan_registry_needs_approval failed")
             waiting = json.loads(_L.take_text(out, size))

@@ -90,7 +90,7 @@ def check_name(name: Any) -> str:
     except LibraryNotFoundError:
         return name
     encoded = name.encode("utf-8", "surrogatepass")
-    status = library.check_name(encoded, len(encoded))
+    status = library.name_check(encoded, len(encoded))
     if status != _lib.OK:
         raise ValidationError(
             f"{name!r}: {_NAME_RULE}; {library.last_error_text()}", library.status_text(status)

@@ -277,7 +277,7 @@ def core_export(registry, fmt):
 
     library = _lib.lib()
     out, size = ctypes.c_void_p(), ctypes.c_size_t()
-    assert library.tools_json(registry._ptr, fmt, ctypes.byref(out), ctypes.byref(size)) == 0
+    assert library.registry_tools_json(registry._ptr, fmt, None, ctypes.byref(out), ctypes.byref(size), None, None) == 0
     return json.loads(library.take_text(out, size))
 
 

@@ -247,13 +247,13 @@ def test_names_are_checked_by_the_core(monkeypatch):
 
     library = _lib.lib()
     asked = []
-    check = library.check_name
+    check = library.name_check
 
     def spy(name, size):
         asked.append(name)
         return check(name, size)
 
-    monkeypatch.setattr(library, "check_name", spy)
+    monkeypatch.setattr(library, "name_check", spy)
 
     def f() -> None:
         pass

@@ -132,7 +132,7 @@ public final class ToolRegistry: @unchecked Sendable {
 
     /// The registered tools as the JSON `format`'s API takes.
     public func tools(_ format: Format) throws -> String {
-        try textOut { capstan_tools_json(raw, format.rawValue, $0, $1) }
+        try textOut { capstan_registry_tools_json(raw, format.rawValue, nil, $0, $1, nil, nil) }
     }
 
     /// Parses, runs and answers one model response; returns the messages to
