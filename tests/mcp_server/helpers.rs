@@ -88,6 +88,12 @@ pub(crate) fn mount_reconnecting(
     let mut options = mount_options(url, vec![]);
     options.max_reconnects = max_reconnects;
     options.reconnect_backoff = Duration::from_millis(backoff_ms);
+    // Each reconnect attempt is bounded by connect_timeout. With PATIENCE
+    // there, one attempt that never completes (seen once in a full run: an
+    // initialize racing the server's restart) used up the test's whole wait
+    // with the mount "not connected, 0 reconnects, not given up"; a shorter
+    // bound lets the policy try again, as it would for a host.
+    options.connect_timeout = Duration::from_secs(5);
     Mount::connect(client, options).expect("mount")
 }
 
