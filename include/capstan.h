@@ -55,6 +55,11 @@
  *    features (module nouns); a getter's verb is the property
  *    (capstan_call_id); a function writing a JSON document ends in _json;
  *    capstan_<struct>_init fills an options struct.
+ *  - Children: a batch, stream, MCP server or mount keeps what it needs
+ *    of its registry alive, so capstan_registry_free may come before the
+ *    child's own free: the registry's tools are closed then, calls not yet
+ *    started end CAPSTAN_OUTCOME_CANCELLED, and the child is freed (and, for
+ *    a server or mount, stopped) by its own function as usual.
  *  - Versions: CAPSTAN_VERSION_NUMBER (this header) and
  *    capstan_version_number() (the library) are MAJOR*1000000 +
  *    MINOR*1000 + PATCH; capstan_features_mask() says which optional
@@ -73,9 +78,10 @@
  *    any thread.
  *  - Result callbacks and the event hook run on the thread where the result
  *    or event arises (capstan_result_fn lists them): for timeouts and
- *    deadlines a pool thread, never capstan's timer thread. Pool threads and
- *    MCP connection threads run the capstan_runtime_set_thread_hooks hooks before
- *    any host code.
+ *    deadlines a pool thread, or capstan's timer thread when every pool
+ *    thread is busy (capstan_runtime_configure). Pool threads and MCP
+ *    connection threads run the capstan_runtime_set_thread_hooks hooks before
+ *    any host code; the timer thread runs none.
  *  - A call is completed exactly once (capstan_call_return or
  *    capstan_call_fail), from any thread, during or after its callback.
  *    Completing twice, after a timeout, or after the registry was freed
