@@ -670,7 +670,7 @@ $(BUILD)/i686/c/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h
 	$(CC) -m32 $(CFLAGS_COMMON) $< -o $@ -L$(I686_LIBDIR) -Wl,-rpath,$(abspath $(I686_LIBDIR)) -lcapstan -pthread
 
 i686-c-test: $(addprefix $(BUILD)/i686/c/,$(C_TESTS))
-	@set -e; for t in $(C_TESTS); do echo "== $$t (i686)"; $(BUILD)/i686/c/$$t; done
+	@set -e; for t in $(C_TESTS); do echo "== $$t (i686)"; CAPSTAN_LIB=$(abspath $(I686_LIBDIR)/libcapstan.so) $(BUILD)/i686/c/$$t; done
 
 i686-test: i686-rust-test i686-c-test
 	@echo "i686-test: Rust and C tests pass on i686-unknown-linux-gnu"
