@@ -402,17 +402,30 @@ impl Registry {
     /// pipe on the other Unix systems (read until EAGAIN to reset it). Then
     /// the host polls its batches and pumps. Owned by the registry: do not
     /// close it.
-    #[cfg(unix)]
+    /// `Unsupported` off Unix (Windows has `wake_handle`).
     pub fn wake_fd(&self) -> Result<i32, Error> {
-        self.shared.wake.fd()
+        #[cfg(unix)]
+        return self.shared.wake.fd();
+        #[cfg(not(unix))]
+        Err(Error::Unsupported(
+            "a wake-up file descriptor exists on Unix systems only; on Windows use \
+             capstan_registry_wake_handle"
+                .into(),
+        ))
     }
 
     /// Windows: an auto-reset event HANDLE that is set when a result is queued
     /// for polling or a main-thread call waits for `pump` (the wait that
     /// returns it resets it). Owned by the registry: do not close it.
-    #[cfg(windows)]
+    /// `Unsupported` off Windows (Unix has `wake_fd`).
     pub fn wake_handle(&self) -> Result<*mut std::ffi::c_void, Error> {
-        self.shared.wake.handle()
+        #[cfg(windows)]
+        return self.shared.wake.handle();
+        #[cfg(not(windows))]
+        Err(Error::Unsupported(
+            "a wake-up event HANDLE exists on Windows only; elsewhere use capstan_registry_wake_fd"
+                .into(),
+        ))
     }
 
     /// Shuts the registry down: no new calls start, every call in flight is

@@ -332,20 +332,8 @@ pub unsafe extern "C" fn capstan_registry_wake_fd(
     guard(|| {
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
-        #[cfg(unix)]
-        {
-            *out = registry.wake_fd()?;
-            Ok(())
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = registry;
-            Err(Fail::Core(crate::Error::Unsupported(
-                "a wake-up file descriptor exists on Unix systems only; on Windows use \
-                 capstan_registry_wake_handle"
-                    .into(),
-            )))
-        }
+        *out = registry.wake_fd()?;
+        Ok(())
     })
 }
 
@@ -368,19 +356,7 @@ pub unsafe extern "C" fn capstan_registry_wake_handle(
     guard(|| {
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
-        #[cfg(windows)]
-        {
-            *out = registry.wake_handle()?;
-            Ok(())
-        }
-        #[cfg(not(windows))]
-        {
-            let _ = registry;
-            Err(Fail::Core(crate::Error::Unsupported(
-                "a wake-up event HANDLE exists on Windows only; elsewhere use \
-                 capstan_registry_wake_fd"
-                    .into(),
-            )))
-        }
+        *out = registry.wake_handle()?;
+        Ok(())
     })
 }

@@ -231,8 +231,9 @@ pub struct capstan_result {
 /// the registry, a pool thread when the call timed out or the batch's
 /// deadline passed, an MCP thread for a mounted tool), possibly on several
 /// threads at once; in poll delivery, inside `capstan_batch_poll`. capstan's
-/// timer thread never runs it; pool threads run the thread hooks
-/// (`capstan_runtime_set_thread_hooks`) before it.
+/// timer thread runs it only for a timeout or deadline while every pool
+/// thread is busy (`capstan_runtime_configure`), without thread hooks; pool
+/// threads run the thread hooks (`capstan_runtime_set_thread_hooks`) before it.
 pub type capstan_result_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, result: *const capstan_result)>;
 
