@@ -147,7 +147,8 @@ pub extern "C" fn capstan_version_string() -> *const c_char {
 /// header's) at run time. Any thread; never fails.
 #[no_mangle]
 pub extern "C" fn capstan_version_number() -> u32 {
-    CAPSTAN_VERSION_MAJOR * 1_000_000 + CAPSTAN_VERSION_MINOR * 1_000 + CAPSTAN_VERSION_PATCH
+    // Checked at compile time against MAJOR/MINOR/PATCH (src/ffi/types.rs).
+    CAPSTAN_VERSION_NUMBER
 }
 
 /// The optional features this build has, as `CAPSTAN_FEATURE_*` bits: test
