@@ -8,7 +8,18 @@
 static _Thread_local int cg_run_here;
 
 char *cg_last_error(void) {
-    size_t n = capstan_error_message(NULL, 0);
+    char *json = NULL;
+    size_t n = 0;
+    if (capstan_error_json(&json, &n) == CAPSTAN_OK && json != NULL) {
+        char *buf = malloc(n + 1);
+        if (buf != NULL) {
+            memcpy(buf, json, n);
+            buf[n] = 0;
+        }
+        capstan_string_free(json);
+        return buf;
+    }
+    n = capstan_error_message(NULL, 0);
     char *buf = malloc(n + 1);
     if (buf == NULL) return NULL;
     capstan_error_message(buf, n + 1);

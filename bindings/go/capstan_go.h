@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include "capstan.h"
 
-/* The message of the last failure on this thread, malloc'd (free with free),
- * or NULL. Call it on the thread of the failing call. */
+/* The last failure on this thread as capstan_error_json's document (or, if
+ * that cannot be read, its plain message), malloc'd (free with free), or
+ * NULL. Call it on the thread of the failing call. */
 char *cg_last_error(void);
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	capstan "github.com/capstan-rt/capstan/bindings/go"
 )
@@ -232,3 +233,34 @@ func TestVersionIsSet(t *testing.T) {
 type panicky struct{}
 
 func (panicky) MarshalJSON() ([]byte, error) { panic("marshal bug") }
+
+// A provider's error body reaches Go as fields (errors.As), not only as text:
+// here Gemini's RESOURCE_EXHAUSTED with its HTTP code and RetryInfo delay.
+func TestProviderErrorsCarryKindHTTPStatusAndRetryDelay(t *testing.T) {
+	body := []byte(`{"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED",` +
+		`"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}`)
+	_, err := capstan.ParseCalls(capstan.FormatGemini, body)
+	var ce *capstan.Error
+	if !errors.Is(err, capstan.ErrProviderError) || !errors.As(err, &ce) || ce.Provider == nil {
+		t.Fatalf("got %#v", err)
+	}
+	p := ce.Provider
+	if p.HTTPStatus != 429 || p.RetryAfter != 37*time.Second || p.Type != "RESOURCE_EXHAUSTED" || p.Message != "Quota exceeded" {
+		t.Fatalf("provider fields: %+v", *p)
+	}
+	if ce.HasSchemaPointer {
+		t.Fatalf("a provider error has no schema pointer: %+v", ce)
+	}
+}
+
+// A schema error names the JSON Pointer of the offending place.
+func TestSchemaErrorsCarryTheirJSONPointer(t *testing.T) {
+	reg := newRegistry(t)
+	err := reg.Register(capstan.Tool{Name: "x", Schema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"intgr"}}}`),
+		Func: func(context.Context, json.RawMessage) (any, error) { return nil, nil }})
+	var ce *capstan.Error
+	if !errors.Is(err, capstan.ErrInvalidSchema) || !errors.As(err, &ce) || !ce.HasSchemaPointer ||
+		!strings.HasPrefix(ce.SchemaPointer, "/properties/n") || ce.Provider != nil {
+		t.Fatalf("got %#v", err)
+	}
+}

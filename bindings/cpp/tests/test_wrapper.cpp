@@ -98,6 +98,38 @@ static void failures_throw_error_with_status_and_message() {
     }
 }
 
+static void errors_carry_provider_fields_and_schema_pointers() {
+    // Gemini's RESOURCE_EXHAUSTED with its HTTP code and a RetryInfo delay.
+    auto parsed = capstan::try_parse_calls(
+        capstan::Format::gemini,
+        R"({"error":{"code":429,"message":"Quota \u00e9xceeded","status":"RESOURCE_EXHAUSTED",)"
+        R"("details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5s"}]}})");
+    CHECK(!parsed && parsed.error().status() == CAPSTAN_ERR_PROVIDER_ERROR);
+    if (!parsed) {
+        const auto &p = parsed.error().provider();
+        CHECK(p.has_value());
+        if (p) {
+            CHECK(p->message == "Quota \xc3\xa9xceeded");
+            CHECK(p->type == std::optional<std::string>("RESOURCE_EXHAUSTED"));
+            CHECK(p->http_status == std::optional<int>(429));
+            CHECK(p->retry_after == std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(1500)));
+        }
+        CHECK(!parsed.error().schema_pointer().has_value());
+    }
+    Registry reg;
+    auto added = reg.try_add({"t", "", R"({"type":"object","properties":{"a":{"type":"nope"}}})"},
+                             [](std::string_view) { return ""; });
+    CHECK(!added && added.error().status() == CAPSTAN_ERR_INVALID_SCHEMA);
+    if (!added) {
+        CHECK(!added.error().provider().has_value());
+        const auto &ptr = added.error().schema_pointer();
+        CHECK(ptr.has_value() && ptr->rfind("/properties/a", 0) == 0);
+    }
+    // A success clears nothing of an Error already made: it owns its fields.
+    auto ok = capstan::try_parse_calls(capstan::Format::gemini, R"({"candidates":[]})");
+    CHECK(ok.has_value());
+}
+
 static void try_functions_return_errors_instead_of_throwing() {
     Registry reg;
     capstan::Expected<void> added = reg.try_add({"bad name!", "", ""}, [](std::string_view) { return ""; });
@@ -508,6 +540,7 @@ int main() {
     model_errors_are_results_not_exceptions();
     failures_throw_error_with_status_and_message();
     try_functions_return_errors_instead_of_throwing();
+    errors_carry_provider_fields_and_schema_pointers();
     exceptions_in_tools_become_tool_errors();
     tool_captures_are_destroyed_exactly_once();
     deferred_call_completes_later_from_another_thread();

@@ -29,6 +29,7 @@ then a source checkout's target/release, then the system's library path.
 from ._errors import (
     CapstanError,
     LibraryNotFoundError,
+    ProviderErrorInfo,
     RegistryClosedError,
     ToolNotFoundError,
     ValidationError,
@@ -44,6 +45,7 @@ __all__ = [
     "CapstanError",
     "FunctionTool",
     "LibraryNotFoundError",
+    "ProviderErrorInfo",
     "RegistryClosedError",
     "Tool",
     "ToolCall",

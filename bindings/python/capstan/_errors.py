@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Mapping
+
 __all__ = [
     "CapstanError",
+    "ProviderErrorInfo",
     "LibraryNotFoundError",
     "RegistryClosedError",
     "ToolNotFoundError",
@@ -11,12 +15,70 @@ __all__ = [
 ]
 
 
-class CapstanError(Exception):
-    """A capstan call failed. ``status`` is the C status name, when there is one."""
+@dataclass(frozen=True)
+class ProviderErrorInfo:
+    """What a provider's error body said (``CapstanError.provider``), as
+    ``capstan_error_json`` reads it: branch on ``kind``/``code``/``http_status``
+    instead of parsing the message. Fields the provider did not send are None."""
 
-    def __init__(self, message: str, status: str | None = None) -> None:
+    kind: str
+    message: str
+    type: str | None = None
+    code: str | None = None
+    http_status: int | None = None
+    retry_after_ms: int | None = None
+
+    @property
+    def retry_after(self) -> float | None:
+        """The provider's retry delay in seconds, when it sent one."""
+        return None if self.retry_after_ms is None else self.retry_after_ms / 1000.0
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ProviderErrorInfo:
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return None if value is None else str(value)
+
+        def number(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(
+            kind=str(data.get("kind") or ""),
+            message=str(data.get("message") or ""),
+            type=text("type"),
+            code=text("code"),
+            http_status=number("http_status"),
+            retry_after_ms=number("retry_after_ms"),
+        )
+
+
+class CapstanError(Exception):
+    """A capstan call failed.
+
+    ``status`` is the C status name (e.g. ``"CAPSTAN_ERR_PROVIDER_ERROR"``) and
+    ``status_code`` its number, when there is one. For a provider's error
+    (``CAPSTAN_ERR_PROVIDER_ERROR``) ``provider`` holds what its body said
+    (:class:`ProviderErrorInfo`: kind, code, HTTP status, retry delay); for a
+    schema error (``CAPSTAN_ERR_INVALID_SCHEMA``) ``pointer`` is the JSON
+    Pointer of the offending place in the schema (``""`` for its root).
+    Otherwise both are None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        status: str | None = None,
+        *,
+        status_code: int | None = None,
+        provider: ProviderErrorInfo | None = None,
+        pointer: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.status_code = status_code
+        self.provider = provider
+        self.pointer = pointer
 
 
 class ValidationError(CapstanError, ValueError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import json
 import os
 import sys
 import threading
@@ -28,7 +29,7 @@ from ctypes import (
 from pathlib import Path
 from typing import Any
 
-from ._errors import CapstanError, LibraryNotFoundError
+from ._errors import CapstanError, LibraryNotFoundError, ProviderErrorInfo
 
 NTS = ctypes.c_size_t(-1).value  # CAPSTAN_NTS
 
@@ -225,6 +226,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             ),
             "capstan_string_free": (None, [c_void_p]),
             "capstan_error_message": (c_size_t, [c_char_p, c_size_t]),
+            "capstan_error_json": (status, [out, size_out]),
             "capstan_status_name": (c_char_p, [status]),
             "capstan_version_string": (c_char_p, []),
             "capstan_registry_tools_json": (status, [c_void_p, c_uint32, c_void_p, out, size_out, out, size_out]),
@@ -277,9 +279,35 @@ class _Library:
     def status_text(self, status: int) -> str:
         return self.quick.capstan_status_name(status).decode()
 
+    def last_error_json(self) -> dict[str, Any]:
+        """The last failure of this thread as capstan_error_json describes it
+        ({} if it cannot be read)."""
+        ptr, size = c_void_p(), c_size_t()
+        if self.quick.capstan_error_json(ctypes.byref(ptr), ctypes.byref(size)) != 0 or not ptr.value:
+            return {}
+        try:
+            data = json.loads(self.take_text(ptr, size))
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
     def error(self, status: int, what: str, cls: type[CapstanError] = CapstanError) -> CapstanError:
-        """The exception for a failed call; reads the last error of this thread."""
-        return cls(f"{what}: {self.last_error_text()}", self.status_text(status))
+        """The exception for a failed call; reads the last error of this thread
+        (message and structured fields) right after the failing call."""
+        data = self.last_error_json()
+        message = data.get("message")
+        if not isinstance(message, str):
+            message = self.last_error_text()
+        provider = data.get("provider")
+        pointer = data.get("pointer")
+        code = data.get("status_code")
+        return cls(
+            f"{what}: {message}",
+            self.status_text(status),
+            status_code=code if isinstance(code, int) and code == status else status,
+            provider=ProviderErrorInfo.from_json(provider) if isinstance(provider, dict) else None,
+            pointer=pointer if isinstance(pointer, str) else None,
+        )
 
     def take_text(self, ptr: c_void_p, size: c_size_t) -> bytes:
         """Copies capstan-owned output text and frees it."""

@@ -178,3 +178,18 @@ def test_a_wait_for_response_tool_starts_only_at_finish_even_with_early_dispatch
         turn = stream.finish()
         assert [r.call_id for r in turn.results] == ["call_w1", "call_t2", "call_w3"]
         assert ran[0] == "Europe/Paris" and sorted(ran[1:]) == ["Paris", "Tokyo"]
+
+
+def test_a_provider_error_carries_its_kind_and_status_as_attributes():
+    with make_registry([]) as registry:
+        stream = registry.stream("anthropic")
+        with pytest.raises(CapstanError) as info:
+            stream.feed(body("anthropic", "error"))
+    err = info.value
+    assert err.status == "CAPSTAN_ERR_PROVIDER_ERROR"
+    assert err.status_code == 18
+    assert err.provider is not None
+    assert err.provider.kind == "overloaded_error"
+    assert err.provider.message == "Overloaded"
+    assert err.provider.retry_after is None
+    assert err.pointer is None

@@ -284,3 +284,17 @@ def test_a_name_that_is_not_a_string_is_a_validation_error():
 
 def test_the_longest_legal_name_is_accepted():
     assert FunctionTool(lambda: None, name="a" * 64).name == "a" * 64
+
+
+def test_a_schema_error_names_the_json_pointer_of_the_bad_place():
+    with ToolRegistry() as registry:
+        bad = tool(name="bad_schema", parameters={"type": "object", "properties": {"n": {"type": "intgr"}}})(
+            lambda n: n
+        )
+        with pytest.raises(ValidationError) as info:
+            registry.add(bad)
+    err = info.value
+    assert err.status == "CAPSTAN_ERR_INVALID_SCHEMA"
+    assert err.status_code == 5
+    assert err.provider is None
+    assert err.pointer is not None and err.pointer.startswith("/properties/n")
