@@ -159,6 +159,15 @@ python-test: lib $(VENV_STAMP)
 python-bench: lib $(VENV_STAMP)
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
 
+# --- Node.js binding (issue #35) ---------------------------------------------
+# bindings/node loads $(LIB) (CAPSTAN_LIB) through koffi; its node_modules is
+# `npm ci` of bindings/node/package-lock.json (NODE_BINDING_STAMP, mk/setup.mk).
+# The tests are node:test files (bindings/node/test), a few seconds in all.
+# node-bench compares tool execution with the Vercel AI SDK (not in `make test`).
+.PHONY: node-test node-bench
+node-test: lib $(NODE_BINDING_STAMP)
+	cd bindings/node && CAPSTAN_LIB=$(abspath $(LIB)) node --test test/
+
 # --- MCP interop peers (issue #14) -------------------------------------------
 # The MCP tests run capstan against pinned real peers: the official Python SDK
 # (tests/mcp/requirements.txt, in build/venv) and, with Node.js, the reference
