@@ -166,7 +166,7 @@ python-bench: lib $(VENV_STAMP)
 # node-bench compares tool execution with the Vercel AI SDK (not in `make test`).
 .PHONY: node-test node-bench
 node-test: lib $(NODE_BINDING_STAMP)
-	cd bindings/node && CAPSTAN_LIB=$(abspath $(LIB)) node --test test/
+	cd bindings/node && CAPSTAN_LIB=$(abspath $(LIB)) node --test test/*.test.cjs test/*.test.mjs
 
 # --- MCP interop peers (issue #14) -------------------------------------------
 # The MCP tests run capstan against pinned real peers: the official Python SDK

@@ -4,6 +4,7 @@ import capstan from './lib/index.cjs';
 export const {
   Registry,
   Batch,
+  Stream,
   CapstanError,
   ProviderError,
   SchemaError,

@@ -33,6 +33,7 @@ const TOOL_WAIT_FOR_RESPONSE = 1 << 3;
 const EXEC_SEQUENTIAL = 1 << 0;
 const EXEC_DELIVER_POLL = 1 << 1;
 const EXEC_STRICT_NULLS = 1 << 2;
+const EXEC_EARLY_DISPATCH = 1 << 4;
 const REGISTRY_COERCE = 1 << 0;
 const REGISTRY_STRICT_DEFAULTS = 1 << 1;
 const EXPORT_STRICT = 1 << 0;
@@ -42,6 +43,7 @@ const CONTENT_JSON = 1;
 const OK = 0;
 const ERR_PROVIDER_ERROR = 18;
 const ERR_INVALID_SCHEMA = 5;
+const STREAM_FORMATS = Object.freeze({ openai_chat: 1, openai_responses: 2, anthropic: 3, gemini: 4 });
 
 // --- errors ---------------------------------------------------------------
 
@@ -230,6 +232,10 @@ const WAKE_POLL_MS = 100;
 // Tool and batch-part keys (the user_data capstan hands back) -> their JS side.
 const tools = new Map();
 const parts = new Map();
+const streams = new Map();
+// capstan_stream_finish calls running on libuv's pool: while any runs, the
+// waker uses a timer rather than another pool thread (the pool may be full).
+let finishing = 0;
 let nextKey = 1;
 
 function callText(getter, call) {
@@ -336,11 +342,43 @@ function resultTrampoline(key, resultPtr) {
   }
 }
 
+// Stream sink callbacks: on the JS thread inside capstan_stream_feed, or on
+// a capstan thread (a call's timeout, capstan_stream_finish running on
+// libuv's pool), which koffi blocks until the JS thread runs them: the JS
+// thread never waits on such a thread while a stream is live (finish runs
+// asynchronously, close waits for the streams' finishes).
+function textTrampoline(key, text, len) {
+  const stream = streams.get(Number(key));
+  if (!stream) return;
+  try {
+    stream._text(Number(len) > 0 ? koffi.decode(text, 'char', Number(len)) : '');
+  } catch (e) {
+    stream._callbackError ??= e;
+  }
+}
+
+function streamResultTrampoline(key, resultPtr) {
+  const stream = streams.get(Number(key));
+  if (!stream) return;
+  if (resultPtr === null) {
+    stream._resultsEnded = true;
+    return;
+  }
+  try {
+    stream._deliver(toResult(koffi.decode(resultPtr, native.Result)));
+  } catch (e) {
+    stream._callbackError ??= e;
+  }
+}
+
 const toolCallback = koffi.register(toolTrampoline, koffi.pointer(koffi.proto('void capstan_node_tool_fn(uintptr_t user_data, void *call)')));
 const resultCallback = koffi.register(
   resultTrampoline,
   koffi.pointer(koffi.proto('void capstan_node_result_fn(uintptr_t user_data, void *result)')),
 );
+
+const textCallback = koffi.register(textTrampoline, koffi.pointer(native.TextFn));
+const streamResultCallback = koffi.register(streamResultTrampoline, koffi.pointer(native.SinkResultFn));
 
 // --- batches --------------------------------------------------------------
 
@@ -478,6 +516,204 @@ class Batch {
   }
 }
 
+// --- streams --------------------------------------------------------------
+
+function chunkBytes(chunk) {
+  if (typeof chunk === 'string') return Buffer.from(chunk, 'utf8');
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  if (chunk instanceof ArrayBuffer) return Buffer.from(chunk);
+  throw new TypeError('stream chunks must be strings, Buffers, Uint8Arrays or ArrayBuffers');
+}
+
+function streamTurn(done) {
+  return {
+    calls: done.calls,
+    results: done.results.map((r, index) => ({
+      index,
+      id: r.id,
+      name: r.name,
+      content: r.content,
+      isError: Boolean(r.is_error),
+      outcome: r.outcome,
+      durationUs: r.duration_us ?? 0,
+    })),
+    messages: done.messages,
+    text: done.text ?? '',
+    stopReason: done.stop_reason ?? null,
+    cancelled: Boolean(done.cancelled),
+    cutCalls: done.cut_calls ?? [],
+  };
+}
+
+/**
+ * A streamed model response being read (registry.stream): feed() the body's
+ * bytes as they arrive, iterate results as calls end, then finish().
+ */
+class Stream {
+  constructor(registry, format, options) {
+    const fmt = STREAM_FORMATS[format];
+    if (fmt === undefined) {
+      throw new TypeError(`unknown stream format ${JSON.stringify(format)}; expected one of: ${Object.keys(STREAM_FORMATS).join(', ')}`);
+    }
+    if (options.onText !== undefined && typeof options.onText !== 'function') throw new TypeError('onText must be a function');
+    this._registry = registry;
+    this._onText = options.onText;
+    this._key = nextKey++;
+    this._queue = [];
+    this._waiters = [];
+    this._resultsEnded = false;
+    this._callbackError = null;
+    this._feedError = null;
+    this._finish = null;
+    const opts = execOptions(options, options.earlyDispatch ? EXEC_EARLY_DISPATCH : 0);
+    const out = [null];
+    streams.set(this._key, this);
+    const status = api.stream_new(
+      registry._live(),
+      fmt,
+      opts,
+      { struct_size: native.sizes.StreamSink, on_text: textCallback, on_result: streamResultCallback, user_data: this._key },
+      out,
+    );
+    if (status !== OK) {
+      streams.delete(this._key);
+      throw failure(status);
+    }
+    this._ptr = out[0];
+    registry._streams.add(this);
+  }
+
+  _text(text) {
+    if (this._onText) this._onText(text);
+  }
+
+  _deliver(result) {
+    const w = this._waiters.shift();
+    if (w) w.resolve({ value: result, done: false });
+    else this._queue.push(result);
+    this._registry._scheduleDrive();
+  }
+
+  /**
+   * Reads the next bytes of the body (split anywhere). Throws the stream's
+   * error (ProviderError for the provider's error event, CapstanError
+   * INVALID_RESPONSE, STREAM_TOO_LARGE), then again on every later feed.
+   */
+  feed(chunk) {
+    if (this._finish) {
+      throw new CapstanError({ status: 'CAPSTAN_ERR_WRONG_CONTEXT', status_code: 16, message: 'the stream is finished' });
+    }
+    if (this._feedError) throw this._feedError;
+    const bytes = chunkBytes(chunk);
+    const status = api.stream_feed(this._ptr, bytes, bytes.length);
+    this._registry._scheduleDrive();
+    if (status !== OK) {
+      this._feedError = failure(status);
+      throw this._feedError;
+    }
+    if (this._callbackError) {
+      const e = this._callbackError;
+      this._callbackError = null;
+      throw e;
+    }
+  }
+
+  /** No call starts any more; running ones see ctx.cancelled(). finish() still collects the results. */
+  cancel() {
+    if (this._ptr !== null) api.stream_cancel(this._ptr);
+  }
+
+  /**
+   * The body ended: starts the calls not started yet and resolves, once
+   * each has its result, with { calls, results, messages, text, stopReason,
+   * cancelled, cutCalls } (messages: what to append to the conversation).
+   * capstan_stream_finish waits for the calls, so it runs on libuv's pool
+   * while the tools run here on the event loop. Then the stream is freed.
+   */
+  finish() {
+    if (this._finish) return this._finish;
+    const registry = this._registry;
+    this._finish = new Promise((resolve, reject) => {
+      const out = [null];
+      const len = [0];
+      finishing++;
+      registry._scheduleDrive();
+      api.stream_finish.async(this._ptr, out, len, (err, status) => {
+        finishing--;
+        let text = null;
+        if (!err && status === OK) text = takeText(out[0], len[0]);
+        api.stream_free(this._ptr);
+        this._ptr = null;
+        streams.delete(this._key);
+        registry._streams.delete(this);
+        this._resultsEnded = true;
+        for (const w of this._waiters.splice(0)) w.resolve({ value: undefined, done: true });
+        registry._streamEnded();
+        if (err) return reject(err);
+        if (status !== OK) {
+          // The finish ran on another thread: its message is that thread's.
+          // A failed feed's error is the same (sticky) status, with its message.
+          if (this._feedError && this._feedError.statusCode === status) return reject(this._feedError);
+          const name = api.status_name(status);
+          const message =
+            name === 'CAPSTAN_ERR_STREAM_TRUNCATED'
+              ? "stream truncated: the body ended before the response's closing event (calls not started were not run)"
+              : name;
+          return reject(new CapstanError({ status: name, status_code: status, message }));
+        }
+        try {
+          resolve(streamTurn(JSON.parse(text)));
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+    return this._finish;
+  }
+
+  /** Results as each call ends, in the order they end; done after the last. */
+  [Symbol.asyncIterator]() {
+    return {
+      next: () => {
+        if (this._queue.length) return Promise.resolve({ value: this._queue.shift(), done: false });
+        if (this._resultsEnded) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve, reject) => this._waiters.push({ resolve, reject }));
+      },
+      return: () => Promise.resolve({ value: undefined, done: true }),
+    };
+  }
+}
+
+function bodyChunks(body) {
+  if (body === null || body === undefined) throw new TypeError('runStream: no body');
+  if (typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer) return [body];
+  if (typeof body.getReader === 'function' || typeof body[Symbol.asyncIterator] === 'function') return body;
+  if (body.body !== undefined && body.body !== null && typeof body.ok === 'boolean') {
+    if (!body.ok) throw new Error(`runStream: HTTP ${body.status} ${body.statusText || ''}`.trim());
+    return bodyChunks(body.body); // a fetch() Response
+  }
+  if (typeof body[Symbol.iterator] === 'function') return body;
+  throw new TypeError('runStream: body must be a fetch() Response, a ReadableStream, an (async) iterable of chunks, a string or bytes');
+}
+
+async function* readChunks(source) {
+  if (typeof source.getReader === 'function' && typeof source[Symbol.asyncIterator] !== 'function') {
+    const reader = source.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  } else {
+    yield* source;
+  }
+}
+
 // --- registry -------------------------------------------------------------
 
 /** Tools and the calls that run them. Close it with close() (or `using`). */
@@ -491,6 +727,8 @@ class Registry {
     this._ptr = out[0];
     this._toolKeys = new Map(); // name -> key
     this._batches = new Set();
+    this._streams = new Set();
+    this._closing = false;
     this._inflight = 0;
     this._armed = false;
     this._driveScheduled = false;
@@ -499,7 +737,7 @@ class Registry {
   }
 
   _live() {
-    if (this._ptr === null) throw new CapstanError({ status: 'CAPSTAN_ERR_SHUTTING_DOWN', status_code: 19, message: 'registry is closed' });
+    if (this._ptr === null || this._closing) throw new CapstanError({ status: 'CAPSTAN_ERR_SHUTTING_DOWN', status_code: 19, message: 'registry is closed' });
     return this._ptr;
   }
 
@@ -625,6 +863,38 @@ class Registry {
     return { calls, results, messages: formatResults(format, results) };
   }
 
+  /**
+   * Starts reading a streamed response in `format` (openai_chat,
+   * openai_responses, anthropic, gemini: the SSE body). Options: those of
+   * submit, plus earlyDispatch (start each call once its arguments are
+   * complete, before the body ends) and onText(delta).
+   */
+  stream(format, options = {}) {
+    return new Stream(this, format, options);
+  }
+
+  /**
+   * One streamed turn: feeds `body` (a fetch() Response, a ReadableStream,
+   * an async iterable of chunks, text or bytes) to a stream with early
+   * dispatch on by default, and resolves with what finish() gives. If
+   * reading the body fails, the stream is cancelled and the error thrown.
+   */
+  async runStream(format, body, options = {}) {
+    const stream = this.stream(format, { earlyDispatch: true, ...options });
+    try {
+      for await (const chunk of readChunks(bodyChunks(body))) stream.feed(chunk);
+    } catch (e) {
+      stream.cancel();
+      await stream.finish().catch(() => {});
+      throw e;
+    }
+    return stream.finish();
+  }
+
+  _streamEnded() {
+    if (this._closing && this._streams.size === 0) this._free();
+  }
+
   _scheduleDrive() {
     if (this._driveScheduled || this._ptr === null) return;
     this._driveScheduled = true;
@@ -640,13 +910,13 @@ class Registry {
       if (Number(api.registry_pump(this._ptr, 2)) === 0) break;
     }
     for (const batch of [...this._batches]) batch._poll();
-    if (this._batches.size) this._arm();
+    if (this._batches.size || this._streams.size) this._arm();
   }
 
   _arm() {
     if (this._armed || this._ptr === null) return;
     this._armed = true;
-    if (waker === null) {
+    if (waker === null || finishing > 0) {
       setTimeout(() => {
         this._armed = false;
         this._drive();
@@ -674,13 +944,28 @@ class Registry {
 
   /**
    * Closes the registry: calls not started end `cancelled`, pending batches
-   * finish with their results, and the registry is freed.
+   * finish with their results, and the registry is freed. Live streams are
+   * cancelled and finished first (the registry is freed once they are).
    */
   close() {
-    if (this._ptr === null) return;
+    if (this._ptr === null || this._closing) return;
+    this._closing = true;
+    if (this._streams.size) {
+      for (const stream of this._streams) {
+        stream.cancel();
+        stream.finish().catch(() => {});
+      }
+      this._scheduleDrive();
+      return;
+    }
+    this._free();
+  }
+
+  _free() {
     const ptr = this._ptr;
-    // Tools are main-thread tools and results are polled: no callback of
-    // this registry runs on another thread, so this does not wait on one.
+    // Tools are main-thread tools, results are polled and no stream is
+    // live: no callback of this registry runs on another thread, so this
+    // does not wait on one.
     api.registry_close(ptr, 0xffffffff);
     for (const batch of [...this._batches]) {
       batch._cancelled = true;
@@ -718,6 +1003,7 @@ const version = api.version_string();
 module.exports = {
   Registry,
   Batch,
+  Stream,
   CapstanError,
   ProviderError,
   SchemaError,

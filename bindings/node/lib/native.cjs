@@ -155,6 +155,22 @@ api.batch_submit = f(
 );
 api.batch_poll = f('size_t capstan_batch_poll(void *batch, capstan_result_fn *on_result, void *user_data, size_t max)');
 
+// Streams (section 14). The sink's callbacks are declared with uintptr_t
+// user data (a key of the binding's, the same size as a pointer).
+const TextFn = koffi.proto('void capstan_node_text_fn(uintptr_t user_data, void *text, size_t len)');
+const SinkResultFn = koffi.proto('void capstan_node_sink_result_fn(uintptr_t user_data, void *result)');
+const StreamSink = koffi.struct('capstan_stream_sink', {
+  struct_size: 'uint32_t',
+  on_text: koffi.pointer(TextFn),
+  on_result: koffi.pointer(SinkResultFn),
+  user_data: 'uintptr_t',
+});
+api.stream_new = f('int32_t capstan_stream_new(void *reg, uint32_t fmt, const capstan_exec_options *opts, const capstan_stream_sink *sink, _Out_ void **out)');
+api.stream_feed = f('int32_t capstan_stream_feed(void *stream, const uint8_t *bytes, size_t len)');
+api.stream_finish = f('int32_t capstan_stream_finish(void *stream, _Out_ void **out, _Out_ size_t *out_len)');
+api.stream_cancel = f('void capstan_stream_cancel(void *stream)');
+api.stream_free = f('void capstan_stream_free(void *stream)');
+
 const version = api.version_number();
 // Before 1.0 a minor version may change the ABI: the minor must match.
 if (Math.floor(version / 1000000) !== ABI_MAJOR || Math.floor(version / 1000) % 1000 !== ABI_MINOR) {
@@ -174,7 +190,11 @@ module.exports = {
   Result,
   ToolFn,
   ResultFn,
+  TextFn,
+  SinkResultFn,
+  StreamSink,
   sizes: {
+    StreamSink: koffi.sizeof(StreamSink),
     ToolDef: koffi.sizeof(ToolDef),
     ExecOptions: koffi.sizeof(ExecOptions),
     RegistryOptions: koffi.sizeof(RegistryOptions),
