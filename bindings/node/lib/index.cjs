@@ -162,16 +162,17 @@ function execOptions(opts = {}, extraFlags = 0) {
   if (opts.strictNulls) flags |= EXEC_STRICT_NULLS;
   const limit = opts.limit ?? 0;
   if (!Number.isInteger(limit) || limit < 0) throw new RangeError('limit must be an integer >= 0');
-  if (opts.approvedIds && opts.approvedIds.length) {
-    throw new TypeError('approvedIds is not supported by this version of the Node binding');
+  const approved = opts.approvedIds ?? [];
+  if (!Array.isArray(approved) || approved.some((id) => typeof id !== 'string')) {
+    throw new TypeError('approvedIds must be an array of call ids (strings)');
   }
   return {
     struct_size: native.sizes.ExecOptions,
     flags,
     limit: Math.min(limit, 0xffffffff),
     timeout_ms: milliseconds(opts.timeoutMs, 'timeoutMs'),
-    approved_ids: null,
-    approved_count: 0,
+    approved_ids: approved.length ? approved : null,
+    approved_count: approved.length,
     deadline_ms: milliseconds(opts.deadlineMs, 'deadlineMs'),
   };
 }
@@ -233,6 +234,7 @@ const WAKE_POLL_MS = 100;
 const tools = new Map();
 const parts = new Map();
 const streams = new Map();
+const approvers = new Map();
 // capstan_stream_finish calls running on libuv's pool: while any runs, the
 // waker uses a timer rather than another pool thread (the pool may be full).
 let finishing = 0;
@@ -371,12 +373,61 @@ function streamResultTrampoline(key, resultPtr) {
   }
 }
 
+// The approver runs on a capstan pool thread, which koffi blocks until the
+// JS thread has run this: it only starts the host's (async) approver and
+// returns; the decision is made later, on the JS thread.
+function approverTrampoline(key, approval) {
+  const registry = approvers.get(Number(key));
+  const deny = (reason) => {
+    const bytes = Buffer.from(reason, 'utf8');
+    api.approval_decide(approval, false, bytes, bytes.length);
+  };
+  try {
+    if (!registry || registry._approver === null) {
+      deny('No approver.');
+      return;
+    }
+    const len = [0];
+    const text = (getter) => {
+      const p = getter(approval, len);
+      return p === null ? null : Number(len[0]) > 0 ? koffi.decode(p, 'char', Number(len[0])) : '';
+    };
+    const argsText = text(api.approval_arguments);
+    if (argsText === null) return; // no longer live
+    const request = { tool: text(api.approval_tool), id: text(api.approval_id), arguments: JSON.parse(argsText) };
+    const approver = registry._approver;
+    registry._inflight++;
+    Promise.resolve()
+      .then(() => approver(request))
+      .then(
+        (decision) => {
+          const approve = decision === true || (decision !== null && typeof decision === 'object' && decision.approve === true);
+          const reason = decision !== null && typeof decision === 'object' && typeof decision.reason === 'string' ? decision.reason : null;
+          const bytes = reason === null ? null : Buffer.from(reason, 'utf8');
+          api.approval_decide(approval, approve, bytes, bytes === null ? 0 : bytes.length);
+        },
+        (e) => deny(`The approver failed: ${e instanceof Error ? e.message : String(e)}`),
+      )
+      .finally(() => {
+        registry._inflight--;
+        registry._scheduleDrive();
+      });
+  } catch (e) {
+    try {
+      deny(`The approver failed: ${e.message}`);
+    } catch {
+      // the approval is gone
+    }
+  }
+}
+
 const toolCallback = koffi.register(toolTrampoline, koffi.pointer(koffi.proto('void capstan_node_tool_fn(uintptr_t user_data, void *call)')));
 const resultCallback = koffi.register(
   resultTrampoline,
   koffi.pointer(koffi.proto('void capstan_node_result_fn(uintptr_t user_data, void *result)')),
 );
 
+const approverCallback = koffi.register(approverTrampoline, koffi.pointer(native.ApproverFn));
 const textCallback = koffi.register(textTrampoline, koffi.pointer(native.TextFn));
 const streamResultCallback = koffi.register(streamResultTrampoline, koffi.pointer(native.SinkResultFn));
 
@@ -729,6 +780,8 @@ class Registry {
     this._batches = new Set();
     this._streams = new Set();
     this._closing = false;
+    this._approver = null;
+    this._approverKey = 0;
     this._inflight = 0;
     this._armed = false;
     this._driveScheduled = false;
@@ -864,6 +917,45 @@ class Registry {
   }
 
   /**
+   * Sets (null: removes) the approver of tools registered with
+   * requiresApproval: `approver({ tool, id, arguments })` resolves to true
+   * (run it), false, or `{ approve, reason }` (`reason` is what the model
+   * reads when denied). It runs on the JS thread; a throw or rejection denies.
+   * Without an approver such calls end `denied` (unless in approvedIds).
+   */
+  setApprover(approver) {
+    const reg = this._live();
+    if (approver !== null && typeof approver !== 'function') throw new TypeError('setApprover: a function or null');
+    if (approver === null) {
+      check(api.registry_set_approver(reg, null, 0, null));
+      approvers.delete(this._approverKey);
+      this._approver = null;
+      return;
+    }
+    if (this._approver === null) {
+      this._approverKey = nextKey++;
+      approvers.set(this._approverKey, this);
+      this._approver = approver;
+      const status = api.registry_set_approver(reg, approverCallback, this._approverKey, null);
+      if (status !== OK) {
+        approvers.delete(this._approverKey);
+        this._approver = null;
+        throw failure(status);
+      }
+    } else {
+      this._approver = approver;
+    }
+  }
+
+  /** Which of `calls` would wait for approval: [{ index, id, name }]. Runs nothing. */
+  needsApproval(calls, options = {}) {
+    const list = (Array.isArray(calls) ? calls : [calls]).map(normalizedCall);
+    const bytes = Buffer.from(JSON.stringify(list), 'utf8');
+    const opts = execOptions(options);
+    return JSON.parse(textOut((o, l) => api.registry_needs_approval(this._live(), bytes, bytes.length, opts, o, l)));
+  }
+
+  /**
    * Starts reading a streamed response in `format` (openai_chat,
    * openai_responses, anthropic, gemini: the SSE body). Options: those of
    * submit, plus earlyDispatch (start each call once its arguments are
@@ -964,9 +1056,17 @@ class Registry {
   _free() {
     const ptr = this._ptr;
     // Tools are main-thread tools, results are polled and no stream is
-    // live: no callback of this registry runs on another thread, so this
-    // does not wait on one.
-    api.registry_close(ptr, 0xffffffff);
+    // live: no callback of this registry runs on another thread but the
+    // approver's, which waits for this thread (koffi): with an approver,
+    // close does not wait (a late approver invocation then finds the
+    // registry gone and denies).
+    if (this._approver !== null) {
+      this._approver = null;
+      api.registry_set_approver(ptr, null, 0, null);
+      api.registry_close(ptr, 0);
+    } else {
+      api.registry_close(ptr, 0xffffffff);
+    }
     for (const batch of [...this._batches]) {
       batch._cancelled = true;
       batch._poll();
@@ -975,6 +1075,20 @@ class Registry {
     this._toolKeys.clear();
     this._ptr = null;
     api.registry_free(ptr);
+    this._drainAfterFree();
+  }
+
+  // Batches still waiting for results after the free (a close that did not
+  // wait) are polled on a timer until their last result.
+  _drainAfterFree() {
+    if (this._batches.size === 0) {
+      approvers.delete(this._approverKey);
+      return;
+    }
+    setTimeout(() => {
+      for (const batch of [...this._batches]) batch._poll();
+      this._drainAfterFree();
+    }, 5);
   }
 
   [Symbol.dispose]() {

@@ -120,7 +120,7 @@ const ExecOptions = koffi.struct('capstan_exec_options', {
   flags: 'uint32_t',
   limit: 'uint32_t',
   timeout_ms: 'uint32_t',
-  approved_ids: 'void *',
+  approved_ids: 'const char **',
   approved_count: 'size_t',
   deadline_ms: 'uint32_t',
 });
@@ -165,6 +165,14 @@ const StreamSink = koffi.struct('capstan_stream_sink', {
   on_result: koffi.pointer(SinkResultFn),
   user_data: 'uintptr_t',
 });
+// Approvals (section 12).
+const ApproverFn = koffi.proto('void capstan_node_approver_fn(uintptr_t user_data, void *approval)');
+api.registry_set_approver = f('int32_t capstan_registry_set_approver(void *reg, capstan_node_approver_fn *approver, uintptr_t user_data, void *destroy)');
+api.approval_tool = f('void *capstan_approval_tool(void *approval, _Out_ size_t *len)');
+api.approval_id = f('void *capstan_approval_id(void *approval, _Out_ size_t *len)');
+api.approval_arguments = f('void *capstan_approval_arguments(void *approval, _Out_ size_t *len)');
+api.approval_decide = f('int32_t capstan_approval_decide(void *approval, bool approve, const uint8_t *reason, size_t len)');
+
 api.stream_new = f('int32_t capstan_stream_new(void *reg, uint32_t fmt, const capstan_exec_options *opts, const capstan_stream_sink *sink, _Out_ void **out)');
 api.stream_feed = f('int32_t capstan_stream_feed(void *stream, const uint8_t *bytes, size_t len)');
 api.stream_finish = f('int32_t capstan_stream_finish(void *stream, _Out_ void **out, _Out_ size_t *out_len)');
@@ -192,6 +200,7 @@ module.exports = {
   ResultFn,
   TextFn,
   SinkResultFn,
+  ApproverFn,
   StreamSink,
   sizes: {
     StreamSink: koffi.sizeof(StreamSink),
