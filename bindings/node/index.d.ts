@@ -63,7 +63,7 @@ export interface ToolDefinition {
   maxOutputChars?: number;
   /** Never runs concurrently with itself. */
   serial?: boolean;
-  /** Never runs without approval (approvals are not yet exposed by this binding: such calls end `denied`). */
+  /** Never runs without approval (Registry.setApprover; without an approver such calls end `denied`). */
   requiresApproval?: boolean;
   /** Streams: never start before the whole response arrived. */
   waitForResponse?: boolean;
@@ -80,7 +80,58 @@ export interface ExecOptions {
   deadlineMs?: number;
   /** Drop `null` optional arguments (OpenAI strict mode) before validation. */
   strictNulls?: boolean;
+  /** Ids of calls the user already approved: they run without asking the approver. */
+  approvedIds?: string[];
 }
+
+/** Streamed-response formats (server-sent-events bodies; Gemini: `alt=sse`). */
+export type StreamFormat = 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini';
+
+export interface StreamOptions extends ExecOptions {
+  /** Start each call once its arguments are complete, before the body ends (runStream: default true). */
+  earlyDispatch?: boolean;
+  /** Text deltas of the response, as they arrive. */
+  onText?: (text: string) => void;
+}
+
+/** A chunk of a response body. */
+export type Chunk = string | Uint8Array | ArrayBuffer;
+
+/** A web ReadableStream of bytes (structural, so no DOM or Node typings are needed). */
+export interface ReadableStreamLike {
+  getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; releaseLock(): void };
+}
+
+/** A fetch() Response (structural): its body is read; `ok` false rejects. */
+export interface ResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText?: string;
+  readonly body: ReadableStreamLike | null;
+}
+
+/** What a streamed turn gives. */
+export interface StreamTurn extends Turn {
+  /** The response's text. */
+  text: string;
+  /** The provider's stop or finish reason. */
+  stopReason: string | null;
+  cancelled: boolean;
+  /** Positions of calls the response cut (max tokens): never run, `invalid_arguments`. */
+  cutCalls: number[];
+}
+
+/** A call waiting for approval. */
+export interface ApprovalRequest {
+  tool: string;
+  id: string;
+  arguments: Record<string, unknown>;
+}
+
+/** true runs the call; false or { approve: false, reason } denies it (the model reads `reason`). */
+export type ApprovalDecision = boolean | { approve: boolean; reason?: string };
+
+export type Approver = (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
 
 export interface RegistryOptions {
   /** Coerce strings to number/integer/boolean where the schema asks for those. */
@@ -126,6 +177,17 @@ export class Batch implements AsyncIterable<ToolResult> {
   [Symbol.asyncIterator](): AsyncIterator<ToolResult>;
 }
 
+/** A streamed response being read: feed() its bytes, iterate results as calls end, then finish(). */
+export class Stream implements AsyncIterable<ToolResult> {
+  /** Throws the stream's (sticky) error: ProviderError, INVALID_RESPONSE, STREAM_TOO_LARGE. */
+  feed(chunk: Chunk): void;
+  /** No call starts any more; finish() still collects the results. */
+  cancel(): void;
+  /** Starts the calls not started yet and resolves once each has its result; frees the stream. */
+  finish(): Promise<StreamTurn>;
+  [Symbol.asyncIterator](): AsyncIterator<ToolResult>;
+}
+
 export class Registry {
   constructor(options?: RegistryOptions);
   /** Registers (or replaces) a tool. Throws SchemaError / CapstanError on a bad name or schema. */
@@ -140,7 +202,18 @@ export class Registry {
   execute(calls: ToolCall | ToolCall[], options?: ExecOptions): Promise<ToolResult[]>;
   /** Parses `response`, runs its calls and formats the results (rejects with ProviderError on an error body). */
   runTurn(format: Format, response: unknown, options?: ExecOptions): Promise<Turn>;
-  /** Calls not started end `cancelled`; frees the registry. Idempotent. */
+  /** Sets (null: removes) the approver of requiresApproval tools; it runs on the JS thread. */
+  setApprover(approver: Approver | null): void;
+  /** Which calls would wait for approval. Runs nothing. */
+  needsApproval(calls: ToolCall | ToolCall[], options?: ExecOptions): Array<{ index: number; id: string; name: string }>;
+  stream(format: StreamFormat, options?: StreamOptions): Stream;
+  /** Feeds a fetch() Response, a ReadableStream, an (async) iterable of chunks, text or bytes to a stream. */
+  runStream(
+    format: StreamFormat,
+    body: ResponseLike | ReadableStreamLike | AsyncIterable<Chunk> | Iterable<Chunk> | Chunk,
+    options?: StreamOptions,
+  ): Promise<StreamTurn>;
+  /** Calls not started end `cancelled`; live streams are cancelled and finished; frees the registry. Idempotent. */
   close(): void;
   [Symbol.dispose](): void;
 }
@@ -181,6 +254,7 @@ export function formatResults(format: Format, results: ReadonlyArray<ToolResult>
 declare const capstan: {
   Registry: typeof Registry;
   Batch: typeof Batch;
+  Stream: typeof Stream;
   CapstanError: typeof CapstanError;
   ProviderError: typeof ProviderError;
   SchemaError: typeof SchemaError;
