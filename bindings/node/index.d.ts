@@ -188,6 +188,67 @@ export class Stream implements AsyncIterable<ToolResult> {
   [Symbol.asyncIterator](): AsyncIterator<ToolResult>;
 }
 
+export interface McpServerOptions {
+  /** `IP:PORT`; default "127.0.0.1:0" (loopback, a port the OS picks). Set bearerToken and allowedHosts off loopback. */
+  address?: string;
+  bearerToken?: string;
+  /** Browser origins accepted besides loopback ones. */
+  allowedOrigins?: string | string[];
+  /** Host values accepted besides localhost, 127.0.0.1 and ::1. */
+  allowedHosts?: string | string[];
+  /** Per tool name: { title, annotations, outputSchema }. */
+  toolsMeta?: Record<string, unknown> | string;
+  /** serverInfo.name; default "capstan". */
+  name?: string;
+  maxBodyBytes?: number;
+  callTimeoutMs?: number;
+  stopTimeoutMs?: number;
+}
+
+export interface McpMountOptions {
+  /** Program and arguments of a server on stdio (exactly one of command and url). */
+  command?: string[];
+  /** Added to the child's environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** A streamable-HTTP endpoint (exactly one of command and url). */
+  url?: string;
+  /** Sent with every HTTP request, e.g. { Authorization: 'Bearer ...' }. */
+  headers?: Record<string, string>;
+  /** Put before every remote tool name. */
+  prefix?: string;
+  connectTimeoutMs?: number;
+  callTimeoutMs?: number;
+  maxReconnects?: number;
+  reconnectBackoffMs?: number;
+  protocolVersion?: string;
+}
+
+export interface McpMountInfo {
+  connected: boolean;
+  /** Local name -> remote name. */
+  tools: Record<string, string>;
+  problems: Array<{ remote: string; local: string; problem: string }>;
+  reconnects: number;
+  gave_up: boolean;
+  last_error: string;
+}
+
+/** The registry's tools served over MCP (streamable HTTP). */
+export class McpServer {
+  /** The endpoint, e.g. "http://127.0.0.1:41234/mcp". */
+  readonly url: string;
+  /** Stops and frees the server (calls in flight are cancelled). */
+  stop(): Promise<void>;
+}
+
+/** An MCP server's tools mounted in a registry. */
+export class McpMount {
+  info(): McpMountInfo;
+  /** Unmounts: the tools are unregistered, a command it started is stopped. */
+  close(): Promise<void>;
+}
+
 export class Registry {
   constructor(options?: RegistryOptions);
   /** Registers (or replaces) a tool. Throws SchemaError / CapstanError on a bad name or schema. */
@@ -213,7 +274,13 @@ export class Registry {
     body: ResponseLike | ReadableStreamLike | AsyncIterable<Chunk> | Iterable<Chunk> | Chunk,
     options?: StreamOptions,
   ): Promise<StreamTurn>;
-  /** Calls not started end `cancelled`; live streams are cancelled and finished; frees the registry. Idempotent. */
+  /** Serves the tools over MCP (streamable HTTP) until stop(). */
+  serve(options?: McpServerOptions): McpServer;
+  /** Serves the tools over MCP on stdin/stdout; resolves when stdin ends. */
+  serveStdio(options?: McpServerOptions): Promise<void>;
+  /** Mounts an MCP server's tools (rejects with CapstanError CAPSTAN_ERR_MCP_CONNECT). */
+  mount(options: McpMountOptions): Promise<McpMount>;
+  /** Calls not started end `cancelled`; live streams are cancelled and finished, servers stopped, mounts closed; frees the registry. Idempotent. */
   close(): void;
   [Symbol.dispose](): void;
 }
@@ -255,6 +322,8 @@ declare const capstan: {
   Registry: typeof Registry;
   Batch: typeof Batch;
   Stream: typeof Stream;
+  McpServer: typeof McpServer;
+  McpMount: typeof McpMount;
   CapstanError: typeof CapstanError;
   ProviderError: typeof ProviderError;
   SchemaError: typeof SchemaError;

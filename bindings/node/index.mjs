@@ -5,6 +5,8 @@ export const {
   Registry,
   Batch,
   Stream,
+  McpServer,
+  McpMount,
   CapstanError,
   ProviderError,
   SchemaError,

@@ -13,6 +13,8 @@
 // costs no wake-up and does not keep the process alive. No notify or result
 // callback is given to capstan, so no pool thread ever waits for V8.
 
+const path = require('node:path');
+const { Worker } = require('node:worker_threads');
 const native = require('./native.cjs');
 const { koffi, api } = native;
 
@@ -112,6 +114,19 @@ function failure(status) {
   if (status === ERR_PROVIDER_ERROR) return new ProviderError(info);
   if (status === ERR_INVALID_SCHEMA) return new SchemaError(info);
   return new CapstanError(info);
+}
+
+function failureFromJson(status, text) {
+  let info = null;
+  try {
+    info = text ? JSON.parse(text) : null;
+  } catch {
+    info = null;
+  }
+  if (!info || info.status_code !== status) {
+    info = { status: api.status_name(status), status_code: status, message: api.status_name(status) };
+  }
+  return status === ERR_PROVIDER_ERROR ? new ProviderError(info) : status === ERR_INVALID_SCHEMA ? new SchemaError(info) : new CapstanError(info);
 }
 
 function check(status) {
@@ -765,6 +780,125 @@ async function* readChunks(source) {
   }
 }
 
+// --- MCP ------------------------------------------------------------------
+
+function asyncCall(fn, ...args) {
+  return new Promise((resolve, reject) => fn.async(...args, (err, value) => (err ? reject(err) : resolve(value))));
+}
+
+function optionalText(value, what) {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
+  return value;
+}
+
+function serverOptions(o = {}) {
+  const list = (v, what) => (v === undefined || v === null ? null : Array.isArray(v) ? v.join(',') : optionalText(v, what));
+  return {
+    struct_size: native.sizes.McpServerOptions,
+    flags: 0,
+    address: optionalText(o.address, 'address'),
+    bearer_token: optionalText(o.bearerToken, 'bearerToken'),
+    allowed_origins: list(o.allowedOrigins, 'allowedOrigins'),
+    allowed_hosts: list(o.allowedHosts, 'allowedHosts'),
+    tools_meta: o.toolsMeta === undefined || o.toolsMeta === null ? null : typeof o.toolsMeta === 'string' ? o.toolsMeta : JSON.stringify(o.toolsMeta),
+    name: optionalText(o.name, 'name'),
+    max_body_bytes: o.maxBodyBytes ?? 0,
+    call_timeout_ms: milliseconds(o.callTimeoutMs, 'callTimeoutMs'),
+    stop_timeout_ms: milliseconds(o.stopTimeoutMs, 'stopTimeoutMs'),
+  };
+}
+
+function mountOptions(o) {
+  if (!o || (o.command === undefined) === (o.url === undefined)) {
+    throw new TypeError('mount: give exactly one of command (an array: program and arguments) or url');
+  }
+  if (o.command !== undefined && (!Array.isArray(o.command) || o.command.length === 0 || o.command.some((a) => typeof a !== 'string'))) {
+    throw new TypeError('mount: command must be a non-empty array of strings');
+  }
+  const pairs = (obj, sep, what) => {
+    if (obj === undefined || obj === null) return [];
+    if (typeof obj !== 'object') throw new TypeError(`mount: ${what} must be an object`);
+    return Object.entries(obj).map(([k, v]) => `${k}${sep}${v}`);
+  };
+  const env = pairs(o.env, '=', 'env');
+  const headers = pairs(o.headers, ': ', 'headers');
+  return {
+    struct_size: native.sizes.McpMountOptions,
+    argv: o.command ?? null,
+    argc: o.command ? o.command.length : 0,
+    env: env.length ? env : null,
+    env_count: env.length,
+    cwd: optionalText(o.cwd, 'cwd'),
+    url: optionalText(o.url, 'url'),
+    headers: headers.length ? headers : null,
+    header_count: headers.length,
+    prefix: optionalText(o.prefix, 'prefix'),
+    connect_timeout_ms: milliseconds(o.connectTimeoutMs, 'connectTimeoutMs'),
+    call_timeout_ms: milliseconds(o.callTimeoutMs, 'callTimeoutMs'),
+    max_reconnects: o.maxReconnects ?? 0,
+    reconnect_backoff_ms: milliseconds(o.reconnectBackoffMs, 'reconnectBackoffMs'),
+    protocol_version: optionalText(o.protocolVersion, 'protocolVersion'),
+  };
+}
+
+/** The registry's tools served over MCP (streamable HTTP): `url`, then stop(). */
+class McpServer {
+  constructor(registry, ptr) {
+    this._registry = registry;
+    this._ptr = ptr;
+    this.url = textOut((o, l) => api.mcp_server_url(ptr, o, l));
+    this._stopped = null;
+  }
+
+  /**
+   * Stops the server (calls in flight are cancelled, waited for up to
+   * stopTimeoutMs) and frees it; capstan's stop blocks, so it runs on
+   * libuv's pool while the tools finish on the loop.
+   */
+  stop() {
+    if (this._stopped) return this._stopped;
+    const registry = this._registry;
+    this._stopped = asyncCall(api.mcp_server_stop, this._ptr).then(
+      () => {
+        api.mcp_server_free(this._ptr);
+        this._ptr = null;
+        registry._servers.delete(this);
+      },
+      (e) => {
+        registry._servers.delete(this);
+        throw e;
+      },
+    );
+    return this._stopped;
+  }
+}
+
+/** An MCP server's tools mounted in the registry: info(), then close(). */
+class McpMount {
+  constructor(registry, ptr) {
+    this._registry = registry;
+    this._ptr = ptr;
+    this._closed = null;
+  }
+
+  /** { connected, tools: {local: remote}, problems, reconnects, gave_up, last_error }. */
+  info() {
+    if (this._ptr === null) throw new CapstanError({ status: 'CAPSTAN_ERR_STALE_HANDLE', status_code: 12, message: 'the mount is closed' });
+    return JSON.parse(textOut((o, l) => api.mcp_mount_info_json(this._ptr, o, l)));
+  }
+
+  /** Unmounts: its tools are unregistered, a command it started is stopped. */
+  close() {
+    if (this._closed) return this._closed;
+    const ptr = this._ptr;
+    this._ptr = null;
+    this._registry._mounts.delete(this);
+    this._closed = asyncCall(api.mcp_mount_free, ptr).then(() => undefined);
+    return this._closed;
+  }
+}
+
 // --- registry -------------------------------------------------------------
 
 /** Tools and the calls that run them. Close it with close() (or `using`). */
@@ -779,6 +913,9 @@ class Registry {
     this._toolKeys = new Map(); // name -> key
     this._batches = new Set();
     this._streams = new Set();
+    this._servers = new Set();
+    this._mounts = new Set();
+    this._holds = 0; // mounts connecting, stdio serving: the registry is freed after them
     this._closing = false;
     this._approver = null;
     this._approverKey = 0;
@@ -917,6 +1054,88 @@ class Registry {
   }
 
   /**
+   * Serves the registry's tools over MCP (streamable HTTP) until stop().
+   * Options: address ("127.0.0.1:0" by default: loopback, a port the OS
+   * picks), bearerToken, allowedOrigins, allowedHosts, toolsMeta ({name:
+   * {title, annotations, outputSchema}}), name, maxBodyBytes, callTimeoutMs,
+   * stopTimeoutMs. Its calls run the JS tools on the event loop.
+   */
+  serve(options = {}) {
+    const out = [null];
+    check(api.mcp_server_start(this._live(), serverOptions(options), out));
+    const server = new McpServer(this, out[0]);
+    this._servers.add(server);
+    this._scheduleDrive();
+    return server;
+  }
+
+  /**
+   * Serves the tools over MCP on this process's stdin/stdout; resolves when
+   * stdin ends (or the registry is closed). Nothing else may write to stdout.
+   */
+  async serveStdio(options = {}) {
+    const opts = serverOptions(options);
+    const reg = this._live();
+    this._holds++;
+    this._servingStdio = (this._servingStdio ?? 0) + 1;
+    this._scheduleDrive();
+    try {
+      const status = await asyncCall(api.mcp_server_serve_stdio, reg, opts);
+      if (status !== OK) throw failureFromJson(status, null);
+    } finally {
+      this._servingStdio--;
+      this._release();
+    }
+  }
+
+  /**
+   * Mounts an MCP server's tools: `command` (program and arguments, run on
+   * stdio; env, cwd) or `url` (streamable HTTP; headers), plus prefix,
+   * connectTimeoutMs, callTimeoutMs, maxReconnects, reconnectBackoffMs,
+   * protocolVersion. Connecting runs on a worker thread; resolves with the
+   * mount, or rejects (CapstanError CAPSTAN_ERR_MCP_CONNECT saying why).
+   */
+  mount(options) {
+    let opts;
+    let reg;
+    try {
+      opts = mountOptions(options);
+      reg = this._live();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this._holds++;
+    return new Promise((resolve, reject) => {
+      const worker = new Worker(path.join(__dirname, 'mount_worker.cjs'), { workerData: { registry: reg, options: opts } });
+      let settled = false;
+      worker.once('message', (m) => {
+        settled = true;
+        if (m.status !== OK) {
+          reject(failureFromJson(m.status, m.error));
+        } else {
+          const mount = new McpMount(this, m.mount);
+          this._mounts.add(mount);
+          if (this._closing) mount.close().catch(() => {});
+          resolve(mount);
+        }
+      });
+      worker.once('error', (e) => {
+        settled = true;
+        reject(e);
+      });
+      worker.once('exit', (code) => {
+        this._release();
+        if (!settled) reject(new Error(`capstan: the mount worker exited with code ${code}`));
+      });
+    });
+  }
+
+  _release() {
+    this._holds--;
+    this._streamEnded();
+  }
+
+  /**
    * Sets (null: removes) the approver of tools registered with
    * requiresApproval: `approver({ tool, id, arguments })` resolves to true
    * (run it), false, or `{ approve, reason }` (`reason` is what the model
@@ -984,7 +1203,7 @@ class Registry {
   }
 
   _streamEnded() {
-    if (this._closing && this._streams.size === 0) this._free();
+    if (this._closing && this._streams.size === 0 && this._holds === 0 && this._ptr !== null) this._free();
   }
 
   _scheduleDrive() {
@@ -1002,7 +1221,7 @@ class Registry {
       if (Number(api.registry_pump(this._ptr, 2)) === 0) break;
     }
     for (const batch of [...this._batches]) batch._poll();
-    if (this._batches.size || this._streams.size) this._arm();
+    if (this._batches.size || this._streams.size || this._servers.size || this._servingStdio) this._arm();
   }
 
   _arm() {
@@ -1042,7 +1261,9 @@ class Registry {
   close() {
     if (this._ptr === null || this._closing) return;
     this._closing = true;
-    if (this._streams.size) {
+    for (const server of [...this._servers]) server.stop().catch(() => {});
+    for (const mount of [...this._mounts]) mount.close().catch(() => {});
+    if (this._streams.size || this._holds) {
       for (const stream of this._streams) {
         stream.cancel();
         stream.finish().catch(() => {});
@@ -1118,6 +1339,8 @@ module.exports = {
   Registry,
   Batch,
   Stream,
+  McpServer,
+  McpMount,
   CapstanError,
   ProviderError,
   SchemaError,

@@ -173,6 +173,46 @@ api.approval_id = f('void *capstan_approval_id(void *approval, _Out_ size_t *len
 api.approval_arguments = f('void *capstan_approval_arguments(void *approval, _Out_ size_t *len)');
 api.approval_decide = f('int32_t capstan_approval_decide(void *approval, bool approve, const uint8_t *reason, size_t len)');
 
+// MCP (sections 15 and 16).
+const McpServerOptions = koffi.struct('capstan_mcp_server_options', {
+  struct_size: 'uint32_t',
+  flags: 'uint32_t',
+  address: 'const char *',
+  bearer_token: 'const char *',
+  allowed_origins: 'const char *',
+  allowed_hosts: 'const char *',
+  tools_meta: 'const char *',
+  name: 'const char *',
+  max_body_bytes: 'uint32_t',
+  call_timeout_ms: 'uint32_t',
+  stop_timeout_ms: 'uint32_t',
+});
+const McpMountOptions = koffi.struct('capstan_mcp_mount_options', {
+  struct_size: 'uint32_t',
+  argv: 'const char **',
+  argc: 'size_t',
+  env: 'const char **',
+  env_count: 'size_t',
+  cwd: 'const char *',
+  url: 'const char *',
+  headers: 'const char **',
+  header_count: 'size_t',
+  prefix: 'const char *',
+  connect_timeout_ms: 'uint32_t',
+  call_timeout_ms: 'uint32_t',
+  max_reconnects: 'uint32_t',
+  reconnect_backoff_ms: 'uint32_t',
+  protocol_version: 'const char *',
+});
+api.mcp_server_serve_stdio = f('int32_t capstan_mcp_server_serve_stdio(void *reg, const capstan_mcp_server_options *opts)');
+api.mcp_server_start = f('int32_t capstan_mcp_server_start(void *reg, const capstan_mcp_server_options *opts, _Out_ void **out)');
+api.mcp_server_url = f('int32_t capstan_mcp_server_url(void *server, _Out_ void **out, _Out_ size_t *out_len)');
+api.mcp_server_stop = f('int32_t capstan_mcp_server_stop(void *server)');
+api.mcp_server_free = f('void capstan_mcp_server_free(void *server)');
+api.mcp_mount_new = f('int32_t capstan_mcp_mount_new(void *reg, const capstan_mcp_mount_options *opts, _Out_ void **out)');
+api.mcp_mount_free = f('int32_t capstan_mcp_mount_free(void *mount)');
+api.mcp_mount_info_json = f('int32_t capstan_mcp_mount_info_json(void *mount, _Out_ void **out, _Out_ size_t *out_len)');
+
 api.stream_new = f('int32_t capstan_stream_new(void *reg, uint32_t fmt, const capstan_exec_options *opts, const capstan_stream_sink *sink, _Out_ void **out)');
 api.stream_feed = f('int32_t capstan_stream_feed(void *stream, const uint8_t *bytes, size_t len)');
 api.stream_finish = f('int32_t capstan_stream_finish(void *stream, _Out_ void **out, _Out_ size_t *out_len)');
@@ -202,7 +242,11 @@ module.exports = {
   SinkResultFn,
   ApproverFn,
   StreamSink,
+  McpServerOptions,
+  McpMountOptions,
   sizes: {
+    McpServerOptions: koffi.sizeof(McpServerOptions),
+    McpMountOptions: koffi.sizeof(McpMountOptions),
     StreamSink: koffi.sizeof(StreamSink),
     ToolDef: koffi.sizeof(ToolDef),
     ExecOptions: koffi.sizeof(ExecOptions),

@@ -32,6 +32,14 @@ try {
   if (e instanceof CapstanError) e.status.toLowerCase();
 }
 capstan.version.length;
+const server = reg.serve({ allowedHosts: ['example.com'], toolsMeta: { get_time: { title: 'Time' } } });
+const mount = await new Registry().mount({ url: server.url, headers: { Authorization: 'Bearer x' } });
+const connected: boolean = mount.info().connected;
+void connected;
+await mount.close();
+await server.stop();
+// @ts-expect-error: command is an array
+void new Registry().mount({ command: 'node server.js' });
 void outcome;
 // @ts-expect-error: not a format
 parseCalls('openai', {});
