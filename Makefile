@@ -168,6 +168,15 @@ python-bench: lib $(VENV_STAMP)
 node-test: lib $(NODE_BINDING_STAMP)
 	cd bindings/node && CAPSTAN_LIB=$(abspath $(LIB)) node --test test/*.test.cjs test/*.test.mjs
 
+# The bench's own dependencies (ai, zod: bindings/node/bench/package-lock.json).
+NODE_BENCH_STAMP := bindings/node/bench/node_modules/.setup-stamp
+$(NODE_BENCH_STAMP): bindings/node/bench/package.json bindings/node/bench/package-lock.json
+	cd bindings/node/bench && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --cache "$(abspath bindings/node/.npm-cache)"
+	@touch $@
+
+node-bench: lib $(NODE_BINDING_STAMP) $(NODE_BENCH_STAMP)
+	CAPSTAN_LIB=$(abspath $(LIB)) node bindings/node/bench/bench.mjs
+
 # --- MCP interop peers (issue #14) -------------------------------------------
 # The MCP tests run capstan against pinned real peers: the official Python SDK
 # (tests/mcp/requirements.txt, in build/venv) and, with Node.js, the reference

@@ -80,8 +80,9 @@ $(NPM_STAMP): tests/mcp/package.json tests/mcp/package-lock.json
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error --cache "$(abspath tests/mcp/.npm-cache)"
 	@touch $@
 
-# The Node.js binding's dependencies (koffi; the bench's `ai` and `zod` are
-# devDependencies, installed too). npm's cache stays in the tree.
+# The Node.js binding's dependencies (koffi; typescript, a devDependency, for
+# the type test). npm's cache stays in the tree. The bench's `ai` and `zod`
+# are bindings/node/bench's own, installed by `make node-bench` only.
 $(NODE_BINDING_STAMP): bindings/node/package.json bindings/node/package-lock.json
 	@echo "setup: npm ci into bindings/node/node_modules (pinned by package-lock.json)"
 	cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --cache "$(abspath bindings/node/.npm-cache)"

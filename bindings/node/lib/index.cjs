@@ -35,6 +35,7 @@ const TOOL_WAIT_FOR_RESPONSE = 1 << 3;
 const EXEC_SEQUENTIAL = 1 << 0;
 const EXEC_DELIVER_POLL = 1 << 1;
 const EXEC_STRICT_NULLS = 1 << 2;
+const EXEC_START_INLINE = 1 << 3;
 const EXEC_EARLY_DISPATCH = 1 << 4;
 const REGISTRY_COERCE = 1 << 0;
 const REGISTRY_STRICT_DEFAULTS = 1 << 1;
@@ -497,7 +498,7 @@ class Batch {
     const bytes = Buffer.from(JSON.stringify(calls), 'utf8');
     const out = [null];
     const key = nextKey++;
-    check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL), null, 0, out));
+    check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL | EXEC_START_INLINE), null, 0, out));
     const part = { key, ptr: out[0], offset, batch: this, finished: false };
     parts.set(key, part);
     this._parts.add(part);
@@ -910,6 +911,10 @@ class Registry {
     const out = [null];
     check(api.registry_new({ struct_size: native.sizes.RegistryOptions, flags }, out));
     this._ptr = out[0];
+    // The JS thread becomes a main thread of the registry (it pumped): with
+    // CAPSTAN_EXEC_START_INLINE a batch's main-thread calls then start right
+    // inside capstan_batch_submit, on this thread, without a thread hop.
+    api.registry_pump(this._ptr, 0);
     this._toolKeys = new Map(); // name -> key
     this._batches = new Set();
     this._streams = new Set();
