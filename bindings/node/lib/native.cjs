@@ -30,9 +30,11 @@ function candidates() {
   const name = libraryFileName();
   const repo = path.resolve(__dirname, '..', '..', '..');
   const found = [];
-  for (const profile of ['release', 'debug']) {
-    const p = path.join(repo, 'target', profile, name);
-    if (fs.existsSync(p)) found.push(p);
+  if (fs.existsSync(path.join(repo, 'include', 'capstan.h'))) {
+    for (const profile of ['release', 'debug']) {
+      const p = path.join(repo, 'target', profile, name);
+      if (fs.existsSync(p)) found.push(p);
+    }
   }
   if (process.platform !== 'win32') {
     for (const dir of ['/usr/local/lib', '/usr/lib']) {

@@ -255,3 +255,17 @@ test('an idle registry does not keep the process alive', async () => {
   assert.equal(out.status, 0, out.stderr);
   assert.equal(out.stdout.trim(), 'timeout');
 });
+
+test('CAPSTAN_LIB names the library; a wrong one fails saying what was tried', () => {
+  const { spawnSync } = require('node:child_process');
+  const { libraryPath } = require('..');
+  if (process.env.CAPSTAN_LIB) assert.equal(libraryPath, process.env.CAPSTAN_LIB);
+  const out = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(require.resolve('..'))})`], {
+    encoding: 'utf8',
+    env: { ...process.env, CAPSTAN_LIB: '/nonexistent/libcapstan.so' },
+    timeout: 20000,
+  });
+  assert.notEqual(out.status, 0);
+  assert.match(out.stderr, /cannot load libcapstan \(set CAPSTAN_LIB/);
+  assert.match(out.stderr, /\/nonexistent\/libcapstan\.so/);
+});
