@@ -84,20 +84,26 @@ const aiTools = {
   }),
 };
 
-// Median and mean microseconds per operation over `rounds` timed runs of
-// `reps` operations each, after a warm-up.
+// Median wall and CPU microseconds per operation over `rounds` timed runs
+// of `reps` operations each, after a warm-up. CPU is the process's user +
+// system time (every thread: capstan's, libuv's), which says more than the
+// wall clock on a shared machine.
 async function measure(op, n) {
-  const reps = n === 1 ? (quick ? 200 : 2000) : quick ? 10 : 100;
-  const rounds = quick ? 3 : 7;
+  const reps = n === 1 ? (quick ? 200 : 1000) : quick ? 10 : 50;
+  const rounds = quick ? 3 : 5;
   for (let i = 0; i < reps; i++) await op();
-  const perOp = [];
+  const wall = [];
+  const cpu = [];
   for (let r = 0; r < rounds; r++) {
+    const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < reps; i++) await op();
-    perOp.push(Number(process.hrtime.bigint() - t0) / 1000 / reps);
+    wall.push(Number(process.hrtime.bigint() - t0) / 1000 / reps);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / reps);
   }
-  perOp.sort((a, b) => a - b);
-  return { median: perOp[Math.floor(perOp.length / 2)], min: perOp[0] };
+  const median = (xs) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return { median: median(wall), cpu: median(cpu) };
 }
 
 const registry = new Registry();
@@ -121,15 +127,17 @@ for (const n of BATCHES) {
   const exec = await measure(() => registry.execute(list, { limit: n }), n);
   const turn = await measure(() => registry.runTurn('openai_chat', body, { limit: n }), n);
   const ai = await measure(() => generateText({ model: models, tools: aiTools, prompt: 'weather?' }), n);
-  rows.push(['capstan execute', n, exec.median]);
-  rows.push(['capstan runTurn (openai_chat)', n, turn.median]);
-  rows.push(['ai generateText step', n, ai.median]);
-  rows.push(['ai generateText step - no-call step', n, ai.median - baseline.median]);
+  rows.push(['capstan execute', n, exec]);
+  rows.push(['capstan runTurn (openai_chat)', n, turn]);
+  rows.push(['ai generateText step', n, ai]);
+  rows.push(['ai generateText step - no-call step', n, { median: ai.median - baseline.median, cpu: ai.cpu - baseline.cpu }]);
 }
 registry.close();
 
 console.log(`node ${process.version}, capstan ${libraryPath}${quick ? ' (--quick)' : ''}`);
-console.log(`ai generateText step with a text answer (no call): ${baseline.median.toFixed(1)} us`);
-console.log('| what | calls | median us/op | us/call |');
-console.log('|---|---:|---:|---:|');
-for (const [what, n, us] of rows) console.log(`| ${what} | ${n} | ${us.toFixed(1)} | ${(us / n).toFixed(2)} |`);
+console.log(`ai generateText step with a text answer (no call): ${baseline.median.toFixed(1)} us wall, ${baseline.cpu.toFixed(1)} us CPU`);
+console.log('| what | calls | wall us/op | CPU us/op | CPU us/call |');
+console.log('|---|---:|---:|---:|---:|');
+for (const [what, n, m] of rows) {
+  console.log(`| ${what} | ${n} | ${m.median.toFixed(1)} | ${m.cpu.toFixed(1)} | ${(m.cpu / n).toFixed(2)} |`);
+}

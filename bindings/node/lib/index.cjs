@@ -3,15 +3,20 @@
 // delivered on the event loop, and the provider formats.
 //
 // Threads: every JS function here runs on the JS thread. Tools are
-// registered as CAPSTAN_TOOL_MAIN_THREAD tools, so capstan never calls them
-// from a pool thread: they run inside capstan_registry_pump, which only this
-// module calls, from the event loop. Results are delivered by
+// registered as CAPSTAN_TOOL_MAIN_THREAD tools and the JS thread is a main
+// thread of each registry, so capstan never calls them from a pool thread:
+// a batch starts them inline in capstan_batch_submit (START_INLINE), any
+// other call waits for capstan_registry_pump, which only this module calls,
+// from the event loop. Batch results are delivered by
 // CAPSTAN_EXEC_DELIVER_POLL (capstan_batch_poll, also on the JS thread). What
 // tells the loop that there is work is the registry's wake fd, watched by a
-// poll(2) running on libuv's thread pool (koffi's async call) while a batch
-// is pending; nothing is armed when no batch is pending, so an idle registry
-// costs no wake-up and does not keep the process alive. No notify or result
-// callback is given to capstan, so no pool thread ever waits for V8.
+// poll(2) running on libuv's thread pool (koffi's async call) while work is
+// pending; nothing is armed when nothing is pending, so an idle registry
+// costs no wake-up and does not keep the process alive. The approver and
+// the stream sinks are the only callbacks capstan may run on its own
+// threads: koffi then holds that thread until the JS thread ran them, and
+// the JS thread never blocks on capstan while one may be pending (see
+// Stream.finish, Registry.close).
 
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
