@@ -512,7 +512,7 @@ class Batch {
   _startMore() {
     while (this._parts.size < this._slots && this._next < this._calls.length) {
       const i = this._next++;
-      if (this._cancelled || this._registry._ptr === null) {
+      if (this._cancelled || this._registry._ptr === null || this._registry._closing) {
         const c = this._calls[i];
         this._deliver({ index: i, id: c.id, name: c.name, content: CANCELLED_TEXT, isError: true, outcome: 'cancelled', durationUs: 0 });
         continue;

@@ -269,3 +269,22 @@ test('CAPSTAN_LIB names the library; a wrong one fails saying what was tried', (
   assert.match(out.stderr, /cannot load libcapstan \(set CAPSTAN_LIB/);
   assert.match(out.stderr, /\/nonexistent\/libcapstan\.so/);
 });
+
+test('close() during a batch bigger than its limit: the calls not started end cancelled', async () => {
+  const reg = new Registry();
+  const started = deferred();
+  reg.tool('forever', () => {
+    started.resolve();
+    return new Promise(() => {});
+  });
+  const calls = Array.from({ length: 5 }, (_, i) => ({ id: `${i}`, name: 'forever' }));
+  const p = reg.execute(calls, { limit: 2 });
+  await started.promise;
+  reg.close();
+  const r = await p;
+  assert.deepEqual(
+    r.map((x) => x.outcome),
+    ['cancelled', 'cancelled', 'cancelled', 'cancelled', 'cancelled'],
+  );
+  assert.equal(r[4].content, 'Cancelled before it started.');
+});
