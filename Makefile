@@ -159,6 +159,24 @@ python-test: lib $(VENV_STAMP)
 python-bench: lib $(VENV_STAMP)
 	CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) bindings/python/bench/bench.py
 
+# --- Node.js binding (issue #35) ---------------------------------------------
+# bindings/node loads $(LIB) (CAPSTAN_LIB) through koffi; its node_modules is
+# `npm ci` of bindings/node/package-lock.json (NODE_BINDING_STAMP, mk/setup.mk).
+# The tests are node:test files (bindings/node/test), a few seconds in all.
+# node-bench compares tool execution with the Vercel AI SDK (not in `make test`).
+.PHONY: node-test node-bench
+node-test: lib $(NODE_BINDING_STAMP)
+	cd bindings/node && CAPSTAN_LIB=$(abspath $(LIB)) node --test test/*.test.cjs test/*.test.mjs
+
+# The bench's own dependencies (ai, zod: bindings/node/bench/package-lock.json).
+NODE_BENCH_STAMP := bindings/node/bench/node_modules/.setup-stamp
+$(NODE_BENCH_STAMP): bindings/node/bench/package.json bindings/node/bench/package-lock.json
+	cd bindings/node/bench && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --cache "$(abspath bindings/node/.npm-cache)"
+	@touch $@
+
+node-bench: lib $(NODE_BINDING_STAMP) $(NODE_BENCH_STAMP)
+	CAPSTAN_LIB=$(abspath $(LIB)) node bindings/node/bench/bench.mjs
+
 # --- MCP interop peers (issue #14) -------------------------------------------
 # The MCP tests run capstan against pinned real peers: the official Python SDK
 # (tests/mcp/requirements.txt, in build/venv) and, with Node.js, the reference
@@ -412,7 +430,7 @@ fmt-check:
 TEST_SUITES := fmt-check clippy rust-test header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
-  windows-test
+  windows-test node-test
 
 test:
 	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/test-times.txt setup lib $(TEST_SUITES)

@@ -13,7 +13,9 @@
 #      packages (PYTHON_REQUIREMENTS, each pinned by tests/python-constraints.txt):
 #      every suite that runs Python uses it (PYTHON, CAPSTAN_TEST_PYTHON), never
 #      the system interpreter.
-#   6. tests/mcp/node_modules: `npm ci` of tests/mcp/package-lock.json.
+#   6. tests/mcp/node_modules: `npm ci` of tests/mcp/package-lock.json, and
+#      bindings/node/node_modules: `npm ci` of bindings/node/package-lock.json
+#      (koffi, whose prebuilt binaries are per-platform optional packages: --ignore-scripts).
 # 5 and 6 are stamp files, redone when their inputs change; the suites that
 # need them depend on the stamps, so `make python-test` also works alone.
 # Suites extend the lists: `SETUP_APT_PACKAGES += pkg`, `SETUP_RUSTUP_TARGETS
@@ -31,7 +33,8 @@ VENV                := $(BUILD)/venv
 VENV_STAMP          := $(VENV)/.setup-stamp
 PYTHON_REQUIREMENTS := tests/python-requirements.txt tests/mcp/requirements.txt
 NPM_STAMP           := tests/mcp/node_modules/.setup-stamp
-SETUP_STAMPS        := $(VENV_STAMP) $(NPM_STAMP)
+NODE_BINDING_STAMP  := bindings/node/node_modules/.setup-stamp
+SETUP_STAMPS        := $(VENV_STAMP) $(NPM_STAMP) $(NODE_BINDING_STAMP)
 
 # Python for every suite: the venv's (absolute: tests run it from other
 # directories). CAPSTAN_TEST_PYTHON is what tests/mcp_client.rs and
@@ -52,7 +55,7 @@ setup:
 
 # What the tree itself holds: the venv and node_modules (no system change).
 setup-deps: $(SETUP_STAMPS)
-	@echo "setup: $(VENV) and tests/mcp/node_modules up to date"
+	@echo "setup: $(VENV), tests/mcp/node_modules and bindings/node/node_modules up to date"
 
 setup-system:
 	@mk/setup.sh apt $(SETUP_APT_PACKAGES)
@@ -75,6 +78,14 @@ $(VENV_STAMP): $(PYTHON_REQUIREMENTS) tests/python-constraints.txt
 $(NPM_STAMP): tests/mcp/package.json tests/mcp/package-lock.json
 	@echo "setup: npm ci into tests/mcp/node_modules: $$(sed -n 's/^    "\(@*[a-z][^"]*\)": "\([0-9^~][^"]*\)".*/\1@\2/p' tests/mcp/package.json | tr '\n' ' ')(pinned by package-lock.json)"
 	cd tests/mcp && npm ci --no-audit --no-fund --loglevel=error --cache "$(abspath tests/mcp/.npm-cache)"
+	@touch $@
+
+# The Node.js binding's dependencies (koffi; typescript, a devDependency, for
+# the type test). npm's cache stays in the tree. The bench's `ai` and `zod`
+# are bindings/node/bench's own, installed by `make node-bench` only.
+$(NODE_BINDING_STAMP): bindings/node/package.json bindings/node/package-lock.json
+	@echo "setup: npm ci into bindings/node/node_modules (pinned by package-lock.json)"
+	cd bindings/node && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --cache "$(abspath bindings/node/.npm-cache)"
 	@touch $@
 
 # The MCP peers (the name the CI used before `make setup`).

@@ -1,0 +1,336 @@
+// Types of the capstan Node.js binding (hand-written; lib/index.cjs is the code).
+
+/** Provider wire formats; `describe` is capstan's own normalized form. */
+export type Format = 'describe' | 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini' | 'mcp';
+
+export const FORMATS: Readonly<Record<Format, number>>;
+
+/** The library's version, e.g. "0.4.0". */
+export const version: string;
+/** The path libcapstan was loaded from (CAPSTAN_LIB, the repository's target/, or the loader's search). */
+export const libraryPath: string;
+
+/** A JSON Schema (an object schema at the root for tool parameters). */
+export type JsonSchema = Record<string, unknown> | boolean;
+
+/** A tool call in capstan's normalized form. `arguments` may be an object or JSON text. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments?: Record<string, unknown> | string;
+}
+
+export type Outcome = 'ok' | 'tool_error' | 'invalid_arguments' | 'unknown_tool' | 'timeout' | 'cancelled' | 'denied';
+
+/** One call's result. `content` is the text the model reads. */
+export interface ToolResult {
+  /** Position of the call in its batch. */
+  index: number;
+  id: string;
+  name: string;
+  content: string;
+  isError: boolean;
+  outcome: Outcome;
+  durationUs: number;
+}
+
+/** What a tool function gets besides its arguments. */
+export interface ToolContext {
+  /** The call's id. */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** True once the call should stop (timeout, batch cancelled, registry closed). */
+  cancelled(): boolean;
+}
+
+/**
+ * A tool: gets the validated arguments (schema defaults filled in) and
+ * returns the result or a Promise of it. A string is sent as text, anything
+ * else as JSON; a throw or rejection is a tool error whose message the model reads.
+ */
+export type ToolFunction<A = any> = (args: A, ctx: ToolContext) => unknown | Promise<unknown>;
+
+export interface ToolDefinition {
+  /** `^[A-Za-z0-9_-]{1,64}$`. */
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments (object or JSON text); default `{"type":"object"}`. */
+  parameters?: JsonSchema | string;
+  /** Per-call timeout; 0 or absent: none. */
+  timeoutMs?: number;
+  /** Cap on the result text, in characters. */
+  maxOutputChars?: number;
+  /** Never runs concurrently with itself. */
+  serial?: boolean;
+  /** Never runs without approval (Registry.setApprover; without an approver such calls end `denied`). */
+  requiresApproval?: boolean;
+  /** Streams: never start before the whole response arrived. */
+  waitForResponse?: boolean;
+}
+
+export interface ExecOptions {
+  /** Default true; false runs the calls one by one, in order. */
+  parallel?: boolean;
+  /** At most this many calls at once; 0 or absent: 8. */
+  limit?: number;
+  /** Overrides every tool's timeout. */
+  timeoutMs?: number;
+  /** Bounds every call from submission, waits included. */
+  deadlineMs?: number;
+  /** Drop `null` optional arguments (OpenAI strict mode) before validation. */
+  strictNulls?: boolean;
+  /** Ids of calls the user already approved: they run without asking the approver. */
+  approvedIds?: string[];
+}
+
+/** Streamed-response formats (server-sent-events bodies; Gemini: `alt=sse`). */
+export type StreamFormat = 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini';
+
+export interface StreamOptions extends ExecOptions {
+  /** Start each call once its arguments are complete, before the body ends (runStream: default true). */
+  earlyDispatch?: boolean;
+  /** Text deltas of the response, as they arrive. */
+  onText?: (text: string) => void;
+}
+
+/** A chunk of a response body. */
+export type Chunk = string | Uint8Array | ArrayBuffer;
+
+/** A web ReadableStream of bytes (structural, so no DOM or Node typings are needed). */
+export interface ReadableStreamLike {
+  getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; releaseLock(): void };
+}
+
+/** A fetch() Response (structural): its body is read; `ok` false rejects. */
+export interface ResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly statusText?: string;
+  readonly body: ReadableStreamLike | null;
+}
+
+/** What a streamed turn gives. */
+export interface StreamTurn extends Turn {
+  /** The response's text. */
+  text: string;
+  /** The provider's stop or finish reason. */
+  stopReason: string | null;
+  cancelled: boolean;
+  /** Positions of calls the response cut (max tokens): never run, `invalid_arguments`. */
+  cutCalls: number[];
+}
+
+/** A call waiting for approval. */
+export interface ApprovalRequest {
+  tool: string;
+  id: string;
+  arguments: Record<string, unknown>;
+}
+
+/** true runs the call; false or { approve: false, reason } denies it (the model reads `reason`). */
+export type ApprovalDecision = boolean | { approve: boolean; reason?: string };
+
+export type Approver = (request: ApprovalRequest) => ApprovalDecision | Promise<ApprovalDecision>;
+
+export interface RegistryOptions {
+  /** Coerce strings to number/integer/boolean where the schema asks for those. */
+  coerce?: boolean;
+  /** Refuse schemas whose `default` fails its own subschema. */
+  strictDefaults?: boolean;
+}
+
+export interface ExportOptions {
+  /** OpenAI strict mode. */
+  strict?: boolean;
+  /** Gemini: lower to the OpenAPI-subset `parameters`. */
+  geminiLower?: boolean;
+}
+
+export interface ExportReportItem {
+  tool: string;
+  pointer: string;
+  message: string;
+}
+
+export type CheckResult =
+  | { outcome: 'ok'; arguments: Record<string, unknown> }
+  | { outcome: Exclude<Outcome, 'ok'>; content: string };
+
+export interface Turn {
+  /** The calls read out of the response. */
+  calls: ToolCall[];
+  /** One result per call, in call order. */
+  results: ToolResult[];
+  /** What to append to the conversation, in the turn's format. */
+  messages: unknown;
+}
+
+/** Calls running in the background; iterate for results as they finish. */
+export class Batch implements AsyncIterable<ToolResult> {
+  /** Number of calls. */
+  readonly size: number;
+  /** Every result, in call order, once the batch is done. */
+  results(): Promise<ToolResult[]>;
+  /** Calls not yet started end `cancelled`; running ones see ctx.cancelled(). */
+  cancel(): void;
+  [Symbol.asyncIterator](): AsyncIterator<ToolResult>;
+}
+
+/** A streamed response being read: feed() its bytes, iterate results as calls end, then finish(). */
+export class Stream implements AsyncIterable<ToolResult> {
+  /** Throws the stream's (sticky) error: ProviderError, INVALID_RESPONSE, STREAM_TOO_LARGE. */
+  feed(chunk: Chunk): void;
+  /** No call starts any more; finish() still collects the results. */
+  cancel(): void;
+  /** Starts the calls not started yet and resolves once each has its result; frees the stream. */
+  finish(): Promise<StreamTurn>;
+  [Symbol.asyncIterator](): AsyncIterator<ToolResult>;
+}
+
+export interface McpServerOptions {
+  /** `IP:PORT`; default "127.0.0.1:0" (loopback, a port the OS picks). Set bearerToken and allowedHosts off loopback. */
+  address?: string;
+  bearerToken?: string;
+  /** Browser origins accepted besides loopback ones. */
+  allowedOrigins?: string | string[];
+  /** Host values accepted besides localhost, 127.0.0.1 and ::1. */
+  allowedHosts?: string | string[];
+  /** Per tool name: { title, annotations, outputSchema }. */
+  toolsMeta?: Record<string, unknown> | string;
+  /** serverInfo.name; default "capstan". */
+  name?: string;
+  maxBodyBytes?: number;
+  callTimeoutMs?: number;
+  stopTimeoutMs?: number;
+}
+
+export interface McpMountOptions {
+  /** Program and arguments of a server on stdio (exactly one of command and url). */
+  command?: string[];
+  /** Added to the child's environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** A streamable-HTTP endpoint (exactly one of command and url). */
+  url?: string;
+  /** Sent with every HTTP request, e.g. { Authorization: 'Bearer ...' }. */
+  headers?: Record<string, string>;
+  /** Put before every remote tool name. */
+  prefix?: string;
+  connectTimeoutMs?: number;
+  callTimeoutMs?: number;
+  maxReconnects?: number;
+  reconnectBackoffMs?: number;
+  protocolVersion?: string;
+}
+
+export interface McpMountInfo {
+  connected: boolean;
+  /** Local name -> remote name. */
+  tools: Record<string, string>;
+  problems: Array<{ remote: string; local: string; problem: string }>;
+  reconnects: number;
+  gave_up: boolean;
+  last_error: string;
+}
+
+/** The registry's tools served over MCP (streamable HTTP). */
+export class McpServer {
+  /** The endpoint, e.g. "http://127.0.0.1:41234/mcp". */
+  readonly url: string;
+  /** Stops and frees the server (calls in flight are cancelled). */
+  stop(): Promise<void>;
+}
+
+/** An MCP server's tools mounted in a registry. */
+export class McpMount {
+  info(): McpMountInfo;
+  /** Unmounts: the tools are unregistered, a command it started is stopped. */
+  close(): Promise<void>;
+}
+
+export class Registry {
+  constructor(options?: RegistryOptions);
+  /** Registers (or replaces) a tool. Throws SchemaError / CapstanError on a bad name or schema. */
+  tool<A = any>(def: ToolDefinition | string, fn: ToolFunction<A>): this;
+  removeTool(name: string): void;
+  /** The tools as `format`'s API takes them. */
+  tools(format?: Format, options?: ExportOptions): unknown;
+  exportTools(format?: Format, options?: ExportOptions): { tools: unknown; report: ExportReportItem[] };
+  stats(): Record<string, unknown>;
+  checkCall(name: string, args?: Record<string, unknown> | string, options?: { strictNulls?: boolean }): CheckResult;
+  submit(calls: ToolCall | ToolCall[], options?: ExecOptions): Batch;
+  execute(calls: ToolCall | ToolCall[], options?: ExecOptions): Promise<ToolResult[]>;
+  /** Parses `response`, runs its calls and formats the results (rejects with ProviderError on an error body). */
+  runTurn(format: Format, response: unknown, options?: ExecOptions): Promise<Turn>;
+  /** Sets (null: removes) the approver of requiresApproval tools; it runs on the JS thread. */
+  setApprover(approver: Approver | null): void;
+  /** Which calls would wait for approval. Runs nothing. */
+  needsApproval(calls: ToolCall | ToolCall[], options?: ExecOptions): Array<{ index: number; id: string; name: string }>;
+  stream(format: StreamFormat, options?: StreamOptions): Stream;
+  /** Feeds a fetch() Response, a ReadableStream, an (async) iterable of chunks, text or bytes to a stream. */
+  runStream(
+    format: StreamFormat,
+    body: ResponseLike | ReadableStreamLike | AsyncIterable<Chunk> | Iterable<Chunk> | Chunk,
+    options?: StreamOptions,
+  ): Promise<StreamTurn>;
+  /** Serves the tools over MCP (streamable HTTP) until stop(). */
+  serve(options?: McpServerOptions): McpServer;
+  /** Serves the tools over MCP on stdin/stdout; resolves when stdin ends. */
+  serveStdio(options?: McpServerOptions): Promise<void>;
+  /** Mounts an MCP server's tools (rejects with CapstanError CAPSTAN_ERR_MCP_CONNECT). */
+  mount(options: McpMountOptions): Promise<McpMount>;
+  /** Calls not started end `cancelled`; live streams are cancelled and finished, servers stopped, mounts closed; frees the registry. Idempotent. */
+  close(): void;
+  [Symbol.dispose](): void;
+}
+
+/** A capstan function failed. */
+export class CapstanError extends Error {
+  /** The CAPSTAN_ERR_* name. */
+  readonly status: string;
+  readonly statusCode: number;
+  readonly provider: ProviderErrorInfo | null;
+  /** INVALID_SCHEMA: JSON Pointer of the offending place in the schema. */
+  readonly pointer: string | null;
+}
+
+export interface ProviderErrorInfo {
+  kind: string | null;
+  message: string | null;
+  type: string | null;
+  code: string | null;
+  httpStatus: number | null;
+  retryAfterMs: number | null;
+}
+
+/** The response body was the provider's report of an error. */
+export class ProviderError extends CapstanError {
+  readonly provider: ProviderErrorInfo;
+}
+
+/** A tool's parameters schema was refused. */
+export class SchemaError extends CapstanError {}
+
+/** The tool calls in a provider response (object, JSON text or bytes). */
+export function parseCalls(format: Format, response: unknown): ToolCall[];
+
+/** Results as the messages/items `format` expects next. */
+export function formatResults(format: Format, results: ReadonlyArray<ToolResult>): unknown;
+
+declare const capstan: {
+  Registry: typeof Registry;
+  Batch: typeof Batch;
+  Stream: typeof Stream;
+  McpServer: typeof McpServer;
+  McpMount: typeof McpMount;
+  CapstanError: typeof CapstanError;
+  ProviderError: typeof ProviderError;
+  SchemaError: typeof SchemaError;
+  parseCalls: typeof parseCalls;
+  formatResults: typeof formatResults;
+  FORMATS: typeof FORMATS;
+  version: string;
+  libraryPath: string;
+};
+export default capstan;

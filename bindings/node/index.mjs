@@ -1,0 +1,19 @@
+// ESM entry point: the same module as the CommonJS one (lib/index.cjs).
+import capstan from './lib/index.cjs';
+
+export const {
+  Registry,
+  Batch,
+  Stream,
+  McpServer,
+  McpMount,
+  CapstanError,
+  ProviderError,
+  SchemaError,
+  parseCalls,
+  formatResults,
+  FORMATS,
+  version,
+  libraryPath,
+} = capstan;
+export default capstan;

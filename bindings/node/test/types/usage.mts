@@ -1,0 +1,50 @@
+// Type-checked by test/types.test.cjs (tsc --noEmit): the ESM view of index.d.ts.
+import capstan, { Registry, ProviderError, CapstanError, parseCalls, formatResults, type ToolResult, type StreamTurn } from 'capstan';
+
+const reg = new Registry({ coerce: true });
+reg
+  .tool<{ city: string }>({ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }, async ({ city }, ctx) => {
+    const cancelled: boolean = ctx.cancelled();
+    return { city, cancelled, id: ctx.id };
+  })
+  .tool('get_time', () => '12:00');
+reg.setApprover(async (req) => (req.tool === 'get_time' ? true : { approve: false, reason: 'no' }));
+
+const results: ToolResult[] = await reg.execute([{ id: '1', name: 'get_time', arguments: {} }], { limit: 4, approvedIds: ['1'] });
+const outcome: 'ok' | 'tool_error' | 'invalid_arguments' | 'unknown_tool' | 'timeout' | 'cancelled' | 'denied' = results[0].outcome;
+for await (const r of reg.submit({ id: '2', name: 'get_time' })) r.durationUs.toFixed();
+const turn = await reg.runTurn('anthropic', { content: [] });
+turn.calls.map((c) => c.name);
+formatResults('gemini', turn.results);
+parseCalls('mcp', '[]');
+const streamed: StreamTurn = await reg.runStream('openai_chat', new Uint8Array(), { onText: (t) => t.length });
+streamed.cutCalls.at(0);
+// A fetch() Response, structurally (no DOM typings here).
+declare const response: { ok: boolean; status: number; body: { getReader(): { read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>; releaseLock(): void } } | null };
+await reg.runStream('anthropic', response);
+const s = reg.stream('gemini', { earlyDispatch: true });
+s.feed('data: {}\n\n');
+await s.finish();
+try {
+  parseCalls('openai_chat', {});
+} catch (e) {
+  if (e instanceof ProviderError) e.provider.retryAfterMs?.toFixed();
+  if (e instanceof CapstanError) e.status.toLowerCase();
+}
+capstan.version.length;
+const server = reg.serve({ allowedHosts: ['example.com'], toolsMeta: { get_time: { title: 'Time' } } });
+const mount = await new Registry().mount({ url: server.url, headers: { Authorization: 'Bearer x' } });
+const connected: boolean = mount.info().connected;
+void connected;
+await mount.close();
+await server.stop();
+// @ts-expect-error: command is an array
+void new Registry().mount({ command: 'node server.js' });
+void outcome;
+// @ts-expect-error: not a format
+parseCalls('openai', {});
+// @ts-expect-error: streams take no MCP
+reg.stream('mcp');
+// @ts-expect-error: a tool needs a function
+reg.tool('x', 'not a function');
+reg.close();
