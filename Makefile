@@ -14,6 +14,7 @@ SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
 include mk/setup.mk
+include mk/java.mk
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))

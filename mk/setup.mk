@@ -14,12 +14,14 @@
 #      every suite that runs Python uses it (PYTHON, CAPSTAN_TEST_PYTHON), never
 #      the system interpreter.
 #   6. tests/mcp/node_modules: `npm ci` of tests/mcp/package-lock.json.
-# 5 and 6 are stamp files, redone when their inputs change; the suites that
+#   7. bindings/java's Maven dependencies, into ~/.m2 (mk/java.mk; needs a
+#      JDK >= 22, which Debian bookworm does not package: mk/find-jdk.sh).
+# 5, 6 and 7 are stamp files, redone when their inputs change; the suites that
 # need them depend on the stamps, so `make python-test` also works alone.
 # Suites extend the lists: `SETUP_APT_PACKAGES += pkg`, `SETUP_RUSTUP_TARGETS
 # += triple`, `SETUP_STAMPS += file` (with a rule that makes the file).
 SETUP_APT_PACKAGES    := valgrind gcc g++ make cmake pkgconf binutils python3-venv clang nodejs npm \
-                         mingw-w64 wine64 gcc-multilib abigail-tools
+                         mingw-w64 wine64 gcc-multilib abigail-tools maven
 SETUP_RUST_COMPONENTS := clippy rustfmt
 SETUP_RUSTUP_TARGETS  :=
 SETUP_PYTHON          ?= python3
@@ -31,7 +33,9 @@ VENV                := $(BUILD)/venv
 VENV_STAMP          := $(VENV)/.setup-stamp
 PYTHON_REQUIREMENTS := tests/python-requirements.txt tests/mcp/requirements.txt
 NPM_STAMP           := tests/mcp/node_modules/.setup-stamp
-SETUP_STAMPS        := $(VENV_STAMP) $(NPM_STAMP)
+# bindings/java's Maven dependencies (mk/java.mk has the rule).
+JAVA_STAMP          := $(BUILD)/java/.setup-stamp
+SETUP_STAMPS        := $(VENV_STAMP) $(NPM_STAMP) $(JAVA_STAMP)
 
 # Python for every suite: the venv's (absolute: tests run it from other
 # directories). CAPSTAN_TEST_PYTHON is what tests/mcp_client.rs and

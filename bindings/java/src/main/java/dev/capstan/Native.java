@@ -142,6 +142,14 @@ final class Native {
     static final MethodHandle approval_arguments = fn("capstan_approval_arguments", PTR, PTR, PTR);
     static final MethodHandle approval_decide = fn("capstan_approval_decide", U32, PTR, BOOL, PTR, SIZE);
 
+    // 14. streams
+    static final MethodHandle stream_sink_init = fn("capstan_stream_sink_init", U32, PTR);
+    static final MethodHandle stream_new = fn("capstan_stream_new", U32, PTR, U32, PTR, PTR, PTR);
+    static final MethodHandle stream_feed = fn("capstan_stream_feed", U32, PTR, PTR, SIZE);
+    static final MethodHandle stream_finish = fn("capstan_stream_finish", U32, PTR, PTR, PTR);
+    static final MethodHandle stream_cancel = fn("capstan_stream_cancel", null, PTR);
+    static final MethodHandle stream_free = fn("capstan_stream_free", null, PTR);
+
     // ---- structs (layouts checked against the struct_size capstan's _init writes) ----
     static final MemoryLayout TOOL_DEF = MemoryLayout.structLayout(
             U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
@@ -158,6 +166,10 @@ final class Native {
             PTR.withName("name"), SIZE.withName("name_len"), PTR.withName("content"), SIZE.withName("content_len"),
             U32.withName("outcome"), BOOL.withName("is_error"), MemoryLayout.paddingLayout(3),
             ValueLayout.JAVA_LONG.withName("duration_us"));
+
+    static final MemoryLayout STREAM_SINK = MemoryLayout.structLayout(
+            U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
+            PTR.withName("on_text"), PTR.withName("on_result"), PTR.withName("user_data"));
 
     static long off(MemoryLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
@@ -191,6 +203,7 @@ final class Native {
     static final MemorySegment RESULT_STUB;
     static final MemorySegment APPROVER_STUB;
     static final MemorySegment THREAD_START_STUB;
+    static final MemorySegment TEXT_STUB;
 
     static {
         try {
@@ -207,6 +220,9 @@ final class Native {
                     FunctionDescriptor.ofVoid(PTR, PTR), Arena.global());
             THREAD_START_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onThreadStart", one),
                     FunctionDescriptor.ofVoid(PTR), Arena.global());
+            TEXT_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onText",
+                    MethodType.methodType(void.class, MemorySegment.class, MemorySegment.class, long.class)),
+                    FunctionDescriptor.ofVoid(PTR, PTR, SIZE), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -274,10 +290,21 @@ final class Native {
         }
     }
 
+    static void onText(MemorySegment userData, MemorySegment text, long len) {
+        try {
+            if (get(userData) instanceof Stream s) s.text(text(text, len));
+        } catch (Throwable ignored) {
+            // Stream.text catches the listener's exceptions; nothing may cross into C
+        }
+    }
+
     static void onResult(MemorySegment userData, MemorySegment result) {
         try {
-            if (get(userData) instanceof Batch b) {
+            Object o = get(userData);
+            if (o instanceof Batch b) {
                 b.deliver(result.address() == 0 ? null : readResult(result));
+            } else if (o instanceof Stream s && result.address() != 0) {
+                s.result(readResult(result));
             }
         } catch (Throwable ignored) {
             // Batch.deliver catches listener exceptions; nothing may cross into C

@@ -290,6 +290,28 @@ public final class Registry implements AutoCloseable {
         return submit(Json.write(calls), ExecOptions.DEFAULTS, null);
     }
 
+    // ---- streams ----
+
+    /**
+     * Starts reading a streamed response in {@code fmt} (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC or
+     * GEMINI). {@code earlyDispatch}: start each call the moment its arguments are complete, before the
+     * response ends (only for tools whose side effects may run even if the response later fails).
+     * {@code onText} gets text deltas on the feeding thread; {@code onResult} each result as its call
+     * finishes (either may be null).
+     */
+    public Stream stream(Format fmt, ExecOptions options, boolean earlyDispatch, Consumer<String> onText,
+            Consumer<ToolResult> onResult) {
+        return with((r, a) -> {
+            Stream s = new Stream(onText, onResult);
+            s.open(r, fmt, options, earlyDispatch);
+            return s;
+        });
+    }
+
+    public Stream stream(Format fmt) {
+        return stream(fmt, ExecOptions.DEFAULTS, false, null, null);
+    }
+
     // ---- approvals ----
 
     static final class ApproverEntry {

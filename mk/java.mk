@@ -1,0 +1,29 @@
+# --- Java binding (issue #35) -------------------------------------------------
+# bindings/java is a Maven module using java.lang.foreign: it needs a JDK >= 22
+# (mk/find-jdk.sh: JAVA_HOME if it is one, else the newest under /usr/lib/jvm)
+# and Maven (Debian's `maven`, in SETUP_APT_PACKAGES). `make setup` fetches the
+# module's dependencies and Maven plugins once ($(JAVA_STAMP)): java-test then
+# runs Maven offline (-o). The tests load $(LIB) through CAPSTAN_LIB; nothing is
+# installed.
+JAVA_JDK   = $(shell mk/find-jdk.sh)
+MVN       ?= mvn
+MVN_FLAGS ?= -B -q
+JAVA_DIR  := bindings/java
+
+.PHONY: java-test java-bench java-deps
+
+# Dependencies, plugins and surefire's JUnit provider (resolved only when tests
+# run, so go-offline alone misses it: a run selecting no test fetches it).
+$(JAVA_STAMP): $(JAVA_DIR)/pom.xml
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
+	  echo "setup: Maven dependencies of $(JAVA_DIR) (JDK $$jdk)"; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) dependency:go-offline && \
+	  JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) test -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false
+	@mkdir -p $(dir $@) && touch $@
+
+java-deps: $(JAVA_STAMP)
+
+java-test: lib $(JAVA_STAMP)
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" CAPSTAN_LIB=$(abspath $(LIB)) $(MVN) $(MVN_FLAGS) -o test
+	@echo "java-test: bindings/java's JUnit suite passed against $(LIB)"
