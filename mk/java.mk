@@ -27,3 +27,13 @@ java-test: lib $(JAVA_STAMP)
 	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
 	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" CAPSTAN_LIB=$(abspath $(LIB)) $(MVN) $(MVN_FLAGS) -o test
 	@echo "java-test: bindings/java's JUnit suite passed against $(LIB)"
+
+# Benchmark (not a test; not in make test): bindings/java/bench next to
+# langchain4j's tool execution, one call and batches of 100. Installs the
+# binding into the local Maven repository first (the bench module depends on it).
+java-bench: lib
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) install -DskipTests && \
+	  cd bench && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt && \
+	  "$$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Dcapstan.lib=$(abspath $(LIB)) \
+	    -cp "target/classes:$$(cat target/cp.txt)" dev.capstan.bench.ToolBench
