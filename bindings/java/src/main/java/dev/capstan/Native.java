@@ -150,6 +150,17 @@ final class Native {
     static final MethodHandle stream_cancel = fn("capstan_stream_cancel", null, PTR);
     static final MethodHandle stream_free = fn("capstan_stream_free", null, PTR);
 
+    // 15-16. MCP
+    static final MethodHandle mcp_server_options_init = fn("capstan_mcp_server_options_init", U32, PTR);
+    static final MethodHandle mcp_server_start = fn("capstan_mcp_server_start", U32, PTR, PTR, PTR);
+    static final MethodHandle mcp_server_url = fn("capstan_mcp_server_url", U32, PTR, PTR, PTR);
+    static final MethodHandle mcp_server_stop = fn("capstan_mcp_server_stop", U32, PTR);
+    static final MethodHandle mcp_server_free = fn("capstan_mcp_server_free", null, PTR);
+    static final MethodHandle mcp_mount_options_init = fn("capstan_mcp_mount_options_init", U32, PTR);
+    static final MethodHandle mcp_mount_new = fn("capstan_mcp_mount_new", U32, PTR, PTR, PTR);
+    static final MethodHandle mcp_mount_free = fn("capstan_mcp_mount_free", U32, PTR);
+    static final MethodHandle mcp_mount_info_json = fn("capstan_mcp_mount_info_json", U32, PTR, PTR, PTR);
+
     // ---- structs (layouts checked against the struct_size capstan's _init writes) ----
     static final MemoryLayout TOOL_DEF = MemoryLayout.structLayout(
             U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
@@ -170,6 +181,37 @@ final class Native {
     static final MemoryLayout STREAM_SINK = MemoryLayout.structLayout(
             U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
             PTR.withName("on_text"), PTR.withName("on_result"), PTR.withName("user_data"));
+
+    static final MemoryLayout MCP_SERVER_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), U32.withName("flags"),
+            PTR.withName("address"), PTR.withName("bearer_token"), PTR.withName("allowed_origins"),
+            PTR.withName("allowed_hosts"), PTR.withName("tools_meta"), PTR.withName("name"),
+            U32.withName("max_body_bytes"), U32.withName("call_timeout_ms"), U32.withName("stop_timeout_ms"),
+            MemoryLayout.paddingLayout(4));
+    static final MemoryLayout MCP_MOUNT_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
+            PTR.withName("argv"), SIZE.withName("argc"), PTR.withName("env"), SIZE.withName("env_count"),
+            PTR.withName("cwd"), PTR.withName("url"), PTR.withName("headers"), SIZE.withName("header_count"),
+            PTR.withName("prefix"), U32.withName("connect_timeout_ms"), U32.withName("call_timeout_ms"),
+            U32.withName("max_reconnects"), U32.withName("reconnect_backoff_ms"), PTR.withName("protocol_version"));
+
+    /** An array of NUL-terminated strings in {@code a}. */
+    static MemorySegment cstrings(Arena a, List<String> items) {
+        MemorySegment arr = a.allocate(PTR, Math.max(1, items.size()));
+        for (int i = 0; i < items.size(); i++) arr.setAtIndex(PTR, i, utf8(a, items.get(i)));
+        return arr;
+    }
+
+    /** Fills an options struct with its capstan _init and checks the size capstan wrote against our layout. */
+    static MemorySegment initStruct(Arena a, MemoryLayout layout, MethodHandle init, String name) throws Throwable {
+        MemorySegment s = a.allocate(layout);
+        check((int) init.invokeExact(s));
+        if (s.get(U32, 0) != (int) layout.byteSize()) {
+            throw new IllegalStateException(name + ": the library's struct_size " + s.get(U32, 0)
+                    + " is not this binding's " + layout.byteSize());
+        }
+        return s;
+    }
 
     static long off(MemoryLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));

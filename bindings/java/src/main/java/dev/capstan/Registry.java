@@ -312,6 +312,18 @@ public final class Registry implements AutoCloseable {
         return stream(fmt, ExecOptions.DEFAULTS, false, null, null);
     }
 
+    // ---- MCP ----
+
+    /** Serves this registry's tools over MCP streamable HTTP. @throws CapstanException TRANSPORT, UNSUPPORTED */
+    public McpServer serveMcp(McpServer.Options options) {
+        return with((r, a) -> new McpServer(r, options));
+    }
+
+    /** Mounts an MCP server's tools into this registry. @throws CapstanException MCP_CONNECT (says why) */
+    public McpMount mountMcp(McpMount.Options options) {
+        return with((r, a) -> new McpMount(r, options));
+    }
+
     // ---- approvals ----
 
     static final class ApproverEntry {
