@@ -150,6 +150,11 @@ final class Native {
     static final MethodHandle stream_cancel = fn("capstan_stream_cancel", null, PTR);
     static final MethodHandle stream_free = fn("capstan_stream_free", null, PTR);
 
+    // 12-13. approvals check, events
+    static final MethodHandle registry_needs_approval = fn("capstan_registry_needs_approval", U32, PTR, PTR, SIZE, PTR, PTR, PTR);
+    static final MethodHandle registry_set_event_hook = fn("capstan_registry_set_event_hook", U32, PTR, PTR, PTR, PTR);
+    static final MethodHandle runtime_abandon_thread_hooks = fn("capstan_runtime_abandon_thread_hooks", U32, U32);
+
     // 15-16. MCP
     static final MethodHandle mcp_server_options_init = fn("capstan_mcp_server_options_init", U32, PTR);
     static final MethodHandle mcp_server_start = fn("capstan_mcp_server_start", U32, PTR, PTR, PTR);
@@ -213,6 +218,12 @@ final class Native {
         return s;
     }
 
+    static final MemoryLayout EVENT = MemoryLayout.structLayout(
+            U32.withName("kind"), MemoryLayout.paddingLayout(4),
+            PTR.withName("tool"), SIZE.withName("tool_len"), PTR.withName("id"), SIZE.withName("id_len"),
+            SIZE.withName("index"), U32.withName("outcome"), MemoryLayout.paddingLayout(4),
+            ValueLayout.JAVA_LONG.withName("duration_us"));
+
     static long off(MemoryLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
     }
@@ -246,6 +257,7 @@ final class Native {
     static final MemorySegment APPROVER_STUB;
     static final MemorySegment THREAD_START_STUB;
     static final MemorySegment TEXT_STUB;
+    static final MemorySegment EVENT_STUB;
 
     static {
         try {
@@ -265,6 +277,8 @@ final class Native {
             TEXT_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onText",
                     MethodType.methodType(void.class, MemorySegment.class, MemorySegment.class, long.class)),
                     FunctionDescriptor.ofVoid(PTR, PTR, SIZE), Arena.global());
+            EVENT_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onEvent", two),
+                    FunctionDescriptor.ofVoid(PTR, PTR.withTargetLayout(EVENT)), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -296,6 +310,15 @@ final class Native {
         } catch (Throwable t) {
             throw new ExceptionInInitializerError(t);
         }
+        // Once the JVM is exiting no capstan thread enters it through a hook any more (as the Python
+        // binding does at interpreter exit); tools and callbacks still run until the process ends.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                int st = (int) runtime_abandon_thread_hooks.invokeExact(1000);
+            } catch (Throwable ignored) {
+                // exiting anyway
+            }
+        }, "capstan-exit"));
     }
 
     static void onThreadStart(MemorySegment userData) {
@@ -329,6 +352,21 @@ final class Native {
             drop(userData);
         } catch (Throwable ignored) {
             // nothing may cross into C
+        }
+    }
+
+    static void onEvent(MemorySegment userData, MemorySegment event) {
+        try {
+            if (get(userData) instanceof Registry.EventEntry h) {
+                MemorySegment e = event.reinterpret(EVENT.byteSize());
+                h.fire(new ToolEvent(ToolEvent.Kind.of(e.get(U32, off(EVENT, "kind"))),
+                        text(e.get(PTR, off(EVENT, "tool")), e.get(SIZE, off(EVENT, "tool_len"))),
+                        text(e.get(PTR, off(EVENT, "id")), e.get(SIZE, off(EVENT, "id_len"))),
+                        (int) e.get(SIZE, off(EVENT, "index")), Outcome.of(e.get(U32, off(EVENT, "outcome"))),
+                        e.get(ValueLayout.JAVA_LONG, off(EVENT, "duration_us"))));
+            }
+        } catch (Throwable ignored) {
+            // EventEntry.fire catches the hook's exceptions; nothing may cross into C
         }
     }
 

@@ -324,6 +324,56 @@ public final class Registry implements AutoCloseable {
         return with((r, a) -> new McpMount(r, options));
     }
 
+    // ---- events ----
+
+    static final class EventEntry {
+        final Consumer<ToolEvent> hook;
+
+        EventEntry(Consumer<ToolEvent> hook) {
+            this.hook = hook;
+        }
+
+        void fire(ToolEvent e) {
+            try {
+                hook.accept(e);
+            } catch (Throwable ignored) {
+                // a hook's exception must not reach capstan
+            }
+        }
+    }
+
+    /**
+     * Sets (null: removes) the hook that sees each call start and end. It runs on the thread where the
+     * event happens, possibly on several at once: it must be quick and thread-safe.
+     */
+    public void setEventHook(Consumer<ToolEvent> hook) {
+        with((r, a) -> {
+            if (hook == null) {
+                Native.check((int) Native.registry_set_event_hook.invokeExact(r, MemorySegment.NULL,
+                        MemorySegment.NULL, MemorySegment.NULL));
+            } else {
+                Native.check((int) Native.registry_set_event_hook.invokeExact(r, Native.EVENT_STUB,
+                        Native.keep(new EventEntry(hook)), Native.DESTROY_STUB));
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Which of {@code calls} would wait for approval (their tool requires it and their id is not in
+     * {@code options.approvedIds()}): {@code [{"index","id","name"}]}. Runs nothing.
+     */
+    public String needsApprovalJson(List<Call> calls, ExecOptions options) {
+        return with((r, a) -> {
+            MemorySegment c = Native.utf8(a, Json.write(calls));
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_needs_approval.invokeExact(r, c, Native.utf8Len(c),
+                    options.toNative(a), out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
     // ---- approvals ----
 
     static final class ApproverEntry {

@@ -259,4 +259,38 @@ class RegistryTest {
             assertFalse(r.statsJson().isEmpty());
         }
     }
+
+    @Test
+    void theEventHookSeesEachCallStartAndFinish() {
+        ConcurrentLinkedQueue<ToolEvent> events = new ConcurrentLinkedQueue<>();
+        try (Registry r = adder()) {
+            r.setEventHook(events::add);
+            r.execute(List.of(Call.of("e1", "add", Map.of("a", 1)), Call.of("e2", "add", Map.of("a", "bad"))));
+            List<ToolEvent> fin = events.stream().filter(e -> e.kind() == ToolEvent.Kind.FINISHED)
+                    .sorted(java.util.Comparator.comparingInt(ToolEvent::index)).toList();
+            assertEquals(2, fin.size(), events.toString());
+            assertEquals("e1", fin.get(0).id());
+            assertEquals("add", fin.get(0).tool());
+            assertEquals(Outcome.OK, fin.get(0).outcome());
+            assertEquals(Outcome.INVALID_ARGUMENTS, fin.get(1).outcome());
+            assertTrue(events.stream().anyMatch(e -> e.kind() == ToolEvent.Kind.STARTED && e.id().equals("e1")));
+            r.setEventHook(e -> {
+                throw new IllegalStateException("hook broke"); // dropped, the call is unaffected
+            });
+            assertEquals(Outcome.OK, r.execute(List.of(Call.of("e3", "add", Map.of("a", 1)))).get(0).outcome());
+        }
+    }
+
+    @Test
+    void needsApprovalListsOnlyGatedCallsNotApprovedYet() {
+        try (Registry r = adder()) {
+            r.tool("rm", "", null, ToolOptions.DEFAULTS.withRequiresApproval(true), c -> "deleted");
+            List<Call> calls = List.of(Call.of("1", "add", Map.of("a", 1)), Call.of("2", "rm", Map.of()),
+                    Call.of("3", "rm", Map.of()));
+            JsonNode n = Json.read(r.needsApprovalJson(calls, ExecOptions.DEFAULTS.withApprovedIds(List.of("3"))));
+            assertEquals(1, n.size());
+            assertEquals("2", n.get(0).path("id").asText());
+            assertEquals(1, n.get(0).path("index").asInt());
+        }
+    }
 }
