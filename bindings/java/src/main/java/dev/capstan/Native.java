@@ -329,7 +329,24 @@ final class Native {
         }
     }
 
+    /** How deep this thread is inside capstan's callbacks (tool, result, approval, event, text). */
+    private static final ThreadLocal<int[]> DEPTH = ThreadLocal.withInitial(() -> new int[1]);
+
+    static boolean inCallback() {
+        return DEPTH.get()[0] > 0;
+    }
+
     static void onTool(MemorySegment userData, MemorySegment call) {
+        int[] depth = DEPTH.get();
+        depth[0]++;
+        try {
+            onTool0(userData, call);
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    private static void onTool0(MemorySegment userData, MemorySegment call) {
         Object o = get(userData);
         try {
             if (o instanceof ToolEntry t) {
@@ -356,6 +373,16 @@ final class Native {
     }
 
     static void onEvent(MemorySegment userData, MemorySegment event) {
+        int[] depth = DEPTH.get();
+        depth[0]++;
+        try {
+            onEvent0(userData, event);
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    private static void onEvent0(MemorySegment userData, MemorySegment event) {
         try {
             if (get(userData) instanceof Registry.EventEntry h) {
                 MemorySegment e = event.reinterpret(EVENT.byteSize());
@@ -371,6 +398,16 @@ final class Native {
     }
 
     static void onText(MemorySegment userData, MemorySegment text, long len) {
+        int[] depth = DEPTH.get();
+        depth[0]++;
+        try {
+            onText0(userData, text, len);
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    private static void onText0(MemorySegment userData, MemorySegment text, long len) {
         try {
             if (get(userData) instanceof Stream s) s.text(text(text, len));
         } catch (Throwable ignored) {
@@ -379,6 +416,16 @@ final class Native {
     }
 
     static void onResult(MemorySegment userData, MemorySegment result) {
+        int[] depth = DEPTH.get();
+        depth[0]++;
+        try {
+            onResult0(userData, result);
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    private static void onResult0(MemorySegment userData, MemorySegment result) {
         try {
             Object o = get(userData);
             if (o instanceof Batch b) {
@@ -392,6 +439,16 @@ final class Native {
     }
 
     static void onApproval(MemorySegment userData, MemorySegment approval) {
+        int[] depth = DEPTH.get();
+        depth[0]++;
+        try {
+            onApproval0(userData, approval);
+        } finally {
+            depth[0]--;
+        }
+    }
+
+    private static void onApproval0(MemorySegment userData, MemorySegment approval) {
         try {
             if (get(userData) instanceof Registry.ApproverEntry a) {
                 a.ask(approval);

@@ -4,7 +4,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Method;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -29,8 +28,12 @@ public final class Registry implements AutoCloseable {
         }
     }
 
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-    private MemorySegment reg;
+    // Guards reg against capstan_registry_free racing a use: every use counts itself in `users`;
+    // close() marks the registry closing (new uses fail at once, so a nested execute inside a tool
+    // cannot block behind a waiting close) and frees it once the count is zero.
+    private final java.util.concurrent.atomic.AtomicInteger users = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean closing;
+    private volatile MemorySegment reg;
 
     public Registry(Flag... flags) {
         int bits = 0;
@@ -69,10 +72,11 @@ public final class Registry implements AutoCloseable {
     }
 
     private <T> T with(Body<T> body) {
-        lock.readLock().lock();
+        users.incrementAndGet();
         try (Arena a = Arena.ofConfined()) {
-            if (reg == null) throw new IllegalStateException("registry is closed");
-            return body.run(reg, a);
+            MemorySegment r = reg;
+            if (closing || r == null) throw new IllegalStateException("registry is closed");
+            return body.run(r, a);
         } catch (CapstanException | IllegalStateException | IllegalArgumentException e) {
             throw e;
         } catch (Error e) {
@@ -80,7 +84,11 @@ public final class Registry implements AutoCloseable {
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         } finally {
-            lock.readLock().unlock();
+            if (users.decrementAndGet() == 0 && closing) {
+                synchronized (users) {
+                    users.notifyAll();
+                }
+            }
         }
     }
 
@@ -408,17 +416,38 @@ public final class Registry implements AutoCloseable {
         });
     }
 
+    /**
+     * Frees the registry: calls not started are cancelled, and this waits until every use of it on other
+     * threads (an {@code execute} in progress...) has returned and no callback of it runs. New uses fail
+     * with IllegalStateException from the moment close starts. From inside a capstan callback (a tool,
+     * listener, approver, hook) while the registry is in use it would wait for itself: it throws
+     * IllegalStateException then (close from a host thread). A second close does nothing.
+     */
     @Override
     public void close() {
-        lock.writeLock().lock();
-        try {
+        synchronized (users) {
             if (reg == null) return;
-            Native.registry_free.invokeExact(reg);
-            reg = null;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        } finally {
-            lock.writeLock().unlock();
+            if (users.get() > 0 && Native.inCallback()) {
+                throw new IllegalStateException("Registry.close() from inside a capstan callback while the registry"
+                        + " is in use would wait for itself: close it from a host thread");
+            }
+            closing = true;
+            boolean interrupted = false;
+            while (users.get() > 0) {
+                try {
+                    users.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            try {
+                Native.registry_free.invokeExact(reg);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            } finally {
+                reg = null;
+                if (interrupted) Thread.currentThread().interrupt();
+            }
         }
     }
 }

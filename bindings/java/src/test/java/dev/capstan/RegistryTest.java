@@ -293,4 +293,45 @@ class RegistryTest {
             assertEquals(1, n.get(0).path("index").asInt());
         }
     }
+
+    @Test
+    void aToolMayExecuteOnItsOwnRegistryButNotCloseIt() {
+        Registry[] self = new Registry[1];
+        try (Registry r = adder()) {
+            self[0] = r;
+            r.tool("nested", "", null, c -> r.execute(List.of(Call.of("in", "add", Map.of("a", 5)))).get(0).content());
+            r.tool("closer", "", null, c -> {
+                self[0].close();
+                return "closed";
+            });
+            assertEquals("{\"sum\":6}", r.execute(List.of(Call.of("1", "nested", Map.of()))).get(0).content());
+            ToolResult res = r.execute(List.of(Call.of("2", "closer", Map.of()))).get(0);
+            assertEquals(Outcome.TOOL_ERROR, res.outcome());
+            assertTrue(res.content().contains("close it from a host thread"), res.content());
+            // still open
+            assertEquals(Outcome.OK, r.execute(List.of(Call.of("3", "add", Map.of("a", 1)))).get(0).outcome());
+        }
+    }
+
+    @Test
+    void closeWaitsForAnExecuteOnAnotherThreadThenRefusesNewUses() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Registry r = new Registry().tool("hold", "", null, c -> {
+            started.countDown();
+            release.await(10, TimeUnit.SECONDS);
+            return "held";
+        });
+        CompletableFuture<List<ToolResult>> running =
+                CompletableFuture.supplyAsync(() -> r.execute(List.of(Call.of("1", "hold", Map.of()))));
+        assertTrue(started.await(10, TimeUnit.SECONDS));
+        Thread closer = Thread.ofPlatform().start(r::close);
+        closer.join(200);
+        assertTrue(closer.isAlive(), "close returned while an execute was running");
+        release.countDown();
+        closer.join(10_000);
+        assertFalse(closer.isAlive());
+        assertEquals("held", running.get(10, TimeUnit.SECONDS).get(0).content());
+        assertThrows(IllegalStateException.class, () -> r.execute("[]"));
+    }
 }
