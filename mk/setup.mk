@@ -56,7 +56,7 @@ setup:
 
 # What the tree itself holds: the venv and node_modules (no system change).
 setup-deps: $(SETUP_STAMPS)
-	@echo "setup: $(VENV) and tests/mcp/node_modules up to date"
+	@echo "setup: $(VENV), tests/mcp/node_modules and bindings/java's Maven dependencies up to date"
 
 setup-system:
 	@mk/setup.sh apt $(SETUP_APT_PACKAGES)
