@@ -48,8 +48,7 @@ public record ExecOptions(boolean sequential, int limit, int timeoutMs, int dead
 
     /** The C struct in {@code a} (filled by capstan_exec_options_init first, then our fields). */
     MemorySegment toNative(Arena a) throws Throwable {
-        MemorySegment s = a.allocate(Native.EXEC_OPTIONS);
-        Native.check((int) Native.exec_options_init.invokeExact(s));
+        MemorySegment s = Native.initStruct(a, Native.EXEC_OPTIONS, Native.exec_options_init, "capstan_exec_options");
         int flags = (sequential ? 1 : 0) | (strictNulls ? 4 : 0);
         s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "flags"), flags);
         s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "limit"), limit);

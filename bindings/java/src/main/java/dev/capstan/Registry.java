@@ -104,11 +104,7 @@ public final class Registry implements AutoCloseable {
             ToolHandler handler) {
         if (handler == null) throw new IllegalArgumentException("tool " + name + ": handler is null");
         return with((r, a) -> {
-            MemorySegment def = a.allocate(Native.TOOL_DEF);
-            Native.check((int) Native.tool_def_init.invokeExact(def));
-            if (def.get(Native.U32, 0) != (int) Native.TOOL_DEF.byteSize()) {
-                throw new IllegalStateException("capstan_tool_def layout mismatch");
-            }
+            MemorySegment def = Native.initStruct(a, Native.TOOL_DEF, Native.tool_def_init, "capstan_tool_def");
             def.set(Native.PTR, Native.off(Native.TOOL_DEF, "name"), Native.utf8(a, name));
             if (description != null) {
                 def.set(Native.PTR, Native.off(Native.TOOL_DEF, "description"), Native.utf8(a, description));

@@ -50,8 +50,7 @@ public final class Stream implements AutoCloseable {
                 long off = Native.off(Native.EXEC_OPTIONS, "flags");
                 opts.set(Native.U32, off, opts.get(Native.U32, off) | 16);
             }
-            MemorySegment sink = a.allocate(Native.STREAM_SINK);
-            Native.check((int) Native.stream_sink_init.invokeExact(sink));
+            MemorySegment sink = Native.initStruct(a, Native.STREAM_SINK, Native.stream_sink_init, "capstan_stream_sink");
             sink.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_text"), Native.TEXT_STUB);
             sink.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_result"), Native.RESULT_STUB);
             sink.set(Native.PTR, Native.off(Native.STREAM_SINK, "user_data"), userData);

@@ -17,9 +17,15 @@ final class ToolEntry {
     void run(MemorySegment call) throws Throwable {
         Object out;
         try {
-            String args = Native.lent(Native.call_arguments, call);
-            String id = Native.lent(Native.call_id, call);
-            String tool = Native.lent(Native.call_tool, call);
+            String args;
+            String id;
+            String tool;
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment len = a.allocate(Native.SIZE);
+                args = Native.text((MemorySegment) Native.call_arguments.invokeExact(call, len), len.get(Native.SIZE, 0));
+                id = Native.text((MemorySegment) Native.call_id.invokeExact(call, len), len.get(Native.SIZE, 0));
+                tool = Native.text((MemorySegment) Native.call_tool.invokeExact(call, len), len.get(Native.SIZE, 0));
+            }
             out = handler.call(new ToolCall(call, id, tool, args));
         } catch (Throwable e) {
             Native.fail(call, describe(e));
