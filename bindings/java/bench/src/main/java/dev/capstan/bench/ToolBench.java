@@ -67,6 +67,15 @@ public final class ToolBench {
         return t[reps / 2] / 1000.0;
     }
 
+    /** Mean thread CPU time of {@code body} in microseconds (the calling thread only: a lone call runs there). */
+    static double cpu(int warm, int reps, Body body) throws Exception {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        for (int i = 0; i < warm; i++) body.run();
+        long s = mx.getCurrentThreadCpuTime();
+        for (int i = 0; i < reps; i++) body.run();
+        return (mx.getCurrentThreadCpuTime() - s) / 1000.0 / reps;
+    }
+
     public static void main(String[] args) throws Exception {
         int n = 100;
         Lc4jTools lt = new Lc4jTools();
@@ -102,6 +111,8 @@ public final class ToolBench {
             System.out.printf("%-44s %12s %12s%n", "case", "capstan", "langchain4j");
             row("1 call, add", median(2000, 2001, () -> reg.executeJson(addJson1)),
                     median(2000, 2001, () -> lcAdd.execute(addReqs.get(0), null)));
+            row("1 call, add: thread CPU time", cpu(5000, 20000, () -> reg.executeJson(addJson1)),
+                    cpu(5000, 20000, () -> lcAdd.execute(addReqs.get(0), null)));
             row("100 calls, add (lc4j: sequential)", median(200, 201, () -> reg.execute(addCalls)),
                     median(200, 201, () -> {
                         for (ToolExecutionRequest r : addReqs) lcAdd.execute(r, null);
