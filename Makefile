@@ -14,6 +14,7 @@ SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
 include mk/setup.mk
+include mk/java.mk
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
@@ -430,7 +431,7 @@ fmt-check:
 TEST_SUITES := fmt-check clippy rust-test header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
-  windows-test node-test
+  windows-test node-test java-test
 
 test:
 	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/test-times.txt setup lib $(TEST_SUITES)

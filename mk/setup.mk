@@ -16,12 +16,14 @@
 #   6. tests/mcp/node_modules: `npm ci` of tests/mcp/package-lock.json, and
 #      bindings/node/node_modules: `npm ci` of bindings/node/package-lock.json
 #      (koffi, whose prebuilt binaries are per-platform optional packages: --ignore-scripts).
-# 5 and 6 are stamp files, redone when their inputs change; the suites that
+#   7. bindings/java's Maven dependencies, into ~/.m2 (mk/java.mk; needs a
+#      JDK >= 22, which Debian bookworm does not package: mk/find-jdk.sh).
+# 5, 6 and 7 are stamp files, redone when their inputs change; the suites that
 # need them depend on the stamps, so `make python-test` also works alone.
 # Suites extend the lists: `SETUP_APT_PACKAGES += pkg`, `SETUP_RUSTUP_TARGETS
 # += triple`, `SETUP_STAMPS += file` (with a rule that makes the file).
 SETUP_APT_PACKAGES    := valgrind gcc g++ make cmake pkgconf binutils python3-venv clang nodejs npm \
-                         mingw-w64 wine64 gcc-multilib abigail-tools
+                         mingw-w64 wine64 gcc-multilib abigail-tools maven
 SETUP_RUST_COMPONENTS := clippy rustfmt
 SETUP_RUSTUP_TARGETS  :=
 SETUP_PYTHON          ?= python3
@@ -34,7 +36,9 @@ VENV_STAMP          := $(VENV)/.setup-stamp
 PYTHON_REQUIREMENTS := tests/python-requirements.txt tests/mcp/requirements.txt
 NPM_STAMP           := tests/mcp/node_modules/.setup-stamp
 NODE_BINDING_STAMP  := bindings/node/node_modules/.setup-stamp
-SETUP_STAMPS        := $(VENV_STAMP) $(NPM_STAMP) $(NODE_BINDING_STAMP)
+# bindings/java's Maven dependencies (mk/java.mk has the rule).
+JAVA_STAMP          := $(BUILD)/java/.setup-stamp
+SETUP_STAMPS        := $(VENV_STAMP) $(NPM_STAMP) $(NODE_BINDING_STAMP) $(JAVA_STAMP)
 
 # Python for every suite: the venv's (absolute: tests run it from other
 # directories). CAPSTAN_TEST_PYTHON is what tests/mcp_client.rs and
@@ -55,7 +59,7 @@ setup:
 
 # What the tree itself holds: the venv and node_modules (no system change).
 setup-deps: $(SETUP_STAMPS)
-	@echo "setup: $(VENV), tests/mcp/node_modules and bindings/node/node_modules up to date"
+	@echo "setup: $(VENV), tests/mcp/node_modules, bindings/node/node_modules and bindings/java's Maven dependencies up to date"
 
 setup-system:
 	@mk/setup.sh apt $(SETUP_APT_PACKAGES)

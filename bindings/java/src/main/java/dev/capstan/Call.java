@@ -1,0 +1,35 @@
+package dev.capstan;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A tool call in capstan's normalized form {@code {"id","name","arguments"}}, as
+ * {@link Formats#parseCalls} reads it from a provider's response and {@link Registry#execute(List)} takes it.
+ *
+ * @param id the call's id (the provider's, to pair the result with the call)
+ * @param name the tool's name
+ * @param arguments an object, or a string holding one (as OpenAI sends them; also how capstan keeps arguments it
+ *     could not read)
+ */
+public record Call(String id, String name, JsonNode arguments) {
+
+    /** A call whose arguments are any value Jackson writes as a JSON object (a Map, a record, a JsonNode...). */
+    public static Call of(String id, String name, Object arguments) {
+        JsonNode args = arguments instanceof JsonNode n ? n
+                : arguments instanceof String s ? Json.MAPPER.getNodeFactory().textNode(s)
+                : Json.MAPPER.valueToTree(arguments == null ? Map.of() : arguments);
+        return new Call(id, name, args);
+    }
+
+    static List<Call> listOf(String json) {
+        JsonNode arr = Json.read(json);
+        List<Call> out = new ArrayList<>(arr.size());
+        for (JsonNode n : arr) {
+            out.add(new Call(n.path("id").asText(), n.path("name").asText(), n.get("arguments")));
+        }
+        return out;
+    }
+}

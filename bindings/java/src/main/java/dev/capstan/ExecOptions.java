@@ -1,0 +1,67 @@
+package dev.capstan;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * How a batch runs ({@code capstan_exec_options}). Immutable; the {@code with}-methods return a copy.
+ *
+ * @param sequential run the calls one by one, in order
+ * @param limit at most this many calls at once, 0 = 8
+ * @param timeoutMs overrides every tool's timeout when &gt; 0
+ * @param deadlineMs bounds every call from submission, waits included, 0 = none
+ * @param strictNulls drop the nulls OpenAI strict mode sends for optional arguments
+ * @param approvedIds ids of calls already approved by the user
+ */
+public record ExecOptions(boolean sequential, int limit, int timeoutMs, int deadlineMs, boolean strictNulls,
+        List<String> approvedIds) {
+    public static final ExecOptions DEFAULTS = new ExecOptions(false, 0, 0, 0, false, List.of());
+
+    public ExecOptions {
+        approvedIds = approvedIds == null ? List.of() : List.copyOf(approvedIds);
+    }
+
+    public ExecOptions withSequential(boolean b) {
+        return new ExecOptions(b, limit, timeoutMs, deadlineMs, strictNulls, approvedIds);
+    }
+
+    public ExecOptions withLimit(int n) {
+        return new ExecOptions(sequential, n, timeoutMs, deadlineMs, strictNulls, approvedIds);
+    }
+
+    public ExecOptions withTimeoutMs(int ms) {
+        return new ExecOptions(sequential, limit, ms, deadlineMs, strictNulls, approvedIds);
+    }
+
+    public ExecOptions withDeadlineMs(int ms) {
+        return new ExecOptions(sequential, limit, timeoutMs, ms, strictNulls, approvedIds);
+    }
+
+    public ExecOptions withStrictNulls(boolean b) {
+        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, b, approvedIds);
+    }
+
+    public ExecOptions withApprovedIds(List<String> ids) {
+        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, strictNulls, ids);
+    }
+
+    /** The C struct in {@code a} (filled by capstan_exec_options_init first, then our fields). */
+    MemorySegment toNative(Arena a) throws Throwable {
+        MemorySegment s = Native.initStruct(a, Native.EXEC_OPTIONS, Native.exec_options_init, "capstan_exec_options");
+        int flags = (sequential ? 1 : 0) | (strictNulls ? 4 : 0);
+        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "flags"), flags);
+        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "limit"), limit);
+        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "timeout_ms"), timeoutMs);
+        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "deadline_ms"), deadlineMs);
+        if (!approvedIds.isEmpty()) {
+            MemorySegment arr = a.allocate(Native.PTR, approvedIds.size());
+            for (int i = 0; i < approvedIds.size(); i++) {
+                arr.setAtIndex(Native.PTR, i, Native.utf8(a, approvedIds.get(i)));
+            }
+            s.set(Native.PTR, Native.off(Native.EXEC_OPTIONS, "approved_ids"), arr);
+            s.set(Native.SIZE, Native.off(Native.EXEC_OPTIONS, "approved_count"), approvedIds.size());
+        }
+        return s;
+    }
+}

@@ -1,0 +1,28 @@
+package dev.capstan;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+/** The binding's one Jackson mapper (thread-safe once configured). */
+final class Json {
+    private Json() {}
+
+    static final ObjectMapper MAPPER = new ObjectMapper().findAndRegisterModules();
+
+    static JsonNode read(String s) {
+        try {
+            return MAPPER.readTree(s);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("capstan returned text that is not JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    static String write(Object o) {
+        try {
+            return MAPPER.writeValueAsString(o);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("cannot write as JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+}

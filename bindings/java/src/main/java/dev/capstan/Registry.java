@@ -1,0 +1,449 @@
+package dev.capstan;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * A set of tools and the runtime that runs their calls ({@code capstan_registry}). Thread-safe: any number
+ * of threads may use one at once. {@link #close()} frees it: calls not started are cancelled, and it waits
+ * until no callback of this registry runs any more. Do not close a registry from inside one of its own
+ * tools while another thread executes on it.
+ */
+public final class Registry implements AutoCloseable {
+    /** Registry flags ({@code CAPSTAN_REGISTRY_*}). */
+    public enum Flag {
+        /** Coerce strings to number/integer/boolean where the schema asks for those. */
+        COERCE(1),
+        /** Refuse a schema whose {@code default} fails its own subschema. */
+        STRICT_DEFAULTS(2);
+
+        final int bit;
+
+        Flag(int bit) {
+            this.bit = bit;
+        }
+    }
+
+    // Guards reg against capstan_registry_free racing a use: every use counts itself in `users`;
+    // close() marks the registry closing (new uses fail at once, so a nested execute inside a tool
+    // cannot block behind a waiting close) and frees it once the count is zero.
+    private final java.util.concurrent.atomic.AtomicInteger users = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean closing;
+    private volatile MemorySegment reg;
+
+    public Registry(Flag... flags) {
+        int bits = 0;
+        for (Flag f : flags) bits |= f.bit;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment opts = a.allocate(8);
+            opts.set(Native.U32, 0, 8);
+            opts.set(Native.U32, 4, bits);
+            MemorySegment out = a.allocate(Native.PTR);
+            Native.check((int) Native.registry_new.invokeExact(opts, out));
+            reg = out.get(Native.PTR, 0);
+        } catch (CapstanException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** The library's version, e.g. {@code "0.4.0"}, and where it was loaded from. */
+    public static String libraryVersion() {
+        try {
+            MemorySegment p = (MemorySegment) Native.version_string.invokeExact();
+            return p.reinterpret(64).getString(0);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** Where the binding loaded libcapstan from (a path, or a name the platform resolved). */
+    public static String librarySource() {
+        return Native.LIB_SOURCE;
+    }
+
+    interface Body<T> {
+        T run(MemorySegment reg, Arena a) throws Throwable;
+    }
+
+    private <T> T with(Body<T> body) {
+        users.incrementAndGet();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment r = reg;
+            if (closing || r == null) throw new IllegalStateException("registry is closed");
+            return body.run(r, a);
+        } catch (CapstanException | IllegalStateException | IllegalArgumentException e) {
+            throw e;
+        } catch (Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        } finally {
+            if (users.decrementAndGet() == 0 && closing) {
+                synchronized (users) {
+                    users.notifyAll();
+                }
+            }
+        }
+    }
+
+    // ---- tools ----
+
+    /** Registers (or replaces) a tool with a JSON Schema for its arguments (null: any object). */
+    public Registry tool(String name, String description, String parametersSchema, ToolHandler handler) {
+        return tool(name, description, parametersSchema, ToolOptions.DEFAULTS, handler);
+    }
+
+    /** As {@link #tool(String, String, String, ToolHandler)}, with a timeout, output cap or flags. */
+    public Registry tool(String name, String description, String parametersSchema, ToolOptions options,
+            ToolHandler handler) {
+        if (handler == null) throw new IllegalArgumentException("tool " + name + ": handler is null");
+        return with((r, a) -> {
+            MemorySegment def = Native.initStruct(a, Native.TOOL_DEF, Native.tool_def_init, "capstan_tool_def");
+            def.set(Native.PTR, Native.off(Native.TOOL_DEF, "name"), Native.utf8(a, name));
+            if (description != null) {
+                def.set(Native.PTR, Native.off(Native.TOOL_DEF, "description"), Native.utf8(a, description));
+            }
+            if (parametersSchema != null) {
+                def.set(Native.PTR, Native.off(Native.TOOL_DEF, "parameters"), Native.utf8(a, parametersSchema));
+            }
+            def.set(Native.PTR, Native.off(Native.TOOL_DEF, "callback"), Native.TOOL_STUB);
+            def.set(Native.PTR, Native.off(Native.TOOL_DEF, "user_data"), Native.keep(new ToolEntry(handler)));
+            def.set(Native.PTR, Native.off(Native.TOOL_DEF, "destroy"), Native.DESTROY_STUB);
+            def.set(Native.U32, Native.off(Native.TOOL_DEF, "timeout_ms"), options.timeoutMs());
+            def.set(Native.U32, Native.off(Native.TOOL_DEF, "max_output_chars"), options.maxOutputChars());
+            def.set(Native.U32, Native.off(Native.TOOL_DEF, "flags"), options.flags());
+            // on failure capstan has already run destroy, which dropped the handle
+            Native.check((int) Native.registry_add_tool.invokeExact(r, def));
+            return this;
+        });
+    }
+
+    /** Registers an asynchronous tool: the call completes when the returned stage does. */
+    public Registry asyncTool(String name, String description, String parametersSchema, AsyncToolHandler handler) {
+        return asyncTool(name, description, parametersSchema, ToolOptions.DEFAULTS, handler);
+    }
+
+    public Registry asyncTool(String name, String description, String parametersSchema, ToolOptions options,
+            AsyncToolHandler handler) {
+        if (handler == null) throw new IllegalArgumentException("tool " + name + ": handler is null");
+        return tool(name, description, parametersSchema, options, handler::call);
+    }
+
+    /**
+     * Registers a tool whose arguments are a record: the schema is generated from its components
+     * ({@link Schemas#of}), and the handler gets the arguments bound to it by Jackson.
+     */
+    public <R extends Record> Registry recordTool(String name, String description, Class<R> arguments,
+            Function<? super R, ?> handler) {
+        return recordTool(name, description, arguments, ToolOptions.DEFAULTS, handler);
+    }
+
+    public <R extends Record> Registry recordTool(String name, String description, Class<R> arguments,
+            ToolOptions options, Function<? super R, ?> handler) {
+        return tool(name, description, Schemas.of(arguments), options,
+                call -> handler.apply(call.argumentsAs(arguments)));
+    }
+
+    /**
+     * Registers every method of {@code target} annotated {@link Tool}: the schema comes from the method's
+     * parameters (compile with {@code -parameters} for their names, or name them with {@link Param}).
+     * A static method's class may be passed as {@code target}.
+     */
+    public Registry register(Object target) {
+        Class<?> cls = target instanceof Class<?> c ? c : target.getClass();
+        Object receiver = target instanceof Class<?> ? null : target;
+        int n = 0;
+        for (Method m : cls.getMethods()) {
+            Tool t = m.getAnnotation(Tool.class);
+            if (t == null) continue;
+            MethodTool mt = new MethodTool(m, receiver);
+            ToolOptions o = ToolOptions.DEFAULTS.withTimeoutMs(t.timeoutMs()).withRequiresApproval(t.requiresApproval())
+                    .withSerial(t.serial());
+            tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt::invoke);
+            n++;
+        }
+        if (n == 0) throw new IllegalArgumentException(cls.getName() + " has no public method annotated @Tool");
+        return this;
+    }
+
+    /** Removes a tool; its calls in flight finish. @throws CapstanException NOT_FOUND */
+    public void removeTool(String name) {
+        with((r, a) -> {
+            MemorySegment n = Native.utf8(a, name);
+            Native.check((int) Native.registry_remove_tool.invokeExact(r, n, Native.utf8Len(n)));
+            return null;
+        });
+    }
+
+    /** The tools as format {@code fmt}'s API takes them (sorted by name). */
+    public String toolsJson(Format fmt) {
+        return with((r, a) -> {
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_tools_json.invokeExact(r, fmt.code, MemorySegment.NULL, out, len,
+                    MemorySegment.NULL, MemorySegment.NULL));
+            return Native.takeString(out, len);
+        });
+    }
+
+    /** Per-tool statistics JSON ({@code capstan_registry_stats_json}). */
+    public String statsJson() {
+        return with((r, a) -> {
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_stats_json.invokeExact(r, out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
+    // ---- running calls ----
+
+    /**
+     * Runs normalized calls ({@code {"id","name","arguments"}} or an array of them) and blocks until each
+     * has its result; returns the results JSON. Tool failures, bad arguments, unknown tools and timeouts
+     * are results; INVALID_CALLS only for malformed {@code callsJson}.
+     */
+    public String executeJson(String callsJson, ExecOptions options) {
+        return with((r, a) -> {
+            MemorySegment c = Native.utf8(a, callsJson);
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_execute.invokeExact(r, c, Native.utf8Len(c), options.toNative(a),
+                    out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
+    public String executeJson(String callsJson) {
+        return executeJson(callsJson, ExecOptions.DEFAULTS);
+    }
+
+    /** {@link #executeJson} read into results, in call order. */
+    public List<ToolResult> execute(String callsJson) {
+        return ToolResult.listOf(executeJson(callsJson, ExecOptions.DEFAULTS));
+    }
+
+    public List<ToolResult> execute(String callsJson, ExecOptions options) {
+        return ToolResult.listOf(executeJson(callsJson, options));
+    }
+
+    public List<ToolResult> execute(List<Call> calls) {
+        return execute(Json.write(calls), ExecOptions.DEFAULTS);
+    }
+
+    public List<ToolResult> execute(List<Call> calls, ExecOptions options) {
+        return execute(Json.write(calls), options);
+    }
+
+    /**
+     * One agent turn: the calls in a model response of format {@code fmt} run (in parallel, per
+     * {@code options}), and the returned JSON is what to append to the conversation (format {@code fmt}).
+     *
+     * @throws CapstanException PROVIDER_ERROR (the response is the provider's error: see
+     *     {@link CapstanException#provider()}) or INVALID_RESPONSE; no call runs then
+     */
+    public String runTurn(Format fmt, String responseJson, ExecOptions options) {
+        return with((r, a) -> {
+            MemorySegment c = Native.utf8(a, responseJson);
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_run_turn.invokeExact(r, fmt.code, c, Native.utf8Len(c),
+                    options.toNative(a), out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
+    public String runTurn(Format fmt, String responseJson) {
+        return runTurn(fmt, responseJson, ExecOptions.DEFAULTS);
+    }
+
+    /**
+     * Starts the calls and returns at once. {@code onResult} (may be null) gets each result on the
+     * thread that finished its call; {@link Batch#results()} completes with all of them.
+     */
+    public Batch submit(String callsJson, ExecOptions options, Consumer<ToolResult> onResult) {
+        Batch b = new Batch(onResult);
+        return with((r, a) -> {
+            MemorySegment c = Native.utf8(a, callsJson);
+            MemorySegment out = a.allocate(Native.PTR);
+            b.userData = Native.keep(b);
+            synchronized (b) {
+                int st = (int) Native.batch_submit.invokeExact(r, c, Native.utf8Len(c), options.toNative(a),
+                        Native.RESULT_STUB, b.userData, out);
+                if (st != Native.OK) {
+                    Native.drop(b.userData);
+                    throw Native.lastError(st);
+                }
+                b.bind(out.get(Native.PTR, 0));
+            }
+            return b;
+        });
+    }
+
+    public Batch submit(List<Call> calls, ExecOptions options, Consumer<ToolResult> onResult) {
+        return submit(Json.write(calls), options, onResult);
+    }
+
+    public Batch submit(List<Call> calls) {
+        return submit(Json.write(calls), ExecOptions.DEFAULTS, null);
+    }
+
+    // ---- streams ----
+
+    /**
+     * Starts reading a streamed response in {@code fmt} (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC or
+     * GEMINI). {@code earlyDispatch}: start each call the moment its arguments are complete, before the
+     * response ends (only for tools whose side effects may run even if the response later fails).
+     * {@code onText} gets text deltas on the feeding thread; {@code onResult} each result as its call
+     * finishes (either may be null).
+     */
+    public Stream stream(Format fmt, ExecOptions options, boolean earlyDispatch, Consumer<String> onText,
+            Consumer<ToolResult> onResult) {
+        return with((r, a) -> {
+            Stream s = new Stream(onText, onResult);
+            s.open(r, fmt, options, earlyDispatch);
+            return s;
+        });
+    }
+
+    public Stream stream(Format fmt) {
+        return stream(fmt, ExecOptions.DEFAULTS, false, null, null);
+    }
+
+    // ---- MCP ----
+
+    /** Serves this registry's tools over MCP streamable HTTP. @throws CapstanException TRANSPORT, UNSUPPORTED */
+    public McpServer serveMcp(McpServer.Options options) {
+        return with((r, a) -> new McpServer(r, options));
+    }
+
+    /** Mounts an MCP server's tools into this registry. @throws CapstanException MCP_CONNECT (says why) */
+    public McpMount mountMcp(McpMount.Options options) {
+        return with((r, a) -> new McpMount(r, options));
+    }
+
+    // ---- events ----
+
+    static final class EventEntry {
+        final Consumer<ToolEvent> hook;
+
+        EventEntry(Consumer<ToolEvent> hook) {
+            this.hook = hook;
+        }
+
+        void fire(ToolEvent e) {
+            try {
+                hook.accept(e);
+            } catch (Throwable ignored) {
+                // a hook's exception must not reach capstan
+            }
+        }
+    }
+
+    /**
+     * Sets (null: removes) the hook that sees each call start and end. It runs on the thread where the
+     * event happens, possibly on several at once: it must be quick and thread-safe.
+     */
+    public void setEventHook(Consumer<ToolEvent> hook) {
+        with((r, a) -> {
+            if (hook == null) {
+                Native.check((int) Native.registry_set_event_hook.invokeExact(r, MemorySegment.NULL,
+                        MemorySegment.NULL, MemorySegment.NULL));
+            } else {
+                Native.check((int) Native.registry_set_event_hook.invokeExact(r, Native.EVENT_STUB,
+                        Native.keep(new EventEntry(hook)), Native.DESTROY_STUB));
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Which of {@code calls} would wait for approval (their tool requires it and their id is not in
+     * {@code options.approvedIds()}): {@code [{"index","id","name"}]}. Runs nothing.
+     */
+    public String needsApprovalJson(List<Call> calls, ExecOptions options) {
+        return with((r, a) -> {
+            MemorySegment c = Native.utf8(a, Json.write(calls));
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_needs_approval.invokeExact(r, c, Native.utf8Len(c),
+                    options.toNative(a), out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
+    // ---- approvals ----
+
+    static final class ApproverEntry {
+        final Approver approver;
+
+        ApproverEntry(Approver approver) {
+            this.approver = approver;
+        }
+
+        void ask(MemorySegment approval) throws Throwable {
+            ApprovalRequest req = new ApprovalRequest(approval, Native.lent(Native.approval_tool, approval),
+                    Native.lent(Native.approval_id, approval), Native.lent(Native.approval_arguments, approval));
+            try {
+                approver.onApproval(req);
+            } catch (Throwable e) {
+                if (!req.decided()) req.deny("approver raised: " + ToolEntry.describe(e));
+            }
+        }
+    }
+
+    /** Sets (null: removes) the approver of calls of tools that require approval. Without one they are denied. */
+    public void setApprover(Approver approver) {
+        with((r, a) -> {
+            if (approver == null) {
+                Native.check((int) Native.registry_set_approver.invokeExact(r, MemorySegment.NULL,
+                        MemorySegment.NULL, MemorySegment.NULL));
+            } else {
+                Native.check((int) Native.registry_set_approver.invokeExact(r, Native.APPROVER_STUB,
+                        Native.keep(new ApproverEntry(approver)), Native.DESTROY_STUB));
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Frees the registry: calls not started are cancelled, and this waits until every use of it on other
+     * threads (an {@code execute} in progress...) has returned and no callback of it runs. New uses fail
+     * with IllegalStateException from the moment close starts. From inside a capstan callback (a tool,
+     * listener, approver, hook) while the registry is in use it would wait for itself: it throws
+     * IllegalStateException then (close from a host thread). A second close does nothing.
+     */
+    @Override
+    public void close() {
+        synchronized (users) {
+            if (reg == null) return;
+            if (users.get() > 0 && Native.inCallback()) {
+                throw new IllegalStateException("Registry.close() from inside a capstan callback while the registry"
+                        + " is in use would wait for itself: close it from a host thread");
+            }
+            closing = true;
+            boolean interrupted = false;
+            while (users.get() > 0) {
+                try {
+                    users.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            try {
+                Native.registry_free.invokeExact(reg);
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            } finally {
+                reg = null;
+                if (interrupted) Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

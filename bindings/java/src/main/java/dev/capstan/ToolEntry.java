@@ -1,0 +1,77 @@
+package dev.capstan;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+
+/** A registered tool's handler, named by the user_data capstan passes to {@link Native#onTool}. */
+final class ToolEntry {
+    final ToolHandler handler;
+
+    ToolEntry(ToolHandler handler) {
+        this.handler = handler;
+    }
+
+    void run(MemorySegment call) throws Throwable {
+        Object out;
+        try {
+            String args;
+            String id;
+            String tool;
+            try (Arena a = Arena.ofConfined()) {
+                MemorySegment len = a.allocate(Native.SIZE);
+                args = Native.text((MemorySegment) Native.call_arguments.invokeExact(call, len), len.get(Native.SIZE, 0));
+                id = Native.text((MemorySegment) Native.call_id.invokeExact(call, len), len.get(Native.SIZE, 0));
+                tool = Native.text((MemorySegment) Native.call_tool.invokeExact(call, len), len.get(Native.SIZE, 0));
+            }
+            out = handler.call(new ToolCall(call, id, tool, args));
+        } catch (Throwable e) {
+            Native.fail(call, describe(e));
+            return;
+        }
+        if (out instanceof CompletionStage<?> stage) {
+            stage.whenComplete((v, e) -> {
+                try {
+                    if (e != null) Native.fail(call, describe(e));
+                    else complete(call, v);
+                } catch (Throwable t) {
+                    // completing refused (timed out, cancelled): capstan already gave the call its result
+                }
+            });
+        } else {
+            complete(call, out);
+        }
+    }
+
+    static void complete(MemorySegment call, Object value) throws Throwable {
+        int kind;
+        String text;
+        if (value instanceof CharSequence cs) {
+            kind = Native.CONTENT_TEXT;
+            text = cs.toString();
+        } else {
+            kind = Native.CONTENT_JSON;
+            try {
+                text = Json.write(value);
+            } catch (RuntimeException e) {
+                Native.fail(call, "the tool's result could not be written as JSON: " + e.getMessage());
+                return;
+            }
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment s = Native.utf8(a, text);
+            int st = (int) Native.call_return.invokeExact(call, kind, s, Native.utf8Len(s));
+        }
+    }
+
+    static String describe(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof ExecutionException
+                || e instanceof java.lang.reflect.InvocationTargetException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        String m = e.getMessage();
+        return m == null || m.isEmpty() ? e.getClass().getSimpleName() : m;
+    }
+}

@@ -1,0 +1,41 @@
+# --- Java binding (issue #35) -------------------------------------------------
+# bindings/java is a Maven module using java.lang.foreign: it needs a JDK >= 22
+# (mk/find-jdk.sh: JAVA_HOME if it is one, else the newest under /usr/lib/jvm)
+# and Maven (Debian's `maven`, in SETUP_APT_PACKAGES). `make setup` fetches the
+# module's dependencies and Maven plugins once ($(JAVA_STAMP)): java-test then
+# runs Maven offline (-o). The tests load $(LIB) through CAPSTAN_LIB; nothing is
+# installed.
+JAVA_JDK   = $(shell mk/find-jdk.sh)
+MVN       ?= mvn
+MVN_FLAGS ?= -B -q
+JAVA_DIR  := bindings/java
+
+.PHONY: java-test java-bench java-deps
+
+# Dependencies, plugins and surefire's JUnit provider (resolved only when tests
+# run, so go-offline alone misses it: a run selecting no test fetches it).
+# Without a JDK >= 22 (which setup cannot install on Debian bookworm) setup
+# says so and goes on: java-test then fails with find-jdk's message.
+$(JAVA_STAMP): $(JAVA_DIR)/pom.xml
+	@jdk="$(JAVA_JDK)"; if [ -z "$$jdk" ]; then echo "setup: skipped $(JAVA_DIR)'s Maven dependencies (no JDK >= 22)"; exit 0; fi; \
+	  echo "setup: Maven dependencies of $(JAVA_DIR) (JDK $$jdk)"; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) dependency:go-offline && \
+	  JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) test -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false
+	@if [ -n "$(JAVA_JDK)" ]; then mkdir -p $(dir $@) && touch $@; fi
+
+java-deps: $(JAVA_STAMP)
+
+java-test: lib $(JAVA_STAMP)
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" CAPSTAN_LIB=$(abspath $(LIB)) $(MVN) $(MVN_FLAGS) -o test
+	@echo "java-test: bindings/java's JUnit suite passed against $(LIB)"
+
+# Benchmark (not a test; not in make test): bindings/java/bench next to
+# langchain4j's tool execution, one call and batches of 100. Installs the
+# binding into the local Maven repository first (the bench module depends on it).
+java-bench: lib
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) install -DskipTests && \
+	  cd bench && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt && \
+	  "$$jdk/bin/java" --enable-native-access=ALL-UNNAMED -Dcapstan.lib=$(abspath $(LIB)) \
+	    -cp "target/classes:$$(cat target/cp.txt)" dev.capstan.bench.ToolBench
