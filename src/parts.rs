@@ -270,6 +270,26 @@ impl Parts {
     }
 }
 
+/// The parts of an MCP `CallToolResult` (as JSON) that holds anything but
+/// text blocks: `{"content", "structuredContent"}` as the server sent them,
+/// for `Call::complete_parts`. None when its content is text only (the
+/// result is then text, as it always was).
+pub fn from_call_tool_result(value: &Value) -> Option<Value> {
+    let blocks = value.get("content")?.as_array()?;
+    let media = blocks
+        .iter()
+        .any(|b| b.get("type").and_then(Value::as_str) != Some("text"));
+    if !media {
+        return None;
+    }
+    let mut whole = Map::new();
+    whole.insert("content".into(), Value::Array(blocks.clone()));
+    if let Some(s @ Value::Object(_)) = value.get("structuredContent") {
+        whole.insert("structuredContent".into(), s.clone());
+    }
+    Some(Value::Object(whole))
+}
+
 /// The MIME top-level types IANA registers.
 const TOP_LEVEL: [&str; 10] = [
     "application",
