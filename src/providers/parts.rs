@@ -74,8 +74,9 @@ enum Rendered {
 
 fn render_each(r: &ToolResult, mut each: impl FnMut(&Part) -> Rendered) -> Vec<Rendered> {
     match &r.parts {
-        Some(parts) => parts.parts().iter().map(&mut each).collect(),
-        None => vec![Rendered::Text(r.content.clone())],
+        Some(parts) if !parts.parts().is_empty() => parts.parts().iter().map(&mut each).collect(),
+        // No parts (structuredContent alone): the content text, its JSON.
+        _ => vec![Rendered::Text(r.content.clone())],
     }
 }
 

@@ -253,3 +253,36 @@ fn a_result_past_max_result_bytes_is_a_tool_error_for_that_call_only() {
     );
     assert_eq!(results[0].outcome, Outcome::Ok);
 }
+
+#[test]
+fn structured_content_alone_is_sent_as_its_json_text() {
+    let v =
+        json!({"id": "s", "name": "t", "content": "", "parts": [], "structured_content": {"n": 1}});
+    let r = ToolResult::from_json(&v, 0).unwrap();
+    assert_eq!(r.content, r#"{"n":1}"#);
+    let chat = format_results(Format::OpenAiChat, std::slice::from_ref(&r));
+    assert_eq!(
+        chat,
+        json!([{"role": "tool", "tool_call_id": "s", "content": "{\"n\":1}"}])
+    );
+    let gemini = format_results(Format::Gemini, std::slice::from_ref(&r));
+    assert_eq!(
+        gemini["parts"][0]["functionResponse"]["response"],
+        json!({"output": "{\"n\":1}"})
+    );
+    let anthropic = format_results(Format::Anthropic, std::slice::from_ref(&r));
+    assert_eq!(
+        anthropic["content"][0]["content"],
+        json!([{"type": "text", "text": "{\"n\":1}"}])
+    );
+    let responses = format_results(Format::OpenAiResponses, std::slice::from_ref(&r));
+    assert_eq!(
+        responses[0]["output"],
+        json!([{"type": "input_text", "text": "{\"n\":1}"}])
+    );
+    let mcp = format_results(Format::Mcp, std::slice::from_ref(&r));
+    assert_eq!(
+        (&mcp[0]["content"], &mcp[0]["structuredContent"]),
+        (&json!([]), &json!({"n": 1}))
+    );
+}
