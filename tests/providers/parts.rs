@@ -164,6 +164,11 @@ fn normalized_results_round_trip_their_parts() {
     assert!(json.get("structured_content").is_none());
     let back = ToolResult::from_json(&json, 0).unwrap();
     assert_eq!(back, r);
+    // describe output read back is a fixed point (what the format_results
+    // fuzz target asserts).
+    let once = format_results(Format::Describe, std::slice::from_ref(&r));
+    let twice = format_results(Format::Describe, &ToolResult::list_from_json(&once).unwrap());
+    assert_eq!(once, twice);
     let text = capstan::call::results_to_string(std::slice::from_ref(&r));
     assert_eq!(text, capstan::call::results_to_json(&[r]).to_string());
     // Bad parts in results JSON are refused, naming the result and part.
