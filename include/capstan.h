@@ -1299,7 +1299,9 @@ typedef struct capstan_result {
   const char *name;
   size_t name_len;
   /**
-   * The text for the model.
+   * The text for the model. For a result with content parts
+   * (`CAPSTAN_CONTENT_PARTS`), their text; the parts themselves are in
+   * the normalized results JSON and in each format's messages.
    */
   const char *content;
   size_t content_len;

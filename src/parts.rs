@@ -212,7 +212,7 @@ impl Parts {
         let mut total: u64 = 0;
         let mut parts = Vec::with_capacity(blocks.len());
         for (i, block) in blocks.into_iter().enumerate() {
-            let part = check_block(block, i, limit.saturating_sub(total))
+            let part = check_block(block, limit.saturating_sub(total))
                 .map_err(|m| bad(format!("part {i}: {m}")))?;
             total += part.bytes as u64;
             parts.push(part);
@@ -364,7 +364,7 @@ fn too_big(bytes: u64, room: u64) -> String {
     )
 }
 
-fn check_block(block: Value, _index: usize, room: u64) -> Result<Part, String> {
+fn check_block(block: Value, room: u64) -> Result<Part, String> {
     let Value::Object(obj) = &block else {
         return Err("a content part must be a JSON object with a \"type\"".into());
     };

@@ -233,7 +233,9 @@ pub struct capstan_result {
     pub id_len: usize,
     pub name: *const c_char,
     pub name_len: usize,
-    /// The text for the model.
+    /// The text for the model. For a result with content parts
+    /// (`CAPSTAN_CONTENT_PARTS`), their text; the parts themselves are in
+    /// the normalized results JSON and in each format's messages.
     pub content: *const c_char,
     pub content_len: usize,
     /// `CAPSTAN_OUTCOME_*`.

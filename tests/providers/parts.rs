@@ -167,7 +167,10 @@ fn normalized_results_round_trip_their_parts() {
     // describe output read back is a fixed point (what the format_results
     // fuzz target asserts).
     let once = format_results(Format::Describe, std::slice::from_ref(&r));
-    let twice = format_results(Format::Describe, &ToolResult::list_from_json(&once).unwrap());
+    let twice = format_results(
+        Format::Describe,
+        &ToolResult::list_from_json(&once).unwrap(),
+    );
     assert_eq!(once, twice);
     let text = capstan::call::results_to_string(std::slice::from_ref(&r));
     assert_eq!(text, capstan::call::results_to_json(&[r]).to_string());
