@@ -157,6 +157,32 @@ def format_results_seeds():
         write(t, "hand_%02d" % k, bytes([k % 6]) + compact(body))
     write(t, "raw_not_json", bytes([ANTHROPIC]) + b"[{\"id\":")
     write(t, "unknown_format", bytes([7]) + b"[]")
+    # Content parts (issue #30): every kind, structured content, and bad ones.
+    png, pdf = "iVBORw0KGgo=", "JVBERi0xLjQK"
+    with_parts = [
+        {"id": "p", "name": "shot", "content": "", "outcome": "ok", "structured_content": {"w": 640},
+         "parts": [
+             {"type": "text", "text": "the screen"},
+             {"type": "image", "data": png, "mimeType": "image/png"},
+             {"type": "image", "data": png, "mimeType": "image/bmp"},
+             {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+             {"type": "resource_link", "uri": "file:///a.txt", "name": "a", "mimeType": "text/plain"},
+             {"type": "resource", "resource": {"uri": "mem://n", "mimeType": "text/plain", "text": "note"}},
+             {"type": "resource", "resource": {"uri": "file:///r.pdf", "mimeType": "application/pdf", "blob": pdf}},
+         ]},
+        {"id": "q", "name": "t", "content": "plain", "outcome": "ok"},
+    ]
+    for fmt in range(6):
+        write(t, "parts_%d" % fmt, bytes([fmt]) + compact(with_parts))
+    bad_parts = [
+        [{"id": "x", "name": "y", "parts": [{"type": "image", "data": "%%", "mimeType": "image/png"}]}],
+        [{"id": "x", "name": "y", "parts": [{"type": "image", "data": png, "mimeType": ""}]}],
+        [{"id": "x", "name": "y", "parts": [{"type": "video"}]}],
+        [{"id": "x", "name": "y", "parts": {"type": "text", "text": "not an array"}}],
+        [{"id": "x", "name": "y", "parts": [], "structured_content": [1]}],
+    ]
+    for k, body in enumerate(bad_parts):
+        write(t, "bad_parts_%02d" % k, bytes([k % 6]) + compact(body))
 
 
 def run_turn_seeds():

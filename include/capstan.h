@@ -784,7 +784,38 @@ capstan_status capstan_format_parse_calls(capstan_format fmt,
 
 /**
  * Formats normalized results (as `capstan_registry_execute` returns them) as the
- * messages/items format `fmt` expects next. INVALID_RESULTS on bad input.
+ * messages/items format `fmt` expects next. INVALID_RESULTS on bad input
+ * (also parts that fail the checks of `CAPSTAN_CONTENT_PARTS`, naming the
+ * result and part; no size bound is applied here).
+ *
+ * Results with content parts (`"parts"`, `"structured_content"`, see
+ * `CAPSTAN_CONTENT_PARTS`), as `capstan_registry_run_turn` and streams
+ * render them too:
+ * - OPENAI_RESPONSES: `output` is an array of `input_text`, `input_image`
+ *   (a `data:` URL; PNG, JPEG, GIF, WebP) and `input_file` (a PDF as a
+ *   `data:` URL) parts.
+ * - OPENAI_CHAT: a `tool` message takes text only, so each tool message
+ *   holds the text (with `[image_url sent in the next user message]` where
+ *   a part went), and ONE `user` message follows the tool messages with the
+ *   media: for each call a text part "Content returned by tool call <id>
+ *   (<name>):", then its `image_url`, `input_audio` (WAV, MP3) and `file`
+ *   (PDF) parts. This is the documented workaround for images from tools in
+ *   Chat Completions; results without parts give tool messages only.
+ * - ANTHROPIC: `tool_result.content` is an array of `text`, `image` (base64
+ *   source; JPEG, PNG, GIF, WebP) and `document` (a PDF, base64 source)
+ *   blocks.
+ * - GEMINI: Gemini 3's multimodal function response: the media go in
+ *   `functionResponse.parts` as `inlineData` (PNG, JPEG, WebP, PDF, plain
+ *   text), and `response.output` holds the text with a line
+ *   `[image/png attached as part N]` for each. Models before Gemini 3 do not
+ *   take `functionResponse.parts`: for them, send results whose parts are
+ *   text only.
+ * - MCP: `CallToolResult.content` holds the blocks as the tool gave them,
+ *   and `structuredContent` its object.
+ *
+ * A part a provider cannot take (audio for Anthropic, a BMP image, a ZIP
+ * file) becomes a text part `[left out: <kind> (<mime>, N bytes): <provider>
+ * takes ...]`, never a silent drop.
  */
 capstan_status capstan_format_write_results(capstan_format fmt,
                                             const char *results_json,
@@ -813,10 +844,19 @@ typedef struct capstan_registry_options {
    * `CAPSTAN_REGISTRY_*` flags.
    */
   uint32_t flags;
+  /**
+   * Bound on one result's content-part data (`CAPSTAN_CONTENT_PARTS`),
+   * counted in decoded bytes of its image, audio and resource blob parts
+   * together; 0 = 10 MiB (10485760). A result past it completes its call
+   * as a tool error; the other calls of the batch are not affected.
+   * Appended after `flags`: a host built against an older header passes a
+   * smaller `struct_size` and gets the default.
+   */
+  uint64_t max_result_bytes;
 } capstan_registry_options;
 
 /** Initializes a capstan_registry_options to the defaults. */
-#define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0}
+#define CAPSTAN_REGISTRY_OPTIONS_INIT {(uint32_t)sizeof(capstan_registry_options), 0, 0}
 
 /**
  * Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
@@ -913,6 +953,29 @@ typedef uint32_t capstan_content;
  * Checked and rendered compact, non-ASCII kept; a JSON string renders as its text.
  */
 #define CAPSTAN_CONTENT_JSON 1
+
+/**
+ * Content parts: JSON text of an array of MCP content blocks
+ * (`{"type":"text","text"}`, `{"type":"image","data":<base64>,"mimeType"}`,
+ * `{"type":"audio","data","mimeType"}`, `{"type":"resource_link","uri","name",...}`,
+ * `{"type":"resource","resource":{"uri","mimeType"?,"text"|"blob"}}`), or of
+ * an object `{"content":[...],"structuredContent":{...}}`. Checked when the
+ * call completes: invalid base64, an empty or unknown MIME type (an image
+ * part must be `image/...`, audio `audio/...`), an unknown part type or a
+ * missing field, or decoded data past the registry's `max_result_bytes`
+ * complete the call as a tool error naming the part and why, and return
+ * INVALID_CONTENT. `max_output_chars` caps each text part; other parts are
+ * bounded by `max_result_bytes` only. The result's `content` text is then
+ * the parts' text: each text part as is, every other part a bracketed line
+ * (`[image: image/png, 1234 bytes]`, `[audio: audio/wav, N bytes]`,
+ * `[resource_link: name uri (mime)]`, `[resource: uri (mime)]` followed by
+ * its text, `[resource: uri (mime), N bytes]`), joined by newlines; with no
+ * parts, the structuredContent as compact JSON. Normalized results JSON carries
+ * the blocks in `"parts"` and the object in `"structured_content"`; each
+ * format renders them as its provider takes them (see
+ * `capstan_format_write_results`).
+ */
+#define CAPSTAN_CONTENT_PARTS 2
 
 /**
  * A tool's callback. Runs on a pool thread, or on the thread calling
@@ -1149,13 +1212,14 @@ const char *capstan_call_tool(const struct capstan_call *call,
 bool capstan_call_cancelled(const struct capstan_call *call);
 
 /**
- * Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
- * `CAPSTAN_CONTENT_JSON`); `content` is copied. Any thread, any time, once.
+ * Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT`,
+ * `CAPSTAN_CONTENT_JSON` or `CAPSTAN_CONTENT_PARTS`); `content` is copied. Any thread, any time, once.
  * After a timeout or cancellation: ALREADY_COMPLETED, and the content is
  * dropped; either way the handle then stops resolving and the call's lent
  * text is freed. A second completion: STALE_HANDLE. Content that is not UTF-8 (or, for
- * JSON, not JSON) still completes the call, as a tool error the model can
- * read, and returns INVALID_UTF8 / INVALID_CONTENT. An unknown `kind` returns
+ * JSON, not JSON; for PARTS, parts that fail their check) still completes the
+ * call, as a tool error the model can read, and returns INVALID_UTF8 /
+ * INVALID_CONTENT. An unknown `kind` returns
  * INVALID_ARGUMENT and leaves the call open.
  */
 capstan_status capstan_call_return(struct capstan_call *call,
@@ -1235,7 +1299,9 @@ typedef struct capstan_result {
   const char *name;
   size_t name_len;
   /**
-   * The text for the model.
+   * The text for the model. For a result with content parts
+   * (`CAPSTAN_CONTENT_PARTS`), their text; the parts themselves are in
+   * the normalized results JSON and in each format's messages.
    */
   const char *content;
   size_t content_len;

@@ -2,11 +2,15 @@
 //!
 //! Call: `{"id": "...", "name": "...", "arguments": {...}}`; `arguments` may be
 //! a string holding a JSON object (as OpenAI sends it) and may be absent (`{}`).
-//! Result: `{"id", "name", "content", "is_error", "outcome", "duration_us"}`.
+//! Result: `{"id", "name", "content", "is_error", "outcome", "duration_us"}`,
+//! plus `"parts"` (MCP content blocks) and `"structured_content"` when the
+//! tool returned content parts (`crate::parts`); `content` then holds
+//! `Parts::text`.
 
 use serde_json::{Map, Value};
 
 use crate::error::Error;
+use crate::parts::Parts;
 
 /// How a call ended. Every call submitted gets exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -195,6 +199,10 @@ pub struct ToolResult {
     pub content: String,
     pub outcome: Outcome,
     pub duration_us: u64,
+    /// The content parts the tool returned (`ContentKind::Parts`), if any:
+    /// `content` is then their text (`Parts::text`). Shared, not copied,
+    /// when a result is cloned.
+    pub parts: Option<std::sync::Arc<Parts>>,
 }
 
 impl ToolResult {
@@ -210,6 +218,7 @@ impl ToolResult {
             content: content.into(),
             outcome,
             duration_us: 0,
+            parts: None,
         }
     }
 
@@ -228,6 +237,12 @@ impl ToolResult {
             Value::String(self.outcome.as_str().into()),
         );
         m.insert("duration_us".into(), Value::from(self.duration_us));
+        if let Some(parts) = &self.parts {
+            m.insert("parts".into(), parts.blocks_json());
+            if let Some(s) = parts.structured() {
+                m.insert("structured_content".into(), s.clone());
+            }
+        }
         Value::Object(m)
     }
 
@@ -265,12 +280,38 @@ impl ToolResult {
             _ => Outcome::Ok,
         };
         let duration_us = obj.get("duration_us").and_then(Value::as_u64).unwrap_or(0);
+        let parts = match (obj.get("parts"), obj.get("structured_content")) {
+            (None | Some(Value::Null), None | Some(Value::Null)) => None,
+            (blocks, structured) => {
+                let mut whole = Map::new();
+                whole.insert("content".into(), blocks.cloned().unwrap_or(Value::Null));
+                whole.insert(
+                    "structuredContent".into(),
+                    structured.cloned().unwrap_or(Value::Null),
+                );
+                // No size bound here: the registry that ran the tool applied its own.
+                let parts = Parts::from_value(Value::Object(whole), u64::MAX).map_err(|e| {
+                    let message = match e {
+                        Error::InvalidContent(m) => m,
+                        other => other.to_string(),
+                    };
+                    Error::InvalidResults(format!("result {index}: {message}"))
+                })?;
+                Some(std::sync::Arc::new(parts))
+            }
+        };
+        // Content left empty beside parts reads as the parts' text.
+        let content = match &parts {
+            Some(p) if content.is_empty() => p.text(),
+            _ => content,
+        };
         Ok(ToolResult {
             id,
             name,
             content,
             outcome,
             duration_us,
+            parts,
         })
     }
 
@@ -304,6 +345,10 @@ struct WireResult<'a> {
     is_error: bool,
     outcome: &'static str,
     duration_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parts: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
 }
 
 /// Writes results as the JSON array capstan hands out (the same text as
@@ -323,6 +368,8 @@ pub fn results_to_string(results: &[ToolResult]) -> String {
             is_error: r.is_error(),
             outcome: r.outcome.as_str(),
             duration_us: r.duration_us,
+            parts: r.parts.as_ref().map(|p| p.blocks_json()),
+            structured_content: r.parts.as_ref().and_then(|p| p.structured()),
         })
         .collect();
     if serde_json::to_writer(&mut out, &wire).is_err() {

@@ -11,6 +11,7 @@ mod handles;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod observe;
+pub mod parts;
 pub mod providers;
 pub mod registry;
 pub mod render;

@@ -34,6 +34,10 @@ pub struct RegistryOptions {
     /// (`Error::InvalidSchema` naming the default's JSON Pointer) instead of
     /// registering it with a warning and never filling that default.
     pub strict_defaults: bool,
+    /// Bound on one result's content-part data, in decoded bytes (image,
+    /// audio and resource blobs together); 0 = `parts::DEFAULT_MAX_RESULT_BYTES`
+    /// (10 MiB). A result past it becomes a tool error for that call.
+    pub max_result_bytes: u64,
 }
 
 /// State a layer above the registry keeps per registry (the executor's

@@ -11,6 +11,11 @@ pub enum ContentKind {
     Text,
     /// Checked and rendered compact, non-ASCII kept; JSON `null` renders as "null".
     Json,
+    /// MCP content blocks (see `crate::parts`): a JSON array of them, or
+    /// `{"content": [...], "structuredContent": {...}}`. A call completed
+    /// with them keeps the parts (`ToolResult::parts`); `render` gives only
+    /// their text (`Parts::text`).
+    Parts,
 }
 
 /// Renders tool content for the model.
@@ -30,6 +35,7 @@ pub fn render(kind: ContentKind, content: &str) -> Result<String, Error> {
             let value: Value = serde_json::from_str(content).map_err(bad)?;
             Ok(render_value(&value))
         }
+        ContentKind::Parts => Ok(crate::parts::Parts::parse(content, 0)?.text()),
     }
 }
 

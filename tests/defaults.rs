@@ -124,6 +124,7 @@ fn strict_defaults_flag_reaches_the_c_abi() {
         let options = capstan_registry_options {
             struct_size: std::mem::size_of::<capstan_registry_options>() as u32,
             flags,
+            max_result_bytes: 0,
         };
         let mut reg = std::ptr::null_mut();
         unsafe {

@@ -55,6 +55,8 @@ pub(crate) struct CallCell {
     /// What a binding keeps with the call (see `Call::binding_data`).
     binding: OnceLock<Box<dyn Any + Send + Sync>>,
     max_output_chars: u32,
+    /// The registry's bound on a result's decoded part data (0 = default).
+    max_result_bytes: u64,
     stats: Arc<crate::observe::ToolStats>,
     /// The batch, until the call has its result: a finished call that the
     /// host has not completed (it may never) holds its own text only, not
@@ -105,6 +107,7 @@ impl CallCell {
             arguments_text: OnceLock::new(),
             binding: OnceLock::new(),
             max_output_chars: tool.meta.max_output_chars,
+            max_result_bytes: batch.registry.options.max_result_bytes,
             stats: tool.stats.clone(),
             registry: Arc::as_ptr(&batch.registry) as usize,
             batch: Mutex::new(Some(batch)),
@@ -138,17 +141,26 @@ impl CallCell {
         self.settle(outcome, content).map(drop)
     }
 
+    /// Ends the call `ok` with content parts: `max_output_chars` caps each
+    /// text part, and the result's `content` is their text. (Parts refused
+    /// by their check end the call with a message that is not capped: the
+    /// model needs all of it to fix the call.)
+    pub(crate) fn finish_parts(&self, parts: crate::parts::Parts) -> Result<(), Error> {
+        self.settle_from(RUNNING, Outcome::Ok, Body::Parts(parts))
+            .map(drop)
+    }
+
     /// `finish`, handing the winner the batch the result went to (the cell
     /// lets go of it).
     fn settle(&self, outcome: Outcome, content: String) -> Result<Option<Arc<BatchInner>>, Error> {
-        self.settle_from(RUNNING, outcome, content)
+        self.settle_from(RUNNING, outcome, Body::Text(content))
     }
 
     fn settle_from(
         &self,
         from: u8,
         outcome: Outcome,
-        content: String,
+        body: Body,
     ) -> Result<Option<Arc<BatchInner>>, Error> {
         if self
             .state
@@ -158,11 +170,22 @@ impl CallCell {
             return Err(self.already_completed());
         }
         self.timer.cancel();
-        let content = match outcome {
-            Outcome::Ok | Outcome::ToolError => render::cap(content, self.max_output_chars),
-            _ => content,
+        let mut result = match body {
+            Body::Text(content) => {
+                let content = match outcome {
+                    Outcome::Ok | Outcome::ToolError => render::cap(content, self.max_output_chars),
+                    _ => content,
+                };
+                ToolResult::new(self.id(), self.name(), outcome, content)
+            }
+            Body::Uncapped(content) => ToolResult::new(self.id(), self.name(), outcome, content),
+            Body::Parts(mut parts) => {
+                parts.cap_text(self.max_output_chars);
+                let mut r = ToolResult::new(self.id(), self.name(), outcome, parts.text());
+                r.parts = Some(Arc::new(parts));
+                r
+            }
         };
-        let mut result = ToolResult::new(self.id(), self.name(), outcome, content);
         result.duration_us = self.started.elapsed().as_micros() as u64;
         self.stats.finished(outcome, result.duration_us, true);
         let batch = self.batch.lock().ok().and_then(|mut b| b.take());
@@ -235,7 +258,7 @@ impl CallCell {
     /// which runs host code), after `begin_expire` returned true.
     pub(crate) fn end_expire(&self, text: String) {
         let won = self
-            .settle_from(EXPIRING, Outcome::Timeout, text)
+            .settle_from(EXPIRING, Outcome::Timeout, Body::Text(text))
             .ok()
             .flatten();
         if let Some(batch) = won {
@@ -267,6 +290,14 @@ impl CallCell {
             .compare_exchange(IN_CALLBACK, RETURNED, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     }
+}
+
+/// What a call ends with: text, or content parts.
+enum Body {
+    Text(String),
+    /// capstan's own message, not capped: why a tool's parts were refused.
+    Uncapped(String),
+    Parts(crate::parts::Parts),
 }
 
 /// A call as its tool sees it. Clone it to complete later, from any thread.
@@ -337,6 +368,12 @@ impl Call {
         if self.cell.is_done() {
             return Err(self.cell.already_completed()); // no need to render it
         }
+        if kind == ContentKind::Parts {
+            return match crate::parts::Parts::parse(content, self.cell.max_result_bytes) {
+                Ok(parts) => self.cell.finish_parts(parts),
+                Err(e) => self.fail_parts(e),
+            };
+        }
         match render::render(kind, content) {
             Ok(text) => self.cell.finish(Outcome::Ok, text),
             Err(e) => {
@@ -354,6 +391,37 @@ impl Call {
         let result = self.cell.finish(Outcome::Ok, content.into());
         self.cell.release();
         result
+    }
+
+    /// Completes the call with content parts (see `crate::parts`), checked
+    /// against the registry's `max_result_bytes`; parts that fail the check
+    /// complete the call as a tool error saying why, and return
+    /// `InvalidContent` (see `complete`).
+    pub fn complete_parts(&self, parts: Value) -> Result<(), Error> {
+        let result = if self.cell.is_done() {
+            Err(self.cell.already_completed())
+        } else {
+            match crate::parts::Parts::from_value(parts, self.cell.max_result_bytes) {
+                Ok(parts) => self.cell.finish_parts(parts),
+                Err(e) => self.fail_parts(e),
+            }
+        };
+        self.cell.release();
+        result
+    }
+
+    fn fail_parts(&self, e: Error) -> Result<(), Error> {
+        let why = match &e {
+            Error::InvalidContent(m) => m.clone(),
+            other => other.to_string(),
+        };
+        let message = format!(
+            "Tool \"{}\" returned content parts that cannot be sent: {why}",
+            self.tool()
+        );
+        self.cell
+            .settle_from(RUNNING, Outcome::ToolError, Body::Uncapped(message))?;
+        Err(e)
     }
 
     /// Completes the call with a JSON value, rendered for the model (see `complete`).

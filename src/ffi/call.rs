@@ -88,13 +88,14 @@ pub unsafe extern "C" fn capstan_call_cancelled(call: *const capstan_call) -> bo
     })
 }
 
-/// Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT` or
-/// `CAPSTAN_CONTENT_JSON`); `content` is copied. Any thread, any time, once.
+/// Completes the call with content for the model (`CAPSTAN_CONTENT_TEXT`,
+/// `CAPSTAN_CONTENT_JSON` or `CAPSTAN_CONTENT_PARTS`); `content` is copied. Any thread, any time, once.
 /// After a timeout or cancellation: ALREADY_COMPLETED, and the content is
 /// dropped; either way the handle then stops resolving and the call's lent
 /// text is freed. A second completion: STALE_HANDLE. Content that is not UTF-8 (or, for
-/// JSON, not JSON) still completes the call, as a tool error the model can
-/// read, and returns INVALID_UTF8 / INVALID_CONTENT. An unknown `kind` returns
+/// JSON, not JSON; for PARTS, parts that fail their check) still completes the
+/// call, as a tool error the model can read, and returns INVALID_UTF8 /
+/// INVALID_CONTENT. An unknown `kind` returns
 /// INVALID_ARGUMENT and leaves the call open.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_return(
@@ -108,6 +109,7 @@ pub unsafe extern "C" fn capstan_call_return(
         let kind = match kind {
             CAPSTAN_CONTENT_TEXT => ContentKind::Text,
             CAPSTAN_CONTENT_JSON => ContentKind::Json,
+            CAPSTAN_CONTENT_PARTS => ContentKind::Parts,
             other => return Err(Fail::BadArgument(format!("unknown content kind {other}"))),
         };
         match text(content, len, "content") {

@@ -166,7 +166,38 @@ pub unsafe extern "C" fn capstan_format_parse_calls(
 }
 
 /// Formats normalized results (as `capstan_registry_execute` returns them) as the
-/// messages/items format `fmt` expects next. INVALID_RESULTS on bad input.
+/// messages/items format `fmt` expects next. INVALID_RESULTS on bad input
+/// (also parts that fail the checks of `CAPSTAN_CONTENT_PARTS`, naming the
+/// result and part; no size bound is applied here).
+///
+/// Results with content parts (`"parts"`, `"structured_content"`, see
+/// `CAPSTAN_CONTENT_PARTS`), as `capstan_registry_run_turn` and streams
+/// render them too:
+/// - OPENAI_RESPONSES: `output` is an array of `input_text`, `input_image`
+///   (a `data:` URL; PNG, JPEG, GIF, WebP) and `input_file` (a PDF as a
+///   `data:` URL) parts.
+/// - OPENAI_CHAT: a `tool` message takes text only, so each tool message
+///   holds the text (with `[image_url sent in the next user message]` where
+///   a part went), and ONE `user` message follows the tool messages with the
+///   media: for each call a text part "Content returned by tool call <id>
+///   (<name>):", then its `image_url`, `input_audio` (WAV, MP3) and `file`
+///   (PDF) parts. This is the documented workaround for images from tools in
+///   Chat Completions; results without parts give tool messages only.
+/// - ANTHROPIC: `tool_result.content` is an array of `text`, `image` (base64
+///   source; JPEG, PNG, GIF, WebP) and `document` (a PDF, base64 source)
+///   blocks.
+/// - GEMINI: Gemini 3's multimodal function response: the media go in
+///   `functionResponse.parts` as `inlineData` (PNG, JPEG, WebP, PDF, plain
+///   text), and `response.output` holds the text with a line
+///   `[image/png attached as part N]` for each. Models before Gemini 3 do not
+///   take `functionResponse.parts`: for them, send results whose parts are
+///   text only.
+/// - MCP: `CallToolResult.content` holds the blocks as the tool gave them,
+///   and `structuredContent` its object.
+///
+/// A part a provider cannot take (audio for Anthropic, a BMP image, a ZIP
+/// file) becomes a text part `[left out: <kind> (<mime>, N bytes): <provider>
+/// takes ...]`, never a silent drop.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_format_write_results(
     fmt: capstan_format,

@@ -61,7 +61,7 @@ pub unsafe extern "C" fn capstan_registry_new(
         non_null(out, "out")?;
         let opts = read_options(
             opts,
-            std::mem::size_of::<capstan_registry_options>(),
+            std::mem::offset_of!(capstan_registry_options, max_result_bytes),
             "opts",
         )?;
         let flags = opts.map(|o| o.flags).unwrap_or(0);
@@ -75,6 +75,7 @@ pub unsafe extern "C" fn capstan_registry_new(
         let registry = Registry::new(RegistryOptions {
             coerce: flags & CAPSTAN_REGISTRY_COERCE != 0,
             strict_defaults: flags & CAPSTAN_REGISTRY_STRICT_DEFAULTS != 0,
+            max_result_bytes: opts.map(|o| o.max_result_bytes).unwrap_or(0),
         });
         *out = Box::into_raw(Box::new(registry)).cast::<capstan_registry>();
         Ok(())

@@ -136,6 +136,26 @@ pub type capstan_content = u32;
 pub const CAPSTAN_CONTENT_TEXT: capstan_content = 0;
 /// Checked and rendered compact, non-ASCII kept; a JSON string renders as its text.
 pub const CAPSTAN_CONTENT_JSON: capstan_content = 1;
+/// Content parts: JSON text of an array of MCP content blocks
+/// (`{"type":"text","text"}`, `{"type":"image","data":<base64>,"mimeType"}`,
+/// `{"type":"audio","data","mimeType"}`, `{"type":"resource_link","uri","name",...}`,
+/// `{"type":"resource","resource":{"uri","mimeType"?,"text"|"blob"}}`), or of
+/// an object `{"content":[...],"structuredContent":{...}}`. Checked when the
+/// call completes: invalid base64, an empty or unknown MIME type (an image
+/// part must be `image/...`, audio `audio/...`), an unknown part type or a
+/// missing field, or decoded data past the registry's `max_result_bytes`
+/// complete the call as a tool error naming the part and why, and return
+/// INVALID_CONTENT. `max_output_chars` caps each text part; other parts are
+/// bounded by `max_result_bytes` only. The result's `content` text is then
+/// the parts' text: each text part as is, every other part a bracketed line
+/// (`[image: image/png, 1234 bytes]`, `[audio: audio/wav, N bytes]`,
+/// `[resource_link: name uri (mime)]`, `[resource: uri (mime)]` followed by
+/// its text, `[resource: uri (mime), N bytes]`), joined by newlines; with no
+/// parts, the structuredContent as compact JSON. Normalized results JSON carries
+/// the blocks in `"parts"` and the object in `"structured_content"`; each
+/// format renders them as its provider takes them (see
+/// `capstan_format_write_results`).
+pub const CAPSTAN_CONTENT_PARTS: capstan_content = 2;
 
 /// Wire formats: how tools are exported, calls parsed and results formatted.
 pub type capstan_format = u32;
@@ -213,7 +233,9 @@ pub struct capstan_result {
     pub id_len: usize,
     pub name: *const c_char,
     pub name_len: usize,
-    /// The text for the model.
+    /// The text for the model. For a result with content parts
+    /// (`CAPSTAN_CONTENT_PARTS`), their text; the parts themselves are in
+    /// the normalized results JSON and in each format's messages.
     pub content: *const c_char,
     pub content_len: usize,
     /// `CAPSTAN_OUTCOME_*`.
@@ -361,6 +383,13 @@ pub struct capstan_registry_options {
     pub struct_size: u32,
     /// `CAPSTAN_REGISTRY_*` flags.
     pub flags: u32,
+    /// Bound on one result's content-part data (`CAPSTAN_CONTENT_PARTS`),
+    /// counted in decoded bytes of its image, audio and resource blob parts
+    /// together; 0 = 10 MiB (10485760). A result past it completes its call
+    /// as a tool error; the other calls of the batch are not affected.
+    /// Appended after `flags`: a host built against an older header passes a
+    /// smaller `struct_size` and gets the default.
+    pub max_result_bytes: u64,
 }
 
 /// Options of `capstan_registry_tools_json`. NULL means defaults.

@@ -334,10 +334,11 @@ async fn forward(
             let value = serde_json::to_value(&result).unwrap_or(Value::Null);
             let text = render_result(&value);
             let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
-            let _ = if is_error {
-                call.fail(text)
-            } else {
-                call.complete_text(text)
+            let _ = match crate::parts::from_call_tool_result(&value) {
+                _ if is_error => call.fail(text),
+                // Images, audio and resources stay parts (#30).
+                Some(parts) => call.complete_parts(parts),
+                None => call.complete_text(text),
             };
         }
         Ok(_) => {

@@ -83,7 +83,7 @@ pub(super) fn format(results: &[ToolResult]) -> Value {
         let mut b = Map::new();
         b.insert("type".into(), json!("tool_result"));
         b.insert("tool_use_id".into(), json!(r.id));
-        b.insert("content".into(), json!(r.content));
+        b.insert("content".into(), super::parts::anthropic_content(r));
         if r.is_error() {
             b.insert("is_error".into(), json!(true));
         }

@@ -191,13 +191,24 @@ pub(super) fn format(results: &[ToolResult]) -> Value {
     let parts = results.iter().map(|r| {
         let key = if r.is_error() { "error" } else { "output" };
         let mut response = Map::new();
-        response.insert(key.into(), content_value(&r.content));
+        let (text, blobs) = match r.parts {
+            Some(_) => super::parts::gemini(r),
+            None => (String::new(), Vec::new()),
+        };
+        if r.parts.is_some() {
+            response.insert(key.into(), json!(text));
+        } else {
+            response.insert(key.into(), content_value(&r.content));
+        }
         let mut f = Map::new();
         if !r.id.starts_with(SYNTHETIC_ID_PREFIX) {
             f.insert("id".into(), json!(r.id));
         }
         f.insert("name".into(), json!(r.name));
         f.insert("response".into(), Value::Object(response));
+        if !blobs.is_empty() {
+            f.insert("parts".into(), Value::Array(blobs));
+        }
         json!({"functionResponse": f})
     });
     json!({"role": "user", "parts": parts.collect::<Vec<_>>()})

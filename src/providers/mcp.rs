@@ -117,11 +117,15 @@ pub(super) fn format(results: &[ToolResult]) -> Value {
     let items = results.iter().map(|r| {
         let mut m = Map::new();
         m.insert("resultType".into(), json!("complete"));
-        m.insert(
-            "content".into(),
-            json!([{"type": "text", "text": r.content}]),
-        );
-        if !r.is_error() {
+        if super::parts::mcp(r, &mut m) {
+            // Blocks and structuredContent as the tool gave them.
+        } else {
+            m.insert(
+                "content".into(),
+                json!([{"type": "text", "text": r.content}]),
+            );
+        }
+        if !r.is_error() && r.parts.is_none() {
             if let Ok(structured @ Value::Object(_)) = serde_json::from_str::<Value>(&r.content) {
                 m.insert("structuredContent".into(), structured);
             }

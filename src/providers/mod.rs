@@ -26,6 +26,7 @@ mod mcp;
 mod names;
 mod openai_chat;
 mod openai_responses;
+mod parts;
 mod strict;
 
 use serde_json::{json, Map, Value};
@@ -196,7 +197,9 @@ pub fn parse_calls_text(fmt: Format, text: &str) -> Result<Vec<CallRequest>, Err
 /// `describe`: the normalized result array; `openai_chat`: an array of `tool`
 /// messages; `openai_responses`: an array of `function_call_output` items;
 /// `anthropic`: one `user` message; `gemini`: one `user` content; `mcp`: an
-/// array of `CallToolResult`.
+/// array of `CallToolResult`. Results with content parts are rendered as
+/// each provider takes them (the table in `parts.rs`); for `openai_chat` one
+/// `user` message with the media then follows the `tool` messages.
 pub fn format_results(fmt: Format, results: &[ToolResult]) -> Value {
     match fmt {
         Format::Describe => results_to_json(results),

@@ -112,6 +112,17 @@ fn parse_tool_calls(calls: &[Value], path: &str) -> Result<Vec<CallRequest>, Err
 }
 
 pub(super) fn format(results: &[ToolResult]) -> Value {
+    if results.iter().any(|r| r.parts.is_some()) {
+        // A tool message takes text only: media follow in one user message.
+        let (texts, user) = super::parts::openai_chat(results);
+        let mut messages: Vec<Value> = results
+            .iter()
+            .zip(texts)
+            .map(|(r, text)| json!({"role": "tool", "tool_call_id": r.id, "content": text}))
+            .collect();
+        messages.extend(user);
+        return Value::Array(messages);
+    }
     let messages = results
         .iter()
         .map(|r| json!({"role": "tool", "tool_call_id": r.id, "content": r.content}));

@@ -123,6 +123,6 @@ fn parse_item(item: &Value, path: &str) -> Result<Option<CallRequest>, Error> {
 pub(super) fn format(results: &[ToolResult]) -> Value {
     let items = results
         .iter()
-        .map(|r| json!({"type": "function_call_output", "call_id": r.id, "output": r.content}));
+        .map(|r| json!({"type": "function_call_output", "call_id": r.id, "output": super::parts::openai_responses_output(r)}));
     Value::Array(items.collect())
 }

@@ -6,7 +6,11 @@
  *                                    stops when stdin closes
  *   serve_host conformance           http, plus the tools the conformance
  *                                    suite calls (test_simple_text,
- *                                    test_error_handling)
+ *                                    test_error_handling, and content
+ *                                    parts: test_image_content,
+ *                                    test_audio_content,
+ *                                    test_embedded_resource,
+ *                                    test_multiple_content_types)
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
  * 300 ms timeout when seconds > 0.25 unless `patient`), cancels() (how many slow
@@ -114,6 +118,40 @@ static void error_handling(void *ud, capstan_call *call) {
                       CAPSTAN_NTS);
 }
 
+/* Content parts (CAPSTAN_CONTENT_PARTS) for the conformance suite's
+ * tools-call-image/-audio/-embedded-resource/-mixed-content scenarios. */
+#define RED_PIXEL_PNG                                                                      \
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+#define TINY_WAV "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+
+static void parts(capstan_call *call, const char *json) {
+    capstan_call_return(call, CAPSTAN_CONTENT_PARTS, json, CAPSTAN_NTS);
+}
+
+static void image_content(void *ud, capstan_call *call) {
+    (void)ud;
+    parts(call, "[{\"type\":\"image\",\"data\":\"" RED_PIXEL_PNG "\",\"mimeType\":\"image/png\"}]");
+}
+
+static void audio_content(void *ud, capstan_call *call) {
+    (void)ud;
+    parts(call, "[{\"type\":\"audio\",\"data\":\"" TINY_WAV "\",\"mimeType\":\"audio/wav\"}]");
+}
+
+static void embedded_resource(void *ud, capstan_call *call) {
+    (void)ud;
+    parts(call, "[{\"type\":\"resource\",\"resource\":{\"uri\":\"test://embedded-resource\","
+                "\"mimeType\":\"text/plain\",\"text\":\"This is an embedded resource content.\"}}]");
+}
+
+static void multiple_content_types(void *ud, capstan_call *call) {
+    (void)ud;
+    parts(call, "[{\"type\":\"text\",\"text\":\"Multiple content types test:\"},"
+                "{\"type\":\"image\",\"data\":\"" RED_PIXEL_PNG "\",\"mimeType\":\"image/png\"},"
+                "{\"type\":\"resource\",\"resource\":{\"uri\":\"test://mixed-content-resource\","
+                "\"mimeType\":\"application/json\",\"text\":\"{\\\"test\\\":\\\"data\\\",\\\"value\\\":123}\"}}]");
+}
+
 static capstan_status reg_tool(const char *name, const char *desc, const char *params,
                                capstan_tool_fn fn, uint32_t timeout_ms, uint32_t flags) {
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
@@ -183,6 +221,12 @@ int main(int argc, char **argv) {
     if (conformance) {
         bad |= reg_tool("test_simple_text", "Returns simple text.", NULL, simple_text, 0, 0);
         bad |= reg_tool("test_error_handling", "Always fails.", NULL, error_handling, 0, 0);
+        bad |= reg_tool("test_image_content", "Returns an image.", NULL, image_content, 0, 0);
+        bad |= reg_tool("test_audio_content", "Returns audio.", NULL, audio_content, 0, 0);
+        bad |= reg_tool("test_embedded_resource", "Returns an embedded resource.", NULL,
+                        embedded_resource, 0, 0);
+        bad |= reg_tool("test_multiple_content_types", "Returns text, an image and a resource.",
+                        NULL, multiple_content_types, 0, 0);
     }
     if (bad) return fail("register");
     if (capstan_registry_set_approver(reg, approver, NULL, NULL) != CAPSTAN_OK)

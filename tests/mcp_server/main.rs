@@ -18,3 +18,5 @@ mod http;
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod mount;
+#[cfg(feature = "mcp")]
+mod parts;

@@ -22,6 +22,7 @@ mod mcp;
 mod names;
 mod openai_chat;
 mod openai_responses;
+mod parts;
 mod round_trips;
 mod strict;
 

@@ -36,6 +36,7 @@ from ._errors import (
 )
 from ._lib import version
 from ._calls import ToolCall, ToolResult
+from ._content import File, Image
 from ._lifecycle import set_exit_timeout
 from ._registry import ToolRegistry, default_registry
 from ._schema import function_schema, parse_docstring, python_type_to_schema
@@ -43,7 +44,9 @@ from ._tools import FunctionTool, Tool, render_result, tool
 
 __all__ = [
     "CapstanError",
+    "File",
     "FunctionTool",
+    "Image",
     "LibraryNotFoundError",
     "ProviderErrorInfo",
     "RegistryClosedError",

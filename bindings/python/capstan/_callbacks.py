@@ -30,6 +30,7 @@ from typing import Any
 
 from . import _lib
 from ._json import _scan
+from ._content import content_parts
 from ._tools import Tool, render_result
 
 # --- the trampoline's tables ---------------------------------------------------
@@ -154,7 +155,7 @@ def _call_tool(key: int, call: int, thread: int) -> None:
                 _offload(call, call_id, execution, fn, args)
                 return
             value = fn(**args)
-        text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
+        kind, text = _encode(value)
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
@@ -169,7 +170,19 @@ def _call_tool(key: int, call: int, thread: int) -> None:
             execution.value = value
         elif call_id is not None:
             execution.data[call_id] = value  # type: ignore[index]
-    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+    _call_return(call, kind, text, len(text))
+
+
+def _encode(value: Any) -> tuple[int, bytes]:
+    """A tool's return value as capstan content: text (CAPSTAN_CONTENT_TEXT),
+    or content parts (CAPSTAN_CONTENT_PARTS) when it holds an Image, a File
+    or a PIL image."""
+    if type(value) is str:
+        return _lib.CONTENT_TEXT, value.encode("utf-8", "backslashreplace")
+    parts = content_parts(value)
+    if parts is not None:
+        return _lib.CONTENT_PARTS, parts.encode("utf-8", "backslashreplace")
+    return _lib.CONTENT_TEXT, render_result(value).encode("utf-8", "backslashreplace")
 
 
 def _offload(call: int, call_id: bytes | None, execution: _Execution, fn: Any, args: dict[str, Any]) -> None:
@@ -227,7 +240,7 @@ def _run_sync(
 ) -> None:
     try:
         value = fn(**args)
-        text = (value if type(value) is str else render_result(value)).encode("utf-8", "backslashreplace")
+        kind, text = _encode(value)
     except Exception as exc:
         workers.ready()
         _fail(call, call_id, execution, exc)
@@ -239,13 +252,13 @@ def _run_sync(
     if call_id is not None:
         execution.data[call_id] = value  # type: ignore[index]
     workers.ready()
-    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+    _call_return(call, kind, text, len(text))
 
 
 def _return(call: int, call_id: bytes | None, execution: _Execution | None, value: Any) -> None:
     """Completes a call with a tool's return value (async tools, later)."""
     try:
-        text = render_result(value).encode("utf-8", "backslashreplace")
+        kind, text = _encode(value)
     except Exception as exc:
         _fail(call, call_id, execution, exc)
         return
@@ -254,7 +267,7 @@ def _return(call: int, call_id: bytes | None, execution: _Execution | None, valu
             execution.value = value
         elif call_id is not None:
             execution.data[call_id] = value  # type: ignore[index]
-    _call_return(call, 0, text, len(text))  # CAPSTAN_CONTENT_TEXT
+    _call_return(call, kind, text, len(text))
 
 
 def _fail(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:

@@ -24,6 +24,7 @@ from ctypes import (
     c_int32,
     c_size_t,
     c_uint32,
+    c_uint64,
     c_void_p,
 )
 from pathlib import Path
@@ -54,6 +55,7 @@ WAIT_FOREVER = 2**32 - 1  # UINT32_MAX: a timeout_ms without limit
 
 CONTENT_TEXT = 0
 CONTENT_JSON = 1
+CONTENT_PARTS = 2
 
 FORMAT_DESCRIBE = 0
 FORMAT_OPENAI_CHAT = 1
@@ -106,7 +108,7 @@ class ToolDef(Structure):
 
 
 class RegistryOptions(Structure):
-    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32)]
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("max_result_bytes", c_uint64)]
 
 
 class ExecOptions(Structure):

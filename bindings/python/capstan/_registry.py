@@ -78,15 +78,26 @@ class ToolRegistry:
         8
     """
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] | None = None, *, coerce: bool = False) -> None:
-        """``coerce``: accept strings for number/integer/boolean arguments."""
+    def __init__(
+        self,
+        tools: Iterable[Tool | Callable[..., Any]] | None = None,
+        *,
+        coerce: bool = False,
+        max_result_bytes: int = 0,
+    ) -> None:
+        """``coerce``: accept strings for number/integer/boolean arguments.
+        ``max_result_bytes``: bound on the decoded bytes of the images and
+        files one result holds (0 = 10 MiB); past it the call is a tool error."""
         library = _library()
-        options = _lib.RegistryOptions(ctypes.sizeof(_lib.RegistryOptions), _lib.REGISTRY_COERCE if coerce else 0)
+        options = _lib.RegistryOptions(
+            ctypes.sizeof(_lib.RegistryOptions), _lib.REGISTRY_COERCE if coerce else 0, max_result_bytes
+        )
         out = ctypes.c_void_p()
         status = library.registry_new(ctypes.byref(options), ctypes.byref(out))
         if status != _lib.OK:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
+        self._max_result_bytes = max_result_bytes
         self._tools: dict[str, Tool] = {}
         # Tools a lone call may run on the fast path (_check): no approval
         # gate, timeout or output cap; by name, their trampoline entries and
@@ -312,6 +323,34 @@ class ToolRegistry:
         fmt = _formats.format_of(style)
         return _formats.per_tool(fmt, self._export(fmt))
 
+    def run_turn(self, style: str, response: Any) -> Any:
+        """Runs every tool call of a provider's response (a dict, or its JSON
+        text) and returns the results as that provider's next request takes
+        them (capstan_registry_run_turn), images and files included: for
+        ``"openai"`` a list of ``tool`` messages (and one ``user`` message
+        with the images), for ``"anthropic"`` one ``user`` message, and so on.
+
+        Example:
+            >>> registry.run_turn("anthropic", response)  # doctest: +SKIP
+            {'role': 'user', 'content': [{'type': 'tool_result', ...}]}
+        """
+        fmt = _formats.format_of(style)
+        if isinstance(response, (bytes, bytearray)):
+            body = bytes(response)
+        elif isinstance(response, str):
+            body = response.encode("utf-8")
+        else:
+            body = json.dumps(response).encode("utf-8")
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.registry_run_turn(ptr, fmt, body, len(body), None, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_registry_run_turn failed")
+            return json.loads(_L.take_text(out, size))
+        finally:
+            self._leave()
+
     def describe(self) -> list[dict[str, Any]]:
         """A JSON-safe summary of every tool, sorted by name: capstan's
         describe output, with this binding's options filled in."""
@@ -378,7 +417,7 @@ class ToolRegistry:
                     return checked
                 entry, args = checked
                 if not entry.is_async:
-                    return _run_here(call, entry, args)
+                    return _run_here(call, entry, args, self._max_result_bytes)
         return self._run((call,), approved, True, 8, timeout, None)[0]
 
     def _check(self, call: ToolCall) -> Any:
@@ -488,7 +527,7 @@ class ToolRegistry:
                     return checked
                 entry, args = checked
                 if entry.is_async:
-                    return await _await_here(call, entry, args)
+                    return await _await_here(call, entry, args, self._max_result_bytes)
         return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
 
     async def aexecute_many(
