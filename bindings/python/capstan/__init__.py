@@ -30,6 +30,7 @@ from ._errors import (
     CapstanError,
     LibraryNotFoundError,
     RegistryClosedError,
+    SearchError,
     ToolNotFoundError,
     ValidationError,
 )
@@ -45,6 +46,7 @@ __all__ = [
     "FunctionTool",
     "LibraryNotFoundError",
     "RegistryClosedError",
+    "SearchError",
     "Tool",
     "ToolCall",
     "ToolNotFoundError",
