@@ -477,7 +477,7 @@ fn timing(reg: &Registry) {
             .register(def(&t.name, &t.description, t.parameters.clone()))
             .expect("registers");
     }
-    let mut cost = |reg: &Registry| {
+    let cost = |reg: &Registry| {
         let mut add = Vec::new();
         let mut remove = Vec::new();
         for t in extra {
