@@ -531,6 +531,15 @@ bench-idle: lib
 bench-limits:
 	$(CARGO) bench --bench limits
 
+# --- tool search (issue #32) -----------------------------------------------
+# Query time (p50/p99) and index heap over 10,000 tools, what the index adds
+# to registering and removing a tool, and recall@5 on BFCL
+# (bench/data/bfcl_retrieval.json, made by tools/bfcl_retrieval.py) against
+# a substring match. Figures in BENCHMARKS.md. Not part of `make test`.
+.PHONY: bench-search
+bench-search:
+	$(CARGO) bench --bench search
+
 # --- mutation testing (issue #18) ---------------------------------------------
 # cargo-mutants over the core: src/ minus src/ffi, which the C tests cover
 # (.cargo/mutants.toml says so and lists the equivalent mutants left out, each

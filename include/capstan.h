@@ -1019,6 +1019,15 @@ typedef void (*capstan_tool_fn)(void *user_data,
 #define CAPSTAN_TOOL_WAIT_FOR_RESPONSE (1u << 3)
 
 /**
+ * Tool flag: a deferred tool, left out of `capstan_registry_tools_json` in
+ * the provider formats (not in `CAPSTAN_FORMAT_DESCRIBE`) until the search
+ * tool (`capstan_registry_add_search_tool`) has found it; it is exported
+ * from then on, so the model sees it on its next request. It can be called
+ * at any time.
+ */
+#define CAPSTAN_TOOL_DEFERRED (1u << 4)
+
+/**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
  * duration of `capstan_registry_add_tool` only.
  */
@@ -1160,6 +1169,134 @@ capstan_status capstan_registry_tools_json(const struct capstan_registry *reg,
 capstan_status capstan_registry_names_json(const struct capstan_registry *reg,
                                            char **out,
                                            size_t *out_len);
+
+/**
+ * Options of `capstan_registry_search_json`. NULL means defaults (words,
+ * 5 results).
+ */
+typedef struct capstan_search_options {
+  /**
+   * `sizeof(capstan_search_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `CAPSTAN_SEARCH_*` flags.
+   */
+  uint32_t flags;
+  /**
+   * At most this many results (1 to 100); 0 = 5.
+   */
+  uint32_t limit;
+} capstan_search_options;
+
+/** Initializes a capstan_search_options to the defaults (words, 5 results). */
+#define CAPSTAN_SEARCH_OPTIONS_INIT {(uint32_t)sizeof(capstan_search_options), 0, 0}
+
+/**
+ * Fills `*opts` as `CAPSTAN_SEARCH_OPTIONS_INIT` does (the defaults: words,
+ * 5 results). NULL_PARAMETER if `opts` is NULL. Any thread.
+ */
+capstan_status capstan_search_options_init(struct capstan_search_options *opts);
+
+/**
+ * Options of `capstan_registry_add_search_tool`. NULL means defaults.
+ */
+typedef struct capstan_search_tool_options {
+  /**
+   * `sizeof(capstan_search_tool_options)`.
+   */
+  uint32_t struct_size;
+  /**
+   * `CAPSTAN_SEARCH_*` flags: how the model's query is read.
+   */
+  uint32_t flags;
+  /**
+   * Tools listed per search (1 to 100); 0 = 5.
+   */
+  uint32_t limit;
+  /**
+   * The tool's name (NUL-terminated UTF-8); NULL = "tool_search".
+   */
+  const char *name;
+  /**
+   * The tool's description (NUL-terminated UTF-8); NULL = a default that
+   * tells the model to search by what a tool does and that found tools
+   * are callable from its next turn.
+   */
+  const char *description;
+} capstan_search_tool_options;
+
+/** Initializes a capstan_search_tool_options to the defaults ("tool_search", 5 results). */
+#define CAPSTAN_SEARCH_TOOL_OPTIONS_INIT {(uint32_t)sizeof(capstan_search_tool_options), 0, 0, NULL, NULL}
+
+/**
+ * Fills `*opts` as `CAPSTAN_SEARCH_TOOL_OPTIONS_INIT` does (the defaults:
+ * "tool_search", its default description, 5 results, words).
+ * NULL_PARAMETER if `opts` is NULL. Any thread.
+ */
+capstan_status capstan_search_tool_options_init(struct capstan_search_tool_options *opts);
+
+/**
+ * Search flag: the query is a regular expression (Rust `regex` syntax,
+ * linear time; `(?i)` for case-insensitive) matched against each tool's
+ * name, description and parameter names and descriptions. A match in the
+ * name ranks first. Without it the query is words, ranked by BM25.
+ */
+#define CAPSTAN_SEARCH_REGEX (1u << 0)
+
+/**
+ * The registered tools that best match `query` (UTF-8, `query_len` bytes or
+ * `CAPSTAN_NTS`), best first:
+ * `{"query","mode":"words"|"regex","results":[{"name","description","score"}]}`.
+ * Words are matched against tool names (split at `_`, `-`, `.`, case
+ * changes and digits), descriptions, and parameter names and descriptions,
+ * plurals and -ing/-ed forms meeting their stem; ranked by BM25, a word in
+ * the name weighing most. Tools registered, replaced or removed (mounted MCP
+ * tools included) are found, or no longer found, by the next search.
+ *
+ * The index is built on the registry's first search (cost proportional to
+ * its tools) and updated with each registration from then on.
+ * Bounds (README, Limits): a query of 1 to 1024 bytes, at most 100 results,
+ * a regular expression compiling to at most 1 MiB.
+ *
+ * `*out` is owned by the caller (`capstan_string_free`), written only on
+ * success. Any thread, also from inside a tool callback.
+ * Fails with NULL_PARAMETER (reg, query, out), INVALID_UTF8 (query),
+ * INVALID_ARGUMENT (empty or too long query, limit past 100, unknown flag,
+ * a pattern that does not compile; the message says which).
+ */
+capstan_status capstan_registry_search_json(const struct capstan_registry *reg,
+                                            const char *query,
+                                            size_t query_len,
+                                            const struct capstan_search_options *opts,
+                                            char **out,
+                                            size_t *out_len);
+
+/**
+ * Registers the built-in search tool in `reg` (replacing a tool of its
+ * name): a tool the model calls, in any format, with `{"query": "..."}` to
+ * find tools it was not shown. Its result is `{"tools":[{"name",
+ * "description"}]}`: the best matches (as `capstan_registry_search_json`
+ * finds them), the search tool itself left out. Every deferred tool
+ * (`CAPSTAN_TOOL_DEFERRED`) it lists is loaded: exported by
+ * `capstan_registry_tools_json` from then on, so a host that exports the
+ * tools before each request (as after `capstan_registry_run_turn`) shows
+ * the model what it found on its next turn. Loaded tools are per registry;
+ * `capstan_registry_unload_tools` forgets them (a new conversation).
+ *
+ * Strings are copied. Any thread. Fails with NULL_PARAMETER (reg),
+ * INVALID_ARGUMENT (limit past 100, unknown flag, struct_size), INVALID_UTF8,
+ * INVALID_NAME (name), SHUTTING_DOWN (closed registry).
+ */
+capstan_status capstan_registry_add_search_tool(const struct capstan_registry *reg,
+                                                const struct capstan_search_tool_options *opts);
+
+/**
+ * Forgets the tools the search tool has loaded: deferred tools are left
+ * out of the provider exports again until found. Any thread. Fails with
+ * NULL_PARAMETER (reg) only.
+ */
+capstan_status capstan_registry_unload_tools(const struct capstan_registry *reg);
 
 /* ========================================================================
  * 8. Calls, inside a tool

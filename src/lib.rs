@@ -17,6 +17,8 @@ pub mod registry;
 pub mod render;
 pub mod runtime;
 pub mod schema;
+pub mod search;
+pub mod search_tool;
 pub mod stream;
 mod suggest;
 pub mod tool;

@@ -6,6 +6,7 @@
 //! through it (see `Extension`). Nothing here names the executor.
 
 mod activity;
+mod search;
 mod tool;
 mod wake;
 
@@ -135,6 +136,10 @@ pub(crate) struct Shared {
     /// Called after every change of the set of tools (the MCP server's
     /// `list_changed`), outside every lock; each with the id it was added as.
     change_listeners: Mutex<Vec<(u64, ChangeListener)>>,
+    /// The search index (`crate::search`), built on the first search and
+    /// updated under the `tools` write lock from then on (lock order:
+    /// `tools`, then `search`).
+    pub(crate) search: crate::search::State,
 }
 
 /// See `Registry::add_change_listener`.
@@ -216,6 +221,7 @@ impl Registry {
                 wake: Wake::default(),
                 observer: Observer::default(),
                 change_listeners: Mutex::new(Vec::new()),
+                search: crate::search::State::default(),
             }),
         }
     }
@@ -292,6 +298,7 @@ impl Registry {
             drop(tool); // runs its destroy, outside the lock
             return Err(Error::ShuttingDown("the registry is closed".into()));
         }
+        self.update_search(|ix| search::index_tool(ix, &tool));
         let old = tools.insert(name, tool);
         drop(tools);
         self.shared.changed();
@@ -301,12 +308,16 @@ impl Registry {
 
     /// Removes a tool. Its calls in flight finish; its destroy runs after them.
     pub fn unregister(&self, name: &str) -> Result<(), Error> {
-        let old = self
+        let mut tools = self
             .shared
             .tools
             .write()
-            .map_err(|_| Error::Internal("registry lock poisoned".into()))?
-            .remove(name);
+            .map_err(|_| Error::Internal("registry lock poisoned".into()))?;
+        let old = tools.remove(name);
+        if old.is_some() {
+            self.update_search(|ix| ix.remove(name));
+        }
+        drop(tools);
         self.shared.changed();
         match old {
             Some(tool) => {
@@ -319,6 +330,42 @@ impl Registry {
 
     pub fn get(&self, name: &str) -> Option<Arc<Tool>> {
         self.shared.get(name)
+    }
+
+    /// Applies `f` to the search index if one was built (called with the
+    /// `tools` write lock held).
+    fn update_search(&self, f: impl FnOnce(&mut crate::search::Index)) {
+        if let Ok(mut ix) = self.shared.search.index.write() {
+            if let Some(ix) = ix.as_mut() {
+                f(ix);
+            }
+        }
+    }
+
+    /// Runs `f` on the search index, building it from the registered tools
+    /// on first use.
+    pub(crate) fn with_search_index<R>(
+        &self,
+        f: impl FnOnce(&crate::search::Index) -> R,
+    ) -> Result<R, Error> {
+        let poisoned = || Error::Internal("registry lock poisoned".into());
+        {
+            let ix = self.shared.search.index.read().map_err(|_| poisoned())?;
+            if let Some(ix) = ix.as_ref() {
+                return Ok(f(ix));
+            }
+        }
+        let tools = self.shared.tools.read().map_err(|_| poisoned())?;
+        let mut slot = self.shared.search.index.write().map_err(|_| poisoned())?;
+        let ix = slot.get_or_insert_with(|| {
+            let mut ix = crate::search::Index::default();
+            for tool in tools.values() {
+                search::index_tool(&mut ix, tool);
+            }
+            ix
+        });
+        drop(tools);
+        Ok(f(ix))
     }
 
     /// Registered tool names, sorted.
@@ -450,7 +497,12 @@ impl Registry {
             ext.on_close();
         }
         let tools = match self.shared.tools.write() {
-            Ok(mut t) => std::mem::take(&mut *t),
+            Ok(mut t) => {
+                if let Ok(mut ix) = self.shared.search.index.write() {
+                    *ix = None;
+                }
+                std::mem::take(&mut *t)
+            }
             Err(_) => ToolMap::default(),
         };
         self.shared.changed();

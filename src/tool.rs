@@ -16,8 +16,13 @@ impl ToolFlags {
     pub const MAIN_THREAD: u32 = 1 << 2;
     /// Streams: never started before the whole response arrived.
     pub const WAIT_FOR_RESPONSE: u32 = 1 << 3;
-    pub const KNOWN: u32 =
-        Self::REQUIRES_APPROVAL | Self::SERIAL | Self::MAIN_THREAD | Self::WAIT_FOR_RESPONSE;
+    /// Left out of provider exports until the search tool finds it (issue #32).
+    pub const DEFERRED: u32 = 1 << 4;
+    pub const KNOWN: u32 = Self::REQUIRES_APPROVAL
+        | Self::SERIAL
+        | Self::MAIN_THREAD
+        | Self::WAIT_FOR_RESPONSE
+        | Self::DEFERRED;
 
     pub fn requires_approval(self) -> bool {
         self.0 & Self::REQUIRES_APPROVAL != 0
@@ -30,6 +35,9 @@ impl ToolFlags {
     }
     pub fn wait_for_response(self) -> bool {
         self.0 & Self::WAIT_FOR_RESPONSE != 0
+    }
+    pub fn deferred(self) -> bool {
+        self.0 & Self::DEFERRED != 0
     }
 }
 

@@ -535,5 +535,7 @@ fn init_functions_fill_struct_size_and_zero_everything_else() {
         check(capstan_stream_sink_init);
         check(capstan_mcp_server_options_init);
         check(capstan_mcp_mount_options_init);
+        check(capstan_search_options_init);
+        check(capstan_search_tool_options_init);
     }
 }

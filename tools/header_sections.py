@@ -73,7 +73,12 @@ last call returned).""",
       r"capstan_name_check", r"capstan_registry_add_tool", r"capstan_registry_remove_tool",
       r"capstan_export_options", r"CAPSTAN_EXPORT_\w+", r"CAPSTAN_EXPORT_OPTIONS_INIT",
       r"capstan_export_options_init", r"capstan_registry_tools_json",
-      r"capstan_registry_names_json"]),
+      r"capstan_registry_names_json",
+      r"capstan_search_options", r"CAPSTAN_SEARCH_OPTIONS_INIT", r"capstan_search_options_init",
+      r"capstan_search_tool_options", r"CAPSTAN_SEARCH_TOOL_OPTIONS_INIT",
+      r"capstan_search_tool_options_init", r"CAPSTAN_SEARCH_\w+",
+      r"capstan_registry_search_json", r"capstan_registry_add_search_tool",
+      r"capstan_registry_unload_tools"]),
     ("Calls, inside a tool",
      """A capstan_call is one call of a tool, handed to its callback. It is
 completed exactly once, with capstan_call_return or capstan_call_fail, from

@@ -54,6 +54,16 @@ int main() {
         return 1;
     capstan_string_free(tools);
 
+    capstan_search_options search_opts = CAPSTAN_SEARCH_OPTIONS_INIT;
+    search_opts.limit = 3;
+    char *found = nullptr;
+    if (capstan_registry_search_json(reg, "add", CAPSTAN_NTS, &search_opts, &found, nullptr) != CAPSTAN_OK)
+        return 1;
+    capstan_string_free(found);
+    capstan_search_tool_options search_tool = CAPSTAN_SEARCH_TOOL_OPTIONS_INIT;
+    search_tool.name = "find_tools";
+    if (capstan_registry_add_search_tool(reg, &search_tool) != CAPSTAN_OK) return 1;
+
     capstan_stream_sink sink = CAPSTAN_STREAM_SINK_INIT;
     if (sink.struct_size != sizeof sink || sink.on_text != nullptr) return 1;
 

@@ -7,6 +7,7 @@
 use super::boundary::*;
 use super::mcp_client::capstan_mcp_mount_options;
 use super::mcp_server::capstan_mcp_server_options;
+use super::search::{capstan_search_options, capstan_search_tool_options};
 use super::stream::capstan_stream_sink;
 use super::types::*;
 
@@ -92,6 +93,25 @@ pub unsafe extern "C" fn capstan_mcp_mount_options_init(
 #[no_mangle]
 pub unsafe extern "C" fn capstan_runtime_options_init(
     opts: *mut super::runtime::capstan_runtime_options,
+) -> capstan_status {
+    init(opts)
+}
+
+/// Fills `*opts` as `CAPSTAN_SEARCH_OPTIONS_INIT` does (the defaults: words,
+/// 5 results). NULL_PARAMETER if `opts` is NULL. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_search_options_init(
+    opts: *mut capstan_search_options,
+) -> capstan_status {
+    init(opts)
+}
+
+/// Fills `*opts` as `CAPSTAN_SEARCH_TOOL_OPTIONS_INIT` does (the defaults:
+/// "tool_search", its default description, 5 results, words).
+/// NULL_PARAMETER if `opts` is NULL. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_search_tool_options_init(
+    opts: *mut capstan_search_tool_options,
 ) -> capstan_status {
     init(opts)
 }

@@ -55,7 +55,13 @@ pub unsafe extern "C" fn capstan_registry_tools_json(
             strict: flags & CAPSTAN_EXPORT_STRICT != 0,
             gemini_lower: flags & CAPSTAN_EXPORT_GEMINI_LOWER != 0,
         };
-        let export = providers::export_tools(&registry.specs(), fmt, &options);
+        // Deferred tools not yet found by the search tool are not shown to
+        // a model (issue #32); the host's own description lists them all.
+        let specs = match fmt {
+            Format::Describe => registry.specs(),
+            _ => registry.visible_specs(),
+        };
+        let export = providers::export_tools(&specs, fmt, &options);
         let tools = export.tools.to_string();
         let notes = export.report_json().to_string();
         // Write both or neither.

@@ -225,6 +225,9 @@ fn describe_tool(tool: &ToolSpec) -> Value {
     if tool.flags.wait_for_response() {
         flags.push("wait_for_response");
     }
+    if tool.flags.deferred() {
+        flags.push("deferred");
+    }
     let mut m = Map::new();
     m.insert("name".into(), json!(tool.name));
     m.insert("description".into(), json!(tool.description));

@@ -212,6 +212,15 @@ static void test_init_functions_equal_the_init_macros(void) {
     /* Byte for byte where the struct has no padding; field by field else. */
     SAME_AS_MACRO(capstan_registry_options, capstan_registry_options_init, CAPSTAN_REGISTRY_OPTIONS_INIT);
     SAME_AS_MACRO(capstan_export_options, capstan_export_options_init, CAPSTAN_EXPORT_OPTIONS_INIT);
+    SAME_AS_MACRO(capstan_search_options, capstan_search_options_init, CAPSTAN_SEARCH_OPTIONS_INIT);
+    {
+        capstan_search_tool_options so;
+        memset(&so, 0xA5, sizeof so);
+        CHECK_STATUS(capstan_search_tool_options_init(&so), CAPSTAN_OK);
+        capstan_search_tool_options so_macro = CAPSTAN_SEARCH_TOOL_OPTIONS_INIT;
+        CHECK(so.struct_size == so_macro.struct_size && so.flags == 0 && so.limit == 0 &&
+              so.name == NULL && so.description == NULL);
+    }
     capstan_tool_def def;
     memset(&def, 0xA5, sizeof def);
     CHECK_STATUS(capstan_tool_def_init(&def), CAPSTAN_OK);

@@ -534,6 +534,105 @@ static void version_is_a_static_version_string(void) {
     CHECK(capstan_version_string() == v);
 }
 
+/* Search (issue #32): ranked by words or by a regular expression; bad input
+ * is a status and a message naming what was wrong, and writes nothing. */
+static void search_finds_tools_by_words_or_pattern(void) {
+    capstan_registry *reg = new_registry();
+    capstan_tool_def def = make_def("get_weather", reply_ok, NULL);
+    def.description = "Current weather in a city";
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    def = make_def("sendEmail", reply_ok, NULL);
+    def.description = "Sends a message";
+    def.parameters = "{\"type\":\"object\",\"properties\":{\"recipient\":{\"type\":\"string\"}}}";
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+
+    char *out = NULL;
+    size_t len = 0;
+    CHECK_STATUS(capstan_registry_search_json(reg, "send email", CAPSTAN_NTS, NULL, &out, &len), CAPSTAN_OK);
+    CHECK(out != NULL && strlen(out) == len);
+    CHECK_CONTAINS(out, "\"mode\":\"words\",\"results\":[{\"name\":\"sendEmail\",\"description\":\"Sends a message\"");
+    capstan_string_free(out);
+
+    /* Added after a search: found by the next one. Regex and a limit. */
+    def = make_def("weather_alerts", reply_ok, NULL);
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    capstan_search_options opts = CAPSTAN_SEARCH_OPTIONS_INIT;
+    opts.flags = CAPSTAN_SEARCH_REGEX;
+    opts.limit = 1;
+    out = NULL;
+    CHECK_STATUS(capstan_registry_search_json(reg, "^weather", 8, &opts, &out, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"results\":[{\"name\":\"weather_alerts\"");
+    CHECK(out != NULL && strstr(out, "get_weather") == NULL);
+    capstan_string_free(out);
+
+    char *sentinel = (char *)&sentinel;
+    char msg[256];
+    out = sentinel;
+    CHECK_STATUS(capstan_registry_search_json(reg, "(", CAPSTAN_NTS, &opts, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "pattern is not valid");
+    opts.flags = 1u << 7;
+    CHECK_STATUS(capstan_registry_search_json(reg, "x", CAPSTAN_NTS, &opts, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "unknown search flags 0x80");
+    opts.flags = 0;
+    opts.limit = 101;
+    CHECK_STATUS(capstan_registry_search_json(reg, "x", CAPSTAN_NTS, &opts, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_search_json(reg, "", 0, NULL, &out, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_search_json(reg, "\xff", CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_registry_search_json(reg, NULL, 3, NULL, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_search_json(NULL, "x", CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK(out == sentinel);
+    CHECK_STATUS(capstan_registry_search_json(reg, "x", CAPSTAN_NTS, NULL, NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    capstan_registry_free(reg);
+}
+
+/* The search tool (issue #32): deferred tools stay out of the provider
+ * export until the model's search finds them; then they are shown. */
+static void search_tool_loads_the_deferred_tools_it_finds(void) {
+    capstan_registry *reg = new_registry();
+    capstan_tool_def def = make_def("forecast_weather", reply_ok, NULL);
+    def.description = "Weather forecast for a city";
+    def.flags = CAPSTAN_TOOL_DEFERRED;
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    capstan_search_tool_options opts = CAPSTAN_SEARCH_TOOL_OPTIONS_INIT;
+    opts.name = "find_tools";
+    CHECK_STATUS(capstan_registry_add_search_tool(reg, &opts), CAPSTAN_OK);
+
+    char *out = NULL;
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_ANTHROPIC, NULL, &out, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"name\":\"find_tools\"");
+    CHECK(out != NULL && strstr(out, "forecast_weather") == NULL);
+    capstan_string_free(out);
+
+    const char *response =
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\","
+        "\"name\":\"find_tools\",\"input\":{\"query\":\"weather\"}}]}";
+    out = NULL;
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, response, CAPSTAN_NTS, NULL, &out, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "forecast_weather");
+    capstan_string_free(out);
+    out = NULL;
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_ANTHROPIC, NULL, &out, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"name\":\"forecast_weather\"");
+    capstan_string_free(out);
+
+    /* Unloaded: hidden again. Bad options: a status and a message. */
+    CHECK_STATUS(capstan_registry_unload_tools(reg), CAPSTAN_OK);
+    out = NULL;
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_ANTHROPIC, NULL, &out, NULL, NULL, NULL), CAPSTAN_OK);
+    CHECK(out != NULL && strstr(out, "forecast_weather") == NULL);
+    capstan_string_free(out);
+    opts.limit = 101;
+    CHECK_STATUS(capstan_registry_add_search_tool(reg, &opts), CAPSTAN_ERR_INVALID_ARGUMENT);
+    opts.limit = 0;
+    opts.name = "bad name";
+    CHECK_STATUS(capstan_registry_add_search_tool(reg, &opts), CAPSTAN_ERR_INVALID_NAME);
+    CHECK_STATUS(capstan_registry_add_search_tool(NULL, NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_unload_tools(NULL), CAPSTAN_ERR_NULL_PARAMETER);
+    capstan_registry_free(reg);
+}
+
 int main(void) {
     null_registry_or_def_is_null_parameter();
     struct_size_too_small_is_invalid_argument();
@@ -549,6 +648,8 @@ int main(void) {
     unregister_of_missing_name_is_not_found();
     registry_free_runs_each_destroy_once();
     tools_json_describe_lists_names_descriptions_parameters();
+    search_finds_tools_by_words_or_pattern();
+    search_tool_loads_the_deferred_tools_it_finds();
     last_error_returns_full_length_and_truncates_safely();
     last_error_is_per_thread();
     status_name_names_every_status();

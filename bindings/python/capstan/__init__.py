@@ -31,6 +31,7 @@ from ._errors import (
     LibraryNotFoundError,
     ProviderErrorInfo,
     RegistryClosedError,
+    SearchError,
     ToolNotFoundError,
     ValidationError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "LibraryNotFoundError",
     "ProviderErrorInfo",
     "RegistryClosedError",
+    "SearchError",
     "Tool",
     "ToolCall",
     "ToolNotFoundError",

@@ -99,6 +99,11 @@ class ToolNotFoundError(CapstanError, LookupError):
         self.available = names
 
 
+class SearchError(CapstanError, ValueError):
+    """A tool search was refused: an empty or too long query, a limit out of
+    range, a regular expression that does not compile."""
+
+
 class RegistryClosedError(CapstanError, RuntimeError):
     """The registry was closed; it cannot register or run tools any more."""
 

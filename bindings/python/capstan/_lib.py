@@ -111,6 +111,15 @@ class RegistryOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("max_result_bytes", c_uint64)]
 
 
+class SearchOptions(Structure):
+    """capstan_search_options."""
+
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("limit", c_uint32)]
+
+
+SEARCH_REGEX = 1 << 0
+
+
 class ExecOptions(Structure):
     """capstan_exec_options, the whole current struct (approved ids included)."""
 
@@ -232,6 +241,8 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_status_name": (c_char_p, [status]),
             "capstan_version_string": (c_char_p, []),
             "capstan_registry_tools_json": (status, [c_void_p, c_uint32, c_void_p, out, size_out, out, size_out]),
+            # Bounded (README, Limits): a query of at most 1 KiB over the index.
+            "capstan_registry_search_json": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
             "capstan_format_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_format_write_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_runtime_configure": (status, [c_void_p]),

@@ -28,7 +28,7 @@ from ._callbacks import (
     _utf8,
 )
 from ._calls import ToolCall, ToolResult
-from ._errors import CapstanError, RegistryClosedError, ToolNotFoundError, ValidationError
+from ._errors import CapstanError, RegistryClosedError, SearchError, ToolNotFoundError, ValidationError
 from ._exec import _collect, _milliseconds, _options, _payload
 from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
@@ -348,6 +348,28 @@ class ToolRegistry:
             if status != _lib.OK:
                 raise _L.error(status, "capstan_registry_run_turn failed")
             return json.loads(_L.take_text(out, size))
+        finally:
+            self._leave()
+
+    def search(self, query: str, limit: int = 5, *, regex: bool = False) -> list[dict[str, Any]]:
+        """The registered tools that best match ``query``, best first, as
+        ``{"name", "description", "score"}`` dicts (at most ``limit``, 1 to
+        100). Words are ranked by BM25 over names, descriptions and parameter
+        names and descriptions; with ``regex=True`` the query is a regular
+        expression (Rust syntax) over the same text, name matches first.
+        Raises ``ValueError`` (a ``CapstanError``) for an empty or too long
+        query (past 1024 bytes), a limit out of range or a bad pattern."""
+        if not 1 <= limit <= 100:
+            raise SearchError(f"limit must be 1 to 100, not {limit}", "CAPSTAN_ERR_INVALID_ARGUMENT")
+        data = query.encode()
+        opts = _lib.SearchOptions(ctypes.sizeof(_lib.SearchOptions), _lib.SEARCH_REGEX if regex else 0, limit)
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.registry_search_json(ptr, data, len(data), ctypes.byref(opts), ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_registry_search_json failed", SearchError)
+            return json.loads(_L.take_text(out, size))["results"]
         finally:
             self._leave()
 
