@@ -59,7 +59,7 @@ pub struct MountOptions {
     /// The local timeout of every mounted tool (0: the executor's default).
     pub call_timeout_ms: u32,
     /// How many times in a row to try to reconnect after the connection
-    /// died (0: never).
+    /// died (0: never). `DEFAULT_MAX_RECONNECTS` by default.
     pub max_reconnects: u32,
     /// Wait before the first reconnect attempt; doubled after each failure
     /// (at most 64 times the first wait).
@@ -68,6 +68,12 @@ pub struct MountOptions {
     /// the newest. The server may answer with an older one it supports.
     pub protocol_version: Option<String>,
 }
+
+/// Reconnect attempts in a row by default: with the default backoff they
+/// wait 0.2, 0.4, 0.8, 1.6 and 3.2 s (6.2 s in all, plus each attempt's
+/// own time), enough for a server to restart; one gone for good is given
+/// up on soon after.
+pub const DEFAULT_MAX_RECONNECTS: u32 = 5;
 
 /// The MCP protocol versions a mount can ask for, newest first.
 pub const PROTOCOL_VERSIONS: [&str; 5] = [
@@ -85,7 +91,7 @@ impl MountOptions {
             prefix: String::new(),
             connect_timeout: Duration::from_secs(10),
             call_timeout_ms: 0,
-            max_reconnects: 0,
+            max_reconnects: DEFAULT_MAX_RECONNECTS,
             reconnect_backoff: Duration::from_millis(200),
             protocol_version: None,
         }
@@ -363,8 +369,7 @@ async fn forward(
                         .error
                         .to_string()
                         .replace("as ServerJsonRpcMessage", "as a JSON-RPC message");
-                    let http = matches!(session.options.endpoint, Endpoint::Http { .. });
-                    if !http || unreachable(&inner) {
+                    if unreachable(&*e.error) {
                         let why = format!("{} could not be reached: {inner}", session.describe());
                         session.connection_broke(generation, why.clone());
                         why
@@ -377,6 +382,20 @@ async fn forward(
                         )
                     }
                 }
+                rmcp::ServiceError::McpError(error)
+                    if error.data.as_ref().and_then(Value::as_str)
+                        == Some(super::wire::UNREADABLE) =>
+                {
+                    format!(
+                        "{} gave no usable answer to this call: {}",
+                        session.describe(),
+                        error.message
+                    )
+                }
+                rmcp::ServiceError::UnexpectedResponse => format!(
+                    "{} gave no usable answer to this call: its result is not a tool result",
+                    session.describe()
+                ),
                 other => format!("{} failed the call: {other}", session.describe()),
             };
             let _ = call.fail(text);
@@ -384,20 +403,29 @@ async fn forward(
     }
 }
 
-/// Whether a transport error (its text, as rmcp's streamable-HTTP client
-/// words it) says the server cannot be reached at all, as opposed to one
-/// bad answer: an HTTP error status, an unexpected body or content type.
-fn unreachable(error: &str) -> bool {
-    [
-        "Client error",
-        "Io error",
-        "Transport channel closed",
-        "Session expired",
-        "Session recovery",
-        "Tokio join error",
-    ]
-    .iter()
-    .any(|p| error.starts_with(p))
+/// Whether a transport error says the server cannot be reached at all, as
+/// opposed to one bad answer over streamable HTTP (an HTTP error status, a
+/// body that is not a JSON-RPC answer, an unexpected content type, a body
+/// over the size limit). Told by the error's type, not its text; any other
+/// error (stdio's, or one rmcp adds later) counts as unreachable, so the
+/// connection is ended and the reconnect policy applies.
+fn unreachable(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as E;
+    match error.downcast_ref::<E<reqwest::Error>>() {
+        Some(
+            E::HttpStatus(_)
+            | E::UnexpectedServerResponse(_)
+            | E::ResponseBodyTooLarge { .. }
+            | E::UnexpectedContentType(_)
+            | E::UnexpectedEndOfStream
+            | E::Deserialize(_)
+            | E::Sse(_),
+        ) => false,
+        // reqwest's own error for a 4xx status other than 404 (which is
+        // rmcp's SessionExpired): one refused request.
+        Some(E::Client(e)) => !e.is_status(),
+        _ => true,
+    }
 }
 
 /// The text a model sees for a CallToolResult: text blocks as they are,
@@ -493,7 +521,12 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err("the child process has no stdin/stdout pipes".into());
             };
-            match tokio::time::timeout(timeout, listener.serve((stdout, stdin))).await {
+            match tokio::time::timeout(
+                timeout,
+                listener.serve(super::wire::StdioWire::new(stdout, stdin)),
+            )
+            .await
+            {
                 Ok(Ok(running)) => Ok(Connection {
                     running,
                     child: Some(child),
@@ -554,8 +587,12 @@ async fn reap(mut child: tokio::process::Child) {
 
 /// Lists the server's tools and makes the registry match: registers new
 /// and changed ones, unregisters the ones that went away.
-async fn sync_tools(session: &Arc<Session>, peer: &Peer<RoleClient>) -> Result<(), String> {
-    let tools = tokio::time::timeout(session.options.connect_timeout, peer.list_all_tools())
+async fn sync_tools(
+    session: &Arc<Session>,
+    peer: &Peer<RoleClient>,
+    limit: Duration,
+) -> Result<(), String> {
+    let tools = tokio::time::timeout(limit, peer.list_all_tools())
         .await
         .map_err(|_| "tools/list did not answer in time".to_string())?
         .map_err(|e| format!("tools/list failed: {e}"))?;
@@ -695,7 +732,7 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
             }
             _ = session.resync.notified() => {
                 if let Some(peer) = &peer {
-                    if let Err(e) = sync_tools(session, peer).await {
+                    if let Err(e) = sync_tools(session, peer, session.options.connect_timeout).await {
                         session.state().last_error = format!("re-listing the tools failed: {e}");
                     }
                 }
@@ -724,15 +761,26 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
         if session.is_shut_down() {
             break;
         }
+        // One attempt, connecting and listing, is bounded by connect_timeout
+        // as a whole (each step was bounded on its own: an attempt could take
+        // twice as long, and a reconnect policy seemed not to act).
+        let began = tokio::time::Instant::now();
         let result = connect(&session).await;
         let result = match result {
             Ok(connection) => {
                 let peer = connection.running.peer().clone();
-                match sync_tools(&session, &peer).await {
+                let left = session
+                    .options
+                    .connect_timeout
+                    .saturating_sub(began.elapsed());
+                match sync_tools(&session, &peer, left).await {
                     Ok(()) => Ok((connection, peer)),
                     Err(e) => {
                         let mut connection = connection;
-                        let _ = connection.running.close().await;
+                        let _ = connection
+                            .running
+                            .close_with_timeout(Duration::from_secs(2))
+                            .await;
                         if let Some(child) = connection.child {
                             reap(child).await;
                         }
@@ -832,9 +880,10 @@ impl Mount {
             supervise(task_session, first_tx).await;
             let _ = done_tx.send(());
         });
-        // The supervisor bounds connecting and listing by connect_timeout
-        // each; the extra second covers spawning and scheduling.
-        let limit = session.options.connect_timeout * 2 + Duration::from_secs(1);
+        // The supervisor bounds connecting and listing by connect_timeout;
+        // closing a connection whose listing failed takes 2.5 s at most; the
+        // extra second covers spawning and scheduling.
+        let limit = session.options.connect_timeout + Duration::from_millis(3500);
         MOUNTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mount = Mount {
             session,

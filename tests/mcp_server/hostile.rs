@@ -387,3 +387,62 @@ fn one_bad_http_answer_fails_that_call_only_and_says_why() {
         stop.store(true, Ordering::SeqCst);
     }
 }
+
+#[test]
+fn one_unreadable_stdio_answer_fails_that_call_only_and_says_why() {
+    let client = Registry::default();
+    let mut options = script_options("bad_answers.py", &[]);
+    // Without the fix these calls waited for ever; with a timeout they said
+    // "timed out". A minute is far past the real figure (milliseconds).
+    options.call_timeout_ms = 60_000;
+    let mount = Mount::connect(&client, options).expect("mount");
+    for (kind, says) in [
+        ("utf8", "not valid UTF-8"),
+        ("long", "more than 16777216 bytes"),
+        ("deep", "nested deeper than 127 levels"),
+        ("json", "not valid JSON"),
+        ("shape", "not a JSON-RPC message"),
+        ("result", "not a tool result"),
+    ] {
+        let failed = call(&client, "s_answer", json!({ "kind": kind }));
+        assert_eq!(failed.outcome, Outcome::ToolError, "{kind}: {failed:?}");
+        assert!(
+            failed.content.contains(says)
+                && failed.content.contains("no usable answer to this call"),
+            "{kind}: {}",
+            failed.content
+        );
+        assert!(
+            !failed.content.contains("::") && !failed.content.contains("JsonRpcMessage"),
+            "{kind}: {}",
+            failed.content
+        );
+        // The connection stays: the next call works.
+        let next = call(&client, "s_answer", json!({"kind": "ok"}));
+        assert_eq!(
+            (next.outcome, next.content.as_str()),
+            (Outcome::Ok, "ok"),
+            "{kind}"
+        );
+        assert!(mount.is_connected(), "{kind}");
+        assert_eq!(mount.info()["reconnects"], 0, "{kind}");
+    }
+    mount.unmount();
+}
+
+#[test]
+fn a_tool_schema_nested_past_127_levels_fails_the_mount_at_once_saying_so() {
+    let client = Registry::default();
+    // Without the fix the listing waited out connect_timeout, then said
+    // "did not answer in time".
+    let options = script_options("bad_answers.py", &["deep-schema"]);
+    let err = match Mount::connect(&client, options) {
+        Ok(_) => panic!("a schema nested 400 levels was mounted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("tools/list") && err.contains("nested deeper than 127 levels"),
+        "{err}"
+    );
+    assert!(client.names().is_empty());
+}
