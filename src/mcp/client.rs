@@ -182,6 +182,8 @@ struct Session {
     resync: Notify,
     /// Woken when a call sets `State::broken`.
     broke: Notify,
+    /// Held while tools are registered (see `sync_tools` and `unmount`).
+    registering: Mutex<()>,
 }
 
 impl Session {
@@ -558,7 +560,10 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             // panic): ring, unless the process installed one already.
             #[cfg(feature = "mcp-https")]
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport = StreamableHttpClientTransport::with_client(
+                super::wire::CheckedHttp::new()?,
+                config,
+            );
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {
                     running,
@@ -596,6 +601,15 @@ async fn sync_tools(
         .await
         .map_err(|_| "tools/list did not answer in time".to_string())?
         .map_err(|e| format!("tools/list failed: {e}"))?;
+    // Unmount takes this lock after setting `shutdown`: once it has, no
+    // tool of this mount is registered again.
+    let _registering = session
+        .registering
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if session.is_shut_down() {
+        return Err("the server was unmounted".into());
+    }
     let mut problems = Vec::new();
     let mut mounted = BTreeMap::new();
     let ours = session.state().tools.clone();
@@ -671,7 +685,8 @@ enum Ended {
     Closed(String),
 }
 
-/// Runs one connection until it ends or the mount shuts down.
+/// Runs one connection until it ends or the mount shuts down. Every wait
+/// in it (the listen subscription, a re-listing) gives way to unmount.
 async fn serve_connection(session: &Arc<Session>, connection: Connection) -> Ended {
     let Connection { running, child } = connection;
     let token = running.cancellation_token();
@@ -684,19 +699,26 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
     };
     // Since protocol 2026-07-28 a server sends list_changed only on a
     // `subscriptions/listen` stream; older servers send it unasked (to
-    // `Listener`) and refuse the request, which is fine.
-    let mut listen = match &peer {
-        Some(peer) => {
-            let filter = SubscriptionFilter::builder().tools_list_changed().build();
-            match tokio::time::timeout(session.options.connect_timeout, peer.listen(filter)).await {
-                Ok(Ok(subscription)) => Some(subscription),
-                _ => None,
-            }
-        }
-        None => None,
+    // `Listener`) and refuse the request, which is fine. Asked for within
+    // the loop: a server that never answers does not hold it.
+    let subscribe = async {
+        let peer = peer.as_ref()?;
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        tokio::time::timeout(session.options.connect_timeout, peer.listen(filter))
+            .await
+            .ok()?
+            .ok()
     };
-    let ended = loop {
+    tokio::pin!(subscribe);
+    let mut subscribing = true;
+    let mut listen: Option<rmcp::service::Subscription> = None;
+    let mut service_ended = false;
+    let ended = 'serve: loop {
         tokio::select! {
+            subscription = &mut subscribe, if subscribing => {
+                subscribing = false;
+                listen = subscription;
+            }
             heard = async {
                 match listen.as_mut() {
                     Some(subscription) => subscription.next().await,
@@ -708,12 +730,9 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
                     _ => listen = None,
                 }
             }
-            _ = until_shutdown(&mut shutdown) => {
-                token.cancel();
-                let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
-                break Ended::Shutdown;
-            }
+            _ = until_shutdown(&mut shutdown) => break Ended::Shutdown,
             reason = &mut waiting => {
+                service_ended = true;
                 break Ended::Closed(match reason {
                     Ok(r) => format!("the connection ended ({r:?})"),
                     Err(e) => format!("the connection task failed: {e}"),
@@ -725,20 +744,29 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
                     state.broken.take().filter(|_| state.generation == generation)
                 };
                 if let Some(why) = broken {
-                    token.cancel();
-                    let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
                     break Ended::Closed(why);
                 }
             }
             _ = session.resync.notified() => {
                 if let Some(peer) = &peer {
-                    if let Err(e) = sync_tools(session, peer, session.options.connect_timeout).await {
-                        session.state().last_error = format!("re-listing the tools failed: {e}");
+                    tokio::select! {
+                        synced = sync_tools(session, peer, session.options.connect_timeout) => {
+                            if let Err(e) = synced {
+                                session.state().last_error = format!("re-listing the tools failed: {e}");
+                            }
+                        }
+                        _ = until_shutdown(&mut shutdown) => break 'serve Ended::Shutdown,
                     }
                 }
             }
         }
     };
+    // Bounded: the service gets 2 s to end (it ended already if `waiting`
+    // resolved), the child 0.5 s before it is killed.
+    if !service_ended {
+        token.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+    }
     {
         let mut state = session.state();
         state.connected = false;
@@ -765,7 +793,12 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
         // as a whole (each step was bounded on its own: an attempt could take
         // twice as long, and a reconnect policy seemed not to act).
         let began = tokio::time::Instant::now();
-        let result = connect(&session).await;
+        // Unmount does not wait for an attempt: dropped, it kills the
+        // child it started (kill_on_drop) and ends its service.
+        let result = tokio::select! {
+            result = connect(&session) => result,
+            _ = until_shutdown(&mut shutdown) => break,
+        };
         let result = match result {
             Ok(connection) => {
                 let peer = connection.running.peer().clone();
@@ -773,7 +806,11 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
                     .options
                     .connect_timeout
                     .saturating_sub(began.elapsed());
-                match sync_tools(&session, &peer, left).await {
+                let synced = tokio::select! {
+                    synced = sync_tools(&session, &peer, left) => synced,
+                    _ = until_shutdown(&mut shutdown) => Err("unmounted".into()),
+                };
+                match synced {
                     Ok(()) => Ok((connection, peer)),
                     Err(e) => {
                         let mut connection = connection;
@@ -872,6 +909,7 @@ impl Mount {
             shutdown,
             resync: Notify::new(),
             broke: Notify::new(),
+            registering: Mutex::new(()),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -931,7 +969,11 @@ impl Mount {
 
     /// Disconnects (calls in flight end as tool errors that say so), stops
     /// the child process and waits for it, unregisters the mounted tools.
-    /// Idempotent.
+    /// Idempotent. Returns within about 2.5 s whatever the server does (a
+    /// connection attempt or a re-listing in progress is dropped; the
+    /// connection gets 2 s to end, a child process 0.5 s to exit before it
+    /// is killed), 10 s at most on a starved runtime; once it returned, no
+    /// tool of this mount is registered again.
     pub fn unmount(&self) {
         self.session.shutdown.send_replace(true);
         let done = self
@@ -945,6 +987,11 @@ impl Mount {
             // plus the kill.
             let _ = done.recv_timeout(Duration::from_secs(10));
         }
+        let _registering = self
+            .session
+            .registering
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let tools = std::mem::take(&mut self.session.state().tools);
         for local in tools.keys() {
             let _ = self.session.registry.unregister(local);

@@ -517,3 +517,219 @@ mod tests {
         assert!(bad.request);
     }
 }
+
+/// rmcp's streamable-HTTP client (reqwest) with the same rule for answers
+/// that come as server-sent events: rmcp skips an event whose data it
+/// cannot read, so the call waited until the stream ended and then said
+/// the server "closed the connection". Here such an event's data becomes
+/// the error answer to its call, as on stdio.
+#[derive(Clone)]
+pub struct CheckedHttp(reqwest::Client);
+
+impl CheckedHttp {
+    /// The client rmcp's `from_config` builds: no idle connection pool,
+    /// only same-origin 307/308 redirects followed (at most 10).
+    pub fn new() -> Result<CheckedHttp, String> {
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            let keeps_body = matches!(
+                attempt.status(),
+                reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+            );
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if !keeps_body || !same_origin {
+                attempt.stop()
+            } else if attempt.previous().len() > 10 {
+                attempt.error("more than 10 redirects")
+            } else {
+                attempt.follow()
+            }
+        });
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(redirects)
+            .build()
+            .map(CheckedHttp)
+            .map_err(|e| format!("the HTTP client could not be made: {e}"))
+    }
+}
+
+/// What rmcp calls a `BoxStream` of events.
+type SseStream = std::pin::Pin<
+    Box<dyn futures_core::Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>,
+>;
+
+/// An event stream whose unreadable message events are replaced (see
+/// `CheckedHttp`).
+struct CheckedEvents(SseStream);
+
+impl futures_core::Stream for CheckedEvents {
+    type Item = Result<sse_stream::Sse, sse_stream::Error>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0
+            .as_mut()
+            .poll_next(cx)
+            .map(|event| event.map(|event| event.map(check_event)))
+    }
+}
+
+fn check_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
+    let is_message = matches!(event.event.as_deref(), None | Some("") | Some("message"));
+    let Some(data) = event.data.as_deref().filter(|_| is_message) else {
+        return event;
+    };
+    if data.trim().is_empty() || serde_json::from_str::<ServerJsonRpcMessage>(data).is_ok() {
+        return event;
+    }
+    if let Some(Frame::Bad(Bad {
+        id: Some(id),
+        request: false,
+        why,
+    })) = read_line(data.as_bytes())
+    {
+        if let Some(answer) = unreadable_answer(&id, &why) {
+            event.data = serde_json::to_string(&answer).ok();
+        }
+    }
+    event
+}
+
+fn checked_events(stream: SseStream) -> SseStream {
+    Box::pin(CheckedEvents(stream))
+}
+
+fn checked_post(answer: Result<PostResponse, HttpError>) -> Result<PostResponse, HttpError> {
+    match answer {
+        Ok(PostResponse::Sse(stream, session)) => {
+            Ok(PostResponse::Sse(checked_events(stream), session))
+        }
+        other => other,
+    }
+}
+
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse as PostResponse,
+    StreamableHttpResponseLimits,
+};
+type HttpError = StreamableHttpError<reqwest::Error>;
+type Headers = std::collections::HashMap<http::HeaderName, http::HeaderValue>;
+
+impl StreamableHttpClient for CheckedHttp {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<PostResponse, HttpError> {
+        checked_post(
+            self.0
+                .post_message(uri, message, session_id, auth_header, custom_headers)
+                .await,
+        )
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<PostResponse, HttpError> {
+        checked_post(
+            self.0
+                .post_message_with_max_sse_event_size(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    max_sse_event_size,
+                )
+                .await,
+        )
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<PostResponse, HttpError> {
+        checked_post(
+            self.0
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id,
+                    auth_header,
+                    custom_headers,
+                    limits,
+                )
+                .await,
+        )
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), HttpError> {
+        self.0
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<SseStream, HttpError> {
+        self.0
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await
+            .map(checked_events)
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, HttpError> {
+        self.0
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
+            .map(checked_events)
+    }
+}

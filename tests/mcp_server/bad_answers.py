@@ -6,8 +6,14 @@ levels. Standard library only; it serves until its stdin closes."""
 
 import json
 import sys
+import time
 
 DEEP_SCHEMA = "deep-schema" in sys.argv[1:]
+# With `slow-relist MARKER`: the call of kind "relist" is answered, then
+# list_changed is sent; the next tools/list writes MARKER (a file) and is
+# answered 12 s later, with one more tool.
+SLOW_RELIST = sys.argv[2] if sys.argv[1:2] == ["slow-relist"] else None
+listed = 0
 
 
 def send(raw: bytes) -> None:
@@ -60,7 +66,16 @@ for line in sys.stdin.buffer:
         answer(id_, {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
                      "serverInfo": {"name": "bad-answers", "version": "1"}})
     elif method == "tools/list":
-        answer(id_, {"tools": [{"name": "answer", "inputSchema": schema()}]})
+        listed += 1
+        tools = [{"name": "answer", "inputSchema": schema()}]
+        if SLOW_RELIST and listed > 1:
+            open(SLOW_RELIST, "w").close()
+            time.sleep(12)
+            tools.append({"name": "late", "inputSchema": schema()})
+        answer(id_, {"tools": tools})
+    elif method == "tools/call" and SLOW_RELIST:
+        answer(id_, {"content": [{"type": "text", "text": "ok"}]})
+        send(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}')
     elif method == "tools/call":
         kind = (message.get("params") or {}).get("arguments", {}).get("kind", "ok")
         send(bad(kind, id_))

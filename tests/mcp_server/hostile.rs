@@ -352,8 +352,16 @@ fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicU
         (Some("delete"), _) => (200, String::new()),
         _ => (405, String::new()),
     };
+    // A first answer in SSE (it starts with "data:") gets its content type;
+    // "{id}" in it becomes the call's id.
+    let answer = answer.replace("{id}", &id.to_string());
+    let kind = if answer.starts_with("data:") {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     let response = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
         answer.len()
     );
     let _ = socket.write_all(response.as_bytes());
@@ -361,12 +369,30 @@ fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicU
 
 #[test]
 fn one_bad_http_answer_fails_that_call_only_and_says_why() {
-    for (first, says) in [((500, "oops"), "500"), ((200, "not json at all"), "answer")] {
+    let deep: &'static str = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{{id}},\"result\":{{\"content\":[],\"structuredContent\":{}{}}}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    )
+    .leak();
+    let sse_deep: &'static str = format!("data: {deep}\n\n").leak();
+    let sse_bad: &'static str =
+        "data: {\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{\"content\":[{\"type\"\n\n";
+    for (first, says) in [
+        ((500, "oops"), "500"),
+        ((400, "no"), "400"),
+        ((200, "not json at all"), "answer"),
+        ((200, deep), "recursion limit"),
+        ((200, sse_deep), "nested deeper than 127 levels"),
+        ((200, sse_bad), "not valid JSON"),
+    ] {
         let stop = Arc::new(AtomicBool::new(false));
         let url = bad_once_server(first, Arc::clone(&stop));
         let client = Registry::default();
         let mount = mount(&client, &url, vec![]).expect("mount");
+        let began = Instant::now();
         let failed = call(&client, "s_echo", json!({}));
+        eprintln!("bad answer {:?}: failed in {:?}", first.0, began.elapsed());
         assert!(failed.is_error(), "{first:?}: {failed:?}");
         assert!(
             failed.content.contains(says),
@@ -445,4 +471,33 @@ fn a_tool_schema_nested_past_127_levels_fails_the_mount_at_once_saying_so() {
         "{err}"
     );
     assert!(client.names().is_empty());
+}
+
+#[test]
+fn unmount_during_a_slow_relisting_returns_at_once_and_nothing_comes_back() {
+    let dir = std::env::temp_dir().join(format!("capstan-relist-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let marker = dir.display().to_string();
+    let client = Registry::default();
+    let options = script_options("bad_answers.py", &["slow-relist", &marker]);
+    let mount = Mount::connect(&client, options).expect("mount");
+    assert_eq!(client.names(), ["s_answer"]);
+    // list_changed: the server takes 12 s to answer the re-listing.
+    assert_eq!(call(&client, "s_answer", json!({})).content, "ok");
+    assert!(
+        eventually(PATIENCE, || dir.exists()),
+        "the re-listing began"
+    );
+    let began = Instant::now();
+    mount.unmount();
+    let took = began.elapsed();
+    eprintln!("unmount during a 12 s re-listing: {took:?}");
+    // The bound is 2.5 s (10 s on a starved runtime): before, unmount gave
+    // up waiting after 10 s and the re-listing registered the tools again.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(client.names().is_empty(), "{:?}", client.names());
+    // Past the server's 12 s: nothing it owned came back.
+    let back = eventually(Duration::from_secs(13), || !client.names().is_empty());
+    assert!(!back, "{:?}", client.names());
+    let _ = std::fs::remove_file(&dir);
 }
