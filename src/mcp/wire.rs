@@ -12,9 +12,10 @@
 //! (no id) is dropped, as the JSON-RPC spec says.
 
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use rmcp::model::ServerJsonRpcMessage;
+use rmcp::model::{JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{json, Value};
@@ -292,6 +293,8 @@ pub struct StdioWire<R, W> {
     end: usize,
     framer: Framer,
     write: Arc<tokio::sync::Mutex<Option<W>>>,
+    /// Lines queued to be written, not yet written.
+    queued: Arc<AtomicUsize>,
 }
 
 impl<R, W> StdioWire<R, W>
@@ -307,12 +310,27 @@ where
             end: 0,
             framer: Framer::new(MAX_LINE_BYTES),
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
+            queued: Arc::new(AtomicUsize::new(0)),
         }
     }
 
-    fn write_line(&self, line: Vec<u8>) -> impl std::future::Future<Output = std::io::Result<()>> {
+    /// Queues `line` to be written: fails at once when `MAX_QUEUED` lines
+    /// wait already (the server does not read its input).
+    fn write_line(
+        &self,
+        line: Vec<u8>,
+    ) -> std::io::Result<impl std::future::Future<Output = std::io::Result<()>> + Send + 'static>
+    {
+        let queued = Queued::new(&self.queued);
+        if queued.ahead >= MAX_QUEUED {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                format!("the server does not read its input ({MAX_QUEUED} messages wait to be written to it)"),
+            ));
+        }
         let write = self.write.clone();
-        async move {
+        Ok(async move {
+            let _queued = queued;
             let mut write = write.lock().await;
             let Some(write) = write.as_mut() else {
                 return Err(std::io::Error::new(
@@ -322,7 +340,38 @@ where
             };
             write.write_all(&line).await?;
             write.flush().await
+        })
+    }
+}
+
+/// Messages to the server queued at most: past it a send fails at once.
+pub const MAX_QUEUED: usize = 4096;
+
+/// Answers to the server's own requests (ping, roots/list, sampling,
+/// elicitation) queued at most: past it the server's requests are dropped
+/// unread, so a server that sends requests and does not read the answers
+/// costs bounded memory.
+pub const MAX_QUEUED_ANSWERS: usize = 256;
+
+/// One line queued (counted in the shared count until dropped).
+struct Queued {
+    count: Arc<AtomicUsize>,
+    ahead: usize,
+}
+
+impl Queued {
+    fn new(count: &Arc<AtomicUsize>) -> Queued {
+        let ahead = count.fetch_add(1, Ordering::SeqCst);
+        Queued {
+            count: count.clone(),
+            ahead,
         }
+    }
+}
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -347,12 +396,8 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let line = line_of(&item);
-        let write = self.write_line(line.as_ref().map(Vec::clone).unwrap_or_default());
-        async move {
-            line?;
-            write.await
-        }
+        let write = line_of(&item).and_then(|line| self.write_line(line));
+        async move { write?.await }
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
@@ -363,7 +408,13 @@ where
                 let (took, frame) = self.framer.push(&self.chunk[self.start..self.end]);
                 self.start += took;
                 match frame {
-                    Some(Frame::Message(message)) => return Some(*message),
+                    Some(Frame::Message(message)) => {
+                        let request = matches!(*message, JsonRpcMessage::Request(_));
+                        if request && self.queued.load(Ordering::SeqCst) >= MAX_QUEUED_ANSWERS {
+                            continue;
+                        }
+                        return Some(*message);
+                    }
                     Some(Frame::Bad(Bad {
                         id: Some(id),
                         request: false,
@@ -380,10 +431,12 @@ where
                     })) => {
                         let refusal = json!({"jsonrpc": "2.0", "id": id, "error": {
                             "code": -32600, "message": format!("capstan could not read this request: {why}")}});
-                        if let Ok(line) = line_of(&refusal) {
-                            // Not awaited here: a server that does not read
-                            // must not stop capstan reading it.
-                            tokio::spawn(self.write_line(line));
+                        // Not awaited here: a server that does not read
+                        // must not stop capstan reading it.
+                        let room = self.queued.load(Ordering::SeqCst) < MAX_QUEUED_ANSWERS;
+                        let write = line_of(&refusal).and_then(|line| self.write_line(line));
+                        if let (true, Ok(write)) = (room, write) {
+                            tokio::spawn(write);
                         }
                     }
                     Some(Frame::Bad(_)) | None => {}
