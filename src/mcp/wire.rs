@@ -23,15 +23,15 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The longest line (one message) read from a server: 16 MiB, as rmcp's
 /// stdio and streamable-HTTP transports allow.
-pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// The deepest nesting a server's message may have: 127 arrays or objects,
 /// the message itself included (serde_json, so rmcp, stops at 128).
-pub const MAX_DEPTH: u64 = 127;
+pub(crate) const MAX_DEPTH: u64 = 127;
 
 /// Marks the error responses capstan makes up for an unreadable answer, in
 /// the error's `data`, so the mount words them as such.
-pub const UNREADABLE: &str = "capstan: unreadable answer";
+pub(crate) const UNREADABLE: &str = "capstan: unreadable answer";
 
 /// Finds the top-level `"id"` of a JSON-RPC message, and whether it has a
 /// `"method"`, in bytes fed in pieces: linear, with constant memory, whatever
@@ -345,13 +345,13 @@ where
 }
 
 /// Messages to the server queued at most: past it a send fails at once.
-pub const MAX_QUEUED: usize = 4096;
+pub(crate) const MAX_QUEUED: usize = 4096;
 
 /// Answers to the server's own requests (ping, roots/list, sampling,
 /// elicitation) queued at most: past it the server's requests are dropped
 /// unread, so a server that sends requests and does not read the answers
 /// costs bounded memory.
-pub const MAX_QUEUED_ANSWERS: usize = 256;
+pub(crate) const MAX_QUEUED_ANSWERS: usize = 256;
 
 /// One line queued (counted in the shared count until dropped).
 struct Queued {
