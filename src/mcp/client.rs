@@ -685,6 +685,9 @@ enum Ended {
     Closed(String),
 }
 
+/// The shortest time between two re-listings on `list_changed`.
+const RESYNC_INTERVAL: Duration = Duration::from_millis(500);
+
 /// Runs one connection until it ends or the mount shuts down. Every wait
 /// in it (the listen subscription, a re-listing) gives way to unmount.
 async fn serve_connection(session: &Arc<Session>, connection: Connection) -> Ended {
@@ -713,6 +716,7 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
     let mut subscribing = true;
     let mut listen: Option<rmcp::service::Subscription> = None;
     let mut service_ended = false;
+    let mut last_sync: Option<tokio::time::Instant> = None;
     let ended = 'serve: loop {
         tokio::select! {
             subscription = &mut subscribe, if subscribing => {
@@ -749,8 +753,18 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
             }
             _ = session.resync.notified() => {
                 if let Some(peer) = &peer {
+                    // At most one re-listing per RESYNC_INTERVAL: the
+                    // notifications heard meanwhile make one more, not many.
+                    let not_before = last_sync.map(|t| t + RESYNC_INTERVAL);
+                    let relist = async {
+                        if let Some(t) = not_before {
+                            tokio::time::sleep_until(t).await;
+                        }
+                        sync_tools(session, peer, session.options.connect_timeout).await
+                    };
                     tokio::select! {
-                        synced = sync_tools(session, peer, session.options.connect_timeout) => {
+                        synced = relist => {
+                            last_sync = Some(tokio::time::Instant::now());
                             if let Err(e) = synced {
                                 session.state().last_error = format!("re-listing the tools failed: {e}");
                             }

@@ -16,6 +16,7 @@ METHODS = [
 ]
 out = sys.stdout.buffer
 flooded = False
+listings = 0
 
 
 def send(message) -> None:
@@ -36,8 +37,20 @@ for line in sys.stdin.buffer:
             "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
             "serverInfo": {"name": "flood", "version": "1"}}})
     elif method == "tools/list":
+        listings += 1
         send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [
             {"name": "flood", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call" and (message.get("params") or {}).get("arguments", {}).get("churn"):
+        # 20,000 list_changed notifications in a tight loop; the answer says
+        # how many listings capstan asked for so far.
+        for _ in range(20_000):
+            out.write(b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n')
+        out.flush()
+        send({"jsonrpc": "2.0", "id": id_, "result": {"content": [
+            {"type": "text", "text": str(listings)}]}})
+    elif method == "tools/call" and (message.get("params") or {}).get("arguments", {}).get("listings"):
+        send({"jsonrpc": "2.0", "id": id_, "result": {"content": [
+            {"type": "text", "text": str(listings)}]}})
     elif method == "tools/call" and flooded:
         send({"jsonrpc": "2.0", "id": id_, "result": {"content": [
             {"type": "text", "text": "ok"}]}})

@@ -535,3 +535,26 @@ fn a_server_flooding_requests_without_reading_costs_bounded_memory() {
     assert_eq!(call(&client, "s_flood", json!({})).content, "ok");
     mount.unmount();
 }
+
+#[test]
+fn list_changed_in_a_tight_loop_costs_a_listing_per_half_second() {
+    let client = Registry::default();
+    let mount = Mount::connect(&client, script_options("flood.py", &["0"])).expect("mount");
+    let began = Instant::now();
+    // 20,000 list_changed notifications; then, 2 s on, how many listings?
+    let churn = call(&client, "s_flood", json!({"churn": true}));
+    assert!(!churn.is_error(), "{churn:?}");
+    std::thread::sleep(Duration::from_secs(2));
+    let listings = call(&client, "s_flood", json!({"listings": true}));
+    let listings: u64 = listings.content.parse().expect("a count");
+    let took = began.elapsed().as_secs_f64();
+    eprintln!("20,000 list_changed: {listings} listings in {took:.1} s");
+    // One at connect, then one per 0.5 s at most (coalesced): before, one
+    // per notification heard while none was running (thousands).
+    assert!(
+        (listings as f64) <= 2.0 + took / 0.5 * 10.0,
+        "{listings} listings in {took:.1} s"
+    );
+    assert!(listings >= 2, "list_changed was heard: {listings}");
+    mount.unmount();
+}
