@@ -2332,7 +2332,8 @@ typedef struct capstan_mcp_mount_options {
    */
   uint32_t call_timeout_ms;
   /**
-   * Reconnect attempts in a row after the connection died; 0 = never.
+   * Reconnect attempts in a row after the connection died; 0 = never
+   * (the Rust API and the Python binding default to 5: set it, e.g. 5).
    */
   uint32_t max_reconnects;
   /**
@@ -2404,8 +2405,10 @@ capstan_status capstan_mcp_mount_new(struct capstan_registry *reg,
  * `tool_error` results saying it was unmounted), stops the child process
  * (stdin closed, then killed if it has not exited within 0.5 s) and waits
  * for it, unregisters the mount's tools and frees the mount. Safe with
- * calls in flight and from any thread; it blocks for a few seconds at most.
- * NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
+ * calls in flight and from any thread; it blocks about 2.5 s at most
+ * whatever the server does (10 s on a starved runtime), and no tool of the
+ * mount is registered again once it returned. NULL is a no-op (OK); a
+ * mount already unmounted is STALE_HANDLE, never
  * undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
  */
 capstan_status capstan_mcp_mount_free(struct capstan_mcp_mount *mount);

@@ -322,7 +322,9 @@ mod with_mcp {
     #[test]
     fn dead_server_without_reconnect_policy_stays_down_and_says_so() {
         let reg = Registry::default();
-        let mount = Mount::connect(&reg, python_options(vec![])).expect("mount");
+        let mut options = python_options(vec![]);
+        options.max_reconnects = 0;
+        let mount = Mount::connect(&reg, options).expect("mount");
         let died = call(&reg, "py_die", json!({}));
         assert_eq!(died.outcome, Outcome::ToolError, "{died:?}");
         assert!(

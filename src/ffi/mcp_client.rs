@@ -56,7 +56,8 @@ pub struct capstan_mcp_mount_options {
     /// Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
     /// 0 = none of its own (the exec options' default applies).
     pub call_timeout_ms: u32,
-    /// Reconnect attempts in a row after the connection died; 0 = never.
+    /// Reconnect attempts in a row after the connection died; 0 = never
+    /// (the Rust API and the Python binding default to 5: set it, e.g. 5).
     pub max_reconnects: u32,
     /// Wait before the first reconnect attempt, doubled after each failed
     /// one (up to 64 times); 0 = 200 ms.
@@ -274,8 +275,10 @@ pub unsafe extern "C" fn capstan_mcp_mount_new(
 /// `tool_error` results saying it was unmounted), stops the child process
 /// (stdin closed, then killed if it has not exited within 0.5 s) and waits
 /// for it, unregisters the mount's tools and frees the mount. Safe with
-/// calls in flight and from any thread; it blocks for a few seconds at most.
-/// NULL is a no-op (OK); a mount already unmounted is STALE_HANDLE, never
+/// calls in flight and from any thread; it blocks about 2.5 s at most
+/// whatever the server does (10 s on a starved runtime), and no tool of the
+/// mount is registered again once it returned. NULL is a no-op (OK); a
+/// mount already unmounted is STALE_HANDLE, never
 /// undefined behaviour. UNSUPPORTED without feature `mcp` (for non-NULL).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_mcp_mount_free(mount: *mut capstan_mcp_mount) -> capstan_status {

@@ -59,7 +59,7 @@ pub struct MountOptions {
     /// The local timeout of every mounted tool (0: the executor's default).
     pub call_timeout_ms: u32,
     /// How many times in a row to try to reconnect after the connection
-    /// died (0: never).
+    /// died (0: never). `DEFAULT_MAX_RECONNECTS` by default.
     pub max_reconnects: u32,
     /// Wait before the first reconnect attempt; doubled after each failure
     /// (at most 64 times the first wait).
@@ -68,6 +68,12 @@ pub struct MountOptions {
     /// the newest. The server may answer with an older one it supports.
     pub protocol_version: Option<String>,
 }
+
+/// Reconnect attempts in a row by default: with the default backoff they
+/// wait 0.2, 0.4, 0.8, 1.6 and 3.2 s (6.2 s in all, plus each attempt's
+/// own time), enough for a server to restart; one gone for good is given
+/// up on soon after.
+pub const DEFAULT_MAX_RECONNECTS: u32 = 5;
 
 /// The MCP protocol versions a mount can ask for, newest first.
 pub const PROTOCOL_VERSIONS: [&str; 5] = [
@@ -85,7 +91,7 @@ impl MountOptions {
             prefix: String::new(),
             connect_timeout: Duration::from_secs(10),
             call_timeout_ms: 0,
-            max_reconnects: 0,
+            max_reconnects: DEFAULT_MAX_RECONNECTS,
             reconnect_backoff: Duration::from_millis(200),
             protocol_version: None,
         }
@@ -176,6 +182,8 @@ struct Session {
     resync: Notify,
     /// Woken when a call sets `State::broken`.
     broke: Notify,
+    /// Held while tools are registered (see `sync_tools` and `unmount`).
+    registering: Mutex<()>,
 }
 
 impl Session {
@@ -364,8 +372,7 @@ async fn forward(
                         .error
                         .to_string()
                         .replace("as ServerJsonRpcMessage", "as a JSON-RPC message");
-                    let http = matches!(session.options.endpoint, Endpoint::Http { .. });
-                    if !http || unreachable(&inner) {
+                    if unreachable(&*e.error) {
                         let why = format!("{} could not be reached: {inner}", session.describe());
                         session.connection_broke(generation, why.clone());
                         why
@@ -378,6 +385,20 @@ async fn forward(
                         )
                     }
                 }
+                rmcp::ServiceError::McpError(error)
+                    if error.data.as_ref().and_then(Value::as_str)
+                        == Some(super::wire::UNREADABLE) =>
+                {
+                    format!(
+                        "{} gave no usable answer to this call: {}",
+                        session.describe(),
+                        error.message
+                    )
+                }
+                rmcp::ServiceError::UnexpectedResponse => format!(
+                    "{} gave no usable answer to this call: its result is not a tool result",
+                    session.describe()
+                ),
                 other => format!("{} failed the call: {other}", session.describe()),
             };
             let _ = call.fail(text);
@@ -385,20 +406,29 @@ async fn forward(
     }
 }
 
-/// Whether a transport error (its text, as rmcp's streamable-HTTP client
-/// words it) says the server cannot be reached at all, as opposed to one
-/// bad answer: an HTTP error status, an unexpected body or content type.
-fn unreachable(error: &str) -> bool {
-    [
-        "Client error",
-        "Io error",
-        "Transport channel closed",
-        "Session expired",
-        "Session recovery",
-        "Tokio join error",
-    ]
-    .iter()
-    .any(|p| error.starts_with(p))
+/// Whether a transport error says the server cannot be reached at all, as
+/// opposed to one bad answer over streamable HTTP (an HTTP error status, a
+/// body that is not a JSON-RPC answer, an unexpected content type, a body
+/// over the size limit). Told by the error's type, not its text; any other
+/// error (stdio's, or one rmcp adds later) counts as unreachable, so the
+/// connection is ended and the reconnect policy applies.
+fn unreachable(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as E;
+    match error.downcast_ref::<E<reqwest::Error>>() {
+        Some(
+            E::HttpStatus(_)
+            | E::UnexpectedServerResponse(_)
+            | E::ResponseBodyTooLarge { .. }
+            | E::UnexpectedContentType(_)
+            | E::UnexpectedEndOfStream
+            | E::Deserialize(_)
+            | E::Sse(_),
+        ) => false,
+        // reqwest's own error for a 4xx status other than 404 (which is
+        // rmcp's SessionExpired): one refused request.
+        Some(E::Client(e)) => !e.is_status(),
+        _ => true,
+    }
 }
 
 /// The text a model sees for a CallToolResult: text blocks as they are,
@@ -494,7 +524,12 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err("the child process has no stdin/stdout pipes".into());
             };
-            match tokio::time::timeout(timeout, listener.serve((stdout, stdin))).await {
+            match tokio::time::timeout(
+                timeout,
+                listener.serve(super::wire::StdioWire::new(stdout, stdin)),
+            )
+            .await
+            {
                 Ok(Ok(running)) => Ok(Connection {
                     running,
                     child: Some(child),
@@ -526,7 +561,10 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             // panic): ring, unless the process installed one already.
             #[cfg(feature = "mcp-https")]
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport = StreamableHttpClientTransport::with_client(
+                super::wire::CheckedHttp::new()?,
+                config,
+            );
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {
                     running,
@@ -555,11 +593,24 @@ async fn reap(mut child: tokio::process::Child) {
 
 /// Lists the server's tools and makes the registry match: registers new
 /// and changed ones, unregisters the ones that went away.
-async fn sync_tools(session: &Arc<Session>, peer: &Peer<RoleClient>) -> Result<(), String> {
-    let tools = tokio::time::timeout(session.options.connect_timeout, peer.list_all_tools())
+async fn sync_tools(
+    session: &Arc<Session>,
+    peer: &Peer<RoleClient>,
+    limit: Duration,
+) -> Result<(), String> {
+    let tools = tokio::time::timeout(limit, peer.list_all_tools())
         .await
         .map_err(|_| "tools/list did not answer in time".to_string())?
         .map_err(|e| format!("tools/list failed: {e}"))?;
+    // Unmount takes this lock after setting `shutdown`: once it has, no
+    // tool of this mount is registered again.
+    let _registering = session
+        .registering
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if session.is_shut_down() {
+        return Err("the server was unmounted".into());
+    }
     let mut problems = Vec::new();
     let mut mounted = BTreeMap::new();
     let ours = session.state().tools.clone();
@@ -635,7 +686,11 @@ enum Ended {
     Closed(String),
 }
 
-/// Runs one connection until it ends or the mount shuts down.
+/// The shortest time between two re-listings on `list_changed`.
+const RESYNC_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Runs one connection until it ends or the mount shuts down. Every wait
+/// in it (the listen subscription, a re-listing) gives way to unmount.
 async fn serve_connection(session: &Arc<Session>, connection: Connection) -> Ended {
     let Connection { running, child } = connection;
     let token = running.cancellation_token();
@@ -648,19 +703,27 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
     };
     // Since protocol 2026-07-28 a server sends list_changed only on a
     // `subscriptions/listen` stream; older servers send it unasked (to
-    // `Listener`) and refuse the request, which is fine.
-    let mut listen = match &peer {
-        Some(peer) => {
-            let filter = SubscriptionFilter::builder().tools_list_changed().build();
-            match tokio::time::timeout(session.options.connect_timeout, peer.listen(filter)).await {
-                Ok(Ok(subscription)) => Some(subscription),
-                _ => None,
-            }
-        }
-        None => None,
+    // `Listener`) and refuse the request, which is fine. Asked for within
+    // the loop: a server that never answers does not hold it.
+    let subscribe = async {
+        let peer = peer.as_ref()?;
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        tokio::time::timeout(session.options.connect_timeout, peer.listen(filter))
+            .await
+            .ok()?
+            .ok()
     };
-    let ended = loop {
+    tokio::pin!(subscribe);
+    let mut subscribing = true;
+    let mut listen: Option<rmcp::service::Subscription> = None;
+    let mut service_ended = false;
+    let mut last_sync: Option<tokio::time::Instant> = None;
+    let ended = 'serve: loop {
         tokio::select! {
+            subscription = &mut subscribe, if subscribing => {
+                subscribing = false;
+                listen = subscription;
+            }
             heard = async {
                 match listen.as_mut() {
                     Some(subscription) => subscription.next().await,
@@ -672,12 +735,9 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
                     _ => listen = None,
                 }
             }
-            _ = until_shutdown(&mut shutdown) => {
-                token.cancel();
-                let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
-                break Ended::Shutdown;
-            }
+            _ = until_shutdown(&mut shutdown) => break Ended::Shutdown,
             reason = &mut waiting => {
+                service_ended = true;
                 break Ended::Closed(match reason {
                     Ok(r) => format!("the connection ended ({r:?})"),
                     Err(e) => format!("the connection task failed: {e}"),
@@ -689,20 +749,39 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
                     state.broken.take().filter(|_| state.generation == generation)
                 };
                 if let Some(why) = broken {
-                    token.cancel();
-                    let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
                     break Ended::Closed(why);
                 }
             }
             _ = session.resync.notified() => {
                 if let Some(peer) = &peer {
-                    if let Err(e) = sync_tools(session, peer).await {
-                        session.state().last_error = format!("re-listing the tools failed: {e}");
+                    // At most one re-listing per RESYNC_INTERVAL: the
+                    // notifications heard meanwhile make one more, not many.
+                    let not_before = last_sync.map(|t| t + RESYNC_INTERVAL);
+                    let relist = async {
+                        if let Some(t) = not_before {
+                            tokio::time::sleep_until(t).await;
+                        }
+                        sync_tools(session, peer, session.options.connect_timeout).await
+                    };
+                    tokio::select! {
+                        synced = relist => {
+                            last_sync = Some(tokio::time::Instant::now());
+                            if let Err(e) = synced {
+                                session.state().last_error = format!("re-listing the tools failed: {e}");
+                            }
+                        }
+                        _ = until_shutdown(&mut shutdown) => break 'serve Ended::Shutdown,
                     }
                 }
             }
         }
     };
+    // Bounded: the service gets 2 s to end (it ended already if `waiting`
+    // resolved), the child 0.5 s before it is killed.
+    if !service_ended {
+        token.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(2), &mut waiting).await;
+    }
     {
         let mut state = session.state();
         state.connected = false;
@@ -725,15 +804,35 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
         if session.is_shut_down() {
             break;
         }
-        let result = connect(&session).await;
+        // One attempt, connecting and listing, is bounded by connect_timeout
+        // as a whole (each step was bounded on its own: an attempt could take
+        // twice as long, and a reconnect policy seemed not to act).
+        let began = tokio::time::Instant::now();
+        // Unmount does not wait for an attempt: dropped, it kills the
+        // child it started (kill_on_drop) and ends its service.
+        let result = tokio::select! {
+            result = connect(&session) => result,
+            _ = until_shutdown(&mut shutdown) => break,
+        };
         let result = match result {
             Ok(connection) => {
                 let peer = connection.running.peer().clone();
-                match sync_tools(&session, &peer).await {
+                let left = session
+                    .options
+                    .connect_timeout
+                    .saturating_sub(began.elapsed());
+                let synced = tokio::select! {
+                    synced = sync_tools(&session, &peer, left) => synced,
+                    _ = until_shutdown(&mut shutdown) => Err("unmounted".into()),
+                };
+                match synced {
                     Ok(()) => Ok((connection, peer)),
                     Err(e) => {
                         let mut connection = connection;
-                        let _ = connection.running.close().await;
+                        let _ = connection
+                            .running
+                            .close_with_timeout(Duration::from_secs(2))
+                            .await;
                         if let Some(child) = connection.child {
                             reap(child).await;
                         }
@@ -825,6 +924,7 @@ impl Mount {
             shutdown,
             resync: Notify::new(),
             broke: Notify::new(),
+            registering: Mutex::new(()),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();
@@ -833,9 +933,10 @@ impl Mount {
             supervise(task_session, first_tx).await;
             let _ = done_tx.send(());
         });
-        // The supervisor bounds connecting and listing by connect_timeout
-        // each; the extra second covers spawning and scheduling.
-        let limit = session.options.connect_timeout * 2 + Duration::from_secs(1);
+        // The supervisor bounds connecting and listing by connect_timeout;
+        // closing a connection whose listing failed takes 2.5 s at most; the
+        // extra second covers spawning and scheduling.
+        let limit = session.options.connect_timeout + Duration::from_millis(3500);
         MOUNTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mount = Mount {
             session,
@@ -883,7 +984,11 @@ impl Mount {
 
     /// Disconnects (calls in flight end as tool errors that say so), stops
     /// the child process and waits for it, unregisters the mounted tools.
-    /// Idempotent.
+    /// Idempotent. Returns within about 2.5 s whatever the server does (a
+    /// connection attempt or a re-listing in progress is dropped; the
+    /// connection gets 2 s to end, a child process 0.5 s to exit before it
+    /// is killed), 10 s at most on a starved runtime; once it returned, no
+    /// tool of this mount is registered again.
     pub fn unmount(&self) {
         self.session.shutdown.send_replace(true);
         let done = self
@@ -897,6 +1002,11 @@ impl Mount {
             // plus the kill.
             let _ = done.recv_timeout(Duration::from_secs(10));
         }
+        let _registering = self
+            .session
+            .registering
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let tools = std::mem::take(&mut self.session.state().tools);
         for local in tools.keys() {
             let _ = self.session.registry.unregister(local);

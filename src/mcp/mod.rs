@@ -4,3 +4,4 @@
 pub mod client;
 pub mod server;
 mod sessions;
+mod wire;

@@ -458,28 +458,82 @@ pub fn serve_stdio(registry: &Registry, options: &ServerOptions) -> Result<(), E
     let rt = runtime(0)?;
     let result = rt.block_on(async {
         tokio::spawn(state.clone().announce_changes());
+        // stdin's end is seen here, not only when rmcp's loop ends (which
+        // waited 5 s for the calls in flight whatever stop_timeout_ms said).
+        let eof = Arc::new(Notify::new());
+        let stdin = EofWatch {
+            inner: tokio::io::stdin(),
+            eof: eof.clone(),
+        };
         let service = Bridge(state.clone())
-            .serve(rmcp::transport::stdio())
+            .serve((stdin, tokio::io::stdout()))
             .await
             .map_err(|e| Error::Transport(format!("stdio: {e}")))?;
-        let stop = service.cancellation_token();
+        let mut stop = Some(service.cancellation_token());
         let closed = async {
             while !state.registry.is_closed() {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         };
+        let waiting = service.waiting();
+        tokio::pin!(waiting);
+        let mut ended = false;
         tokio::select! {
-            r = service.waiting() => { r.map_err(|e| Error::Internal(format!("stdio server: {e}")))?; }
-            _ = closed => { stop.cancel(); }
+            r = &mut waiting => {
+                ended = true;
+                r.map_err(|e| Error::Internal(format!("stdio server: {e}")))?;
+            }
+            _ = closed => {
+                if let Some(stop) = stop.take() {
+                    stop.cancel();
+                }
+            }
+            _ = eof.notified() => {}
         }
         let deadline = Instant::now() + Duration::from_millis(u64::from(options.stop_timeout_ms));
         state.drain(deadline).await;
+        if !ended {
+            // The answers of the calls that ended get until the deadline to
+            // be written (a client that does not read its input holds
+            // serve_stdio no longer).
+            if let Some(stop) = stop.take() {
+                stop.cancel();
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let _ = tokio::time::timeout(left, &mut waiting).await;
+        }
         Ok(())
     });
     registry.remove_change_listener(listener);
     // tokio's stdin read cannot be interrupted: do not wait for it.
     rt.shutdown_background();
     result
+}
+
+/// stdin, telling when it ends (a read of 0 bytes, or an error).
+struct EofWatch<R> {
+    inner: R,
+    eof: Arc<Notify>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for EofWatch<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let wanted = buf.remaining() > 0;
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        match &polled {
+            std::task::Poll::Ready(Ok(())) if wanted && buf.filled().len() == before => {
+                self.eof.notify_one()
+            }
+            std::task::Poll::Ready(Err(_)) => self.eof.notify_one(),
+            _ => {}
+        }
+        polled
+    }
 }
 
 /// A streamable-HTTP MCP server running on its own threads.

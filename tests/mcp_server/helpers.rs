@@ -212,3 +212,34 @@ pub(crate) fn raw_session(url: &str) -> String {
 }
 
 pub(crate) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+/// A Python for the hostile servers under tests/mcp_server (standard library
+/// only): $CAPSTAN_TEST_PYTHON, else build/venv's, else python3.
+pub(crate) fn python() -> String {
+    if let Some(python) = std::env::var_os("CAPSTAN_TEST_PYTHON").filter(|p| !p.is_empty()) {
+        return python.to_string_lossy().into_owned();
+    }
+    let venv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("build/venv/bin/python");
+    if venv.exists() {
+        return venv.display().to_string();
+    }
+    "python3".into()
+}
+
+/// Options to mount the hostile stdio server `tests/mcp_server/<script>`
+/// with the prefix `s_`.
+pub(crate) fn script_options(script: &str, args: &[&str]) -> MountOptions {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp_server")
+        .join(script);
+    let mut argv = vec![python(), path.display().to_string()];
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let mut options = MountOptions::new(Endpoint::Command {
+        argv,
+        env: vec![],
+        cwd: None,
+    });
+    options.prefix = "s_".into();
+    options.connect_timeout = PATIENCE;
+    options
+}

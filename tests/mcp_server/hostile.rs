@@ -352,8 +352,16 @@ fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicU
         (Some("delete"), _) => (200, String::new()),
         _ => (405, String::new()),
     };
+    // A first answer in SSE (it starts with "data:") gets its content type;
+    // "{id}" in it becomes the call's id.
+    let answer = answer.replace("{id}", &id.to_string());
+    let kind = if answer.starts_with("data:") {
+        "text/event-stream"
+    } else {
+        "application/json"
+    };
     let response = format!(
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+        "HTTP/1.1 {status} X\r\nContent-Type: {kind}\r\nMcp-Session-Id: s1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
         answer.len()
     );
     let _ = socket.write_all(response.as_bytes());
@@ -361,12 +369,30 @@ fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicU
 
 #[test]
 fn one_bad_http_answer_fails_that_call_only_and_says_why() {
-    for (first, says) in [((500, "oops"), "500"), ((200, "not json at all"), "answer")] {
+    let deep: &'static str = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":{{id}},\"result\":{{\"content\":[],\"structuredContent\":{}{}}}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    )
+    .leak();
+    let sse_deep: &'static str = format!("data: {deep}\n\n").leak();
+    let sse_bad: &'static str =
+        "data: {\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{\"content\":[{\"type\"\n\n";
+    for (first, says) in [
+        ((500, "oops"), "500"),
+        ((400, "no"), "400"),
+        ((200, "not json at all"), "answer"),
+        ((200, deep), "recursion limit"),
+        ((200, sse_deep), "nested deeper than 127 levels"),
+        ((200, sse_bad), "not valid JSON"),
+    ] {
         let stop = Arc::new(AtomicBool::new(false));
         let url = bad_once_server(first, Arc::clone(&stop));
         let client = Registry::default();
         let mount = mount(&client, &url, vec![]).expect("mount");
+        let began = Instant::now();
         let failed = call(&client, "s_echo", json!({}));
+        eprintln!("bad answer {:?}: failed in {:?}", first.0, began.elapsed());
         assert!(failed.is_error(), "{first:?}: {failed:?}");
         assert!(
             failed.content.contains(says),
@@ -386,4 +412,149 @@ fn one_bad_http_answer_fails_that_call_only_and_says_why() {
         mount.unmount();
         stop.store(true, Ordering::SeqCst);
     }
+}
+
+#[test]
+fn one_unreadable_stdio_answer_fails_that_call_only_and_says_why() {
+    let client = Registry::default();
+    let mut options = script_options("bad_answers.py", &[]);
+    // Without the fix these calls waited for ever; with a timeout they said
+    // "timed out". A minute is far past the real figure (milliseconds).
+    options.call_timeout_ms = 60_000;
+    let mount = Mount::connect(&client, options).expect("mount");
+    for (kind, says) in [
+        ("utf8", "not valid UTF-8"),
+        ("long", "more than 16777216 bytes"),
+        ("deep", "nested deeper than 127 levels"),
+        ("json", "not valid JSON"),
+        ("shape", "not a JSON-RPC message"),
+        ("result", "not a tool result"),
+    ] {
+        let failed = call(&client, "s_answer", json!({ "kind": kind }));
+        assert_eq!(failed.outcome, Outcome::ToolError, "{kind}: {failed:?}");
+        assert!(
+            failed.content.contains(says)
+                && failed.content.contains("no usable answer to this call"),
+            "{kind}: {}",
+            failed.content
+        );
+        assert!(
+            !failed.content.contains("::") && !failed.content.contains("JsonRpcMessage"),
+            "{kind}: {}",
+            failed.content
+        );
+        // The connection stays: the next call works.
+        let next = call(&client, "s_answer", json!({"kind": "ok"}));
+        assert_eq!(
+            (next.outcome, next.content.as_str()),
+            (Outcome::Ok, "ok"),
+            "{kind}"
+        );
+        assert!(mount.is_connected(), "{kind}");
+        assert_eq!(mount.info()["reconnects"], 0, "{kind}");
+    }
+    mount.unmount();
+}
+
+#[test]
+fn a_tool_schema_nested_past_127_levels_fails_the_mount_at_once_saying_so() {
+    let client = Registry::default();
+    // Without the fix the listing waited out connect_timeout, then said
+    // "did not answer in time".
+    let options = script_options("bad_answers.py", &["deep-schema"]);
+    let err = match Mount::connect(&client, options) {
+        Ok(_) => panic!("a schema nested 400 levels was mounted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("tools/list") && err.contains("nested deeper than 127 levels"),
+        "{err}"
+    );
+    assert!(client.names().is_empty());
+}
+
+#[test]
+fn unmount_during_a_slow_relisting_returns_at_once_and_nothing_comes_back() {
+    let dir = std::env::temp_dir().join(format!("capstan-relist-{}", std::process::id()));
+    let _ = std::fs::remove_file(&dir);
+    let marker = dir.display().to_string();
+    let client = Registry::default();
+    let options = script_options("bad_answers.py", &["slow-relist", &marker]);
+    let mount = Mount::connect(&client, options).expect("mount");
+    assert_eq!(client.names(), ["s_answer"]);
+    // list_changed: the server takes 12 s to answer the re-listing.
+    assert_eq!(call(&client, "s_answer", json!({})).content, "ok");
+    assert!(
+        eventually(PATIENCE, || dir.exists()),
+        "the re-listing began"
+    );
+    let began = Instant::now();
+    mount.unmount();
+    let took = began.elapsed();
+    eprintln!("unmount during a 12 s re-listing: {took:?}");
+    // The bound is 2.5 s (10 s on a starved runtime): before, unmount gave
+    // up waiting after 10 s and the re-listing registered the tools again.
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(client.names().is_empty(), "{:?}", client.names());
+    // Past the server's 12 s: nothing it owned came back.
+    let back = eventually(Duration::from_secs(13), || !client.names().is_empty());
+    assert!(!back, "{:?}", client.names());
+    let _ = std::fs::remove_file(&dir);
+}
+
+/// The peak resident memory of this process so far, in bytes (Linux).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[test]
+fn a_server_flooding_requests_without_reading_costs_bounded_memory() {
+    let client = Registry::default();
+    let options = script_options("flood.py", &["50000"]);
+    let mount = Mount::connect(&client, options).expect("mount");
+    let before = peak_rss();
+    let began = Instant::now();
+    // 50,000 pings, roots/list, sampling and elicitation requests, none
+    // of their answers read until the flood ends.
+    let result = call(&client, "s_flood", json!({}));
+    let took = began.elapsed();
+    let after = peak_rss();
+    assert_eq!(result.content, "flooded", "{result:?}");
+    let grew = after.zip(before).map(|(a, b)| a.saturating_sub(b));
+    eprintln!("flood of 50,000 requests: call answered in {took:?}, peak RSS grew {grew:?} bytes");
+    // The queue holds 256 answers; before, every answer waited in memory
+    // (GBs a minute). 100 MB is ten times the figure measured.
+    if let Some(grew) = grew {
+        assert!(grew < 100 << 20, "{grew}");
+    }
+    assert!(mount.is_connected());
+    // The mount still works once the server reads again.
+    assert_eq!(call(&client, "s_flood", json!({})).content, "ok");
+    mount.unmount();
+}
+
+#[test]
+fn list_changed_in_a_tight_loop_costs_a_listing_per_half_second() {
+    let client = Registry::default();
+    let mount = Mount::connect(&client, script_options("flood.py", &["0"])).expect("mount");
+    let began = Instant::now();
+    // 20,000 list_changed notifications; then, 2 s on, how many listings?
+    let churn = call(&client, "s_flood", json!({"churn": true}));
+    assert!(!churn.is_error(), "{churn:?}");
+    std::thread::sleep(Duration::from_secs(2));
+    let listings = call(&client, "s_flood", json!({"listings": true}));
+    let listings: u64 = listings.content.parse().expect("a count");
+    let took = began.elapsed().as_secs_f64();
+    eprintln!("20,000 list_changed: {listings} listings in {took:.1} s");
+    // One at connect, then one per 0.5 s at most (coalesced): before, one
+    // per notification heard while none was running (thousands).
+    assert!(
+        (listings as f64) <= 2.0 + took / 0.5 * 10.0,
+        "{listings} listings in {took:.1} s"
+    );
+    assert!(listings >= 2, "list_changed was heard: {listings}");
+    mount.unmount();
 }

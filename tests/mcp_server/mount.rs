@@ -172,3 +172,30 @@ fn reconnect_attempts_back_off_doubling_each_time() {
     assert_eq!(mount.info()["reconnects"], 0);
     mount.unmount();
 }
+
+#[test]
+fn by_default_a_mount_reconnects_when_its_http_server_restarts() {
+    let served = served_registry();
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url().to_string();
+    let client = Registry::default();
+    // The default policy: 5 attempts, 0.2 s apart, doubled (6.2 s of waits).
+    let mount = mount(&client, &url, vec![]).expect("mount");
+    assert!(server.stop());
+    let failed = call(&client, "s_add", json!({"a": 1, "b": 2}));
+    assert!(failed.is_error(), "{failed:?}");
+    let options = ServerOptions {
+        address: address(&url).into(),
+        ..ServerOptions::default()
+    };
+    let again = HttpServer::start(&served, &options).expect("restart");
+    assert!(
+        eventually(PATIENCE, || mount.is_connected()
+            && mount.info()["reconnects"] == 1),
+        "{}",
+        mount.info()
+    );
+    assert_eq!(call(&client, "s_add", json!({"a": 1, "b": 2})).content, "3");
+    mount.unmount();
+    assert!(again.stop());
+}

@@ -140,14 +140,17 @@ def mount_mcp(
     prefix: str = "",
     connect_timeout: float = 10.0,
     call_timeout: float | None = None,
-    max_reconnects: int = 0,
+    max_reconnects: int = 5,
     reconnect_backoff: float = 0.2,
     protocol_version: str | None = None,
 ) -> McpMount:
     """Mounts the tools of an MCP server: ``command`` (argv of a stdio
     server) or ``url`` (streamable HTTP, with ``headers``). Each remote tool
     becomes ``prefix + name``. Raises CapstanError (status
-    CAPSTAN_ERR_MCP_CONNECT when the server cannot be reached)."""
+    CAPSTAN_ERR_MCP_CONNECT when the server cannot be reached). When the
+    connection dies the mount reconnects up to ``max_reconnects`` times in
+    a row (5 by default, as in Rust; 0: never), ``reconnect_backoff``
+    seconds apart, doubled after each failure."""
     if (command is None) == (url is None):
         raise ValueError("give either command (a list of strings) or url")
     if isinstance(command, str):
