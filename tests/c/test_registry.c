@@ -157,7 +157,9 @@ static void unknown_flag_bits_are_invalid_argument(void) {
     CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
 
     capstan_registry *r2 = NULL;
-    capstan_registry_options opts = {sizeof opts, 1u << 9};
+    capstan_registry_options opts;
+    CHECK_STATUS(capstan_registry_options_init(&opts), CAPSTAN_OK);
+    opts.flags = 1u << 9;
     CHECK_STATUS(capstan_registry_new(&opts, &r2), CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(r2 == NULL);
     opts.flags = 0;
