@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use crate::providers::Format;
 
 /// Longest id that every format takes (OpenAI Responses' limit).
-pub const MAX_ID_LEN: usize = 64;
+const MAX_ID_LEN: usize = 64;
 
 /// Why `id` would be refused in format `fmt`, or `None` when it is legal.
 pub fn problem(fmt: Format, id: &str) -> Option<&'static str> {
@@ -136,6 +136,18 @@ pub fn unique(fmt: Format, ids: &[&str]) -> Vec<String> {
             taken.assign(fmt, id, i)
         })
         .collect()
+}
+
+/// Writes each result under the id the next request answers its call with
+/// (`results[i]` answers the call with id `ids[i]`): see [`unique`].
+/// Describe and MCP results keep the host's ids.
+pub fn answer_under_unique_ids(fmt: Format, ids: &[&str], results: &mut [crate::call::ToolResult]) {
+    if matches!(fmt, Format::Describe | Format::Mcp) {
+        return;
+    }
+    for (result, id) in results.iter_mut().zip(unique(fmt, ids)) {
+        result.id = id;
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@
 pub mod ids;
 mod wire;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::{json, Map, Value};
 
@@ -379,6 +379,12 @@ impl Pass<'_> {
                 by_old.entry(call.at.id.as_str()).or_default().push_back(c);
             }
         }
+        // Ids and names of the turn's calls, to tell a second result from an orphan.
+        let known: HashSet<&str> = calls
+            .iter()
+            .flat_map(|k| [k.id.as_str(), k.at.id.as_str()])
+            .collect();
+        let names: HashSet<&str> = calls.iter().map(|k| k.at.name.as_str()).collect();
         let mut answered: Vec<Option<Value>> = vec![None; calls.len()];
         let mut highest: Option<usize> = None;
         let mut disordered = false;
@@ -423,13 +429,11 @@ impl Pass<'_> {
                         answered[c] = Some(wire::result_element(fmt, entry, res.sub, &calls[c].id));
                     }
                     None => {
-                        let second = calls.iter().any(|k| {
-                            if fmt == Format::Gemini && res.id.is_empty() {
-                                k.at.name == res.name
-                            } else {
-                                k.id == res.id || k.at.id == res.id
-                            }
-                        });
+                        let second = if fmt == Format::Gemini && res.id.is_empty() {
+                            names.contains(res.name.as_str())
+                        } else {
+                            known.contains(res.id.as_str())
+                        };
                         let (kind, message) = if second {
                             (
                                 Damage::DuplicateResult,
@@ -521,5 +525,5 @@ fn normalized_template(fmt: Format, entry: &Value) -> Value {
 
 fn first_non_result(fmt: Format, entry: &Value, results: &[usize]) -> Option<usize> {
     let pieces = entry.get(wire::pieces_key(fmt))?.as_array()?;
-    (0..pieces.len()).find(|i| !results.contains(i))
+    (0..pieces.len()).find(|i| results.binary_search(i).is_err())
 }

@@ -368,7 +368,7 @@ pub(super) fn other_pieces(fmt: Format, entry: &Value, results: &[usize]) -> Vec
             pieces
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| !results.contains(i))
+                .filter(|(i, _)| results.binary_search(i).is_err())
                 .map(|(_, p)| p.clone())
                 .collect()
         })
