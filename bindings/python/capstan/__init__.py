@@ -33,6 +33,7 @@ from ._errors import (
     ToolNotFoundError,
     ValidationError,
 )
+from ._history import HistoryCheck, check_history
 from ._lib import version
 from ._calls import ToolCall, ToolResult
 from ._lifecycle import set_exit_timeout
@@ -43,6 +44,7 @@ from ._tools import FunctionTool, Tool, render_result, tool
 __all__ = [
     "CapstanError",
     "FunctionTool",
+    "HistoryCheck",
     "LibraryNotFoundError",
     "RegistryClosedError",
     "Tool",
@@ -51,6 +53,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ValidationError",
+    "check_history",
     "default_registry",
     "function_schema",
     "parse_docstring",
