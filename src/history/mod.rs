@@ -141,7 +141,7 @@ pub fn check(fmt: Format, history: &Value, opts: &CheckOptions) -> Result<Checke
     let mut pass = Pass {
         fmt,
         opts: *opts,
-        entries: &entries,
+        entries,
         kinds: &kinds,
         ids: ids::Ids::default(),
         calls_seen: 0,

@@ -41,7 +41,7 @@ pub(super) const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 pub(super) fn entries(
     fmt: Format,
     history: &Value,
-) -> Result<(Vec<Value>, Option<&'static str>), String> {
+) -> Result<(&[Value], Option<&'static str>), String> {
     let key = match fmt {
         Format::OpenAiChat | Format::Anthropic => "messages",
         Format::OpenAiResponses => "input",
@@ -54,9 +54,9 @@ pub(super) fn entries(
         }
     };
     match history {
-        Value::Array(items) => Ok((items.clone(), None)),
+        Value::Array(items) => Ok((items, None)),
         Value::Object(obj) => match obj.get(key) {
-            Some(Value::Array(items)) => Ok((items.clone(), Some(key))),
+            Some(Value::Array(items)) => Ok((items, Some(key))),
             Some(_) => Err(format!("history: \"{key}\" must be an array")),
             None => Err(format!(
                 "history must be an array of {} or an object with \"{key}\"",
