@@ -474,3 +474,19 @@ fn formats_without_conversations_and_bad_shapes_are_refused() {
     )
     .is_err());
 }
+
+#[test]
+fn a_call_or_result_without_an_id_field_gets_one() {
+    // Found by the check_history fuzz target: a tool_use block with no "id".
+    let h = json!([
+        {"role": "assistant", "content": [{"type": "tool_use", "name": "f", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}
+    ]);
+    assert_found_and_repaired(Format::Anthropic, &h, Damage::IllegalId, "no id field");
+    let repaired = check(Format::Anthropic, &h, &opts(true))
+        .unwrap()
+        .repaired
+        .unwrap();
+    assert_eq!(repaired[0]["content"][0]["id"], "call_0");
+    assert_eq!(repaired[1]["content"][0]["tool_use_id"], "call_0");
+}

@@ -229,20 +229,21 @@ pub(super) fn pieces_key(fmt: Format) -> &'static str {
 
 /// Gives the call at `sub` of model entry `entry` the id `id`.
 pub(super) fn set_call_id(fmt: Format, entry: &mut Value, sub: usize, id: &str) {
-    let slot = match fmt {
-        Format::OpenAiChat => entry.pointer_mut(&format!("/tool_calls/{sub}/id")),
-        Format::OpenAiResponses => entry.get_mut("call_id"),
-        Format::Anthropic => entry.pointer_mut(&format!("/content/{sub}/id")),
-        Format::Gemini => entry
-            .pointer_mut(&format!("/parts/{sub}/functionCall"))
-            .and_then(|c| {
-                c.as_object_mut()
-                    .map(|c| c.entry("id").or_insert(Value::Null))
-            }),
-        Format::Describe | Format::Mcp => None,
+    let (path, key) = match fmt {
+        Format::OpenAiChat => (format!("/tool_calls/{sub}"), "id"),
+        Format::OpenAiResponses => (String::new(), "call_id"),
+        Format::Anthropic => (format!("/content/{sub}"), "id"),
+        Format::Gemini => (format!("/parts/{sub}/functionCall"), "id"),
+        Format::Describe | Format::Mcp => return,
     };
-    if let Some(slot) = slot {
-        *slot = json!(id);
+    set_key(entry, &path, key, id);
+}
+
+/// Sets `key` of the object at `path` in `value` (added when absent: a call
+/// or result that had no id gets one).
+fn set_key(value: &mut Value, path: &str, key: &str, id: &str) {
+    if let Some(Value::Object(obj)) = value.pointer_mut(path) {
+        obj.insert(key.into(), json!(id));
     }
 }
 
@@ -272,18 +273,15 @@ pub(super) fn result_element(fmt: Format, entry: &Value, sub: usize, id: &str) -
             .cloned()
             .unwrap_or(Value::Null),
     };
-    let slot = match fmt {
-        Format::OpenAiChat => element.get_mut("tool_call_id"),
-        Format::OpenAiResponses => element.get_mut("call_id"),
-        Format::Anthropic => element.get_mut("tool_use_id"),
-        Format::Gemini => element
-            .get_mut("functionResponse")
-            .and_then(|r| r.get_mut("id")),
-        Format::Describe | Format::Mcp => None,
+    let (path, key) = match fmt {
+        Format::OpenAiChat => ("", "tool_call_id"),
+        Format::OpenAiResponses => ("", "call_id"),
+        Format::Anthropic => ("", "tool_use_id"),
+        Format::Gemini if id.is_empty() => return element,
+        Format::Gemini => ("/functionResponse", "id"),
+        Format::Describe | Format::Mcp => return element,
     };
-    if let Some(slot) = slot {
-        *slot = json!(id);
-    }
+    set_key(&mut element, path, key, id);
     element
 }
 
