@@ -22,7 +22,10 @@ export RUSTC_BOOTSTRAP=1
 
 mode=${1:-smoke}
 TARGETS=(schema validate export parse_calls format_results run_turn execute strings stream_feed)
-if [ $# -ge 2 ]; then TARGETS=("$2"); fi
+# Targets outside the smoke run of `make test` (its time budget is fixed):
+# `long` runs them with the others; `fuzz/run.sh smoke check_history` alone.
+EXTRA_TARGETS=(check_history)
+if [ $# -ge 2 ]; then TARGETS=("$2"); elif [ "$mode" = long ]; then TARGETS+=("${EXTRA_TARGETS[@]}"); fi
 
 # Smoke caps on input size, per target. They keep the smoke run clear of the
 # blow-ups of issue 17 that are being fixed (exponential validation of deep
@@ -32,6 +35,7 @@ if [ $# -ge 2 ]; then TARGETS=("$2"); fi
 declare -A SMOKE_MAX_LEN=(
   [schema]=768 [validate]=256 [export]=768 [parse_calls]=4096
   [format_results]=4096 [run_turn]=2048 [execute]=2048 [strings]=1024 [stream_feed]=8192
+  [check_history]=4096
 )
 
 # cargo-fuzz's default build: release, with debug assertions and overflow

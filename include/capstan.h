@@ -816,12 +816,70 @@ capstan_status capstan_format_parse_calls(capstan_format fmt,
  * A part a provider cannot take (audio for Anthropic, a BMP image, a ZIP
  * file) becomes a text part `[left out: <kind> (<mime>, N bytes): <provider>
  * takes ...]`, never a silent drop.
+ *
+ * A result whose id repeats an earlier result's, or is empty or illegal in
+ * `fmt`, is written under the id `capstan_registry_run_turn` gives it (see
+ * `capstan_format_check_history`); describe and MCP keep ids as given.
  */
 capstan_status capstan_format_write_results(capstan_format fmt,
                                             const char *results_json,
                                             size_t len,
                                             char **out,
                                             size_t *out_len);
+
+/**
+ * Check flag for `capstan_format_check_history`: also write the repaired
+ * history.
+ */
+#define CAPSTAN_HISTORY_REPAIR (1u << 0)
+
+/**
+ * Check flag for `capstan_format_check_history` (Gemini): require a
+ * `thoughtSignature` on the first `functionCall` part of each model content,
+ * as Gemini 3 models do.
+ */
+#define CAPSTAN_HISTORY_GEMINI_SIGNATURES (1u << 1)
+
+/**
+ * Checks a conversation the host assembled against the rules format `fmt`
+ * (OpenAI Chat, OpenAI Responses, Anthropic or Gemini) sets for tool calls
+ * and their results, and with `CAPSTAN_HISTORY_REPAIR` repairs it.
+ *
+ * `history_json` (`len` bytes, or `CAPSTAN_NTS`): an array of messages
+ * (Chat, Anthropic), input items (Responses) or contents (Gemini), or a
+ * request body holding one under `"messages"`, `"input"` or `"contents"`.
+ *
+ * `*report_json` gets `{"ok": bool, "findings": [{"kind", "entry",
+ * "call_id", "message", "repair"?}]}`; `kind` is one of `missing_result`,
+ * `orphan_result`, `duplicate_result`, `duplicate_call_id`, `illegal_id`,
+ * `out_of_order`, `missing_signature`; `entry` is the index of the message,
+ * item or content; `repair` (with `CAPSTAN_HISTORY_REPAIR`) says what the
+ * repair did. With `CAPSTAN_HISTORY_REPAIR`, `*repaired_json` (must not then
+ * be NULL) gets the history in the shape it came in, where: a call without a
+ * result gets an error result saying it never finished (it is not run); an
+ * orphan or second result is dropped; a repeated or illegal call id is
+ * renamed, with its result, as `capstan_registry_run_turn` renames it; results
+ * are put in call order (Anthropic: before the message's other blocks); a
+ * missing Gemini signature gets Google's documented placeholder
+ * `"skip_thought_signature_validator"`. Without the flag `repaired_json` is
+ * not used (may be NULL). Both outputs are owned by the caller
+ * (`capstan_string_free`) and written only on success.
+ *
+ * Returns OK when the check ran (damage or not: read `"ok"`);
+ * INVALID_ARGUMENT for describe or MCP (no conversations), unknown flags,
+ * text that is not JSON (numbers past f64's range and nesting past 128
+ * levels included) or a history of the wrong shape, the message naming the
+ * entry; INVALID_UTF8, NULL_PARAMETER as usual. Pure: any thread, no
+ * registry; cost linear in the history's size.
+ */
+capstan_status capstan_format_check_history(capstan_format fmt,
+                                            const char *history_json,
+                                            size_t len,
+                                            uint32_t flags,
+                                            char **report_json,
+                                            size_t *report_len,
+                                            char **repaired_json,
+                                            size_t *repaired_len);
 
 /* ========================================================================
  * 6. Registry
@@ -1623,6 +1681,15 @@ capstan_status capstan_registry_execute(struct capstan_registry *reg,
  * same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
  * `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
  * call with unreadable arguments gets its own `invalid_arguments` result.
+ *
+ * Every call of the response gets exactly one result, in call order,
+ * whatever ends it. Ids: a call whose id repeats an earlier call's of the
+ * same response, or that the format refuses (empty; Anthropic: outside
+ * `[a-zA-Z0-9_-]`; OpenAI Responses: over 64 characters) is answered under a
+ * new id: the id made legal, then `_2`, `_3`... until unique (an empty id
+ * becomes `call_{position}`). The model's own message still holds the
+ * original ids: `capstan_format_check_history` with
+ * `CAPSTAN_HISTORY_REPAIR` renames those calls the same way.
  */
 capstan_status capstan_registry_run_turn(struct capstan_registry *reg,
                                          capstan_format fmt,

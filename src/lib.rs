@@ -8,6 +8,7 @@ pub mod error;
 pub mod exec;
 pub mod ffi;
 mod handles;
+pub mod history;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod observe;

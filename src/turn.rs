@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::call::CallRequest;
 use crate::error::Error;
 use crate::exec::{self, ExecOptions};
 use crate::providers::{self, Format};
@@ -17,8 +18,7 @@ pub fn run_turn(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls(fmt, response)?;
-    let results = exec::execute(registry, calls, options);
-    Ok(providers::format_results(fmt, &results))
+    Ok(answer(registry, fmt, calls, options))
 }
 
 /// [`run_turn`] on the response's JSON text (see
@@ -31,6 +31,23 @@ pub fn run_turn_text(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls_text(fmt, response)?;
-    let results = exec::execute(registry, calls, options);
-    Ok(providers::format_results(fmt, &results))
+    Ok(answer(registry, fmt, calls, options))
+}
+
+/// Runs `calls` and writes one result per call, in call order, each under
+/// an id the provider takes: a call whose id repeats an earlier call's of the
+/// response, or is empty or illegal, is answered under the id
+/// [`crate::history::ids::unique`] gives it (the history repair renames
+/// that call in the model's message the same way).
+fn answer(
+    registry: &Registry,
+    fmt: Format,
+    calls: Vec<CallRequest>,
+    options: &ExecOptions,
+) -> Value {
+    let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let mut results = exec::execute(registry, calls, options);
+    crate::history::ids::answer_under_unique_ids(fmt, &ids, &mut results);
+    providers::format_results(fmt, &results)
 }

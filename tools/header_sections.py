@@ -54,7 +54,8 @@ here belongs to a registry.""",
      """The wire formats capstan reads model responses in and writes tool
 definitions and results in. The functions here need no registry.""",
      [r"capstan_format", r"CAPSTAN_FORMAT_\w+", r"capstan_format_parse_calls",
-      r"capstan_format_write_results"]),
+      r"capstan_format_write_results", r"CAPSTAN_HISTORY_\w+",
+      r"capstan_format_check_history"]),
     ("Registry",
      """A capstan_registry holds tools and runs their calls. Made by
 capstan_registry_new, freed by capstan_registry_free (which cancels what

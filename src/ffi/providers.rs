@@ -204,6 +204,10 @@ pub unsafe extern "C" fn capstan_format_parse_calls(
 /// A part a provider cannot take (audio for Anthropic, a BMP image, a ZIP
 /// file) becomes a text part `[left out: <kind> (<mime>, N bytes): <provider>
 /// takes ...]`, never a silent drop.
+///
+/// A result whose id repeats an earlier result's, or is empty or illegal in
+/// `fmt`, is written under the id `capstan_registry_run_turn` gives it (see
+/// `capstan_format_check_history`); describe and MCP keep ids as given.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_format_write_results(
     fmt: capstan_format,
@@ -219,7 +223,10 @@ pub unsafe extern "C" fn capstan_format_write_results(
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             crate::Error::InvalidResults(format!("results are not valid JSON: {e}"))
         })?;
-        let results = ToolResult::list_from_json(&value)?;
+        let mut results = ToolResult::list_from_json(&value)?;
+        let ids: Vec<String> = results.iter().map(|r| r.id.clone()).collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        crate::history::ids::answer_under_unique_ids(fmt, &ids, &mut results);
         let formatted = providers::format_results(fmt, &results);
         write_text(&formatted.to_string(), out, out_len)
     })
@@ -232,6 +239,15 @@ pub unsafe extern "C" fn capstan_format_write_results(
 /// same statuses: on `CAPSTAN_ERR_PROVIDER_ERROR` or
 /// `CAPSTAN_ERR_INVALID_RESPONSE` no call runs and nothing is written. A
 /// call with unreadable arguments gets its own `invalid_arguments` result.
+///
+/// Every call of the response gets exactly one result, in call order,
+/// whatever ends it. Ids: a call whose id repeats an earlier call's of the
+/// same response, or that the format refuses (empty; Anthropic: outside
+/// `[a-zA-Z0-9_-]`; OpenAI Responses: over 64 characters) is answered under a
+/// new id: the id made legal, then `_2`, `_3`... until unique (an empty id
+/// becomes `call_{position}`). The model's own message still holds the
+/// original ids: `capstan_format_check_history` with
+/// `CAPSTAN_HISTORY_REPAIR` renames those calls the same way.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_run_turn(
     reg: *mut capstan_registry,
@@ -250,5 +266,95 @@ pub unsafe extern "C" fn capstan_registry_run_turn(
         let body = text(response_json, len, "response_json")?;
         let messages = crate::turn::run_turn_text(registry, fmt, body, &options)?;
         write_text(&messages.to_string(), messages_json, out_len)
+    })
+}
+
+/// Check flag for `capstan_format_check_history`: also write the repaired
+/// history.
+pub const CAPSTAN_HISTORY_REPAIR: u32 = 1u32 << 0;
+/// Check flag for `capstan_format_check_history` (Gemini): require a
+/// `thoughtSignature` on the first `functionCall` part of each model content,
+/// as Gemini 3 models do.
+pub const CAPSTAN_HISTORY_GEMINI_SIGNATURES: u32 = 1u32 << 1;
+
+/// Checks a conversation the host assembled against the rules format `fmt`
+/// (OpenAI Chat, OpenAI Responses, Anthropic or Gemini) sets for tool calls
+/// and their results, and with `CAPSTAN_HISTORY_REPAIR` repairs it.
+///
+/// `history_json` (`len` bytes, or `CAPSTAN_NTS`): an array of messages
+/// (Chat, Anthropic), input items (Responses) or contents (Gemini), or a
+/// request body holding one under `"messages"`, `"input"` or `"contents"`.
+///
+/// `*report_json` gets `{"ok": bool, "findings": [{"kind", "entry",
+/// "call_id", "message", "repair"?}]}`; `kind` is one of `missing_result`,
+/// `orphan_result`, `duplicate_result`, `duplicate_call_id`, `illegal_id`,
+/// `out_of_order`, `missing_signature`; `entry` is the index of the message,
+/// item or content; `repair` (with `CAPSTAN_HISTORY_REPAIR`) says what the
+/// repair did. With `CAPSTAN_HISTORY_REPAIR`, `*repaired_json` (must not then
+/// be NULL) gets the history in the shape it came in, where: a call without a
+/// result gets an error result saying it never finished (it is not run); an
+/// orphan or second result is dropped; a repeated or illegal call id is
+/// renamed, with its result, as `capstan_registry_run_turn` renames it; results
+/// are put in call order (Anthropic: before the message's other blocks); a
+/// missing Gemini signature gets Google's documented placeholder
+/// `"skip_thought_signature_validator"`. Without the flag `repaired_json` is
+/// not used (may be NULL). Both outputs are owned by the caller
+/// (`capstan_string_free`) and written only on success.
+///
+/// Returns OK when the check ran (damage or not: read `"ok"`);
+/// INVALID_ARGUMENT for describe or MCP (no conversations), unknown flags,
+/// text that is not JSON (numbers past f64's range and nesting past 128
+/// levels included) or a history of the wrong shape, the message naming the
+/// entry; INVALID_UTF8, NULL_PARAMETER as usual. Pure: any thread, no
+/// registry; cost linear in the history's size.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_format_check_history(
+    fmt: capstan_format,
+    history_json: *const c_char,
+    len: usize,
+    flags: u32,
+    report_json: *mut *mut c_char,
+    report_len: *mut usize,
+    repaired_json: *mut *mut c_char,
+    repaired_len: *mut usize,
+) -> capstan_status {
+    guard(|| {
+        non_null(report_json, "report_json")?;
+        let fmt = format_of(fmt)?;
+        const KNOWN: u32 = CAPSTAN_HISTORY_REPAIR | CAPSTAN_HISTORY_GEMINI_SIGNATURES;
+        if flags & !KNOWN != 0 {
+            return Err(Fail::BadArgument(format!(
+                "unknown history flags 0x{:x}",
+                flags & !KNOWN
+            )));
+        }
+        let repair = flags & CAPSTAN_HISTORY_REPAIR != 0;
+        if repair {
+            non_null(repaired_json, "repaired_json")?;
+        }
+        let body = text(history_json, len, "history_json")?;
+        let history: serde_json::Value = serde_json::from_str(body).map_err(|e| {
+            crate::Error::InvalidArgument(format!("history is not valid JSON: {e}"))
+        })?;
+        let options = crate::history::CheckOptions {
+            repair,
+            gemini_signatures: flags & CAPSTAN_HISTORY_GEMINI_SIGNATURES != 0,
+        };
+        let checked = crate::history::check(fmt, &history, &options)?;
+        let report = checked.report_json().to_string();
+        let repaired = checked.repaired.map(|r| r.to_string());
+        // Write both or neither.
+        let mut repaired_buf: *mut c_char = std::ptr::null_mut();
+        if let Some(repaired) = &repaired {
+            write_text(repaired, &mut repaired_buf, repaired_len)?;
+        }
+        if let Err(e) = write_text(&report, report_json, report_len) {
+            crate::ffi::capstan_string_free(repaired_buf);
+            return Err(e);
+        }
+        if repaired.is_some() {
+            *repaired_json = repaired_buf;
+        }
+        Ok(())
     })
 }

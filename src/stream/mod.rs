@@ -515,6 +515,9 @@ impl State {
             calls.push(call);
             results.push(result);
         }
+        // Each result under an id the provider takes (as run_turn does).
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        crate::history::ids::answer_under_unique_ids(self.fmt, &ids, &mut results);
         Ok(Finished {
             calls,
             results,

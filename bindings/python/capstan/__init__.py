@@ -35,6 +35,7 @@ from ._errors import (
     ToolNotFoundError,
     ValidationError,
 )
+from ._history import HistoryCheck, check_history
 from ._lib import version
 from ._calls import ToolCall, ToolResult
 from ._content import File, Image
@@ -47,6 +48,7 @@ __all__ = [
     "CapstanError",
     "File",
     "FunctionTool",
+    "HistoryCheck",
     "Image",
     "LibraryNotFoundError",
     "ProviderErrorInfo",
@@ -58,6 +60,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ValidationError",
+    "check_history",
     "default_registry",
     "function_schema",
     "parse_docstring",

@@ -245,6 +245,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_registry_search_json": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
             "capstan_format_parse_calls": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
             "capstan_format_write_results": (status, [c_uint32, c_char_p, c_size_t, out, size_out]),
+            # Linear in the history, no callback: keeps the GIL.
+            "capstan_format_check_history": (
+                status,
+                [c_uint32, c_char_p, c_size_t, c_uint32, out, size_out, out, size_out],
+            ),
             "capstan_runtime_configure": (status, [c_void_p]),
             "capstan_runtime_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
             "capstan_runtime_abandon_thread_hooks": (status, [c_uint32]),

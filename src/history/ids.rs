@@ -1,0 +1,184 @@
+//! Call ids the next request will accept: unique within a conversation and
+//! legal for the provider.
+//!
+//! Rules (checked against the published definitions, see the README):
+//! - OpenAI Responses: `call_id` of a `function_call_output` is 1 to 64
+//!   characters.
+//! - Anthropic: `tool_use.id` and `tool_result.tool_use_id` match
+//!   `^[a-zA-Z0-9_-]+$`.
+//! - OpenAI Chat: `tool_call_id` is a non-empty string (no other limit is
+//!   published).
+//! - Gemini: `functionCall.id` is optional; calls without one are matched to
+//!   their responses by name and position, never given an id on the wire.
+//!
+//! One rule makes an id legal and unique, used both by `run_turn` (ids inside
+//! one response) and by the history repair, so that a result written under a
+//! new id by one finds its call renamed the same way by the other.
+
+use std::collections::HashSet;
+
+use crate::providers::Format;
+
+/// Longest id that every format takes (OpenAI Responses' limit).
+const MAX_ID_LEN: usize = 64;
+
+/// Why `id` would be refused in format `fmt`, or `None` when it is legal.
+pub fn problem(fmt: Format, id: &str) -> Option<&'static str> {
+    match fmt {
+        Format::Gemini | Format::Describe | Format::Mcp => None,
+        Format::OpenAiChat if id.is_empty() => Some("is empty"),
+        Format::OpenAiChat => None,
+        Format::OpenAiResponses if id.is_empty() => Some("is empty"),
+        Format::OpenAiResponses if id.chars().count() > MAX_ID_LEN => {
+            Some("is longer than 64 characters")
+        }
+        Format::OpenAiResponses => None,
+        Format::Anthropic if id.is_empty() => Some("is empty"),
+        Format::Anthropic if !id.bytes().all(anthropic_byte) => {
+            Some("has characters outside [a-zA-Z0-9_-]")
+        }
+        Format::Anthropic => None,
+    }
+}
+
+fn anthropic_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// `id` made legal for every provider format: characters outside
+/// `[a-zA-Z0-9_-]` become `_`, an empty id becomes `call_{index}`, an id past
+/// 64 characters keeps its first 47 and ends in `_` and a 16-digit hash of
+/// the whole (so two long ids sharing a prefix stay apart).
+pub fn legal(id: &str, index: usize) -> String {
+    if id.is_empty() {
+        return format!("call_{index}");
+    }
+    let clean: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii() && anthropic_byte(c as u8) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.len() <= MAX_ID_LEN {
+        return clean;
+    }
+    format!("{}_{:016x}", &clean[..47], fnv1a(id.as_bytes()))
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Hands out ids that are unique among those already taken.
+#[derive(Default)]
+pub struct Ids {
+    taken: HashSet<String>,
+}
+
+impl Ids {
+    /// Marks `id` as taken (an id kept as it is).
+    pub fn take(&mut self, id: &str) -> bool {
+        self.taken.insert(id.to_owned())
+    }
+
+    pub fn is_taken(&self, id: &str) -> bool {
+        self.taken.contains(id)
+    }
+
+    /// `id` if it is legal in `fmt` and free, else the first free of
+    /// [`legal`]`(id)`, then `{legal}_2`, `{legal}_3`, ... (shortened to
+    /// stay within 64 characters). The id returned is taken.
+    pub fn assign(&mut self, fmt: Format, id: &str, index: usize) -> String {
+        if problem(fmt, id).is_none() && !id.is_empty() && self.take(id) {
+            return id.to_owned();
+        }
+        let base = legal(id, index);
+        if self.take(&base) {
+            return base;
+        }
+        for n in 2usize.. {
+            let suffix = format!("_{n}");
+            let keep = base.len().min(MAX_ID_LEN - suffix.len());
+            let candidate = format!("{}{suffix}", &base[..keep]);
+            if self.take(&candidate) {
+                return candidate;
+            }
+        }
+        unreachable!("an unbounded counter finds a free id")
+    }
+}
+
+/// The ids to answer the calls of one response under: each call keeps its
+/// id when it is legal in `fmt` and not used by an earlier call of the
+/// response; otherwise it gets the id [`Ids::assign`] gives. Gemini calls
+/// without an id (capstan's synthesized `gemini_call_*`) keep theirs.
+pub fn unique(fmt: Format, ids: &[&str]) -> Vec<String> {
+    let mut taken = Ids::default();
+    ids.iter()
+        .enumerate()
+        .map(|(i, id)| {
+            if fmt == Format::Gemini || fmt == Format::Mcp || fmt == Format::Describe {
+                // Gemini answers by name and position when ids are absent, and
+                // MCP and describe ids belong to the host: only duplicates move.
+                if taken.take(id) {
+                    return (*id).to_owned();
+                }
+            }
+            taken.assign(fmt, id, i)
+        })
+        .collect()
+}
+
+/// Writes each result under the id the next request answers its call with
+/// (`results[i]` answers the call with id `ids[i]`): see [`unique`].
+/// Describe and MCP results keep the host's ids.
+pub fn answer_under_unique_ids(fmt: Format, ids: &[&str], results: &mut [crate::call::ToolResult]) {
+    if matches!(fmt, Format::Describe | Format::Mcp) {
+        return;
+    }
+    for (result, id) in results.iter_mut().zip(unique(fmt, ids)) {
+        result.id = id;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anthropic_pattern_is_enforced() {
+        assert!(problem(Format::Anthropic, "toolu_01A-b").is_none());
+        assert!(problem(Format::Anthropic, "call.1").is_some());
+        assert!(problem(Format::Anthropic, "").is_some());
+        assert_eq!(legal("call.1:x", 0), "call_1_x");
+    }
+
+    #[test]
+    fn responses_limit_is_64() {
+        let long = "c".repeat(65);
+        assert!(problem(Format::OpenAiResponses, &"c".repeat(64)).is_none());
+        assert!(problem(Format::OpenAiResponses, &long).is_some());
+        assert_eq!(legal(&long, 0).len(), 64);
+        assert_ne!(legal(&long, 0), legal(&"c".repeat(66), 0));
+    }
+
+    #[test]
+    fn duplicates_get_distinct_legal_ids() {
+        let got = unique(Format::Anthropic, &["a", "a", "a_2", ""]);
+        assert_eq!(got, ["a", "a_2", "a_2_2", "call_3"]);
+        let long = "x".repeat(64);
+        let got = unique(Format::OpenAiResponses, &[&long, &long]);
+        assert_eq!(got[0], long);
+        assert_ne!(got[1], long);
+        assert!(got[1].len() <= 64);
+    }
+}
