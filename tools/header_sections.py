@@ -136,7 +136,7 @@ capstan_mcp_server_stop, free it with capstan_mcp_server_free).""",
 HTTP URL) and registers its tools in a registry until
 capstan_mcp_mount_free.""",
      [r"capstan_mcp_mount_options", r"CAPSTAN_MCP_MOUNT_OPTIONS_INIT",
-      r"capstan_mcp_mount_options_init", r"capstan_mcp_mount_\w+"]),
+      r"capstan_mcp_mount_options_init", r"CAPSTAN_MCP_RECONNECT_NEVER", r"capstan_mcp_mount_\w+"]),
 ]
 
 ITEMS_MARK = "/* capstan:items */"

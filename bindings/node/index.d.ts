@@ -219,6 +219,7 @@ export interface McpMountOptions {
   prefix?: string;
   connectTimeoutMs?: number;
   callTimeoutMs?: number;
+  /** Reconnect attempts in a row after the connection died: 5 when absent, 0 = never. */
   maxReconnects?: number;
   reconnectBackoffMs?: number;
   protocolVersion?: string;

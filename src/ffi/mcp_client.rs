@@ -56,8 +56,9 @@ pub struct capstan_mcp_mount_options {
     /// Local timeout of every mounted tool, in ms (the tool's `timeout_ms`);
     /// 0 = none of its own (the exec options' default applies).
     pub call_timeout_ms: u32,
-    /// Reconnect attempts in a row after the connection died; 0 = never
-    /// (the Rust API and the Python binding default to 5: set it, e.g. 5).
+    /// Reconnect attempts in a row after the connection died; 0 = the
+    /// default, 5 (0.2 s, then doubling: about 6 s in all);
+    /// `CAPSTAN_MCP_RECONNECT_NEVER` = never.
     pub max_reconnects: u32,
     /// Wait before the first reconnect attempt, doubled after each failed
     /// one (up to 64 times); 0 = 200 ms.
@@ -67,6 +68,10 @@ pub struct capstan_mcp_mount_options {
     /// server may answer with an older version, which is then used.
     pub protocol_version: *const c_char,
 }
+
+/// `capstan_mcp_mount_options.max_reconnects` meaning "never reconnect":
+/// the mount drops for good when its connection dies.
+pub const CAPSTAN_MCP_RECONNECT_NEVER: u32 = u32::MAX;
 
 #[cfg(feature = "mcp")]
 mod imp {
@@ -190,7 +195,11 @@ mod imp {
             options.connect_timeout = Duration::from_millis(u64::from(o.connect_timeout_ms));
         }
         options.call_timeout_ms = o.call_timeout_ms;
-        options.max_reconnects = o.max_reconnects;
+        options.max_reconnects = match o.max_reconnects {
+            0 => crate::mcp::client::DEFAULT_MAX_RECONNECTS,
+            CAPSTAN_MCP_RECONNECT_NEVER => 0,
+            n => n,
+        };
         options.protocol_version =
             c_text(o.protocol_version, "opts.protocol_version")?.map(str::to_owned);
         if o.reconnect_backoff_ms != 0 {

@@ -815,6 +815,13 @@ function serverOptions(o = {}) {
   };
 }
 
+/** maxReconnects as the C field takes it: undefined = 5, 0 = never. */
+function reconnects(n) {
+  if (n === undefined || n === null) return 5;
+  if (!Number.isInteger(n) || n < 0) throw new TypeError(`maxReconnects must be a non-negative integer, not ${n}`);
+  return n === 0 ? 0xffffffff : Math.min(n, 0xfffffffe);
+}
+
 function mountOptions(o) {
   if (!o || (o.command === undefined) === (o.url === undefined)) {
     throw new TypeError('mount: give exactly one of command (an array: program and arguments) or url');
@@ -842,7 +849,8 @@ function mountOptions(o) {
     prefix: optionalText(o.prefix, 'prefix'),
     connect_timeout_ms: milliseconds(o.connectTimeoutMs, 'connectTimeoutMs'),
     call_timeout_ms: milliseconds(o.callTimeoutMs, 'callTimeoutMs'),
-    max_reconnects: o.maxReconnects ?? 0,
+    // The C field: 0 is its default (5), UINT32_MAX (CAPSTAN_MCP_RECONNECT_NEVER) never.
+    max_reconnects: reconnects(o.maxReconnects),
     reconnect_backoff_ms: milliseconds(o.reconnectBackoffMs, 'reconnectBackoffMs'),
     protocol_version: optionalText(o.protocolVersion, 'protocolVersion'),
   };

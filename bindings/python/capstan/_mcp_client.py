@@ -175,7 +175,8 @@ def mount_mcp(
     opts.call_timeout_ms = _ms(call_timeout, "call_timeout")
     if max_reconnects < 0:
         raise ValueError("max_reconnects must not be negative")
-    opts.max_reconnects = min(max_reconnects, 2**32 - 1)
+    # The C field: 0 is its default (5), UINT32_MAX (CAPSTAN_MCP_RECONNECT_NEVER) never.
+    opts.max_reconnects = 2**32 - 1 if max_reconnects == 0 else min(max_reconnects, 2**32 - 2)
     opts.reconnect_backoff_ms = _ms(reconnect_backoff, "reconnect_backoff")
     opts.protocol_version = protocol_version.encode() if protocol_version else None
     out = c_void_p()

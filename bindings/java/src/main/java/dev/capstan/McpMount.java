@@ -10,6 +10,9 @@ import java.util.List;
  * {@link #close()} unmounts (disconnects, stops a child process, unregisters the tools).
  */
 public final class McpMount implements AutoCloseable {
+    /** {@code Options.maxReconnects} meaning "never reconnect" (C's CAPSTAN_MCP_RECONNECT_NEVER, UINT32_MAX). */
+    public static final int NEVER_RECONNECT = -1;
+
     /**
      * Where the server is and how to reach it: exactly one of {@code url} and {@code command}.
      *
@@ -19,7 +22,8 @@ public final class McpMount implements AutoCloseable {
      * @param prefix put before every remote tool's name
      * @param connectTimeoutMs 0 = 10 s
      * @param callTimeoutMs each mounted tool's timeout, 0 = none
-     * @param maxReconnects reconnect attempts in a row after the connection died, 0 = never
+     * @param maxReconnects reconnect attempts in a row after the connection died: 0 = the default, 5;
+     *     {@link McpMount#NEVER_RECONNECT} = never
      */
     public record Options(String url, List<String> command, List<String> headers, String prefix,
             int connectTimeoutMs, int callTimeoutMs, int maxReconnects) {
