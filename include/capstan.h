@@ -2399,8 +2399,9 @@ typedef struct capstan_mcp_mount_options {
    */
   uint32_t call_timeout_ms;
   /**
-   * Reconnect attempts in a row after the connection died; 0 = never
-   * (the Rust API and the Python binding default to 5: set it, e.g. 5).
+   * Reconnect attempts in a row after the connection died; 0 = the
+   * default, 5 (0.2 s, then doubling: about 6 s in all);
+   * `CAPSTAN_MCP_RECONNECT_NEVER` = never.
    */
   uint32_t max_reconnects;
   /**
@@ -2425,6 +2426,12 @@ typedef struct capstan_mcp_mount_options {
  * also without feature `mcp`.
  */
 capstan_status capstan_mcp_mount_options_init(struct capstan_mcp_mount_options *opts);
+
+/**
+ * `capstan_mcp_mount_options.max_reconnects` meaning "never reconnect":
+ * the mount drops for good when its connection dies.
+ */
+#define CAPSTAN_MCP_RECONNECT_NEVER UINT32_MAX
 
 /**
  * Mounts an MCP server's tools into `reg`: starts the command line (stdio)
