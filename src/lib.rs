@@ -22,6 +22,7 @@ pub mod search;
 pub mod search_tool;
 pub mod stream;
 mod suggest;
+mod text;
 pub mod tool;
 pub mod turn;
 

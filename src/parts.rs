@@ -144,7 +144,7 @@ impl Part {
         };
         if let Some(Value::String(s)) = self.block.get_mut(key) {
             let text = std::mem::take(s);
-            *s = crate::render::cap(text, max_chars);
+            *s = crate::text::cap(text, max_chars);
         }
     }
 }
@@ -254,7 +254,7 @@ impl Parts {
     }
 
     /// Caps each text part at `max_chars` characters (0 = none), as
-    /// `render::cap` caps a text result. Other parts are bounded by bytes.
+    /// `text::cap` caps a text result. Other parts are bounded by bytes.
     pub fn cap_text(&mut self, max_chars: u32) {
         if max_chars == 0 {
             return;

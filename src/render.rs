@@ -74,20 +74,7 @@ pub fn render_value(value: &Value) -> String {
     }
 }
 
-/// Caps `text` at `max_chars` characters (0 = no cap). Cuts on a character
-/// boundary and appends a marker that says how many characters were cut.
-pub fn cap(mut text: String, max_chars: u32) -> String {
-    if max_chars == 0 || text.len() <= max_chars as usize {
-        return text;
-    }
-    let Some((cut_at, _)) = text.char_indices().nth(max_chars as usize) else {
-        return text; // fewer characters than bytes: under the cap after all
-    };
-    let cut = text[cut_at..].chars().count();
-    text.truncate(cut_at);
-    text.push_str(&format!("\n[truncated: {cut} more characters]"));
-    text
-}
+pub use crate::text::cap;
 
 #[cfg(test)]
 mod tests {
