@@ -103,6 +103,7 @@ pub fn new_registry(flags: u32) -> Reg {
     let opts = capstan_registry_options {
         struct_size: std::mem::size_of::<capstan_registry_options>() as u32,
         flags,
+        max_result_bytes: 0,
     };
     let mut reg = std::ptr::null_mut();
     let st = unsafe { capstan_registry_new(&opts, &mut reg) };

@@ -74,6 +74,8 @@ pub(crate) type Stop = fn(Option<Instant>) -> Result<(), String>;
 static PARTS: Mutex<Vec<Stop>> = Mutex::new(Vec::new());
 
 /// Has `shutdown` stop `stop` too (once, however often this is called).
+/// Only the MCP parts register one.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) fn on_shutdown(stop: Stop) {
     let mut parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
     if !parts.iter().any(|p| std::ptr::fn_addr_eq(*p, stop)) {
