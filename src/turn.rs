@@ -45,9 +45,5 @@ fn answer(
     calls: Vec<CallRequest>,
     options: &ExecOptions,
 ) -> Value {
-    let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let mut results = exec::execute(registry, calls, options);
-    crate::history::ids::answer_under_unique_ids(fmt, &ids, &mut results);
-    providers::format_results(fmt, &results)
+    crate::history::ids::format_results(fmt, exec::execute(registry, calls, options))
 }

@@ -223,11 +223,8 @@ pub unsafe extern "C" fn capstan_format_write_results(
         let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
             crate::Error::InvalidResults(format!("results are not valid JSON: {e}"))
         })?;
-        let mut results = ToolResult::list_from_json(&value)?;
-        let ids: Vec<String> = results.iter().map(|r| r.id.clone()).collect();
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        crate::history::ids::answer_under_unique_ids(fmt, &ids, &mut results);
-        let formatted = providers::format_results(fmt, &results);
+        let results = ToolResult::list_from_json(&value)?;
+        let formatted = crate::history::ids::format_results(fmt, results);
         write_text(&formatted.to_string(), out, out_len)
     })
 }

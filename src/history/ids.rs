@@ -138,16 +138,27 @@ pub fn unique(fmt: Format, ids: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Writes each result under the id the next request answers its call with
-/// (`results[i]` answers the call with id `ids[i]`): see [`unique`].
-/// Describe and MCP results keep the host's ids.
-pub fn answer_under_unique_ids(fmt: Format, ids: &[&str], results: &mut [crate::call::ToolResult]) {
+/// Writes each result under the id the next request answers its call with:
+/// a result answers the call with its own id, and repeated, empty or
+/// illegal ids are made unique and legal (see [`unique`]). Describe and MCP
+/// results keep the host's ids.
+pub fn answer_under_unique_ids(fmt: Format, results: &mut [crate::call::ToolResult]) {
     if matches!(fmt, Format::Describe | Format::Mcp) {
         return;
     }
-    for (result, id) in results.iter_mut().zip(unique(fmt, ids)) {
+    let ids: Vec<String> = results.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    for (result, id) in results.iter_mut().zip(unique(fmt, &ids)) {
         result.id = id;
     }
+}
+
+/// `results` as format `fmt`'s next request takes them, each under the id
+/// [`answer_under_unique_ids`] gives it: what `run_turn` and
+/// `capstan_format_write_results` both write.
+pub fn format_results(fmt: Format, mut results: Vec<crate::call::ToolResult>) -> serde_json::Value {
+    answer_under_unique_ids(fmt, &mut results);
+    crate::providers::format_results(fmt, &results)
 }
 
 #[cfg(test)]

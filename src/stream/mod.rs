@@ -516,8 +516,7 @@ impl State {
             results.push(result);
         }
         // Each result under an id the provider takes (as run_turn does).
-        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
-        crate::history::ids::answer_under_unique_ids(self.fmt, &ids, &mut results);
+        crate::history::ids::answer_under_unique_ids(self.fmt, &mut results);
         Ok(Finished {
             calls,
             results,
