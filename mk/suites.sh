@@ -15,13 +15,17 @@ make=${MAKE:-make}
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 secs() { printf '%d.%d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 
-names=() times=() states=() failed=()
+# Free disk after each suite, in GiB: the build trees grow through the run,
+# and a CI machine that runs out of disk fails far from the cause.
+free_gib() { df -Pk . 2>/dev/null | awk 'NR==2 {printf "%.1f", $4 / 1048576}'; }
+
+names=() times=() states=() frees=() failed=()
 start_all=$(now_ms)
 for target in "$@"; do
   echo "=== make $target"
   start=$(now_ms)
   if $make --no-print-directory "$target"; then state=ok; else state=FAILED; fi
-  names+=("$target") times+=($(($(now_ms) - start))) states+=("$state")
+  names+=("$target") times+=($(($(now_ms) - start))) states+=("$state") frees+=("$(free_gib)")
   if [ "$state" = FAILED ]; then
     failed+=("$target")
     [ "${KEEP_GOING:-0}" = 1 ] || break
@@ -31,9 +35,9 @@ total=$(($(now_ms) - start_all))
 
 mkdir -p "$(dirname "$table")"
 {
-  printf '%-24s %9s  %s\n' suite seconds result
+  printf '%-24s %9s  %-7s %s\n' suite seconds result 'free GiB'
   for i in "${!names[@]}"; do
-    printf '%-24s %9s  %s\n' "${names[$i]}" "$(secs "${times[$i]}")" "${states[$i]}"
+    printf '%-24s %9s  %-7s %s\n' "${names[$i]}" "$(secs "${times[$i]}")" "${states[$i]}" "${frees[$i]}"
   done
   printf '%-24s %9s  %s\n' total "$(secs "$total")" "$((${#names[@]} - ${#failed[@]}))/$# passed"
 } >"$table"

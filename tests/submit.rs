@@ -348,3 +348,78 @@ fn batches_run_whether_or_not_their_thread_waits_for_them_in_any_order() {
         assert_eq!(seen.lock().unwrap().len(), n, "round {round}");
     }
 }
+
+/// Runs `n` calls of a `MAIN_THREAD` tool that completes each call later, on
+/// another thread, while this (main) thread pumps; returns the most calls
+/// that were ever started and not yet completed, and the order they started.
+fn main_thread_deferred_calls(n: usize, opts: &ExecOptions) -> (usize, Vec<String>) {
+    let reg = Registry::default();
+    let held: Arc<Mutex<Vec<capstan::Call>>> = Arc::new(Mutex::new(Vec::new()));
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let (h2, f2, m2, s2) = (
+        held.clone(),
+        in_flight.clone(),
+        most.clone(),
+        started.clone(),
+    );
+    reg.register(def("later", ToolFlags::MAIN_THREAD, move |c| {
+        let now = f2.fetch_add(1, Ordering::SeqCst) + 1;
+        m2.fetch_max(now, Ordering::SeqCst);
+        s2.lock().unwrap().push(c.id().to_string());
+        h2.lock().unwrap().push(c); // completed later, elsewhere
+    }))
+    .unwrap();
+    let batch = submit(&reg, calls("later", n), opts, Sink::Queue, None);
+    let (h3, f3) = (held.clone(), in_flight.clone());
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let completer = std::thread::spawn(move || {
+        while !stop2.load(Ordering::SeqCst) {
+            let ready: Vec<_> = h3.lock().unwrap().drain(..).collect();
+            for c in ready {
+                std::thread::sleep(Duration::from_millis(2));
+                f3.fetch_sub(1, Ordering::SeqCst);
+                c.complete_text("done").unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    while !batch.is_done() {
+        pump(&reg, Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::SeqCst);
+    completer.join().unwrap();
+    let results = batch.poll(n + 1);
+    assert_eq!(results.len(), n);
+    assert!(results.iter().all(|(_, r)| r.outcome == Outcome::Ok));
+    let order = started.lock().unwrap().clone();
+    (most.load(Ordering::SeqCst), order)
+}
+
+#[test]
+fn the_limit_bounds_main_thread_calls_that_complete_later() {
+    let opts = ExecOptions {
+        limit: 3,
+        ..Default::default()
+    };
+    let (most, order) = main_thread_deferred_calls(12, &opts);
+    assert_eq!(order.len(), 12);
+    assert!(
+        most <= 3,
+        "{most} main-thread calls ran at once under limit 3"
+    );
+}
+
+#[test]
+fn sequential_main_thread_calls_run_one_at_a_time_in_order() {
+    let opts = ExecOptions {
+        parallel: false,
+        ..Default::default()
+    };
+    let (most, order) = main_thread_deferred_calls(6, &opts);
+    assert_eq!(most, 1, "sequential calls overlapped");
+    let expected: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
+    assert_eq!(order, expected);
+}

@@ -51,6 +51,9 @@ pub struct BatchInner {
     pub(crate) exec: Arc<ExecState>,
     calls: Vec<Mutex<Option<CallRequest>>>,
     results: Vec<Mutex<Option<ToolResult>>>,
+    /// Set once call `i`'s result was handed to the sink: what a driver
+    /// waiting for one call it sent elsewhere (a main thread, the pool) waits for.
+    delivered: Vec<AtomicBool>,
     pub(crate) cells: Vec<OnceLock<Weak<CallCell>>>,
     approvals: Vec<OnceLock<Weak<ApprovalCell>>>,
     approved: Vec<String>,
@@ -121,6 +124,7 @@ impl BatchInner {
             exec,
             calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
             results: (0..n).map(|_| Mutex::new(None)).collect(),
+            delivered: (0..n).map(|_| AtomicBool::new(false)).collect(),
             cells: (0..n).map(|_| OnceLock::new()).collect(),
             approvals: (0..n).map(|_| OnceLock::new()).collect(),
             approved: options.approved.clone(),
@@ -217,6 +221,9 @@ impl BatchInner {
                 }
                 self.registry.wake.signal();
             }
+        }
+        if let Some(flag) = self.delivered.get(index) {
+            flag.store(true, Ordering::SeqCst);
         }
         if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.deadline_timer.cancel();

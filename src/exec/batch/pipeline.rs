@@ -11,9 +11,9 @@
 //! 5. `BatchInner::deliver`: the one result goes to the batch's sink.
 
 use std::sync::atomic::{fence, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-use super::{BatchInner, Sink};
+use super::BatchInner;
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::check;
 use crate::exec::approval;
@@ -151,6 +151,16 @@ impl BatchInner {
         match self.route(ready.tool, origin) {
             // An inline start never waits for a call the tool completes later.
             Route::Here => run_call(self, ready, !self.start_inline, Some(claimed_to)),
+            // A driver holds its place in the limit until its call completes,
+            // wherever the call runs: a main-thread call completed later
+            // (an async tool of a UI or event loop) would otherwise let the
+            // pump start the whole batch at once, sequential or not.
+            Route::MainThread if !self.start_inline => {
+                let index = ready.index;
+                self.queue_main(ready.pending(self));
+                self.wait_until(None, || self.result_arrived(index));
+                true
+            }
             _ => {
                 self.dispatch_pending(ready.pending(self), origin);
                 true
@@ -196,17 +206,7 @@ impl BatchInner {
     }
 
     fn result_arrived(&self, index: usize) -> bool {
-        match &self.sink {
-            Sink::Collect => self.results[index]
-                .lock()
-                .map(|s| s.is_some())
-                .unwrap_or(true),
-            _ => self.cells[index]
-                .get()
-                .and_then(Weak::upgrade)
-                .map(|c| c.is_done())
-                .unwrap_or(true),
-        }
+        self.delivered[index].load(Ordering::SeqCst)
     }
 
     pub(crate) fn timeout_for(&self, tool: &Tool) -> u32 {
