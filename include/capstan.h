@@ -1496,7 +1496,8 @@ typedef struct capstan_result {
   /**
    * The text for the model. For a result with content parts
    * (`CAPSTAN_CONTENT_PARTS`), their text; the parts themselves are in
-   * the normalized results JSON and in each format's messages.
+   * `parts_json` (and in the normalized results JSON and each format's
+   * messages).
    */
   const char *content;
   size_t content_len;
@@ -1509,6 +1510,23 @@ typedef struct capstan_result {
    */
   bool is_error;
   uint64_t duration_us;
+  /**
+   * The result's content parts, when it has them (a tool that completed
+   * with `CAPSTAN_CONTENT_PARTS`, a mounted tool returning media): the
+   * JSON array of MCP content blocks the normalized results hold under
+   * `"parts"`, after capstan's checks and caps. NULL and 0 for a text
+   * result. Appended after `duration_us`: capstan owns this struct and
+   * hands it by pointer, so a host built against an older header reads
+   * the fields it knows.
+   */
+  const char *parts_json;
+  size_t parts_json_len;
+  /**
+   * The result's structured content (`"structured_content"` of the
+   * normalized results, MCP `structuredContent`) as JSON, or NULL and 0.
+   */
+  const char *structured_json;
+  size_t structured_json_len;
 } capstan_result;
 
 /**
@@ -1614,6 +1632,32 @@ typedef struct capstan_exec_options {
  * every earlier call has finished.
  */
 #define CAPSTAN_EXEC_EARLY_DISPATCH (1u << 4)
+
+/**
+ * Exec flag (`capstan_registry_run_turn` only): return the whole turn,
+ * the model's own turn first, then the results, as one JSON array of the
+ * entries to append: an OpenAI Chat `assistant` message (from
+ * `choices[0].message`; `audio` reduced to its `id`) then the `tool`
+ * messages; every OpenAI Responses `output` item (`reasoning` items with
+ * their `encrypted_content` before the `function_call`s) then the
+ * `function_call_output` items; an Anthropic `assistant` message with the
+ * response's `content` blocks (`thinking` with its `signature`,
+ * `redacted_thinking`, text, `tool_use`) then the `user` message of
+ * results; Gemini's `candidates[0].content` (each part's
+ * `thoughtSignature` in its position) then the `user` content of results.
+ * A response without calls gives the model's turn alone.
+ *
+ * The model's turn is the response's, unchanged, except the ids of calls
+ * answered under a new id (a repeated, empty or illegal id, see
+ * `capstan_registry_run_turn`):
+ * those are renamed in it the same way, so the history passes
+ * `capstan_format_check_history`. Strings (signatures, encrypted reasoning)
+ * come back as they were sent. Without the flag only the results are
+ * returned, as before. INVALID_ARGUMENT (nothing runs) for describe and
+ * MCP, and for a response given only as a fragment (a bare block, part or
+ * `tool_calls` array).
+ */
+#define CAPSTAN_EXEC_WHOLE_TURN (1u << 5)
 
 /**
  * Fills `*opts` as `CAPSTAN_EXEC_OPTIONS_INIT` does (the defaults).

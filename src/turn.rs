@@ -34,6 +34,32 @@ pub fn run_turn_text(
     Ok(answer(registry, fmt, calls, options))
 }
 
+/// [`run_turn_text`] returning the whole turn: the model's own turn as the
+/// next request takes it (see [`crate::history::turn`]: thinking blocks,
+/// reasoning items and thought signatures kept, calls renamed as their
+/// results are), then the results, as one array of entries. The model's turn
+/// is checked before any call runs: a fragment of a response or a format
+/// without conversations is `Error::InvalidArgument` and nothing runs.
+pub fn run_whole_turn_text(
+    registry: &Registry,
+    fmt: Format,
+    response: &str,
+    options: &ExecOptions,
+) -> Result<Value, Error> {
+    let (body, calls) = providers::parse_response_text(fmt, response)?;
+    let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    let ids = crate::history::ids::unique(fmt, &ids);
+    let mut entries = crate::history::turn::model_turn(fmt, &body, &calls, &ids)?;
+    let any_call = !calls.is_empty();
+    match answer(registry, fmt, calls, options) {
+        Value::Array(results) => entries.extend(results),
+        // Anthropic and Gemini answer in one message: none without calls.
+        results if any_call => entries.push(results),
+        _ => {}
+    }
+    Ok(Value::Array(entries))
+}
+
 /// Runs `calls` and writes one result per call, in call order, each under
 /// an id the provider takes: a call whose id repeats an earlier call's of the
 /// response, or is empty or illegal, is answered under the id

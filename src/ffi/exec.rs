@@ -17,18 +17,19 @@ const EXEC_OPTIONS_V1: usize = std::mem::offset_of!(capstan_exec_options, approv
 /// The `CAPSTAN_EXEC_*` flags each function taking `capstan_exec_options`
 /// uses; any other flag is INVALID_ARGUMENT naming it (header: "Flags").
 pub(crate) mod exec_flags {
+    use super::super::providers::CAPSTAN_EXEC_WHOLE_TURN;
     use super::super::stream::CAPSTAN_EXEC_EARLY_DISPATCH;
     use super::*;
 
     /// Every flag that shapes how calls run.
     const RUN: u32 = CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_STRICT_NULLS;
     pub(crate) const EXECUTE: u32 = RUN;
-    pub(crate) const RUN_TURN: u32 = RUN;
+    pub(crate) const RUN_TURN: u32 = RUN | CAPSTAN_EXEC_WHOLE_TURN;
     pub(crate) const SUBMIT: u32 = RUN | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_START_INLINE;
     pub(crate) const STREAM: u32 = RUN | CAPSTAN_EXEC_EARLY_DISPATCH;
     /// A preview of an execution: it takes the options the host will run
     /// the calls with, whichever function runs them.
-    pub(crate) const NEEDS_APPROVAL: u32 = SUBMIT | STREAM;
+    pub(crate) const NEEDS_APPROVAL: u32 = SUBMIT | STREAM | RUN_TURN;
 
     /// Every flag with its name and the functions that use it.
     pub(crate) const NAMES: &[(u32, &str, &str)] = &[
@@ -56,6 +57,11 @@ pub(crate) mod exec_flags {
             CAPSTAN_EXEC_EARLY_DISPATCH,
             "CAPSTAN_EXEC_EARLY_DISPATCH",
             "capstan_stream_new",
+        ),
+        (
+            CAPSTAN_EXEC_WHOLE_TURN,
+            "CAPSTAN_EXEC_WHOLE_TURN",
+            "capstan_registry_run_turn",
         ),
     ];
 }
@@ -92,7 +98,7 @@ pub(crate) unsafe fn exec_options(
 }
 
 /// The options, and their raw flags for what only the C ABI reads (delivery).
-unsafe fn read_exec_options(
+pub(crate) unsafe fn read_exec_options(
     opts: *const capstan_exec_options,
     allowed: u32,
     function: &str,
@@ -178,19 +184,7 @@ unsafe fn hand_over(
     index: usize,
     result: &ToolResult,
 ) {
-    let view = capstan_result {
-        index,
-        id: result.id.as_ptr().cast(),
-        id_len: result.id.len(),
-        name: result.name.as_ptr().cast(),
-        name_len: result.name.len(),
-        content: result.content.as_ptr().cast(),
-        content_len: result.content.len(),
-        outcome: outcome_code(result.outcome),
-        is_error: result.is_error(),
-        duration_us: result.duration_us,
-    };
-    f(user_data, &view);
+    with_result_view(index, result, |view| f(user_data, view));
 }
 
 type ResultFn = HostFn<unsafe extern "C" fn(*mut c_void, *const capstan_result)>;

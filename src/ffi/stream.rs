@@ -5,7 +5,7 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::boundary::*;
-use super::exec::{exec_flags, exec_options, outcome_code};
+use super::exec::{exec_flags, exec_options};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
@@ -93,21 +93,6 @@ struct StreamBox {
     host: Arc<Host>,
 }
 
-fn result_view(index: usize, result: &ToolResult) -> capstan_result {
-    capstan_result {
-        index,
-        id: result.id.as_ptr().cast(),
-        id_len: result.id.len(),
-        name: result.name.as_ptr().cast(),
-        name_len: result.name.len(),
-        content: result.content.as_ptr().cast(),
-        content_len: result.content.len(),
-        outcome: outcome_code(result.outcome),
-        is_error: result.is_error(),
-        duration_us: result.duration_us,
-    }
-}
-
 fn stream_ref<'a>(stream: *mut capstan_stream) -> Result<&'a StreamBox, Fail> {
     non_null(stream, "stream")?;
     // SAFETY: a non-NULL capstan_stream* is a Box<StreamBox> from capstan_stream_new.
@@ -175,9 +160,8 @@ pub unsafe extern "C" fn capstan_stream_new(
             let host = host.clone();
             Arc::new(move |index: usize, result: &ToolResult| {
                 if let Some(f) = host.result {
-                    let view = result_view(index, result);
                     // SAFETY: the host gave us f and user_data to call with results.
-                    unsafe { f(host.user_data, &view) }
+                    with_result_view(index, result, |view| unsafe { f(host.user_data, view) })
                 }
             }) as crate::stream::ResultFn
         });

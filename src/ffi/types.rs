@@ -235,7 +235,8 @@ pub struct capstan_result {
     pub name_len: usize,
     /// The text for the model. For a result with content parts
     /// (`CAPSTAN_CONTENT_PARTS`), their text; the parts themselves are in
-    /// the normalized results JSON and in each format's messages.
+    /// `parts_json` (and in the normalized results JSON and each format's
+    /// messages).
     pub content: *const c_char,
     pub content_len: usize,
     /// `CAPSTAN_OUTCOME_*`.
@@ -243,6 +244,58 @@ pub struct capstan_result {
     /// `outcome != CAPSTAN_OUTCOME_OK`.
     pub is_error: bool,
     pub duration_us: u64,
+    /// The result's content parts, when it has them (a tool that completed
+    /// with `CAPSTAN_CONTENT_PARTS`, a mounted tool returning media): the
+    /// JSON array of MCP content blocks the normalized results hold under
+    /// `"parts"`, after capstan's checks and caps. NULL and 0 for a text
+    /// result. Appended after `duration_us`: capstan owns this struct and
+    /// hands it by pointer, so a host built against an older header reads
+    /// the fields it knows.
+    pub parts_json: *const c_char,
+    pub parts_json_len: usize,
+    /// The result's structured content (`"structured_content"` of the
+    /// normalized results, MCP `structuredContent`) as JSON, or NULL and 0.
+    pub structured_json: *const c_char,
+    pub structured_json_len: usize,
+}
+
+/// Hands `f` a borrowed view of `result` (call `index` of its batch): the
+/// one way a `capstan_result` is made, for batches and streams alike. The
+/// parts' JSON is written only for a result that has parts.
+pub(crate) fn with_result_view<R>(
+    index: usize,
+    result: &crate::call::ToolResult,
+    f: impl FnOnce(&capstan_result) -> R,
+) -> R {
+    let parts = result.parts.as_ref();
+    let parts_json = parts.map(|p| p.blocks_json().to_string());
+    let structured_json = parts.and_then(|p| p.structured()).map(|s| s.to_string());
+    let (parts_ptr, parts_len) = borrowed(parts_json.as_deref());
+    let (structured_ptr, structured_len) = borrowed(structured_json.as_deref());
+    let view = capstan_result {
+        index,
+        id: result.id.as_ptr().cast(),
+        id_len: result.id.len(),
+        name: result.name.as_ptr().cast(),
+        name_len: result.name.len(),
+        content: result.content.as_ptr().cast(),
+        content_len: result.content.len(),
+        outcome: super::exec::outcome_code(result.outcome),
+        is_error: result.is_error(),
+        duration_us: result.duration_us,
+        parts_json: parts_ptr,
+        parts_json_len: parts_len,
+        structured_json: structured_ptr,
+        structured_json_len: structured_len,
+    };
+    f(&view)
+}
+
+fn borrowed(text: Option<&str>) -> (*const c_char, usize) {
+    match text {
+        Some(t) => (t.as_ptr().cast(), t.len()),
+        None => (std::ptr::null(), 0),
+    }
 }
 
 /// Receives results of a batch. Called once per call with its result, then

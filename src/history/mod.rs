@@ -25,6 +25,7 @@
 //! repair is listed in the report. Cost: linear in the history's size.
 
 pub mod ids;
+pub(crate) mod turn;
 mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};

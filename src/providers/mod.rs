@@ -35,6 +35,8 @@ use crate::call::{results_to_json, CallRequest, ToolResult};
 use crate::error::{Error, ProviderDetail};
 use crate::tool::ToolSpec;
 
+/// Prefix of the ids capstan gives Gemini calls sent without one.
+pub(crate) use gemini::SYNTHETIC_ID_PREFIX as GEMINI_SYNTHETIC_ID_PREFIX;
 pub use names::{name_problems, name_report};
 pub use strict::{drop_strict_nulls, strict_schema};
 
@@ -183,13 +185,19 @@ pub fn parse_calls(fmt: Format, body: &Value) -> Result<Vec<CallRequest>, Error>
 /// `invalid_arguments` result when it runs, and the other calls run. Text
 /// that is not JSON is `Error::InvalidResponse`.
 pub fn parse_calls_text(fmt: Format, text: &str) -> Result<Vec<CallRequest>, Error> {
+    Ok(parse_response_text(fmt, text)?.1)
+}
+
+/// [`parse_calls_text`], also returning the response as read (a value past
+/// what `serde_json::Value` holds stands there as a marker string).
+pub fn parse_response_text(fmt: Format, text: &str) -> Result<(Value, Vec<CallRequest>), Error> {
     let body = lenient::parse(text)
         .map_err(|e| Error::InvalidResponse(format!("response is not valid JSON: {e}")))?;
     let mut calls = parse_calls(fmt, &body.value)?;
     for (i, call) in calls.iter_mut().enumerate() {
         body.restore(call, i)?;
     }
-    Ok(calls)
+    Ok((body.value, calls))
 }
 
 /// Results as the next request to the provider takes them.

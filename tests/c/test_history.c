@@ -160,10 +160,79 @@ static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
     CHECK(report == NULL && repaired == NULL);
 }
 
+/* CAPSTAN_EXEC_WHOLE_TURN: the model's turn (its thinking block and
+ * signature unchanged, the repeated id renamed) and then the results, one
+ * array that checks clean after the user's message. */
+static void test_the_whole_turn_checks_clean(void) {
+    capstan_registry *reg = NULL;
+    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
+    capstan_tool_def def = {
+        .struct_size = sizeof def,
+        .name = "echo",
+        .description = "Echo.",
+        .parameters = "{\"type\":\"object\"}",
+        .callback = echo,
+    };
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    const char *response =
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":["
+        "{\"type\":\"thinking\",\"thinking\":\"Two echoes.\",\"signature\":\"c2lnbmF0dXJl+/==\"},"
+        "{\"type\":\"tool_use\",\"id\":\"dup\",\"name\":\"echo\",\"input\":{}},"
+        "{\"type\":\"tool_use\",\"id\":\"dup\",\"name\":\"echo\",\"input\":{}}],"
+        "\"stop_reason\":\"tool_use\"}";
+    capstan_exec_options opts = CAPSTAN_EXEC_OPTIONS_INIT;
+    opts.flags = CAPSTAN_EXEC_WHOLE_TURN;
+    char *turn = NULL;
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC, response, CAPSTAN_NTS,
+                                           &opts, &turn, NULL),
+                 CAPSTAN_OK);
+    CHECK_CONTAINS(turn, "[{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+                         "\"thinking\":\"Two echoes.\",\"signature\":\"c2lnbmF0dXJl+/==\"},");
+    CHECK_CONTAINS(turn, "\"id\":\"dup_2\"");
+    CHECK_CONTAINS(turn, "\"tool_use_id\":\"dup_2\"");
+    if (turn != NULL && turn[0] == '[') {
+        const char *user = "{\"role\":\"user\",\"content\":\"go\"}";
+        size_t n = strlen(user) + strlen(turn) + 4;
+        char *history = malloc(n);
+        CHECK(history != NULL);
+        if (history != NULL) {
+            snprintf(history, n, "[%s,%s", user, turn + 1);
+            char *report = NULL;
+            CHECK_STATUS(capstan_format_check_history(CAPSTAN_FORMAT_ANTHROPIC, history,
+                                                      CAPSTAN_NTS, 0, &report, NULL, NULL, NULL),
+                         CAPSTAN_OK);
+            CHECK_CONTAINS(report, "\"ok\":true");
+            capstan_string_free(report);
+            free(history);
+        }
+    }
+    capstan_string_free(turn);
+    /* A fragment cannot give the model's turn: refused, nothing written. */
+    char *none = NULL;
+    CHECK_STATUS(capstan_registry_run_turn(reg, CAPSTAN_FORMAT_ANTHROPIC,
+                                           "{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"echo\","
+                                           "\"input\":{}}",
+                                           CAPSTAN_NTS, &opts, &none, NULL),
+                 CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK(none == NULL);
+    char msg[512];
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "CAPSTAN_EXEC_WHOLE_TURN");
+    /* Other functions refuse the flag by name. */
+    char *results = NULL;
+    CHECK_STATUS(capstan_registry_execute(reg, "[]", CAPSTAN_NTS, &opts, &results, NULL),
+                 CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK(results == NULL);
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "CAPSTAN_EXEC_WHOLE_TURN");
+    capstan_registry_free(reg);
+}
+
 int main(void) {
     test_check_reports_and_repair_fixes();
     test_a_repeated_id_in_a_response_repairs_onto_run_turn_results();
     test_gemini_signatures_are_asked_for_only_with_the_flag();
     test_bad_inputs_are_clear_errors_and_write_nothing();
+    test_the_whole_turn_checks_clean();
     return check_report("test_history");
 }

@@ -162,10 +162,54 @@ static void test_format_write_results_renders_and_checks_parts(void) {
     CHECK_CONTAINS(msg, "result 0: part 0: unknown part type \"video\"");
 }
 
+/* The result callback gets the parts themselves (parts_json), not only
+ * their text; a text result has none. */
+struct seen_parts {
+    char parts[512];
+    int with_parts;
+    int without_parts;
+    int done;
+};
+
+static void keep_parts(void *user_data, const capstan_result *r) {
+    struct seen_parts *seen = user_data;
+    if (r == NULL) {
+        seen->done++;
+        return;
+    }
+    if (r->parts_json != NULL && r->parts_json_len < sizeof seen->parts) {
+        memcpy(seen->parts, r->parts_json, r->parts_json_len);
+        seen->parts[r->parts_json_len] = '\0';
+        seen->with_parts++;
+    } else if (r->parts_json == NULL && r->parts_json_len == 0) {
+        seen->without_parts++;
+    }
+}
+
+static void test_the_result_callback_gets_the_parts(void) {
+    capstan_registry *reg = make_registry(NULL);
+    struct seen_parts seen;
+    memset(&seen, 0, sizeof seen);
+    capstan_batch *batch = NULL;
+    CHECK_STATUS(capstan_batch_submit(reg,
+                                      "[{\"id\":\"a\",\"name\":\"screenshot\",\"arguments\":{}},"
+                                      "{\"id\":\"b\",\"name\":\"broken\",\"arguments\":{}}]",
+                                      CAPSTAN_NTS, NULL, keep_parts, &seen, &batch),
+                 CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(batch, UINT32_MAX), CAPSTAN_OK);
+    capstan_batch_free(batch);
+    CHECK(seen.done == 1);
+    CHECK(seen.with_parts == 1);
+    CHECK(seen.without_parts == 1);
+    CHECK_CONTAINS(seen.parts, "{\"type\":\"image\",\"data\":\"" PNG "\",\"mimeType\":\"image/png\"}");
+    capstan_registry_free(reg);
+}
+
 int main(void) {
     test_an_image_and_a_text_part_through_run_turn_in_every_format();
     test_bad_parts_fail_their_call_only();
     test_max_result_bytes_bounds_a_result();
     test_format_write_results_renders_and_checks_parts();
+    test_the_result_callback_gets_the_parts();
     return check_report("test_parts");
 }
