@@ -18,7 +18,7 @@ func ExampleFunc() {
 	if err != nil {
 		panic(err)
 	}
-	defer reg.Close(context.Background())
+	defer reg.Close()
 	err = reg.Register(capstan.Func("add", "Add two integers.",
 		func(ctx context.Context, in AddIn) (int, error) { return in.A + in.B, nil }))
 	if err != nil {
