@@ -57,9 +57,9 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
 }
 
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
-                         uint32_t limit, uint32_t timeout_ms, const char *const *approved,
-                         size_t approved_count, uintptr_t batch, int run_here,
-                         capstan_batch **out, char **err) {
+                         uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                         const char *const *approved, size_t approved_count, uintptr_t batch,
+                         int run_here, capstan_batch **out, char **err) {
     capstan_exec_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
@@ -68,12 +68,24 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
     o.timeout_ms = timeout_ms;
     o.approved_ids = approved;
     o.approved_count = approved_count;
+    o.deadline_ms = deadline_ms;
     int saved_run_here = cg_run_here;
     cg_run_here = run_here;
     capstan_status st = capstan_batch_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
     cg_run_here = saved_run_here;
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;
+}
+
+capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
+                                 const char *const *approved, size_t approved_count, char **out,
+                                 size_t *out_len) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    return capstan_registry_needs_approval(reg, calls, len, &o, out, out_len);
 }
 
 size_t cg_pump(capstan_registry *reg, uint32_t budget_ms) {

@@ -24,9 +24,14 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
  * it runs, tools started on this thread learn whether they may run on it
  * (`run_here`). On failure *err gets the message. */
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
-                         uint32_t limit, uint32_t timeout_ms, const char *const *approved,
-                         size_t approved_count, uintptr_t batch, int run_here,
-                         capstan_batch **out, char **err);
+                         uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                         const char *const *approved, size_t approved_count, uintptr_t batch,
+                         int run_here, capstan_batch **out, char **err);
+
+/* capstan_registry_needs_approval with these approved ids. */
+capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
+                                 const char *const *approved, size_t approved_count, char **out,
+                                 size_t *out_len);
 
 /* capstan_registry_pump; main-thread tools then run on this thread. */
 size_t cg_pump(capstan_registry *reg, uint32_t budget_ms);

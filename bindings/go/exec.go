@@ -109,6 +109,7 @@ type execOptions struct {
 	flags    C.uint32_t
 	limit    int
 	timeout  time.Duration
+	deadline time.Duration
 	approved []string
 }
 
@@ -124,6 +125,13 @@ func WithLimit(n int) ExecOption { return func(o *execOptions) { o.limit = n } }
 
 // WithTimeout overrides every tool's timeout for this batch.
 func WithTimeout(d time.Duration) ExecOption { return func(o *execOptions) { o.timeout = d } }
+
+// WithDeadline bounds every call of the batch, counted from the moment it is
+// submitted, waits included (for a free worker, the approver's decision, a
+// Pump): a call without a result by then ends OutcomeTimeout with content
+// saying what it was waiting for, and a running tool sees its ctx
+// cancelled. WithTimeout, by contrast, bounds each call from its start.
+func WithDeadline(d time.Duration) ExecOption { return func(o *execOptions) { o.deadline = d } }
 
 // WithApproved lists ids of calls the user already approved: their
 // RequiresApproval tools run without asking the approver.
@@ -236,8 +244,8 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.limit < 0 || o.timeout < 0 {
-		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit and timeout must not be negative"}
+	if o.limit < 0 || o.timeout < 0 || o.deadline < 0 {
+		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit, timeout and deadline must not be negative"}
 	}
 	limit := o.limit
 	if limit == 0 {
@@ -259,7 +267,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 		flags |= C.CAPSTAN_EXEC_START_INLINE
 		// A lone call runs right here when nothing could cancel it while it
 		// runs (Cancel needs the batch, which exists once submit returns).
-		if len(calls) == 1 && o.timeout == 0 && ctx.Done() == nil && acquireRunHere() {
+		if len(calls) == 1 && o.timeout == 0 && o.deadline == 0 && ctx.Done() == nil && acquireRunHere() {
 			runHere = runHereUntimed
 			defer releaseRunHere()
 		}
@@ -276,7 +284,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	var out *C.capstan_batch
 	var msg *C.char
 	st := C.cg_submit(r.ptr, bytesPtr(body), C.size_t(len(body)), flags, C.uint32_t(min(uint64(limit), math.MaxUint32)),
-		millis(o.timeout), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
+		millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
 		h.Delete()

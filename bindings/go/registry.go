@@ -145,6 +145,9 @@ func (r *Registry) Register(t Tool) error {
 	if t.MainThread {
 		flags |= C.CAPSTAN_TOOL_MAIN_THREAD
 	}
+	if t.Deferred {
+		flags |= C.CAPSTAN_TOOL_DEFERRED
+	}
 	name, desc := C.CString(t.Name), C.CString(t.Description)
 	defer C.free(unsafe.Pointer(name))
 	defer C.free(unsafe.Pointer(desc))

@@ -31,6 +31,10 @@ type Tool struct {
 	RequiresApproval bool          // never runs without the approver's yes (SetApprover)
 	Serial           bool          // never runs concurrently with itself
 	MainThread       bool          // runs only inside Registry.Pump, on the pumping goroutine
+	// Deferred leaves the tool out of Tools and ExportTools in the provider
+	// formats until the search tool (AddSearchTool) has found it; it can be
+	// called at any time.
+	Deferred bool
 
 	err error // from Func[In, Out]: reported by Register
 }
