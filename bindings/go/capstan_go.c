@@ -7,6 +7,10 @@
  * values for the callbacks they run on their own thread. */
 static _Thread_local int cg_run_here;
 
+/* The parts handle of the call cg_call_return_parts completes on this
+ * thread, until its result callback takes it (0: none). */
+static _Thread_local uintptr_t cg_pending_parts;
+
 char *cg_last_error(void) {
     char *json = NULL;
     size_t n = 0;
@@ -33,7 +37,12 @@ static void cg_tool_cb(void *user_data, capstan_call *call) {
 static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
 
 static void cg_result_cb(void *user_data, const capstan_result *result) {
-    goBatchResult((uintptr_t)user_data, (capstan_result *)result);
+    uintptr_t parts = 0;
+    if (result != NULL && cg_pending_parts != 0) {
+        parts = cg_pending_parts;
+        cg_pending_parts = 0;
+    }
+    goBatchResult((uintptr_t)user_data, (capstan_result *)result, parts);
 }
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
@@ -112,6 +121,15 @@ const char *cg_call_id(uintptr_t call, size_t *len) {
 
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len) {
     return capstan_call_return((capstan_call *)call, kind, content, len);
+}
+
+bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts) {
+    uintptr_t saved = cg_pending_parts; /* a tool completing inside a result callback */
+    cg_pending_parts = parts;
+    capstan_call_return((capstan_call *)call, CAPSTAN_CONTENT_PARTS, content, len);
+    bool left = cg_pending_parts != 0;
+    cg_pending_parts = saved;
+    return left;
 }
 
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {

@@ -73,23 +73,29 @@ type Result struct {
 	Content  string        `json:"content"` // what the model reads
 	Outcome  Outcome       `json:"outcome"`
 	Duration time.Duration `json:"-"`
+	// Parts are the MCP content blocks of a tool that returned Parts or
+	// Content (nil otherwise); Structured its structured content.
+	Parts      json.RawMessage `json:"parts,omitempty"`
+	Structured json.RawMessage `json:"structured_content,omitempty"`
 }
 
 // IsError reports whether the call did not end OutcomeOK.
 func (r Result) IsError() bool { return r.Outcome != OutcomeOK }
 
 type wireResult struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Content    string  `json:"content"`
-	IsError    bool    `json:"is_error"`
-	Outcome    Outcome `json:"outcome"`
-	DurationUS int64   `json:"duration_us"`
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Content    string          `json:"content"`
+	IsError    bool            `json:"is_error"`
+	Outcome    Outcome         `json:"outcome"`
+	DurationUS int64           `json:"duration_us"`
+	Parts      json.RawMessage `json:"parts,omitempty"`
+	Structured json.RawMessage `json:"structured_content,omitempty"`
 }
 
 // MarshalJSON writes capstan's normalized result shape.
 func (r Result) MarshalJSON() ([]byte, error) {
-	return json.Marshal(wireResult{r.ID, r.Name, r.Content, r.IsError(), r.Outcome, r.Duration.Microseconds()})
+	return json.Marshal(wireResult{r.ID, r.Name, r.Content, r.IsError(), r.Outcome, r.Duration.Microseconds(), r.Parts, r.Structured})
 }
 
 // UnmarshalJSON reads capstan's normalized result shape.
@@ -98,7 +104,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = Result{ID: w.ID, Name: w.Name, Content: w.Content, Outcome: w.Outcome, Duration: time.Duration(w.DurationUS) * time.Microsecond}
+	*r = Result{ID: w.ID, Name: w.Name, Content: w.Content, Outcome: w.Outcome, Duration: time.Duration(w.DurationUS) * time.Microsecond,
+		Parts: w.Parts, Structured: w.Structured}
 	return nil
 }
 
@@ -308,7 +315,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 
 // onResult receives one result (nil: the batch is done) on the thread that
 // finished the call.
-func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
+func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 	if r == nil {
 		b.mu.Lock()
 		b.finished = true
@@ -335,6 +342,9 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
 		Content:  C.GoStringN(r.content, C.int(r.content_len)),
 		Outcome:  Outcome(r.outcome),
 		Duration: time.Duration(r.duration_us) * time.Microsecond,
+	}
+	if kept != nil && res.Outcome == OutcomeOK && res.ID == kept.id && res.Name == kept.name {
+		res.Parts, res.Structured = kept.parts, kept.structured
 	}
 	b.mu.Lock()
 	if res.Index >= 0 && res.Index < len(b.slots) {
