@@ -86,6 +86,42 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
     return st;
 }
 
+static void cg_stream_text_cb(void *user_data, const char *text, size_t len) {
+    goStreamText((uintptr_t)user_data, (char *)text, len);
+}
+
+static void cg_stream_result_cb(void *user_data, const capstan_result *result) {
+    uintptr_t parts = 0;
+    if (result != NULL && cg_pending_parts != 0) {
+        parts = cg_pending_parts;
+        cg_pending_parts = 0;
+    }
+    goStreamResult((uintptr_t)user_data, (capstan_result *)result, parts);
+}
+
+capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
+                             uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
+                             size_t approved_count, uintptr_t stream, capstan_stream **out, char **err) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = flags;
+    o.limit = limit;
+    o.timeout_ms = timeout_ms;
+    o.deadline_ms = deadline_ms;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    capstan_stream_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.struct_size = sizeof sink;
+    sink.on_text = cg_stream_text_cb;
+    sink.on_result = cg_stream_result_cb;
+    sink.user_data = (void *)stream;
+    capstan_status st = capstan_stream_new(reg, fmt, &o, &sink, out);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
 capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
                                  const char *const *approved, size_t approved_count, char **out,
                                  size_t *out_len) {

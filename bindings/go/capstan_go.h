@@ -53,6 +53,12 @@ const char *cg_approval_id(uintptr_t a, size_t *len);
 const char *cg_approval_arguments(uintptr_t a, size_t *len);
 capstan_status cg_approval_decide(uintptr_t a, bool approve, const char *reason, size_t len);
 
+/* capstan_stream_new with a sink whose callbacks reach the Go stream
+ * `stream` (a cgo.Handle). On failure *err gets the message. */
+capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
+                             uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
+                             size_t approved_count, uintptr_t stream, capstan_stream **out, char **err);
+
 /* Trampolines for hooks.go. */
 void cg_event_cb(void *user_data, const capstan_event *event);
 void cg_notify_cb(void *user_data);

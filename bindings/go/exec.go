@@ -335,6 +335,20 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 		}
 		return
 	}
+	res := cResult(r, kept)
+	b.mu.Lock()
+	if res.Index >= 0 && res.Index < len(b.slots) {
+		b.slots[res.Index] = res
+	}
+	b.mu.Unlock()
+	if b.ch != nil {
+		b.ch <- res // never blocks: the channel holds every result
+	}
+}
+
+// cResult copies a C result, with the parts the binding kept for it (the
+// parts handed over with it belong to that call if id and name match).
+func cResult(r *C.capstan_result, kept *keptParts) Result {
 	res := Result{
 		Index:    int(r.index),
 		ID:       C.GoStringN(r.id, C.int(r.id_len)),
@@ -346,14 +360,7 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 	if kept != nil && res.Outcome == OutcomeOK && res.ID == kept.id && res.Name == kept.name {
 		res.Parts, res.Structured = kept.parts, kept.structured
 	}
-	b.mu.Lock()
-	if res.Index >= 0 && res.Index < len(b.slots) {
-		b.slots[res.Index] = res
-	}
-	b.mu.Unlock()
-	if b.ch != nil {
-		b.ch <- res // never blocks: the channel holds every result
-	}
+	return res
 }
 
 // appendCalls writes calls as capstan's normalized JSON array.

@@ -145,6 +145,9 @@ func (r *Registry) Register(t Tool) error {
 	if t.MainThread {
 		flags |= C.CAPSTAN_TOOL_MAIN_THREAD
 	}
+	if t.WaitForResponse {
+		flags |= C.CAPSTAN_TOOL_WAIT_FOR_RESPONSE
+	}
 	if t.Deferred {
 		flags |= C.CAPSTAN_TOOL_DEFERRED
 	}

@@ -32,6 +32,9 @@ type Tool struct {
 	RequiresApproval bool          // never runs without the approver's yes (SetApprover)
 	Serial           bool          // never runs concurrently with itself
 	MainThread       bool          // runs only inside Registry.Pump, on the pumping goroutine
+	// WaitForResponse: a stream never starts this tool's calls before the
+	// whole response arrived, even with EarlyDispatch (for side effects).
+	WaitForResponse bool
 	// Deferred leaves the tool out of Tools and ExportTools in the provider
 	// formats until the search tool (AddSearchTool) has found it; it can be
 	// called at any time.
