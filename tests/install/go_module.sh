@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The Go module as `go get` fetches it (`make go-module-test`, issue #34).
 # The Makefile has installed the release build into WORK/prefix. This script
-#   1. packs bindings/go as the module zip a proxy serves (the module cache
+#   1. packs bindings/go (python3 zipfile) as the module zip a proxy serves (the module cache
 #      then holds bindings/go alone: no include/, no target/ next to it),
-#      under a file:// GOPROXY, as version vVERSION;
+#      under a file:// GOPROXY, as version vVERSION-test.HASH;
 #   2. makes a user's module in WORK/consumer (outside the tree) that
 #      `go get`s it, with an empty module cache of its own (dependencies
 #      come from the machine's module cache, else the usual proxy);
@@ -15,6 +15,7 @@ set -euo pipefail
 
 work=$1
 src=$2
+lib_version=$3
 version=$3
 GO=${GO:-go}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,14 +27,24 @@ fail() {
 }
 
 # 1. The proxy: list, .info, .mod and the zip (files at <module>@<version>/).
+# The version names the sources' hash: the go command keeps an index of each
+# module version's files in its build cache, so a version must never change.
 machine_cache=$("$GO" env GOMODCACHE)
 machine_proxy=$("$GO" env GOPROXY)
 proxy=$work/proxy
+hash=$(cd "$src" && find . -type f ! -name '*.test' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
+version=$version-test.$hash
 vdir=$proxy/$module/@v
 mkdir -p "$vdir" "$work/zip/$module@v$version"
-(cd "$src" && find . -type f ! -name '*.test' ! -path './testdata/*' -print0 |
+(cd "$src" && find . -type f ! -name '*.test' -print0 |
   xargs -0 cp --parents -t "$work/zip/$module@v$version")
-(cd "$work/zip" && zip -qr -X "$vdir/v$version.zip" "$module@v$version")
+(cd "$work/zip" && "${PYTHON3:-python3}" -c '
+import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for root, _, files in os.walk(sys.argv[2]):
+        for f in sorted(files):
+            z.write(os.path.join(root, f))  # files only: a module zip has no directory entries
+' "$vdir/v$version.zip" "$module@v$version")
 cp "$src/go.mod" "$vdir/v$version.mod"
 printf '{"Version":"v%s","Time":"2026-01-01T00:00:00Z"}\n' "$version" >"$vdir/v$version.info"
 echo "v$version" >"$vdir/list"
@@ -65,5 +76,5 @@ lib=$(LD_LIBRARY_PATH=$prefix/lib ldd ./consumer | awk '/libcapstan/ {print $3}'
 [ "$lib" = "$prefix/lib/$(readlink "$prefix/lib/libcapstan.so")" ] ||
   fail "the program loads $lib, not the installed library"
 echo "ok: built with no build tag through pkg-config, loads $lib"
-LD_LIBRARY_PATH=$prefix/lib ./consumer "$version"
+LD_LIBRARY_PATH=$prefix/lib ./consumer "$lib_version"
 echo "go-module-test: the module as go get fetches it builds and runs against an installed prefix"
