@@ -22,9 +22,9 @@ func screenshotTool() capstan.Tool {
 	}}
 }
 
-func reportTool() capstan.Tool {
+func reportTool() capstan.Tool { // a plain []Part works as Parts
 	return capstan.Tool{Name: "report", Func: func(context.Context, json.RawMessage) (any, error) {
-		return capstan.Parts{capstan.File(pdf, "application/pdf", "report.pdf")}, nil
+		return []capstan.Part{capstan.File(pdf, "application/pdf", "report.pdf")}, nil
 	}}
 }
 
@@ -202,6 +202,25 @@ func TestEachResultGetsItsOwnParts(t *testing.T) {
 				b[1].Data != base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{byte(i)}, i+1)) {
 				t.Fatalf("batch of %d, call %d: %+v", n, i, r)
 			}
+		}
+	}
+}
+
+func TestPartsAreMCPContentBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		part capstan.Part
+		want string
+	}{
+		{capstan.Text("hé \"x\""), `{"type":"text","text":"hé \"x\""}`},
+		{capstan.Image([]byte{1, 2}, "image/gif"), `{"type":"image","data":"AQI=","mimeType":"image/gif"}`},
+		{capstan.Audio([]byte{3}, "audio/wav"), `{"type":"audio","data":"Aw==","mimeType":"audio/wav"}`},
+		{capstan.File([]byte{3}, "audio/mpeg", "a.mp3"), `{"type":"audio","data":"Aw==","mimeType":"audio/mpeg"}`},
+		{capstan.File([]byte("%PDF"), "application/pdf", "r.pdf"),
+			`{"type":"resource","resource":{"uri":"file:///r.pdf","mimeType":"application/pdf","blob":"JVBERg=="}}`},
+	} {
+		got, err := json.Marshal(tc.part)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("got %s (%v), want %s", got, err, tc.want)
 		}
 	}
 }

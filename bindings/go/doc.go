@@ -41,8 +41,10 @@
 //     callback; a batch that fits in its limit runs one goroutine per call;
 //     a lone Execute call without a timeout and with a ctx that cannot end
 //     runs on the calling goroutine, inside the cgo call (at most 64 at
-//     once: the others take goroutines). Tools flagged MainThread run inside
-//     Pump only, on the pumping goroutine's thread. A tool run on a thread
+//     once: the others take goroutines). Calls of a Stream run on pool
+//     threads (started early with EarlyDispatch), and those Finish starts
+//     may run on the finishing goroutine's thread. Tools flagged MainThread
+//     run inside Pump only, on the pumping goroutine's thread. A tool run on a thread
 //     holds that OS thread until it returns, blocked or not.
 //   - A tool's ctx is cancelled when capstan cancels or times out the call;
 //     the binding notices within about 2 ms (it polls

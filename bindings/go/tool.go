@@ -24,7 +24,8 @@ type Tool struct {
 	// filled in). ctx is cancelled when capstan cancels the call (its batch
 	// was cancelled, it timed out, the registry closed). Returning an error
 	// gives a tool error whose message the model reads; returning a string
-	// gives that text; json.RawMessage is sent as is; anything else is
+	// gives that text; json.RawMessage is sent as is; Parts (or []Part) and
+	// Content are content parts (images, audio, files); anything else is
 	// encoded with encoding/json. A panic becomes a tool error.
 	Func             func(ctx context.Context, args json.RawMessage) (any, error)
 	Timeout          time.Duration // per call; 0 = none
@@ -194,18 +195,26 @@ func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, 
 		return C.CAPSTAN_CONTENT_JSON, string(v), nil, nil
 	case []byte:
 		return C.CAPSTAN_CONTENT_TEXT, string(v), nil, nil
+	case []Part:
+		return partsResult(Parts(v), maxChars)
 	case Parts, Content:
-		send, parts, structured, err := partsJSON(v, maxChars)
-		if err != nil {
-			return 0, "", nil, fmt.Errorf("the tool's content parts are not JSON: %v", err)
-		}
-		return C.CAPSTAN_CONTENT_PARTS, string(send), &keptParts{parts: parts, structured: structured}, nil
+		return partsResult(v, maxChars)
 	}
 	j, err := json.Marshal(out)
 	if err != nil {
 		return 0, "", nil, fmt.Errorf("the tool's result is not JSON: %v", err)
 	}
 	return C.CAPSTAN_CONTENT_JSON, string(j), nil, nil
+}
+
+// partsResult renders Parts or Content for capstan_call_return, and the
+// copy the binding keeps for the Result.
+func partsResult(v any, maxChars int) (C.capstan_content, string, *keptParts, error) {
+	send, parts, structured, err := partsJSON(v, maxChars)
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("the tool's content parts are not JSON: %v", err)
+	}
+	return C.CAPSTAN_CONTENT_PARTS, string(send), &keptParts{parts: parts, structured: structured}, nil
 }
 
 // complete hands the tool's answer to capstan. A call that already ended
