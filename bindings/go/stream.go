@@ -99,7 +99,9 @@ func (r *Registry) NewStream(ctx context.Context, format Format, h StreamHandler
 		s.h.Delete()
 		return nil, newError("NewStream", st, msg)
 	}
-	if ctx.Done() != nil {
+	if ctx.Err() != nil {
+		s.Cancel() // at once, not on AfterFunc's goroutine: nothing runs
+	} else if ctx.Done() != nil {
 		s.stop = context.AfterFunc(ctx, s.Cancel)
 	}
 	return s, nil
@@ -203,7 +205,8 @@ func (s *Stream) Close() error {
 // RunStream reads a whole streamed response from body (e.g. an HTTP
 // response's Body) through a Stream and returns its turn: NewStream,
 // io.Copy, Finish, Close. A read error of body cancels the stream and is
-// returned with what Finish collected.
+// returned with what Finish collected; so is ctx.Err() when ctx ended (the
+// turn's calls not started then end OutcomeCancelled), as with Execute.
 func (r *Registry) RunStream(ctx context.Context, format Format, body io.Reader, h StreamHandlers, opts ...ExecOption) (StreamTurn, error) {
 	s, err := r.NewStream(ctx, format, h, opts...)
 	if err != nil {
@@ -212,14 +215,21 @@ func (r *Registry) RunStream(ctx context.Context, format Format, body io.Reader,
 	defer s.Close()
 	if _, err := io.Copy(s, body); err != nil {
 		var capErr *Error
-		if errors.As(err, &capErr) {
+		if errors.As(err, &capErr) && ctx.Err() == nil {
 			return StreamTurn{}, err // the stream's own error: Finish would say the same
 		}
 		s.Cancel()
 		t, _ := s.Finish()
+		if ctx.Err() != nil {
+			return t, ctx.Err()
+		}
 		return t, err
 	}
-	return s.Finish()
+	t, err := s.Finish()
+	if err == nil {
+		err = ctx.Err()
+	}
+	return t, err
 }
 
 //export goStreamText

@@ -259,6 +259,13 @@ func TestRunStreamReadsABodyAndCarriesParts(t *testing.T) {
 	if len(turn.Results) != 1 || len(blocks(t, turn.Results[0].Parts)) != 2 || !strings.Contains(string(turn.Messages), `"type":"image_url"`) {
 		t.Fatalf("%+v", turn)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c = newCollector()
+	turn, err = reg.RunStream(ctx, capstan.FormatOpenAIChat, strings.NewReader(body), c.handlers())
+	if !errors.Is(err, context.Canceled) || len(turn.Results) != 0 || len(c.results) != 0 {
+		t.Fatalf("a cancelled ctx: %+v %v", turn, err)
+	}
 	failing := errReader{}
 	if _, err := reg.RunStream(context.Background(), capstan.FormatOpenAIChat, failing, capstan.StreamHandlers{}); !errors.Is(err, errBody) {
 		t.Fatalf("a body that fails to read: %v", err)
