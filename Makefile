@@ -22,7 +22,7 @@ EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 .PHONY: abi-check abi-baseline install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test check rust-test clippy fmt-check header header-check \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
-        go-test go-bench cpp-test cpp-examples swift-modulemap-check
+        go-test go-module-test go-bench cpp-test cpp-examples swift-modulemap-check
 
 all: lib
 
@@ -351,18 +351,31 @@ python-wheel-test: lib $(VENV_STAMP)
 	CARGO_TARGET_DIR=$(abspath target) tests/install/python_wheel.sh $(abspath $(BUILD)/python-wheel-test) $(CRATE_VERSION) $(PYTHON)
 
 # --- Go binding (issue #12) ----------------------------------------------------
-# bindings/go is a cgo module linked against $(LIB) (rpath set by its #cgo
-# flags); examples/go/agent uses it through a replace directive. Needs Go >=
-# 1.24 with cgo: GO (mk/setup.mk), go on PATH or /usr/local/go/bin/go.
-
+# bindings/go is a cgo module. By default it links an installed library found
+# by pkg-config (what `go get` users build); the tag capstan_intree
+# (GO_TAGS) links $(LIB) of this checkout instead, with an rpath, and every
+# in-tree target passes it. examples/go/agent uses the module through a
+# replace directive. Needs Go >= 1.24 with cgo: GO (mk/setup.mk), go on PATH
+# or /usr/local/go/bin/go.
+GO_TAGS := -tags capstan_intree
 go-test: lib
-	cd bindings/go && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -race -count=1 ./...
-	cd examples/go/agent && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) run .
+	cd bindings/go && CGO_ENABLED=1 $(GO) vet $(GO_TAGS) ./... && CGO_ENABLED=1 $(GO) test $(GO_TAGS) -race -count=1 ./...
+	cd examples/go/agent && CGO_ENABLED=1 $(GO) vet $(GO_TAGS) ./... && CGO_ENABLED=1 $(GO) run $(GO_TAGS) .
 
-# The binding next to a pure-Go baseline (BENCHMARKS.md, "Go binding"). Not
-# part of `make test`.
+# The module as `go get` fetches it (issue #34): `make install` into
+# build/go-module-test/prefix, the module served as a zip by a file:// proxy
+# (no include/ or target/ next to it), and a program outside the tree that
+# `go get`s it and builds with no tag and only that prefix on the pkg-config
+# path, then makes one tool call (tests/install/go_module.sh). Own suite in
+# `make test`.
+GO_MODULE_TEST := $(abspath $(BUILD)/go-module-test)
+go-module-test: lib
+	rm -rf $(GO_MODULE_TEST)
+	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(GO_MODULE_TEST)/prefix
+	GO=$(GO) tests/install/go_module.sh $(GO_MODULE_TEST) $(abspath bindings/go) $(CRATE_VERSION)
+
 go-bench: lib
-	cd bindings/go && CGO_ENABLED=1 $(GO) test -run '^$$' -bench . -benchtime 2s -count 1 .
+	cd bindings/go && CGO_ENABLED=1 $(GO) test $(GO_TAGS) -run '^$$' -bench . -benchtime 2s -count 1 .
 # --- C++ wrapper and Swift module map (issue 13) -----------------------------
 # bindings/cpp/capstan.hpp is header-only. cpp-test builds every test as C++17
 # and as C++20 under ASan/UBSan (test_no_exceptions with -fno-exceptions: the
@@ -429,7 +442,7 @@ fmt-check:
 # failure stops the run (KEEP_GOING=1 runs the rest) and fails make. Long runs
 # stay out: soak, fuzz, bench, mutants, stream-figures, timeout-rss.
 TEST_SUITES := fmt-check clippy rust-test header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
-  examples run-examples python-test install-test python-wheel-test go-test cpp-test cpp-examples \
+  examples run-examples python-test install-test python-wheel-test go-test go-module-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
   windows-test node-test java-test
 

@@ -122,7 +122,7 @@ func benchRegistry(b *testing.B) *capstan.Registry {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = reg.Close(context.Background()) })
+	b.Cleanup(func() { _ = reg.Close() })
 	if err := reg.Register(capstan.Func("forecast", "Daily temperatures.", forecast)); err != nil {
 		b.Fatal(err)
 	}

@@ -44,9 +44,14 @@ func goReleaseHandle(h C.uintptr_t) {
 }
 
 //export goBatchResult
-func goBatchResult(h C.uintptr_t, r *C.capstan_result) {
+func goBatchResult(h C.uintptr_t, r *C.capstan_result, parts C.uintptr_t) {
+	var kept *keptParts
+	if parts != 0 {
+		kept, _ = value(parts).(*keptParts)
+		goReleaseHandle(parts)
+	}
 	if b, _ := value(h).(*Batch); b != nil {
-		b.onResult(cgo.Handle(h), r)
+		b.onResult(cgo.Handle(h), r, kept)
 	}
 }
 

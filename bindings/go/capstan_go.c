@@ -7,6 +7,10 @@
  * values for the callbacks they run on their own thread. */
 static _Thread_local int cg_run_here;
 
+/* The parts handle of the call cg_call_return_parts completes on this
+ * thread, until its result callback takes it (0: none). */
+static _Thread_local uintptr_t cg_pending_parts;
+
 char *cg_last_error(void) {
     char *json = NULL;
     size_t n = 0;
@@ -33,7 +37,12 @@ static void cg_tool_cb(void *user_data, capstan_call *call) {
 static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
 
 static void cg_result_cb(void *user_data, const capstan_result *result) {
-    goBatchResult((uintptr_t)user_data, (capstan_result *)result);
+    uintptr_t parts = 0;
+    if (result != NULL && cg_pending_parts != 0) {
+        parts = cg_pending_parts;
+        cg_pending_parts = 0;
+    }
+    goBatchResult((uintptr_t)user_data, (capstan_result *)result, parts);
 }
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
@@ -57,9 +66,9 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
 }
 
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
-                         uint32_t limit, uint32_t timeout_ms, const char *const *approved,
-                         size_t approved_count, uintptr_t batch, int run_here,
-                         capstan_batch **out, char **err) {
+                         uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                         const char *const *approved, size_t approved_count, uintptr_t batch,
+                         int run_here, capstan_batch **out, char **err) {
     capstan_exec_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
@@ -68,12 +77,60 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
     o.timeout_ms = timeout_ms;
     o.approved_ids = approved;
     o.approved_count = approved_count;
+    o.deadline_ms = deadline_ms;
     int saved_run_here = cg_run_here;
     cg_run_here = run_here;
     capstan_status st = capstan_batch_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
     cg_run_here = saved_run_here;
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;
+}
+
+static void cg_stream_text_cb(void *user_data, const char *text, size_t len) {
+    goStreamText((uintptr_t)user_data, (char *)text, len);
+}
+
+static void cg_stream_result_cb(void *user_data, const capstan_result *result) {
+    uintptr_t parts = 0;
+    if (result != NULL && cg_pending_parts != 0) {
+        parts = cg_pending_parts;
+        cg_pending_parts = 0;
+    }
+    goStreamResult((uintptr_t)user_data, (capstan_result *)result, parts);
+}
+
+capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
+                             uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
+                             size_t approved_count, uintptr_t stream, capstan_stream **out, char **err) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = flags;
+    o.limit = limit;
+    o.timeout_ms = timeout_ms;
+    o.deadline_ms = deadline_ms;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    capstan_stream_sink sink;
+    memset(&sink, 0, sizeof sink);
+    sink.struct_size = sizeof sink;
+    sink.on_text = cg_stream_text_cb;
+    sink.on_result = cg_stream_result_cb;
+    sink.user_data = (void *)stream;
+    capstan_status st = capstan_stream_new(reg, fmt, &o, &sink, out);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
+capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
+                                 const char *const *approved, size_t approved_count, char **out,
+                                 size_t *out_len) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    return capstan_registry_needs_approval(reg, calls, len, &o, out, out_len);
 }
 
 size_t cg_pump(capstan_registry *reg, uint32_t budget_ms) {
@@ -100,6 +157,15 @@ const char *cg_call_id(uintptr_t call, size_t *len) {
 
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len) {
     return capstan_call_return((capstan_call *)call, kind, content, len);
+}
+
+bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts) {
+    uintptr_t saved = cg_pending_parts; /* a tool completing inside a result callback */
+    cg_pending_parts = parts;
+    capstan_call_return((capstan_call *)call, CAPSTAN_CONTENT_PARTS, content, len);
+    bool left = cg_pending_parts != 0;
+    cg_pending_parts = saved;
+    return left;
 }
 
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {

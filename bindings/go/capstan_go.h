@@ -24,9 +24,14 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
  * it runs, tools started on this thread learn whether they may run on it
  * (`run_here`). On failure *err gets the message. */
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
-                         uint32_t limit, uint32_t timeout_ms, const char *const *approved,
-                         size_t approved_count, uintptr_t batch, int run_here,
-                         capstan_batch **out, char **err);
+                         uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                         const char *const *approved, size_t approved_count, uintptr_t batch,
+                         int run_here, capstan_batch **out, char **err);
+
+/* capstan_registry_needs_approval with these approved ids. */
+capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
+                                 const char *const *approved, size_t approved_count, char **out,
+                                 size_t *out_len);
 
 /* capstan_registry_pump; main-thread tools then run on this thread. */
 size_t cg_pump(capstan_registry *reg, uint32_t budget_ms);
@@ -36,12 +41,23 @@ bool cg_call_cancelled(uintptr_t call);
 const char *cg_call_arguments(uintptr_t call, size_t *len);
 const char *cg_call_id(uintptr_t call, size_t *len);
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len);
+/* capstan_call_return of content parts; the result callback that capstan
+ * runs inside it (on this thread) hands `parts` (a cgo.Handle of the
+ * binding's copy) to Go with the result. Returns whether `parts` is still
+ * the caller's to release (no result callback took it). */
+bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts);
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);
 const char *cg_approval_id(uintptr_t a, size_t *len);
 const char *cg_approval_arguments(uintptr_t a, size_t *len);
 capstan_status cg_approval_decide(uintptr_t a, bool approve, const char *reason, size_t len);
+
+/* capstan_stream_new with a sink whose callbacks reach the Go stream
+ * `stream` (a cgo.Handle). On failure *err gets the message. */
+capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
+                             uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
+                             size_t approved_count, uintptr_t stream, capstan_stream **out, char **err);
 
 /* Trampolines for hooks.go. */
 void cg_event_cb(void *user_data, const capstan_event *event);

@@ -4,7 +4,7 @@
 // as text for the model, in the provider's format.
 //
 //	reg, _ := capstan.New(capstan.Options{})
-//	defer reg.Close(context.Background())
+//	defer reg.Close()
 //	reg.Register(capstan.Func("add", "Add two integers.",
 //		func(ctx context.Context, in struct{ A, B int }) (int, error) { return in.A + in.B, nil }))
 //	msgs, err := reg.RunTurn(ctx, capstan.FormatOpenAIChat, responseBody)
@@ -15,10 +15,20 @@
 //
 // # Building
 //
-// This is a cgo package. By default it links the library of this checkout:
-// run `make lib` (or `cargo build --release --lib`) at the repository root
-// first; the rpath makes `go test` and `go run` find it. With the build tag
-// capstan_pkgconfig it links an installed library through pkg-config.
+// This is a cgo package. By default it links an installed library through
+// pkg-config (capstan.pc, written by `make install`): what a module fetched
+// with `go get` builds.
+//
+//	make install PREFIX=$HOME/.local        # in a checkout of capstan
+//	export PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig
+//	go get github.com/capstan-rt/capstan/bindings/go
+//
+// The program then needs the library at run time (a prefix the dynamic
+// linker searches, or LD_LIBRARY_PATH, or an rpath through
+// CGO_LDFLAGS=-Wl,-rpath,$HOME/.local/lib). Inside a checkout, the build
+// tag capstan_intree links target/release of that checkout instead (run
+// `make lib` first), with an rpath: `go test -tags capstan_intree`, as
+// `make go-test` does.
 //
 // # What a Go user still has to know about cgo
 //
@@ -31,8 +41,10 @@
 //     callback; a batch that fits in its limit runs one goroutine per call;
 //     a lone Execute call without a timeout and with a ctx that cannot end
 //     runs on the calling goroutine, inside the cgo call (at most 64 at
-//     once: the others take goroutines). Tools flagged MainThread run inside
-//     Pump only, on the pumping goroutine's thread. A tool run on a thread
+//     once: the others take goroutines). Calls of a Stream run on pool
+//     threads (started early with EarlyDispatch), and those Finish starts
+//     may run on the finishing goroutine's thread. Tools flagged MainThread
+//     run inside Pump only, on the pumping goroutine's thread. A tool run on a thread
 //     holds that OS thread until it returns, blocked or not.
 //   - A tool's ctx is cancelled when capstan cancels or times out the call;
 //     the binding notices within about 2 ms (it polls

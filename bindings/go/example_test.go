@@ -2,7 +2,9 @@ package capstan_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	capstan "github.com/capstan-rt/capstan/bindings/go"
 )
@@ -18,7 +20,7 @@ func ExampleFunc() {
 	if err != nil {
 		panic(err)
 	}
-	defer reg.Close(context.Background())
+	defer reg.Close()
 	err = reg.Register(capstan.Func("add", "Add two integers.",
 		func(ctx context.Context, in AddIn) (int, error) { return in.A + in.B, nil }))
 	if err != nil {
@@ -32,4 +34,65 @@ func ExampleFunc() {
 	}
 	fmt.Println(string(msgs))
 	// Output: [{"role":"tool","tool_call_id":"call_1","content":"5"}]
+}
+
+// A tool that returns an image: Anthropic gets an image block in its
+// tool_result.
+func ExampleParts() {
+	reg, err := capstan.New(capstan.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer reg.Close()
+	png := []byte("\x89PNG\r\n\x1a\n")
+	err = reg.Register(capstan.Tool{Name: "screenshot", Description: "Take a screenshot.",
+		Func: func(context.Context, json.RawMessage) (any, error) {
+			return capstan.Parts{capstan.Text("the screen"), capstan.Image(png, "image/png")}, nil
+		}})
+	if err != nil {
+		panic(err)
+	}
+	response := []byte(`{"content":[{"type":"tool_use","id":"toolu_1","name":"screenshot","input":{}}]}`)
+	msgs, err := reg.RunTurn(context.Background(), capstan.FormatAnthropic, response)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(msgs))
+	// Output: {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"the screen"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]}
+}
+
+// A streamed OpenAI Chat response read as it arrives: with EarlyDispatch
+// the call starts as soon as its arguments are complete.
+func ExampleRegistry_RunStream() {
+	reg, err := capstan.New(capstan.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer reg.Close()
+	err = reg.Register(capstan.Func("add", "Add two integers.",
+		func(ctx context.Context, in AddIn) (int, error) { return in.A + in.B, nil }))
+	if err != nil {
+		panic(err)
+	}
+	body := strings.NewReader(`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":"Adding."}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"add","arguments":"{\"a\":2,"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"b\":3}"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+`)
+	turn, err := reg.RunStream(context.Background(), capstan.FormatOpenAIChat, body, capstan.StreamHandlers{
+		Text: func(text string) { fmt.Println("text:", text) },
+	}, capstan.EarlyDispatch())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(turn.StopReason, string(turn.Messages))
+	// Output:
+	// text: Adding.
+	// tool_calls [{"role":"tool","tool_call_id":"call_1","content":"5"}]
 }

@@ -73,23 +73,29 @@ type Result struct {
 	Content  string        `json:"content"` // what the model reads
 	Outcome  Outcome       `json:"outcome"`
 	Duration time.Duration `json:"-"`
+	// Parts are the MCP content blocks of a tool that returned Parts or
+	// Content (nil otherwise); Structured its structured content.
+	Parts      json.RawMessage `json:"parts,omitempty"`
+	Structured json.RawMessage `json:"structured_content,omitempty"`
 }
 
 // IsError reports whether the call did not end OutcomeOK.
 func (r Result) IsError() bool { return r.Outcome != OutcomeOK }
 
 type wireResult struct {
-	ID         string  `json:"id"`
-	Name       string  `json:"name"`
-	Content    string  `json:"content"`
-	IsError    bool    `json:"is_error"`
-	Outcome    Outcome `json:"outcome"`
-	DurationUS int64   `json:"duration_us"`
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Content    string          `json:"content"`
+	IsError    bool            `json:"is_error"`
+	Outcome    Outcome         `json:"outcome"`
+	DurationUS int64           `json:"duration_us"`
+	Parts      json.RawMessage `json:"parts,omitempty"`
+	Structured json.RawMessage `json:"structured_content,omitempty"`
 }
 
 // MarshalJSON writes capstan's normalized result shape.
 func (r Result) MarshalJSON() ([]byte, error) {
-	return json.Marshal(wireResult{r.ID, r.Name, r.Content, r.IsError(), r.Outcome, r.Duration.Microseconds()})
+	return json.Marshal(wireResult{r.ID, r.Name, r.Content, r.IsError(), r.Outcome, r.Duration.Microseconds(), r.Parts, r.Structured})
 }
 
 // UnmarshalJSON reads capstan's normalized result shape.
@@ -98,7 +104,8 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*r = Result{ID: w.ID, Name: w.Name, Content: w.Content, Outcome: w.Outcome, Duration: time.Duration(w.DurationUS) * time.Microsecond}
+	*r = Result{ID: w.ID, Name: w.Name, Content: w.Content, Outcome: w.Outcome, Duration: time.Duration(w.DurationUS) * time.Microsecond,
+		Parts: w.Parts, Structured: w.Structured}
 	return nil
 }
 
@@ -109,6 +116,7 @@ type execOptions struct {
 	flags    C.uint32_t
 	limit    int
 	timeout  time.Duration
+	deadline time.Duration
 	approved []string
 }
 
@@ -124,6 +132,13 @@ func WithLimit(n int) ExecOption { return func(o *execOptions) { o.limit = n } }
 
 // WithTimeout overrides every tool's timeout for this batch.
 func WithTimeout(d time.Duration) ExecOption { return func(o *execOptions) { o.timeout = d } }
+
+// WithDeadline bounds every call of the batch, counted from the moment it is
+// submitted, waits included (for a free worker, the approver's decision, a
+// Pump): a call without a result by then ends OutcomeTimeout with content
+// saying what it was waiting for, and a running tool sees its ctx
+// cancelled. WithTimeout, by contrast, bounds each call from its start.
+func WithDeadline(d time.Duration) ExecOption { return func(o *execOptions) { o.deadline = d } }
 
 // WithApproved lists ids of calls the user already approved: their
 // RequiresApproval tools run without asking the approver.
@@ -236,8 +251,8 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.limit < 0 || o.timeout < 0 {
-		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit and timeout must not be negative"}
+	if o.limit < 0 || o.timeout < 0 || o.deadline < 0 {
+		return nil, &Error{Op: op, Status: ErrInvalidArgument, Message: "limit, timeout and deadline must not be negative"}
 	}
 	limit := o.limit
 	if limit == 0 {
@@ -259,7 +274,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 		flags |= C.CAPSTAN_EXEC_START_INLINE
 		// A lone call runs right here when nothing could cancel it while it
 		// runs (Cancel needs the batch, which exists once submit returns).
-		if len(calls) == 1 && o.timeout == 0 && ctx.Done() == nil && acquireRunHere() {
+		if len(calls) == 1 && o.timeout == 0 && o.deadline == 0 && ctx.Done() == nil && acquireRunHere() {
 			runHere = runHereUntimed
 			defer releaseRunHere()
 		}
@@ -276,7 +291,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	var out *C.capstan_batch
 	var msg *C.char
 	st := C.cg_submit(r.ptr, bytesPtr(body), C.size_t(len(body)), flags, C.uint32_t(min(uint64(limit), math.MaxUint32)),
-		millis(o.timeout), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
+		millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
 		h.Delete()
@@ -300,7 +315,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 
 // onResult receives one result (nil: the batch is done) on the thread that
 // finished the call.
-func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
+func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 	if r == nil {
 		b.mu.Lock()
 		b.finished = true
@@ -320,14 +335,7 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
 		}
 		return
 	}
-	res := Result{
-		Index:    int(r.index),
-		ID:       C.GoStringN(r.id, C.int(r.id_len)),
-		Name:     C.GoStringN(r.name, C.int(r.name_len)),
-		Content:  C.GoStringN(r.content, C.int(r.content_len)),
-		Outcome:  Outcome(r.outcome),
-		Duration: time.Duration(r.duration_us) * time.Microsecond,
-	}
+	res := cResult(r, kept)
 	b.mu.Lock()
 	if res.Index >= 0 && res.Index < len(b.slots) {
 		b.slots[res.Index] = res
@@ -336,6 +344,23 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
 	if b.ch != nil {
 		b.ch <- res // never blocks: the channel holds every result
 	}
+}
+
+// cResult copies a C result, with the parts the binding kept for it (the
+// parts handed over with it belong to that call if id and name match).
+func cResult(r *C.capstan_result, kept *keptParts) Result {
+	res := Result{
+		Index:    int(r.index),
+		ID:       C.GoStringN(r.id, C.int(r.id_len)),
+		Name:     C.GoStringN(r.name, C.int(r.name_len)),
+		Content:  C.GoStringN(r.content, C.int(r.content_len)),
+		Outcome:  Outcome(r.outcome),
+		Duration: time.Duration(r.duration_us) * time.Microsecond,
+	}
+	if kept != nil && res.Outcome == OutcomeOK && res.ID == kept.id && res.Name == kept.name {
+		res.Parts, res.Structured = kept.parts, kept.structured
+	}
+	return res
 }
 
 // appendCalls writes calls as capstan's normalized JSON array.

@@ -331,7 +331,7 @@ func TestCloseWithCallsInFlightGivesEveryCallOneResult(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), soon)
 	defer cancel()
-	if err := reg.Close(ctx); err != nil {
+	if err := reg.CloseContext(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range batches {
@@ -376,7 +376,7 @@ func TestCloseWithCallsInFlightGivesEveryCallOneResult(t *testing.T) {
 	if err := reg.Register(addTool()); !errors.Is(err, capstan.ErrShuttingDown) {
 		t.Fatalf("register after close: %v", err)
 	}
-	if err := reg.Close(context.Background()); err != nil {
+	if err := reg.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -442,7 +442,7 @@ func TestCloseGivesUpOnAToolThatIgnoresItsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := reg.Close(ctx); !errors.Is(err, capstan.ErrTimeout) {
+	if err := reg.CloseContext(ctx); !errors.Is(err, capstan.ErrTimeout) {
 		t.Fatalf("Close: %v", err)
 	}
 	close(release)

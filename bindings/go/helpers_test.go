@@ -22,7 +22,7 @@ func newRegistry(t *testing.T, tools ...capstan.Tool) *capstan.Registry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = reg.Close(context.Background()) })
+	t.Cleanup(func() { _ = reg.Close() })
 	for _, tool := range tools {
 		if err := reg.Register(tool); err != nil {
 			t.Fatal(err)

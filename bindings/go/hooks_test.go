@@ -165,7 +165,7 @@ func TestCoerceOptionTurnsStringsIntoNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer reg.Close(context.Background())
+	defer reg.Close()
 	if err := reg.Register(addTool()); err != nil {
 		t.Fatal(err)
 	}

@@ -70,17 +70,23 @@ func (r *Registry) leave() {
 	}
 }
 
-// Close shuts the registry down: calls not started end OutcomeCancelled,
-// running tools see their ctx cancelled and are reported cancelled, every
-// call still gets exactly one result, and each tool's resources are
-// released. It waits for capstan's callbacks until ctx's deadline (none: no
-// limit); past it, it returns an error wrapping ErrTimeout and what still
-// runs finishes in the background. Tool goroutines that ignore their ctx may
-// outlive Close; their late results are dropped. Further calls return
-// ErrShuttingDown; a second Close returns the first one's error. Close must
-// not be called from inside a tool running on the Pump goroutine or a lone
-// Execute call (it would wait for itself).
-func (r *Registry) Close(ctx context.Context) error {
+// Close shuts the registry down and waits, with no time limit, for what
+// still runs: it is CloseContext(context.Background()), and makes a
+// Registry an io.Closer.
+func (r *Registry) Close() error { return r.CloseContext(context.Background()) }
+
+// CloseContext shuts the registry down: calls not started end
+// OutcomeCancelled, running tools see their ctx cancelled and are reported
+// cancelled, every call still gets exactly one result, and each tool's
+// resources are released. It waits for capstan's callbacks until ctx's
+// deadline (none: no limit); past it, it returns an error wrapping
+// ErrTimeout and what still runs finishes in the background. Tool goroutines
+// that ignore their ctx may outlive it; their late results are dropped.
+// Further calls return ErrShuttingDown; a second Close or CloseContext
+// returns the first one's error. Neither must be called from inside a tool
+// running on the Pump goroutine or a lone Execute call (it would wait for
+// itself).
+func (r *Registry) CloseContext(ctx context.Context) error {
 	r.closeOnce.Do(func() {
 		r.closed.Store(true)
 		r.inUse.Add(1)
@@ -138,6 +144,12 @@ func (r *Registry) Register(t Tool) error {
 	}
 	if t.MainThread {
 		flags |= C.CAPSTAN_TOOL_MAIN_THREAD
+	}
+	if t.WaitForResponse {
+		flags |= C.CAPSTAN_TOOL_WAIT_FOR_RESPONSE
+	}
+	if t.Deferred {
+		flags |= C.CAPSTAN_TOOL_DEFERRED
 	}
 	name, desc := C.CString(t.Name), C.CString(t.Description)
 	defer C.free(unsafe.Pointer(name))

@@ -66,7 +66,7 @@ func TestToolsAreReleasedWhenUnregisteredReplacedRefusedOrClosed(t *testing.T) {
 	if freedClosed.Load() {
 		t.Fatal("a registered tool was released")
 	}
-	if err := reg.Close(context.Background()); err != nil {
+	if err := reg.Close(); err != nil {
 		t.Fatal(err)
 	}
 	closed = capstan.Tool{}
@@ -105,7 +105,7 @@ func TestHooksAreReleasedWhenReplacedOrClosed(t *testing.T) {
 	if freedSecond.Load() {
 		t.Fatal("the hook in place was released")
 	}
-	if err := reg.Close(context.Background()); err != nil {
+	if err := reg.Close(); err != nil {
 		t.Fatal(err)
 	}
 	waitFreed(t, "hook at close", freedSecond)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"runtime/cgo"
 	"time"
 	"unsafe"
 
@@ -23,7 +24,8 @@ type Tool struct {
 	// filled in). ctx is cancelled when capstan cancels the call (its batch
 	// was cancelled, it timed out, the registry closed). Returning an error
 	// gives a tool error whose message the model reads; returning a string
-	// gives that text; json.RawMessage is sent as is; anything else is
+	// gives that text; json.RawMessage is sent as is; Parts (or []Part) and
+	// Content are content parts (images, audio, files); anything else is
 	// encoded with encoding/json. A panic becomes a tool error.
 	Func             func(ctx context.Context, args json.RawMessage) (any, error)
 	Timeout          time.Duration // per call; 0 = none
@@ -31,6 +33,13 @@ type Tool struct {
 	RequiresApproval bool          // never runs without the approver's yes (SetApprover)
 	Serial           bool          // never runs concurrently with itself
 	MainThread       bool          // runs only inside Registry.Pump, on the pumping goroutine
+	// WaitForResponse: a stream never starts this tool's calls before the
+	// whole response arrived, even with EarlyDispatch (for side effects).
+	WaitForResponse bool
+	// Deferred leaves the tool out of Tools and ExportTools in the provider
+	// formats until the search tool (AddSearchTool) has found it; it can be
+	// called at any time.
+	Deferred bool
 
 	err error // from Func[In, Out]: reported by Register
 }
@@ -144,19 +153,32 @@ func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool
 		defer cancel()
 		defer unwatch(call)
 		if C.cg_call_cancelled(C.uintptr_t(call)) {
-			complete(call, 0, "", context.Canceled)
+			complete(call, 0, "", nil, context.Canceled)
 			return
 		}
 	}
-	kind, text, err := invoke(ctx, e.tool.Func, args)
-	complete(call, kind, text, err)
+	kind, text, parts, err := invoke(ctx, e.tool.Func, args, e.tool.MaxOutputChars)
+	if parts != nil {
+		parts.id, parts.name = id, e.tool.Name
+	}
+	complete(call, kind, text, parts, err)
+}
+
+// keptParts is the binding's copy of the parts a tool returned, for the
+// call's Result (capstan_result carries their text only). It reaches the
+// result callback through cg_call_return_parts, which runs it on the
+// completing thread.
+type keptParts struct {
+	id, name          string
+	parts, structured json.RawMessage
 }
 
 // invoke runs the tool and renders its result: a string is text,
-// json.RawMessage is sent as is, []byte is text, anything else is encoded as
+// json.RawMessage is sent as is, []byte is text, Parts and Content are
+// content parts (kept for the Result too), anything else is encoded as
 // JSON. A panic, in the tool or in a MarshalJSON of its result, becomes an
 // error: a panic must not unwind into capstan's callback.
-func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage) (kind C.capstan_content, text string, err error) {
+func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage, maxChars int) (kind C.capstan_content, text string, kept *keptParts, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the tool panicked: %v", p)
@@ -164,29 +186,52 @@ func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, 
 	}()
 	out, err := f(ctx, args)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	switch v := out.(type) {
 	case string:
-		return C.CAPSTAN_CONTENT_TEXT, v, nil
+		return C.CAPSTAN_CONTENT_TEXT, v, nil, nil
 	case json.RawMessage:
-		return C.CAPSTAN_CONTENT_JSON, string(v), nil
+		return C.CAPSTAN_CONTENT_JSON, string(v), nil, nil
 	case []byte:
-		return C.CAPSTAN_CONTENT_TEXT, string(v), nil
+		return C.CAPSTAN_CONTENT_TEXT, string(v), nil, nil
+	case []Part:
+		return partsResult(Parts(v), maxChars)
+	case Parts, Content:
+		return partsResult(v, maxChars)
 	}
 	j, err := json.Marshal(out)
 	if err != nil {
-		return 0, "", fmt.Errorf("the tool's result is not JSON: %v", err)
+		return 0, "", nil, fmt.Errorf("the tool's result is not JSON: %v", err)
 	}
-	return C.CAPSTAN_CONTENT_JSON, string(j), nil
+	return C.CAPSTAN_CONTENT_JSON, string(j), nil, nil
+}
+
+// partsResult renders Parts or Content for capstan_call_return, and the
+// copy the binding keeps for the Result.
+func partsResult(v any, maxChars int) (C.capstan_content, string, *keptParts, error) {
+	send, parts, structured, err := partsJSON(v, maxChars)
+	if err != nil {
+		return 0, "", nil, fmt.Errorf("the tool's content parts are not JSON: %v", err)
+	}
+	return C.CAPSTAN_CONTENT_PARTS, string(send), &keptParts{parts: parts, structured: structured}, nil
 }
 
 // complete hands the tool's answer to capstan. A call that already ended
 // (timeout, cancellation) refuses it; the model already has that result.
-func complete(call uintptr, kind C.capstan_content, text string, err error) {
+func complete(call uintptr, kind C.capstan_content, text string, parts *keptParts, err error) {
 	if err != nil {
 		msg := err.Error()
 		C.cg_call_fail(C.uintptr_t(call), stringPtr(msg), C.size_t(len(msg)))
+		return
+	}
+	if parts != nil {
+		// The result callback, run inside this C call, takes the handle
+		// (and releases it); if it did not run here, release it now.
+		h := cgo.NewHandle(parts)
+		if C.cg_call_return_parts(C.uintptr_t(call), stringPtr(text), C.size_t(len(text)), C.uintptr_t(h)) {
+			h.Delete()
+		}
 		return
 	}
 	C.cg_call_return(C.uintptr_t(call), kind, stringPtr(text), C.size_t(len(text)))

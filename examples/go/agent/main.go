@@ -2,7 +2,7 @@
 // typed tools, a recorded model response asking for four calls (one with bad
 // arguments), and the tool messages to append to the conversation.
 //
-//	make lib && cd examples/go/agent && go run .
+//	make lib && cd examples/go/agent && go run -tags capstan_intree .
 package main
 
 import (
@@ -82,7 +82,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer reg.Close(context.Background())
+	defer reg.Close()
 
 	search := capstan.Func("search_docs", "Search the capstan docs.", search)
 	search.Timeout = 2 * time.Second
