@@ -60,7 +60,7 @@ class _Execution:
     """Python-side state of one capstan_registry_execute, found by the calls' id prefix
     (or, for a lone call run on the executing thread, by that thread)."""
 
-    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised", "tasks", "direct", "calls")
+    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised", "tasks", "direct", "calls", "deadline")
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None, single: bool) -> None:
         self.loop = loop
@@ -80,6 +80,8 @@ class _Execution:
         self.direct: list[Any] | None = None
         # The caller's calls, by index: their ids for the approver and events.
         self.calls: Any = None
+        # The batch deadline, as a time.monotonic() value (None: none).
+        self.deadline: float | None = None
 
     def cancel_tasks(self) -> None:
         """Cancels the coroutines of its async tools still running (the
@@ -199,6 +201,9 @@ def _context(call: int, call_id: bytes | None, execution: _Execution | None, ent
     tool = (_L.call_tool(call, ctypes.byref(size)) or b"").decode("utf-8", "replace")
     timeout = execution.timeout if execution is not None and execution.timeout else entry.timeout
     deadline = time.monotonic() + timeout if timeout else None
+    batch = execution.deadline if execution is not None else None
+    if batch is not None and (deadline is None or batch < deadline):
+        deadline = batch
     return Context(public_id(raw), tool, deadline, call, _L.call_cancelled)
 
 

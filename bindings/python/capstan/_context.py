@@ -25,7 +25,8 @@ class Context:
 
     ``call_id``: the :class:`ToolCall`'s id (the provider's, under
     ``run_turn``); ``tool``: the tool's name; ``deadline``: the
-    ``time.monotonic()`` by which the call times out (None: no timeout);
+    ``time.monotonic()`` by which the call times out, its timeout's or its
+    batch's ``deadline``, whichever comes first (None: neither);
     ``cancelled``: whether the call should stop (capstan_call_cancelled:
     it timed out, its batch was cancelled or its registry closed; also true
     once the call has its result). A lone call that the binding runs itself

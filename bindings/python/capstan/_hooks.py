@@ -107,7 +107,8 @@ class ApprovalRequest:
                 return False
             self._decided = True
         text = None if reason is None else reason.encode("utf-8", "backslashreplace")
-        status = _lib.lib().approval_decide(self._handle, approve, text, 0 if text is None else len(text))
+        library: Any = _lib.lib()
+        status = library.approval_decide(self._handle, approve, text, 0 if text is None else len(text))
         return bool(status == _lib.OK)
 
     def __repr__(self) -> str:
@@ -144,7 +145,7 @@ def _on_event(key: int, event: Any) -> None:
     if hook is None:
         return
     e = event.contents
-    kind = _KINDS[e.kind] if e.kind < len(_KINDS) else "finished"
+    kind: EventKind = _KINDS[e.kind] if e.kind < len(_KINDS) else "finished"
     outcome = _lib.OUTCOMES[e.outcome] if kind == "finished" and e.outcome < len(_lib.OUTCOMES) else None
     raw = ctypes.string_at(e.id, e.id_len) if e.id else b""
     hook(ToolEvent(kind, _text(e.tool, e.tool_len), public_id(raw), e.index, outcome, e.duration_us))

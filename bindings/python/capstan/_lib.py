@@ -343,7 +343,7 @@ class _Library:
     def take_text(self, ptr: c_void_p, size: c_size_t) -> bytes:
         """Copies capstan-owned output text and frees it."""
         try:
-            return ctypes.string_at(ptr.value, size.value)
+            return ctypes.string_at(ptr.value, size.value)  # type: ignore[arg-type]
         finally:
             self.quick.capstan_string_free(ptr)
 

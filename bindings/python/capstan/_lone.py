@@ -48,7 +48,7 @@ def _with_parts(call: ToolCall, value: Any, parts: str, started: int, limit: int
     checked here, since the core applies it only to calls it completes."""
     blocks = json.loads(parts)
     duration = (_now() - started) // 1000
-    library = _lib.lib()
+    library: Any = _lib.lib()  # its functions are attributes set at load time
     total = sum(len(getattr(v, "data", b"")) for v in (value if type(value) in (list, tuple) else [value]))
     bound = limit or 10 * 1024 * 1024
     why = None

@@ -76,7 +76,7 @@ def parse_calls(style: str, response: Any) -> list[ToolCall]:
     """
     fmt = _formats.format_of(style)
     data = body(response)
-    library = _lib.lib()
+    library: Any = _lib.lib()  # its functions are attributes set at load time
     out, size = ctypes.c_void_p(), ctypes.c_size_t()
     status = library.format_parse_calls(fmt, data, len(data), ctypes.byref(out), ctypes.byref(size))
     if status != _lib.OK:
@@ -129,7 +129,7 @@ def format_results(style: str, results: Sequence[ToolResult | Mapping[str, Any]]
     fmt = _formats.format_of(style)
     items = [_normalized(r) for r in results]
     data = json.dumps(items, separators=(",", ":")).encode("ascii")
-    library = _lib.lib()
+    library: Any = _lib.lib()
     out, size = ctypes.c_void_p(), ctypes.c_size_t()
     status = library.format_write_results(fmt, data, len(data), ctypes.byref(out), ctypes.byref(size))
     if status != _lib.OK:

@@ -9,6 +9,7 @@ import ctypes
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -354,6 +355,7 @@ class ToolRegistry:
         parallel: bool = True,
         limit: int = 8,
         timeout: float | None = None,
+        deadline: float | None = None,
     ) -> Messages:
         """One agent turn (``capstan_registry_run_turn``): runs every tool call
         of a model response and returns the results as that provider's next
@@ -368,7 +370,7 @@ class ToolRegistry:
         response asks for no tool. ``approved``: True, or the ids of the
         approved calls (of tools made with ``requires_approval``; the
         registry's approver decides the others); ``parallel``, ``limit``,
-        ``timeout`` as for :meth:`execute_many`.
+        ``timeout``, ``deadline`` as for :meth:`execute_many`.
 
         Raises:
             CapstanError: ``CAPSTAN_ERR_PROVIDER_ERROR`` for a provider's
@@ -384,7 +386,7 @@ class ToolRegistry:
         if approved is True:  # every call: by the response's own ids
             approved = [c.id for c in _provider.parse_calls(style, data)]
         ids = [] if approved is False else [str(i).encode("utf-8", "backslashreplace") for i in approved]
-        options, keep = _options(parallel, limit, timeout, ids)
+        options, keep = _options(parallel, limit, timeout, ids, False, deadline)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
@@ -434,6 +436,7 @@ class ToolRegistry:
             item.setdefault("timeout", t.timeout)
             item.setdefault("max_output_chars", t.max_output_chars)
             item.setdefault("wait_for_response", t.wait_for_response)
+            item.setdefault("main_thread", t.main_thread)
             item.setdefault("is_async", t.is_async)
         return described
 
@@ -606,11 +609,14 @@ class ToolRegistry:
             protocol_version=protocol_version,
         )
 
-    def execute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+    def execute(
+        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+    ) -> ToolResult:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
-        tools that require approval. ``timeout`` overrides the tool's."""
-        if timeout is None and not self._hooked:
+        tools that require approval. ``timeout`` overrides the tool's;
+        ``deadline``: see :meth:`execute_many`."""
+        if timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
                 if type(checked) is ToolResult:  # counted by the core
@@ -618,7 +624,7 @@ class ToolRegistry:
                 entry, args = checked
                 if not entry.is_async:
                     return self._counted(_run_here(call, entry, args, self._max_result_bytes))
-        return self._run((call,), approved, True, 8, timeout, None)[0]
+        return self._run((call,), approved, True, 8, timeout, None, deadline)[0]
 
     def _counted(self, result: ToolResult) -> ToolResult:
         """Counts a lone call the fast path ran for :meth:`stats` (the core
@@ -715,22 +721,28 @@ class ToolRegistry:
         limit: int = 8,
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """Run calls (in parallel on capstan's pool, at most ``limit`` at once,
         or one by one with ``parallel=False``); results in call order.
-        ``approved``: True, or the ids of the approved calls."""
+        ``approved``: True, or the ids of the approved calls. ``deadline``
+        (seconds) bounds every call from now, waits included (for a free
+        worker, the approver, a :meth:`pump`): a call without a result by
+        then ends ``timeout``, saying what it waited for."""
         calls = list(calls)
         if not calls:
             return []
         if len(calls) > 1 and threading.current_thread() is threading.main_thread():
             # Waits where Ctrl-C reaches it; the batch is then cancelled.
-            return self._run_submitted(calls, approved, parallel, limit, timeout, None)  # type: ignore[no-any-return]
-        return self._run(calls, approved, parallel, limit, timeout, None)
+            return self._run_submitted(calls, approved, parallel, limit, timeout, None, deadline)  # type: ignore[no-any-return]
+        return self._run(calls, approved, parallel, limit, timeout, None, deadline)
 
-    async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+    async def aexecute(
+        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+    ) -> ToolResult:
         """:meth:`execute` for event loops: the loop stays free while sync
         tools run; ``async def`` tools run on this loop."""
-        if timeout is None and not self._hooked:
+        if timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
                 if type(checked) is ToolResult:  # counted by the core
@@ -738,7 +750,7 @@ class ToolRegistry:
                 entry, args = checked
                 if entry.is_async:
                     return self._counted(await _await_here(call, entry, args, self._max_result_bytes))
-        return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
+        return (await self.aexecute_many([call], approved=approved, timeout=timeout, deadline=deadline))[0]
 
     async def aexecute_many(
         self,
@@ -748,6 +760,7 @@ class ToolRegistry:
         limit: int = 8,
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """:meth:`execute_many` for event loops. Sync tools run on capstan's
         pool (the loop stays free), ``async def`` tools on this loop.
@@ -769,7 +782,7 @@ class ToolRegistry:
         if not calls:
             return []
         loop = asyncio.get_running_loop()
-        return await self._run_submitted(calls, approved, parallel, limit, timeout, loop)  # type: ignore[no-any-return]
+        return await self._run_submitted(calls, approved, parallel, limit, timeout, loop, deadline)  # type: ignore[no-any-return]
 
     def _prepare(
         self, calls: Sequence[ToolCall], approved: Any
@@ -816,15 +829,18 @@ class ToolRegistry:
         limit: int,
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """Runs the calls with capstan_registry_execute, waiting on this thread."""
         prefix, results, parts, approved_ids, _ = self._prepare(calls, approved)
         if not parts:
             return results
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids)
+        options, keep = _options(parallel, limit, timeout, approved_ids, False, deadline)
         execution = _Execution(loop, timeout, len(parts) == 1)
         execution.calls = calls
+        if deadline is not None:
+            execution.deadline = time.monotonic() + deadline
         text = self._execute(prefix.encode(), execution, payload, options)
         del keep
         items = ((i["content"], i["outcome"], i["duration_us"]) for i in _json.loads(text))
@@ -838,6 +854,7 @@ class ToolRegistry:
         limit: int,
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
+        deadline: float | None = None,
     ) -> Any:
         """Runs the calls with capstan_batch_submit. With a loop: returns an
         awaitable of the results; without: waits on this thread, where
@@ -867,9 +884,11 @@ class ToolRegistry:
             return results if loop is None else _ready(results)
         inline = loop is not None and all_inline and parallel and len(parts) <= (limit or 8)
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids, inline)
+        options, keep = _options(parallel, limit, timeout, approved_ids, inline, deadline)
         execution = _Execution(loop, timeout, False)  # found by call id
         execution.calls = calls
+        if deadline is not None:
+            execution.deadline = time.monotonic() + deadline
         if inline:
             execution.direct = []
         submission = _batches.Submission(len(parts), loop)

@@ -451,7 +451,7 @@ class FunctionTool(Tool):
     @property
     def parameters_specification(self) -> dict[str, Any]:
         """The parameters' JSON Schema (agentsilex's name for ``parameters``)."""
-        return self.parameters
+        return self.parameters if self.parameters is not None else {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -510,7 +510,7 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
     if is_optional(hint):
         members = [a for a in args if a is not type(None)]
         inner = _converter(members[0]) if len(members) == 1 else None
-        return (lambda v: None if v is None else inner(v)) if inner else None
+        return (lambda v: None if v is None else inner(v)) if inner else None  # type: ignore[misc]
     if origin in (list, set, frozenset, tuple) and args:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             parts = [_converter(a) for a in args]
@@ -518,7 +518,7 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
                 return None
             return lambda v: tuple(p(x) if p else x for p, x in zip(parts, v))
         inner = _converter(args[0])
-        return (lambda v: origin(inner(x) for x in v)) if inner else None
+        return (lambda v: origin(inner(x) for x in v)) if inner else None  # type: ignore[misc]
     if origin is dict and len(args) == 2:
         inner = _converter(args[1])
         return (lambda v: {k: inner(x) for k, x in v.items()}) if inner else None

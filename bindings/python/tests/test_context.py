@@ -79,3 +79,21 @@ def test_a_tool_sees_its_deadline_and_its_cancellation():
     # The deadline is the call's start plus its timeout.
     assert 0 <= observed["remaining"] <= 0.2  # type: ignore[operator]
     assert before + 0.2 <= observed["deadline"] <= after + 0.2  # type: ignore[operator]
+
+
+def test_the_batch_deadline_is_the_contexts_when_it_comes_first():
+    deadlines: list[float | None] = []
+
+    @tool(timeout=60)
+    def probe(ctx: Context) -> str:
+        """Probe."""
+        deadlines.append(ctx.deadline)
+        return "ok"
+
+    with ToolRegistry([probe]) as r:
+        before = time.monotonic()
+        assert r.execute(ToolCall("probe"), deadline=5).outcome == "ok"
+        after = time.monotonic()
+        assert r.execute(ToolCall("probe")).outcome == "ok"
+    assert before + 5 <= deadlines[0] <= after + 5  # type: ignore[operator]
+    assert deadlines[1] > after + 5  # type: ignore[operator] # the tool's 60 s timeout

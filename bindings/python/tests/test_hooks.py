@@ -171,3 +171,30 @@ def test_main_thread_tools_run_on_the_thread_that_pumps():
         assert r.execute(ToolCall("draw", {"x": 2})).content == "drew 2"
         assert ran_on[-1] == threading.get_ident()
         assert r.pump(0) == 0
+
+
+def test_a_deadline_bounds_a_call_that_waits_for_a_pump_or_an_approver():
+    @tool(main_thread=True)
+    def draw(x: int) -> str:
+        """Draw."""
+        return "drew"
+
+    pending: list[ApprovalRequest] = []
+    with ToolRegistry([draw, remove]) as r:
+        r.set_approver(lambda request: pending.append(request))  # never decided here
+        out: list = []
+        # Not the pumping thread, and nobody pumps: the deadline ends the wait.
+        worker = threading.Thread(
+            target=lambda: out.append(
+                r.execute_many([ToolCall("draw", {"x": 1}), ToolCall("remove", {"path": "a"})], deadline=0.2)
+            )
+        )
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive()
+        waited_pump, waited_approval = out[0]
+        assert waited_pump.outcome == "timeout" and "capstan_registry_pump" in waited_pump.content
+        assert waited_approval.outcome == "timeout" and "approval" in waited_approval.content
+        assert pending and pending[0].approve() is False  # too late: the call has its result
+        with pytest.raises(ValueError, match="deadline"):
+            r.execute(ToolCall("draw", {"x": 1}), deadline=0)
