@@ -46,7 +46,7 @@ from ._lifecycle import set_exit_timeout
 from ._mcp_client import McpMount
 from ._mcp_server import McpServer
 from ._stream import Stream, StreamTurn
-from ._registry import ToolRegistry, ToolStats, default_registry
+from ._registry import ToolExport, ToolRegistry, ToolStats, default_registry
 from ._schema import function_schema, parse_docstring, python_type_to_schema
 from ._tools import FunctionTool, Tool, render_result, tool
 
@@ -72,6 +72,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolEvent",
+    "ToolExport",
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",

@@ -50,7 +50,7 @@ def _milliseconds(seconds: float | None) -> int:
     return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
 
 
-_options_cache: dict[tuple[bool, int, int, bool, int], Any] = {}
+_options_cache: dict[tuple[int, int, int, int], Any] = {}
 
 
 def _options(
@@ -60,6 +60,7 @@ def _options(
     approved_ids: list[bytes],
     inline: bool = False,
     deadline: float | None = None,
+    strict_nulls: bool = False,
 ) -> tuple[Any, Any]:
     """Exec options for capstan_registry_execute / capstan_batch_submit, and what must stay
     alive during the call. None (capstan's defaults: parallel, limit 8) when
@@ -71,8 +72,12 @@ def _options(
         raise ValueError(f"deadline must be a number of seconds > 0, got {deadline!r}")
     timeout_ms = _milliseconds(timeout)
     deadline_ms = _milliseconds(deadline)
-    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms, inline, deadline_ms)
-    flags = (0 if parallel else _lib.EXEC_SEQUENTIAL) | (_lib.EXEC_START_INLINE if inline else 0)
+    flags = (
+        (0 if parallel else _lib.EXEC_SEQUENTIAL)
+        | (_lib.EXEC_START_INLINE if inline else 0)
+        | (_lib.EXEC_STRICT_NULLS if strict_nulls else 0)
+    )
+    key = (flags, min(limit, 2**32 - 1), timeout_ms, deadline_ms)
     size = ctypes.sizeof(_lib.ExecOptions)
     if approved_ids:
         ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)

@@ -49,7 +49,10 @@ TOOL_MAIN_THREAD = 1 << 2
 
 REGISTRY_COERCE = 1 << 0
 EXEC_SEQUENTIAL = 1 << 0
+EXEC_STRICT_NULLS = 1 << 2
 EXEC_START_INLINE = 1 << 3
+EXPORT_STRICT = 1 << 0
+EXPORT_GEMINI_LOWER = 1 << 1
 
 WAIT_FOREVER = 2**32 - 1  # UINT32_MAX: a timeout_ms without limit
 
@@ -109,6 +112,12 @@ class ToolDef(Structure):
 
 class RegistryOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("max_result_bytes", c_uint64)]
+
+
+class ExportOptions(Structure):
+    """capstan_export_options."""
+
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32)]
 
 
 class SearchOptions(Structure):

@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from . import _batches, _callbacks, _formats, _hooks, _json, _lib, _lifecycle, _mcp_client, _mcp_server, _provider
 from ._batches import _await_submission, _ready
@@ -40,9 +40,17 @@ from ._provider import Messages
 from ._stream import Stream
 from ._tools import FunctionTool, Tool
 
-__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "ToolStats", "default_registry"]
+__all__ = ["ToolCall", "ToolExport", "ToolRegistry", "ToolResult", "ToolStats", "default_registry"]
 
 _execution_tokens = itertools.count(1)
+
+
+class ToolExport(NamedTuple):
+    """:meth:`ToolRegistry.export`: ``tools`` as the API takes them, and the
+    core's ``report`` (``{"tool", "pointer", "message"}`` each)."""
+
+    tools: Any
+    report: list[dict[str, Any]]
 
 
 class ToolStats(TypedDict):
@@ -100,10 +108,15 @@ class ToolRegistry:
         *,
         coerce: bool = False,
         max_result_bytes: int = 0,
+        strict: bool = False,
     ) -> None:
         """``coerce``: accept strings for number/integer/boolean arguments.
         ``max_result_bytes``: bound on the decoded bytes of the images and
-        files one result holds (0 = 10 MiB); past it the call is a tool error."""
+        files one result holds (0 = 10 MiB); past it the call is a tool error.
+        ``strict``: the model is given OpenAI strict-mode schemas
+        (:meth:`schemas` exports them so by default), where an optional
+        argument comes as ``null``: such nulls are dropped before validation
+        (``CAPSTAN_EXEC_STRICT_NULLS``) on every path."""
         library = _library()
         options = _lib.RegistryOptions(
             ctypes.sizeof(_lib.RegistryOptions), _lib.REGISTRY_COERCE if coerce else 0, max_result_bytes
@@ -114,6 +127,8 @@ class ToolRegistry:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
         self._max_result_bytes = max_result_bytes
+        self._strict = bool(strict)
+        self._check_flags = _lib.EXEC_STRICT_NULLS if strict else 0
         self._tools: dict[str, Tool] = {}
         # Tools a lone call may run on the fast path (_check): no approval
         # gate, timeout or output cap; by name, their trampoline entries and
@@ -325,26 +340,54 @@ class ToolRegistry:
     serve_mcp_stdio = _mcp_server.serve_mcp_stdio  # MCP server: see _mcp_server.py
     start_mcp_server = _mcp_server.start_mcp_server
 
-    def _export(self, fmt: int) -> Any:
-        """capstan_registry_tools_json in format ``fmt``, parsed."""
+    def _export(self, fmt: int, flags: int = 0) -> tuple[Any, list[dict[str, Any]]]:
+        """capstan_registry_tools_json in format ``fmt``, parsed, and its report."""
+        options = _lib.ExportOptions(ctypes.sizeof(_lib.ExportOptions), flags)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.registry_tools_json(ptr, fmt, None, ctypes.byref(out), ctypes.byref(size), None, None)
+            report, report_size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.registry_tools_json(
+                ptr, fmt, ctypes.byref(options), ctypes.byref(out), ctypes.byref(size),
+                ctypes.byref(report), ctypes.byref(report_size),
+            )
             if status != _lib.OK:
                 raise _L.error(status, "capstan_registry_tools_json failed")
-            return json.loads(_L.take_text(out, size))
+            exported = json.loads(_L.take_text(out, size))
+            found = json.loads(_L.take_text(report, report_size)) if report.value else []
+            return exported, found
         finally:
             self._leave()
 
-    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
+    def _export_flags(self, fmt: int, strict: bool | None, gemini_lower: bool) -> int:
+        strict = self._strict if strict is None else strict
+        return (_lib.EXPORT_STRICT if strict else 0) | (_lib.EXPORT_GEMINI_LOWER if gemini_lower else 0)
+
+    def schemas(
+        self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False
+    ) -> list[dict[str, Any]]:
         """Every tool's definition in a provider's format, one per tool,
         sorted by name: ``"openai"`` (Chat Completions), ``"openai_responses"``,
         ``"anthropic"``, ``"gemini"`` (function declarations: put them in a
         ``{"functionDeclarations": [...]}`` tool) or ``"mcp"``; all exported
-        by capstan's core. ``[]`` when no tool is registered."""
+        by capstan's core. ``[]`` when no tool is registered. ``strict``
+        (default: the registry's): OpenAI strict mode (every property
+        required, optional ones nullable; run such calls with a
+        ``ToolRegistry(strict=True)``); ``gemini_lower``: Gemini's
+        OpenAPI-subset ``parameters`` instead of ``parametersJsonSchema``.
+        :meth:`export` also says what could not be made strict or lowered."""
         fmt = _formats.format_of(style)
-        return _formats.per_tool(fmt, self._export(fmt))
+        return _formats.per_tool(fmt, self._export(fmt, self._export_flags(fmt, strict, gemini_lower))[0])
+
+    def export(self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False) -> ToolExport:
+        """The tools as the provider's API takes them, as one value (for
+        ``"gemini"`` the ``tools`` array of one ``functionDeclarations``
+        tool) with the core's report: ``{"tool", "pointer", "message"}`` for
+        each schema part dropped or not made strict, and each name the
+        format would refuse. Options as for :meth:`schemas`."""
+        fmt = _formats.format_of(style)
+        tools, report = self._export(fmt, self._export_flags(fmt, strict, gemini_lower))
+        return ToolExport(tools, report)
 
     def run_turn(
         self,
@@ -386,7 +429,7 @@ class ToolRegistry:
         if approved is True:  # every call: by the response's own ids
             approved = [c.id for c in _provider.parse_calls(style, data)]
         ids = [] if approved is False else [str(i).encode("utf-8", "backslashreplace") for i in approved]
-        options, keep = _options(parallel, limit, timeout, ids, False, deadline)
+        options, keep = _options(parallel, limit, timeout, ids, False, deadline, self._strict)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
@@ -424,7 +467,7 @@ class ToolRegistry:
     def describe(self) -> list[dict[str, Any]]:
         """A JSON-safe summary of every tool, sorted by name: capstan's
         describe output, with this binding's options filled in."""
-        described = self._export(_lib.FORMAT_DESCRIBE)
+        described = self._export(_lib.FORMAT_DESCRIBE)[0]
         with self._lock:
             tools = dict(self._tools)
         for item in described:
@@ -668,7 +711,9 @@ class ToolRegistry:
             ptr = self._ptr
             if ptr is None or self._closing:
                 raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-            status = _check_call(ptr, name_bytes, len(name_bytes), encoded, len(encoded), 0, outcome, out, None)
+            status = _check_call(
+                ptr, name_bytes, len(name_bytes), encoded, len(encoded), self._check_flags, outcome, out, None
+            )
             if status != 0:
                 raise _L.error(status, "capstan_registry_check_call failed")
         finally:
@@ -836,7 +881,7 @@ class ToolRegistry:
         if not parts:
             return results
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids, False, deadline)
+        options, keep = _options(parallel, limit, timeout, approved_ids, False, deadline, self._strict)
         execution = _Execution(loop, timeout, len(parts) == 1)
         execution.calls = calls
         if deadline is not None:
@@ -884,7 +929,7 @@ class ToolRegistry:
             return results if loop is None else _ready(results)
         inline = loop is not None and all_inline and parallel and len(parts) <= (limit or 8)
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids, inline, deadline)
+        options, keep = _options(parallel, limit, timeout, approved_ids, inline, deadline, self._strict)
         execution = _Execution(loop, timeout, False)  # found by call id
         execution.calls = calls
         if deadline is not None:
