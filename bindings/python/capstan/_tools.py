@@ -86,11 +86,11 @@ try:
     from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
 
     _compact = _c_make_encoder(
-        None, _jsonable, json.encoder.py_encode_basestring, None, ":", ",", False, False, True  # type: ignore[attr-defined]
+        None, _jsonable, json.encoder.encode_basestring, None, ":", ",", False, False, True  # type: ignore[attr-defined]
     )
 except (ImportError, TypeError):  # pragma: no cover - no C accelerator
     _compact = json.encoder._make_iterencode(  # type: ignore[attr-defined]
-        None, _jsonable, json.encoder.py_encode_basestring, None, float.__repr__, ":", ",", False, False, True  # type: ignore[attr-defined]
+        None, _jsonable, json.encoder.encode_basestring, None, float.__repr__, ":", ",", False, False, True  # type: ignore[attr-defined]
     )
 _SERDE_DIFFERS = re.compile(r"[0-9]e-0[5-9]|[0-9]{20}")
 _U64 = 2**64
@@ -122,7 +122,7 @@ def _serde_int(value: int) -> str:
 
 
 _serde = json.encoder._make_iterencode(  # type: ignore[attr-defined]
-    None, _jsonable, json.encoder.py_encode_basestring, None, _serde_float, ":", ",", False, False, True,  # type: ignore[attr-defined]
+    None, _jsonable, json.encoder.encode_basestring, None, _serde_float, ":", ",", False, False, True,  # type: ignore[attr-defined]
     _intstr=_serde_int,
 )
 
