@@ -36,33 +36,53 @@ from ._errors import (
     ValidationError,
 )
 from ._history import HistoryCheck, check_history
+from ._hooks import ApprovalRequest, Approver, EventKind, ToolEvent
+from ._provider import Messages, format_results, parse_calls
 from ._lib import version
 from ._calls import ToolCall, ToolResult
 from ._content import File, Image
+from ._context import Context
 from ._lifecycle import set_exit_timeout
-from ._registry import ToolRegistry, default_registry
+from ._mcp_client import McpMount
+from ._mcp_server import McpServer
+from ._stream import Stream, StreamTurn
+from ._registry import ToolExport, ToolRegistry, ToolStats, default_registry
 from ._schema import function_schema, parse_docstring, python_type_to_schema
 from ._tools import FunctionTool, Tool, render_result, tool
 
 __all__ = [
+    "ApprovalRequest",
+    "Approver",
     "CapstanError",
+    "Context",
+    "EventKind",
     "File",
     "FunctionTool",
     "HistoryCheck",
     "Image",
     "LibraryNotFoundError",
+    "McpMount",
+    "McpServer",
+    "Messages",
     "ProviderErrorInfo",
     "RegistryClosedError",
     "SearchError",
+    "Stream",
+    "StreamTurn",
     "Tool",
     "ToolCall",
+    "ToolEvent",
+    "ToolExport",
     "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
+    "ToolStats",
     "ValidationError",
     "check_history",
     "default_registry",
+    "format_results",
     "function_schema",
+    "parse_calls",
     "parse_docstring",
     "python_type_to_schema",
     "render_result",

@@ -22,15 +22,18 @@ with call_soon_threadsafe.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import itertools
 import queue
 import threading
+import time
 import weakref
 from typing import Any
 
 from . import _lib
 from ._json import _scan
 from ._content import content_parts
+from ._context import Context
 from ._tools import Tool, render_result
 
 # --- the trampoline's tables ---------------------------------------------------
@@ -39,7 +42,7 @@ from ._tools import Tool, render_result
 class _Entry:
     """What the trampoline needs of one registered tool."""
 
-    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "timeout", "plain")
+    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain")
 
     def __init__(self, built: Tool, weak: bool) -> None:
         target = built._target()
@@ -47,17 +50,17 @@ class _Entry:
         # A tool's own registry for run() must not keep the tool alive.
         self.fn: Any = weakref.WeakMethod(target) if self.weak else target
         self.is_async = built.is_async
-        self.fill, self.convert = built._call_plan()
+        self.fill, self.convert, self.context = built._call_plan()
         self.timeout = built.timeout
         # Called as is with the arguments: the trampoline's short path.
-        self.plain = not (self.weak or self.is_async or self.fill or self.convert)
+        self.plain = not (self.weak or self.is_async or self.fill or self.convert or self.context)
 
 
 class _Execution:
     """Python-side state of one capstan_registry_execute, found by the calls' id prefix
     (or, for a lone call run on the executing thread, by that thread)."""
 
-    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised", "tasks", "direct")
+    __slots__ = ("loop", "timeout", "single", "value", "error", "data", "errors", "raised", "tasks", "direct", "calls", "deadline")
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None, timeout: float | None, single: bool) -> None:
         self.loop = loop
@@ -75,6 +78,10 @@ class _Execution:
         # While an inline capstan_batch_submit runs: coroutines (of async tools
         # without a timeout) for the awaiting task to run itself.
         self.direct: list[Any] | None = None
+        # The caller's calls, by index: their ids for the approver and events.
+        self.calls: Any = None
+        # The batch deadline, as a time.monotonic() value (None: none).
+        self.deadline: float | None = None
 
     def cancel_tasks(self) -> None:
         """Cancels the coroutines of its async tools still running (the
@@ -148,6 +155,8 @@ def _call_tool(key: int, call: int, thread: int) -> None:
             value = entry.fn(**args)
         else:
             fn = tool_function(entry, args)
+            if entry.context is not None:
+                args[entry.context] = _context(call, call_id, execution, entry)
             if entry.is_async:
                 _start_coroutine(call, call_id, execution, entry, fn(**args))
                 return
@@ -171,6 +180,31 @@ def _call_tool(key: int, call: int, thread: int) -> None:
         elif call_id is not None:
             execution.data[call_id] = value  # type: ignore[index]
     _call_return(call, kind, text, len(text))
+
+
+def public_id(raw: bytes) -> str:
+    """The caller's id of a call capstan knows by ``raw``: the
+    :class:`ToolCall`'s, for the internal ids of ``execute*``."""
+    prefix, dot, index = raw.partition(b".")
+    if dot and index.isdigit():
+        execution = _executions.get(prefix)
+        calls = execution.calls if execution is not None else None
+        if calls is not None and int(index) < len(calls):
+            return str(calls[int(index)].id)
+    return raw.decode("utf-8", "replace")
+
+
+def _context(call: int, call_id: bytes | None, execution: _Execution | None, entry: _Entry) -> Context:
+    """The Context of a call the trampoline runs."""
+    size = ctypes.c_size_t()
+    raw = call_id if call_id is not None else (_call_id(call, ctypes.byref(size)) or b"")
+    tool = (_L.call_tool(call, ctypes.byref(size)) or b"").decode("utf-8", "replace")
+    timeout = execution.timeout if execution is not None and execution.timeout else entry.timeout
+    deadline = time.monotonic() + timeout if timeout else None
+    batch = execution.deadline if execution is not None else None
+    if batch is not None and (deadline is None or batch < deadline):
+        deadline = batch
+    return Context(public_id(raw), tool, deadline, call, _L.call_cancelled)
 
 
 def _encode(value: Any) -> tuple[int, bytes]:

@@ -50,30 +50,44 @@ def _milliseconds(seconds: float | None) -> int:
     return min(max(1, math.ceil(seconds * 1000)), 2**32 - 1)
 
 
-_options_cache: dict[tuple[bool, int, int, bool], Any] = {}
+_options_cache: dict[tuple[int, int, int, int], Any] = {}
 
 
 def _options(
-    parallel: bool, limit: int, timeout: float | None, approved_ids: list[bytes], inline: bool = False
+    parallel: bool,
+    limit: int,
+    timeout: float | None,
+    approved_ids: list[bytes],
+    inline: bool = False,
+    deadline: float | None = None,
+    strict_nulls: bool = False,
 ) -> tuple[Any, Any]:
     """Exec options for capstan_registry_execute / capstan_batch_submit, and what must stay
     alive during the call. None (capstan's defaults: parallel, limit 8) when
-    they match."""
+    they match. ``deadline``: seconds from now that bound every call, waits
+    included (deadline_ms)."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
+    if deadline is not None and (isinstance(deadline, bool) or not deadline > 0):
+        raise ValueError(f"deadline must be a number of seconds > 0, got {deadline!r}")
     timeout_ms = _milliseconds(timeout)
-    key = (bool(parallel), min(limit, 2**32 - 1), timeout_ms, inline)
-    flags = (0 if parallel else _lib.EXEC_SEQUENTIAL) | (_lib.EXEC_START_INLINE if inline else 0)
+    deadline_ms = _milliseconds(deadline)
+    flags = (
+        (0 if parallel else _lib.EXEC_SEQUENTIAL)
+        | (_lib.EXEC_START_INLINE if inline else 0)
+        | (_lib.EXEC_STRICT_NULLS if strict_nulls else 0)
+    )
+    key = (flags, min(limit, 2**32 - 1), timeout_ms, deadline_ms)
     size = ctypes.sizeof(_lib.ExecOptions)
     if approved_ids:
         ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
-        options = _lib.ExecOptions(size, flags, key[1], timeout_ms, ids, len(approved_ids))
+        options = _lib.ExecOptions(size, flags, key[1], timeout_ms, ids, len(approved_ids), deadline_ms)
         return ctypes.byref(options), (ids, options)
-    if not flags and limit in (0, 8) and not timeout_ms:
+    if not flags and limit in (0, 8) and not timeout_ms and not deadline_ms:
         return None, None
     found = _options_cache.get(key)
     if found is None:
-        found = ctypes.byref(_lib.ExecOptions(size, flags, key[1], timeout_ms))
+        found = ctypes.byref(_lib.ExecOptions(size, flags, key[1], timeout_ms, None, 0, deadline_ms))
         if len(_options_cache) < 64:
             _options_cache[key] = found
     return found, None

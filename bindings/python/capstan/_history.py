@@ -44,7 +44,7 @@ def check_history(
     text = history if isinstance(history, (str, bytes)) else json.dumps(history)
     data = text.encode() if isinstance(text, str) else text
     flags = (HISTORY_REPAIR if repair else 0) | (HISTORY_GEMINI_SIGNATURES if gemini_signatures else 0)
-    library = _lib.lib()
+    library: Any = _lib.lib()  # its functions are attributes set at load time
     report, report_len = ctypes.c_void_p(), ctypes.c_size_t()
     repaired, repaired_len = ctypes.c_void_p(), ctypes.c_size_t()
     status = library.format_check_history(

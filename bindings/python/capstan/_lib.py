@@ -49,7 +49,10 @@ TOOL_MAIN_THREAD = 1 << 2
 
 REGISTRY_COERCE = 1 << 0
 EXEC_SEQUENTIAL = 1 << 0
+EXEC_STRICT_NULLS = 1 << 2
 EXEC_START_INLINE = 1 << 3
+EXPORT_STRICT = 1 << 0
+EXPORT_GEMINI_LOWER = 1 << 1
 
 WAIT_FOREVER = 2**32 - 1  # UINT32_MAX: a timeout_ms without limit
 
@@ -109,6 +112,12 @@ class ToolDef(Structure):
 
 class RegistryOptions(Structure):
     _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("max_result_bytes", c_uint64)]
+
+
+class ExportOptions(Structure):
+    """capstan_export_options."""
+
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32)]
 
 
 class SearchOptions(Structure):
@@ -220,6 +229,14 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_batch_cancel": (None, [c_void_p]),
             "capstan_batch_free": (None, [c_void_p]),
             "capstan_registry_needs_approval": (status, [c_void_p, c_char_p, c_size_t, c_void_p, out, size_out]),
+            # Runs main-thread tools on this thread.
+            "capstan_registry_pump": (c_size_t, [c_void_p, c_uint32]),
+            # May wait for the last invocation of the callable they replace.
+            "capstan_registry_set_approver": (status, [c_void_p, c_void_p, c_void_p, c_void_p]),
+            "capstan_registry_set_event_hook": (status, [c_void_p, c_void_p, c_void_p, c_void_p]),
+            "capstan_registry_set_notify": (status, [c_void_p, c_void_p, c_void_p, c_void_p]),
+            # An approval may start its call.
+            "capstan_approval_decide": (status, [c_void_p, c_bool, c_char_p, c_size_t]),
         },
         # GIL kept: short, never waits for Python code.
         quick: {
@@ -230,6 +247,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_call_return": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
             "capstan_call_fail": (status, [c_void_p, c_char_p, c_size_t]),
             "capstan_name_check": (status, [c_char_p, c_size_t]),
+            "capstan_approval_tool": (c_char_p, [c_void_p, size_out]),
+            "capstan_approval_id": (c_char_p, [c_void_p, size_out]),
+            "capstan_approval_arguments": (c_char_p, [c_void_p, size_out]),
+            "capstan_registry_stats_json": (status, [c_void_p, out, size_out]),
+            "capstan_registry_wake_fd": (status, [c_void_p, POINTER(c_int32)]),
             # Bounded validation, no callback: keeps the GIL (the lone-call fast path).
             "capstan_registry_check_call": (
                 status,
@@ -330,7 +352,7 @@ class _Library:
     def take_text(self, ptr: c_void_p, size: c_size_t) -> bytes:
         """Copies capstan-owned output text and frees it."""
         try:
-            return ctypes.string_at(ptr.value, size.value)
+            return ctypes.string_at(ptr.value, size.value)  # type: ignore[arg-type]
         finally:
             self.quick.capstan_string_free(ptr)
 

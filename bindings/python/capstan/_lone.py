@@ -14,14 +14,20 @@ from . import _lib
 from ._callbacks import _Entry, tool_function
 from ._calls import ToolCall, ToolResult
 from ._content import content_parts
+from ._context import Context
 from ._tools import render_result
 
 _now = time.perf_counter_ns
 
 
-def _tool_function(entry: _Entry, args: dict[str, Any]) -> Any:
+def _tool_function(call: ToolCall, entry: _Entry, args: dict[str, Any]) -> Any:
     """The function to call, with ``args`` completed as the trampoline does."""
-    return entry.fn if entry.plain else tool_function(entry, args)
+    if entry.plain:
+        return entry.fn
+    fn = tool_function(entry, args)
+    if entry.context is not None:  # no timeout on this path, nothing cancels it
+        args[entry.context] = Context(call.id, call.name, None)
+    return fn
 
 
 def _ok(call: ToolCall, value: Any, started: int, limit: int = 0) -> ToolResult:
@@ -42,7 +48,7 @@ def _with_parts(call: ToolCall, value: Any, parts: str, started: int, limit: int
     checked here, since the core applies it only to calls it completes."""
     blocks = json.loads(parts)
     duration = (_now() - started) // 1000
-    library = _lib.lib()
+    library: Any = _lib.lib()  # its functions are attributes set at load time
     total = sum(len(getattr(v, "data", b"")) for v in (value if type(value) in (list, tuple) else [value]))
     bound = limit or 10 * 1024 * 1024
     why = None
@@ -78,7 +84,7 @@ def _run_here(call: ToolCall, entry: _Entry, args: dict[str, Any], limit: int = 
     """Runs a checked sync call on this thread (the fast path)."""
     started = _now()
     try:
-        value = _tool_function(entry, args)(**args)
+        value = _tool_function(call, entry, args)(**args)
         return _ok(call, value, started, limit)
     except Exception as exc:
         return _failed(call, exc, started)
@@ -88,7 +94,7 @@ async def _await_here(call: ToolCall, entry: _Entry, args: dict[str, Any], limit
     """Runs a checked async call in the awaiting task (the fast path)."""
     started = _now()
     try:
-        value = await _tool_function(entry, args)(**args)
+        value = await _tool_function(call, entry, args)(**args)
         return _ok(call, value, started, limit)
     except Exception as exc:
         return _failed(call, exc, started)

@@ -166,6 +166,7 @@ def mount_mcp(
         keep += [argv, envs]
         opts.cwd = cwd.encode() if cwd else None
     else:
+        assert url is not None
         opts.url = url.encode()
         hs, opts.header_count = _strings([f"{k}: {v}" for k, v in (headers or {}).items()])
         opts.headers = ctypes.cast(hs, POINTER(c_char_p))
@@ -187,6 +188,8 @@ def mount_mcp(
         registry._leave()
     if st != 0:
         raise lib().error(st, "mount_mcp")
+    if not out.value:
+        raise CapstanError("mount_mcp returned no mount")
     return McpMount(out.value)
 
 

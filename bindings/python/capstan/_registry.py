@@ -9,10 +9,11 @@ import ctypes
 import itertools
 import json
 import threading
-from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
 
-from . import _batches, _callbacks, _formats, _json, _lib, _lifecycle, _mcp_server
+from . import _batches, _callbacks, _formats, _hooks, _json, _lib, _lifecycle, _mcp_client, _mcp_server, _provider
 from ._batches import _await_submission, _ready
 from ._callbacks import (
     _ABSENT,
@@ -33,11 +34,34 @@ from ._exec import _collect, _milliseconds, _options, _payload
 from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
 from ._lone import _await_here, _run_here
+from ._hooks import Approver, ToolEvent
+from ._mcp_client import McpMount
+from ._provider import Messages
+from ._stream import Stream
 from ._tools import FunctionTool, Tool
 
-__all__ = ["ToolCall", "ToolRegistry", "ToolResult", "default_registry"]
+__all__ = ["ToolCall", "ToolExport", "ToolRegistry", "ToolResult", "ToolStats", "default_registry"]
 
 _execution_tokens = itertools.count(1)
+
+
+class ToolExport(NamedTuple):
+    """:meth:`ToolRegistry.export`: ``tools`` as the API takes them, and the
+    core's ``report`` (``{"tool", "pointer", "message"}`` each)."""
+
+    tools: Any
+    report: list[dict[str, Any]]
+
+
+class ToolStats(TypedDict):
+    """One tool's counters in :meth:`ToolRegistry.stats`."""
+
+    calls: int
+    outcomes: dict[str, int]
+    in_flight: int
+    p50_us: int | None
+    p99_us: int | None
+
 # The library's functions on the hot path, bound once it is loaded.
 _L: Any = None
 _execute: Any = None
@@ -84,10 +108,15 @@ class ToolRegistry:
         *,
         coerce: bool = False,
         max_result_bytes: int = 0,
+        strict: bool = False,
     ) -> None:
         """``coerce``: accept strings for number/integer/boolean arguments.
         ``max_result_bytes``: bound on the decoded bytes of the images and
-        files one result holds (0 = 10 MiB); past it the call is a tool error."""
+        files one result holds (0 = 10 MiB); past it the call is a tool error.
+        ``strict``: the model is given OpenAI strict-mode schemas
+        (:meth:`schemas` exports them so by default), where an optional
+        argument comes as ``null``: such nulls are dropped before validation
+        (``CAPSTAN_EXEC_STRICT_NULLS``) on every path."""
         library = _library()
         options = _lib.RegistryOptions(
             ctypes.sizeof(_lib.RegistryOptions), _lib.REGISTRY_COERCE if coerce else 0, max_result_bytes
@@ -98,6 +127,8 @@ class ToolRegistry:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
         self._max_result_bytes = max_result_bytes
+        self._strict = bool(strict)
+        self._check_flags = _lib.EXEC_STRICT_NULLS if strict else 0
         self._tools: dict[str, Tool] = {}
         # Tools a lone call may run on the fast path (_check): no approval
         # gate, timeout or output cap; by name, their trampoline entries and
@@ -112,6 +143,11 @@ class ToolRegistry:
         self._entered = itertools.count()
         self._left = itertools.count()
         self._closing = False
+        # While an event hook is set, lone calls go through the core (which
+        # emits the events) instead of the fast path.
+        self._hooked = False
+        # Lone calls of the fast path, by (tool, outcome): added to stats().
+        self._lone: dict[tuple[str, str], itertools.count[int]] = {}
         _open_registries.add(self)
         for item in tools or ():
             self.add(item)
@@ -213,6 +249,8 @@ class ToolRegistry:
             flags |= _lib.TOOL_SERIAL
         if built.wait_for_response:
             flags |= _lib.TOOL_WAIT_FOR_RESPONSE
+        if built.main_thread:
+            flags |= _lib.TOOL_MAIN_THREAD
         description = built.description.replace("\0", " ")
         definition = _lib.ToolDef(
             struct_size=ctypes.sizeof(_lib.ToolDef),
@@ -236,11 +274,11 @@ class ToolRegistry:
                     cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
-                if built.parallel_safe:
+                if built.parallel_safe and not built.main_thread:
                     self._inline_safe.add(built.name)
                 else:
                     self._inline_safe.discard(built.name)
-                if built.requires_approval or built.timeout is not None or built.max_output_chars:
+                if built.requires_approval or built.timeout is not None or built.max_output_chars or built.main_thread:
                     self._lean.pop(built.name, None)
                 else:
                     self._lean[built.name] = (entry, built.name.encode())
@@ -302,53 +340,106 @@ class ToolRegistry:
     serve_mcp_stdio = _mcp_server.serve_mcp_stdio  # MCP server: see _mcp_server.py
     start_mcp_server = _mcp_server.start_mcp_server
 
-    def _export(self, fmt: int) -> Any:
-        """capstan_registry_tools_json in format ``fmt``, parsed."""
+    def _export(self, fmt: int, flags: int = 0) -> tuple[Any, list[dict[str, Any]]]:
+        """capstan_registry_tools_json in format ``fmt``, parsed, and its report."""
+        options = _lib.ExportOptions(ctypes.sizeof(_lib.ExportOptions), flags)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.registry_tools_json(ptr, fmt, None, ctypes.byref(out), ctypes.byref(size), None, None)
+            report, report_size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.registry_tools_json(
+                ptr, fmt, ctypes.byref(options), ctypes.byref(out), ctypes.byref(size),
+                ctypes.byref(report), ctypes.byref(report_size),
+            )
             if status != _lib.OK:
                 raise _L.error(status, "capstan_registry_tools_json failed")
-            return json.loads(_L.take_text(out, size))
+            exported = json.loads(_L.take_text(out, size))
+            found = json.loads(_L.take_text(report, report_size)) if report.value else []
+            return exported, found
         finally:
             self._leave()
 
-    def schemas(self, style: str = "openai") -> list[dict[str, Any]]:
+    def _export_flags(self, fmt: int, strict: bool | None, gemini_lower: bool) -> int:
+        strict = self._strict if strict is None else strict
+        return (_lib.EXPORT_STRICT if strict else 0) | (_lib.EXPORT_GEMINI_LOWER if gemini_lower else 0)
+
+    def schemas(
+        self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False
+    ) -> list[dict[str, Any]]:
         """Every tool's definition in a provider's format, one per tool,
         sorted by name: ``"openai"`` (Chat Completions), ``"openai_responses"``,
         ``"anthropic"``, ``"gemini"`` (function declarations: put them in a
         ``{"functionDeclarations": [...]}`` tool) or ``"mcp"``; all exported
-        by capstan's core. ``[]`` when no tool is registered."""
+        by capstan's core. ``[]`` when no tool is registered. ``strict``
+        (default: the registry's): OpenAI strict mode (every property
+        required, optional ones nullable; run such calls with a
+        ``ToolRegistry(strict=True)``); ``gemini_lower``: Gemini's
+        OpenAPI-subset ``parameters`` instead of ``parametersJsonSchema``.
+        :meth:`export` also says what could not be made strict or lowered."""
         fmt = _formats.format_of(style)
-        return _formats.per_tool(fmt, self._export(fmt))
+        return _formats.per_tool(fmt, self._export(fmt, self._export_flags(fmt, strict, gemini_lower))[0])
 
-    def run_turn(self, style: str, response: Any) -> Any:
-        """Runs every tool call of a provider's response (a dict, or its JSON
-        text) and returns the results as that provider's next request takes
-        them (capstan_registry_run_turn), images and files included: for
-        ``"openai"`` a list of ``tool`` messages (and one ``user`` message
-        with the images), for ``"anthropic"`` one ``user`` message, and so on.
+    def export(self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False) -> ToolExport:
+        """The tools as the provider's API takes them, as one value (for
+        ``"gemini"`` the ``tools`` array of one ``functionDeclarations``
+        tool) with the core's report: ``{"tool", "pointer", "message"}`` for
+        each schema part dropped or not made strict, and each name the
+        format would refuse. Options as for :meth:`schemas`."""
+        fmt = _formats.format_of(style)
+        tools, report = self._export(fmt, self._export_flags(fmt, strict, gemini_lower))
+        return ToolExport(tools, report)
+
+    def run_turn(
+        self,
+        style: str,
+        response: Any,
+        *,
+        approved: bool | Collection[str] = False,
+        parallel: bool = True,
+        limit: int = 8,
+        timeout: float | None = None,
+        deadline: float | None = None,
+    ) -> Messages:
+        """One agent turn (``capstan_registry_run_turn``): runs every tool call
+        of a model response and returns the results as that provider's next
+        request takes them, images and files included. ``response`` is the
+        body (a dict, its JSON text, or the provider SDK's object, e.g. the
+        ``ChatCompletion`` that ``openai`` returns) or its message; ``style``
+        as for :func:`capstan.parse_calls`. Returns, for ``"openai"``, a
+        list of ``tool`` messages (and one ``user`` message with the images,
+        if any), for ``"openai_responses"`` a list of
+        ``function_call_output`` items, for ``"anthropic"`` one ``user``
+        message, for ``"gemini"`` one ``user`` Content; ``[]`` when the
+        response asks for no tool. ``approved``: True, or the ids of the
+        approved calls (of tools made with ``requires_approval``; the
+        registry's approver decides the others); ``parallel``, ``limit``,
+        ``timeout``, ``deadline`` as for :meth:`execute_many`.
+
+        Raises:
+            CapstanError: ``CAPSTAN_ERR_PROVIDER_ERROR`` for a provider's
+                error body (``.provider``), ``CAPSTAN_ERR_INVALID_RESPONSE``
+                for a body of the wrong shape; no call runs then.
 
         Example:
             >>> registry.run_turn("anthropic", response)  # doctest: +SKIP
             {'role': 'user', 'content': [{'type': 'tool_result', ...}]}
         """
         fmt = _formats.format_of(style)
-        if isinstance(response, (bytes, bytearray)):
-            body = bytes(response)
-        elif isinstance(response, str):
-            body = response.encode("utf-8")
-        else:
-            body = json.dumps(response).encode("utf-8")
+        data = _provider.body(response)
+        if approved is True:  # every call: by the response's own ids
+            approved = [c.id for c in _provider.parse_calls(style, data)]
+        ids = [] if approved is False else [str(i).encode("utf-8", "backslashreplace") for i in approved]
+        options, keep = _options(parallel, limit, timeout, ids, False, deadline, self._strict)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _L.registry_run_turn(ptr, fmt, body, len(body), None, ctypes.byref(out), ctypes.byref(size))
+            status = _L.registry_run_turn(ptr, fmt, data, len(data), options, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
                 raise _L.error(status, "capstan_registry_run_turn failed")
-            return json.loads(_L.take_text(out, size))
+            written: Messages = json.loads(_L.take_text(out, size))
+            return written
         finally:
+            del keep
             self._leave()
 
     def search(self, query: str, limit: int = 5, *, regex: bool = False) -> list[dict[str, Any]]:
@@ -376,7 +467,7 @@ class ToolRegistry:
     def describe(self) -> list[dict[str, Any]]:
         """A JSON-safe summary of every tool, sorted by name: capstan's
         describe output, with this binding's options filled in."""
-        described = self._export(_lib.FORMAT_DESCRIBE)
+        described = self._export(_lib.FORMAT_DESCRIBE)[0]
         with self._lock:
             tools = dict(self._tools)
         for item in described:
@@ -388,6 +479,7 @@ class ToolRegistry:
             item.setdefault("timeout", t.timeout)
             item.setdefault("max_output_chars", t.max_output_chars)
             item.setdefault("wait_for_response", t.wait_for_response)
+            item.setdefault("main_thread", t.main_thread)
             item.setdefault("is_async", t.is_async)
         return described
 
@@ -416,31 +508,176 @@ class ToolRegistry:
             self._leave()
         return [calls[item["index"]] for item in waiting]
 
+    def set_approver(self, approver: Approver | None) -> None:
+        """Sets (None: removes) the approver of this registry's
+        ``requires_approval`` tools (``capstan_registry_set_approver``): it gets
+        an :class:`ApprovalRequest` for every such call not approved by the
+        caller (``approved=``), on a capstan thread, and returns True
+        (approve), False (deny), a string (deny, with that reason for the
+        model) or None (it decides later with ``request.approve()`` /
+        ``request.deny(reason)``, from any thread). An ``async def``
+        approver runs on the binding's own event loop thread. An exception
+        denies the call, naming it. Without an approver such calls end
+        ``denied``.
+
+        Example:
+            >>> registry.set_approver(lambda request: request.tool != "delete_file")  # doctest: +SKIP
+        """
+        self._set_hook(
+            _L.registry_set_approver, approver, _hooks.APPROVER_TRAMPOLINE, "capstan_registry_set_approver"
+        )
+
+    def on_event(self, hook: Callable[[ToolEvent], Any] | None) -> None:
+        """Sets (None: removes) the event hook (``capstan_registry_set_event_hook``):
+        called with a :class:`ToolEvent` as each call starts, times out, is
+        cancelled and finishes, on the thread where it happens (several at
+        once). Keep it quick. While a hook is set, lone calls
+        (``execute``/``aexecute``) run through capstan instead of the fast
+        path, so that every call has its events."""
+        self._set_hook(_L.registry_set_event_hook, hook, _hooks.EVENT_TRAMPOLINE, "capstan_registry_set_event_hook")
+        self._hooked = hook is not None
+
+    def on_wake(self, notify: Callable[[], Any] | None) -> None:
+        """Sets (None: removes) the wake-up callback
+        (``capstan_registry_set_notify``): called on any thread when a call of
+        a ``main_thread`` tool waits for :meth:`pump`. It must be quick and
+        must not call capstan: post to your loop (``loop.call_soon_threadsafe``)."""
+        self._set_hook(_L.registry_set_notify, notify, _hooks.NOTIFY_TRAMPOLINE, "capstan_registry_set_notify")
+
+    def _set_hook(self, setter: Any, fn: Any, trampoline: Any, what: str) -> None:
+        if fn is not None and not callable(fn):
+            raise TypeError(f"expected a callable or None, got {type(fn).__name__}")
+        ptr = self._enter()
+        try:
+            if fn is None:
+                status = setter(ptr, None, None, None)
+            else:
+                status = setter(ptr, trampoline, _hooks.hold(fn), _hooks.RELEASE)  # on failure RELEASE ran
+            if status != _lib.OK:
+                raise _L.error(status, f"{what} failed")
+        finally:
+            self._leave()
+
+    def pump(self, budget: float = 0.0) -> int:
+        """Runs the calls of ``main_thread`` tools waiting for this thread
+        (``capstan_registry_pump``), for about ``budget`` seconds (at least
+        one call if any waits); returns how many ran. Call it from the
+        thread that owns your UI or game state; from then on that thread
+        also runs the main-thread calls of the batches it executes itself."""
+        ptr = self._enter()
+        try:
+            return int(_L.registry_pump(ptr, _milliseconds(budget)))
+        finally:
+            self._leave()
+
+    def wake_fd(self) -> int:
+        """A file descriptor that becomes readable when a ``main_thread``
+        call waits for :meth:`pump` (``capstan_registry_wake_fd``): e.g.
+        ``loop.add_reader(fd, ...)``; read it (8 bytes on Linux) to reset
+        it. Owned by the registry: do not close it."""
+        ptr = self._enter()
+        try:
+            fd = ctypes.c_int32()
+            status = _L.registry_wake_fd(ptr, ctypes.byref(fd))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_registry_wake_fd failed")
+            return fd.value
+        finally:
+            self._leave()
+
+    def stats(self) -> dict[str, ToolStats]:
+        """Per-tool counters, by tool name (``capstan_registry_stats_json``):
+        ``calls``, ``outcomes`` (``{"ok": n, "tool_error": n, ...}``),
+        ``in_flight``, and latency percentiles ``p50_us``/``p99_us`` (bucket
+        bounds within 25%; None before any call ran). Lone calls of the fast
+        path (see ``execute``) count in ``calls`` and ``outcomes``; the
+        percentiles and ``in_flight`` are of the calls capstan ran."""
+        ptr = self._enter()
+        try:
+            out, size = ctypes.c_void_p(), ctypes.c_size_t()
+            status = _L.registry_stats_json(ptr, ctypes.byref(out), ctypes.byref(size))
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_registry_stats_json failed")
+            tools: dict[str, ToolStats] = json.loads(_L.take_text(out, size))["tools"]
+        finally:
+            self._leave()
+        for (name, outcome), counter in list(self._lone.items()):
+            entry = tools.get(name)
+            n = _count(counter)
+            if entry is not None and n:
+                entry["calls"] += n
+                entry["outcomes"][outcome] = entry["outcomes"].get(outcome, 0) + n
+        return tools
+
+
     @staticmethod
     def _approves(call: ToolCall, approved: Any) -> bool:
         return approved is True or (not isinstance(approved, bool) and call.id in approved)
 
     # -- execution ----------------------------------------------------------------------------
 
-    def mount_mcp(self, *args: Any, **kwargs: Any) -> Any:
-        """Mounts an MCP server's tools into this registry (see ``capstan._mcp_client.mount_mcp``)."""
-        from ._mcp_client import mount_mcp
+    def mount_mcp(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        prefix: str = "",
+        connect_timeout: float = 10.0,
+        call_timeout: float | None = None,
+        max_reconnects: int = 5,
+        reconnect_backoff: float = 0.2,
+        protocol_version: str | None = None,
+    ) -> McpMount:
+        """Mounts the tools of an MCP server into this registry: ``command``
+        (argv of a stdio server) or ``url`` (streamable HTTP, with
+        ``headers``); each remote tool becomes ``prefix + name``. Returns the
+        :class:`McpMount` (``unmount()`` removes its tools). Raises
+        CapstanError (``CAPSTAN_ERR_MCP_CONNECT`` when the server cannot be
+        reached). See :func:`capstan._mcp_client.mount_mcp` for reconnects."""
+        return _mcp_client.mount_mcp(
+            self,
+            command,
+            url=url,
+            headers=headers,
+            env=env,
+            cwd=cwd,
+            prefix=prefix,
+            connect_timeout=connect_timeout,
+            call_timeout=call_timeout,
+            max_reconnects=max_reconnects,
+            reconnect_backoff=reconnect_backoff,
+            protocol_version=protocol_version,
+        )
 
-        return mount_mcp(self, *args, **kwargs)
-
-    def execute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+    def execute(
+        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+    ) -> ToolResult:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
-        tools that require approval. ``timeout`` overrides the tool's."""
-        if timeout is None:
+        tools that require approval. ``timeout`` overrides the tool's;
+        ``deadline``: see :meth:`execute_many`."""
+        if timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
-                if type(checked) is ToolResult:
+                if type(checked) is ToolResult:  # counted by the core
                     return checked
                 entry, args = checked
                 if not entry.is_async:
-                    return _run_here(call, entry, args, self._max_result_bytes)
-        return self._run((call,), approved, True, 8, timeout, None)[0]
+                    return self._counted(_run_here(call, entry, args, self._max_result_bytes))
+        return self._run((call,), approved, True, 8, timeout, None, deadline)[0]
+
+    def _counted(self, result: ToolResult) -> ToolResult:
+        """Counts a lone call the fast path ran for :meth:`stats` (the core
+        counted those it answered without running)."""
+        key = (result.name, result.outcome)
+        counter = self._lone.get(key)
+        if counter is None:
+            counter = self._lone.setdefault(key, itertools.count())
+        next(counter)
+        return result
 
     def _check(self, call: ToolCall) -> Any:
         """The lone-call fast path: capstan_registry_check_call validates the call on
@@ -474,7 +711,9 @@ class ToolRegistry:
             ptr = self._ptr
             if ptr is None or self._closing:
                 raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-            status = _check_call(ptr, name_bytes, len(name_bytes), encoded, len(encoded), 0, outcome, out, None)
+            status = _check_call(
+                ptr, name_bytes, len(name_bytes), encoded, len(encoded), self._check_flags, outcome, out, None
+            )
             if status != 0:
                 raise _L.error(status, "capstan_registry_check_call failed")
         finally:
@@ -527,30 +766,36 @@ class ToolRegistry:
         limit: int = 8,
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """Run calls (in parallel on capstan's pool, at most ``limit`` at once,
         or one by one with ``parallel=False``); results in call order.
-        ``approved``: True, or the ids of the approved calls."""
+        ``approved``: True, or the ids of the approved calls. ``deadline``
+        (seconds) bounds every call from now, waits included (for a free
+        worker, the approver, a :meth:`pump`): a call without a result by
+        then ends ``timeout``, saying what it waited for."""
         calls = list(calls)
         if not calls:
             return []
         if len(calls) > 1 and threading.current_thread() is threading.main_thread():
             # Waits where Ctrl-C reaches it; the batch is then cancelled.
-            return self._run_submitted(calls, approved, parallel, limit, timeout, None)  # type: ignore[no-any-return]
-        return self._run(calls, approved, parallel, limit, timeout, None)
+            return self._run_submitted(calls, approved, parallel, limit, timeout, None, deadline)  # type: ignore[no-any-return]
+        return self._run(calls, approved, parallel, limit, timeout, None, deadline)
 
-    async def aexecute(self, call: ToolCall, *, approved: bool = False, timeout: float | None = None) -> ToolResult:
+    async def aexecute(
+        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+    ) -> ToolResult:
         """:meth:`execute` for event loops: the loop stays free while sync
         tools run; ``async def`` tools run on this loop."""
-        if timeout is None:
+        if timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
-                if type(checked) is ToolResult:
+                if type(checked) is ToolResult:  # counted by the core
                     return checked
                 entry, args = checked
                 if entry.is_async:
-                    return await _await_here(call, entry, args, self._max_result_bytes)
-        return (await self.aexecute_many([call], approved=approved, timeout=timeout))[0]
+                    return self._counted(await _await_here(call, entry, args, self._max_result_bytes))
+        return (await self.aexecute_many([call], approved=approved, timeout=timeout, deadline=deadline))[0]
 
     async def aexecute_many(
         self,
@@ -560,6 +805,7 @@ class ToolRegistry:
         limit: int = 8,
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """:meth:`execute_many` for event loops. Sync tools run on capstan's
         pool (the loop stays free), ``async def`` tools on this loop.
@@ -581,7 +827,7 @@ class ToolRegistry:
         if not calls:
             return []
         loop = asyncio.get_running_loop()
-        return await self._run_submitted(calls, approved, parallel, limit, timeout, loop)  # type: ignore[no-any-return]
+        return await self._run_submitted(calls, approved, parallel, limit, timeout, loop, deadline)  # type: ignore[no-any-return]
 
     def _prepare(
         self, calls: Sequence[ToolCall], approved: Any
@@ -628,14 +874,18 @@ class ToolRegistry:
         limit: int,
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
+        deadline: float | None = None,
     ) -> list[ToolResult]:
         """Runs the calls with capstan_registry_execute, waiting on this thread."""
         prefix, results, parts, approved_ids, _ = self._prepare(calls, approved)
         if not parts:
             return results
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids)
+        options, keep = _options(parallel, limit, timeout, approved_ids, False, deadline, self._strict)
         execution = _Execution(loop, timeout, len(parts) == 1)
+        execution.calls = calls
+        if deadline is not None:
+            execution.deadline = time.monotonic() + deadline
         text = self._execute(prefix.encode(), execution, payload, options)
         del keep
         items = ((i["content"], i["outcome"], i["duration_us"]) for i in _json.loads(text))
@@ -649,6 +899,7 @@ class ToolRegistry:
         limit: int,
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
+        deadline: float | None = None,
     ) -> Any:
         """Runs the calls with capstan_batch_submit. With a loop: returns an
         awaitable of the results; without: waits on this thread, where
@@ -678,8 +929,11 @@ class ToolRegistry:
             return results if loop is None else _ready(results)
         inline = loop is not None and all_inline and parallel and len(parts) <= (limit or 8)
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids, inline)
+        options, keep = _options(parallel, limit, timeout, approved_ids, inline, deadline, self._strict)
         execution = _Execution(loop, timeout, False)  # found by call id
+        execution.calls = calls
+        if deadline is not None:
+            execution.deadline = time.monotonic() + deadline
         if inline:
             execution.direct = []
         submission = _batches.Submission(len(parts), loop)
@@ -736,13 +990,23 @@ class ToolRegistry:
             raise
         return settle(False)
 
-    def stream(self, style: str, **options: Any) -> Any:
-        """A :class:`capstan._stream.Stream` reading a streamed response in
-        ``style`` (openai_chat, openai_responses, anthropic, gemini); options:
-        ``early_dispatch``, ``on_text``, ``timeout``, ``limit``."""
-        from ._stream import Stream
-
-        return Stream(self, style, **options)
+    def stream(
+        self,
+        style: str,
+        *,
+        early_dispatch: bool = False,
+        on_text: Callable[[str], Any] | None = None,
+        timeout: float | None = None,
+        limit: int = 0,
+    ) -> Stream:
+        """A :class:`Stream` reading a streamed response in ``style``
+        (``"openai_chat"``, ``"openai_responses"``, ``"anthropic"``,
+        ``"gemini"``): ``feed`` it the bytes as they arrive, ``finish`` it
+        for a :class:`StreamTurn`. ``early_dispatch``: start each call as
+        soon as its arguments are complete; ``on_text``: gets the text
+        deltas; ``timeout`` overrides every tool's; ``limit``: calls at once
+        (0: 8)."""
+        return Stream(self, style, early_dispatch=early_dispatch, on_text=on_text, timeout=timeout, limit=limit)
 
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"

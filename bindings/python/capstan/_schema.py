@@ -20,6 +20,8 @@ import types
 import typing
 from typing import Any, Callable, Literal, Union, get_args, get_origin
 
+from ._context import Context
+
 __all__ = ["function_schema", "parse_docstring", "python_type_to_schema"]
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -457,6 +459,8 @@ def function_schema(
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
         annotation = hints.get(parameter.name, parameter.annotation)
+        if annotation is Context:
+            continue  # given by capstan, not by the model
         if isinstance(annotation, str):
             annotation = inspect.Parameter.empty  # unresolvable forward reference
         schema = _to_schema(annotation, defs)

@@ -150,7 +150,7 @@ class Stream:
         sink = StreamSink(ctypes.sizeof(StreamSink), self._text_cb, self._result_cb, None)
         options = _lib.ExecOptions(
             ctypes.sizeof(_lib.ExecOptions),
-            EXEC_EARLY_DISPATCH if early_dispatch else 0,
+            (EXEC_EARLY_DISPATCH if early_dispatch else 0) | (_lib.EXEC_STRICT_NULLS if registry._strict else 0),
             limit,
             0 if timeout is None else max(1, int(timeout * 1000)),
             None,

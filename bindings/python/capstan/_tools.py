@@ -12,26 +12,34 @@ import threading
 import typing
 from typing import Any, Callable, TypeVar, overload
 
+from ._context import Context
 from ._errors import CapstanError, LibraryNotFoundError, ValidationError
 from ._schema import _hints, function_schema, is_optional, parse_docstring, resolved_hints
 
+from ._calls import ToolResult
+
 if typing.TYPE_CHECKING:
-    from ._registry import ToolRegistry, ToolResult
+    from ._registry import ToolRegistry
 
 __all__ = ["FunctionTool", "Tool", "render_result", "tool"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 def render_result(value: Any) -> str:
-    """Render a tool's return value as the text the model reads.
+    """Render a tool's return value as the text the model reads, byte for
+    byte as capstan's core renders JSON content (``CAPSTAN_CONTENT_JSON``):
+    compact (no spaces), non-ASCII kept, keys in insertion order, floats
+    as Rust's serde_json writes them (as Python does, but ``0.00001`` for
+    ``1e-05`` and ``1e-7`` for ``1e-07``), integers past 64 bits as floats.
 
     Strings pass through; ``None`` is ``"null"``; anything else is JSON
-    (non-ASCII kept; dataclasses, pydantic models, enums and sets converted),
-    or its ``repr`` when it cannot be JSON.
+    (dataclasses, pydantic models, enums and sets converted), or its
+    ``repr`` when it cannot be JSON (a cycle; NaN and infinities, which
+    JSON cannot hold, are written ``NaN`` / ``Infinity``).
 
     Example:
-        >>> render_result({"a": 1})
-        '{"a": 1}'
+        >>> render_result({"a": 1, "b": [1.5, None]})
+        '{"a":1,"b":[1.5,null]}'
         >>> render_result("plain")
         'plain'
     """
@@ -47,8 +55,11 @@ def render_result(value: Any) -> str:
     if isinstance(value, str):
         return str(value)
     try:
-        return json.dumps(value, ensure_ascii=False, default=_jsonable)
-    except (TypeError, ValueError):
+        text = "".join(_compact(value, 0))
+        if _SERDE_DIFFERS.search(text) is not None:  # rare: see _serde_float
+            text = "".join(_serde(value, 0))
+        return text
+    except (TypeError, ValueError, RecursionError):
         return repr(value)
 
 
@@ -65,6 +76,55 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+# The core's rendering of JSON content (src/render.rs): compact, non-ASCII
+# kept. The C encoder, made once (json.dumps with arguments builds a new
+# encoder per call), writes what serde_json writes but for the numbers that
+# _SERDE_DIFFERS finds; the pure-Python encoder then writes those as it does.
+try:
+    from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
+
+    _compact = _c_make_encoder(
+        None, _jsonable, json.encoder.encode_basestring, None, ":", ",", False, False, True  # type: ignore[attr-defined]
+    )
+except (ImportError, TypeError):  # pragma: no cover - no C accelerator
+    _compact = json.encoder._make_iterencode(  # type: ignore[attr-defined]
+        None, _jsonable, json.encoder.encode_basestring, None, float.__repr__, ":", ",", False, False, True  # type: ignore[attr-defined]
+    )
+_SERDE_DIFFERS = re.compile(r"[0-9]e-0[5-9]|[0-9]{20}")
+_U64 = 2**64
+_I64 = -(2**63)
+
+
+def _serde_float(value: float) -> str:
+    """A float as serde_json writes it (zmij): Python's repr (the same
+    shortest digits, fixed notation from 1e-4 to below 1e16, else
+    ``d.ddde±X``) but fixed for 1e-5 <= |v| < 1e-4 and with no zero
+    padding in the exponent (``1e-7``, not ``1e-07``)."""
+    text = float.__repr__(value)
+    cut = text.find("e-0")
+    if cut < 0:
+        return text
+    exponent = int(text[cut + 1 :])
+    if exponent != -5:
+        return f"{text[:cut]}e-{-exponent}"
+    sign = "-" if text[0] == "-" else ""
+    return f"{sign}0.0000{text[len(sign) : cut].replace('.', '')}"
+
+
+def _serde_int(value: int) -> str:
+    """An integer as serde_json reads and writes it: exact within i64 and
+    u64, else as the nearest double."""
+    if _I64 <= value < _U64:
+        return int.__repr__(value)
+    return _serde_float(float(value))
+
+
+_serde = json.encoder._make_iterencode(  # type: ignore[attr-defined]
+    None, _jsonable, json.encoder.encode_basestring, None, _serde_float, ":", ",", False, False, True,  # type: ignore[attr-defined]
+    _intstr=_serde_int,
+)
 
 
 _NAME_RULE = (
@@ -125,7 +185,9 @@ class Tool:
     ``max_output_chars`` (cap on the text the model reads),
     ``wait_for_response`` (a streamed response's call of this tool starts
     only once the whole response arrived, never early: for tools with side
-    effects the rest of the response might make unwanted).
+    effects the rest of the response might make unwanted), ``main_thread``
+    (its calls run only on a thread calling :meth:`ToolRegistry.pump`: for
+    tools that touch UI or game state owned by one thread).
     """
 
     name: str = ""
@@ -136,6 +198,7 @@ class Tool:
     parallel_safe: bool = True
     max_output_chars: int | None = None
     wait_for_response: bool = False
+    main_thread: bool = False
 
     def __init__(
         self,
@@ -148,6 +211,7 @@ class Tool:
         parallel_safe: bool | None = None,
         max_output_chars: int | None = None,
         wait_for_response: bool | None = None,
+        main_thread: bool | None = None,
         **config: Any,
     ) -> None:
         cls = type(self)
@@ -167,6 +231,7 @@ class Tool:
         self.wait_for_response = bool(
             wait_for_response if wait_for_response is not None else cls.wait_for_response
         )
+        self.main_thread = bool(main_thread if main_thread is not None else cls.main_thread)
         chars = max_output_chars if max_output_chars is not None else cls.max_output_chars
         if chars is not None and (not isinstance(chars, int) or chars < 0 or chars >= 2**32):
             raise ValidationError(f"max_output_chars must be an int in [0, 2**32), got {chars!r}")
@@ -192,26 +257,33 @@ class Tool:
     def _derive_parameters(self) -> dict[str, Any]:
         return function_schema(self._target())
 
-    def _call_plan(self) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Callable[[Any], Any]], ...]]:
-        """(names to pass as None when omitted, converters of object arguments)."""
+    def _call_plan(
+        self,
+    ) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Callable[[Any], Any]], ...], str | None]:
+        """(names to pass as None when omitted, converters of object
+        arguments, the parameter that gets the :class:`Context`)."""
         target = self._target()
         try:
             signature = inspect.signature(target)
         except (TypeError, ValueError):
-            return (), ()
+            return (), (), None
         hints = resolved_hints(target, getattr(self, "_localns", None))
         fill: list[tuple[str, Any]] = []
         convert: list[tuple[str, Callable[[Any], Any]]] = []
+        context = None
         for p in signature.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
                 continue
             hint = hints.get(p.name, p.annotation)
+            if hint is Context:
+                context = p.name
+                continue
             if p.default is inspect.Parameter.empty and is_optional(hint):
                 fill.append((p.name, None))
             converter = _converter(hint)
             if converter is not None:
                 convert.append((p.name, converter))
-        return tuple(fill), tuple(convert)
+        return tuple(fill), tuple(convert), context
 
     # -- running it through capstan --------------------------------------------------
 
@@ -331,6 +403,7 @@ class FunctionTool(Tool):
         parallel_safe: bool = True,
         max_output_chars: int | None = None,
         wait_for_response: bool = False,
+        main_thread: bool = False,
         _localns: dict[str, Any] | None = None,
         **config: Any,
     ) -> None:
@@ -349,6 +422,7 @@ class FunctionTool(Tool):
             parallel_safe=parallel_safe,
             max_output_chars=max_output_chars,
             wait_for_response=wait_for_response,
+            main_thread=main_thread,
             **config,
         )
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -377,7 +451,7 @@ class FunctionTool(Tool):
     @property
     def parameters_specification(self) -> dict[str, Any]:
         """The parameters' JSON Schema (agentsilex's name for ``parameters``)."""
-        return self.parameters
+        return self.parameters if self.parameters is not None else {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -436,7 +510,7 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
     if is_optional(hint):
         members = [a for a in args if a is not type(None)]
         inner = _converter(members[0]) if len(members) == 1 else None
-        return (lambda v: None if v is None else inner(v)) if inner else None
+        return (lambda v: None if v is None else inner(v)) if inner else None  # type: ignore[misc]
     if origin in (list, set, frozenset, tuple) and args:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             parts = [_converter(a) for a in args]
@@ -444,7 +518,7 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
                 return None
             return lambda v: tuple(p(x) if p else x for p, x in zip(parts, v))
         inner = _converter(args[0])
-        return (lambda v: origin(inner(x) for x in v)) if inner else None
+        return (lambda v: origin(inner(x) for x in v)) if inner else None  # type: ignore[misc]
     if origin is dict and len(args) == 2:
         inner = _converter(args[1])
         return (lambda v: {k: inner(x) for k, x in v.items()}) if inner else None
@@ -492,6 +566,7 @@ def tool(
     parallel_safe: bool = ...,
     max_output_chars: int | None = ...,
     wait_for_response: bool = ...,
+    main_thread: bool = ...,
     register: bool = ...,
 ) -> Callable[[_F], FunctionTool]: ...
 
@@ -507,6 +582,7 @@ def tool(
     parallel_safe: bool = True,
     max_output_chars: int | None = None,
     wait_for_response: bool = False,
+    main_thread: bool = False,
     register: bool = False,
 ) -> Any:
     """Turn a Python function into a tool, bare (``@tool``) or configured
@@ -536,6 +612,7 @@ def tool(
             parallel_safe=parallel_safe,
             max_output_chars=max_output_chars,
             wait_for_response=wait_for_response,
+            main_thread=main_thread,
             _localns=localns,
         )
         if register:

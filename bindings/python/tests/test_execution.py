@@ -200,7 +200,7 @@ def test_async_tool_from_blocking_execute():
     with ToolRegistry([fetch]) as registry:
         result = registry.execute(ToolCall("fetch", {"url": "a"}))
         many = registry.execute_many([ToolCall("fetch", {"url": str(i)}) for i in range(5)])
-    assert result.data == {"url": "a"} and result.content == '{"url": "a"}'
+    assert result.data == {"url": "a"} and result.content == '{"url":"a"}'
     assert [r.data["url"] for r in many] == ["0", "1", "2", "3", "4"]
 
 

@@ -170,7 +170,7 @@ def test_render_and_data():
     with ToolRegistry([info, nothing]) as registry:
         r = registry.execute(ToolCall("info", {"city": "Zürich"}))
         n = registry.execute(ToolCall("nothing"))
-    assert r.content == '{"city": "Zürich", "temp": 18}'
+    assert r.content == '{"city":"Zürich","temp":18}'
     assert r.data == {"city": "Zürich", "temp": 18}
     assert n.content == "null" and n.data is None and not n.is_error
 

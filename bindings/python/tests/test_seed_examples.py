@@ -36,9 +36,11 @@ EXAMPLES = {
 >>> [r.content for r in asyncio.run(registry.aexecute_many(calls))]
 ['a', 'b']
 ''',
+    # The seed's example reads '{"a": 1}'; issue #34 makes Python's rendering
+    # the core's, byte for byte (compact), as every other binding's is.
     "render_result": '''
 >>> render_result({"a": 1})
-'{"a": 1}'
+'{"a":1}'
 >>> render_result("plain")
 'plain'
 ''',
