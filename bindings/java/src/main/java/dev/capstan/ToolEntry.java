@@ -48,7 +48,17 @@ final class ToolEntry {
     static void complete(MemorySegment call, Object value) throws Throwable {
         int kind;
         String text;
-        if (value instanceof CharSequence cs) {
+        String parts;
+        try {
+            parts = Content.partsOf(value);
+        } catch (RuntimeException e) {
+            Native.fail(call, "the tool's content parts could not be written as JSON: " + e.getMessage());
+            return;
+        }
+        if (parts != null) {
+            kind = Native.CONTENT_PARTS;
+            text = parts;
+        } else if (value instanceof CharSequence cs) {
             kind = Native.CONTENT_TEXT;
             text = cs.toString();
         } else {
