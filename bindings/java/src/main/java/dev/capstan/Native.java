@@ -107,6 +107,8 @@ final class Native {
     // 4. runtime
     static final MethodHandle runtime_set_thread_hooks = fn("capstan_runtime_set_thread_hooks", U32, PTR, PTR, PTR, PTR);
     static final MethodHandle runtime_shutdown = fn("capstan_runtime_shutdown", U32, U32);
+    static final MethodHandle runtime_options_init = fn("capstan_runtime_options_init", U32, PTR);
+    static final MethodHandle runtime_configure = fn("capstan_runtime_configure", U32, PTR);
     // 5. formats
     static final MethodHandle format_parse_calls = fn("capstan_format_parse_calls", U32, U32, PTR, SIZE, PTR, PTR);
     static final MethodHandle format_write_results = fn("capstan_format_write_results", U32, U32, PTR, SIZE, PTR, PTR);
@@ -204,6 +206,8 @@ final class Native {
             U32.withName("outcome"), BOOL.withName("is_error"), MemoryLayout.paddingLayout(3),
             ValueLayout.JAVA_LONG.withName("duration_us"));
 
+    static final MemoryLayout RUNTIME_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), U32.withName("threads"), U32.withName("keep_alive_ms"));
     static final MemoryLayout EXPORT_OPTIONS = MemoryLayout.structLayout(
             U32.withName("struct_size"), U32.withName("flags"));
     static final MemoryLayout SEARCH_OPTIONS = MemoryLayout.structLayout(
