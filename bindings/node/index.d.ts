@@ -403,6 +403,14 @@ export function checkHistory(
   options?: { repair?: boolean; geminiSignatures?: boolean },
 ): HistoryCheck;
 
+/** capstan's own threads, process-wide. */
+export const runtime: {
+  /** Caps the pool (threads, 0: 256) and the idle keep-alive (0: 10 s); no argument: the defaults. */
+  configure(options?: { threads?: number; keepAliveMs?: number }): void;
+  /** Joins capstan's threads: true when none is left, false on timeout (default: no limit). */
+  shutdown(timeoutMs?: number): Promise<boolean>;
+};
+
 declare const capstan: {
   Registry: typeof Registry;
   Batch: typeof Batch;
@@ -417,6 +425,7 @@ declare const capstan: {
   checkHistory: typeof checkHistory;
   Image: typeof Image;
   File: typeof File;
+  runtime: typeof runtime;
   FORMATS: typeof FORMATS;
   version: string;
   libraryPath: string;

@@ -15,6 +15,7 @@ export const {
   checkHistory,
   Image,
   File,
+  runtime,
   FORMATS,
   version,
   libraryPath,

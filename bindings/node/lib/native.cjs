@@ -215,6 +215,11 @@ api.mcp_mount_new = f('int32_t capstan_mcp_mount_new(void *reg, const capstan_mc
 api.mcp_mount_free = f('int32_t capstan_mcp_mount_free(void *mount)');
 api.mcp_mount_info_json = f('int32_t capstan_mcp_mount_info_json(void *mount, _Out_ void **out, _Out_ size_t *out_len)');
 
+// Runtime (section 4).
+const RuntimeOptions = koffi.struct('capstan_runtime_options', { struct_size: 'uint32_t', threads: 'uint32_t', keep_alive_ms: 'uint32_t' });
+api.runtime_configure = f('int32_t capstan_runtime_configure(const capstan_runtime_options *opts)');
+api.runtime_shutdown = f('int32_t capstan_runtime_shutdown(uint32_t timeout_ms)');
+
 // History check (section 5) and tool search (section 7).
 const SearchOptions = koffi.struct('capstan_search_options', { struct_size: 'uint32_t', flags: 'uint32_t', limit: 'uint32_t' });
 const SearchToolOptions = koffi.struct('capstan_search_tool_options', {
@@ -266,7 +271,9 @@ module.exports = {
   McpMountOptions,
   SearchOptions,
   SearchToolOptions,
+  RuntimeOptions,
   sizes: {
+    RuntimeOptions: koffi.sizeof(RuntimeOptions),
     SearchOptions: koffi.sizeof(SearchOptions),
     SearchToolOptions: koffi.sizeof(SearchToolOptions),
     McpServerOptions: koffi.sizeof(McpServerOptions),

@@ -11,7 +11,11 @@ import capstan, {
   type ToolResult,
   type StreamTurn,
   type SearchHit,
+  runtime,
 } from 'capstan';
+runtime.configure({ threads: 4 });
+const joined: boolean = await runtime.shutdown(1000);
+void joined;
 
 const reg = new Registry({ coerce: true });
 reg

@@ -45,6 +45,20 @@ class RuntimeTest {
     void shutdownJoinsThePoolAndCapstanGoesOnAfterIt() {
         try (Registry r = RegistryTest.adder()) {
             r.submit(List.of(Call.of("1", "add", Map.of("a", 1)))).results().join();
+            // a tool still running on a pool thread: shutdown cannot finish in 50 ms
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+            r.tool("held", "", null, call -> {
+                started.countDown();
+                release.await();
+                return "released";
+            });
+            try (Batch held = r.submit(List.of(Call.of("h", "held", Map.of())))) {
+                assertTrue(started.await(30, TimeUnit.SECONDS));
+                assertEquals(false, CapstanRuntime.shutdown(50));
+                release.countDown();
+                assertEquals("released", held.results().join().get(0).content());
+            }
             assertTrue(CapstanRuntime.shutdown(30_000), "a capstan thread was left running");
             // the next call starts the threads it needs again
             assertEquals("{\"sum\":3}", r.submit(List.of(Call.of("2", "add", Map.of("a", 2)))).results().join().get(0)
