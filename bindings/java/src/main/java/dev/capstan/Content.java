@@ -1,9 +1,7 @@
 package dev.capstan;
 
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -69,23 +67,5 @@ public sealed interface Content permits Content.Image, Content.File {
             }
         }
         return m;
-    }
-
-    /** The parts JSON of a tool's return value, or null when it holds no image or file. */
-    static String partsOf(Object value) {
-        if (value instanceof Content c) return Json.write(List.of(c.part()));
-        if (!(value instanceof List<?> list) || list.stream().noneMatch(Content.class::isInstance)) return null;
-        List<Map<String, Object>> out = new ArrayList<>(list.size());
-        for (Object v : list) {
-            if (v instanceof Content c) {
-                out.add(c.part());
-            } else {
-                Map<String, Object> t = new LinkedHashMap<>();
-                t.put("type", "text");
-                t.put("text", v instanceof CharSequence cs ? cs.toString() : Json.write(v));
-                out.add(t);
-            }
-        }
-        return Json.write(out);
     }
 }

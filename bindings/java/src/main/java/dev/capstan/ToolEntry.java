@@ -2,6 +2,10 @@ package dev.capstan;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -50,7 +54,7 @@ final class ToolEntry {
         String text;
         String parts;
         try {
-            parts = Content.partsOf(value);
+            parts = partsOf(value);
         } catch (RuntimeException e) {
             Native.fail(call, "the tool's content parts could not be written as JSON: " + e.getMessage());
             return;
@@ -83,5 +87,23 @@ final class ToolEntry {
         }
         String m = e.getMessage();
         return m == null || m.isEmpty() ? e.getClass().getSimpleName() : m;
+    }
+
+    /** The parts JSON of a tool's return value, or null when it holds no image or file. */
+    static String partsOf(Object value) {
+        if (value instanceof Content c) return Json.write(List.of(c.part()));
+        if (!(value instanceof List<?> list) || list.stream().noneMatch(Content.class::isInstance)) return null;
+        List<Map<String, Object>> out = new ArrayList<>(list.size());
+        for (Object v : list) {
+            if (v instanceof Content c) {
+                out.add(c.part());
+            } else {
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("type", "text");
+                t.put("text", v instanceof CharSequence cs ? cs.toString() : Json.write(v));
+                out.add(t);
+            }
+        }
+        return Json.write(out);
     }
 }

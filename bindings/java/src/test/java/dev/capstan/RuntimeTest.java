@@ -42,7 +42,7 @@ class RuntimeTest {
     }
 
     @Test
-    void shutdownJoinsThePoolAndCapstanGoesOnAfterIt() {
+    void shutdownJoinsThePoolAndCapstanGoesOnAfterIt() throws Exception {
         try (Registry r = RegistryTest.adder()) {
             r.submit(List.of(Call.of("1", "add", Map.of("a", 1)))).results().join();
             // a tool still running on a pool thread: shutdown cannot finish in 50 ms
