@@ -164,12 +164,14 @@ python-bench: lib $(VENV_STAMP)
 # bindings/node loads $(LIB) (CAPSTAN_LIB) through koffi; its node_modules is
 # `npm ci` of bindings/node/package-lock.json (NODE_BINDING_STAMP, mk/setup.mk).
 # The tests are node:test files (bindings/node/test), a few seconds in all.
-# node-bench compares tool execution with the Vercel AI SDK (not in `make test`).
+# node-bench compares tool execution with the Vercel AI SDK and the OpenAI
+# Agents SDK (@openai/agents-core) (not in `make test`).
 .PHONY: node-test node-bench
 node-test: lib $(NODE_BINDING_STAMP)
 	cd bindings/node && CAPSTAN_LIB=$(abspath $(LIB)) node --test test/*.test.cjs test/*.test.mjs
 
-# The bench's own dependencies (ai, zod: bindings/node/bench/package-lock.json).
+# The bench's own dependencies (ai, @openai/agents-core, zod:
+# bindings/node/bench/package-lock.json).
 NODE_BENCH_STAMP := bindings/node/bench/node_modules/.setup-stamp
 $(NODE_BENCH_STAMP): bindings/node/bench/package.json bindings/node/bench/package-lock.json
 	cd bindings/node/bench && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error --cache "$(abspath bindings/node/.npm-cache)"

@@ -32,6 +32,32 @@ export interface ToolResult {
   isError: boolean;
   outcome: Outcome;
   durationUs: number;
+  /**
+   * The content blocks (MCP content) the tool returned with Image/File
+   * values, as capstan checked them; absent for text and JSON results.
+   * runTurn and formatResults send them to the provider.
+   */
+  parts?: ContentBlock[];
+  /** Structured content given with the parts (streams). */
+  structuredContent?: Record<string, unknown>;
+}
+
+/** An MCP content block (`{"type":"text"|"image"|"audio"|"resource"|"resource_link", ...}`). */
+export type ContentBlock = { type: string } & Record<string, unknown>;
+
+/** An image a tool returns (alone or in an array with text): PNG, JPEG, GIF, WebP reach every provider. */
+export class Image {
+  constructor(data: Uint8Array | ArrayBuffer, mime?: string);
+  readonly mime: string;
+  part(): ContentBlock;
+}
+
+/** A file a tool returns: audio/... as an audio part, anything else as an embedded resource (PDF: a document). */
+export class File {
+  constructor(data: Uint8Array | ArrayBuffer, mime: string, name?: string);
+  readonly mime: string;
+  readonly name: string;
+  part(): ContentBlock;
 }
 
 /** What a tool function gets besides its arguments. */
@@ -67,6 +93,51 @@ export interface ToolDefinition {
   requiresApproval?: boolean;
   /** Streams: never start before the whole response arrived. */
   waitForResponse?: boolean;
+  /** Left out of the provider exports until the search tool (Registry.addSearchTool) found it; callable any time. */
+  deferred?: boolean;
+}
+
+export interface SearchHit {
+  name: string;
+  description: string;
+  score: number;
+}
+
+export interface SearchOptions {
+  /** 1 to 100; default 5. */
+  limit?: number;
+  /** The query is a regular expression (Rust syntax) instead of words. */
+  regex?: boolean;
+}
+
+export interface SearchToolOptions extends SearchOptions {
+  /** Default "tool_search". */
+  name?: string;
+  description?: string;
+}
+
+export interface HistoryFinding {
+  kind:
+    | 'missing_result'
+    | 'orphan_result'
+    | 'duplicate_result'
+    | 'duplicate_call_id'
+    | 'illegal_id'
+    | 'out_of_order'
+    | 'missing_signature';
+  /** Index of the message, item or content. */
+  entry: number;
+  call_id: string;
+  message: string;
+  /** With repair: what the repair did. */
+  repair?: string;
+}
+
+export interface HistoryCheck {
+  ok: boolean;
+  findings: HistoryFinding[];
+  /** With repair: the history, repaired, in the shape it came in; else null. */
+  repaired: unknown;
 }
 
 export interface ExecOptions {
@@ -259,6 +330,12 @@ export class Registry {
   tools(format?: Format, options?: ExportOptions): unknown;
   exportTools(format?: Format, options?: ExportOptions): { tools: unknown; report: ExportReportItem[] };
   stats(): Record<string, unknown>;
+  /** The tools that best match `query`, best first. */
+  search(query: string, options?: SearchOptions): SearchHit[];
+  /** Registers the search tool the model calls to find (and load) deferred tools. */
+  addSearchTool(options?: SearchToolOptions): this;
+  /** Deferred tools the search tool loaded leave the exports again. */
+  unloadTools(): void;
   checkCall(name: string, args?: Record<string, unknown> | string, options?: { strictNulls?: boolean }): CheckResult;
   submit(calls: ToolCall | ToolCall[], options?: ExecOptions): Batch;
   execute(calls: ToolCall | ToolCall[], options?: ExecOptions): Promise<ToolResult[]>;
@@ -319,6 +396,21 @@ export function parseCalls(format: Format, response: unknown): ToolCall[];
 /** Results as the messages/items `format` expects next. */
 export function formatResults(format: Format, results: ReadonlyArray<ToolResult>): unknown;
 
+/** Checks (and with repair, repairs) a conversation's tool calls and results against `format`'s rules. */
+export function checkHistory(
+  format: Exclude<Format, 'describe' | 'mcp'>,
+  history: unknown,
+  options?: { repair?: boolean; geminiSignatures?: boolean },
+): HistoryCheck;
+
+/** capstan's own threads, process-wide. */
+export const runtime: {
+  /** Caps the pool (threads, 0: 256) and the idle keep-alive (0: 10 s); no argument: the defaults. */
+  configure(options?: { threads?: number; keepAliveMs?: number }): void;
+  /** Joins capstan's threads: true when none is left, false on timeout (default: no limit). */
+  shutdown(timeoutMs?: number): Promise<boolean>;
+};
+
 declare const capstan: {
   Registry: typeof Registry;
   Batch: typeof Batch;
@@ -330,6 +422,10 @@ declare const capstan: {
   SchemaError: typeof SchemaError;
   parseCalls: typeof parseCalls;
   formatResults: typeof formatResults;
+  checkHistory: typeof checkHistory;
+  Image: typeof Image;
+  File: typeof File;
+  runtime: typeof runtime;
   FORMATS: typeof FORMATS;
   version: string;
   libraryPath: string;

@@ -1,7 +1,8 @@
 // make node-bench: the time to run one tool call and a batch of 100 through
-// capstan's Node binding, next to the Vercel AI SDK (`ai`, pinned in
-// package-lock.json) running the same tool on the same calls. Prints
-// figures; asserts nothing about time.
+// capstan's Node binding, next to the Vercel AI SDK (`ai`) and the OpenAI
+// Agents SDK (`@openai/agents-core`, both pinned in package-lock.json)
+// running the same tool on the same calls. Prints figures; asserts nothing
+// about time.
 //
 // The tool: get_weather({ city: string, unit?: "c" | "f" }), async, no I/O.
 // What each side does per operation:
@@ -14,11 +15,18 @@
 //   validates with zod, runs `execute` concurrently and builds the step's
 //   results. The same step with a text answer (no call) is measured too, as
 //   the SDK's own per-step overhead, and shown subtracted.
+// - openai-agents FunctionTool.invoke: what the Agents SDK's runner does per
+//   function call (the tool made by `tool()` with a zod schema, strict as the
+//   SDK requires): parse the arguments' JSON, validate with zod, run
+//   `execute`; the batch is `Promise.all` over the calls, as the runner
+//   runs a turn's calls. Its runner (model, items, tracing) is not included,
+//   so this is the SDK's tool execution alone.
 //
 //   CAPSTAN_LIB=target/release/libcapstan.so node bindings/node/bench/bench.mjs [--quick]
 import { generateText, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
+import { tool as agentsTool, RunContext } from '@openai/agents-core';
 import { Registry, libraryPath } from '../index.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -84,6 +92,22 @@ const aiTools = {
   }),
 };
 
+const agentsWeather = agentsTool({
+  name: 'get_weather',
+  description: 'Weather for a city',
+  parameters: z.object({ city: z.string(), unit: z.enum(['c', 'f']).default('c') }).strict(),
+  execute: getWeather,
+});
+const runContext = new RunContext();
+function agentsInvoke(list) {
+  return Promise.all(
+    list.map((c) => {
+      const args = JSON.stringify(c.arguments);
+      return agentsWeather.invoke(runContext, args, { toolCall: { type: 'function_call', callId: c.id, name: c.name, arguments: args } });
+    }),
+  );
+}
+
 // Median wall and CPU microseconds per operation over `rounds` timed runs
 // of `reps` operations each, after a warm-up. CPU is the process's user +
 // system time (every thread: capstan's, libuv's), which says more than the
@@ -116,6 +140,8 @@ registry.tool({ name: 'get_weather', description: 'Weather for a city', paramete
   const a = ours.map((r) => JSON.parse(r.content));
   const b = theirs.toolResults.map((r) => r.output);
   if (JSON.stringify(a) !== JSON.stringify(b)) throw new Error(`results differ: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  const c = await agentsInvoke(calls(3));
+  if (JSON.stringify(a) !== JSON.stringify(c)) throw new Error(`results differ: ${JSON.stringify(a)} vs ${JSON.stringify(c)}`);
 }
 
 const rows = [];
@@ -127,10 +153,12 @@ for (const n of BATCHES) {
   const exec = await measure(() => registry.execute(list, { limit: n }), n);
   const turn = await measure(() => registry.runTurn('openai_chat', body, { limit: n }), n);
   const ai = await measure(() => generateText({ model: models, tools: aiTools, prompt: 'weather?' }), n);
+  const agents = await measure(() => agentsInvoke(list), n);
   rows.push(['capstan execute', n, exec]);
   rows.push(['capstan runTurn (openai_chat)', n, turn]);
   rows.push(['ai generateText step', n, ai]);
   rows.push(['ai generateText step - no-call step', n, { median: ai.median - baseline.median, cpu: ai.cpu - baseline.cpu }]);
+  rows.push(['openai-agents FunctionTool.invoke', n, agents]);
 }
 registry.close();
 

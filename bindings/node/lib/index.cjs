@@ -37,6 +37,7 @@ const TOOL_REQUIRES_APPROVAL = 1 << 0;
 const TOOL_SERIAL = 1 << 1;
 const TOOL_MAIN_THREAD = 1 << 2;
 const TOOL_WAIT_FOR_RESPONSE = 1 << 3;
+const TOOL_DEFERRED = 1 << 4;
 const EXEC_SEQUENTIAL = 1 << 0;
 const EXEC_DELIVER_POLL = 1 << 1;
 const EXEC_STRICT_NULLS = 1 << 2;
@@ -48,6 +49,10 @@ const EXPORT_STRICT = 1 << 0;
 const EXPORT_GEMINI_LOWER = 1 << 1;
 const CONTENT_TEXT = 0;
 const CONTENT_JSON = 1;
+const CONTENT_PARTS = 2;
+const HISTORY_REPAIR = 1 << 0;
+const HISTORY_GEMINI_SIGNATURES = 1 << 1;
+const SEARCH_REGEX = 1 << 0;
 const OK = 0;
 const ERR_PROVIDER_ERROR = 18;
 const ERR_INVALID_SCHEMA = 5;
@@ -222,6 +227,8 @@ function normalizedResult(r) {
     is_error: r.isError ?? r.is_error ?? false,
     outcome: r.outcome ?? (r.isError ? 'tool_error' : 'ok'),
     duration_us: r.durationUs ?? r.duration_us ?? 0,
+    ...(r.parts ? { parts: r.parts } : {}),
+    ...(r.structuredContent ?? r.structured_content ? { structured_content: r.structuredContent ?? r.structured_content } : {}),
   };
 }
 
@@ -268,16 +275,89 @@ function callText(getter, call) {
   return len[0] > 0 ? koffi.decode(p, 'char', Number(len[0])) : '';
 }
 
-function completeCall(call, value, failed) {
+// --- content parts -----------------------------------------------------------
+
+function base64Of(data, what) {
+  if (Buffer.isBuffer(data)) return data.toString('base64');
+  if (data instanceof Uint8Array) return Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('base64');
+  throw new TypeError(`${what}: data must be a Buffer, Uint8Array or ArrayBuffer`);
+}
+
+/** An image for the model (PNG, JPEG, GIF and WebP reach every provider). */
+class Image {
+  constructor(data, mime = 'image/png') {
+    if (typeof mime !== 'string') throw new TypeError('Image: mime must be a string');
+    this._data = base64Of(data, 'Image');
+    this.mime = mime;
+  }
+
+  /** The MCP content block. */
+  part() {
+    return { type: 'image', data: this._data, mimeType: this.mime };
+  }
+}
+
+/**
+ * A file for the model: audio (audio/...) is sent as an MCP audio part,
+ * anything else as an embedded resource file:///name (application/pdf
+ * reaches every provider as a document).
+ */
+class File {
+  constructor(data, mime, name = 'file') {
+    if (typeof mime !== 'string') throw new TypeError('File: mime must be a string');
+    this._data = base64Of(data, 'File');
+    this.mime = mime;
+    this.name = name || 'file';
+  }
+
+  part() {
+    if (this.mime.startsWith('audio/')) return { type: 'audio', data: this._data, mimeType: this.mime };
+    return { type: 'resource', resource: { uri: `file:///${this.name}`, mimeType: this.mime, blob: this._data } };
+  }
+}
+
+const isMedia = (v) => v instanceof Image || v instanceof File;
+
+// The content blocks of a tool's return value, or null when it holds no
+// image or file (then it is text or JSON, as before).
+function partsOf(value) {
+  if (isMedia(value)) return [value.part()];
+  if (!Array.isArray(value) || !value.some(isMedia)) return null;
+  return value.map((v) => (isMedia(v) ? v.part() : { type: 'text', text: typeof v === 'string' ? v : JSON.stringify(v) ?? '' }));
+}
+
+// The cap capstan puts on each text part of a tool with maxOutputChars
+// (src/text.rs, `cap`): the parts the binding keeps for formatting must be
+// the ones capstan checked. test/content.test.cjs compares the two.
+function capText(text, max) {
+  if (!max || Buffer.byteLength(text, 'utf8') <= max) return text;
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  return `${chars.slice(0, max).join('')}\n[truncated: ${chars.length - max} more characters]`;
+}
+
+// Completes a call; returns the parts capstan accepted (for the batch's
+// results), or null.
+function completeCall(call, value, failed, maxOutputChars = 0) {
   if (failed) {
     const message = value instanceof Error ? value.message || value.name : String(value);
     const bytes = Buffer.from(message, 'utf8');
     api.call_fail(call, bytes, bytes.length);
-    return;
+    return null;
   }
   let kind = CONTENT_JSON;
   let text;
-  if (typeof value === 'string') {
+  let parts = null;
+  try {
+    parts = partsOf(value);
+  } catch (e) {
+    return completeCall(call, new Error(`tool result parts cannot be sent: ${e.message}`), true);
+  }
+  if (parts !== null) {
+    kind = CONTENT_PARTS;
+    text = JSON.stringify(parts);
+  } else if (typeof value === 'string') {
     kind = CONTENT_TEXT;
     text = value;
   } else if (value === undefined) {
@@ -287,8 +367,7 @@ function completeCall(call, value, failed) {
     try {
       text = JSON.stringify(value);
     } catch (e) {
-      completeCall(call, new Error(`tool result is not JSON-serializable: ${e.message}`), true);
-      return;
+      return completeCall(call, new Error(`tool result is not JSON-serializable: ${e.message}`), true);
     }
     if (text === undefined) {
       kind = CONTENT_TEXT;
@@ -298,7 +377,29 @@ function completeCall(call, value, failed) {
   const bytes = Buffer.from(text, 'utf8');
   // ALREADY_COMPLETED (the call timed out or its batch was cancelled) and
   // STALE_HANDLE (registry closed) drop the value: nothing waits for it.
-  api.call_return(call, kind, bytes, bytes.length);
+  // INVALID_CONTENT: the parts failed capstan's check; the call is a tool error.
+  const status = api.call_return(call, kind, bytes, bytes.length);
+  if (parts === null || status !== OK) return null;
+  if (maxOutputChars) {
+    for (const p of parts) if (p.type === 'text') p.text = capText(p.text, maxOutputChars);
+  }
+  return parts;
+}
+
+// Batches submit their calls under ids of their own (CALL_ID_PREFIX, the
+// batch's key, the call's index), so that a call running in a tool can be
+// matched to its batch and position (the parts it returned go to its
+// result); the tool, the approver and the results see the caller's ids.
+const CALL_ID_PREFIX = 'capstan-node.';
+const batchesByKey = new Map();
+
+function callOrigin(id) {
+  if (id === null || !id.startsWith(CALL_ID_PREFIX)) return null;
+  const dot = id.indexOf('.', CALL_ID_PREFIX.length);
+  const batch = batchesByKey.get(Number(id.slice(CALL_ID_PREFIX.length, dot)));
+  const index = Number(id.slice(dot + 1));
+  if (!batch || !(index < batch.size)) return null;
+  return { batch, index, id: batch._calls[index].id };
 }
 
 // Runs inside capstan_registry_pump, on the JS thread (main-thread tools).
@@ -311,10 +412,16 @@ function toolTrampoline(key, call) {
     }
     const argsText = callText(api.call_arguments, call);
     if (argsText === null) return; // not live: nothing to complete
+    const rawId = callText(api.call_id, call);
+    const origin = callOrigin(rawId);
     const ctx = {
-      id: callText(api.call_id, call),
+      id: origin ? origin.id : rawId,
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
+    };
+    const done = (v) => {
+      const parts = completeCall(call, v, false, tool.maxOutputChars);
+      if (parts !== null && origin) origin.batch._content.set(origin.index, parts);
     };
     let value;
     try {
@@ -327,16 +434,13 @@ function toolTrampoline(key, call) {
       const registry = tool.registry;
       registry._inflight++;
       Promise.resolve(value)
-        .then(
-          (v) => completeCall(call, v, false),
-          (e) => completeCall(call, e, true),
-        )
+        .then(done, (e) => completeCall(call, e, true))
         .finally(() => {
           registry._inflight--;
           registry._scheduleDrive();
         });
     } else {
-      completeCall(call, value, false);
+      done(value);
     }
   } catch (e) {
     // Never let an exception cross into capstan: fail the call instead.
@@ -415,7 +519,9 @@ function approverTrampoline(key, approval) {
     };
     const argsText = text(api.approval_arguments);
     if (argsText === null) return; // no longer live
-    const request = { tool: text(api.approval_tool), id: text(api.approval_id), arguments: JSON.parse(argsText) };
+    const rawId = text(api.approval_id);
+    const origin = callOrigin(rawId);
+    const request = { tool: text(api.approval_tool), id: origin ? origin.id : rawId, arguments: JSON.parse(argsText) };
     const approver = registry._approver;
     registry._inflight++;
     Promise.resolve()
@@ -486,6 +592,9 @@ class Batch {
     this._cancelled = false;
     this._done = false;
     this._internalError = null;
+    this._content = new Map(); // index -> the content parts its tool returned
+    this._key = nextKey++;
+    batchesByKey.set(this._key, this);
     this._promise = new Promise((resolve, reject) => {
       this._resolve = resolve;
       this._reject = reject;
@@ -500,7 +609,12 @@ class Batch {
   }
 
   _submit(offset, calls, options) {
-    const bytes = Buffer.from(JSON.stringify(calls), 'utf8');
+    const wire = calls.map((c, j) => ({ id: `${CALL_ID_PREFIX}${this._key}.${offset + j}`, name: c.name, arguments: c.arguments }));
+    if (options.approvedIds && options.approvedIds.length) {
+      const approved = new Set(options.approvedIds);
+      options = { ...options, approvedIds: wire.filter((w, j) => approved.has(calls[j].id)).map((w) => w.id) };
+    }
+    const bytes = Buffer.from(JSON.stringify(wire), 'utf8');
     const out = [null];
     const key = nextKey++;
     check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL | EXEC_START_INLINE), null, 0, out));
@@ -533,6 +647,13 @@ class Batch {
   }
 
   _deliver(result) {
+    const call = this._calls[result.index];
+    if (call) result.id = call.id;
+    const parts = this._content.get(result.index);
+    if (parts !== undefined) {
+      this._content.delete(result.index);
+      if (result.outcome === 'ok') result.parts = parts;
+    }
     this._results[result.index] = result;
     this._delivered++;
     const w = this._waiters.shift();
@@ -557,6 +678,7 @@ class Batch {
   _finish() {
     if (this._done) return;
     this._done = true;
+    batchesByKey.delete(this._key);
     this._registry._batches.delete(this);
     for (const w of this._waiters.splice(0)) w.resolve({ value: undefined, done: true });
     if (this._internalError) this._reject(this._internalError);
@@ -609,6 +731,8 @@ function streamTurn(done) {
       isError: Boolean(r.is_error),
       outcome: r.outcome,
       durationUs: r.duration_us ?? 0,
+      ...(r.parts ? { parts: r.parts } : {}),
+      ...(r.structured_content ? { structuredContent: r.structured_content } : {}),
     })),
     messages: done.messages,
     text: done.text ?? '',
@@ -963,9 +1087,10 @@ class Registry {
     if (def.requiresApproval) flags |= TOOL_REQUIRES_APPROVAL;
     if (def.serial) flags |= TOOL_SERIAL;
     if (def.waitForResponse) flags |= TOOL_WAIT_FOR_RESPONSE;
+    if (def.deferred) flags |= TOOL_DEFERRED;
     const params = def.parameters === undefined ? null : typeof def.parameters === 'string' ? def.parameters : JSON.stringify(def.parameters);
     const key = nextKey++;
-    tools.set(key, { fn, registry: this, name: def.name });
+    tools.set(key, { fn, registry: this, name: def.name, maxOutputChars: def.maxOutputChars ?? 0 });
     const status = api.registry_add_tool(this._live(), {
       struct_size: native.sizes.ToolDef,
       name: def.name,
@@ -1015,6 +1140,51 @@ class Registry {
     const tools = JSON.parse(takeText(out[0], len[0]));
     const report = JSON.parse(takeText(rep[0], repLen[0]) || '[]');
     return { tools, report };
+  }
+
+  /**
+   * The registered tools that best match `query`, best first, as
+   * `{ name, description, score }` (capstan_registry_search_json). Words are
+   * ranked by BM25 over names, descriptions and parameter names and
+   * descriptions; with `regex: true` the query is a regular expression (Rust
+   * syntax) over the same text, name matches first. Options: limit (1 to
+   * 100, default 5), regex. A bad query, limit or pattern throws CapstanError
+   * CAPSTAN_ERR_INVALID_ARGUMENT saying which.
+   */
+  search(query, options = {}) {
+    if (typeof query !== 'string') throw new TypeError('search: query must be a string');
+    const limit = options.limit ?? 5;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new RangeError(`search: limit must be 1 to 100, not ${limit}`);
+    const q = Buffer.from(query, 'utf8');
+    const opts = { struct_size: native.sizes.SearchOptions, flags: options.regex ? SEARCH_REGEX : 0, limit };
+    return JSON.parse(textOut((o, l) => api.registry_search_json(this._live(), q, q.length, opts, o, l))).results;
+  }
+
+  /**
+   * Registers capstan's search tool (replacing a tool of its name): the model
+   * calls it with `{ query }` to find tools it was not shown; each deferred
+   * tool (`deferred: true`) it lists is exported by tools() from then on, so
+   * the model sees it on its next request. Options: name ("tool_search"),
+   * description, limit (tools per search, 1 to 100, default 5), regex.
+   */
+  addSearchTool(options = {}) {
+    const limit = options.limit ?? 0;
+    if (!Number.isInteger(limit) || limit < 0) throw new RangeError('addSearchTool: limit must be an integer from 1 to 100');
+    check(
+      api.registry_add_search_tool(this._live(), {
+        struct_size: native.sizes.SearchToolOptions,
+        flags: options.regex ? SEARCH_REGEX : 0,
+        limit,
+        name: options.name ?? null,
+        description: options.description ?? null,
+      }),
+    );
+    return this;
+  }
+
+  /** Forgets the tools the search tool loaded: deferred tools leave the exports again (a new conversation). */
+  unloadTools() {
+    check(api.registry_unload_tools(this._live()));
   }
 
   /** Calls, stats per tool (capstan_registry_stats_json). */
@@ -1351,6 +1521,68 @@ function formatResults(format, results) {
   return JSON.parse(textOut((o, l) => api.format_write_results(fmt, bytes, bytes.length, o, l)));
 }
 
+/**
+ * Checks a conversation against the rules `format` (openai_chat,
+ * openai_responses, anthropic, gemini) sets for tool calls and results:
+ * calls without results, orphan and second results, repeated or illegal
+ * ids, results out of order and, with geminiSignatures (Gemini 3), missing
+ * thought signatures. With repair it also returns a history the provider
+ * will take (same shape as given), each repair listed in the findings.
+ * Resolves nothing: synchronous and pure. Throws CapstanError
+ * CAPSTAN_ERR_INVALID_ARGUMENT for describe/mcp or a history of the wrong shape.
+ */
+function checkHistory(format, history, options = {}) {
+  const fmt = formatOf(format);
+  const bytes = jsonBytes(history, 'history');
+  const flags = (options.repair ? HISTORY_REPAIR : 0) | (options.geminiSignatures ? HISTORY_GEMINI_SIGNATURES : 0);
+  const rep = [null];
+  const repLen = [0];
+  const fixed = [null];
+  const fixedLen = [0];
+  check(api.format_check_history(fmt, bytes, bytes.length, flags, rep, repLen, fixed, fixedLen));
+  const report = JSON.parse(takeText(rep[0], repLen[0]));
+  const repaired = options.repair ? JSON.parse(takeText(fixed[0], fixedLen[0])) : null;
+  return { ok: report.ok, findings: report.findings, repaired };
+}
+
+/**
+ * capstan's own threads, process-wide. The binding's tools never run on
+ * them (they run on the JS thread); the approver's and the stream sinks'
+ * invocations, timeouts and MCP connections do.
+ */
+const runtime = Object.freeze({
+  /**
+   * Caps capstan's pool threads (`threads`, 0: 256) and how long an idle one
+   * waits before it ends (`keepAliveMs`, 0: 10 s). No argument: the defaults.
+   */
+  configure(options = {}) {
+    const threads = options.threads ?? 0;
+    if (!Number.isInteger(threads) || threads < 0) throw new RangeError('runtime.configure: threads must be an integer >= 0');
+    check(
+      api.runtime_configure({
+        struct_size: native.sizes.RuntimeOptions,
+        threads: Math.min(threads, 0xffffffff),
+        keep_alive_ms: milliseconds(options.keepAliveMs, 'keepAliveMs'),
+      }),
+    );
+  },
+  /**
+   * Stops and joins every thread capstan started (pool, timer, MCP
+   * connections) on libuv's pool, waiting up to `timeoutMs` (default: no
+   * limit) for what still runs; cancels nothing. Resolves true when no
+   * capstan thread is left, false on timeout. capstan starts its threads
+   * again when next needed.
+   */
+  shutdown(timeoutMs) {
+    const ms = timeoutMs === undefined ? 0xffffffff : timeoutMs === 0 ? 0 : milliseconds(timeoutMs, 'timeoutMs');
+    return asyncCall(api.runtime_shutdown, ms).then((status) => {
+      if (status === 13) return false; // CAPSTAN_ERR_TIMEOUT
+      if (status !== OK) throw failureFromJson(status, null);
+      return true;
+    });
+  },
+});
+
 const version = api.version_string();
 
 module.exports = {
@@ -1364,6 +1596,10 @@ module.exports = {
   SchemaError,
   parseCalls,
   formatResults,
+  checkHistory,
+  Image,
+  File,
+  runtime,
   FORMATS,
   version,
   libraryPath: native.libraryPath,

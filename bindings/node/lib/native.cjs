@@ -215,6 +215,29 @@ api.mcp_mount_new = f('int32_t capstan_mcp_mount_new(void *reg, const capstan_mc
 api.mcp_mount_free = f('int32_t capstan_mcp_mount_free(void *mount)');
 api.mcp_mount_info_json = f('int32_t capstan_mcp_mount_info_json(void *mount, _Out_ void **out, _Out_ size_t *out_len)');
 
+// Runtime (section 4).
+const RuntimeOptions = koffi.struct('capstan_runtime_options', { struct_size: 'uint32_t', threads: 'uint32_t', keep_alive_ms: 'uint32_t' });
+api.runtime_configure = f('int32_t capstan_runtime_configure(const capstan_runtime_options *opts)');
+api.runtime_shutdown = f('int32_t capstan_runtime_shutdown(uint32_t timeout_ms)');
+
+// History check (section 5) and tool search (section 7).
+const SearchOptions = koffi.struct('capstan_search_options', { struct_size: 'uint32_t', flags: 'uint32_t', limit: 'uint32_t' });
+const SearchToolOptions = koffi.struct('capstan_search_tool_options', {
+  struct_size: 'uint32_t',
+  flags: 'uint32_t',
+  limit: 'uint32_t',
+  name: 'const char *',
+  description: 'const char *',
+});
+api.format_check_history = f(
+  'int32_t capstan_format_check_history(uint32_t fmt, const uint8_t *h, size_t len, uint32_t flags, _Out_ void **report, _Out_ size_t *report_len, _Out_ void **repaired, _Out_ size_t *repaired_len)',
+);
+api.registry_search_json = f(
+  'int32_t capstan_registry_search_json(void *reg, const uint8_t *q, size_t len, const capstan_search_options *opts, _Out_ void **out, _Out_ size_t *out_len)',
+);
+api.registry_add_search_tool = f('int32_t capstan_registry_add_search_tool(void *reg, const capstan_search_tool_options *opts)');
+api.registry_unload_tools = f('int32_t capstan_registry_unload_tools(void *reg)');
+
 api.stream_new = f('int32_t capstan_stream_new(void *reg, uint32_t fmt, const capstan_exec_options *opts, const capstan_stream_sink *sink, _Out_ void **out)');
 api.stream_feed = f('int32_t capstan_stream_feed(void *stream, const uint8_t *bytes, size_t len)');
 api.stream_finish = f('int32_t capstan_stream_finish(void *stream, _Out_ void **out, _Out_ size_t *out_len)');
@@ -246,7 +269,13 @@ module.exports = {
   StreamSink,
   McpServerOptions,
   McpMountOptions,
+  SearchOptions,
+  SearchToolOptions,
+  RuntimeOptions,
   sizes: {
+    RuntimeOptions: koffi.sizeof(RuntimeOptions),
+    SearchOptions: koffi.sizeof(SearchOptions),
+    SearchToolOptions: koffi.sizeof(SearchToolOptions),
     McpServerOptions: koffi.sizeof(McpServerOptions),
     McpMountOptions: koffi.sizeof(McpMountOptions),
     StreamSink: koffi.sizeof(StreamSink),

@@ -15,6 +15,8 @@ test('ESM and CommonJS entry points are the same module', () => {
   assert.equal(ProviderError, cjs.ProviderError);
   assert.ok(new ProviderError({ status: 'CAPSTAN_ERR_PROVIDER_ERROR', status_code: 18, message: 'm' }) instanceof CapstanError);
   assert.equal(typeof parseCalls, 'function');
+  assert.equal(capstan.checkHistory, cjs.checkHistory);
+  assert.equal(capstan.Image, cjs.Image);
   assert.match(version, /^0\.4\./);
 });
 

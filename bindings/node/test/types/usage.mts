@@ -1,5 +1,21 @@
 // Type-checked by test/types.test.cjs (tsc --noEmit): the ESM view of index.d.ts.
-import capstan, { Registry, ProviderError, CapstanError, parseCalls, formatResults, type ToolResult, type StreamTurn } from 'capstan';
+import capstan, {
+  Registry,
+  ProviderError,
+  CapstanError,
+  parseCalls,
+  formatResults,
+  checkHistory,
+  Image,
+  File,
+  type ToolResult,
+  type StreamTurn,
+  type SearchHit,
+  runtime,
+} from 'capstan';
+runtime.configure({ threads: 4 });
+const joined: boolean = await runtime.shutdown(1000);
+void joined;
 
 const reg = new Registry({ coerce: true });
 reg
@@ -7,11 +23,21 @@ reg
     const cancelled: boolean = ctx.cancelled();
     return { city, cancelled, id: ctx.id };
   })
-  .tool('get_time', () => '12:00');
+  .tool('get_time', () => '12:00')
+  .tool({ name: 'chart', deferred: true }, () => ['a chart', new Image(new Uint8Array(8), 'image/png'), new File(new ArrayBuffer(2), 'application/pdf', 'r.pdf')])
+  .addSearchTool({ name: 'find', limit: 3, regex: false });
+const hits: SearchHit[] = reg.search('time', { limit: 2 });
+hits[0].score.toFixed();
+reg.unloadTools();
+const check = checkHistory('openai_chat', [], { repair: true });
+check.findings.map((f) => f.kind === 'missing_result' && f.entry);
+// @ts-expect-error: MCP has no conversations
+checkHistory('mcp', []);
 reg.setApprover(async (req) => (req.tool === 'get_time' ? true : { approve: false, reason: 'no' }));
 
 const results: ToolResult[] = await reg.execute([{ id: '1', name: 'get_time', arguments: {} }], { limit: 4, approvedIds: ['1'] });
 const outcome: 'ok' | 'tool_error' | 'invalid_arguments' | 'unknown_tool' | 'timeout' | 'cancelled' | 'denied' = results[0].outcome;
+results[0].parts?.map((p) => p.type);
 for await (const r of reg.submit({ id: '2', name: 'get_time' })) r.durationUs.toFixed();
 const turn = await reg.runTurn('anthropic', { content: [] });
 turn.calls.map((c) => c.name);

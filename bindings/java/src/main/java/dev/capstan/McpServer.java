@@ -34,13 +34,7 @@ public final class McpServer implements AutoCloseable {
 
     McpServer(MemorySegment reg, Options o) throws Throwable {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment s = Native.initStruct(a, Native.MCP_SERVER_OPTIONS, Native.mcp_server_options_init,
-                    "capstan_mcp_server_options");
-            set(a, s, "address", o.address());
-            set(a, s, "bearer_token", o.bearerToken());
-            set(a, s, "allowed_hosts", o.allowedHosts());
-            set(a, s, "name", o.name());
-            s.set(Native.U32, Native.off(Native.MCP_SERVER_OPTIONS, "call_timeout_ms"), o.callTimeoutMs());
+            MemorySegment s = toNative(a, o);
             MemorySegment out = a.allocate(Native.PTR);
             Native.check((int) Native.mcp_server_start.invokeExact(reg, s, out));
             handle = out.get(Native.PTR, 0);
@@ -54,6 +48,17 @@ public final class McpServer implements AutoCloseable {
             }
             url = Native.takeString(u, len);
         }
+    }
+
+    static MemorySegment toNative(Arena a, Options o) throws Throwable {
+        MemorySegment s = Native.initStruct(a, Native.MCP_SERVER_OPTIONS, Native.mcp_server_options_init,
+                "capstan_mcp_server_options");
+        set(a, s, "address", o.address());
+        set(a, s, "bearer_token", o.bearerToken());
+        set(a, s, "allowed_hosts", o.allowedHosts());
+        set(a, s, "name", o.name());
+        s.set(Native.U32, Native.off(Native.MCP_SERVER_OPTIONS, "call_timeout_ms"), o.callTimeoutMs());
+        return s;
     }
 
     private static void set(Arena a, MemorySegment s, String field, String v) {

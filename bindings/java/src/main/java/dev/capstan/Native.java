@@ -44,6 +44,7 @@ final class Native {
     static final int OK = 0;
     static final int CONTENT_TEXT = 0;
     static final int CONTENT_JSON = 1;
+    static final int CONTENT_PARTS = 2;
 
     static final SymbolLookup LIB;
     static final String LIB_SOURCE;
@@ -106,6 +107,8 @@ final class Native {
     // 4. runtime
     static final MethodHandle runtime_set_thread_hooks = fn("capstan_runtime_set_thread_hooks", U32, PTR, PTR, PTR, PTR);
     static final MethodHandle runtime_shutdown = fn("capstan_runtime_shutdown", U32, U32);
+    static final MethodHandle runtime_options_init = fn("capstan_runtime_options_init", U32, PTR);
+    static final MethodHandle runtime_configure = fn("capstan_runtime_configure", U32, PTR);
     // 5. formats
     static final MethodHandle format_parse_calls = fn("capstan_format_parse_calls", U32, U32, PTR, SIZE, PTR, PTR);
     static final MethodHandle format_write_results = fn("capstan_format_write_results", U32, U32, PTR, SIZE, PTR, PTR);
@@ -165,6 +168,26 @@ final class Native {
     static final MethodHandle mcp_mount_new = fn("capstan_mcp_mount_new", U32, PTR, PTR, PTR);
     static final MethodHandle mcp_mount_free = fn("capstan_mcp_mount_free", U32, PTR);
     static final MethodHandle mcp_mount_info_json = fn("capstan_mcp_mount_info_json", U32, PTR, PTR, PTR);
+    static final MethodHandle mcp_server_serve_stdio = fn("capstan_mcp_server_serve_stdio", U32, PTR, PTR);
+
+    // 7, 9, 11. export, names, check_call, main thread and wake-ups
+    static final MethodHandle export_options_init = fn("capstan_export_options_init", U32, PTR);
+    static final MethodHandle registry_names_json = fn("capstan_registry_names_json", U32, PTR, PTR, PTR);
+    static final MethodHandle registry_check_call = fn("capstan_registry_check_call", U32, PTR, PTR, SIZE, PTR, SIZE,
+            U32, PTR, PTR, PTR);
+    static final MethodHandle registry_pump = fn("capstan_registry_pump", SIZE, PTR, U32);
+    static final MethodHandle registry_set_notify = fn("capstan_registry_set_notify", U32, PTR, PTR, PTR, PTR);
+    static final MethodHandle registry_wake_fd = fn("capstan_registry_wake_fd", U32, PTR, PTR);
+
+    // 5, 7. history check, tool search
+    static final MethodHandle format_check_history = fn("capstan_format_check_history", U32, U32, PTR, SIZE, U32,
+            PTR, PTR, PTR, PTR);
+    static final MethodHandle search_options_init = fn("capstan_search_options_init", U32, PTR);
+    static final MethodHandle search_tool_options_init = fn("capstan_search_tool_options_init", U32, PTR);
+    static final MethodHandle registry_search_json = fn("capstan_registry_search_json", U32, PTR, PTR, SIZE, PTR, PTR,
+            PTR);
+    static final MethodHandle registry_add_search_tool = fn("capstan_registry_add_search_tool", U32, PTR, PTR);
+    static final MethodHandle registry_unload_tools = fn("capstan_registry_unload_tools", U32, PTR);
 
     // ---- structs (layouts checked against the struct_size capstan's _init writes) ----
     static final MemoryLayout TOOL_DEF = MemoryLayout.structLayout(
@@ -182,6 +205,16 @@ final class Native {
             PTR.withName("name"), SIZE.withName("name_len"), PTR.withName("content"), SIZE.withName("content_len"),
             U32.withName("outcome"), BOOL.withName("is_error"), MemoryLayout.paddingLayout(3),
             ValueLayout.JAVA_LONG.withName("duration_us"));
+
+    static final MemoryLayout RUNTIME_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), U32.withName("threads"), U32.withName("keep_alive_ms"));
+    static final MemoryLayout EXPORT_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), U32.withName("flags"));
+    static final MemoryLayout SEARCH_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), U32.withName("flags"), U32.withName("limit"));
+    static final MemoryLayout SEARCH_TOOL_OPTIONS = MemoryLayout.structLayout(
+            U32.withName("struct_size"), U32.withName("flags"), U32.withName("limit"), MemoryLayout.paddingLayout(4),
+            PTR.withName("name"), PTR.withName("description"));
 
     static final MemoryLayout STREAM_SINK = MemoryLayout.structLayout(
             U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
@@ -228,6 +261,11 @@ final class Native {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
     }
 
+    /** Frees batches and streams the user did not close, once unreachable (one daemon thread). */
+    static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
+    /** How many native objects the Cleaner freed (tests). */
+    static final AtomicLong CLEANED = new AtomicLong();
+
     // ---- user_data: a number naming a Java object in this table ----
     private static final ConcurrentHashMap<Long, Object> HANDLES = new ConcurrentHashMap<>();
     private static final AtomicLong NEXT = new AtomicLong(1);
@@ -258,6 +296,7 @@ final class Native {
     static final MemorySegment THREAD_START_STUB;
     static final MemorySegment TEXT_STUB;
     static final MemorySegment EVENT_STUB;
+    static final MemorySegment NOTIFY_STUB;
 
     static {
         try {
@@ -279,6 +318,8 @@ final class Native {
                     FunctionDescriptor.ofVoid(PTR, PTR, SIZE), Arena.global());
             EVENT_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onEvent", two),
                     FunctionDescriptor.ofVoid(PTR, PTR.withTargetLayout(EVENT)), Arena.global());
+            NOTIFY_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onNotify", one),
+                    FunctionDescriptor.ofVoid(PTR), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -364,6 +405,14 @@ final class Native {
         }
     }
 
+    static void onNotify(MemorySegment userData) {
+        try {
+            if (get(userData) instanceof Runnable r) r.run();
+        } catch (Throwable ignored) {
+            // a notifier's exception must not reach capstan
+        }
+    }
+
     static void onDestroy(MemorySegment userData) {
         try {
             drop(userData);
@@ -409,7 +458,7 @@ final class Native {
 
     private static void onText0(MemorySegment userData, MemorySegment text, long len) {
         try {
-            if (get(userData) instanceof Stream s) s.text(text(text, len));
+            if (get(userData) instanceof Stream.Sink s) s.text(text(text, len));
         } catch (Throwable ignored) {
             // Stream.text catches the listener's exceptions; nothing may cross into C
         }
@@ -430,7 +479,7 @@ final class Native {
             Object o = get(userData);
             if (o instanceof Batch b) {
                 b.deliver(result.address() == 0 ? null : readResult(result));
-            } else if (o instanceof Stream s && result.address() != 0) {
+            } else if (o instanceof Stream.Sink s && result.address() != 0) {
                 s.result(readResult(result));
             }
         } catch (Throwable ignored) {

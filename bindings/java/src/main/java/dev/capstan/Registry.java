@@ -1,5 +1,6 @@
 package dev.capstan;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.reflect.Method;
@@ -192,6 +193,226 @@ public final class Registry implements AutoCloseable {
         });
     }
 
+    /** Export flags ({@code CAPSTAN_EXPORT_*}) of {@link #toolsJson(Format, ExportFlag...)}. */
+    public enum ExportFlag {
+        /**
+         * OpenAI strict mode: every property required, optional ones nullable, {@code additionalProperties:
+         * false}, no {@code default}. Schemas that cannot be made strict are exported as they are and listed
+         * in the report. Run the calls with {@link ExecOptions#withStrictNulls} then.
+         */
+        STRICT(1),
+        /**
+         * Gemini: lower schemas to the OpenAPI-subset {@code parameters} field (local {@code $ref}s inlined,
+         * unsupported keywords dropped and reported) instead of {@code parametersJsonSchema}.
+         */
+        GEMINI_LOWER(2);
+
+        final int bit;
+
+        ExportFlag(int bit) {
+            this.bit = bit;
+        }
+    }
+
+    /**
+     * The tools exported with options, and capstan's report of what it changed.
+     *
+     * @param toolsJson the tools as the format's API takes them
+     * @param reportJson {@code [{"tool","pointer","message"}]}: what was dropped or could not be made strict,
+     *     and names the format would refuse
+     */
+    public record Export(String toolsJson, String reportJson) {}
+
+    /** The tools as format {@code fmt}'s API takes them, with export flags (strict mode, Gemini lowering). */
+    public String toolsJson(Format fmt, ExportFlag... flags) {
+        return exportTools(fmt, flags).toolsJson();
+    }
+
+    /** As {@link #toolsJson(Format, ExportFlag...)}, with the report of what the export changed or dropped. */
+    public Export exportTools(Format fmt, ExportFlag... flags) {
+        int bits = 0;
+        for (ExportFlag f : flags) bits |= f.bit;
+        int exportFlags = bits;
+        return with((r, a) -> {
+            MemorySegment opts = Native.initStruct(a, Native.EXPORT_OPTIONS, Native.export_options_init,
+                    "capstan_export_options");
+            opts.set(Native.U32, Native.off(Native.EXPORT_OPTIONS, "flags"), exportFlags);
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            MemorySegment rep = a.allocate(Native.PTR);
+            MemorySegment repLen = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_tools_json.invokeExact(r, fmt.code, opts, out, len, rep, repLen));
+            String tools = Native.takeString(out, len);
+            String report = Native.takeString(rep, repLen);
+            return new Export(tools, report == null ? "[]" : report);
+        });
+    }
+
+    /**
+     * Which registered names each provider accepts:
+     * {@code [{"name","openai","anthropic","gemini","mcp","problems":[...]}]}.
+     */
+    public String namesJson() {
+        return with((r, a) -> {
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_names_json.invokeExact(r, out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
+    /**
+     * Checks one call without running it: looks the tool up and validates the arguments as a batch would
+     * before calling the tool, on this thread (no callback, thread or timer). For hosts that run the tool
+     * themselves. Approval, timeouts and output caps are then the host's to apply.
+     *
+     * @param argumentsJson the arguments as the model sent them (an object's JSON text; empty: {@code {}})
+     * @param strictNulls drop the nulls OpenAI strict mode sends for optional arguments first
+     */
+    public CallCheck checkCall(String name, String argumentsJson, boolean strictNulls) {
+        return with((r, a) -> {
+            MemorySegment n = Native.utf8(a, name);
+            MemorySegment args = Native.utf8(a, argumentsJson == null ? "" : argumentsJson);
+            MemorySegment outcome = a.allocate(Native.U32);
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_check_call.invokeExact(r, n, Native.utf8Len(n), args,
+                    Native.utf8Len(args), strictNulls ? 4 : 0, outcome, out, len));
+            return new CallCheck(Outcome.of(outcome.get(Native.U32, 0)), Native.takeString(out, len));
+        });
+    }
+
+    public CallCheck checkCall(String name, String argumentsJson) {
+        return checkCall(name, argumentsJson, false);
+    }
+
+    // ---- tool search ----
+
+    /**
+     * The registered tools that best match {@code query}, best first ({@code capstan_registry_search_json}):
+     * words ranked by BM25 over names, descriptions and parameter names and descriptions, or with
+     * {@code regex} a regular expression (Rust syntax, {@code (?i)} for case-insensitive), name matches first.
+     *
+     * @param limit at most this many, 1 to 100
+     * @throws CapstanException INVALID_ARGUMENT for an empty or too long query (past 1024 bytes), a limit out
+     *     of range or a pattern that does not compile (the message says which)
+     */
+    public List<SearchHit> search(String query, int limit, boolean regex) {
+        JsonNode n = Json.read(searchJson(query, limit, regex));
+        List<SearchHit> out = new java.util.ArrayList<>();
+        for (JsonNode h : n.path("results")) {
+            out.add(new SearchHit(h.path("name").asText(), h.path("description").asText(), h.path("score").asDouble()));
+        }
+        return List.copyOf(out);
+    }
+
+    /** {@link #search(String, int, boolean)} for words, 5 results. */
+    public List<SearchHit> search(String query) {
+        return search(query, 5, false);
+    }
+
+    /** The search as capstan writes it: {@code {"query","mode","results":[{"name","description","score"}]}}. */
+    public String searchJson(String query, int limit, boolean regex) {
+        if (limit < 1 || limit > 100) {
+            throw new IllegalArgumentException("search limit must be 1 to 100, not " + limit);
+        }
+        return with((r, a) -> {
+            MemorySegment opts = Native.initStruct(a, Native.SEARCH_OPTIONS, Native.search_options_init,
+                    "capstan_search_options");
+            opts.set(Native.U32, Native.off(Native.SEARCH_OPTIONS, "flags"), regex ? 1 : 0);
+            opts.set(Native.U32, Native.off(Native.SEARCH_OPTIONS, "limit"), limit);
+            MemorySegment q = Native.utf8(a, query);
+            MemorySegment out = a.allocate(Native.PTR);
+            MemorySegment len = a.allocate(Native.SIZE);
+            Native.check((int) Native.registry_search_json.invokeExact(r, q, Native.utf8Len(q), opts, out, len));
+            return Native.takeString(out, len);
+        });
+    }
+
+    /**
+     * Registers capstan's built-in search tool (replacing a tool of its name): the model calls it with
+     * {@code {"query": "..."}} to find tools it was not shown. Every deferred tool
+     * ({@link ToolOptions#withDeferred}) it lists is loaded: exported by {@link #toolsJson} from then on, so
+     * the model sees it on its next request. {@link #unloadTools()} forgets what was loaded.
+     *
+     * @throws CapstanException INVALID_ARGUMENT (limit past 100), INVALID_NAME
+     */
+    public Registry addSearchTool(SearchToolOptions options) {
+        return with((r, a) -> {
+            MemorySegment o = Native.initStruct(a, Native.SEARCH_TOOL_OPTIONS, Native.search_tool_options_init,
+                    "capstan_search_tool_options");
+            o.set(Native.U32, Native.off(Native.SEARCH_TOOL_OPTIONS, "flags"), options.regex() ? 1 : 0);
+            o.set(Native.U32, Native.off(Native.SEARCH_TOOL_OPTIONS, "limit"), options.limit());
+            if (options.name() != null) {
+                o.set(Native.PTR, Native.off(Native.SEARCH_TOOL_OPTIONS, "name"), Native.utf8(a, options.name()));
+            }
+            if (options.description() != null) {
+                o.set(Native.PTR, Native.off(Native.SEARCH_TOOL_OPTIONS, "description"),
+                        Native.utf8(a, options.description()));
+            }
+            Native.check((int) Native.registry_add_search_tool.invokeExact(r, o));
+            return this;
+        });
+    }
+
+    public Registry addSearchTool() {
+        return addSearchTool(SearchToolOptions.DEFAULTS);
+    }
+
+    /** Forgets the tools the search tool loaded: deferred tools leave the exports again (a new conversation). */
+    public void unloadTools() {
+        with((r, a) -> {
+            Native.check((int) Native.registry_unload_tools.invokeExact(r));
+            return null;
+        });
+    }
+
+    // ---- main thread ----
+
+    /**
+     * Runs the main-thread tools ({@link ToolOptions#withMainThread}) queued on this registry, on this
+     * thread, for about {@code budgetMs} (at least one call if any is queued); returns how many ran. Call it
+     * from your main loop (a UI toolkit's event thread, a game frame). Every thread that pumped counts as a
+     * main thread from then on: when it waits on a batch ({@link #execute}, {@link #runTurn},
+     * {@link Batch#await}) it runs that batch's main-thread calls itself. Main-thread calls submitted from
+     * other threads wait for a pump (bound that wait with {@link ExecOptions#withDeadlineMs}).
+     */
+    public int pump(int budgetMs) {
+        return with((r, a) -> (int) Math.min(Integer.MAX_VALUE, (long) Native.registry_pump.invokeExact(r, budgetMs)));
+    }
+
+    /**
+     * Sets (null: removes) the wake-up of an event-loop host: {@code notify} runs, on any capstan thread, when
+     * a main-thread call waits for {@link #pump} (or a polled result is queued). It must be quick and must
+     * not call into capstan: post a task to your loop (e.g. {@code SwingUtilities.invokeLater(() ->
+     * reg.pump(5))}), nothing more; its exceptions are dropped.
+     */
+    public void setNotify(Runnable notify) {
+        with((r, a) -> {
+            if (notify == null) {
+                Native.check((int) Native.registry_set_notify.invokeExact(r, MemorySegment.NULL, MemorySegment.NULL,
+                        MemorySegment.NULL));
+            } else {
+                Native.check((int) Native.registry_set_notify.invokeExact(r, Native.NOTIFY_STUB, Native.keep(notify),
+                        Native.DESTROY_STUB));
+            }
+            return null;
+        });
+    }
+
+    /**
+     * A file descriptor that becomes readable when a main-thread call waits for {@link #pump} (Linux: an
+     * eventfd; macOS/BSD: a pipe). Owned by the registry: do not close it. For hosts with their own
+     * poll/epoll loop (through FFM or a native selector). @throws CapstanException UNSUPPORTED on Windows
+     */
+    public int wakeFd() {
+        return with((r, a) -> {
+            MemorySegment out = a.allocate(Native.U32);
+            Native.check((int) Native.registry_wake_fd.invokeExact(r, out));
+            return out.get(Native.U32, 0);
+        });
+    }
+
     /** Per-tool statistics JSON ({@code capstan_registry_stats_json}). */
     public String statsJson() {
         return with((r, a) -> {
@@ -323,6 +544,31 @@ public final class Registry implements AutoCloseable {
         return with((r, a) -> new McpServer(r, options));
     }
 
+    private final java.util.concurrent.atomic.AtomicInteger servingStdio = new java.util.concurrent.atomic.AtomicInteger();
+
+    /**
+     * Serves this registry's tools over MCP on this process's stdin and stdout (the client is the process
+     * that started this one), blocking this thread until stdin ends (the client went away) or
+     * {@link #close()} is called on another thread (calls in flight are then cancelled and waited for up to
+     * capstan's stop timeout). Nothing else may write to {@code System.out} meanwhile: log to stderr.
+     * tools/list is the registry as it is at each request; registering or removing a tool notifies the
+     * client.
+     *
+     * @throws CapstanException TRANSPORT if stdio cannot be served, UNSUPPORTED without feature mcp
+     */
+    public void serveMcpStdio(McpServer.Options options) {
+        with((r, a) -> {
+            MemorySegment s = McpServer.toNative(a, options);
+            servingStdio.incrementAndGet();
+            try {
+                Native.check((int) Native.mcp_server_serve_stdio.invokeExact(r, s));
+            } finally {
+                servingStdio.decrementAndGet();
+            }
+            return null;
+        });
+    }
+
     /** Mounts an MCP server's tools into this registry. @throws CapstanException MCP_CONNECT (says why) */
     public McpMount mountMcp(McpMount.Options options) {
         return with((r, a) -> new McpMount(r, options));
@@ -428,6 +674,14 @@ public final class Registry implements AutoCloseable {
                         + " is in use would wait for itself: close it from a host thread");
             }
             closing = true;
+            if (servingStdio.get() > 0) {
+                // serveMcpStdio returns once the registry is closed (capstan_registry_close); it holds a use
+                try {
+                    int st = (int) Native.registry_close.invokeExact(reg, Native.WAIT_FOREVER);
+                } catch (Throwable t) {
+                    throw new IllegalStateException(t);
+                }
+            }
             boolean interrupted = false;
             while (users.get() > 0) {
                 try {

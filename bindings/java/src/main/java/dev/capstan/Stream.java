@@ -32,15 +32,80 @@ public final class Stream implements AutoCloseable {
     public record Outcome(List<Call> calls, List<ToolResult> results, String messagesJson, String text,
             String stopReason, boolean cancelled, List<Integer> cutCalls, String json) {}
 
-    private final Consumer<String> onText;
-    private final Consumer<ToolResult> onResult;
+    /** What capstan's sink callbacks reach (by user_data): the listeners, never the Stream itself. */
+    static final class Sink {
+        private final Consumer<String> onText;
+        private final Consumer<ToolResult> onResult;
+
+        Sink(Consumer<String> onText, Consumer<ToolResult> onResult) {
+            this.onText = onText;
+            this.onResult = onResult;
+        }
+
+        void text(String t) {
+            if (onText == null) return;
+            try {
+                onText.accept(t);
+            } catch (Throwable ignored) {
+                // a listener's exception must not reach capstan
+            }
+        }
+
+        void result(ToolResult r) {
+            if (onResult == null) return;
+            try {
+                onResult.accept(r);
+            } catch (Throwable ignored) {
+                // a listener's exception must not reach capstan
+            }
+        }
+    }
+
+    /** The native stream, freed once: by close() or by the Cleaner (it must not reference the Stream). */
+    static final class Handle implements Runnable {
+        private final MemorySegment userData;
+        private MemorySegment ptr;
+        private boolean closedByUser;
+
+        Handle(MemorySegment userData, MemorySegment ptr) {
+            this.userData = userData;
+            this.ptr = ptr;
+        }
+
+        synchronized boolean isFreed() {
+            return ptr == null;
+        }
+
+        @Override
+        public void run() {
+            MemorySegment p;
+            boolean cleaner;
+            synchronized (this) {
+                p = ptr;
+                ptr = null;
+                cleaner = !closedByUser;
+            }
+            if (p == null) return;
+            try {
+                Native.stream_free.invokeExact(p); // no sink callback runs after this returns
+            } catch (Throwable t) {
+                throw new IllegalStateException(t);
+            } finally {
+                Native.drop(userData);
+            }
+            if (cleaner) Native.CLEANED.incrementAndGet();
+        }
+    }
+
+    private final Sink sink;
     private final MemorySegment userData;
     private MemorySegment handle;
+    private Handle owner;
+    private java.lang.ref.Cleaner.Cleanable cleanable;
 
     Stream(Consumer<String> onText, Consumer<ToolResult> onResult) {
-        this.onText = onText;
-        this.onResult = onResult;
-        this.userData = Native.keep(this);
+        this.sink = new Sink(onText, onResult);
+        this.userData = Native.keep(sink);
     }
 
     void open(MemorySegment reg, Format fmt, ExecOptions options, boolean earlyDispatch) throws Throwable {
@@ -50,36 +115,21 @@ public final class Stream implements AutoCloseable {
                 long off = Native.off(Native.EXEC_OPTIONS, "flags");
                 opts.set(Native.U32, off, opts.get(Native.U32, off) | 16);
             }
-            MemorySegment sink = Native.initStruct(a, Native.STREAM_SINK, Native.stream_sink_init, "capstan_stream_sink");
-            sink.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_text"), Native.TEXT_STUB);
-            sink.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_result"), Native.RESULT_STUB);
-            sink.set(Native.PTR, Native.off(Native.STREAM_SINK, "user_data"), userData);
+            MemorySegment sinkStruct = Native.initStruct(a, Native.STREAM_SINK, Native.stream_sink_init,
+                    "capstan_stream_sink");
+            sinkStruct.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_text"), Native.TEXT_STUB);
+            sinkStruct.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_result"), Native.RESULT_STUB);
+            sinkStruct.set(Native.PTR, Native.off(Native.STREAM_SINK, "user_data"), userData);
             MemorySegment out = a.allocate(Native.PTR);
-            int st = (int) Native.stream_new.invokeExact(reg, fmt.code, opts, sink, out);
+            int st = (int) Native.stream_new.invokeExact(reg, fmt.code, opts, sinkStruct, out);
             if (st != Native.OK) {
                 CapstanException e = Native.lastError(st);
                 Native.drop(userData);
                 throw e;
             }
             handle = out.get(Native.PTR, 0);
-        }
-    }
-
-    void text(String t) {
-        if (onText == null) return;
-        try {
-            onText.accept(t);
-        } catch (Throwable ignored) {
-            // a listener's exception must not reach capstan
-        }
-    }
-
-    void result(ToolResult r) {
-        if (onResult == null) return;
-        try {
-            onResult.accept(r);
-        } catch (Throwable ignored) {
-            // a listener's exception must not reach capstan
+            owner = new Handle(userData, handle);
+            cleanable = Native.CLEANER.register(this, owner);
         }
     }
 
@@ -99,6 +149,8 @@ public final class Stream implements AutoCloseable {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(this);
         }
     }
 
@@ -132,6 +184,8 @@ public final class Stream implements AutoCloseable {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
+        } finally {
+            java.lang.ref.Reference.reachabilityFence(this);
         }
         JsonNode n = Json.read(json);
         List<ToolResult> results = ToolResult.listOf(n.path("results").toString());
@@ -142,27 +196,41 @@ public final class Stream implements AutoCloseable {
                 n.path("cancelled").asBoolean(), List.copyOf(cut), json);
     }
 
-    /** No call starts any more; running calls see {@link ToolCall#cancelled()}. Any thread. */
-    public void cancel() {
-        MemorySegment h = handle;
-        if (h == null) return;
-        try {
-            Native.stream_cancel.invokeExact(h);
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        }
+    Handle handleForTests() {
+        return owner;
     }
 
-    @Override
-    public synchronized void close() {
-        if (handle == null) return;
+    MemorySegment userDataForTests() {
+        return userData;
+    }
+
+    /** No call starts any more; running calls see {@link ToolCall#cancelled()}. Any thread. */
+    public void cancel() {
+        Handle o = owner;
+        if (o == null) return;
         try {
-            Native.stream_free.invokeExact(handle);
+            synchronized (o) {
+                if (o.ptr == null) return;
+                Native.stream_cancel.invokeExact(o.ptr);
+            }
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         } finally {
-            handle = null;
-            Native.drop(userData);
+            java.lang.ref.Reference.reachabilityFence(this);
         }
+    }
+
+    /**
+     * Frees the stream (calls still running finish internally; no listener runs after this returns). A
+     * stream that is never closed is freed once it is no longer reachable (a {@link java.lang.ref.Cleaner}).
+     */
+    @Override
+    public synchronized void close() {
+        if (handle == null) return;
+        synchronized (owner) {
+            owner.closedByUser = true;
+        }
+        handle = null;
+        cleanable.clean();
     }
 }

@@ -2,6 +2,10 @@ package dev.capstan;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -48,7 +52,17 @@ final class ToolEntry {
     static void complete(MemorySegment call, Object value) throws Throwable {
         int kind;
         String text;
-        if (value instanceof CharSequence cs) {
+        String parts;
+        try {
+            parts = partsOf(value);
+        } catch (RuntimeException e) {
+            Native.fail(call, "the tool's content parts could not be written as JSON: " + e.getMessage());
+            return;
+        }
+        if (parts != null) {
+            kind = Native.CONTENT_PARTS;
+            text = parts;
+        } else if (value instanceof CharSequence cs) {
             kind = Native.CONTENT_TEXT;
             text = cs.toString();
         } else {
@@ -73,5 +87,23 @@ final class ToolEntry {
         }
         String m = e.getMessage();
         return m == null || m.isEmpty() ? e.getClass().getSimpleName() : m;
+    }
+
+    /** The parts JSON of a tool's return value, or null when it holds no image or file. */
+    static String partsOf(Object value) {
+        if (value instanceof Content c) return Json.write(List.of(c.part()));
+        if (!(value instanceof List<?> list) || list.stream().noneMatch(Content.class::isInstance)) return null;
+        List<Map<String, Object>> out = new ArrayList<>(list.size());
+        for (Object v : list) {
+            if (v instanceof Content c) {
+                out.add(c.part());
+            } else {
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("type", "text");
+                t.put("text", v instanceof CharSequence cs ? cs.toString() : Json.write(v));
+                out.add(t);
+            }
+        }
+        return Json.write(out);
     }
 }

@@ -10,22 +10,41 @@ import java.util.List;
  * @param index position of the call in its batch
  * @param id the call's id
  * @param name the tool's name
- * @param content the text for the model
+ * @param content the text for the model (for content parts: their text, each image or file a bracketed line)
  * @param isError {@code outcome != OK}
  * @param outcome how the call ended
  * @param durationUs how long the tool ran, in microseconds
+ * @param partsJson the content parts (MCP content blocks, a JSON array) the tool returned, as capstan
+ *     checked them; null when it returned text or JSON, and in the results of a {@link Batch} (capstan's
+ *     result callbacks carry the text only: {@link Registry#execute}, {@link Stream#finish()} and
+ *     {@link Registry#runTurn} carry the parts)
+ * @param structuredContentJson the structured content object the tool returned with its parts, or null
  */
 public record ToolResult(int index, String id, String name, String content, boolean isError, Outcome outcome,
-        long durationUs) {
+        long durationUs, String partsJson, String structuredContentJson) {
+
+    /** A result without content parts. */
+    public ToolResult(int index, String id, String name, String content, boolean isError, Outcome outcome,
+            long durationUs) {
+        this(index, id, name, content, isError, outcome, durationUs, null, null);
+    }
+
+    /** Whether the tool returned content parts (images, files, audio). */
+    public boolean hasParts() {
+        return partsJson != null || structuredContentJson != null;
+    }
 
     static List<ToolResult> listOf(String json) {
         JsonNode arr = Json.read(json);
         List<ToolResult> out = new ArrayList<>(arr.size());
         int i = 0;
         for (JsonNode n : arr) {
+            JsonNode parts = n.get("parts");
+            JsonNode structured = n.get("structured_content");
             out.add(new ToolResult(i++, n.path("id").asText(), n.path("name").asText(), n.path("content").asText(),
                     n.path("is_error").asBoolean(), Outcome.ofWire(n.path("outcome").asText(null)),
-                    n.path("duration_us").asLong()));
+                    n.path("duration_us").asLong(), parts == null || parts.isNull() ? null : parts.toString(),
+                    structured == null || structured.isNull() ? null : structured.toString()));
         }
         return out;
     }

@@ -34,6 +34,47 @@ class McpTest {
         }
     }
 
+    static List<String> childArgv(String... args) {
+        String javaBin = java.nio.file.Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> argv = new java.util.ArrayList<>(List.of(javaBin, "--enable-native-access=ALL-UNNAMED",
+                "-Dcapstan.lib=" + Registry.librarySource(), "-cp", System.getProperty("java.class.path"),
+                "dev.capstan.StdioServerMain"));
+        argv.addAll(List.of(args));
+        return argv;
+    }
+
+    @Test
+    void closingTheRegistryStopsServingStdio() throws Exception {
+        Process p = new ProcessBuilder(childArgv("close-on-stop")).start();
+        try {
+            var in = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                    java.nio.charset.StandardCharsets.UTF_8));
+            var out = p.getOutputStream();
+            out.write(("""
+                    {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",                    "capabilities":{},"clientInfo":{"name":"test","version":"1"}}}
+                    {"jsonrpc":"2.0","method":"notifications/initialized"}
+                    {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1}}}
+                    """).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            out.flush();
+            JsonNode init = Json.read(in.readLine());
+            assertEquals("capstan", init.path("result").path("serverInfo").path("name").asText(), init.toString());
+            JsonNode add = Json.read(in.readLine());
+            assertEquals("{\"sum\":2}", add.path("result").path("content").get(0).path("text").asText(), add.toString());
+            out.write("""
+                    {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stop","arguments":{}}}
+                    """.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            out.flush();
+            // the stop call's own result may be "stopping" or cancelled by the close it triggers
+            // stdin stays open: only the registry's close ends the server, and with it the process
+            assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS), "the server did not stop");
+            assertEquals(0, p.exitValue());
+            String err = new String(p.getErrorStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(err.contains("stdio server: closed"), err);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test
     void aWrongTokenIsAConnectErrorSayingWhy() {
         try (Registry server = RegistryTest.adder();
