@@ -1193,7 +1193,7 @@ typedef struct capstan_export_options {
 } capstan_export_options;
 
 /** Initializes a capstan_export_options to the defaults. */
-#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0, CAPSTAN_EXPORT_DEFERRED_HIDE}
+#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0, 0}
 
 /**
  * `capstan_export_options.deferred`: deferred tools are left out of the
