@@ -750,6 +750,10 @@ typedef uint32_t capstan_format;
  *   or `item`. Provider errors: a response with `"status": "failed"` or a
  *   non-null `error` (`{"code", "message"}`), the error event `{"type":
  *   "error", "code", "message"}`, and `{"error": {"message", "type", ...}}`.
+ *   A client-executed `tool_search_call` item (`"execution": "client"`) is
+ *   read as a call named `openai:tool_search` (id: its `call_id`), which
+ *   `capstan_registry_run_turn` answers with a `tool_search_output` item
+ *   (`CAPSTAN_EXPORT_DEFERRED_NATIVE`); a server-executed one is skipped.
  * - `CAPSTAN_FORMAT_ANTHROPIC`: a message (an object with `content`), its
  *   `content` array, or one content block (an object with `type`). Provider
  *   error: `{"type": "error", "error": {"type", "message"}}` (KIND: the inner
@@ -1178,10 +1182,44 @@ typedef struct capstan_export_options {
    * `CAPSTAN_EXPORT_*` flags.
    */
   uint32_t flags;
+  /**
+   * How deferred tools (`CAPSTAN_TOOL_DEFERRED`) are exported:
+   * `CAPSTAN_EXPORT_DEFERRED_HIDE` (0, the default) or
+   * `CAPSTAN_EXPORT_DEFERRED_NATIVE`. Appended after `flags`: a host
+   * built against an older header passes a smaller `struct_size` and
+   * gets the default.
+   */
+  uint32_t deferred;
 } capstan_export_options;
 
 /** Initializes a capstan_export_options to the defaults. */
-#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0}
+#define CAPSTAN_EXPORT_OPTIONS_INIT {(uint32_t)sizeof(capstan_export_options), 0, 0}
+
+/**
+ * `capstan_export_options.deferred`: deferred tools are left out of the
+ * provider formats until the search tool finds them (the default).
+ */
+#define CAPSTAN_EXPORT_DEFERRED_HIDE 0
+
+/**
+ * `capstan_export_options.deferred`: the provider's own deferred loading,
+ * in `CAPSTAN_FORMAT_OPENAI_RESPONSES` and `CAPSTAN_FORMAT_ANTHROPIC` (the
+ * other formats export as with `CAPSTAN_EXPORT_DEFERRED_HIDE`). Every tool
+ * is exported, deferred ones with `"defer_loading": true`.
+ * OpenAI Responses: the search tool (`capstan_registry_add_search_tool`)
+ * is replaced by one `{"type": "tool_search", "execution": "client",
+ * "description", "parameters"}` tool (its description and parameters; the
+ * defaults without one), added when a tool is deferred; the model's
+ * `tool_search_call` items are answered by `capstan_registry_run_turn`
+ * with capstan's search, as `tool_search_output` items listing the found
+ * tools' full definitions (strict when this export was).
+ * Anthropic: the search tool is exported as a tool; after such an export
+ * its results in `capstan_registry_run_turn` are `tool_reference` blocks
+ * (`{"type": "tool_reference", "tool_name"}`), which the API loads.
+ * The registry remembers the last export per format: exporting again
+ * without it returns to JSON search results.
+ */
+#define CAPSTAN_EXPORT_DEFERRED_NATIVE 1
 
 /**
  * Export flag: OpenAI strict mode (every property required, optional ones

@@ -9,14 +9,13 @@ use serde_json::{json, Value};
 
 use crate::error::Error;
 use crate::exec::{Call, ToolDef};
+use crate::providers::{export_tools, Export, ExportNote, ExportOptions, Format};
 use crate::registry::Registry;
-use crate::search::{SearchMode, SearchOptions, DEFAULT_RESULTS, MAX_QUERY_BYTES, MAX_RESULTS};
+use crate::search::{tool_parameters, SearchMode, SearchOptions, ToolConfig};
+use crate::search::{DEFAULT_RESULTS, MAX_RESULTS};
 use crate::tool::{ToolFlags, ToolSpec};
 
-pub const DEFAULT_TOOL_NAME: &str = "tool_search";
-pub const DEFAULT_TOOL_DESCRIPTION: &str = "Search the tools available beyond those listed, by \
-what they do (a few keywords). Returns the best matches with their descriptions; the tools \
-found can be called from your next turn on.";
+pub use crate::search::{DEFAULT_TOOL_DESCRIPTION, DEFAULT_TOOL_NAME};
 
 /// The search tool's name, description and result count.
 #[derive(Clone, Debug)]
@@ -67,12 +66,6 @@ impl Registry {
         } else {
             options.description
         };
-        let query_text = match options.mode {
-            SearchMode::Words => "What the tool should do, in a few keywords.",
-            SearchMode::Regex => {
-                "A regular expression matched against tool names and descriptions."
-            }
-        };
         // Weak: the registry holds this tool, the tool must not hold the registry.
         let weak = Arc::downgrade(&self.shared);
         let own_name = name.clone();
@@ -112,24 +105,24 @@ impl Registry {
                 }
             }
         };
+        let config = ToolConfig {
+            name: name.clone(),
+            limit,
+            mode,
+        };
         self.register(ToolDef {
             name,
             description,
-            parameters: json!({
-                "type": "object",
-                "properties": {"query": {
-                    "type": "string",
-                    "description": query_text,
-                    "minLength": 1,
-                    "maxLength": MAX_QUERY_BYTES,
-                }},
-                "required": ["query"],
-            }),
+            parameters: tool_parameters(mode),
             handler: Box::new(handler),
             timeout_ms: 0,
             max_output_chars: 0,
             flags: ToolFlags::default(),
-        })
+        })?;
+        if let Ok(mut tool) = self.shared.search.tool.lock() {
+            *tool = Some(config);
+        }
+        Ok(())
     }
 
     /// Marks `names` as loaded: exported from now on though `DEFERRED`.
@@ -153,6 +146,50 @@ impl Registry {
         if let Ok(mut loaded) = self.shared.search.loaded.lock() {
             loaded.clear();
         }
+    }
+
+    /// The tools as format `fmt` takes them: what `capstan_registry_tools_json`
+    /// writes. `describe` lists every tool. The provider formats leave out the
+    /// deferred tools not yet loaded, unless `opts.native_search` (OpenAI
+    /// Responses and Anthropic): then every tool is exported, deferred ones
+    /// with `defer_loading: true`, and the export is remembered: it decides
+    /// how the model's searches in that format are answered (OpenAI: the
+    /// `tool_search_output` definitions are strict like this export;
+    /// Anthropic: the search tool's results are `tool_reference` blocks
+    /// after a native export, JSON after another one).
+    pub fn export_tools(&self, fmt: Format, opts: &ExportOptions) -> Export {
+        let native =
+            opts.native_search && matches!(fmt, Format::OpenAiResponses | Format::Anthropic);
+        if let Ok(mut state) = self.shared.search.native.lock() {
+            match fmt {
+                Format::OpenAiResponses => state.openai_strict = native && opts.strict,
+                Format::Anthropic => state.anthropic = native,
+                _ => {}
+            }
+        }
+        let specs = match fmt {
+            Format::Describe => self.specs(),
+            _ if native => self.specs(),
+            _ => self.visible_specs(),
+        };
+        let opts = ExportOptions {
+            native_search: native,
+            search_tool: self.search_tool_config().map(|c| c.name),
+            ..opts.clone()
+        };
+        let mut export = export_tools(&specs, fmt, &opts);
+        if native && opts.search_tool.is_none() && fmt == Format::Anthropic {
+            if let Some(tool) = specs.iter().find(|s| s.flags.deferred()) {
+                export.report.push(ExportNote {
+                    tool: tool.name.clone(),
+                    pointer: String::new(),
+                    message: "deferred tools are exported with defer_loading but no search tool \
+                              is registered to find them (capstan_registry_add_search_tool)"
+                        .into(),
+                });
+            }
+        }
+        export
     }
 
     /// The specs a provider is shown: every tool but the deferred ones not

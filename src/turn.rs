@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::call::CallRequest;
+use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
 use crate::exec::{self, ExecOptions};
 use crate::providers::{self, Format};
@@ -65,11 +65,39 @@ pub fn run_whole_turn_text(
 /// response, or is empty or illegal, is answered under the id
 /// [`crate::history::ids::unique`] gives it (the history repair renames
 /// that call in the model's message the same way).
+///
+/// A provider's own search call (OpenAI's client-executed
+/// `tool_search_call`, read as [`providers::NATIVE_SEARCH_CALL`]) is answered
+/// by the registry's search, no host tool involved; the other calls run as
+/// usual. Under Anthropic native deferred loading the search tool's results
+/// become `tool_reference` blocks.
 fn answer(
     registry: &Registry,
     fmt: Format,
     calls: Vec<CallRequest>,
     options: &ExecOptions,
 ) -> Value {
-    crate::history::ids::format_results(fmt, exec::execute(registry, calls, options))
+    let mut slots: Vec<Option<ToolResult>> = Vec::with_capacity(calls.len());
+    let mut run = Vec::new();
+    let mut run_slots = Vec::new();
+    for call in calls {
+        if call.name == providers::NATIVE_SEARCH_CALL {
+            slots.push(Some(registry.answer_native_search(&call)));
+        } else {
+            run_slots.push(slots.len());
+            slots.push(None);
+            run.push(call);
+        }
+    }
+    for (slot, result) in run_slots
+        .into_iter()
+        .zip(exec::execute(registry, run, options))
+    {
+        slots[slot] = Some(result);
+    }
+    let mut results: Vec<ToolResult> = slots.into_iter().flatten().collect();
+    if fmt == Format::Anthropic {
+        registry.mark_tool_references(&mut results);
+    }
+    crate::history::ids::format_results(fmt, results)
 }

@@ -1,5 +1,5 @@
 //! A fuzzed parameters schema, registered through `capstan_registry_add_tool`, then
-//! exported in every format (strict and Gemini-lowered too), with the name
+//! exported in every format (strict, Gemini-lowered and natively deferred too), with the name
 //! report and the statistics. Input: one byte of tool flags, then the schema.
 #![no_main]
 
@@ -49,10 +49,15 @@ fuzz_target!(|data: &[u8]| {
         };
         let tools = take_json(st, out, len, "capstan_registry_tools_json").expect("export failed");
         assert!(!tools.is_null(), "format {fmt} exported null");
-        for export_flags in [CAPSTAN_EXPORT_STRICT, CAPSTAN_EXPORT_GEMINI_LOWER] {
+        for (export_flags, deferred) in [
+            (CAPSTAN_EXPORT_STRICT, CAPSTAN_EXPORT_DEFERRED_HIDE),
+            (CAPSTAN_EXPORT_GEMINI_LOWER, CAPSTAN_EXPORT_DEFERRED_HIDE),
+            (CAPSTAN_EXPORT_STRICT, CAPSTAN_EXPORT_DEFERRED_NATIVE),
+        ] {
             let opts = capstan_export_options {
                 struct_size: std::mem::size_of::<capstan_export_options>() as u32,
                 flags: export_flags,
+                deferred,
             };
             let (mut out, mut len) = (std::ptr::null_mut(), 0);
             let (mut report, mut report_len) = (std::ptr::null_mut(), 0);

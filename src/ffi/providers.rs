@@ -41,9 +41,21 @@ pub unsafe extern "C" fn capstan_registry_tools_json(
         let registry = registry_ref(reg)?;
         non_null(out, "out")?;
         let fmt = format_of(fmt)?;
-        let flags = read_options(opts, std::mem::size_of::<capstan_export_options>(), "opts")?
-            .map(|o| o.flags)
-            .unwrap_or(0);
+        let opts = read_options(
+            opts,
+            std::mem::offset_of!(capstan_export_options, deferred),
+            "opts",
+        )?;
+        let flags = opts.map(|o| o.flags).unwrap_or(0);
+        let deferred = opts
+            .map(|o| o.deferred)
+            .unwrap_or(CAPSTAN_EXPORT_DEFERRED_HIDE);
+        if deferred > CAPSTAN_EXPORT_DEFERRED_NATIVE {
+            return Err(Fail::BadArgument(format!(
+                "opts->deferred is {deferred}; expected CAPSTAN_EXPORT_DEFERRED_HIDE (0) or \
+                 CAPSTAN_EXPORT_DEFERRED_NATIVE (1)"
+            )));
+        }
         const KNOWN: u32 = CAPSTAN_EXPORT_STRICT | CAPSTAN_EXPORT_GEMINI_LOWER;
         if flags & !KNOWN != 0 {
             return Err(Fail::BadArgument(format!(
@@ -54,14 +66,13 @@ pub unsafe extern "C" fn capstan_registry_tools_json(
         let options = ExportOptions {
             strict: flags & CAPSTAN_EXPORT_STRICT != 0,
             gemini_lower: flags & CAPSTAN_EXPORT_GEMINI_LOWER != 0,
+            native_search: deferred == CAPSTAN_EXPORT_DEFERRED_NATIVE,
+            search_tool: None,
         };
         // Deferred tools not yet found by the search tool are not shown to
-        // a model (issue #32); the host's own description lists them all.
-        let specs = match fmt {
-            Format::Describe => registry.specs(),
-            _ => registry.visible_specs(),
-        };
-        let export = providers::export_tools(&specs, fmt, &options);
+        // a model (issue #32), or shown as the provider defers them; the
+        // host's own description lists them all.
+        let export = registry.export_tools(fmt, &options);
         let tools = export.tools.to_string();
         let notes = export.report_json().to_string();
         // Write both or neither.
@@ -124,6 +135,10 @@ pub unsafe extern "C" fn capstan_registry_names_json(
 ///   or `item`. Provider errors: a response with `"status": "failed"` or a
 ///   non-null `error` (`{"code", "message"}`), the error event `{"type":
 ///   "error", "code", "message"}`, and `{"error": {"message", "type", ...}}`.
+///   A client-executed `tool_search_call` item (`"execution": "client"`) is
+///   read as a call named `openai:tool_search` (id: its `call_id`), which
+///   `capstan_registry_run_turn` answers with a `tool_search_output` item
+///   (`CAPSTAN_EXPORT_DEFERRED_NATIVE`); a server-executed one is skipped.
 /// - `CAPSTAN_FORMAT_ANTHROPIC`: a message (an object with `content`), its
 ///   `content` array, or one content block (an object with `type`). Provider
 ///   error: `{"type": "error", "error": {"type", "message"}}` (KIND: the inner

@@ -453,7 +453,34 @@ pub struct capstan_export_options {
     pub struct_size: u32,
     /// `CAPSTAN_EXPORT_*` flags.
     pub flags: u32,
+    /// How deferred tools (`CAPSTAN_TOOL_DEFERRED`) are exported:
+    /// `CAPSTAN_EXPORT_DEFERRED_HIDE` (0, the default) or
+    /// `CAPSTAN_EXPORT_DEFERRED_NATIVE`. Appended after `flags`: a host
+    /// built against an older header passes a smaller `struct_size` and
+    /// gets the default.
+    pub deferred: u32,
 }
+
+/// `capstan_export_options.deferred`: deferred tools are left out of the
+/// provider formats until the search tool finds them (the default).
+pub const CAPSTAN_EXPORT_DEFERRED_HIDE: u32 = 0;
+/// `capstan_export_options.deferred`: the provider's own deferred loading,
+/// in `CAPSTAN_FORMAT_OPENAI_RESPONSES` and `CAPSTAN_FORMAT_ANTHROPIC` (the
+/// other formats export as with `CAPSTAN_EXPORT_DEFERRED_HIDE`). Every tool
+/// is exported, deferred ones with `"defer_loading": true`.
+/// OpenAI Responses: the search tool (`capstan_registry_add_search_tool`)
+/// is replaced by one `{"type": "tool_search", "execution": "client",
+/// "description", "parameters"}` tool (its description and parameters; the
+/// defaults without one), added when a tool is deferred; the model's
+/// `tool_search_call` items are answered by `capstan_registry_run_turn`
+/// with capstan's search, as `tool_search_output` items listing the found
+/// tools' full definitions (strict when this export was).
+/// Anthropic: the search tool is exported as a tool; after such an export
+/// its results in `capstan_registry_run_turn` are `tool_reference` blocks
+/// (`{"type": "tool_reference", "tool_name"}`), which the API loads.
+/// The registry remembers the last export per format: exporting again
+/// without it returns to JSON search results.
+pub const CAPSTAN_EXPORT_DEFERRED_NATIVE: u32 = 1;
 
 /// Export flag: OpenAI strict mode (every property required, optional ones
 /// nullable, `additionalProperties: false`, no `default`); schemas that cannot

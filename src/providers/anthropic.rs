@@ -20,13 +20,18 @@ use crate::call::{CallRequest, ToolResult};
 use crate::error::Error;
 use crate::tool::ToolSpec;
 
-pub(super) fn export(tools: &[ToolSpec]) -> Value {
+pub(super) fn export(tools: &[ToolSpec], opts: &super::ExportOptions) -> Value {
     let defs = tools.iter().map(|tool| {
-        json!({
+        let mut def = json!({
             "name": tool.name,
             "description": tool.description,
             "input_schema": parameters(tool),
-        })
+        });
+        // ToolParam.defer_loading: loaded when a tool_reference names it.
+        if opts.native_search && tool.flags.deferred() {
+            def["defer_loading"] = json!(true);
+        }
+        def
     });
     Value::Array(defs.collect())
 }
@@ -83,11 +88,27 @@ pub(super) fn format(results: &[ToolResult]) -> Value {
         let mut b = Map::new();
         b.insert("type".into(), json!("tool_result"));
         b.insert("tool_use_id".into(), json!(r.id));
-        b.insert("content".into(), super::parts::anthropic_content(r));
+        b.insert("content".into(), content(r));
         if r.is_error() {
             b.insert("is_error".into(), json!(true));
         }
         Value::Object(b)
     });
     json!({"role": "user", "content": blocks.collect::<Vec<_>>()})
+}
+
+/// A result's `tool_result` content: `tool_reference` blocks
+/// (ToolReferenceBlockParam) for a search result `run_turn` marked so.
+fn content(r: &ToolResult) -> Value {
+    if r.name == super::TOOL_REFERENCES && !r.is_error() {
+        if let Ok(names) = serde_json::from_str::<Vec<String>>(&r.content) {
+            if !names.is_empty() {
+                let refs = names
+                    .iter()
+                    .map(|n| json!({"type": "tool_reference", "tool_name": n}));
+                return Value::Array(refs.collect());
+            }
+        }
+    }
+    super::parts::anthropic_content(r)
 }

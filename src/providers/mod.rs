@@ -86,6 +86,17 @@ impl Format {
     }
 }
 
+/// The name a provider's own search call is read under: OpenAI's
+/// client-executed `tool_search_call` (format `openai_responses`). No
+/// registered tool can have it (`:` is not allowed in tool names); `run_turn`
+/// answers it with the registry's search, as a `tool_search_output` item.
+pub const NATIVE_SEARCH_CALL: &str = "openai:tool_search";
+
+/// The name of a search tool's result whose content is the JSON array of
+/// the tool names it found, rendered as Anthropic `tool_reference` blocks
+/// (set by `run_turn` under native deferred loading; never a tool's name).
+pub const TOOL_REFERENCES: &str = "anthropic:tool_references";
+
 /// How tool definitions are exported.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportOptions {
@@ -99,6 +110,15 @@ pub struct ExportOptions {
     /// `parametersJsonSchema`, with local `$ref`s inlined and unsupported
     /// keywords dropped; the report lists every drop.
     pub gemini_lower: bool,
+    /// Provider-native deferred loading (OpenAI Responses and Anthropic; the
+    /// other formats ignore it): deferred tools are exported with
+    /// `defer_loading: true` instead of left out. OpenAI Responses: the
+    /// search tool named `search_tool` is replaced by one client-executed
+    /// `tool_search` tool (its description and parameters), added when any
+    /// tool is deferred. Anthropic: the search tool is exported as a tool.
+    pub native_search: bool,
+    /// The registry's search tool among the tools exported, if any.
+    pub search_tool: Option<String>,
 }
 
 /// One remark about an export: something dropped, or why a schema is not strict.
@@ -154,11 +174,23 @@ pub fn export_tools(tools: &[ToolSpec], fmt: Format, opts: &ExportOptions) -> Ex
         Format::Describe => Value::Array(tools.iter().map(describe_tool).collect()),
         Format::OpenAiChat => openai_chat::export(tools, opts, &mut report),
         Format::OpenAiResponses => openai_responses::export(tools, opts, &mut report),
-        Format::Anthropic => anthropic::export(tools),
+        Format::Anthropic => anthropic::export(tools, opts),
         Format::Gemini => gemini::export(tools, opts, &mut report),
         Format::Mcp => mcp::export(tools),
     };
     Export { tools, report }
+}
+
+/// The function definitions a `tool_search_output` item lists for `tools`
+/// (OpenAI Responses, as exported with `strict`, deferred ones with
+/// `defer_loading: true`).
+pub fn tool_search_output_tools(tools: &[ToolSpec], strict: bool) -> Value {
+    let opts = ExportOptions {
+        strict,
+        native_search: true,
+        ..ExportOptions::default()
+    };
+    Value::Array(openai_responses::functions(tools, &opts, &mut Vec::new()))
 }
 
 /// The tool calls in a provider response (or in the part of it that holds

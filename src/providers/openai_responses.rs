@@ -30,17 +30,59 @@ pub(super) fn export(
     opts: &ExportOptions,
     report: &mut Vec<ExportNote>,
 ) -> Value {
+    let search = opts
+        .search_tool
+        .as_deref()
+        .filter(|_| opts.native_search)
+        .and_then(|name| tools.iter().find(|t| t.name == name));
+    let others: Vec<ToolSpec> = tools
+        .iter()
+        .filter(|t| search.is_none_or(|s| s.name != t.name))
+        .cloned()
+        .collect();
+    let mut defs = functions(&others, opts, report);
+    if opts.native_search && others.iter().any(|t| t.flags.deferred()) {
+        // The client-executed search tool (ToolSearchToolParam): the model's
+        // searches arrive as tool_search_call items, answered by capstan.
+        let (description, parameters) = match search {
+            Some(s) => (s.description.clone(), super::parameters(s)),
+            None => (
+                crate::search::DEFAULT_TOOL_DESCRIPTION.to_owned(),
+                crate::search::tool_parameters(crate::search::SearchMode::Words),
+            ),
+        };
+        defs.push(json!({
+            "type": "tool_search",
+            "execution": "client",
+            "description": description,
+            "parameters": parameters,
+        }));
+    }
+    Value::Array(defs)
+}
+
+/// Function tools (FunctionToolParam); under `native_search` a deferred one
+/// carries `defer_loading: true`.
+pub(super) fn functions(
+    tools: &[ToolSpec],
+    opts: &ExportOptions,
+    report: &mut Vec<ExportNote>,
+) -> Vec<Value> {
     let defs = tools.iter().map(|tool| {
         let (parameters, strict) = openai_parameters(tool, opts, report);
-        json!({
+        let mut def = json!({
             "type": "function",
             "name": tool.name,
             "description": tool.description,
             "parameters": parameters,
             "strict": strict,
-        })
+        });
+        if opts.native_search && tool.flags.deferred() {
+            def["defer_loading"] = json!(true);
+        }
+        def
     });
-    Value::Array(defs.collect())
+    defs.collect()
 }
 
 pub(super) fn parse(body: &Value) -> Result<Vec<CallRequest>, Error> {
@@ -108,7 +150,11 @@ fn parse_items(items: &[Value], path: &str) -> Result<Vec<CallRequest>, Error> {
 
 fn parse_item(item: &Value, path: &str) -> Result<Option<CallRequest>, Error> {
     let item = object(item, path, "output item")?;
-    if item.get("type").and_then(Value::as_str) != Some("function_call") {
+    let kind = item.get("type").and_then(Value::as_str);
+    if kind == Some("tool_search_call") {
+        return parse_tool_search(item, path);
+    }
+    if kind != Some("function_call") {
         return Ok(None);
     }
     let id = required_str(item, "call_id", path, "function_call item")?;
@@ -120,9 +166,51 @@ fn parse_item(item: &Value, path: &str) -> Result<Option<CallRequest>, Error> {
     }))
 }
 
+/// A client-executed `tool_search_call` (ResponseToolSearchCall) as a call
+/// named `NATIVE_SEARCH_CALL`; id: its `call_id` (else its item `id`). One
+/// the server executed (`"execution": "server"`) is skipped: the server
+/// already answered it.
+fn parse_tool_search(
+    item: &serde_json::Map<String, Value>,
+    path: &str,
+) -> Result<Option<CallRequest>, Error> {
+    if item.get("execution").and_then(Value::as_str) != Some("client") {
+        return Ok(None);
+    }
+    let id = match item.get("call_id") {
+        Some(Value::String(id)) => id.clone(),
+        _ => required_str(
+            item,
+            "id",
+            path,
+            "tool_search_call item without \"call_id\"",
+        )?,
+    };
+    Ok(Some(CallRequest {
+        id,
+        name: super::NATIVE_SEARCH_CALL.to_owned(),
+        arguments: text_arguments(item.get("arguments")),
+    }))
+}
+
 pub(super) fn format(results: &[ToolResult]) -> Value {
-    let items = results
-        .iter()
-        .map(|r| json!({"type": "function_call_output", "call_id": r.id, "output": super::parts::openai_responses_output(r)}));
+    let items = results.iter().map(|r| {
+        if r.name == super::NATIVE_SEARCH_CALL {
+            // ResponseToolSearchOutputItemParam: the tools found, as their
+            // full definitions (none when the search could not run).
+            let tools = match serde_json::from_str::<Value>(&r.content) {
+                Ok(tools @ Value::Array(_)) if !r.is_error() => tools,
+                _ => json!([]),
+            };
+            return json!({
+                "type": "tool_search_output",
+                "call_id": r.id,
+                "execution": "client",
+                "status": "completed",
+                "tools": tools,
+            });
+        }
+        json!({"type": "function_call_output", "call_id": r.id, "output": super::parts::openai_responses_output(r)})
+    });
     Value::Array(items.collect())
 }

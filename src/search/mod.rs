@@ -57,6 +57,51 @@ pub struct SearchHit {
     pub score: f32,
 }
 
+/// The search tool's default name and description (`search_tool.rs`; also
+/// the description of OpenAI's client-executed `tool_search` tool).
+pub const DEFAULT_TOOL_NAME: &str = "tool_search";
+pub const DEFAULT_TOOL_DESCRIPTION: &str = "Search the tools available beyond those listed, by \
+what they do (a few keywords). Returns the best matches with their descriptions; the tools \
+found can be called from your next turn on.";
+
+/// The search tool's parameters: `{"query": string}`, described for `mode`.
+pub fn tool_parameters(mode: SearchMode) -> serde_json::Value {
+    let query_text = match mode {
+        SearchMode::Words => "What the tool should do, in a few keywords.",
+        SearchMode::Regex => "A regular expression matched against tool names and descriptions.",
+    };
+    serde_json::json!({
+        "type": "object",
+        "properties": {"query": {
+            "type": "string",
+            "description": query_text,
+            "minLength": 1,
+            "maxLength": MAX_QUERY_BYTES,
+        }},
+        "required": ["query"],
+    })
+}
+
+/// The registered search tool: its name, result count and mode.
+#[derive(Clone, Debug)]
+pub(crate) struct ToolConfig {
+    pub(crate) name: String,
+    pub(crate) limit: usize,
+    pub(crate) mode: SearchMode,
+}
+
+/// How the registry's last export in a provider format showed deferred
+/// tools, which decides how the model's searches are answered in it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NativeState {
+    /// The last OpenAI Responses export was native: its `strict` option
+    /// (the tools a `tool_search_output` lists are exported alike).
+    pub(crate) openai_strict: bool,
+    /// The last Anthropic export was native: the search tool's results are
+    /// `tool_reference` blocks.
+    pub(crate) anthropic: bool,
+}
+
 /// A registry's search state.
 #[derive(Default)]
 pub(crate) struct State {
@@ -64,6 +109,10 @@ pub(crate) struct State {
     pub(crate) index: std::sync::RwLock<Option<Index>>,
     /// Deferred tools the search tool has found (see `search_tool.rs`).
     pub(crate) loaded: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// The registered search tool, if any (`search_tool.rs`).
+    pub(crate) tool: std::sync::Mutex<Option<ToolConfig>>,
+    /// Provider-native deferred loading, per the last exports.
+    pub(crate) native: std::sync::Mutex<NativeState>,
 }
 
 /// Checks a query and its options; the limit to use.

@@ -1,0 +1,316 @@
+//! Provider-native deferred loading (issue #32, item 3): OpenAI Responses'
+//! client-executed `tool_search` (`tool_search_call` in, `tool_search_output`
+//! out) and Anthropic's `defer_loading` with `tool_reference` results.
+//!
+//! Calls come from fixtures written after the providers' SDK types
+//! (tests/fixtures/providers/*_tool_search.json); capstan's output must equal
+//! tests/fixtures/providers/native_search_expected.json, which
+//! bindings/python/tests/test_native_search_shapes.py validates against the
+//! openai and anthropic SDK models.
+
+use capstan::providers::{parse_calls, ExportOptions, Format, NATIVE_SEARCH_CALL};
+use capstan::search_tool::SearchToolOptions;
+use capstan::{ExecOptions, Registry, ToolDef, ToolFlags};
+use serde_json::{json, Value};
+
+fn def(name: &str, description: &str, flags: u32) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: description.into(),
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        handler: Box::new(|call: capstan::Call| {
+            let city = call.arguments()["city"].as_str().unwrap_or("?").to_string();
+            call.complete_text(format!("sunny in {city}")).unwrap()
+        }),
+        timeout_ms: 0,
+        max_output_chars: 0,
+        flags: ToolFlags(flags),
+    }
+}
+
+/// One plain tool, three deferred ones, and (optionally) the search tool
+/// listing at most 2 tools.
+fn registry(with_search_tool: bool) -> Registry {
+    let reg = Registry::default();
+    reg.register(def("always_here", "A tool always shown", 0))
+        .unwrap();
+    let deferred = ToolFlags::DEFERRED;
+    reg.register(def(
+        "forecast_weather",
+        "Weather forecast for a city",
+        deferred,
+    ))
+    .unwrap();
+    reg.register(def("weather_history", "Past weather of a city", deferred))
+        .unwrap();
+    reg.register(def("send_email", "Send an email to someone", deferred))
+        .unwrap();
+    if with_search_tool {
+        reg.add_search_tool(SearchToolOptions {
+            limit: 2,
+            ..Default::default()
+        })
+        .unwrap();
+    }
+    reg
+}
+
+fn fixture(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/providers")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn native() -> ExportOptions {
+    ExportOptions {
+        native_search: true,
+        ..ExportOptions::default()
+    }
+}
+
+fn names(tools: &Value) -> Vec<&str> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect()
+}
+
+#[test]
+fn openai_native_export_defers_tools_and_adds_one_client_tool_search() {
+    let reg = registry(true);
+    let tools = reg.export_tools(Format::OpenAiResponses, &native()).tools;
+    assert_eq!(
+        tools,
+        fixture("native_search_expected.json")["openai_responses_tools"]
+    );
+    // Every tool is listed, deferred ones marked; the search tool is not a
+    // function but the one tool_search tool, last.
+    assert_eq!(
+        names(&tools),
+        [
+            "always_here",
+            "forecast_weather",
+            "send_email",
+            "weather_history"
+        ]
+    );
+    assert!(tools[0].get("defer_loading").is_none());
+    for t in &tools.as_array().unwrap()[1..4] {
+        assert_eq!(t["defer_loading"], true, "{t}");
+    }
+    let search = &tools[4];
+    assert_eq!(search["type"], "tool_search");
+    assert_eq!(search["execution"], "client");
+    assert_eq!(
+        search["description"],
+        capstan::search_tool::DEFAULT_TOOL_DESCRIPTION
+    );
+    assert_eq!(search["parameters"]["required"], json!(["query"]));
+
+    // Without the option, deferred tools not found are left out as before.
+    let hidden = reg
+        .export_tools(Format::OpenAiResponses, &ExportOptions::default())
+        .tools;
+    assert_eq!(names(&hidden), ["always_here", "tool_search"]);
+}
+
+#[test]
+fn a_client_tool_search_call_is_answered_by_capstan_beside_function_calls() {
+    let reg = registry(true);
+    let exported = reg.export_tools(Format::OpenAiResponses, &native()).tools;
+    let response = fixture("openai_responses_tool_search.json");
+
+    let calls = parse_calls(Format::OpenAiResponses, &response).unwrap();
+    let read: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    // The server-executed search is the server's: skipped.
+    assert_eq!(
+        read,
+        [
+            ("call_Search1", NATIVE_SEARCH_CALL),
+            ("call_Here1", "always_here")
+        ]
+    );
+
+    let items = capstan::run_turn(
+        &reg,
+        Format::OpenAiResponses,
+        &response,
+        &ExecOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        items,
+        fixture("native_search_expected.json")["openai_responses_turn"]
+    );
+    assert_eq!(items[0]["type"], "tool_search_output");
+    assert_eq!(items[0]["call_id"], "call_Search1");
+    assert_eq!(items[0]["execution"], "client");
+    // The found tools' full definitions, as exported (limit 2: the search
+    // tool's own), best first.
+    let found = items[0]["tools"].as_array().unwrap();
+    assert_eq!(
+        names(&items[0]["tools"]),
+        ["forecast_weather", "weather_history"]
+    );
+    assert_eq!(found[0], exported[1]);
+    assert_eq!(items[1]["type"], "function_call_output");
+    assert_eq!(items[1]["output"], "sunny in Oslo");
+    assert_eq!(reg.loaded_tools(), ["forecast_weather", "weather_history"]);
+}
+
+#[test]
+fn without_a_search_tool_the_native_search_uses_the_defaults() {
+    let reg = registry(false);
+    let tools = reg.export_tools(Format::OpenAiResponses, &native()).tools;
+    let last = tools.as_array().unwrap().last().unwrap();
+    assert_eq!(last["type"], "tool_search");
+    assert_eq!(
+        last["description"],
+        capstan::search_tool::DEFAULT_TOOL_DESCRIPTION
+    );
+    let response = json!({"output": [{"type": "tool_search_call", "id": "tsc_1",
+        "call_id": "c1", "execution": "client", "status": "completed",
+        "arguments": {"goal": "send email"}}]});
+    let items = capstan::run_turn(
+        &reg,
+        Format::OpenAiResponses,
+        &response,
+        &ExecOptions::default(),
+    )
+    .unwrap();
+    // Not "query": the string arguments are the query.
+    assert_eq!(names(&items[0]["tools"])[0], "send_email");
+}
+
+#[test]
+fn a_native_search_that_cannot_run_lists_no_tools() {
+    let reg = registry(true);
+    let response = json!({"type": "tool_search_call", "id": "tsc_1", "call_id": "c1",
+        "execution": "client", "status": "completed", "arguments": {"query": "  "}});
+    let items = capstan::run_turn(
+        &reg,
+        Format::OpenAiResponses,
+        &response,
+        &ExecOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        items,
+        json!([{"type": "tool_search_output", "call_id": "c1", "execution": "client",
+            "status": "completed", "tools": []}])
+    );
+}
+
+#[test]
+fn a_strict_native_export_makes_the_found_tools_strict_too() {
+    let reg = registry(true);
+    let strict = ExportOptions {
+        strict: true,
+        ..native()
+    };
+    let exported = reg.export_tools(Format::OpenAiResponses, &strict).tools;
+    assert_eq!(exported[1]["strict"], true);
+    let response = fixture("openai_responses_tool_search.json");
+    let items = capstan::run_turn(
+        &reg,
+        Format::OpenAiResponses,
+        &response,
+        &ExecOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(items[0]["tools"][0], exported[1]);
+}
+
+#[test]
+fn anthropic_native_export_defers_tools_and_keeps_the_search_tool_plain() {
+    let reg = registry(true);
+    let export = reg.export_tools(Format::Anthropic, &native());
+    assert!(export.report.is_empty(), "{:?}", export.report);
+    let tools = export.tools;
+    assert_eq!(
+        tools,
+        fixture("native_search_expected.json")["anthropic_tools"]
+    );
+    assert_eq!(
+        names(&tools),
+        [
+            "always_here",
+            "forecast_weather",
+            "send_email",
+            "tool_search",
+            "weather_history"
+        ]
+    );
+    for t in tools.as_array().unwrap() {
+        let deferred = ["forecast_weather", "send_email", "weather_history"]
+            .contains(&t["name"].as_str().unwrap());
+        assert_eq!(
+            t.get("defer_loading") == Some(&json!(true)),
+            deferred,
+            "{t}"
+        );
+    }
+}
+
+#[test]
+fn anthropic_search_results_are_tool_references_after_a_native_export() {
+    let reg = registry(true);
+    reg.export_tools(Format::Anthropic, &native());
+    let response = fixture("anthropic_tool_search.json");
+    let message =
+        capstan::run_turn(&reg, Format::Anthropic, &response, &ExecOptions::default()).unwrap();
+    assert_eq!(
+        message,
+        fixture("native_search_expected.json")["anthropic_turn"]
+    );
+    assert_eq!(
+        message["content"][0]["content"],
+        json!([
+            {"type": "tool_reference", "tool_name": "forecast_weather"},
+            {"type": "tool_reference", "tool_name": "weather_history"}
+        ])
+    );
+    assert_eq!(message["content"][1]["content"], "sunny in Oslo");
+
+    // After an export without the option, the search answers in JSON again.
+    reg.export_tools(Format::Anthropic, &ExportOptions::default());
+    let message =
+        capstan::run_turn(&reg, Format::Anthropic, &response, &ExecOptions::default()).unwrap();
+    let content = message["content"][0]["content"].as_str().unwrap();
+    assert!(content.contains("\"forecast_weather\""), "{content}");
+}
+
+#[test]
+fn an_anthropic_search_that_finds_nothing_says_so_in_text() {
+    let reg = registry(true);
+    reg.export_tools(Format::Anthropic, &native());
+    let response = json!({"content": [{"type": "tool_use", "id": "toolu_1",
+        "name": "tool_search", "input": {"query": "zzzz"}}]});
+    let message =
+        capstan::run_turn(&reg, Format::Anthropic, &response, &ExecOptions::default()).unwrap();
+    assert_eq!(message["content"][0]["content"], "{\"tools\":[]}");
+}
+
+#[test]
+fn an_anthropic_native_export_without_a_search_tool_is_reported() {
+    let reg = registry(false);
+    let export = reg.export_tools(Format::Anthropic, &native());
+    assert_eq!(export.report.len(), 1);
+    assert!(export.report[0].message.contains("no search tool"));
+}
+
+#[test]
+fn other_formats_ignore_the_native_option() {
+    let reg = registry(true);
+    for fmt in [Format::OpenAiChat, Format::Gemini, Format::Mcp] {
+        let tools = reg.export_tools(fmt, &native()).tools.to_string();
+        assert!(!tools.contains("forecast_weather"), "{}", fmt.name());
+        assert!(!tools.contains("defer_loading"), "{}", fmt.name());
+    }
+}
