@@ -1312,7 +1312,8 @@ struct StreamSink {
 /// the body's bytes split anywhere, then finish() for the turn. Move-only;
 /// one thread at a time may feed or finish it, cancel() may come from any
 /// thread. Destroying it frees it: no callback runs after the destructor
-/// (or finish()) returned.
+/// (or finish()) returned. It keeps what it needs of its Registry: calls fed
+/// after the Registry was destroyed end Outcome::cancelled.
 class Stream {
 public:
     Stream() noexcept = default;
