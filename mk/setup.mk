@@ -23,7 +23,7 @@
 # Suites extend the lists: `SETUP_APT_PACKAGES += pkg`, `SETUP_RUSTUP_TARGETS
 # += triple`, `SETUP_STAMPS += file` (with a rule that makes the file).
 SETUP_APT_PACKAGES    := valgrind gcc g++ make cmake pkgconf binutils python3-venv clang nodejs npm \
-                         mingw-w64 wine64 gcc-multilib abigail-tools maven
+                         mingw-w64 wine64 gcc-multilib abigail-tools maven nlohmann-json3-dev
 SETUP_RUST_COMPONENTS := clippy rustfmt
 SETUP_RUSTUP_TARGETS  :=
 SETUP_PYTHON          ?= python3

@@ -27,11 +27,13 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -83,6 +85,94 @@ namespace export_flag {
 inline constexpr std::uint32_t strict = static_cast<std::uint32_t>(CAPSTAN_EXPORT_STRICT);
 inline constexpr std::uint32_t gemini_lower = static_cast<std::uint32_t>(CAPSTAN_EXPORT_GEMINI_LOWER);
 }  // namespace export_flag
+
+// ---- typed flags ------------------------------------------------------------
+// One enum class per kind of flag, combined with | into a capstan::Flags<E>:
+//   tool.flags = capstan::ToolFlag::serial | capstan::ToolFlag::main_thread;
+// A flag of another kind does not compile (ExecFlag::sequential is no
+// ToolFlag). The raw uint32_t constants above (capstan::tool_flag::... and the
+// CAPSTAN_* macros) still convert to Flags, so code written against them
+// builds unchanged; they are deprecated in favour of the enums.
+
+enum class ToolFlag : std::uint32_t {
+    requires_approval = CAPSTAN_TOOL_REQUIRES_APPROVAL,
+    serial = CAPSTAN_TOOL_SERIAL,
+    main_thread = CAPSTAN_TOOL_MAIN_THREAD,
+    wait_for_response = CAPSTAN_TOOL_WAIT_FOR_RESPONSE,  ///< streams: never start before the response ended
+    deferred = CAPSTAN_TOOL_DEFERRED,  ///< left out of provider exports until the search tool finds it
+};
+
+enum class ExecFlag : std::uint32_t {
+    sequential = CAPSTAN_EXEC_SEQUENTIAL,
+    deliver_poll = CAPSTAN_EXEC_DELIVER_POLL,
+    strict_nulls = CAPSTAN_EXEC_STRICT_NULLS,
+    start_inline = CAPSTAN_EXEC_START_INLINE,
+    early_dispatch = CAPSTAN_EXEC_EARLY_DISPATCH,  ///< streams only
+};
+
+enum class RegistryFlag : std::uint32_t {
+    coerce = CAPSTAN_REGISTRY_COERCE,
+    strict_defaults = CAPSTAN_REGISTRY_STRICT_DEFAULTS,
+};
+
+enum class ExportFlag : std::uint32_t {
+    strict = CAPSTAN_EXPORT_STRICT,
+    gemini_lower = CAPSTAN_EXPORT_GEMINI_LOWER,
+};
+
+enum class SearchFlag : std::uint32_t {
+    regex = CAPSTAN_SEARCH_REGEX,  ///< the query is a regular expression (Rust regex syntax)
+};
+
+enum class HistoryFlag : std::uint32_t {
+    repair = CAPSTAN_HISTORY_REPAIR,
+    gemini_signatures = CAPSTAN_HISTORY_GEMINI_SIGNATURES,
+};
+
+template <class E>
+struct is_flag_enum : std::false_type {};
+template <> struct is_flag_enum<ToolFlag> : std::true_type {};
+template <> struct is_flag_enum<ExecFlag> : std::true_type {};
+template <> struct is_flag_enum<RegistryFlag> : std::true_type {};
+template <> struct is_flag_enum<ExportFlag> : std::true_type {};
+template <> struct is_flag_enum<SearchFlag> : std::true_type {};
+template <> struct is_flag_enum<HistoryFlag> : std::true_type {};
+
+/// A set of flags of one kind E (ToolFlag, ExecFlag, ...).
+template <class E>
+class Flags {
+    static_assert(is_flag_enum<E>::value, "capstan::Flags takes one of capstan's flag enums");
+
+public:
+    constexpr Flags() noexcept = default;
+    constexpr Flags(E flag) noexcept : bits_(static_cast<std::uint32_t>(flag)) {}
+    /// A raw CAPSTAN_* bitmask (deprecated: use the enum). Bits capstan does
+    /// not know are refused by capstan (INVALID_ARGUMENT), as in C.
+    constexpr Flags(std::uint32_t bits) noexcept : bits_(bits) {}
+
+    constexpr std::uint32_t bits() const noexcept { return bits_; }
+    constexpr bool has(E flag) const noexcept {
+        return (bits_ & static_cast<std::uint32_t>(flag)) == static_cast<std::uint32_t>(flag);
+    }
+    constexpr bool empty() const noexcept { return bits_ == 0; }
+
+    friend constexpr Flags operator|(Flags a, Flags b) noexcept { return Flags(a.bits_ | b.bits_); }
+    friend constexpr Flags operator&(Flags a, Flags b) noexcept { return Flags(a.bits_ & b.bits_); }
+    constexpr Flags &operator|=(Flags o) noexcept {
+        bits_ |= o.bits_;
+        return *this;
+    }
+    friend constexpr bool operator==(Flags a, Flags b) noexcept { return a.bits_ == b.bits_; }
+    friend constexpr bool operator!=(Flags a, Flags b) noexcept { return a.bits_ != b.bits_; }
+
+private:
+    std::uint32_t bits_ = 0;
+};
+
+template <class E, class = std::enable_if_t<is_flag_enum<E>::value>>
+constexpr Flags<E> operator|(E a, E b) noexcept {
+    return Flags<E>(a) | Flags<E>(b);
+}
 
 enum class Format : capstan_format {
     describe = CAPSTAN_FORMAT_DESCRIBE,
@@ -170,6 +260,19 @@ namespace detail {
 class ErrorJsonReader {
 public:
     explicit ErrorJsonReader(std::string_view text) : s_(text) {}
+
+    /// The top-level "ok" of a history report; false if absent or not `true`.
+    bool read_ok() {
+        bool ok = false;
+        bool parsed = object([&](const std::string &key) {
+            if (key != "ok") return skip();
+            ws();
+            if (literal("true")) ok = true;
+            else if (!literal("false")) return false;
+            return true;
+        });
+        return parsed && ok;
+    }
 
     /// Parses the top-level object; false if it is not one.
     bool read(std::optional<ProviderError> &provider, std::optional<std::string> &pointer) {
@@ -409,6 +512,29 @@ inline std::string_view view(const char *p, std::size_t len) noexcept {
 }
 inline bool has_nul(const std::string &s) noexcept { return s.find('\0') != std::string::npos; }
 
+/// A duration as whole milliseconds for a C argument: rounded up (a positive
+/// duration never becomes 0, which capstan reads as "none" or "just check"),
+/// at most `cap`; zero and negative durations give 0.
+template <class Rep, class Period>
+std::uint32_t ms_up(std::chrono::duration<Rep, Period> d, std::uint32_t cap) noexcept {
+    using fms = std::chrono::duration<double, std::milli>;
+    if (!(d > d.zero())) return 0;
+    if (fms(d) >= fms(static_cast<double>(cap))) return cap;
+    if constexpr (std::is_floating_point_v<Rep>) {
+        return static_cast<std::uint32_t>(std::ceil(fms(d).count()));
+    } else {
+        return static_cast<std::uint32_t>(std::chrono::ceil<std::chrono::milliseconds>(d).count());
+    }
+}
+
+/// The C milliseconds of a timeout given both ways: the std::chrono field
+/// when non-zero, else the older uint32_t one; nullptr, or what is wrong.
+inline const char *pick_ms(std::chrono::milliseconds d, std::uint32_t raw, const char *negative, std::uint32_t &out) noexcept {
+    if (d.count() < 0) return negative;
+    out = d.count() > 0 ? ms_up(d, UINT32_MAX) : raw;
+    return nullptr;
+}
+
 }  // namespace detail
 
 /// Either a value or the Error that prevented it (like C++23 std::expected).
@@ -457,11 +583,12 @@ private:
     std::optional<Error> e_;
 };
 
-/// What a tool hands back: text or JSON for the model, or an error message
-/// (a tool_error result). A std::string or const char* converts to text.
+/// What a tool hands back: text or JSON for the model, content parts
+/// (images, audio, resources), or an error message (a tool_error result). A
+/// std::string or const char* converts to text.
 class Output {
 public:
-    enum class Kind { text, json, error };
+    enum class Kind { text, json, error, parts };
 
     Output(std::string text) : kind_(Kind::text), content_(std::move(text)) {}
     Output(std::string_view text) : kind_(Kind::text), content_(text) {}
@@ -472,6 +599,15 @@ public:
     static Output json(std::string s) { return Output(Kind::json, std::move(s)); }
     /// A failure the model reads (for code built without exceptions).
     static Output error(std::string message) { return Output(Kind::error, std::move(message)); }
+    /// Content parts (CAPSTAN_CONTENT_PARTS): the JSON text of an array of MCP
+    /// content blocks, e.g. [{"type":"text","text":"..."},{"type":"image",
+    /// "data":"<base64>","mimeType":"image/png"}], or of an object
+    /// {"content":[...],"structuredContent":{...}}. Checked when the call
+    /// completes: bad base64, a wrong MIME type, an unknown block or data
+    /// past RegistryOptions::max_result_bytes make the call a tool_error
+    /// naming the part. Each provider format renders the parts its way
+    /// (format_results, run_turn); Result::content holds their text.
+    static Output parts(std::string json) { return Output(Kind::parts, std::move(json)); }
 
     Kind kind() const noexcept { return kind_; }
     const std::string &content() const noexcept { return content_; }
@@ -483,21 +619,42 @@ private:
 };
 
 /// A tool as the model sees it. Empty `parameters` means {"type":"object"}.
+/// Its per-call timeout is `timeout` (std::chrono), or the older
+/// `timeout_ms` (deprecated): `timeout` wins when it is non-zero; 0 means
+/// none; a negative `timeout` is INVALID_ARGUMENT; past UINT32_MAX ms (49.7
+/// days) it is capped there.
 struct Tool {
     std::string name{};
     std::string description{};
     std::string parameters{};
-    std::uint32_t timeout_ms = 0;        ///< 0: none
+    std::uint32_t timeout_ms = 0;        ///< deprecated: use `timeout`
     std::uint32_t max_output_chars = 0;  ///< 0: no cap
-    std::uint32_t flags = 0;             ///< capstan::tool_flag::*
+    Flags<ToolFlag> flags{};             ///< e.g. ToolFlag::serial | ToolFlag::main_thread
+    std::chrono::milliseconds timeout{0};  ///< per-call timeout from the call's start; 0: none
 };
 
-/// Options of execute/submit/run_turn (capstan_exec_options).
+/// Options of execute/submit/run_turn/streams (capstan_exec_options).
+/// Durations: 0 means none, negative ones are INVALID_ARGUMENT, past
+/// UINT32_MAX ms they are capped there.
 struct ExecOptions {
-    std::uint32_t flags = 0;       ///< capstan::exec_flag::*
+    Flags<ExecFlag> flags{};       ///< e.g. ExecFlag::sequential
     std::uint32_t limit = 0;       ///< calls running at once; 0: 8
-    std::uint32_t timeout_ms = 0;  ///< overrides every tool's timeout when > 0
+    std::uint32_t timeout_ms = 0;  ///< deprecated: use `timeout`
     std::vector<std::string> approved_ids;
+    /// Overrides every tool's timeout when > 0 (wins over timeout_ms).
+    std::chrono::milliseconds timeout{0};
+    /// Bounds every call of the batch from the moment it is submitted, waits
+    /// included (for a worker, the approver, a pump); a call without a result
+    /// by then ends Outcome::timeout saying what it waited for.
+    std::chrono::milliseconds deadline{0};
+};
+
+/// Options of a registry (capstan_registry_options).
+struct RegistryOptions {
+    Flags<RegistryFlag> flags{};
+    /// Bound on one result's content-part data (Output::parts), in decoded
+    /// bytes of its image, audio and blob parts together; 0: 10 MiB.
+    std::uint64_t max_result_bytes = 0;
 };
 
 /// One call's result, copied out of capstan.
@@ -525,6 +682,36 @@ struct Event {
 struct Export {
     std::string json;
     std::string report;  ///< [{"tool","pointer","message"}]
+};
+
+/// Options of Registry::search_json (capstan_search_options).
+struct SearchOptions {
+    Flags<SearchFlag> flags{};  ///< SearchFlag::regex: the query is a regular expression; else words (BM25)
+    std::uint32_t limit = 0;    ///< at most this many results, 1 to 100; 0: 5
+};
+
+/// Options of Registry::add_search_tool (capstan_search_tool_options).
+struct SearchToolOptions {
+    std::string name{};         ///< empty: "tool_search"
+    std::string description{};  ///< empty: capstan's default, telling the model how to search
+    Flags<SearchFlag> flags{};  ///< how the model's query is read
+    std::uint32_t limit = 0;    ///< tools listed per search, 1 to 100; 0: 5
+};
+
+/// What Registry::check_call found (capstan_registry_check_call).
+struct CheckedCall {
+    /// ok, invalid_arguments, unknown_tool or cancelled (registry closed).
+    Outcome outcome = Outcome::ok;
+    /// ok: the validated arguments, compact, defaults filled in; otherwise
+    /// the result text a batch would give the call.
+    std::string text;
+};
+
+/// What check_history found (capstan_format_check_history).
+struct HistoryCheck {
+    bool ok = false;     ///< no finding
+    std::string report;  ///< {"ok","findings":[{"kind","entry","call_id","message","repair"?}]}
+    std::optional<std::string> repaired;  ///< with HistoryFlag::repair: the history, repaired, in its own shape
 };
 
 namespace detail {
@@ -560,16 +747,20 @@ Expected<std::string> text_out(Fn &&fn) {
 struct CExecOptions {
     capstan_exec_options raw{};
     std::vector<const char *> ids;
+    const char *bad = nullptr;  ///< what is wrong with the options, if anything
 
     CExecOptions(const ExecOptions &o, std::uint32_t set, std::uint32_t clear) {
         raw.struct_size = sizeof raw;
-        raw.flags = (o.flags | set) & ~clear;
+        raw.flags = (o.flags.bits() | set) & ~clear;
         raw.limit = o.limit;
-        raw.timeout_ms = o.timeout_ms;
+        bad = pick_ms(o.timeout, o.timeout_ms, "ExecOptions::timeout is negative", raw.timeout_ms);
+        if (o.deadline.count() < 0) bad = "ExecOptions::deadline is negative";
+        raw.deadline_ms = ms_up(o.deadline, UINT32_MAX);
         for (const std::string &id : o.approved_ids) ids.push_back(id.c_str());
         raw.approved_ids = ids.empty() ? nullptr : ids.data();
         raw.approved_count = ids.size();
     }
+    Error invalid() const { return Error(CAPSTAN_ERR_INVALID_ARGUMENT, bad); }
     CExecOptions(const CExecOptions &) = delete;
     CExecOptions &operator=(const CExecOptions &) = delete;
 };
@@ -686,6 +877,13 @@ public:
     Expected<void> return_json(std::string_view json) {
         return finish([&](capstan_call *c) { return capstan_call_return(c, CAPSTAN_CONTENT_JSON, detail::ptr(json), json.size()); });
     }
+    /// Content parts (see Output::parts). Parts that fail capstan's checks
+    /// complete the call as a tool_error naming the part, and this returns
+    /// CAPSTAN_ERR_INVALID_CONTENT.
+    Expected<void> return_parts(std::string_view parts_json) {
+        return finish(
+            [&](capstan_call *c) { return capstan_call_return(c, CAPSTAN_CONTENT_PARTS, detail::ptr(parts_json), parts_json.size()); });
+    }
     Expected<void> fail(std::string_view message) {
         return finish([&](capstan_call *c) { return capstan_call_fail(c, detail::ptr(message), message.size()); });
     }
@@ -693,6 +891,7 @@ public:
         switch (out.kind()) {
         case Output::Kind::json: return return_json(out.content());
         case Output::Kind::error: return fail(out.content());
+        case Output::Kind::parts: return return_parts(out.content());
         case Output::Kind::text: break;
         }
         return return_text(out.content());
@@ -994,6 +1193,14 @@ public:
     bool wait(std::uint32_t timeout_ms = forever) const noexcept {
         return raw_ && capstan_batch_wait(raw_, timeout_ms) == CAPSTAN_OK;
     }
+    /// The same for a std::chrono duration: rounded up to whole milliseconds
+    /// (a positive duration waits at least 1 ms), zero or negative just
+    /// checks, past UINT32_MAX - 1 ms it is capped there (only wait()
+    /// without a limit waits forever).
+    template <class Rep, class Period>
+    bool wait(std::chrono::duration<Rep, Period> timeout) const noexcept {
+        return wait(detail::ms_up(timeout, UINT32_MAX - 1));
+    }
     bool done() const noexcept { return raw_ && capstan_batch_wait(raw_, 0) == CAPSTAN_OK; }
     /// Calls not started end `cancelled`; running ones see Call::cancelled().
     void cancel() noexcept { capstan_batch_cancel(raw_); }
@@ -1074,6 +1281,96 @@ private:
     bool drained_ = false;
 };
 
+/// What a stream hands over as it reads (Registry::stream). Either may be
+/// empty. Neither may throw (std::terminate: they run inside capstan).
+struct StreamCallbacks {
+    /// A piece of the model's text (whole UTF-8 characters), on the thread
+    /// feeding the stream, inside feed() (or finish(), for the last lines).
+    std::function<void(std::string_view)> on_text;
+    /// A call's result as it ends (Result::index: the call's position in the
+    /// response), on the thread that finished it, possibly several at once.
+    std::function<void(const Result &)> on_result;
+};
+
+namespace detail {
+struct StreamSink {
+    StreamCallbacks callbacks;
+    static void text(void *ud, const char *p, std::size_t n) noexcept {
+        auto *self = static_cast<StreamSink *>(ud);
+        if (self->callbacks.on_text) self->callbacks.on_text(view(p, n));
+    }
+    static void result(void *ud, const capstan_result *r) noexcept {
+        auto *self = static_cast<StreamSink *>(ud);
+        if (!r || !self->callbacks.on_result) return;  // NULL: the stream's last callback
+        Result res = to_result(*r);
+        self->callbacks.on_result(static_cast<const Result &>(res));
+    }
+};
+}  // namespace detail
+
+/// A streamed model response read as it arrives (capstan_stream_*): feed()
+/// the body's bytes split anywhere, then finish() for the turn. Move-only;
+/// one thread at a time may feed or finish it, cancel() may come from any
+/// thread. Destroying it frees it: no callback runs after the destructor
+/// (or finish()) returned. It keeps what it needs of its Registry: calls fed
+/// after the Registry was destroyed end Outcome::cancelled.
+class Stream {
+public:
+    Stream() noexcept = default;
+    Stream(Stream &&o) noexcept : raw_(std::exchange(o.raw_, nullptr)), sink_(std::move(o.sink_)) {}
+    Stream &operator=(Stream &&o) noexcept {
+        if (this != &o) {
+            reset();
+            raw_ = std::exchange(o.raw_, nullptr);
+            sink_ = std::move(o.sink_);
+        }
+        return *this;
+    }
+    Stream(const Stream &) = delete;
+    Stream &operator=(const Stream &) = delete;
+    ~Stream() { reset(); }
+
+    /// The next bytes of the response body. Errors are sticky (every later
+    /// feed and the finish return the same): PROVIDER_ERROR (the provider's
+    /// error event, fields in Error::provider()), INVALID_RESPONSE,
+    /// STREAM_TOO_LARGE; WRONG_CONTEXT after finish or cancel.
+    [[nodiscard]] Expected<void> try_feed(std::string_view bytes) {
+        if (!raw_) return moved_from();
+        capstan_status st = capstan_stream_feed(raw_, bytes.data(), bytes.size());
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+    /// The body ended: runs what is left, waits for every result and returns
+    /// {"calls","results","messages","text","stop_reason","cancelled","cut_calls"}
+    /// ("messages": what run_turn returns). Once only; STREAM_TRUNCATED when
+    /// the body ended before the response's closing event.
+    [[nodiscard]] Expected<std::string> try_finish() {
+        if (!raw_) return moved_from();
+        return detail::text_out([&](char **out, std::size_t *len) { return capstan_stream_finish(raw_, out, len); });
+    }
+    /// No call starts any more; running calls see Call::cancelled().
+    void cancel() noexcept { capstan_stream_cancel(raw_); }
+
+    capstan_stream *get() const noexcept { return raw_; }
+
+#if CAPSTAN_HPP_EXCEPTIONS
+    void feed(std::string_view bytes) { try_feed(bytes).value(); }
+    std::string finish() { return try_finish().value(); }
+#endif
+
+private:
+    friend class Registry;
+    Stream(capstan_stream *raw, std::unique_ptr<detail::StreamSink> sink) noexcept : raw_(raw), sink_(std::move(sink)) {}
+    static Error moved_from() { return Error(CAPSTAN_ERR_NULL_PARAMETER, "this capstan::Stream was moved from"); }
+    void reset() noexcept {
+        if (raw_) capstan_stream_free(std::exchange(raw_, nullptr));
+        sink_.reset();  // after the free: no callback uses it any more
+    }
+
+    capstan_stream *raw_ = nullptr;
+    std::unique_ptr<detail::StreamSink> sink_;
+};
+
 /// A registry of tools (move-only). Thread-safe like capstan_registry: any
 /// member may be used from several threads at once, except destruction and
 /// assignment. The destructor frees the registry: calls in flight end
@@ -1082,13 +1379,20 @@ private:
 class Registry {
 public:
 #if CAPSTAN_HPP_EXCEPTIONS
-    /// flags: capstan::registry_flag::*. Throws capstan::Error.
-    explicit Registry(std::uint32_t flags = 0) : Registry(create(flags).value()) {}
+    /// flags: e.g. RegistryFlag::coerce. Throws capstan::Error.
+    explicit Registry(Flags<RegistryFlag> flags = {}) : Registry(create(flags).value()) {}
+    explicit Registry(const RegistryOptions &options) : Registry(create(options).value()) {}
 #endif
-    static Expected<Registry> create(std::uint32_t flags = 0) {
+    static Expected<Registry> create(Flags<RegistryFlag> flags = {}) {
+        RegistryOptions options;
+        options.flags = flags;
+        return create(options);
+    }
+    static Expected<Registry> create(const RegistryOptions &options) {
         capstan_registry_options opts{};
         opts.struct_size = sizeof opts;
-        opts.flags = flags;
+        opts.flags = options.flags.bits();
+        opts.max_result_bytes = options.max_result_bytes;
         capstan_registry *raw = nullptr;
         capstan_status st = capstan_registry_new(&opts, &raw);
         if (st != CAPSTAN_OK) return detail::last_error(st);
@@ -1131,9 +1435,12 @@ public:
         def.callback = &Box::run;
         def.user_data = box;
         def.destroy = &Box::destroy;  // capstan runs it exactly once, on failure too
-        def.timeout_ms = tool.timeout_ms;
         def.max_output_chars = tool.max_output_chars;
-        def.flags = tool.flags;
+        def.flags = tool.flags.bits();
+        if (const char *bad = detail::pick_ms(tool.timeout, tool.timeout_ms, "Tool::timeout is negative", def.timeout_ms)) {
+            Box::destroy(box);
+            return Error(CAPSTAN_ERR_INVALID_ARGUMENT, bad);
+        }
         capstan_status st = capstan_registry_add_tool(raw_, &def);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return {};
@@ -1169,6 +1476,7 @@ public:
     /// format_results takes).
     [[nodiscard]] Expected<std::string> try_execute_json(std::string_view calls, const ExecOptions &opts = {}) {
         detail::CExecOptions o(opts, 0, 0);
+        if (o.bad) return o.invalid();
         return detail::text_out([&](char **out, std::size_t *len) {
             return capstan_registry_execute(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
         });
@@ -1182,6 +1490,7 @@ public:
         using S = detail::Sink<std::decay_t<F>>;
         auto sink = std::make_unique<S>(std::forward<F>(on_result));
         detail::CExecOptions o(opts, 0, exec_flag::deliver_poll);
+        if (o.bad) return o.invalid();
         capstan_batch *b = nullptr;
         capstan_status st = capstan_batch_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, &S::deliver, sink.get(), &b);
         if (st != CAPSTAN_OK) return detail::last_error(st);
@@ -1192,10 +1501,32 @@ public:
     /// on the host's thread (nothing calls back on capstan's threads).
     [[nodiscard]] Expected<Batch> try_submit_polled(std::string_view calls, const ExecOptions &opts = {}) {
         detail::CExecOptions o(opts, exec_flag::deliver_poll, 0);
+        if (o.bad) return o.invalid();
         capstan_batch *b = nullptr;
         capstan_status st = capstan_batch_submit(raw_, detail::ptr(calls), calls.size(), &o.raw, nullptr, nullptr, &b);
         if (st != CAPSTAN_OK) return detail::last_error(st);
         return Batch(b, nullptr);
+    }
+
+    /// Starts reading a streamed response in `fmt` (openai_chat,
+    /// openai_responses, anthropic, gemini): the body of its server-sent
+    /// events. opts as for execute, plus ExecFlag::early_dispatch (start each
+    /// call as soon as its arguments are complete; tools flagged
+    /// ToolFlag::wait_for_response still wait for the end).
+    [[nodiscard]] Expected<Stream> try_stream(Format fmt, StreamCallbacks callbacks = {}, const ExecOptions &opts = {}) {
+        if (!raw_) return moved_from();
+        detail::CExecOptions o(opts, 0, 0);
+        if (o.bad) return o.invalid();
+        auto sink = std::make_unique<detail::StreamSink>(detail::StreamSink{std::move(callbacks)});
+        capstan_stream_sink c{};
+        c.struct_size = sizeof c;
+        c.on_text = &detail::StreamSink::text;
+        c.on_result = &detail::StreamSink::result;
+        c.user_data = sink.get();
+        capstan_stream *st = nullptr;
+        capstan_status status = capstan_stream_new(raw_, static_cast<capstan_format>(fmt), &o.raw, &c, &st);
+        if (status != CAPSTAN_OK) return detail::last_error(status);
+        return Stream(st, std::move(sink));
     }
 
     /// Runs queued main-thread tools on this thread for about budget_ms (at
@@ -1203,10 +1534,16 @@ public:
     std::size_t pump(std::uint32_t budget_ms = 0) noexcept {
         return capstan_registry_pump(raw_, budget_ms);
     }
+    /// The same with a std::chrono budget (rounded up to whole milliseconds).
+    template <class Rep, class Period>
+    std::size_t pump(std::chrono::duration<Rep, Period> budget) noexcept {
+        return pump(detail::ms_up(budget, UINT32_MAX));
+    }
 
     /// Which calls would wait for approval: [{"index","id","name"}].
     [[nodiscard]] Expected<std::string> try_needs_approval(std::string_view calls, const ExecOptions &opts = {}) const {
         detail::CExecOptions o(opts, 0, 0);
+        if (o.bad) return o.invalid();
         return detail::text_out([&](char **out, std::size_t *len) {
             return capstan_registry_needs_approval(raw_, detail::ptr(calls), calls.size(), &o.raw, out, len);
         });
@@ -1286,10 +1623,10 @@ public:
         });
     }
 
-    [[nodiscard]] Expected<Export> try_tools_export(Format fmt, std::uint32_t flags = 0) const {
+    [[nodiscard]] Expected<Export> try_tools_export(Format fmt, Flags<ExportFlag> flags = {}) const {
         capstan_export_options o{};
         o.struct_size = sizeof o;
-        o.flags = flags;
+        o.flags = flags.bits();
         char *json = nullptr, *report = nullptr;
         std::size_t json_len = 0, report_len = 0;
         capstan_status st =
@@ -1300,6 +1637,63 @@ public:
         if (json) e.json.assign(json, json_len);
         if (report) e.report.assign(report, report_len);
         return e;
+    }
+
+    // ---- tool search (deferred tools) ----
+
+    /// The registered tools that best match `query`, best first:
+    /// {"query","mode","results":[{"name","description","score"}]}. Any
+    /// thread, also inside a tool. INVALID_ARGUMENT for an empty or too long
+    /// query (1 to 1024 bytes), a limit past 100, a regex that does not compile.
+    [[nodiscard]] Expected<std::string> try_search_json(std::string_view query, const SearchOptions &opts = {}) const {
+        capstan_search_options o{};
+        o.struct_size = sizeof o;
+        o.flags = opts.flags.bits();
+        o.limit = opts.limit;
+        return detail::text_out([&](char **out, std::size_t *len) {
+            return capstan_registry_search_json(raw_, detail::ptr(query), query.size(), &o, out, len);
+        });
+    }
+
+    /// Registers capstan's search tool (replacing a tool of its name): the
+    /// model calls it with {"query": "..."}; every deferred tool
+    /// (ToolFlag::deferred) it lists is exported by tools_json from then on,
+    /// so export the tools before each request. unload_tools forgets them.
+    [[nodiscard]] Expected<void> try_add_search_tool(const SearchToolOptions &opts = {}) {
+        if (!raw_) return moved_from();
+        if (detail::has_nul(opts.name) || detail::has_nul(opts.description))
+            return Error(CAPSTAN_ERR_INVALID_ARGUMENT, "search tool name and description must not contain NUL bytes");
+        capstan_search_tool_options o{};
+        o.struct_size = sizeof o;
+        o.flags = opts.flags.bits();
+        o.limit = opts.limit;
+        o.name = opts.name.empty() ? nullptr : opts.name.c_str();
+        o.description = opts.description.empty() ? nullptr : opts.description.c_str();
+        capstan_status st = capstan_registry_add_search_tool(raw_, &o);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
+    /// Forgets the deferred tools the search tool loaded (a new conversation).
+    [[nodiscard]] Expected<void> try_unload_tools() {
+        if (!raw_) return moved_from();
+        capstan_status st = capstan_registry_unload_tools(raw_);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
+    /// Looks a call up and validates its arguments without running it (for
+    /// hosts that run the tool themselves). flags: none or
+    /// ExecFlag::strict_nulls.
+    [[nodiscard]] Expected<CheckedCall> try_check_call(std::string_view name, std::string_view arguments,
+                                                       Flags<ExecFlag> flags = {}) const {
+        capstan_outcome outcome = CAPSTAN_OUTCOME_OK;
+        Expected<std::string> text = detail::text_out([&](char **out, std::size_t *len) {
+            return capstan_registry_check_call(raw_, detail::ptr(name), name.size(), detail::ptr(arguments), arguments.size(),
+                                               flags.bits(), &outcome, out, len);
+        });
+        if (!text) return text.error();
+        return CheckedCall{static_cast<Outcome>(outcome), std::move(*text)};
     }
 
     [[nodiscard]] Expected<std::string> try_name_report() const {
@@ -1314,6 +1708,7 @@ public:
     /// and return the messages to append, in format `fmt`.
     [[nodiscard]] Expected<std::string> try_run_turn(Format fmt, std::string_view response, const ExecOptions &opts = {}) {
         detail::CExecOptions o(opts, 0, 0);
+        if (o.bad) return o.invalid();
         return detail::text_out([&](char **out, std::size_t *len) {
             return capstan_registry_run_turn(raw_, static_cast<capstan_format>(fmt), detail::ptr(response), response.size(), &o.raw,
                                     out, len);
@@ -1325,6 +1720,11 @@ public:
     bool close(std::uint32_t timeout_ms) noexcept {
         if (!raw_) return true;
         return capstan_registry_close(raw_, timeout_ms) == CAPSTAN_OK;
+    }
+    /// The same with a std::chrono timeout (rounded up; capped below forever).
+    template <class Rep, class Period>
+    bool close(std::chrono::duration<Rep, Period> timeout) noexcept {
+        return close(detail::ms_up(timeout, UINT32_MAX - 1));
     }
 
 #if CAPSTAN_HPP_EXCEPTIONS
@@ -1348,6 +1748,9 @@ public:
     std::string needs_approval(std::string_view calls, const ExecOptions &opts = {}) const {
         return try_needs_approval(calls, opts).value();
     }
+    Stream stream(Format fmt, StreamCallbacks callbacks = {}, const ExecOptions &opts = {}) {
+        return try_stream(fmt, std::move(callbacks), opts).value();
+    }
     template <class F>
     void set_approver(F &&approver) { try_set_approver(std::forward<F>(approver)).value(); }
     void clear_approver() { try_clear_approver().value(); }
@@ -1360,8 +1763,16 @@ public:
     int wake_fd() { return try_wake_fd().value(); }
     void *wake_handle() { return try_wake_handle().value(); }
     std::string tools_json(Format fmt) const { return try_tools_json(fmt).value(); }
-    Export tools_export(Format fmt, std::uint32_t flags = 0) const { return try_tools_export(fmt, flags).value(); }
+    Export tools_export(Format fmt, Flags<ExportFlag> flags = {}) const { return try_tools_export(fmt, flags).value(); }
     std::string name_report() const { return try_name_report().value(); }
+    std::string search_json(std::string_view query, const SearchOptions &opts = {}) const {
+        return try_search_json(query, opts).value();
+    }
+    void add_search_tool(const SearchToolOptions &opts = {}) { try_add_search_tool(opts).value(); }
+    void unload_tools() { try_unload_tools().value(); }
+    CheckedCall check_call(std::string_view name, std::string_view arguments, Flags<ExecFlag> flags = {}) const {
+        return try_check_call(name, arguments, flags).value();
+    }
     std::string stats_json() const { return try_stats_json().value(); }
     std::string run_turn(Format fmt, std::string_view response, const ExecOptions &opts = {}) {
         return try_run_turn(fmt, response, opts).value();
@@ -1417,6 +1828,30 @@ private:
     });
 }
 
+/// Checks a conversation the host assembled (an array of messages, input
+/// items or contents, or a request body holding one) against the rules `fmt`
+/// (openai_chat, openai_responses, anthropic, gemini) sets for tool calls and
+/// their results: a call without a result, an orphan or second result, a
+/// repeated or illegal call id, results out of order, a missing Gemini
+/// thoughtSignature (HistoryFlag::gemini_signatures). With
+/// HistoryFlag::repair, `repaired` holds the history mended as run_turn would
+/// have answered it. INVALID_ARGUMENT for describe/mcp, text that is not
+/// JSON or a history of the wrong shape (the message names the entry).
+[[nodiscard]] inline Expected<HistoryCheck> try_check_history(Format fmt, std::string_view history,
+                                                              Flags<HistoryFlag> flags = {}) {
+    char *report = nullptr, *repaired = nullptr;
+    std::size_t report_len = 0, repaired_len = 0;
+    capstan_status st = capstan_format_check_history(static_cast<capstan_format>(fmt), detail::ptr(history), history.size(),
+                                                     flags.bits(), &report, &report_len, &repaired, &repaired_len);
+    if (st != CAPSTAN_OK) return detail::last_error(st);
+    std::unique_ptr<char, detail::FreeText> g1(report), g2(repaired);
+    HistoryCheck out;
+    if (report) out.report.assign(report, report_len);
+    if (repaired) out.repaired = std::string(repaired, repaired_len);
+    out.ok = detail::ErrorJsonReader(out.report).read_ok();
+    return out;
+}
+
 /// OK if every provider accepts `name` as a tool name; else why not.
 [[nodiscard]] inline Expected<void> try_check_name(std::string_view name) {
     capstan_status st = capstan_name_check(detail::ptr(name), name.size());
@@ -1428,14 +1863,19 @@ private:
 /// 0 keeps a field's default.
 struct RuntimeOptions {
     std::uint32_t threads = 0;        ///< cap on pool threads (0 = 256)
-    std::uint32_t keep_alive_ms = 0;  ///< idle pool thread's keep-alive (0 = 10,000)
+    std::uint32_t keep_alive_ms = 0;  ///< deprecated: use `keep_alive`
+    /// An idle pool thread's keep-alive (0 = 10 s); wins over keep_alive_ms
+    /// when non-zero; negative is INVALID_ARGUMENT.
+    std::chrono::milliseconds keep_alive{0};
 };
 
 /// Sets the runtime's options, process-wide; may change at any time.
 [[nodiscard]] inline Expected<void> try_configure_runtime(const RuntimeOptions& options) {
     capstan_runtime_options o = CAPSTAN_RUNTIME_OPTIONS_INIT;
     o.threads = options.threads;
-    o.keep_alive_ms = options.keep_alive_ms;
+    if (const char *bad = detail::pick_ms(options.keep_alive, options.keep_alive_ms, "RuntimeOptions::keep_alive is negative",
+                                          o.keep_alive_ms))
+        return Error(CAPSTAN_ERR_INVALID_ARGUMENT, bad);
     capstan_status st = capstan_runtime_configure(&o);
     if (st != CAPSTAN_OK) return detail::last_error(st);
     return {};
@@ -1447,6 +1887,9 @@ inline std::string format_results(Format fmt, std::string_view results_json) {
     return try_format_results(fmt, results_json).value();
 }
 inline void check_name(std::string_view name) { try_check_name(name).value(); }
+inline HistoryCheck check_history(Format fmt, std::string_view history, Flags<HistoryFlag> flags = {}) {
+    return try_check_history(fmt, history, flags).value();
+}
 inline void configure_runtime(const RuntimeOptions& options) { try_configure_runtime(options).value(); }
 #endif
 

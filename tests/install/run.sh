@@ -4,7 +4,9 @@
 # WORK/stage for PREFIX=/opt/capstan). This script copies the consumers in this
 # folder out of the tree and builds them against the prefix alone: C through
 # pkg-config, C statically through `pkg-config --static`, C++ through CMake's
-# find_package. Each runs one real tool call.
+# find_package, and the installed C++ wrapper (capstan.hpp, capstan_json.hpp
+# with nlohmann/json from the system) through pkg-config and through CMake's
+# capstan::json and capstan::cpp_static. Each runs one real tool call.
 # Usage: run.sh WORK VERSION SONAME
 set -euo pipefail
 
@@ -32,7 +34,7 @@ export PKG_CONFIG_LIBDIR=$libdir/pkgconfig
 unset PKG_CONFIG_PATH LD_LIBRARY_PATH CAPSTAN_LIB
 src=$work/consumers
 rm -rf "$src" && mkdir -p "$src"
-cp "$here/consumer.c" "$here/consumer.cpp" "$here/CMakeLists.txt" "$src/"
+cp "$here/consumer.c" "$here/consumer.cpp" "$here/consumer_hpp.cpp" "$here/CMakeLists.txt" "$src/"
 cd "$src"
 
 # The library file, its links and its SONAME.
@@ -43,6 +45,8 @@ cd "$src"
 grep -q "(SONAME).*\[$soname\]" <<<"$(readelf -d "$libdir/libcapstan.so.$version")" ||
   fail "readelf -d shows no SONAME $soname: $(readelf -d "$libdir/libcapstan.so.$version" | grep SONAME)"
 [ -f "$libdir/libcapstan.a" ] && [ -f "$prefix/include/capstan.h" ] || fail "libcapstan.a or capstan.h missing"
+[ -f "$prefix/include/capstan.hpp" ] && [ -f "$prefix/include/capstan_json.hpp" ] ||
+  fail "capstan.hpp or capstan_json.hpp is not installed beside capstan.h"
 pass "installed libcapstan.so.$version with SONAME $soname and its links"
 
 [ "$(pkg-config --modversion capstan)" = "$version" ] ||
@@ -66,7 +70,15 @@ if grep -q "libcapstan" <<<"$(readelf -d c_static)"; then fail "c_static still n
 ./c_static "$version" || fail "c_static"
 pass "C statically through pkg-config --static ($static_flags)"
 
-# C++ through CMake: capstan::capstan and capstan::capstan_static.
+# C++ on the installed capstan.hpp and capstan_json.hpp through pkg-config.
+# shellcheck disable=SC2046
+"$CXX" -std=c++17 -Wall -Wextra -Werror -pedantic consumer_hpp.cpp -o cpp_pkgconfig \
+  $(pkg-config --cflags --libs capstan) -Wl,-rpath,"$(pkg-config --variable=libdir capstan)"
+./cpp_pkgconfig "$version" || fail "cpp_pkgconfig"
+pass "C++ (capstan.hpp, capstan_json.hpp) through pkg-config --cflags --libs capstan"
+
+# C++ through CMake: capstan::capstan and capstan::capstan_static, and the
+# wrapper through capstan::json and capstan::cpp_static.
 cmake -S . -B cmake-build -DCMAKE_PREFIX_PATH="$prefix" -DCAPSTAN_EXPECT_VERSION="$version" \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" >cmake.log 2>&1 || { cat cmake.log; fail "cmake configure"; }
 cmake --build cmake-build >>cmake.log 2>&1 || { cat cmake.log; fail "cmake build"; }
@@ -75,11 +87,16 @@ if grep -q "libcapstan" <<<"$(readelf -d cmake-build/consumer_static)"; then fai
 cmake-build/consumer_shared "$version" || fail "CMake consumer_shared"
 cmake-build/consumer_static "$version" || fail "CMake consumer_static"
 pass "C++ through CMake find_package(capstan $version EXACT): capstan::capstan and capstan::capstan_static"
+grep -q "(NEEDED).*\[$soname\]" <<<"$(readelf -d cmake-build/consumer_hpp)" || fail "consumer_hpp does not need $soname"
+if grep -q "libcapstan" <<<"$(readelf -d cmake-build/consumer_hpp_static)"; then fail "consumer_hpp_static needs libcapstan.so"; fi
+cmake-build/consumer_hpp "$version" || fail "CMake consumer_hpp"
+cmake-build/consumer_hpp_static "$version" || fail "CMake consumer_hpp_static"
+pass "C++ wrapper through CMake: capstan::json (C++17 carried by the target) and capstan::cpp_static"
 
 # DESTDIR: every file under the stage, paths in the .pc without it, and the
 # CMake package found from where it lies (it locates itself).
 stage=$work/stage/opt/capstan
-[ -f "$stage/lib/libcapstan.so.$version" ] && [ -f "$stage/include/capstan.h" ] ||
+[ -f "$stage/lib/libcapstan.so.$version" ] && [ -f "$stage/include/capstan.h" ] && [ -f "$stage/include/capstan.hpp" ] ||
   fail "DESTDIR install is not under $work/stage/opt/capstan"
 grep -qx "prefix=/opt/capstan" "$stage/lib/pkgconfig/capstan.pc" || fail "capstan.pc under DESTDIR has the wrong prefix"
 cmake -S . -B cmake-stage -DCMAKE_PREFIX_PATH="$stage" -DCAPSTAN_EXPECT_VERSION="$version" \
