@@ -184,6 +184,8 @@ struct Session {
     broke: Notify,
     /// Held while tools are registered (see `sync_tools` and `unmount`).
     registering: Mutex<()>,
+    /// Forwarded calls waiting for the server's progress reports.
+    progress: super::progress::Waiting,
 }
 
 impl Session {
@@ -328,6 +330,11 @@ async fn forward(
                 return;
             }
         };
+    let mut params = params;
+    let progress = session.progress.register(&call);
+    params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+        progress.token.clone(),
+    ));
     let mut shutdown = session.shutdown.subscribe();
     // Dropping `call_tool_once` before its answer sends notifications/cancelled.
     let answer = tokio::select! {
@@ -342,11 +349,13 @@ async fn forward(
             let value = serde_json::to_value(&result).unwrap_or(Value::Null);
             let text = render_result(&value);
             let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
-            let _ = match crate::parts::from_call_tool_result(&value) {
+            let problem = super::meta::structured_problem(&session.registry, &call, &value);
+            let _ = match (crate::parts::from_call_tool_result(&value), problem) {
                 _ if is_error => call.fail(text),
+                (_, Some(why)) => call.fail(format!("{}: {why}", session.describe())),
                 // Images, audio and resources stay parts (#30).
-                Some(parts) => call.complete_parts(parts),
-                None => call.complete_text(text),
+                (Some(parts), None) => call.complete_parts(parts),
+                (None, None) => call.complete_text(text),
             };
         }
         Ok(_) => {
@@ -477,6 +486,16 @@ impl ClientHandler for Listener {
             }
         }
         info
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(session) = self.session.upgrade() {
+            session.progress.heard(params);
+        }
     }
 
     fn on_tool_list_changed(
@@ -659,7 +678,9 @@ async fn sync_tools(
             max_output_chars: 0,
             flags: ToolFlags(0),
         };
-        match session.registry.register(def) {
+        // What the server says of its tool, kept as untrusted hints.
+        let mcp = crate::tool_meta::McpMeta::from_listed(&tool);
+        match session.registry.register_with_mcp(def, mcp) {
             Ok(()) => {
                 mounted.insert(local, remote);
             }
@@ -925,6 +946,7 @@ impl Mount {
             resync: Notify::new(),
             broke: Notify::new(),
             registering: Mutex::new(()),
+            progress: Default::default(),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();

@@ -24,10 +24,20 @@ def test_tools_list_is_the_registry(transport):
             }
             assert tools["add"].description == "Adds two numbers."
             assert tools["add"].input_schema["required"] == ["a", "b"]
-            # What the host added in tools_meta: title, annotations, outputSchema.
-            assert tools["stats"].title == "Statistics"
-            assert tools["stats"].annotations.read_only_hint is True
-            assert tools["stats"].output_schema["required"] == ["calls", "ok"]
+            # What the tool carries (capstan_tool_def.mcp_meta).
+            stats = tools["stats"]
+            assert stats.title == "Statistics"
+            assert stats.annotations.read_only_hint is True
+            assert stats.annotations.destructive_hint is False
+            assert stats.annotations.idempotent_hint is True
+            assert stats.annotations.open_world_hint is False
+            assert stats.output_schema["required"] == ["calls", "ok"]
+            assert [(i.src, i.mime_type, i.sizes) for i in stats.icons] == [
+                ("https://example.com/stats.png", "image/png", ["48x48"])
+            ]
+            # What the host added in the server's tools_meta.
+            assert tools["add"].title == "Addition"
+            assert tools["echo"].title is None and tools["echo"].annotations is None
 
     run(body())
 

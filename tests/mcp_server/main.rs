@@ -17,6 +17,8 @@ mod http;
 #[cfg(feature = "mcp")]
 mod lifecycle;
 #[cfg(feature = "mcp")]
+mod meta;
+#[cfg(feature = "mcp")]
 mod mount;
 #[cfg(feature = "mcp")]
 mod parts;
