@@ -185,7 +185,7 @@ struct Session {
     /// Held while tools are registered (see `sync_tools` and `unmount`).
     registering: Mutex<()>,
     /// Forwarded calls waiting for the server's progress reports.
-    progress: super::progress::Waiting,
+    progress: Arc<super::progress::Waiting>,
 }
 
 impl Session {
@@ -330,15 +330,10 @@ async fn forward(
                 return;
             }
         };
-    let mut params = params;
-    let progress = session.progress.register(&call);
-    params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
-        progress.token.clone(),
-    ));
     let mut shutdown = session.shutdown.subscribe();
     // Dropping `call_tool_once` before its answer sends notifications/cancelled.
     let answer = tokio::select! {
-        answer = peer.call_tool_once(params) => answer,
+        answer = super::progress::call_tool(&peer, params, &session.progress, &call) => answer,
         why = stop_wanted(&call, &mut shutdown) => {
             let _ = call.fail(format!("the call was cancelled: {why}"));
             return;
@@ -488,16 +483,6 @@ impl ClientHandler for Listener {
         info
     }
 
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(session) = self.session.upgrade() {
-            session.progress.heard(params);
-        }
-    }
-
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
@@ -545,7 +530,10 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             };
             match tokio::time::timeout(
                 timeout,
-                listener.serve(super::wire::StdioWire::new(stdout, stdin)),
+                listener.serve(super::progress::Tap::new(
+                    super::wire::StdioWire::new(stdout, stdin),
+                    &session.progress,
+                )),
             )
             .await
             {
@@ -584,6 +572,7 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
                 super::wire::CheckedHttp::new()?,
                 config,
             );
+            let transport = super::progress::Tap::new(transport, &session.progress);
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {
                     running,

@@ -101,6 +101,17 @@ static void stats(void *ud, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_JSON, "{\"calls\":3,\"ok\":true}", CAPSTAN_NTS);
 }
 
+/* Reports progress 1/3 "one" and 2/3 "two" (capstan_call_progress), then
+ * returns how many reports were accepted. */
+static void steps(void *ud, capstan_call *call) {
+    (void)ud;
+    int ok = capstan_call_progress(call, 1, 3, "one", CAPSTAN_NTS) == CAPSTAN_OK;
+    ok += capstan_call_progress(call, 2, 3, "two", CAPSTAN_NTS) == CAPSTAN_OK;
+    ok += capstan_call_progress(call, 2, 3, "not more", CAPSTAN_NTS) == CAPSTAN_ERR_INVALID_ARGUMENT;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, ok == 3 ? "three steps" : "progress misbehaved",
+                        CAPSTAN_NTS);
+}
+
 static void late(void *ud, capstan_call *call) {
     (void)ud;
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "late here", CAPSTAN_NTS);
@@ -230,6 +241,7 @@ int main(int argc, char **argv) {
         bad |= capstan_registry_add_tool(reg, &def);
     }
     bad |= reg_tool("grow", "Registers the tool `late`.", NULL, grow, 0, 0);
+    bad |= reg_tool("steps", "Reports progress twice.", NULL, steps, 0, 0);
     bad |= reg_tool("shrink", "Unregisters the tool `late`.", NULL, shrink, 0, 0);
     int conformance = strcmp(argv[1], "conformance") == 0;
     if (conformance) {

@@ -22,3 +22,5 @@ mod meta;
 mod mount;
 #[cfg(feature = "mcp")]
 mod parts;
+#[cfg(feature = "mcp")]
+mod progress;
