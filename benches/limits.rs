@@ -115,6 +115,7 @@ fn main() {
         timeout_ms: 0,
         max_output_chars: 0,
         warnings: Vec::new(),
+        mcp: Default::default(),
     };
     let lower = capstan::providers::ExportOptions {
         gemini_lower: true,

@@ -1054,7 +1054,7 @@ typedef void (*capstan_tool_fn)(void *user_data,
                                 struct capstan_call *call);
 
 /** Initializes a capstan_tool_def (see "Initializers" above). */
-#define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0}
+#define CAPSTAN_TOOL_DEF_INIT {(uint32_t)sizeof(capstan_tool_def), NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL}
 
 /**
  * Tool flag: never runs without approval.
@@ -1134,6 +1134,27 @@ typedef struct capstan_tool_def {
    * `CAPSTAN_TOOL_*` flags.
    */
   uint32_t flags;
+  /**
+   * MCP metadata of the tool, as JSON text of an object with any of the
+   * MCP `Tool` fields `"title"` (string), `"annotations"` (`{"title"?,
+   * "readOnlyHint"?, "destructiveHint"?, "idempotentHint"?,
+   * "openWorldHint"?}`, booleans besides the title), `"outputSchema"` (a
+   * JSON Schema with `"type": "object"`) and `"icons"` (up to 16
+   * `{"src", "mimeType"?, "sizes"?: ["48x48"], "theme"?: "light"|"dark"}`).
+   * capstan's MCP server sends them in `tools/list`;
+   * `capstan_registry_tools_json` gives them in `CAPSTAN_FORMAT_MCP` and
+   * as `"mcp"` in `CAPSTAN_FORMAT_DESCRIBE`. With an `outputSchema`, a
+   * successful result with structured content (a `CAPSTAN_CONTENT_PARTS`
+   * `structuredContent`, or content that is a JSON object) that fails it
+   * completes the call as a tool error listing the failing JSON Pointers,
+   * and `capstan_call_return` returns INVALID_CONTENT. Annotations are
+   * hints for clients and approvers: capstan enforces none of them.
+   * NULL = none. Borrowed for the call only. Bad JSON or an unknown or
+   * mistyped field: INVALID_ARGUMENT naming it; an `outputSchema` that
+   * does not compile: INVALID_SCHEMA. Appended after `flags`: a host built
+   * against an older header passes a smaller `struct_size` and gets none.
+   */
+  const char *mcp_meta;
 } capstan_tool_def;
 
 /**
@@ -1157,7 +1178,8 @@ capstan_status capstan_name_check(const char *name,
  * success, before this returns on failure (unless `def` itself is NULL, or
  * its `struct_size` does not even reach the `destroy` field).
  * Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
- * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
+ * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback,
+ * a `mcp_meta` that is not JSON or has a field of the wrong shape).
  */
 capstan_status capstan_registry_add_tool(struct capstan_registry *reg,
                                          const struct capstan_tool_def *def);
@@ -1467,6 +1489,26 @@ capstan_status capstan_call_return(struct capstan_call *call,
 capstan_status capstan_call_fail(struct capstan_call *call,
                                  const char *message,
                                  size_t len);
+
+/**
+ * Reports the call's progress: `progress` so far, out of `total` (0 =
+ * unknown), with `message` (NULL = none; `len` may be `CAPSTAN_NTS`;
+ * copied). It reaches the registry's event hook as a
+ * `CAPSTAN_EVENT_PROGRESS` event, on this thread before this returns, and,
+ * for a call from an MCP client whose request carried a `progressToken`,
+ * that client as `notifications/progress`. Any thread, any number of times
+ * before the call is completed. `progress` must be finite, not negative
+ * and above the call's previous report (MCP's rule), `total` finite and
+ * not negative, `message` at most 4096 bytes: else INVALID_ARGUMENT and
+ * nothing is reported. INVALID_UTF8 for a message that is not UTF-8;
+ * ALREADY_COMPLETED once the call has its result (timed out, cancelled);
+ * STALE_HANDLE after the host completed it.
+ */
+capstan_status capstan_call_progress(const struct capstan_call *call,
+                                     double progress,
+                                     double total,
+                                     const char *message,
+                                     size_t len);
 
 /* ========================================================================
  * 9. Running calls
@@ -2051,6 +2093,14 @@ typedef uint32_t capstan_event_kind;
 #define CAPSTAN_EVENT_CANCELLED 3
 
 /**
+ * A running call reported progress (`capstan_call_progress`, or a mounted
+ * MCP server's `notifications/progress` for it): `progress`, `total` and
+ * `message` set; `duration_us` is the time since its callback started.
+ * Hooks written before this kind existed must ignore kinds they do not know.
+ */
+#define CAPSTAN_EVENT_PROGRESS 4
+
+/**
  * One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
  */
 typedef struct capstan_event {
@@ -2071,6 +2121,20 @@ typedef struct capstan_event {
    * For FINISHED and TIMED_OUT: microseconds since the callback started.
    */
   uint64_t duration_us;
+  /**
+   * For PROGRESS: the value reported (grows with every report); else 0.
+   * Appended: a hook built against an older header does not read it.
+   */
+  double progress;
+  /**
+   * For PROGRESS: the total, 0 when unknown; else 0.
+   */
+  double total;
+  /**
+   * For PROGRESS: the message (NOT NUL-terminated), NULL when none.
+   */
+  const char *message;
+  size_t message_len;
 } capstan_event;
 
 /**
@@ -2312,6 +2376,9 @@ typedef struct capstan_mcp_server_options {
    * JSON object, per tool name, of what MCP clients see beside the tool's
    * name, description and schema: `{"NAME": {"title": "...",
    * "annotations": {"readOnlyHint": true, ...}, "outputSchema": {...}}}`.
+   * Each field given replaces the one the tool carries
+   * (`capstan_tool_def.mcp_meta`, the better place: it is checked, and an
+   * `outputSchema` there is enforced; one given here is only listed).
    * A tool with an `outputSchema` should return `CAPSTAN_CONTENT_JSON`
    * objects: a result whose text is a JSON object is also sent as
    * `structuredContent`. NULL = none. Bad JSON or shape: INVALID_ARGUMENT.

@@ -19,6 +19,8 @@ pub enum EventKind {
     TimedOut,
     /// The call was cancelled, before or while running.
     Cancelled,
+    /// The running call reported progress (`Event::progress`).
+    Progress,
 }
 
 /// One event. Borrowed: valid during the hook only.
@@ -33,6 +35,8 @@ pub struct Event<'a> {
     pub outcome: Option<Outcome>,
     /// For `Finished`: how long the call ran.
     pub duration_us: u64,
+    /// For `Progress`: the report.
+    pub progress: Option<&'a crate::progress::Progress>,
 }
 
 pub type EventHook = Arc<dyn Fn(&Event) + Send + Sync>;

@@ -21,6 +21,7 @@ use crate::observe::{EventHook, Observer};
 use crate::schema::Schema;
 use crate::suggest::NameIndex;
 use crate::tool::{ToolFlags, ToolSpec};
+use crate::tool_meta::McpMeta;
 
 use activity::{Activity, Alive};
 pub use tool::{Runnable, Tool, ToolDef, ToolMeta};
@@ -258,6 +259,18 @@ impl Registry {
     /// Registers a tool, replacing one of the same name. On error the
     /// definition (and so its handler) is dropped before this returns.
     pub fn register<H: Runnable>(&self, def: ToolDef<H>) -> Result<(), Error> {
+        self.register_with_mcp(def, McpMeta::default())
+    }
+
+    /// [`Registry::register`] with MCP metadata (title, annotations,
+    /// outputSchema, icons) carried by the tool. An `outputSchema` that does
+    /// not compile, or whose root is not `"type": "object"`, is
+    /// `Error::InvalidSchema`.
+    pub fn register_with_mcp<H: Runnable>(
+        &self,
+        def: ToolDef<H>,
+        mcp: McpMeta,
+    ) -> Result<(), Error> {
         if self.shared.is_closed() {
             return Err(Error::ShuttingDown("the registry is closed".into()));
         }
@@ -271,6 +284,7 @@ impl Registry {
         // Compiled now so that every schema error is a registration error;
         // kept as text until the first call (see `Tool`).
         let schema = Schema::compile(&def.parameters)?;
+        let output_schema = mcp.compile_output_schema(&format!("tool {:?}", def.name))?;
         if let (true, Some(first)) = (
             self.shared.options.strict_defaults,
             schema.warnings().first(),
@@ -282,6 +296,7 @@ impl Registry {
         let tool = Arc::new(Tool::new(
             def,
             &schema,
+            (mcp, output_schema),
             stats,
             Alive::new(&self.shared.activity),
         ));

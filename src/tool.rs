@@ -54,4 +54,6 @@ pub struct ToolSpec {
     /// What registration noticed and let pass (e.g. a `default` that fails its
     /// own schema, never filled in), each naming a JSON Pointer in `parameters`.
     pub warnings: Vec<String>,
+    /// MCP's title, annotations, outputSchema and icons (see `tool_meta`).
+    pub mcp: crate::tool_meta::McpMeta,
 }

@@ -140,6 +140,7 @@ fn strict_defaults_flag_reaches_the_c_abi() {
                 timeout_ms: 0,
                 max_output_chars: 0,
                 flags: 0,
+                mcp_meta: std::ptr::null(),
             };
             assert_eq!(capstan_registry_add_tool(reg, &def), expected);
             capstan_registry_free(reg);

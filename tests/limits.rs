@@ -204,6 +204,7 @@ fn gemini_lowering_refuses_exponential_inlining() {
         timeout_ms: 0,
         max_output_chars: 0,
         warnings: Vec::new(),
+        mcp: Default::default(),
     };
     let options = ExportOptions {
         gemini_lower: true,

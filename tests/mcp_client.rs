@@ -471,6 +471,32 @@ mod with_mcp {
         let text = messages.to_string();
         assert!(text.contains("call_1") && text.contains("42"), "{text}");
         assert!(text.contains("call_2") && text.contains("turn"), "{text}");
+
+        // The reference server's long-running tool: its title and annotations
+        // are kept on the mounted tool, and its progress notifications reach
+        // this registry's event hook, all before the result (#33).
+        let long = format!("{prefix}trigger-long-running-operation");
+        let meta = reg.get(&long).expect("long-running tool").spec().mcp;
+        assert_eq!(
+            meta.title.as_deref(),
+            Some("Trigger Long Running Operation Tool")
+        );
+        assert_eq!(meta.annotations.as_ref().unwrap()["readOnlyHint"], true);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s = seen.clone();
+        reg.set_event_hook(Some(std::sync::Arc::new(move |e: &capstan::Event| {
+            if let Some(p) = e.progress {
+                s.lock().unwrap().push((p.progress, p.total));
+            }
+        })))
+        .unwrap();
+        let done = call(reg, &long, json!({"duration": 0.3, "steps": 3}));
+        assert_eq!(done.outcome, Outcome::Ok, "{done:?}");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
+        );
+        reg.set_event_hook(None).unwrap();
     }
 
     #[test]

@@ -268,6 +268,7 @@ fuzz_target!(|data: &[u8]| {
                 timeout_ms: 0,
                 max_output_chars: u32::from(*extra),
                 flags: 0,
+                mcp_meta: std::ptr::null(),
             };
             let st = unsafe { capstan_registry_add_tool(reg.0, &def) };
             check_status(st, "capstan_registry_add_tool");

@@ -131,6 +131,7 @@ pub fn register(
         timeout_ms,
         max_output_chars: 0,
         flags,
+        mcp_meta: std::ptr::null(),
     };
     let st = unsafe { capstan_registry_add_tool(reg.0, &def) };
     check_status(st, "capstan_registry_add_tool");

@@ -71,6 +71,8 @@ pub struct BatchInner {
     strict_nulls: bool,
     /// Calls start on the submitting thread, which never waits for them.
     start_inline: bool,
+    /// Hears the calls' progress reports.
+    pub(crate) on_progress: Option<crate::progress::ProgressListener>,
     /// How many workers share the batch (for the size of the chunks they claim).
     workers: usize,
     /// Workers inside `drive` right now, and when the batch started: to tell
@@ -141,6 +143,7 @@ impl BatchInner {
             began: (options.workers(n) > 1).then(Instant::now),
             strict_nulls: options.strict_nulls,
             start_inline: options.start_inline,
+            on_progress: options.progress.clone(),
             sink,
             queue: Mutex::new(VecDeque::new()),
             on_done,
@@ -447,5 +450,6 @@ fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {
         index,
         outcome: (kind == EventKind::Finished).then_some(r.outcome),
         duration_us: r.duration_us,
+        progress: None,
     }
 }

@@ -55,6 +55,8 @@ pub(crate) struct CallCell {
     /// What a binding keeps with the call (see `Call::binding_data`).
     binding: OnceLock<Box<dyn Any + Send + Sync>>,
     max_output_chars: u32,
+    /// The tool's compiled MCP `outputSchema`, if it has one.
+    output_schema: Option<Arc<crate::schema::Schema>>,
     /// The registry's bound on a result's decoded part data (0 = default).
     max_result_bytes: u64,
     stats: Arc<crate::observe::ToolStats>,
@@ -81,6 +83,8 @@ pub(crate) struct CallCell {
     released: AtomicBool,
     /// The timeout timer, cancelled when the call finishes.
     timer: crate::runtime::timers::TimerSlot,
+    /// The last progress reported (it must grow).
+    last_progress: Mutex<Option<f64>>,
 }
 
 impl Drop for CallCell {
@@ -107,6 +111,7 @@ impl CallCell {
             arguments_text: OnceLock::new(),
             binding: OnceLock::new(),
             max_output_chars: tool.meta.max_output_chars,
+            output_schema: tool.output_schema.clone(),
             max_result_bytes: batch.registry.options.max_result_bytes,
             stats: tool.stats.clone(),
             registry: Arc::as_ptr(&batch.registry) as usize,
@@ -120,6 +125,7 @@ impl CallCell {
             handle: AtomicUsize::new(0),
             released: AtomicBool::new(false),
             timer: crate::runtime::timers::TimerSlot::default(),
+            last_progress: Mutex::new(None),
         })
     }
 
@@ -138,7 +144,32 @@ impl CallCell {
     /// Ends the call with `outcome`. Exactly one caller wins; the rest get
     /// `AlreadyCompleted`.
     pub(crate) fn finish(&self, outcome: Outcome, content: String) -> Result<(), Error> {
+        if outcome == Outcome::Ok {
+            let structured = self.output_schema.as_ref().and_then(|_| {
+                // Only text MCP would send as structuredContent: a JSON object.
+                (content.trim_start().starts_with('{'))
+                    .then(|| serde_json::from_str::<Value>(&content).ok())
+                    .flatten()
+                    .filter(Value::is_object)
+            });
+            self.check_structured(structured.as_ref())?;
+        }
         self.settle(outcome, content).map(drop)
+    }
+
+    /// For a tool with an `outputSchema`: a successful result whose
+    /// structured content fails it ends the call as a tool error naming the
+    /// failing pointers, and is `InvalidContent` for the completer.
+    fn check_structured(&self, structured: Option<&Value>) -> Result<(), Error> {
+        let (Some(schema), Some(structured)) = (&self.output_schema, structured) else {
+            return Ok(());
+        };
+        let Some(why) = crate::tool_meta::structured_problem(self.name(), schema, structured)
+        else {
+            return Ok(());
+        };
+        self.settle_from(RUNNING, Outcome::ToolError, Body::Uncapped(why.clone()))?;
+        Err(Error::InvalidContent(why))
     }
 
     /// Ends the call `ok` with content parts: `max_output_chars` caps each
@@ -146,6 +177,7 @@ impl CallCell {
     /// by their check end the call with a message that is not capped: the
     /// model needs all of it to fix the call.)
     pub(crate) fn finish_parts(&self, parts: crate::parts::Parts) -> Result<(), Error> {
+        self.check_structured(parts.structured())?;
         self.settle_from(RUNNING, Outcome::Ok, Body::Parts(parts))
             .map(drop)
     }
@@ -436,6 +468,41 @@ impl Call {
         let result = self.cell.finish(Outcome::ToolError, message.into());
         self.cell.release();
         result
+    }
+
+    /// Reports progress (see `crate::progress` for the rules): to the
+    /// registry's event hook and the batch's progress listener, on this
+    /// thread. `InvalidArgument` for a report breaking a rule,
+    /// `AlreadyCompleted` once the call has its result.
+    pub fn report_progress(&self, report: &crate::progress::Progress) -> Result<(), Error> {
+        let cell = &self.cell;
+        let batch = cell.batch.lock().ok().and_then(|b| b.clone());
+        let Some(batch) = batch.filter(|_| !cell.is_done()) else {
+            return Err(cell.already_completed());
+        };
+        {
+            let mut last = cell
+                .last_progress
+                .lock()
+                .map_err(|_| Error::Internal("progress lock poisoned".into()))?;
+            report.check(*last)?;
+            *last = Some(report.progress);
+        }
+        batch.registry.observer.emit(crate::observe::Event {
+            kind: crate::observe::EventKind::Progress,
+            tool: cell.name(),
+            id: cell.id(),
+            index: cell.index,
+            outcome: None,
+            duration_us: cell.started.elapsed().as_micros() as u64,
+            progress: Some(report),
+        });
+        if let Some(listener) = &batch.on_progress {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                (listener.0)(cell.index, report)
+            }));
+        }
+        Ok(())
     }
 
     /// A handle a C host can pass around. It resolves, and the text lent

@@ -56,6 +56,8 @@ pub struct ExecOptions {
     /// returning, without waiting for the ones a tool completes later (async
     /// tools of an event loop). The limit does not apply.
     pub start_inline: bool,
+    /// Hears the progress the batch's calls report (`Call::report_progress`).
+    pub progress: Option<crate::progress::ProgressListener>,
 }
 
 impl Default for ExecOptions {
@@ -68,6 +70,7 @@ impl Default for ExecOptions {
             strict_nulls: false,
             approved: Vec::new(),
             start_inline: false,
+            progress: None,
         }
     }
 }

@@ -216,6 +216,7 @@ pub(crate) fn run_call(
             index,
             outcome: None,
             duration_us: 0,
+            progress: None,
         });
         let call = Call { cell: cell.clone() };
         batch.registry.run_callback(|| {

@@ -148,3 +148,39 @@ pub unsafe extern "C" fn capstan_call_fail(
         }
     })
 }
+
+/// Reports the call's progress: `progress` so far, out of `total` (0 =
+/// unknown), with `message` (NULL = none; `len` may be `CAPSTAN_NTS`;
+/// copied). It reaches the registry's event hook as a
+/// `CAPSTAN_EVENT_PROGRESS` event, on this thread before this returns, and,
+/// for a call from an MCP client whose request carried a `progressToken`,
+/// that client as `notifications/progress`. Any thread, any number of times
+/// before the call is completed. `progress` must be finite, not negative
+/// and above the call's previous report (MCP's rule), `total` finite and
+/// not negative, `message` at most 4096 bytes: else INVALID_ARGUMENT and
+/// nothing is reported. INVALID_UTF8 for a message that is not UTF-8;
+/// ALREADY_COMPLETED once the call has its result (timed out, cancelled);
+/// STALE_HANDLE after the host completed it.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_progress(
+    call: *const capstan_call,
+    progress: f64,
+    total: f64,
+    message: *const c_char,
+    len: usize,
+) -> capstan_status {
+    guard(|| {
+        let call = resolve(call)?;
+        let message = if message.is_null() {
+            None
+        } else {
+            Some(text(message, len, "message")?.to_owned())
+        };
+        call.report_progress(&crate::progress::Progress {
+            progress,
+            total: (total != 0.0).then_some(total),
+            message,
+        })?;
+        Ok(())
+    })
+}

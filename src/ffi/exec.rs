@@ -115,6 +115,7 @@ pub(crate) unsafe fn read_exec_options(
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
+        progress: None,
     };
     Ok((options, o.flags))
 }

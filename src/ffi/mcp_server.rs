@@ -42,6 +42,9 @@ pub struct capstan_mcp_server_options {
     /// JSON object, per tool name, of what MCP clients see beside the tool's
     /// name, description and schema: `{"NAME": {"title": "...",
     /// "annotations": {"readOnlyHint": true, ...}, "outputSchema": {...}}}`.
+    /// Each field given replaces the one the tool carries
+    /// (`capstan_tool_def.mcp_meta`, the better place: it is checked, and an
+    /// `outputSchema` there is enforced; one given here is only listed).
     /// A tool with an `outputSchema` should return `CAPSTAN_CONTENT_JSON`
     /// objects: a result whose text is a JSON object is also sent as
     /// `structuredContent`. NULL = none. Bad JSON or shape: INVALID_ARGUMENT.

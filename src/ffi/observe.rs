@@ -143,6 +143,7 @@ impl HostHook {
                 EventKind::Finished => CAPSTAN_EVENT_FINISHED,
                 EventKind::TimedOut => CAPSTAN_EVENT_TIMED_OUT,
                 EventKind::Cancelled => CAPSTAN_EVENT_CANCELLED,
+                EventKind::Progress => CAPSTAN_EVENT_PROGRESS,
             },
             tool: e.tool.as_ptr().cast(),
             tool_len: e.tool.len(),
@@ -151,6 +152,16 @@ impl HostHook {
             index: e.index,
             outcome: e.outcome.map(outcome_code).unwrap_or(0),
             duration_us: e.duration_us,
+            progress: e.progress.map_or(0.0, |p| p.progress),
+            total: e.progress.and_then(|p| p.total).unwrap_or(0.0),
+            message: e
+                .progress
+                .and_then(|p| p.message.as_deref())
+                .map_or(std::ptr::null(), |m| m.as_ptr().cast()),
+            message_len: e
+                .progress
+                .and_then(|p| p.message.as_deref())
+                .map_or(0, str::len),
         };
         // SAFETY: the host registered f to be called with user_data.
         unsafe { (self.f)(self.user_data, &view) }

@@ -168,7 +168,8 @@ pub unsafe extern "C" fn capstan_name_check(name: *const c_char, len: usize) -> 
 /// success, before this returns on failure (unless `def` itself is NULL, or
 /// its `struct_size` does not even reach the `destroy` field).
 /// Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
-/// INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback).
+/// INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback,
+/// a `mcp_meta` that is not JSON or has a field of the wrong shape).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_add_tool(
     reg: *mut capstan_registry,
@@ -178,7 +179,9 @@ pub unsafe extern "C" fn capstan_registry_add_tool(
         non_null(def, "def")?;
         // Own user_data first, so that every failure below runs destroy.
         let size = *def.cast::<u32>() as usize;
-        let min = std::mem::size_of::<capstan_tool_def>();
+        // `mcp_meta` was appended: older hosts' struct_size ends before it.
+        let min = std::mem::offset_of!(capstan_tool_def, mcp_meta);
+        let known = std::mem::size_of::<capstan_tool_def>();
         if size < min {
             // Run destroy if struct_size covers it; fields past it are not ours to read.
             let covers = std::mem::offset_of!(capstan_tool_def, destroy)
@@ -194,7 +197,7 @@ pub unsafe extern "C" fn capstan_registry_add_tool(
                 "def.struct_size is {size}, expected at least {min} (set it to sizeof(capstan_tool_def))"
             )));
         }
-        if let Err(fail) = check_unknown_tail(def.cast::<u8>(), size, min, "capstan_tool_def") {
+        if let Err(fail) = check_unknown_tail(def.cast::<u8>(), size, known, "capstan_tool_def") {
             drop(CTool {
                 callback: None,
                 user_data: (*def).user_data,
@@ -202,7 +205,14 @@ pub unsafe extern "C" fn capstan_registry_add_tool(
             });
             return Err(fail);
         }
-        let d = *def;
+        // Fields past the host's struct_size read as zero (NULL, none).
+        let mut copy = std::mem::MaybeUninit::<capstan_tool_def>::zeroed();
+        std::ptr::copy_nonoverlapping(
+            def.cast::<u8>(),
+            copy.as_mut_ptr().cast::<u8>(),
+            size.min(known),
+        );
+        let d = copy.assume_init();
         let handler = CTool {
             callback: d.callback,
             user_data: d.user_data,
@@ -220,15 +230,27 @@ pub unsafe extern "C" fn capstan_registry_add_tool(
                 "parameters of tool {name:?} are not valid JSON: {e}"
             )))
         })?;
-        registry.register(ToolDef {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            parameters,
-            handler: Box::new(handler),
-            timeout_ms: d.timeout_ms,
-            max_output_chars: d.max_output_chars,
-            flags: ToolFlags(d.flags),
-        })?;
+        let mcp = match c_text(d.mcp_meta, "def.mcp_meta")? {
+            Some(text) => {
+                let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+                    Fail::BadArgument(format!("def.mcp_meta of tool {name:?} is not JSON: {e}"))
+                })?;
+                crate::tool_meta::McpMeta::from_value(&value, "def.mcp_meta")?
+            }
+            None => crate::tool_meta::McpMeta::default(),
+        };
+        registry.register_with_mcp(
+            ToolDef {
+                name: name.to_owned(),
+                description: description.to_owned(),
+                parameters,
+                handler: Box::new(handler),
+                timeout_ms: d.timeout_ms,
+                max_output_chars: d.max_output_chars,
+                flags: ToolFlags(d.flags),
+            },
+            mcp,
+        )?;
         Ok(())
     })
 }

@@ -355,6 +355,11 @@ pub const CAPSTAN_EVENT_FINISHED: capstan_event_kind = 1;
 pub const CAPSTAN_EVENT_TIMED_OUT: capstan_event_kind = 2;
 /// A call ended cancelled (its FINISHED with CANCELLED follows).
 pub const CAPSTAN_EVENT_CANCELLED: capstan_event_kind = 3;
+/// A running call reported progress (`capstan_call_progress`, or a mounted
+/// MCP server's `notifications/progress` for it): `progress`, `total` and
+/// `message` set; `duration_us` is the time since its callback started.
+/// Hooks written before this kind existed must ignore kinds they do not know.
+pub const CAPSTAN_EVENT_PROGRESS: capstan_event_kind = 4;
 
 /// One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
 #[repr(C)]
@@ -370,6 +375,14 @@ pub struct capstan_event {
     pub outcome: capstan_outcome,
     /// For FINISHED and TIMED_OUT: microseconds since the callback started.
     pub duration_us: u64,
+    /// For PROGRESS: the value reported (grows with every report); else 0.
+    /// Appended: a hook built against an older header does not read it.
+    pub progress: f64,
+    /// For PROGRESS: the total, 0 when unknown; else 0.
+    pub total: f64,
+    /// For PROGRESS: the message (NOT NUL-terminated), NULL when none.
+    pub message: *const c_char,
+    pub message_len: usize,
 }
 
 /// Observes calls: runs on the thread where the event happens, possibly on
@@ -426,6 +439,25 @@ pub struct capstan_tool_def {
     pub max_output_chars: u32,
     /// `CAPSTAN_TOOL_*` flags.
     pub flags: u32,
+    /// MCP metadata of the tool, as JSON text of an object with any of the
+    /// MCP `Tool` fields `"title"` (string), `"annotations"` (`{"title"?,
+    /// "readOnlyHint"?, "destructiveHint"?, "idempotentHint"?,
+    /// "openWorldHint"?}`, booleans besides the title), `"outputSchema"` (a
+    /// JSON Schema with `"type": "object"`) and `"icons"` (up to 16
+    /// `{"src", "mimeType"?, "sizes"?: ["48x48"], "theme"?: "light"|"dark"}`).
+    /// capstan's MCP server sends them in `tools/list`;
+    /// `capstan_registry_tools_json` gives them in `CAPSTAN_FORMAT_MCP` and
+    /// as `"mcp"` in `CAPSTAN_FORMAT_DESCRIBE`. With an `outputSchema`, a
+    /// successful result with structured content (a `CAPSTAN_CONTENT_PARTS`
+    /// `structuredContent`, or content that is a JSON object) that fails it
+    /// completes the call as a tool error listing the failing JSON Pointers,
+    /// and `capstan_call_return` returns INVALID_CONTENT. Annotations are
+    /// hints for clients and approvers: capstan enforces none of them.
+    /// NULL = none. Borrowed for the call only. Bad JSON or an unknown or
+    /// mistyped field: INVALID_ARGUMENT naming it; an `outputSchema` that
+    /// does not compile: INVALID_SCHEMA. Appended after `flags`: a host built
+    /// against an older header passes a smaller `struct_size` and gets none.
+    pub mcp_meta: *const c_char,
 }
 
 /// Registry options. NULL means defaults.

@@ -184,6 +184,8 @@ struct Session {
     broke: Notify,
     /// Held while tools are registered (see `sync_tools` and `unmount`).
     registering: Mutex<()>,
+    /// Forwarded calls waiting for the server's progress reports.
+    progress: Arc<super::progress::Waiting>,
 }
 
 impl Session {
@@ -331,7 +333,7 @@ async fn forward(
     let mut shutdown = session.shutdown.subscribe();
     // Dropping `call_tool_once` before its answer sends notifications/cancelled.
     let answer = tokio::select! {
-        answer = peer.call_tool_once(params) => answer,
+        answer = super::progress::call_tool(&peer, params, &session.progress, &call) => answer,
         why = stop_wanted(&call, &mut shutdown) => {
             let _ = call.fail(format!("the call was cancelled: {why}"));
             return;
@@ -342,11 +344,13 @@ async fn forward(
             let value = serde_json::to_value(&result).unwrap_or(Value::Null);
             let text = render_result(&value);
             let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
-            let _ = match crate::parts::from_call_tool_result(&value) {
+            let problem = super::meta::structured_problem(&session.registry, &call, &value);
+            let _ = match (crate::parts::from_call_tool_result(&value), problem) {
                 _ if is_error => call.fail(text),
+                (_, Some(why)) => call.fail(format!("{}: {why}", session.describe())),
                 // Images, audio and resources stay parts (#30).
-                Some(parts) => call.complete_parts(parts),
-                None => call.complete_text(text),
+                (Some(parts), None) => call.complete_parts(parts),
+                (None, None) => call.complete_text(text),
             };
         }
         Ok(_) => {
@@ -526,7 +530,10 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             };
             match tokio::time::timeout(
                 timeout,
-                listener.serve(super::wire::StdioWire::new(stdout, stdin)),
+                listener.serve(super::progress::Tap::new(
+                    super::wire::StdioWire::new(stdout, stdin),
+                    &session.progress,
+                )),
             )
             .await
             {
@@ -565,6 +572,7 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
                 super::wire::CheckedHttp::new()?,
                 config,
             );
+            let transport = super::progress::Tap::new(transport, &session.progress);
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {
                     running,
@@ -659,7 +667,9 @@ async fn sync_tools(
             max_output_chars: 0,
             flags: ToolFlags(0),
         };
-        match session.registry.register(def) {
+        // What the server says of its tool, kept as untrusted hints.
+        let mcp = crate::tool_meta::McpMeta::from_listed(&tool);
+        match session.registry.register_with_mcp(def, mcp) {
             Ok(()) => {
                 mounted.insert(local, remote);
             }
@@ -925,6 +935,7 @@ impl Mount {
             resync: Notify::new(),
             broke: Notify::new(),
             registering: Mutex::new(()),
+            progress: Default::default(),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();

@@ -2,6 +2,8 @@
 //! (`server`) and mount MCP servers' tools into a registry (`client`).
 
 pub mod client;
+mod meta;
+mod progress;
 pub mod server;
 mod sessions;
 mod wire;

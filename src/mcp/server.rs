@@ -88,7 +88,8 @@ pub struct ServerOptions {
     pub session_idle_ms: u32,
     /// `serverInfo.name`.
     pub name: String,
-    /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to its `tools/list` entry.
+    /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to
+    /// its `tools/list` entry, each replacing what the tool carries (`McpMeta`).
     pub tools_meta: Map<String, Value>,
 }
 
@@ -280,8 +281,10 @@ impl State {
                 drop(counted);
             }
         }));
+        let (progress, forwarder) = super::progress::serve(context).unzip();
         let options = ExecOptions {
             deadline_ms: self.options.call_timeout_ms,
+            progress,
             ..ExecOptions::default()
         };
         let batch = CancelOnDrop(exec::submit(
@@ -307,6 +310,9 @@ impl State {
         };
         let result =
             result.map_err(|_| ErrorData::internal_error("the call ended without result", None))?;
+        if let Some(forwarder) = forwarder {
+            forwarder.finish().await;
+        }
         let rendered = format_results(Format::Mcp, std::slice::from_ref(&result));
         let item = match rendered {
             Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),

@@ -1,8 +1,10 @@
 //! Model Context Protocol (server side of `tools/list` and `tools/call`).
 //!
-//! Tools: `{name, description, inputSchema}`. No `annotations`: none of
-//! capstan's flags says what MCP's hints say (requiring approval does not
-//! make a tool destructive, nor does its absence make it read-only).
+//! Tools: `{name, description, inputSchema}`, plus the `title`,
+//! `annotations`, `outputSchema` and `icons` the tool carries (`McpMeta`).
+//! No annotation is made up from capstan's flags: none of them says what
+//! MCP's hints say (requiring approval does not make a tool destructive,
+//! nor does its absence make it read-only).
 //! Calls: a JSON-RPC `tools/call` request, its `params` alone, or an array
 //! of either. The id is the JSON-RPC id (a number becomes its decimal text);
 //! a call without one gets `mcp_call_{index}`.
@@ -29,11 +31,12 @@ use crate::tool::ToolSpec;
 
 pub(super) fn export(tools: &[ToolSpec]) -> Value {
     let defs = tools.iter().map(|tool| {
-        json!({
-            "name": tool.name,
-            "description": tool.description,
-            "inputSchema": parameters(tool),
-        })
+        let mut m = Map::new();
+        m.insert("name".into(), json!(tool.name));
+        m.insert("description".into(), json!(tool.description));
+        m.insert("inputSchema".into(), parameters(tool));
+        tool.mcp.write_mcp(&mut m);
+        Value::Object(m)
     });
     Value::Array(defs.collect())
 }

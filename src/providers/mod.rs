@@ -153,7 +153,8 @@ impl Export {
 
 /// Tool definitions in `fmt`.
 ///
-/// `describe`: `[{name, description, parameters, flags, timeout_ms?, max_output_chars?}]`;
+/// `describe`: `[{name, description, parameters, flags, timeout_ms?, max_output_chars?,
+/// warnings?, mcp?}]` (`mcp`: the tool's `{title?, annotations?, outputSchema?, icons?}`);
 /// `openai_chat`, `openai_responses`, `anthropic`, `mcp`: an array of tool
 /// definitions; `gemini`: an array holding one Tool `{"functionDeclarations": [...]}`.
 /// Names the format does not accept are reported, not changed.
@@ -281,6 +282,11 @@ fn describe_tool(tool: &ToolSpec) -> Value {
     }
     if !tool.warnings.is_empty() {
         m.insert("warnings".into(), json!(tool.warnings));
+    }
+    if !tool.mcp.is_empty() {
+        let mut mcp = Map::new();
+        tool.mcp.write_mcp(&mut mcp);
+        m.insert("mcp".into(), Value::Object(mcp));
     }
     Value::Object(m)
 }

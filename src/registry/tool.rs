@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::observe::ToolStats;
 use crate::schema::{Prepared, Schema};
 use crate::tool::{ToolFlags, ToolSpec};
+use crate::tool_meta::McpMeta;
 
 /// What a tool runs with, as the layer above the registry defines it (the
 /// executor's `Box<dyn Handler>`). The registry stores it and drops it (the
@@ -55,6 +56,10 @@ pub struct Tool {
     serial_busy: Mutex<bool>,
     serial_free: Condvar,
     pub(crate) stats: Arc<ToolStats>,
+    /// MCP metadata, and its `outputSchema` compiled (checked against each
+    /// successful result's structured content).
+    mcp: McpMeta,
+    pub(crate) output_schema: Option<Arc<Schema>>,
     _alive: Alive,
 }
 
@@ -62,6 +67,7 @@ impl Tool {
     pub(super) fn new<H: Runnable>(
         def: ToolDef<H>,
         schema: &Schema,
+        mcp: (McpMeta, Option<Arc<Schema>>),
         stats: Arc<ToolStats>,
         alive: Alive,
     ) -> Tool {
@@ -80,6 +86,8 @@ impl Tool {
             serial_busy: Mutex::new(false),
             serial_free: Condvar::new(),
             stats,
+            mcp: mcp.0,
+            output_schema: mcp.1,
             _alive: alive,
         }
     }
@@ -115,6 +123,7 @@ impl Tool {
             timeout_ms: self.meta.timeout_ms,
             max_output_chars: self.meta.max_output_chars,
             warnings: self.prepared.warnings().to_vec(),
+            mcp: self.mcp.clone(),
         }
     }
 

@@ -101,6 +101,17 @@ static void stats(void *ud, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_JSON, "{\"calls\":3,\"ok\":true}", CAPSTAN_NTS);
 }
 
+/* Reports progress 1/3 "one" and 2/3 "two" (capstan_call_progress), then
+ * returns how many reports were accepted. */
+static void steps(void *ud, capstan_call *call) {
+    (void)ud;
+    int ok = capstan_call_progress(call, 1, 3, "one", CAPSTAN_NTS) == CAPSTAN_OK;
+    ok += capstan_call_progress(call, 2, 3, "two", CAPSTAN_NTS) == CAPSTAN_OK;
+    ok += capstan_call_progress(call, 2, 3, "not more", CAPSTAN_NTS) == CAPSTAN_ERR_INVALID_ARGUMENT;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, ok == 3 ? "three steps" : "progress misbehaved",
+                        CAPSTAN_NTS);
+}
+
 static void late(void *ud, capstan_call *call) {
     (void)ud;
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "late here", CAPSTAN_NTS);
@@ -214,8 +225,23 @@ int main(int argc, char **argv) {
                     "{\"type\":\"object\",\"properties\":{\"action\":{\"type\":\"string\"}},"
                     "\"required\":[\"action\"]}",
                     guarded, 0, CAPSTAN_TOOL_REQUIRES_APPROVAL);
-    bad |= reg_tool("stats", "Call statistics.", NULL, stats, 0, 0);
+    {
+        /* MCP metadata carried by the tool itself (capstan_tool_def.mcp_meta). */
+        capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+        def.name = "stats";
+        def.description = "Call statistics.";
+        def.callback = stats;
+        def.mcp_meta =
+            "{\"title\":\"Statistics\",\"annotations\":{\"readOnlyHint\":true,"
+            "\"destructiveHint\":false,\"idempotentHint\":true,\"openWorldHint\":false},"
+            "\"outputSchema\":{\"type\":\"object\",\"properties\":{\"calls\":{\"type\":"
+            "\"integer\"},\"ok\":{\"type\":\"boolean\"}},\"required\":[\"calls\",\"ok\"]},"
+            "\"icons\":[{\"src\":\"https://example.com/stats.png\",\"mimeType\":\"image/png\","
+            "\"sizes\":[\"48x48\"]}]}";
+        bad |= capstan_registry_add_tool(reg, &def);
+    }
     bad |= reg_tool("grow", "Registers the tool `late`.", NULL, grow, 0, 0);
+    bad |= reg_tool("steps", "Reports progress twice.", NULL, steps, 0, 0);
     bad |= reg_tool("shrink", "Unregisters the tool `late`.", NULL, shrink, 0, 0);
     int conformance = strcmp(argv[1], "conformance") == 0;
     if (conformance) {
@@ -234,10 +260,8 @@ int main(int argc, char **argv) {
 
     capstan_mcp_server_options opts = CAPSTAN_MCP_SERVER_OPTIONS_INIT;
     opts.name = "serve_host";
-    opts.tools_meta =
-        "{\"stats\":{\"title\":\"Statistics\",\"annotations\":{\"readOnlyHint\":true},"
-        "\"outputSchema\":{\"type\":\"object\",\"properties\":{\"calls\":{\"type\":"
-        "\"integer\"},\"ok\":{\"type\":\"boolean\"}},\"required\":[\"calls\",\"ok\"]}}}";
+    /* The older side table still adds to (and overrides) what a tool carries. */
+    opts.tools_meta = "{\"add\":{\"title\":\"Addition\"}}";
     int rc = 0;
     if (strcmp(argv[1], "stdio") == 0) {
         if (capstan_mcp_server_serve_stdio(reg, &opts) != CAPSTAN_OK) rc = fail("serve_stdio");

@@ -21,13 +21,24 @@ def test_tools_list_is_the_registry(transport):
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == {
                 "add", "cancels", "echo", "grow", "guarded", "patient", "shrink", "slow", "stats",
+                "steps",
             }
             assert tools["add"].description == "Adds two numbers."
             assert tools["add"].input_schema["required"] == ["a", "b"]
-            # What the host added in tools_meta: title, annotations, outputSchema.
-            assert tools["stats"].title == "Statistics"
-            assert tools["stats"].annotations.read_only_hint is True
-            assert tools["stats"].output_schema["required"] == ["calls", "ok"]
+            # What the tool carries (capstan_tool_def.mcp_meta).
+            stats = tools["stats"]
+            assert stats.title == "Statistics"
+            assert stats.annotations.read_only_hint is True
+            assert stats.annotations.destructive_hint is False
+            assert stats.annotations.idempotent_hint is True
+            assert stats.annotations.open_world_hint is False
+            assert stats.output_schema["required"] == ["calls", "ok"]
+            assert [(i.src, i.mime_type, i.sizes) for i in stats.icons] == [
+                ("https://example.com/stats.png", "image/png", ["48x48"])
+            ]
+            # What the host added in the server's tools_meta.
+            assert tools["add"].title == "Addition"
+            assert tools["echo"].title is None and tools["echo"].annotations is None
 
     run(body())
 
@@ -112,6 +123,25 @@ def test_json_object_results_carry_structured_content(transport):
             r = await s.call_tool("stats", {})
             assert not r.is_error
             assert r.structured_content == {"calls": 3, "ok": True}
+
+    run(body())
+
+
+def test_progress_reaches_a_client_that_asks_for_it(transport):
+    async def body():
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append((progress, total, message))
+
+        async with session(transport) as s:
+            r = await s.call_tool("steps", {}, progress_callback=on_progress)
+            assert not r.is_error and text_of(r) == "three steps"
+            # Sent before the result, in order; the refused report is not sent.
+            assert seen == [(1, 3, "one"), (2, 3, "two")]
+            seen.clear()
+            r = await s.call_tool("steps", {})
+            assert text_of(r) == "three steps" and seen == []
 
     run(body())
 

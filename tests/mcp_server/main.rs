@@ -17,6 +17,10 @@ mod http;
 #[cfg(feature = "mcp")]
 mod lifecycle;
 #[cfg(feature = "mcp")]
+mod meta;
+#[cfg(feature = "mcp")]
 mod mount;
 #[cfg(feature = "mcp")]
 mod parts;
+#[cfg(feature = "mcp")]
+mod progress;

@@ -62,6 +62,7 @@ fn tool(name: &str, description: &str, parameters: Value) -> ToolSpec {
         timeout_ms: 0,
         max_output_chars: 0,
         warnings: Vec::new(),
+        mcp: Default::default(),
     }
 }
 

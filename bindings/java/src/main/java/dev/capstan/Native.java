@@ -195,7 +195,7 @@ final class Native {
             PTR.withName("name"), PTR.withName("description"), PTR.withName("parameters"),
             PTR.withName("callback"), PTR.withName("user_data"), PTR.withName("destroy"),
             U32.withName("timeout_ms"), U32.withName("max_output_chars"), U32.withName("flags"),
-            MemoryLayout.paddingLayout(4));
+            MemoryLayout.paddingLayout(4), PTR.withName("mcp_meta"));
     static final MemoryLayout EXEC_OPTIONS = MemoryLayout.structLayout(
             U32.withName("struct_size"), U32.withName("flags"), U32.withName("limit"), U32.withName("timeout_ms"),
             PTR.withName("approved_ids"), SIZE.withName("approved_count"),
