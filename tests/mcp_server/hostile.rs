@@ -290,7 +290,7 @@ fn sessions_past_the_cap_are_refused_until_one_closes() {
 /// A minimal streamable-HTTP MCP server on 127.0.0.1, in plain JSON (no
 /// SSE): one tool `echo`, whose first call gets `first_answer` (status and
 /// body) and later ones a normal result. Serves until `stop` is set.
-fn bad_once_server(first_answer: (u16, &'static str), stop: Arc<AtomicBool>) -> String {
+pub(crate) fn bad_once_server(first_answer: (u16, &'static str), stop: Arc<AtomicBool>) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     listener.set_nonblocking(true).unwrap();
