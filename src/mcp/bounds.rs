@@ -25,7 +25,7 @@ pub const MAX_RESULT_BLOCKS: usize = 1000;
 pub const MAX_LIST_PAGES: usize = 1000;
 
 /// Tools one listing may hold.
-pub const MAX_LISTED_TOOLS: usize = 100_000;
+pub const MAX_LISTED_TOOLS: usize = 10_000;
 
 /// Bytes of kept tool definitions (names, descriptions, schemas as JSON)
 /// one listing may hold.
@@ -158,8 +158,11 @@ fn prefix(text: &str, bytes: usize) -> &str {
 /// and `max_bytes` bytes of text (see `cost`; `structuredContent` counted
 /// as its JSON), the last block a note saying what was cut.
 pub fn bound_tool_result(result: &str, max_bytes: u64) -> Option<String> {
+    bound_parsed(serde_json::from_str(result).ok()?, max_bytes)
+}
+
+fn bound_parsed(parsed: ToolResult, max_bytes: u64) -> Option<String> {
     let max_bytes = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-    let parsed: ToolResult = serde_json::from_str(result).ok()?;
     let mut blocks = parsed.content.unwrap_or_default();
     // A note of capstan's own from an earlier cut does not count.
     let noted = blocks.kept.last().is_some_and(|b| {
@@ -222,7 +225,7 @@ pub fn bound_tool_result(result: &str, max_bytes: u64) -> Option<String> {
         "; a mounted server's result is bounded at {MAX_RESULT_BLOCKS} blocks and \
          {max_bytes} bytes of text (max_result_bytes)]"
     );
-    let mut out = String::with_capacity(max_bytes.min(result.len()) + note.len() + 256);
+    let mut out = String::with_capacity(budget_used(&kept) + note.len() + 256);
     out.push_str("{\"content\":[");
     for raw in &kept {
         out.push_str(raw.get());
@@ -252,7 +255,12 @@ pub fn bound_tool_result(result: &str, max_bytes: u64) -> Option<String> {
     Some(out)
 }
 
-/// A JSON-RPC answer's members, as far as bounding needs them.
+fn budget_used(kept: &[&RawValue]) -> usize {
+    kept.iter().map(|raw| raw.get().len() + 1).sum()
+}
+
+/// A JSON-RPC answer's members, as far as bounding needs them (the result
+/// read as a tool result in the same pass: one scan of the message).
 #[derive(Deserialize)]
 struct Answer<'a> {
     #[serde(borrow)]
@@ -260,7 +268,7 @@ struct Answer<'a> {
     #[serde(borrow)]
     id: Option<&'a RawValue>,
     #[serde(borrow)]
-    result: Option<&'a RawValue>,
+    result: Option<ToolResult<'a>>,
 }
 
 /// Bounds the tool result in a server's message (one stdio line, one event's
@@ -269,11 +277,7 @@ struct Answer<'a> {
 /// `bound_tool_result` gives.
 pub fn bound_message(message: &str, max_bytes: u64) -> Option<String> {
     let answer: Answer = serde_json::from_str(message).ok()?;
-    let result = answer.result?;
-    if !result.get().starts_with('{') {
-        return None;
-    }
-    let bounded = bound_tool_result(result.get(), max_bytes)?;
+    let bounded = bound_parsed(answer.result?, max_bytes)?;
     let mut out = String::with_capacity(bounded.len() + 64);
     out.push('{');
     if let Some(jsonrpc) = answer.jsonrpc {

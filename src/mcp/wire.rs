@@ -451,7 +451,13 @@ where
                     Some(Frame::Bad(_)) | None => {}
                 }
             }
+            // Both ends reset before the read: rmcp drops this future when
+            // another branch of its select wins, and a read dropped midway
+            // must leave no bytes to feed again (with `end` left as it was,
+            // the next call fed the last chunk a second time: a result of
+            // 5,000 blocks came back with 7,184).
             self.start = 0;
+            self.end = 0;
             self.end = match self.read.read(&mut self.chunk).await {
                 Ok(0) | Err(_) => return None,
                 Ok(n) => n,
@@ -471,6 +477,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn frames(input: &[u8], max: usize, piece: usize) -> Vec<Result<Value, Bad>> {
         let mut framer = Framer::new(max, 1 << 20);
@@ -563,6 +570,34 @@ mod tests {
             panic!("{got:?}")
         };
         assert!(bad.why.contains("nested deeper"), "{}", bad.why);
+    }
+
+    #[test]
+    fn a_receive_dropped_while_it_waits_does_not_read_the_last_chunk_again() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (mut server, ours) = tokio::io::duplex(1 << 16);
+            let mut wire = StdioWire::new(ours, tokio::io::sink(), 1 << 20);
+            let line = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n");
+            server.write_all(line(1).as_bytes()).await.unwrap();
+            let first = wire
+                .receive()
+                .await
+                .map(|m| serde_json::to_value(m).unwrap());
+            assert_eq!(first.unwrap()["id"], 1);
+            // Nothing to read: dropped while it waits, as rmcp's select does.
+            let waited = tokio::time::timeout(Duration::from_millis(20), wire.receive()).await;
+            assert!(waited.is_err());
+            server.write_all(line(2).as_bytes()).await.unwrap();
+            let next = wire
+                .receive()
+                .await
+                .map(|m| serde_json::to_value(m).unwrap());
+            assert_eq!(next.unwrap()["id"], 2);
+        });
     }
 
     #[test]
