@@ -15,7 +15,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ClientConfig, SubscriptionFilter};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientConfig, PaginatedRequestParams,
+    SubscriptionFilter,
+};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -163,6 +166,8 @@ struct State {
     tools: BTreeMap<String, String>,
     /// Remote tools that could not be mounted, and why.
     problems: Vec<Value>,
+    /// Remote tools mounted with something cut (a long description), and what.
+    warnings: Vec<Value>,
     reconnects: u64,
     gave_up: bool,
     /// Counts connections: a call knows which one it was sent on.
@@ -201,6 +206,15 @@ impl Session {
                 argv.first().map(String::as_str).unwrap_or("")
             ),
             Endpoint::Http { url, .. } => format!("MCP server {url}"),
+        }
+    }
+
+    /// The registry's `max_result_bytes` (its default for 0): what one tool
+    /// result of this server may hold (see `bounds`).
+    fn result_bytes(&self) -> u64 {
+        match self.registry.options().max_result_bytes {
+            0 => crate::parts::DEFAULT_MAX_RESULT_BYTES,
+            n => n,
         }
     }
 
@@ -341,7 +355,14 @@ async fn forward(
     };
     match answer {
         Ok(CallToolResponse::Complete(result)) => {
-            let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+            // Bounded again here (over stdio and server-sent events it was
+            // before rmcp read it; a plain JSON body over HTTP is read by
+            // rmcp itself): what the call keeps is bounded either way.
+            let raw = serde_json::to_string(&result).unwrap_or_default();
+            drop(result);
+            let raw = super::bounds::bound_tool_result(&raw, session.result_bytes()).unwrap_or(raw);
+            let value: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+            drop(raw);
             let text = render_result(&value);
             let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
             let problem = super::meta::structured_problem(&session.registry, &call, &value);
@@ -439,11 +460,10 @@ fn unreachable(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool 
 /// other blocks as compact JSON, one per line; the structured content when
 /// there is no content at all.
 fn render_result(value: &Value) -> String {
-    let blocks = value
-        .get("content")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let blocks = match value.get("content").and_then(Value::as_array) {
+        Some(blocks) => blocks.as_slice(),
+        None => &[],
+    };
     if blocks.is_empty() {
         return match value.get("structuredContent") {
             Some(Value::String(s)) => s.clone(),
@@ -451,14 +471,19 @@ fn render_result(value: &Value) -> String {
             None => String::new(),
         };
     }
-    let parts: Vec<String> = blocks
-        .iter()
-        .map(|b| match (b.get("type"), b.get("text")) {
-            (Some(Value::String(t)), Some(Value::String(text))) if t == "text" => text.clone(),
-            _ => b.to_string(),
-        })
-        .collect();
-    parts.join("\n")
+    let mut text = String::new();
+    for (n, b) in blocks.iter().enumerate() {
+        if n > 0 {
+            text.push('\n');
+        }
+        match (b.get("type"), b.get("text")) {
+            (Some(Value::String(t)), Some(Value::String(block))) if t == "text" => {
+                text.push_str(block)
+            }
+            _ => text.push_str(&b.to_string()),
+        }
+    }
+    text
 }
 
 /// Hears the server's notifications.
@@ -531,7 +556,7 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             match tokio::time::timeout(
                 timeout,
                 listener.serve(super::progress::Tap::new(
-                    super::wire::StdioWire::new(stdout, stdin),
+                    super::wire::StdioWire::new(stdout, stdin, session.result_bytes()),
                     &session.progress,
                 )),
             )
@@ -569,7 +594,7 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             #[cfg(feature = "mcp-https")]
             let _ = rustls::crypto::ring::default_provider().install_default();
             let transport = StreamableHttpClientTransport::with_client(
-                super::wire::CheckedHttp::new()?,
+                super::wire::CheckedHttp::new(session.result_bytes())?,
                 config,
             );
             let transport = super::progress::Tap::new(transport, &session.progress);
@@ -606,10 +631,9 @@ async fn sync_tools(
     peer: &Peer<RoleClient>,
     limit: Duration,
 ) -> Result<(), String> {
-    let tools = tokio::time::timeout(limit, peer.list_all_tools())
+    let tools = tokio::time::timeout(limit, list_tools(peer))
         .await
-        .map_err(|_| "tools/list did not answer in time".to_string())?
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|_| "tools/list did not answer in time".to_string())??;
     // Unmount takes this lock after setting `shutdown`: once it has, no
     // tool of this mount is registered again.
     let _registering = session
@@ -620,19 +644,19 @@ async fn sync_tools(
         return Err("the server was unmounted".into());
     }
     let mut problems = Vec::new();
+    let mut warnings = Vec::new();
     let mut mounted = BTreeMap::new();
     let ours = session.state().tools.clone();
     for tool in tools {
-        let tool = serde_json::to_value(&tool).unwrap_or(Value::Null);
-        let remote = tool
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let remote = tool.name;
         let local = format!("{}{remote}", session.options.prefix);
         let mut problem = |why: String| {
             problems.push(json!({"remote": remote, "local": local, "problem": why}));
         };
+        if let Some(why) = tool.problem {
+            problem(why);
+            continue;
+        }
         if let Err(e) = check_name(&local) {
             problem(e.to_string());
             continue;
@@ -645,20 +669,10 @@ async fn sync_tools(
             problem("a tool of this name is already registered in the registry".into());
             continue;
         }
-        let description = tool
-            .get("description")
-            .or_else(|| tool.get("title"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let parameters = tool
-            .get("inputSchema")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object"}));
         let def = ToolDef {
             name: local.clone(),
-            description,
-            parameters,
+            description: tool.description,
+            parameters: tool.parameters,
             handler: Box::new(RemoteTool {
                 session: Arc::downgrade(session),
                 remote: remote.clone(),
@@ -668,9 +682,11 @@ async fn sync_tools(
             flags: ToolFlags(0),
         };
         // What the server says of its tool, kept as untrusted hints.
-        let mcp = crate::tool_meta::McpMeta::from_listed(&tool);
-        match session.registry.register_with_mcp(def, mcp) {
+        match session.registry.register_with_mcp(def, tool.mcp) {
             Ok(()) => {
+                if let Some(warning) = tool.warning {
+                    warnings.push(json!({"remote": remote, "local": local, "warning": warning}));
+                }
                 mounted.insert(local, remote);
             }
             Err(e) => problem(e.to_string()),
@@ -684,7 +700,26 @@ async fn sync_tools(
     let mut state = session.state();
     state.tools = mounted;
     state.problems = problems;
+    state.warnings = warnings;
     Ok(())
+}
+
+/// Lists the server's tools page by page, bounded (`bounds::Listing`: pages,
+/// tools, bytes, a cursor that loops).
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<super::bounds::Listed>, String> {
+    let mut listing = super::bounds::Listing::default();
+    let mut cursor = None;
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer
+            .list_tools(Some(params))
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        match super::bounds::list_page(&mut listing, page)? {
+            Some(next) => cursor = Some(next),
+            None => return Ok(listing.tools),
+        }
+    }
 }
 
 async fn until_shutdown(shutdown: &mut watch::Receiver<bool>) {
@@ -827,6 +862,12 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
         let result = match result {
             Ok(connection) => {
                 let peer = connection.running.peer().clone();
+                // rmcp keeps up to 512 answers a server marks cacheable
+                // (`ttlMs`), pages of tools/list among them, 16 MiB each: a
+                // mount lists on connecting and on list_changed only, and
+                // keeps nothing it did not bound.
+                peer.set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+                    .await;
                 let left = session
                     .options
                     .connect_timeout
@@ -979,7 +1020,8 @@ impl Mount {
     }
 
     /// The mount's state as JSON: `connected`, `tools` (local -> remote),
-    /// `problems` (remote tools not mounted, with why), `reconnects`,
+    /// `problems` (remote tools not mounted, with why), `warnings` (remote
+    /// tools mounted with their description cut), `reconnects`,
     /// `last_error`.
     pub fn info(&self) -> Value {
         let state = self.session.state();
@@ -987,6 +1029,7 @@ impl Mount {
             "connected": state.connected,
             "tools": state.tools,
             "problems": state.problems,
+            "warnings": state.warnings,
             "reconnects": state.reconnects,
             "gave_up": state.gave_up,
             "last_error": state.last_error,

@@ -1,7 +1,10 @@
 //! The MCP bridge (feature `mcp`, issue #14): serve a registry over MCP
 //! (`server`) and mount MCP servers' tools into a registry (`client`).
 
+mod bounds;
 pub mod client;
+#[doc(hidden)]
+pub mod fuzz;
 mod meta;
 mod progress;
 pub mod server;

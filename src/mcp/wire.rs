@@ -154,15 +154,19 @@ pub enum Frame {
 pub struct Framer {
     line: Vec<u8>,
     max: usize,
+    /// The registry's `max_result_bytes`: a tool result past it (or past
+    /// `MAX_RESULT_BLOCKS` blocks) is cut before it is read whole.
+    result_bytes: u64,
     /// Set while the rest of a line past `max` is skipped (and scanned).
     oversized: Option<(IdScan, usize)>,
 }
 
 impl Framer {
-    pub fn new(max: usize) -> Framer {
+    pub fn new(max: usize, result_bytes: u64) -> Framer {
         Framer {
             line: Vec::new(),
             max,
+            result_bytes,
             oversized: None,
         }
     }
@@ -199,7 +203,7 @@ impl Framer {
             return (take, None);
         }
         let line = std::mem::take(&mut self.line);
-        (take, read_line(&line))
+        (take, read_line(&line, self.result_bytes))
     }
 }
 
@@ -239,8 +243,9 @@ fn bad(scan: &IdScan, why: String) -> Bad {
     }
 }
 
-/// Reads one whole line (without its newline).
-fn read_line(line: &[u8]) -> Option<Frame> {
+/// Reads one whole line (without its newline); a tool result in it is
+/// bounded first (`bounds::bound_message`).
+fn read_line(line: &[u8], result_bytes: u64) -> Option<Frame> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
@@ -248,7 +253,10 @@ fn read_line(line: &[u8]) -> Option<Frame> {
     }
     let why = match std::str::from_utf8(line) {
         Err(e) => format!("not valid UTF-8 (at byte {})", e.valid_up_to()),
-        Ok(_) => match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
+        Ok(text) => match super::bounds::bound_message(text, result_bytes).map_or_else(
+            || serde_json::from_str::<ServerJsonRpcMessage>(text),
+            |cut| serde_json::from_str(&cut),
+        ) {
             Ok(message) => return Some(Frame::Message(Box::new(message))),
             Err(e) => {
                 let mut scan = IdScan::default();
@@ -302,13 +310,14 @@ where
     R: AsyncRead + Send + Unpin + 'static,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    pub fn new(read: R, write: W) -> StdioWire<R, W> {
+    /// `result_bytes`: the registry's `max_result_bytes` (see `Framer`).
+    pub fn new(read: R, write: W, result_bytes: u64) -> StdioWire<R, W> {
         StdioWire {
             read,
             chunk: vec![0; 64 * 1024],
             start: 0,
             end: 0,
-            framer: Framer::new(MAX_LINE_BYTES),
+            framer: Framer::new(MAX_LINE_BYTES, result_bytes),
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             queued: Arc::new(AtomicUsize::new(0)),
         }
@@ -442,7 +451,13 @@ where
                     Some(Frame::Bad(_)) | None => {}
                 }
             }
+            // Both ends reset before the read: rmcp drops this future when
+            // another branch of its select wins, and a read dropped midway
+            // must leave no bytes to feed again (with `end` left as it was,
+            // the next call fed the last chunk a second time: a result of
+            // 5,000 blocks came back with 7,184).
             self.start = 0;
+            self.end = 0;
             self.end = match self.read.read(&mut self.chunk).await {
                 Ok(0) | Err(_) => return None,
                 Ok(n) => n,
@@ -462,9 +477,10 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn frames(input: &[u8], max: usize, piece: usize) -> Vec<Result<Value, Bad>> {
-        let mut framer = Framer::new(max);
+        let mut framer = Framer::new(max, 1 << 20);
         let mut out = Vec::new();
         for mut chunk in input.chunks(piece) {
             while !chunk.is_empty() {
@@ -557,6 +573,34 @@ mod tests {
     }
 
     #[test]
+    fn a_receive_dropped_while_it_waits_does_not_read_the_last_chunk_again() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (mut server, ours) = tokio::io::duplex(1 << 16);
+            let mut wire = StdioWire::new(ours, tokio::io::sink(), 1 << 20);
+            let line = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n");
+            server.write_all(line(1).as_bytes()).await.unwrap();
+            let first = wire
+                .receive()
+                .await
+                .map(|m| serde_json::to_value(m).unwrap());
+            assert_eq!(first.unwrap()["id"], 1);
+            // Nothing to read: dropped while it waits, as rmcp's select does.
+            let waited = tokio::time::timeout(Duration::from_millis(20), wire.receive()).await;
+            assert!(waited.is_err());
+            server.write_all(line(2).as_bytes()).await.unwrap();
+            let next = wire
+                .receive()
+                .await
+                .map(|m| serde_json::to_value(m).unwrap());
+            assert_eq!(next.unwrap()["id"], 2);
+        });
+    }
+
+    #[test]
     fn ids_inside_values_or_of_other_types_are_not_taken() {
         let got = frames(
             b"{\"result\":{\"id\":5},\"method\":\"x\",\"id\":[1]}\xff\n",
@@ -577,12 +621,13 @@ mod tests {
 /// the server "closed the connection". Here such an event's data becomes
 /// the error answer to its call, as on stdio.
 #[derive(Clone)]
-pub struct CheckedHttp(reqwest::Client);
+pub struct CheckedHttp(reqwest::Client, u64);
 
 impl CheckedHttp {
     /// The client rmcp's `from_config` builds: no idle connection pool,
     /// only same-origin 307/308 redirects followed (at most 10).
-    pub fn new() -> Result<CheckedHttp, String> {
+    /// `result_bytes`: the registry's `max_result_bytes` (see `Framer`).
+    pub fn new(result_bytes: u64) -> Result<CheckedHttp, String> {
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             let keeps_body = matches!(
                 attempt.status(),
@@ -604,7 +649,7 @@ impl CheckedHttp {
             .pool_max_idle_per_host(0)
             .redirect(redirects)
             .build()
-            .map(CheckedHttp)
+            .map(|client| CheckedHttp(client, result_bytes))
             .map_err(|e| format!("the HTTP client could not be made: {e}"))
     }
 }
@@ -616,7 +661,7 @@ type SseStream = std::pin::Pin<
 
 /// An event stream whose unreadable message events are replaced (see
 /// `CheckedHttp`).
-struct CheckedEvents(SseStream);
+struct CheckedEvents(SseStream, u64);
 
 impl futures_core::Stream for CheckedEvents {
     type Item = Result<sse_stream::Sse, sse_stream::Error>;
@@ -625,18 +670,23 @@ impl futures_core::Stream for CheckedEvents {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
+        let result_bytes = self.1;
         self.0
             .as_mut()
             .poll_next(cx)
-            .map(|event| event.map(|event| event.map(check_event)))
+            .map(|event| event.map(|event| event.map(|e| check_event(e, result_bytes))))
     }
 }
 
-fn check_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
+fn check_event(mut event: sse_stream::Sse, result_bytes: u64) -> sse_stream::Sse {
     let is_message = matches!(event.event.as_deref(), None | Some("") | Some("message"));
     let Some(data) = event.data.as_deref().filter(|_| is_message) else {
         return event;
     };
+    if let Some(cut) = super::bounds::bound_message(data, result_bytes) {
+        event.data = Some(cut);
+        return event;
+    }
     if data.trim().is_empty() || serde_json::from_str::<ServerJsonRpcMessage>(data).is_ok() {
         return event;
     }
@@ -644,7 +694,7 @@ fn check_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
         id: Some(id),
         request: false,
         why,
-    })) = read_line(data.as_bytes())
+    })) = read_line(data.as_bytes(), result_bytes)
     {
         if let Some(answer) = unreadable_answer(&id, &why) {
             event.data = serde_json::to_string(&answer).ok();
@@ -653,15 +703,19 @@ fn check_event(mut event: sse_stream::Sse) -> sse_stream::Sse {
     event
 }
 
-fn checked_events(stream: SseStream) -> SseStream {
-    Box::pin(CheckedEvents(stream))
+fn checked_events(stream: SseStream, result_bytes: u64) -> SseStream {
+    Box::pin(CheckedEvents(stream, result_bytes))
 }
 
-fn checked_post(answer: Result<PostResponse, HttpError>) -> Result<PostResponse, HttpError> {
+fn checked_post(
+    answer: Result<PostResponse, HttpError>,
+    result_bytes: u64,
+) -> Result<PostResponse, HttpError> {
     match answer {
-        Ok(PostResponse::Sse(stream, session)) => {
-            Ok(PostResponse::Sse(checked_events(stream), session))
-        }
+        Ok(PostResponse::Sse(stream, session)) => Ok(PostResponse::Sse(
+            checked_events(stream, result_bytes),
+            session,
+        )),
         other => other,
     }
 }
@@ -689,6 +743,7 @@ impl StreamableHttpClient for CheckedHttp {
             self.0
                 .post_message(uri, message, session_id, auth_header, custom_headers)
                 .await,
+            self.1,
         )
     }
 
@@ -712,6 +767,7 @@ impl StreamableHttpClient for CheckedHttp {
                     max_sse_event_size,
                 )
                 .await,
+            self.1,
         )
     }
 
@@ -735,6 +791,7 @@ impl StreamableHttpClient for CheckedHttp {
                     limits,
                 )
                 .await,
+            self.1,
         )
     }
 
@@ -761,7 +818,7 @@ impl StreamableHttpClient for CheckedHttp {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
-            .map(checked_events)
+            .map(|stream| checked_events(stream, self.1))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -783,6 +840,6 @@ impl StreamableHttpClient for CheckedHttp {
                 max_sse_event_size,
             )
             .await
-            .map(checked_events)
+            .map(|stream| checked_events(stream, self.1))
     }
 }

@@ -243,3 +243,35 @@ pub(crate) fn script_options(script: &str, args: &[&str]) -> MountOptions {
     options.connect_timeout = PATIENCE;
     options
 }
+
+/// Held by the tests that measure this process's peak memory, and by those
+/// that allocate a lot, so that one's allocations do not count in another's
+/// figure.
+static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` alone among the heavy tests (see `HEAVY`).
+pub(crate) fn heavy<T>(f: impl FnOnce() -> T) -> T {
+    let _alone = HEAVY.lock().unwrap_or_else(|e| e.into_inner());
+    f()
+}
+
+/// A field of /proc/self/status, in bytes (Linux).
+fn status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs `f` alone among the heavy tests and returns how far this
+/// process's resident memory peaked above where it was when `f` began
+/// (None where that cannot be read): the peak is reset first (Linux).
+pub(crate) fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
+    heavy(|| {
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let before = status_bytes("VmRSS:");
+        let out = f();
+        let after = status_bytes("VmHWM:");
+        (out, after.zip(before).map(|(a, b)| a.saturating_sub(b)))
+    })
+}

@@ -290,7 +290,7 @@ fn sessions_past_the_cap_are_refused_until_one_closes() {
 /// A minimal streamable-HTTP MCP server on 127.0.0.1, in plain JSON (no
 /// SSE): one tool `echo`, whose first call gets `first_answer` (status and
 /// body) and later ones a normal result. Serves until `stop` is set.
-fn bad_once_server(first_answer: (u16, &'static str), stop: Arc<AtomicBool>) -> String {
+pub(crate) fn bad_once_server(first_answer: (u16, &'static str), stop: Arc<AtomicBool>) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     listener.set_nonblocking(true).unwrap();
@@ -502,28 +502,17 @@ fn unmount_during_a_slow_relisting_returns_at_once_and_nothing_comes_back() {
     let _ = std::fs::remove_file(&dir);
 }
 
-/// The peak resident memory of this process so far, in bytes (Linux).
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 #[test]
 fn a_server_flooding_requests_without_reading_costs_bounded_memory() {
     let client = Registry::default();
     let options = script_options("flood.py", &["50000"]);
     let mount = Mount::connect(&client, options).expect("mount");
-    let before = peak_rss();
     let began = Instant::now();
     // 50,000 pings, roots/list, sampling and elicitation requests, none
     // of their answers read until the flood ends.
-    let result = call(&client, "s_flood", json!({}));
+    let (result, grew) = peak_growth(|| call(&client, "s_flood", json!({})));
     let took = began.elapsed();
-    let after = peak_rss();
     assert_eq!(result.content, "flooded", "{result:?}");
-    let grew = after.zip(before).map(|(a, b)| a.saturating_sub(b));
     eprintln!("flood of 50,000 requests: call answered in {took:?}, peak RSS grew {grew:?} bytes");
     // The queue holds 256 answers; before, every answer waited in memory
     // (GBs a minute). 100 MB is ten times the figure measured.

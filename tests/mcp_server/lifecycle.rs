@@ -152,3 +152,77 @@ fn mount_once(url: &str) -> Result<Mount, capstan::Error> {
     options.connect_timeout = Duration::from_secs(5);
     Mount::connect(&client, options)
 }
+
+/// Threads of this process (Linux).
+#[cfg(target_os = "linux")]
+fn threads() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
+}
+
+/// Mounts tests/mcp_server/fail.py in `mode`; returns the error and the
+/// pid the server wrote.
+#[cfg(target_os = "linux")]
+fn failed_mount(client: &Registry, mode: &str, n: usize) -> (String, u32) {
+    let pidfile =
+        std::env::temp_dir().join(format!("capstan-fail-{}-{mode}-{n}", std::process::id()));
+    let _ = std::fs::remove_file(&pidfile);
+    let mut options =
+        crate::helpers::script_options("fail.py", &[mode, &pidfile.display().to_string()]);
+    // Long enough for Python to start and write its pid on a loaded machine.
+    options.connect_timeout = Duration::from_secs(3);
+    let err = match Mount::connect(client, options) {
+        Ok(_) => panic!("{mode}: mounted"),
+        Err(e) => e.to_string(),
+    };
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap_or_else(|e| panic!("{mode}: no pid file: {e} ({err})"));
+    let _ = std::fs::remove_file(&pidfile);
+    (err, pid.trim().parse().expect("a pid"))
+}
+
+/// The check itself, run alone in a child test process (the thread count
+/// of a test binary running tests side by side says nothing).
+#[cfg(target_os = "linux")]
+fn no_child_or_thread_left() {
+    let client = Registry::default();
+    // The first mount starts the mounts' runtime (its threads stay).
+    let _ = failed_mount(&client, "exit", 0);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = threads();
+    for n in 1..=2 {
+        for mode in ["exit", "error", "garbage", "silent", "flood"] {
+            let (err, pid) = failed_mount(&client, mode, n);
+            // Waited for, not a zombie: no /proc entry at all.
+            let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+            let stat = std::fs::read_to_string(proc.join("stat")).unwrap_or_default();
+            assert!(
+                !proc.exists(),
+                "{mode}: child {pid} left ({stat}) after: {err}"
+            );
+        }
+    }
+    let after = threads();
+    eprintln!("threads before 10 failed mounts: {before}, after: {after}");
+    assert!(after <= before, "{before} threads before, {after} after");
+    assert!(client.names().is_empty());
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_failed_stdio_mount_leaves_no_child_process_and_no_thread() {
+    if std::env::var_os("CAPSTAN_FAILED_MOUNT_ALONE").is_some() {
+        no_child_or_thread_left();
+        return;
+    }
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "lifecycle::a_failed_stdio_mount_leaves_no_child_process_and_no_thread",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CAPSTAN_FAILED_MOUNT_ALONE", "1")
+        .status()
+        .expect("run the test alone");
+    assert!(status.success(), "{status}");
+}
