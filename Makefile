@@ -354,8 +354,31 @@ install-test: lib
 # `pip wheel` of the Python package (it builds the library with cargo into the
 # top-level target dir, already built by `lib`), installed into a fresh venv
 # and used there with CAPSTAN_LIB unset: the wheel must carry the library.
+# The wheel is repaired and tagged manylinux by auditwheel (build/venv) before
+# it is installed (tests/install/python_wheel.sh).
 python-wheel-test: lib $(VENV_STAMP)
 	CARGO_TARGET_DIR=$(abspath target) tests/install/python_wheel.sh $(abspath $(BUILD)/python-wheel-test) $(CRATE_VERSION) $(PYTHON)
+
+# Wheels to publish, into build/wheels. python-wheel: the Linux wheel of the
+# release library, retagged by `auditwheel repair` to the manylinux policy its
+# glibc imports allow (manylinux_2_34_x86_64 when built on glibc >= 2.34: the
+# pthread and dlsym symbols); `--patcher none`: the library needs nothing
+# grafted, and the repair stops rather than patch it. python-wheel-windows:
+# the win_amd64 wheel around the mingw-w64 capstan.dll (windows-lib), built on
+# Linux (ctypes: the package is pure Python besides the DLL).
+WHEEL_DIR := $(BUILD)/wheels
+.PHONY: python-wheel python-wheel-windows
+python-wheel: lib $(VENV_STAMP)
+	rm -rf $(WHEEL_DIR)/linux && mkdir -p $(WHEEL_DIR)/linux
+	CARGO_TARGET_DIR=$(abspath target) $(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR)/linux bindings/python
+	$(PYTHON) -m auditwheel repair --patcher none --wheel-dir $(WHEEL_DIR) $(WHEEL_DIR)/linux/capstan-$(CRATE_VERSION)-py3-none-linux_x86_64.whl
+	@ls -l $(WHEEL_DIR)/capstan-$(CRATE_VERSION)-py3-none-manylinux_*.whl
+
+python-wheel-windows: windows-lib $(VENV_STAMP)
+	@mkdir -p $(WHEEL_DIR)
+	CAPSTAN_WHEEL_LIBRARY=$(abspath $(WIN_LIBDIR)/capstan.dll) CAPSTAN_WHEEL_PLATFORM=win_amd64 \
+	  $(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) bindings/python
+	@ls -l $(WHEEL_DIR)/capstan-$(CRATE_VERSION)-py3-none-win_amd64.whl
 
 # --- Go binding (issue #12) ----------------------------------------------------
 # bindings/go is a cgo module. By default it links an installed library found
@@ -604,7 +627,10 @@ clean:
 #   or NDK: the default features compile no C).
 # windows-test: capstan.dll, its import library and the static library built
 #   with mingw-w64; the C tests, the examples and the header as C++ built
-#   with mingw gcc/g++ and run under Wine (build/windows/wineprefix).
+#   with mingw gcc/g++ and run under Wine (build/windows/wineprefix); the
+#   win_amd64 Python wheel around that DLL built and checked (its tag, the
+#   DLL inside, the loader's choice of capstan.dll), not run: no Windows
+#   Python can be had here (tests/install/python_wheel_windows.sh).
 # i686-test: the library for i686-unknown-linux-gnu, its Rust tests (the
 #   library's own, handles among them, and the executor's) and the C tests
 #   built with gcc -m32.
@@ -695,7 +721,10 @@ $(WIN_BUILD)/bin/c_header-%.exe: examples/cpp/c_header.cpp include/capstan.h win
 
 windows-test: $(WIN_DLLS) $(patsubst %,$(WIN_BUILD)/bin/%.exe,$(WIN_C_TESTS)) \
               $(patsubst %,$(WIN_BUILD)/bin/example_%.exe,$(WIN_EXAMPLES)) \
-              $(WIN_BUILD)/bin/static_quickstart.exe $(WIN_BUILD)/bin/c_header-c++11.exe $(WIN_BUILD)/bin/c_header-c++17.exe
+              $(WIN_BUILD)/bin/static_quickstart.exe $(WIN_BUILD)/bin/c_header-c++11.exe $(WIN_BUILD)/bin/c_header-c++17.exe \
+              $(VENV_STAMP)
+	@echo "== the win_amd64 Python wheel around capstan.dll"
+	tests/install/python_wheel_windows.sh $(abspath $(WIN_BUILD)/python-wheel) $(CRATE_VERSION) $(PYTHON) $(abspath $(WIN_LIBDIR)/capstan.dll)
 	@set -e; bin=$(WIN_BUILD)/bin; \
 	for t in $(WIN_C_TESTS); do echo "== $$t (Windows, Wine)"; $(WIN_RUN) $$bin/$$t.exe < /dev/null; done; \
 	for e in quickstart agent_turn stream_turn; do echo "== example $$e (Windows, Wine)"; \

@@ -14,6 +14,17 @@ install` strips it: 7.7 MiB instead of 9.9.
 
 An editable install (`pip install -e`) builds the library too but does not copy
 it: the package then finds it in the checkout's target/release.
+
+Two environment variables build a wheel from a library built elsewhere:
+CAPSTAN_WHEEL_LIBRARY, the library to ship instead of running cargo, and
+CAPSTAN_WHEEL_PLATFORM, the wheel's platform tag when it is not this machine's
+(`win_amd64` for the capstan.dll that `make windows-lib` cross-builds with
+mingw-w64: `make python-wheel-windows`). The file name inside the package
+follows the tag (capstan.dll for win_*, libcapstan.dylib for macosx_*,
+libcapstan.so otherwise), and the library must be of that platform's format
+(PE, Mach-O, ELF), or the build stops. A Linux wheel is tagged linux_x86_64
+here; `auditwheel repair` (`make python-wheel`) retags it manylinux, the tag a
+package index accepts.
 """
 
 from __future__ import annotations
@@ -31,15 +42,24 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 # The file name cargo gives the cdylib on each platform, which is also the name
-# capstan._lib looks for inside the package.
-_LIBRARY_NAMES = {"linux": "libcapstan.so", "darwin": "libcapstan.dylib", "win32": "capstan.dll"}
+# capstan._lib looks for inside the package, keyed by the start of the wheel's
+# platform tag, with the first bytes of that platform's library format.
+_LIBRARIES = (
+    ("win", "capstan.dll", b"MZ", "a PE DLL"),
+    ("macosx", "libcapstan.dylib", (b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe"), "a Mach-O dylib"),
+)
+_ELF = ("", "libcapstan.so", b"\x7fELF", "an ELF shared object")
 
 
-def _library_name() -> str:
-    return _LIBRARY_NAMES.get(sys.platform, "libcapstan.so")
+def _library_for(platform: str) -> tuple[str, bytes | tuple[bytes, ...], str]:
+    """(file name in the package, magic bytes, format) for a platform tag."""
+    for prefix, name, magic, kind in _LIBRARIES:
+        if platform.startswith(prefix):
+            return name, magic, kind
+    return _ELF[1:]
 
 
-def _platform_tag() -> str:
+def _host_platform_tag() -> str:
     # What bdist_wheel writes for a platform wheel: linux_x86_64,
     # macosx_11_0_arm64, win_amd64.
     return sysconfig.get_platform().replace("-", "_").replace(".", "_")
@@ -58,22 +78,53 @@ class CargoBuildHook(BuildHookInterface):
                 f"capstan's wheel is built from a source checkout: {manifest} is missing. "
                 "Run `pip install ./bindings/python` (or `pip wheel`) in the capstan repository."
             )
-        library = self._cargo_build(manifest)
+        platform = os.environ.get("CAPSTAN_WHEEL_PLATFORM") or _host_platform_tag()
+        name, magic, kind = _library_for(platform)
+        prebuilt = os.environ.get("CAPSTAN_WHEEL_LIBRARY")
+        if prebuilt:
+            library = Path(prebuilt).resolve()
+            self._check_format(library, platform, magic, kind)
+        elif platform != _host_platform_tag():
+            raise RuntimeError(
+                f"CAPSTAN_WHEEL_PLATFORM={platform} is not this machine's platform "
+                f"({_host_platform_tag()}): cargo would build the wrong library. "
+                "Set CAPSTAN_WHEEL_LIBRARY to a library built for it (`make python-wheel-windows`)."
+            )
+        else:
+            library = self._cargo_build(manifest, name)
         if version == "editable":
             return
         build_data["pure_python"] = False
-        build_data["tag"] = f"py3-none-{_platform_tag()}"
-        build_data["force_include"][str(self._stripped(library))] = f"capstan/{_library_name()}"
+        build_data["tag"] = f"py3-none-{platform}"
+        build_data["force_include"][str(self._stripped(library, platform))] = f"capstan/{name}"
         build_data["force_include"][str(checkout / "LICENSE")] = "capstan/LICENSE"
+
+    @staticmethod
+    def _check_format(library: Path, platform: str, magic: bytes | tuple[bytes, ...], kind: str) -> None:
+        try:
+            with library.open("rb") as file:
+                head = file.read(4)
+        except OSError as exc:
+            raise RuntimeError(f"CAPSTAN_WHEEL_LIBRARY={library}: cannot read it: {exc}") from exc
+        if not head.startswith(magic):
+            raise RuntimeError(
+                f"CAPSTAN_WHEEL_LIBRARY={library} is not {kind}, which a {platform} wheel must carry "
+                f"(it starts with {head!r}); set CAPSTAN_WHEEL_PLATFORM to the library's platform"
+            )
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
         scratch = getattr(self, "_scratch", None)
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _stripped(self, library: Path) -> Path:
-        strip = shutil.which(os.environ.get("STRIP", "strip"))
-        if not sys.platform.startswith("linux") or strip is None:
+    def _stripped(self, library: Path, platform: str) -> Path:
+        # The host's strip for a Linux wheel built on Linux; for another
+        # platform's library only an explicit $STRIP (x86_64-w64-mingw32-strip).
+        explicit = os.environ.get("STRIP")
+        if explicit is None and not (platform.startswith("linux") and sys.platform.startswith("linux")):
+            return library
+        strip = shutil.which(explicit or "strip")
+        if strip is None:
             return library
         self._scratch = tempfile.mkdtemp(prefix="capstan-wheel-")
         copy = Path(self._scratch) / library.name
@@ -84,7 +135,7 @@ class CargoBuildHook(BuildHookInterface):
             return library
         return copy
 
-    def _cargo_build(self, manifest: Path) -> Path:
+    def _cargo_build(self, manifest: Path, wanted: str) -> Path:
         cargo = os.environ.get("CARGO", "cargo")
         command = [
             cargo,
@@ -107,7 +158,6 @@ class CargoBuildHook(BuildHookInterface):
             ) from exc
         if run.returncode != 0:
             raise RuntimeError(f"`{' '.join(command)}` failed with exit status {run.returncode}")
-        wanted = _library_name()
         for line in run.stdout.splitlines():
             try:
                 message = json.loads(line)

@@ -2,8 +2,15 @@
 # The wheel test (`make python-wheel-test`, part of `make test`): `pip wheel`
 # the Python package, which builds libcapstan with cargo (CARGO_TARGET_DIR, set
 # by the Makefile, points at the top-level target dir so nothing is rebuilt)
-# and must put it in a platform wheel; install that wheel into a fresh venv and
-# make a tool call there with CAPSTAN_LIB unset and from outside the tree.
+# and must put it in a platform wheel; `auditwheel show` must find the library
+# needing nothing outside the manylinux policy of the newest glibc symbol
+# version it imports, and `auditwheel repair` must retag the wheel to that
+# policy (py3-none-manylinux_2_XX_x86_64, which a package index accepts)
+# without touching the library; install the repaired wheel into a fresh venv
+# and make a tool call there with CAPSTAN_LIB unset and from outside the tree.
+# PYTHON must have auditwheel (build/venv: tests/python-requirements.txt).
+# CAPSTAN_WHEEL_LIBRARY, when set, is shipped instead of a cargo build
+# (bindings/python/hatch_build.py).
 # Usage: python_wheel.sh WORK VERSION [PYTHON]
 set -euo pipefail
 
@@ -22,24 +29,66 @@ fail() {
   echo "FAIL: $1" >&2
   exit 1
 }
+# A member of a zip file, to stdout (no unzip needed).
+member() {
+  "$python" -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' "$1" "$2"
+}
+# The one file of a glob, or fail.
+only() {
+  local what=$1
+  shift
+  [ $# -eq 1 ] && [ -e "$1" ] || fail "expected one $what, found: $*"
+  echo "$1"
+}
 
-rm -rf "$work" && mkdir -p "$work/dist"
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$repo/bindings/python"
-shopt -s nullglob
-wheels=("$work"/dist/capstan-*.whl)
-[ ${#wheels[@]} -eq 1 ] || fail "expected one wheel, found: ${wheels[*]:-none}"
-wheel=${wheels[0]}
-name=$(basename "$wheel")
+rm -rf "$work" && mkdir -p "$work/raw" "$work/dist"
+"$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/raw" "$repo/bindings/python"
+raw=$(only wheel "$work"/raw/capstan-*.whl)
+name=$(basename "$raw")
 case "$name" in
   *-none-any.whl) fail "$name is a pure wheel: it cannot carry the library" ;;
-  "capstan-$version-py3-none-"*.whl) ;;
-  *) fail "$name: expected capstan-$version-py3-none-<platform>.whl" ;;
+  "capstan-$version-py3-none-linux_x86_64.whl") ;;
+  *) fail "$name: expected capstan-$version-py3-none-linux_x86_64.whl" ;;
 esac
 # Listed first, then searched: `grep -q` in a pipe exits at the first match
 # and the lister, still writing, fails with a broken pipe (pipefail).
-listing=$("$python" -m zipfile -l "$wheel")
+listing=$("$python" -m zipfile -l "$raw")
 grep -q "capstan/libcapstan\.so" <<<"$listing" || fail "$name has no capstan/libcapstan.so"
 pass "pip wheel gives $name with the library inside"
+
+# The policy the library's own imports allow: the newest GLIBC_2.N version
+# among its dynamic symbols (readelf, not auditwheel) gives manylinux_2_N.
+"$python" -m zipfile -e "$raw" "$work/unpacked"
+so="$work/unpacked/capstan/libcapstan.so"
+glibc=$(readelf --dyn-syms --wide "$so" | grep -o '@GLIBC_2\.[0-9]*' | sort -t. -k2,2n -u | tail -1)
+[ -n "$glibc" ] || fail "readelf found no GLIBC_2.N symbol version in $so"
+minor=${glibc##*.}
+policy="manylinux_2_${minor}_x86_64"
+setters=$(readelf --dyn-syms --wide "$so" | grep -o "[A-Za-z0-9_]*${glibc//./\\.}\b" | sed 's/@.*//' | sort -u | tr '\n' ' ' | sed 's/ $//')
+
+show=$("$python" -m auditwheel show "$raw" 2>&1) || fail "auditwheel show $name failed: $show"
+flat=$(tr -s ' \n' ' ' <<<"$show")
+grep -q "consistent with the following platform tag: \"$policy\"" <<<"$flat" ||
+  fail "auditwheel show does not give $policy (newest import: $glibc):
+$show"
+if grep -q "external shared libraries" <<<"$flat"; then
+  fail "auditwheel show: the library needs libraries outside the policy (a wheel would have to graft them):
+$show"
+fi
+pass "auditwheel show: $policy, set by the ${glibc#@} symbols ($setters), nothing to graft"
+
+# --patcher none: nothing is grafted, so nothing is patched; were anything
+# needed, the repair would stop instead of rewriting the library.
+"$python" -m auditwheel repair --patcher none --plat "$policy" --wheel-dir "$work/dist" "$raw" \
+  >"$work/repair.log" 2>&1 || { cat "$work/repair.log"; fail "auditwheel repair $name failed"; }
+wheel=$(only "repaired wheel" "$work"/dist/capstan-*.whl)
+name=$(basename "$wheel")
+[ "$name" = "capstan-$version-py3-none-$policy.whl" ] ||
+  fail "$name: expected capstan-$version-py3-none-$policy.whl"
+tag=$(member "$wheel" "capstan-$version.dist-info/WHEEL" | sed -n 's/^Tag: //p')
+[ "$tag" = "py3-none-$policy" ] || fail "$name: its WHEEL file says Tag: $tag"
+cmp -s "$so" <(member "$wheel" capstan/libcapstan.so) || fail "auditwheel repair changed capstan/libcapstan.so"
+pass "auditwheel repair gives $name (Tag: $tag), the library unchanged"
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --no-index "$wheel"
@@ -69,6 +118,6 @@ with ToolRegistry([add]) as registry:
 assert result.data == 5, result
 print(f"capstan {capstan.version()} from {loaded}: add(2, 3) = {result.data}")
 PY
-pass "the wheel works in a fresh venv without CAPSTAN_LIB"
+pass "the manylinux wheel works in a fresh venv without CAPSTAN_LIB"
 
 echo "python-wheel-test: $passed passed, 0 failed"

@@ -4,6 +4,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 import capstan
 
 PACKAGE_PARENT = str(Path(capstan.__file__).resolve().parent.parent)
@@ -135,6 +137,35 @@ def test_capstan_lib_overrides_the_bundled_library(tmp_path):
         {"PYTHONPATH": str(package_parent), "CAPSTAN_LIB": str(chosen)},
     )
     assert proc.stdout.strip() == str(chosen), proc
+
+
+@pytest.mark.parametrize(
+    ("platform", "name"),
+    [("win32", "capstan.dll"), ("darwin", "libcapstan.dylib"), ("linux", "libcapstan.so")],
+)
+def test_the_bundled_library_name_is_the_platforms(tmp_path, platform, name):
+    # A wheel ships the library under the name of its platform (hatch_build.py:
+    # capstan.dll in a win_amd64 wheel). The package holds all three names here,
+    # each a link to the real library (dlopen ignores the name), and must load
+    # the one of the platform sys.platform names, faked after the import (the
+    # loader reads it on first use).
+    if os.name == "nt":
+        pytest.skip("links the real library under each name")
+    package_parent, _, _ = _fake_checkout_with_bundled_library(tmp_path)
+    package = package_parent / "capstan"
+    real = Path(capstan._lib.lib().path).resolve()
+    for other in ("capstan.dll", "libcapstan.dylib"):
+        (package / other).symlink_to(real)
+    proc = run_python(
+        f"""
+        import sys
+        import capstan
+        sys.platform = {platform!r}
+        print(capstan._lib.lib().path)
+        """,
+        {"PYTHONPATH": str(package_parent)},
+    )
+    assert proc.stdout.strip() == str(package / name), proc
 
 
 def test_tools_still_running_at_exit_finish_before_the_interpreter_ends():
