@@ -7,10 +7,6 @@
  * values for the callbacks they run on their own thread. */
 static _Thread_local int cg_run_here;
 
-/* The parts handle of the call cg_call_return_parts completes on this
- * thread, until its result callback takes it (0: none). */
-static _Thread_local uintptr_t cg_pending_parts;
-
 char *cg_last_error(void) {
     char *json = NULL;
     size_t n = 0;
@@ -37,12 +33,7 @@ static void cg_tool_cb(void *user_data, capstan_call *call) {
 static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
 
 static void cg_result_cb(void *user_data, const capstan_result *result) {
-    uintptr_t parts = 0;
-    if (result != NULL && cg_pending_parts != 0) {
-        parts = cg_pending_parts;
-        cg_pending_parts = 0;
-    }
-    goBatchResult((uintptr_t)user_data, (capstan_result *)result, parts);
+    goBatchResult((uintptr_t)user_data, (capstan_result *)result);
 }
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
@@ -91,12 +82,7 @@ static void cg_stream_text_cb(void *user_data, const char *text, size_t len) {
 }
 
 static void cg_stream_result_cb(void *user_data, const capstan_result *result) {
-    uintptr_t parts = 0;
-    if (result != NULL && cg_pending_parts != 0) {
-        parts = cg_pending_parts;
-        cg_pending_parts = 0;
-    }
-    goStreamResult((uintptr_t)user_data, (capstan_result *)result, parts);
+    goStreamResult((uintptr_t)user_data, (capstan_result *)result);
 }
 
 capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
@@ -157,15 +143,6 @@ const char *cg_call_id(uintptr_t call, size_t *len) {
 
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len) {
     return capstan_call_return((capstan_call *)call, kind, content, len);
-}
-
-bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts) {
-    uintptr_t saved = cg_pending_parts; /* a tool completing inside a result callback */
-    cg_pending_parts = parts;
-    capstan_call_return((capstan_call *)call, CAPSTAN_CONTENT_PARTS, content, len);
-    bool left = cg_pending_parts != 0;
-    cg_pending_parts = saved;
-    return left;
 }
 
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {

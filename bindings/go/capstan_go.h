@@ -41,11 +41,6 @@ bool cg_call_cancelled(uintptr_t call);
 const char *cg_call_arguments(uintptr_t call, size_t *len);
 const char *cg_call_id(uintptr_t call, size_t *len);
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len);
-/* capstan_call_return of content parts; the result callback that capstan
- * runs inside it (on this thread) hands `parts` (a cgo.Handle of the
- * binding's copy) to Go with the result. Returns whether `parts` is still
- * the caller's to release (no result callback took it). */
-bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts);
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);

@@ -315,7 +315,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 
 // onResult receives one result (nil: the batch is done) on the thread that
 // finished the call.
-func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
+func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
 	if r == nil {
 		b.mu.Lock()
 		b.finished = true
@@ -335,7 +335,7 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 		}
 		return
 	}
-	res := cResult(r, kept)
+	res := cResult(r)
 	b.mu.Lock()
 	if res.Index >= 0 && res.Index < len(b.slots) {
 		b.slots[res.Index] = res
@@ -346,9 +346,9 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 	}
 }
 
-// cResult copies a C result, with the parts the binding kept for it (the
-// parts handed over with it belong to that call if id and name match).
-func cResult(r *C.capstan_result, kept *keptParts) Result {
+// cResult copies a C result, with its content parts and structured content
+// when it has them (capstan's, after its checks and caps).
+func cResult(r *C.capstan_result) Result {
 	res := Result{
 		Index:    int(r.index),
 		ID:       C.GoStringN(r.id, C.int(r.id_len)),
@@ -357,8 +357,11 @@ func cResult(r *C.capstan_result, kept *keptParts) Result {
 		Outcome:  Outcome(r.outcome),
 		Duration: time.Duration(r.duration_us) * time.Microsecond,
 	}
-	if kept != nil && res.Outcome == OutcomeOK && res.ID == kept.id && res.Name == kept.name {
-		res.Parts, res.Structured = kept.parts, kept.structured
+	if r.parts_json != nil {
+		res.Parts = json.RawMessage(C.GoBytes(unsafe.Pointer(r.parts_json), C.int(r.parts_json_len)))
+	}
+	if r.structured_json != nil {
+		res.Structured = json.RawMessage(C.GoBytes(unsafe.Pointer(r.structured_json), C.int(r.structured_json_len)))
 	}
 	return res
 }

@@ -38,7 +38,7 @@ export interface ToolResult {
    * runTurn and formatResults send them to the provider.
    */
   parts?: ContentBlock[];
-  /** Structured content given with the parts (streams). */
+  /** Structured content given with the parts. */
   structuredContent?: Record<string, unknown>;
 }
 

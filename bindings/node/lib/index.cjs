@@ -216,6 +216,10 @@ function toResult(r) {
     isError: Boolean(r.is_error),
     outcome,
     durationUs: Number(r.duration_us),
+    ...(r.parts_json !== null && Number(r.parts_json_len) > 0 ? { parts: JSON.parse(s(r.parts_json, r.parts_json_len)) } : {}),
+    ...(r.structured_json !== null && Number(r.structured_json_len) > 0
+      ? { structuredContent: JSON.parse(s(r.structured_json, r.structured_json_len)) }
+      : {}),
   };
 }
 
@@ -327,24 +331,14 @@ function partsOf(value) {
   return value.map((v) => (isMedia(v) ? v.part() : { type: 'text', text: typeof v === 'string' ? v : JSON.stringify(v) ?? '' }));
 }
 
-// The cap capstan puts on each text part of a tool with maxOutputChars
-// (src/text.rs, `cap`): the parts the binding keeps for formatting must be
-// the ones capstan checked. test/content.test.cjs compares the two.
-function capText(text, max) {
-  if (!max || Buffer.byteLength(text, 'utf8') <= max) return text;
-  const chars = Array.from(text);
-  if (chars.length <= max) return text;
-  return `${chars.slice(0, max).join('')}\n[truncated: ${chars.length - max} more characters]`;
-}
-
-// Completes a call; returns the parts capstan accepted (for the batch's
-// results), or null.
-function completeCall(call, value, failed, maxOutputChars = 0) {
+// Completes a call. capstan hands the parts it accepted (checked and
+// capped) back with the call's result (capstan_result.parts_json).
+function completeCall(call, value, failed) {
   if (failed) {
     const message = value instanceof Error ? value.message || value.name : String(value);
     const bytes = Buffer.from(message, 'utf8');
     api.call_fail(call, bytes, bytes.length);
-    return null;
+    return;
   }
   let kind = CONTENT_JSON;
   let text;
@@ -378,28 +372,7 @@ function completeCall(call, value, failed, maxOutputChars = 0) {
   // ALREADY_COMPLETED (the call timed out or its batch was cancelled) and
   // STALE_HANDLE (registry closed) drop the value: nothing waits for it.
   // INVALID_CONTENT: the parts failed capstan's check; the call is a tool error.
-  const status = api.call_return(call, kind, bytes, bytes.length);
-  if (parts === null || status !== OK) return null;
-  if (maxOutputChars) {
-    for (const p of parts) if (p.type === 'text') p.text = capText(p.text, maxOutputChars);
-  }
-  return parts;
-}
-
-// Batches submit their calls under ids of their own (CALL_ID_PREFIX, the
-// batch's key, the call's index), so that a call running in a tool can be
-// matched to its batch and position (the parts it returned go to its
-// result); the tool, the approver and the results see the caller's ids.
-const CALL_ID_PREFIX = 'capstan-node.';
-const batchesByKey = new Map();
-
-function callOrigin(id) {
-  if (id === null || !id.startsWith(CALL_ID_PREFIX)) return null;
-  const dot = id.indexOf('.', CALL_ID_PREFIX.length);
-  const batch = batchesByKey.get(Number(id.slice(CALL_ID_PREFIX.length, dot)));
-  const index = Number(id.slice(dot + 1));
-  if (!batch || !(index < batch.size)) return null;
-  return { batch, index, id: batch._calls[index].id };
+  api.call_return(call, kind, bytes, bytes.length);
 }
 
 // Runs inside capstan_registry_pump, on the JS thread (main-thread tools).
@@ -412,17 +385,12 @@ function toolTrampoline(key, call) {
     }
     const argsText = callText(api.call_arguments, call);
     if (argsText === null) return; // not live: nothing to complete
-    const rawId = callText(api.call_id, call);
-    const origin = callOrigin(rawId);
     const ctx = {
-      id: origin ? origin.id : rawId,
+      id: callText(api.call_id, call),
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
     };
-    const done = (v) => {
-      const parts = completeCall(call, v, false, tool.maxOutputChars);
-      if (parts !== null && origin) origin.batch._content.set(origin.index, parts);
-    };
+    const done = (v) => completeCall(call, v, false);
     let value;
     try {
       value = tool.fn(JSON.parse(argsText), ctx);
@@ -519,9 +487,7 @@ function approverTrampoline(key, approval) {
     };
     const argsText = text(api.approval_arguments);
     if (argsText === null) return; // no longer live
-    const rawId = text(api.approval_id);
-    const origin = callOrigin(rawId);
-    const request = { tool: text(api.approval_tool), id: origin ? origin.id : rawId, arguments: JSON.parse(argsText) };
+    const request = { tool: text(api.approval_tool), id: text(api.approval_id), arguments: JSON.parse(argsText) };
     const approver = registry._approver;
     registry._inflight++;
     Promise.resolve()
@@ -592,9 +558,6 @@ class Batch {
     this._cancelled = false;
     this._done = false;
     this._internalError = null;
-    this._content = new Map(); // index -> the content parts its tool returned
-    this._key = nextKey++;
-    batchesByKey.set(this._key, this);
     this._promise = new Promise((resolve, reject) => {
       this._resolve = resolve;
       this._reject = reject;
@@ -609,11 +572,7 @@ class Batch {
   }
 
   _submit(offset, calls, options) {
-    const wire = calls.map((c, j) => ({ id: `${CALL_ID_PREFIX}${this._key}.${offset + j}`, name: c.name, arguments: c.arguments }));
-    if (options.approvedIds && options.approvedIds.length) {
-      const approved = new Set(options.approvedIds);
-      options = { ...options, approvedIds: wire.filter((w, j) => approved.has(calls[j].id)).map((w) => w.id) };
-    }
+    const wire = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
     const bytes = Buffer.from(JSON.stringify(wire), 'utf8');
     const out = [null];
     const key = nextKey++;
@@ -649,11 +608,6 @@ class Batch {
   _deliver(result) {
     const call = this._calls[result.index];
     if (call) result.id = call.id;
-    const parts = this._content.get(result.index);
-    if (parts !== undefined) {
-      this._content.delete(result.index);
-      if (result.outcome === 'ok') result.parts = parts;
-    }
     this._results[result.index] = result;
     this._delivered++;
     const w = this._waiters.shift();
@@ -678,7 +632,6 @@ class Batch {
   _finish() {
     if (this._done) return;
     this._done = true;
-    batchesByKey.delete(this._key);
     this._registry._batches.delete(this);
     for (const w of this._waiters.splice(0)) w.resolve({ value: undefined, done: true });
     if (this._internalError) this._reject(this._internalError);

@@ -139,6 +139,10 @@ const Result = koffi.struct('capstan_result', {
   outcome: 'uint32_t',
   is_error: 'bool',
   duration_us: 'uint64_t',
+  parts_json: 'void *',
+  parts_json_len: 'size_t',
+  structured_json: 'void *',
+  structured_json_len: 'size_t',
 });
 
 const ToolFn = koffi.proto('void capstan_tool_fn(void *user_data, void *call)');
