@@ -119,6 +119,26 @@ capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls,
     return capstan_registry_needs_approval(reg, calls, len, &o, out, out_len);
 }
 
+capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
+                           uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                           const char *const *approved, size_t approved_count, char **out,
+                           size_t *out_len) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = flags;
+    o.limit = limit;
+    o.timeout_ms = timeout_ms;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    o.deadline_ms = deadline_ms;
+    int saved_run_here = cg_run_here;
+    cg_run_here = 0;
+    capstan_status st = capstan_registry_run_turn(reg, fmt, response, len, &o, out, out_len);
+    cg_run_here = saved_run_here;
+    return st;
+}
+
 size_t cg_pump(capstan_registry *reg, uint32_t budget_ms) {
     int saved_run_here = cg_run_here;
     cg_run_here = 2;

@@ -28,6 +28,13 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
                          const char *const *approved, size_t approved_count, uintptr_t batch,
                          int run_here, capstan_batch **out, char **err);
 
+/* capstan_registry_run_turn with these exec options; tools run on capstan's
+ * pool threads. */
+capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
+                           uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                           const char *const *approved, size_t approved_count, char **out,
+                           size_t *out_len);
+
 /* capstan_registry_needs_approval with these approved ids. */
 capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
                                  const char *const *approved, size_t approved_count, char **out,

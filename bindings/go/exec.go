@@ -118,6 +118,8 @@ type execOptions struct {
 	timeout  time.Duration
 	deadline time.Duration
 	approved []string
+	// RunTurn only: CAPSTAN_EXEC_WHOLE_TURN through capstan_registry_run_turn.
+	wholeTurn bool
 }
 
 // Sequential runs the calls one by one, in order (default: in parallel).
@@ -126,6 +128,17 @@ func Sequential() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTA
 // StrictNulls drops the nulls an OpenAI strict-mode model sends for optional
 // arguments before validation (see ExportOptions.Strict).
 func StrictNulls() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_STRICT_NULLS } }
+
+// WholeTurn makes RunTurn return the whole turn as the next request needs
+// it (CAPSTAN_EXEC_WHOLE_TURN): one JSON array, the model's own turn first
+// (thinking blocks and their signatures, reasoning items with
+// encrypted_content, Gemini thought signatures, unchanged), then the
+// results; append it to the history as is. RunTurn then runs the turn in
+// capstan_registry_run_turn, tools on capstan's pool threads: ctx is
+// checked before it starts and its deadline bounds the calls (as
+// WithDeadline), but cancelling ctx does not stop a turn under way. Execute
+// and Submit ignore it.
+func WholeTurn() ExecOption { return func(o *execOptions) { o.wholeTurn = true } }
 
 // WithLimit runs at most n calls of the batch at once (default 8).
 func WithLimit(n int) ExecOption { return func(o *execOptions) { o.limit = n } }

@@ -43,6 +43,7 @@ const EXEC_DELIVER_POLL = 1 << 1;
 const EXEC_STRICT_NULLS = 1 << 2;
 const EXEC_START_INLINE = 1 << 3;
 const EXEC_EARLY_DISPATCH = 1 << 4;
+const EXEC_WHOLE_TURN = 1 << 5;
 const REGISTRY_COERCE = 1 << 0;
 const REGISTRY_STRICT_DEFAULTS = 1 << 1;
 const EXPORT_STRICT = 1 << 0;
@@ -1011,6 +1012,7 @@ class Registry {
     this._servers = new Set();
     this._mounts = new Set();
     this._holds = 0; // mounts connecting, stdio serving: the registry is freed after them
+    this._turns = 0; // whole turns running on libuv's pool: the waker pumps for them
     this._closing = false;
     this._approver = null;
     this._approverKey = 0;
@@ -1187,9 +1189,18 @@ class Registry {
    * runs them, and resolves with `{ calls, results, messages }`, `messages`
    * being what to append to the conversation (capstan_format_write_results).
    * A provider error body rejects with ProviderError, and no call runs.
+   *
+   * `wholeTurn: true` (CAPSTAN_EXEC_WHOLE_TURN) resolves with `{ calls,
+   * messages }`, `messages` being the whole turn as the next request needs
+   * it: the model's own turn first (thinking blocks and their signatures,
+   * reasoning items with encrypted_content, Gemini thought signatures,
+   * unchanged), then the results; append it to the history as is.
+   * capstan_registry_run_turn waits for the calls, so it runs on libuv's
+   * pool while the tools run here on the event loop.
    */
   async runTurn(format, response, options = {}) {
     const calls = parseCalls(format, response);
+    if (options.wholeTurn) return { calls, messages: await this._runWholeTurn(format, response, options) };
     const results = calls.length ? await this.execute(calls, options) : [];
     return { calls, results, messages: formatResults(format, results) };
   }
@@ -1343,6 +1354,39 @@ class Registry {
     return stream.finish();
   }
 
+  _runWholeTurn(format, response, options) {
+    const fmt = formatOf(format);
+    const bytes = jsonBytes(response, 'response');
+    const opts = execOptions(options, EXEC_WHOLE_TURN);
+    const reg = this._live();
+    return new Promise((resolve, reject) => {
+      const out = [null];
+      const len = [0];
+      this._holds++;
+      this._turns++;
+      finishing++;
+      this._scheduleDrive();
+      api.registry_run_turn.async(reg, fmt, bytes, bytes.length, opts, out, len, (err, status) => {
+        finishing--;
+        this._turns--;
+        let text = null;
+        if (!err && status === OK) text = takeText(out[0], len[0]);
+        this._release();
+        if (err) return reject(err);
+        if (status !== OK) {
+          // It ran on another thread: its message is that thread's.
+          const name = api.status_name(status);
+          return reject(new CapstanError({ status: name, status_code: status, message: `capstan_registry_run_turn: ${name}` }));
+        }
+        try {
+          resolve(JSON.parse(text));
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+  }
+
   _streamEnded() {
     if (this._closing && this._streams.size === 0 && this._holds === 0 && this._ptr !== null) this._free();
   }
@@ -1362,7 +1406,7 @@ class Registry {
       if (Number(api.registry_pump(this._ptr, 2)) === 0) break;
     }
     for (const batch of [...this._batches]) batch._poll();
-    if (this._batches.size || this._streams.size || this._servers.size || this._servingStdio) this._arm();
+    if (this._batches.size || this._streams.size || this._turns || this._servers.size || this._servingStdio) this._arm();
   }
 
   _arm() {

@@ -217,3 +217,18 @@ test('a submitted batch\'s results carry the tool\'s image part, from capstan\'s
   assert.equal(all[0].parts[1].type, 'image');
   reg.close();
 });
+
+test('runTurn with wholeTurn starts with the assistant message holding the thinking block unchanged', async () => {
+  const reg = charts();
+  const thinking = { type: 'thinking', thinking: 'Add one.', signature: 'EqQBCkYIBRgCKkD/sig==' };
+  const response = { ...ANTHROPIC_CALLS, content: [thinking, ...ANTHROPIC_CALLS.content] };
+  const turn = await reg.runTurn('anthropic', response, { wholeTurn: true });
+  assert.equal(turn.calls.length, 2);
+  assert.equal(turn.messages.length, 2);
+  assert.equal(turn.messages[0].role, 'assistant');
+  assert.deepEqual(turn.messages[0].content[0], thinking);
+  assert.equal(turn.messages[1].role, 'user');
+  assert.deepEqual(turn.messages[1].content.map((b) => b.tool_use_id), ['toolu_1', 'toolu_2']);
+  assert.equal(turn.messages[1].content[0].content[1].type, 'image');
+  reg.close();
+});
