@@ -5,8 +5,7 @@
 // Threads: every JS function here runs on the JS thread. Tools are
 // registered as CAPSTAN_TOOL_MAIN_THREAD tools and the JS thread is a main
 // thread of each registry, so capstan never calls them from a pool thread:
-// a batch starts them inline in capstan_batch_submit (START_INLINE), any
-// other call waits for capstan_registry_pump, which only this module calls,
+// every call waits for capstan_registry_pump, which only this module calls,
 // from the event loop. Batch results are delivered by
 // CAPSTAN_EXEC_DELIVER_POLL (capstan_batch_poll, also on the JS thread). What
 // tells the loop that there is work is the registry's wake fd, watched by a
@@ -527,30 +526,23 @@ const streamResultCallback = koffi.register(streamResultTrampoline, koffi.pointe
 
 // --- batches --------------------------------------------------------------
 
-const CANCELLED_TEXT = 'Cancelled before it started.';
-
 /**
  * Calls running in the background: an async iterable of results in the
  * order they finish; `results()` gives them all in call order.
  *
- * capstan 0.4 hands a main-thread call to the pump queue and counts it as
- * started then, so its `limit` and CAPSTAN_EXEC_SEQUENTIAL do not bound
- * main-thread tools. When the batch has more calls than its limit (8 by
- * default, 1 with `parallel: false`) the binding applies the limit itself:
- * it submits the calls one per capstan batch, starting the next when one
- * ends, in call order. Otherwise the calls are one capstan batch.
+ * The calls are one capstan batch, whose `limit` and `parallel: false`
+ * (CAPSTAN_EXEC_SEQUENTIAL) bound them: capstan counts a main-thread call
+ * as running until the tool completes it, async tools included. A batch
+ * within its limit (every call would start at once anyway) is submitted
+ * with CAPSTAN_EXEC_START_INLINE, which starts its calls right inside
+ * capstan_batch_submit; a bigger or sequential one is not, since the limit
+ * does not apply to START_INLINE calls: they wait for the pump instead.
  */
 class Batch {
   constructor(registry, calls, options) {
     this._registry = registry;
     this._calls = calls;
     this.size = calls.length;
-    const limit = options.parallel === false ? 1 : options.limit || 8;
-    this._gated = calls.length > limit;
-    this._slots = limit;
-    this._options = options;
-    this._submittedAt = Date.now();
-    this._next = 0; // next call to submit (gated)
     this._parts = new Set();
     this._results = new Array(calls.length);
     this._delivered = 0;
@@ -564,46 +556,21 @@ class Batch {
       this._reject = reject;
     });
     this._promise.catch(() => {});
-    if (this._gated) {
-      this._startMore();
-    } else {
-      this._submit(0, calls, options);
-    }
+    const limit = options.limit || 8;
+    const inline = options.parallel !== false && calls.length <= limit ? EXEC_START_INLINE : 0;
+    this._submit(0, calls, options, inline);
     if (this.size === 0) this._finish();
   }
 
-  _submit(offset, calls, options) {
+  _submit(offset, calls, options, inline) {
     const wire = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
     const bytes = Buffer.from(JSON.stringify(wire), 'utf8');
     const out = [null];
     const key = nextKey++;
-    check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL | EXEC_START_INLINE), null, 0, out));
+    check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL | inline), null, 0, out));
     const part = { key, ptr: out[0], offset, batch: this, finished: false };
     parts.set(key, part);
     this._parts.add(part);
-  }
-
-  _startMore() {
-    while (this._parts.size < this._slots && this._next < this._calls.length) {
-      const i = this._next++;
-      if (this._cancelled || this._registry._ptr === null || this._registry._closing) {
-        const c = this._calls[i];
-        this._deliver({ index: i, id: c.id, name: c.name, content: CANCELLED_TEXT, isError: true, outcome: 'cancelled', durationUs: 0 });
-        continue;
-      }
-      let options = this._options;
-      if (options.deadlineMs) {
-        const left = options.deadlineMs - (Date.now() - this._submittedAt);
-        options = { ...options, deadlineMs: Math.max(1, left) };
-      }
-      try {
-        this._submit(i, [this._calls[i]], options);
-      } catch (e) {
-        this._internalError = e;
-        const c = this._calls[i];
-        this._deliver({ index: i, id: c.id, name: c.name, content: e.message, isError: true, outcome: 'cancelled', durationUs: 0 });
-      }
-    }
   }
 
   _deliver(result) {
@@ -626,7 +593,6 @@ class Batch {
         api.batch_free(part.ptr);
       }
     }
-    if (this._gated) this._startMore();
     if (this._parts.size === 0 && this._delivered === this.size) this._finish();
   }
 
