@@ -108,6 +108,10 @@ enum class ExecFlag : std::uint32_t {
     strict_nulls = CAPSTAN_EXEC_STRICT_NULLS,
     start_inline = CAPSTAN_EXEC_START_INLINE,
     early_dispatch = CAPSTAN_EXEC_EARLY_DISPATCH,  ///< streams only
+    /// run_turn only: the whole turn, the model's own turn (thinking blocks
+    /// and signatures, reasoning items, thought signatures, unchanged) then
+    /// the results, in one array to append to the history as is.
+    whole_turn = CAPSTAN_EXEC_WHOLE_TURN,
 };
 
 enum class RegistryFlag : std::uint32_t {

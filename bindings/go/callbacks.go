@@ -44,14 +44,9 @@ func goReleaseHandle(h C.uintptr_t) {
 }
 
 //export goBatchResult
-func goBatchResult(h C.uintptr_t, r *C.capstan_result, parts C.uintptr_t) {
-	var kept *keptParts
-	if parts != 0 {
-		kept, _ = value(parts).(*keptParts)
-		goReleaseHandle(parts)
-	}
+func goBatchResult(h C.uintptr_t, r *C.capstan_result) {
 	if b, _ := value(h).(*Batch); b != nil {
-		b.onResult(cgo.Handle(h), r, kept)
+		b.onResult(cgo.Handle(h), r)
 	}
 }
 

@@ -7,10 +7,6 @@
  * values for the callbacks they run on their own thread. */
 static _Thread_local int cg_run_here;
 
-/* The parts handle of the call cg_call_return_parts completes on this
- * thread, until its result callback takes it (0: none). */
-static _Thread_local uintptr_t cg_pending_parts;
-
 char *cg_last_error(void) {
     char *json = NULL;
     size_t n = 0;
@@ -37,12 +33,7 @@ static void cg_tool_cb(void *user_data, capstan_call *call) {
 static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
 
 static void cg_result_cb(void *user_data, const capstan_result *result) {
-    uintptr_t parts = 0;
-    if (result != NULL && cg_pending_parts != 0) {
-        parts = cg_pending_parts;
-        cg_pending_parts = 0;
-    }
-    goBatchResult((uintptr_t)user_data, (capstan_result *)result, parts);
+    goBatchResult((uintptr_t)user_data, (capstan_result *)result);
 }
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
@@ -91,12 +82,7 @@ static void cg_stream_text_cb(void *user_data, const char *text, size_t len) {
 }
 
 static void cg_stream_result_cb(void *user_data, const capstan_result *result) {
-    uintptr_t parts = 0;
-    if (result != NULL && cg_pending_parts != 0) {
-        parts = cg_pending_parts;
-        cg_pending_parts = 0;
-    }
-    goStreamResult((uintptr_t)user_data, (capstan_result *)result, parts);
+    goStreamResult((uintptr_t)user_data, (capstan_result *)result);
 }
 
 capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
@@ -133,6 +119,26 @@ capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls,
     return capstan_registry_needs_approval(reg, calls, len, &o, out, out_len);
 }
 
+capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
+                           uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                           const char *const *approved, size_t approved_count, char **out,
+                           size_t *out_len) {
+    capstan_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = flags;
+    o.limit = limit;
+    o.timeout_ms = timeout_ms;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    o.deadline_ms = deadline_ms;
+    int saved_run_here = cg_run_here;
+    cg_run_here = 0;
+    capstan_status st = capstan_registry_run_turn(reg, fmt, response, len, &o, out, out_len);
+    cg_run_here = saved_run_here;
+    return st;
+}
+
 size_t cg_pump(capstan_registry *reg, uint32_t budget_ms) {
     int saved_run_here = cg_run_here;
     cg_run_here = 2;
@@ -157,15 +163,6 @@ const char *cg_call_id(uintptr_t call, size_t *len) {
 
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len) {
     return capstan_call_return((capstan_call *)call, kind, content, len);
-}
-
-bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts) {
-    uintptr_t saved = cg_pending_parts; /* a tool completing inside a result callback */
-    cg_pending_parts = parts;
-    capstan_call_return((capstan_call *)call, CAPSTAN_CONTENT_PARTS, content, len);
-    bool left = cg_pending_parts != 0;
-    cg_pending_parts = saved;
-    return left;
 }
 
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {

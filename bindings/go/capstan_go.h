@@ -28,6 +28,13 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
                          const char *const *approved, size_t approved_count, uintptr_t batch,
                          int run_here, capstan_batch **out, char **err);
 
+/* capstan_registry_run_turn with these exec options; tools run on capstan's
+ * pool threads. */
+capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
+                           uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
+                           const char *const *approved, size_t approved_count, char **out,
+                           size_t *out_len);
+
 /* capstan_registry_needs_approval with these approved ids. */
 capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
                                  const char *const *approved, size_t approved_count, char **out,
@@ -41,11 +48,6 @@ bool cg_call_cancelled(uintptr_t call);
 const char *cg_call_arguments(uintptr_t call, size_t *len);
 const char *cg_call_id(uintptr_t call, size_t *len);
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len);
-/* capstan_call_return of content parts; the result callback that capstan
- * runs inside it (on this thread) hands `parts` (a cgo.Handle of the
- * binding's copy) to Go with the result. Returns whether `parts` is still
- * the caller's to release (no result callback took it). */
-bool cg_call_return_parts(uintptr_t call, const char *content, size_t len, uintptr_t parts);
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // Part is one piece of a tool's result: made by Text, Image, Audio or
@@ -92,10 +91,10 @@ type Content struct {
 }
 
 // partsJSON renders a tool's Parts or Content as what capstan_call_return
-// takes, and the copy the binding keeps for the result (text parts capped
-// at maxChars as capstan caps them).
-func partsJSON(v any, maxChars int) (send []byte, kept, structured json.RawMessage, err error) {
+// takes.
+func partsJSON(v any) (send []byte, err error) {
 	var parts []Part
+	var structured json.RawMessage
 	switch c := v.(type) {
 	case Parts:
 		parts = c
@@ -103,7 +102,7 @@ func partsJSON(v any, maxChars int) (send []byte, kept, structured json.RawMessa
 		parts = c.Parts
 		if c.Structured != nil {
 			if structured, err = json.Marshal(c.Structured); err != nil {
-				return nil, nil, nil, err
+				return nil, err
 			}
 		}
 	}
@@ -112,43 +111,13 @@ func partsJSON(v any, maxChars int) (send []byte, kept, structured json.RawMessa
 	}
 	blocks, err := json.Marshal(parts)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	kept = blocks
-	if maxChars > 0 {
-		capped := make([]Part, len(parts))
-		for i, p := range parts {
-			if p.kind == "text" {
-				p.text = capText(p.text, maxChars)
-			}
-			capped[i] = p
-		}
-		if kept, err = json.Marshal(capped); err != nil {
-			return nil, nil, nil, err
-		}
+		return nil, err
 	}
 	if structured == nil {
-		return blocks, kept, nil, nil
+		return blocks, nil
 	}
 	send = append([]byte(`{"content":`), blocks...)
 	send = append(send, `,"structuredContent":`...)
 	send = append(send, structured...)
-	return append(send, '}'), kept, structured, nil
-}
-
-// capText caps text at maxChars characters as capstan caps a text part
-// (src/text.rs): cut on a character boundary, then a line saying how many
-// characters were cut. TestPartsTextIsCappedAsCapstanCapsIt compares the two.
-func capText(s string, maxChars int) string {
-	if maxChars <= 0 || len(s) <= maxChars {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == maxChars {
-			return s[:i] + "\n[truncated: " + strconv.Itoa(utf8.RuneCountInString(s[i:])) + " more characters]"
-		}
-		n++
-	}
-	return s
+	return append(send, '}'), nil
 }

@@ -151,10 +151,9 @@ func TestStructuredContent(t *testing.T) {
 	}
 }
 
-// The binding keeps its own copy of the parts for Result.Parts (the C
-// result carries their text only) and caps its text parts as capstan caps
-// them: the text capstan made of its parts (Content) must equal the text
-// parts the binding kept.
+// Result.Parts are capstan's parts (capstan_result.parts_json), capped as
+// the text capstan made of them: Content must equal their text parts
+// joined.
 func TestPartsTextIsCappedAsCapstanCapsIt(t *testing.T) {
 	texts := []string{"short", "exactly8", "abcdefghij", strings.Repeat("ü", 12), "€€€€€€€€€\u00e9x", "日本語のテキストです"}
 	tool := capstan.Tool{Name: "long", MaxOutputChars: 8, Func: func(context.Context, json.RawMessage) (any, error) {
@@ -171,7 +170,7 @@ func TestPartsTextIsCappedAsCapstanCapsIt(t *testing.T) {
 		kept = append(kept, b.Text)
 	}
 	if r.Outcome != capstan.OutcomeOK || r.Content != strings.Join(kept, "\n") {
-		t.Fatalf("capstan's text:\n%q\nthe binding's parts:\n%q", r.Content, strings.Join(kept, "\n"))
+		t.Fatalf("capstan's text:\n%q\nthe parts' text:\n%q", r.Content, strings.Join(kept, "\n"))
 	}
 	if !strings.Contains(r.Content, "abcdefgh\n[truncated: 2 more characters]") {
 		t.Fatalf("no cap at all? %q", r.Content)
@@ -222,5 +221,36 @@ func TestPartsAreMCPContentBlocks(t *testing.T) {
 		if err != nil || string(got) != tc.want {
 			t.Errorf("got %s (%v), want %s", got, err, tc.want)
 		}
+	}
+}
+
+// A submitted batch's results carry the tool's parts and structured content
+// as capstan hands them over with the result (capstan_result.parts_json,
+// structured_json), on the Results channel and from Wait.
+func TestSubmittedBatchResultCarriesTheImagePart(t *testing.T) {
+	png := []byte{0x89, 'P', 'N', 'G', 1, 2, 3}
+	reg := newRegistry(t, capstan.Tool{Name: "shot", Func: func(context.Context, json.RawMessage) (any, error) {
+		return capstan.Content{Parts: capstan.Parts{capstan.Text("a screen"), capstan.Image(png, "image/png")},
+			Structured: map[string]int{"w": 640}}, nil
+	}})
+	b, err := reg.Submit(context.Background(), []capstan.Call{call("s1", "shot", `{}`), call("s2", "shot", `{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for r := range b.Results() {
+		bl := blocks(t, r.Parts)
+		if r.Outcome != capstan.OutcomeOK || len(bl) != 2 || bl[1].Type != "image" ||
+			bl[1].Data != base64.StdEncoding.EncodeToString(png) || bl[1].MimeType != "image/png" ||
+			string(r.Structured) != `{"w":640}` {
+			t.Fatalf("result %+v (parts %s)", r, r.Parts)
+		}
+		if got++; got == 2 {
+			break
+		}
+	}
+	res, err := b.Wait(context.Background())
+	if err != nil || len(res) != 2 || len(blocks(t, res[0].Parts)) != 2 {
+		t.Fatalf("Wait: %+v (%v)", res, err)
 	}
 }

@@ -118,6 +118,8 @@ type execOptions struct {
 	timeout  time.Duration
 	deadline time.Duration
 	approved []string
+	// RunTurn only: CAPSTAN_EXEC_WHOLE_TURN through capstan_registry_run_turn.
+	wholeTurn bool
 }
 
 // Sequential runs the calls one by one, in order (default: in parallel).
@@ -126,6 +128,17 @@ func Sequential() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTA
 // StrictNulls drops the nulls an OpenAI strict-mode model sends for optional
 // arguments before validation (see ExportOptions.Strict).
 func StrictNulls() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_STRICT_NULLS } }
+
+// WholeTurn makes RunTurn return the whole turn as the next request needs
+// it (CAPSTAN_EXEC_WHOLE_TURN): one JSON array, the model's own turn first
+// (thinking blocks and their signatures, reasoning items with
+// encrypted_content, Gemini thought signatures, unchanged), then the
+// results; append it to the history as is. RunTurn then runs the turn in
+// capstan_registry_run_turn, tools on capstan's pool threads: ctx is
+// checked before it starts and its deadline bounds the calls (as
+// WithDeadline), but cancelling ctx does not stop a turn under way. Execute
+// and Submit ignore it.
+func WholeTurn() ExecOption { return func(o *execOptions) { o.wholeTurn = true } }
 
 // WithLimit runs at most n calls of the batch at once (default 8).
 func WithLimit(n int) ExecOption { return func(o *execOptions) { o.limit = n } }
@@ -315,7 +328,7 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 
 // onResult receives one result (nil: the batch is done) on the thread that
 // finished the call.
-func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
+func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result) {
 	if r == nil {
 		b.mu.Lock()
 		b.finished = true
@@ -335,7 +348,7 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 		}
 		return
 	}
-	res := cResult(r, kept)
+	res := cResult(r)
 	b.mu.Lock()
 	if res.Index >= 0 && res.Index < len(b.slots) {
 		b.slots[res.Index] = res
@@ -346,9 +359,9 @@ func (b *Batch) onResult(h cgo.Handle, r *C.capstan_result, kept *keptParts) {
 	}
 }
 
-// cResult copies a C result, with the parts the binding kept for it (the
-// parts handed over with it belong to that call if id and name match).
-func cResult(r *C.capstan_result, kept *keptParts) Result {
+// cResult copies a C result, with its content parts and structured content
+// when it has them (capstan's, after its checks and caps).
+func cResult(r *C.capstan_result) Result {
 	res := Result{
 		Index:    int(r.index),
 		ID:       C.GoStringN(r.id, C.int(r.id_len)),
@@ -357,8 +370,11 @@ func cResult(r *C.capstan_result, kept *keptParts) Result {
 		Outcome:  Outcome(r.outcome),
 		Duration: time.Duration(r.duration_us) * time.Microsecond,
 	}
-	if kept != nil && res.Outcome == OutcomeOK && res.ID == kept.id && res.Name == kept.name {
-		res.Parts, res.Structured = kept.parts, kept.structured
+	if r.parts_json != nil {
+		res.Parts = json.RawMessage(C.GoBytes(unsafe.Pointer(r.parts_json), C.int(r.parts_json_len)))
+	}
+	if r.structured_json != nil {
+		res.Structured = json.RawMessage(C.GoBytes(unsafe.Pointer(r.structured_json), C.int(r.structured_json_len)))
 	}
 	return res
 }

@@ -6,6 +6,8 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"math"
+	"time"
 	"unsafe"
 )
 
@@ -99,8 +101,16 @@ func FormatResults(format Format, results []Result) (json.RawMessage, error) {
 // runs them as Execute does, and returns what to append to the conversation,
 // in the same format. An error only for a response that lacks what the
 // format requires, a closed registry, or ctx (with the messages of the
-// results, cancelled ones included).
+// results, cancelled ones included). With WholeTurn, the whole turn (the
+// model's own turn, then the results) in one array.
 func (r *Registry) RunTurn(ctx context.Context, format Format, response []byte, opts ...ExecOption) (json.RawMessage, error) {
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.wholeTurn {
+		return r.runWholeTurn(ctx, format, response, o)
+	}
 	calls, err := ParseCalls(format, response)
 	if err != nil {
 		return nil, err
@@ -114,4 +124,38 @@ func (r *Registry) RunTurn(ctx context.Context, format Format, response []byte, 
 		return nil, err
 	}
 	return msgs, runErr
+}
+
+// runWholeTurn is RunTurn with WholeTurn: capstan_registry_run_turn with
+// CAPSTAN_EXEC_WHOLE_TURN.
+func (r *Registry) runWholeTurn(ctx context.Context, format Format, response []byte, o execOptions) (json.RawMessage, error) {
+	if o.limit < 0 || o.timeout < 0 || o.deadline < 0 {
+		return nil, &Error{Op: "RunTurn", Status: ErrInvalidArgument, Message: "limit, timeout and deadline must not be negative"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d, ok := ctx.Deadline(); ok {
+		left := time.Until(d)
+		if left <= 0 {
+			return nil, context.DeadlineExceeded
+		}
+		if o.deadline == 0 || left < o.deadline {
+			o.deadline = left
+		}
+	}
+	var approved **C.char
+	if len(o.approved) > 0 {
+		approved = cStrings(o.approved)
+		defer freeCStrings(approved, len(o.approved))
+	}
+	raw, err := r.out("RunTurn", func(out **C.char, n *C.size_t) C.capstan_status {
+		return C.cg_run_turn(r.ptr, C.capstan_format(format), bytesPtr(response), C.size_t(len(response)),
+			o.flags|C.CAPSTAN_EXEC_WHOLE_TURN, C.uint32_t(min(uint64(o.limit), math.MaxUint32)),
+			millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), out, n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(raw), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -105,5 +106,36 @@ func TestStrictExportAndStrictNullsGoTogether(t *testing.T) {
 	r := execOne(t, reg, call("1", "weather", `{"city":"Lyon","unit":null,"days":null,"inner":{"x":1}}`), capstan.StrictNulls())
 	if r.Outcome != capstan.OutcomeOK || r.Content != "Lyon/" {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// WholeTurn (CAPSTAN_EXEC_WHOLE_TURN): the array starts with the assistant
+// message holding the thinking block and its signature unchanged.
+func TestRunTurnWholeTurnKeepsTheThinkingBlock(t *testing.T) {
+	reg := newRegistry(t, capstan.Func("add", "Add.", func(_ context.Context, in struct {
+		A int `json:"a"`
+	}) (int, error) {
+		return in.A + 1, nil
+	}))
+	thinking := `{"type":"thinking","thinking":"Add one.","signature":"EqQBCkYIBRgCKkD/sig=="}`
+	response := `{"id":"msg_t","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` + thinking +
+		`,{"type":"tool_use","id":"toolu_1","name":"add","input":{"a":1}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}}`
+	out, err := reg.RunTurn(context.Background(), capstan.FormatAnthropic, []byte(response), capstan.WholeTurn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turn []struct {
+		Role    string            `json:"role"`
+		Content []json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(out, &turn); err != nil || len(turn) != 2 {
+		t.Fatalf("%s (%v)", out, err)
+	}
+	var got, want any
+	_ = json.Unmarshal(turn[0].Content[0], &got)
+	_ = json.Unmarshal([]byte(thinking), &want)
+	if turn[0].Role != "assistant" || !reflect.DeepEqual(got, want) || turn[1].Role != "user" ||
+		!strings.Contains(string(turn[1].Content[0]), `"content":"2"`) && !strings.Contains(string(turn[1].Content[0]), `"text":"2"`) {
+		t.Fatalf("whole turn: %s", out)
 	}
 }

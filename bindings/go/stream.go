@@ -244,17 +244,12 @@ func goStreamText(h C.uintptr_t, text *C.char, n C.size_t) {
 }
 
 //export goStreamResult
-func goStreamResult(h C.uintptr_t, r *C.capstan_result, parts C.uintptr_t) {
-	var kept *keptParts
-	if parts != 0 {
-		kept, _ = value(parts).(*keptParts)
-		goReleaseHandle(parts)
-	}
+func goStreamResult(h C.uintptr_t, r *C.capstan_result) {
 	s, _ := value(h).(*Stream)
 	if s == nil || r == nil || s.handlers.Result == nil {
 		return
 	}
-	res := cResult(r, kept)
+	res := cResult(r)
 	defer func() { _ = recover() }()
 	s.handlers.Result(res)
 }

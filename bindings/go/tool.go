@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"runtime/cgo"
 	"time"
 	"unsafe"
 
@@ -153,32 +152,20 @@ func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool
 		defer cancel()
 		defer unwatch(call)
 		if C.cg_call_cancelled(C.uintptr_t(call)) {
-			complete(call, 0, "", nil, context.Canceled)
+			complete(call, 0, "", context.Canceled)
 			return
 		}
 	}
-	kind, text, parts, err := invoke(ctx, e.tool.Func, args, e.tool.MaxOutputChars)
-	if parts != nil {
-		parts.id, parts.name = id, e.tool.Name
-	}
-	complete(call, kind, text, parts, err)
-}
-
-// keptParts is the binding's copy of the parts a tool returned, for the
-// call's Result (capstan_result carries their text only). It reaches the
-// result callback through cg_call_return_parts, which runs it on the
-// completing thread.
-type keptParts struct {
-	id, name          string
-	parts, structured json.RawMessage
+	kind, text, err := invoke(ctx, e.tool.Func, args)
+	complete(call, kind, text, err)
 }
 
 // invoke runs the tool and renders its result: a string is text,
 // json.RawMessage is sent as is, []byte is text, Parts and Content are
-// content parts (kept for the Result too), anything else is encoded as
+// content parts, anything else is encoded as
 // JSON. A panic, in the tool or in a MarshalJSON of its result, becomes an
 // error: a panic must not unwind into capstan's callback.
-func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage, maxChars int) (kind C.capstan_content, text string, kept *keptParts, err error) {
+func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, error), args json.RawMessage) (kind C.capstan_content, text string, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the tool panicked: %v", p)
@@ -186,52 +173,42 @@ func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, 
 	}()
 	out, err := f(ctx, args)
 	if err != nil {
-		return 0, "", nil, err
+		return 0, "", err
 	}
 	switch v := out.(type) {
 	case string:
-		return C.CAPSTAN_CONTENT_TEXT, v, nil, nil
+		return C.CAPSTAN_CONTENT_TEXT, v, nil
 	case json.RawMessage:
-		return C.CAPSTAN_CONTENT_JSON, string(v), nil, nil
+		return C.CAPSTAN_CONTENT_JSON, string(v), nil
 	case []byte:
-		return C.CAPSTAN_CONTENT_TEXT, string(v), nil, nil
+		return C.CAPSTAN_CONTENT_TEXT, string(v), nil
 	case []Part:
-		return partsResult(Parts(v), maxChars)
+		return partsResult(Parts(v))
 	case Parts, Content:
-		return partsResult(v, maxChars)
+		return partsResult(v)
 	}
 	j, err := json.Marshal(out)
 	if err != nil {
-		return 0, "", nil, fmt.Errorf("the tool's result is not JSON: %v", err)
+		return 0, "", fmt.Errorf("the tool's result is not JSON: %v", err)
 	}
-	return C.CAPSTAN_CONTENT_JSON, string(j), nil, nil
+	return C.CAPSTAN_CONTENT_JSON, string(j), nil
 }
 
-// partsResult renders Parts or Content for capstan_call_return, and the
-// copy the binding keeps for the Result.
-func partsResult(v any, maxChars int) (C.capstan_content, string, *keptParts, error) {
-	send, parts, structured, err := partsJSON(v, maxChars)
+// partsResult renders Parts or Content for capstan_call_return.
+func partsResult(v any) (C.capstan_content, string, error) {
+	send, err := partsJSON(v)
 	if err != nil {
-		return 0, "", nil, fmt.Errorf("the tool's content parts are not JSON: %v", err)
+		return 0, "", fmt.Errorf("the tool's content parts are not JSON: %v", err)
 	}
-	return C.CAPSTAN_CONTENT_PARTS, string(send), &keptParts{parts: parts, structured: structured}, nil
+	return C.CAPSTAN_CONTENT_PARTS, string(send), nil
 }
 
 // complete hands the tool's answer to capstan. A call that already ended
 // (timeout, cancellation) refuses it; the model already has that result.
-func complete(call uintptr, kind C.capstan_content, text string, parts *keptParts, err error) {
+func complete(call uintptr, kind C.capstan_content, text string, err error) {
 	if err != nil {
 		msg := err.Error()
 		C.cg_call_fail(C.uintptr_t(call), stringPtr(msg), C.size_t(len(msg)))
-		return
-	}
-	if parts != nil {
-		// The result callback, run inside this C call, takes the handle
-		// (and releases it); if it did not run here, release it now.
-		h := cgo.NewHandle(parts)
-		if C.cg_call_return_parts(C.uintptr_t(call), stringPtr(text), C.size_t(len(text)), C.uintptr_t(h)) {
-			h.Delete()
-		}
 		return
 	}
 	C.cg_call_return(C.uintptr_t(call), kind, stringPtr(text), C.size_t(len(text)))

@@ -38,7 +38,7 @@ export interface ToolResult {
    * runTurn and formatResults send them to the provider.
    */
   parts?: ContentBlock[];
-  /** Structured content given with the parts (streams). */
+  /** Structured content given with the parts. */
   structuredContent?: Record<string, unknown>;
 }
 
@@ -228,6 +228,14 @@ export type CheckResult =
   | { outcome: 'ok'; arguments: Record<string, unknown> }
   | { outcome: Exclude<Outcome, 'ok'>; content: string };
 
+/** What `runTurn(..., { wholeTurn: true })` resolves with. */
+export interface WholeTurn {
+  /** The calls read out of the response. */
+  calls: ToolCall[];
+  /** The model's turn, then the results: append it to the history as is. */
+  messages: unknown[];
+}
+
 export interface Turn {
   /** The calls read out of the response. */
   calls: ToolCall[];
@@ -341,6 +349,12 @@ export class Registry {
   execute(calls: ToolCall | ToolCall[], options?: ExecOptions): Promise<ToolResult[]>;
   /** Parses `response`, runs its calls and formats the results (rejects with ProviderError on an error body). */
   runTurn(format: Format, response: unknown, options?: ExecOptions): Promise<Turn>;
+  /**
+   * The whole turn (CAPSTAN_EXEC_WHOLE_TURN): `messages` is one array, the
+   * model's own turn first (thinking blocks and signatures, reasoning
+   * items, thought signatures, unchanged), then the results.
+   */
+  runTurn(format: Format, response: unknown, options: ExecOptions & { wholeTurn: true }): Promise<WholeTurn>;
   /** Sets (null: removes) the approver of requiresApproval tools; it runs on the JS thread. */
   setApprover(approver: Approver | null): void;
   /** Which calls would wait for approval. Runs nothing. */

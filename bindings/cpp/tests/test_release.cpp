@@ -303,6 +303,31 @@ static void a_stream_passes_text_on_and_runs_calls_as_they_complete() {
     CHECK_THROWS_STATUS(reg.stream(Format::mcp), CAPSTAN_ERR_INVALID_ARGUMENT);
 }
 
+// ExecFlag::whole_turn (CAPSTAN_EXEC_WHOLE_TURN): the array starts with the
+// assistant message holding the thinking block and its signature unchanged.
+static void whole_turn_starts_with_the_thinking_block() {
+    Registry reg;
+    reg.add({"add", "Adds one.", R"({"type":"object","properties":{"a":{"type":"integer"}}})"},
+            [](std::string_view) { return Output::json("2"); });
+    const std::string thinking = R"({"type":"thinking","thinking":"Add one.","signature":"EqQBCkYIBRgCKkD/sig=="})";
+    const std::string response = R"({"id":"msg_t","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[)" +
+                                 thinking +
+                                 R"(,{"type":"tool_use","id":"toolu_1","name":"add","input":{"a":1}}],)"
+                                 R"("stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}})";
+    capstan::ExecOptions opts;
+    opts.flags = ExecFlag::whole_turn;
+    const std::string turn = reg.run_turn(Format::anthropic, response, opts);
+    const std::size_t assistant = turn.find(R"("role":"assistant")");
+    const std::size_t block = turn.find(thinking);
+    const std::size_t result = turn.find(R"("tool_result")");
+    CHECK(turn.front() == '[');
+    CHECK(assistant != std::string::npos && block != std::string::npos && result != std::string::npos);
+    CHECK(assistant < block && block < result);
+    CHECK(turn.find(R"("tool_result")") > turn.find(R"("role":"user")"));
+    // without the flag: the results only, no thinking block
+    CHECK(reg.run_turn(Format::anthropic, response).find("thinking") == std::string::npos);
+}
+
 int main() {
     check::watchdog(120);
     flags_are_typed_and_combine_with_or();
@@ -317,5 +342,6 @@ int main() {
     search_finds_tools_and_loads_deferred_ones();
     check_call_validates_without_running();
     a_stream_passes_text_on_and_runs_calls_as_they_complete();
+    whole_turn_starts_with_the_thinking_block();
     return check::report("test_release");
 }

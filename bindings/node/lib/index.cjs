@@ -5,8 +5,7 @@
 // Threads: every JS function here runs on the JS thread. Tools are
 // registered as CAPSTAN_TOOL_MAIN_THREAD tools and the JS thread is a main
 // thread of each registry, so capstan never calls them from a pool thread:
-// a batch starts them inline in capstan_batch_submit (START_INLINE), any
-// other call waits for capstan_registry_pump, which only this module calls,
+// every call waits for capstan_registry_pump, which only this module calls,
 // from the event loop. Batch results are delivered by
 // CAPSTAN_EXEC_DELIVER_POLL (capstan_batch_poll, also on the JS thread). What
 // tells the loop that there is work is the registry's wake fd, watched by a
@@ -43,6 +42,7 @@ const EXEC_DELIVER_POLL = 1 << 1;
 const EXEC_STRICT_NULLS = 1 << 2;
 const EXEC_START_INLINE = 1 << 3;
 const EXEC_EARLY_DISPATCH = 1 << 4;
+const EXEC_WHOLE_TURN = 1 << 5;
 const REGISTRY_COERCE = 1 << 0;
 const REGISTRY_STRICT_DEFAULTS = 1 << 1;
 const EXPORT_STRICT = 1 << 0;
@@ -216,6 +216,10 @@ function toResult(r) {
     isError: Boolean(r.is_error),
     outcome,
     durationUs: Number(r.duration_us),
+    ...(r.parts_json !== null && Number(r.parts_json_len) > 0 ? { parts: JSON.parse(s(r.parts_json, r.parts_json_len)) } : {}),
+    ...(r.structured_json !== null && Number(r.structured_json_len) > 0
+      ? { structuredContent: JSON.parse(s(r.structured_json, r.structured_json_len)) }
+      : {}),
   };
 }
 
@@ -327,24 +331,14 @@ function partsOf(value) {
   return value.map((v) => (isMedia(v) ? v.part() : { type: 'text', text: typeof v === 'string' ? v : JSON.stringify(v) ?? '' }));
 }
 
-// The cap capstan puts on each text part of a tool with maxOutputChars
-// (src/text.rs, `cap`): the parts the binding keeps for formatting must be
-// the ones capstan checked. test/content.test.cjs compares the two.
-function capText(text, max) {
-  if (!max || Buffer.byteLength(text, 'utf8') <= max) return text;
-  const chars = Array.from(text);
-  if (chars.length <= max) return text;
-  return `${chars.slice(0, max).join('')}\n[truncated: ${chars.length - max} more characters]`;
-}
-
-// Completes a call; returns the parts capstan accepted (for the batch's
-// results), or null.
-function completeCall(call, value, failed, maxOutputChars = 0) {
+// Completes a call. capstan hands the parts it accepted (checked and
+// capped) back with the call's result (capstan_result.parts_json).
+function completeCall(call, value, failed) {
   if (failed) {
     const message = value instanceof Error ? value.message || value.name : String(value);
     const bytes = Buffer.from(message, 'utf8');
     api.call_fail(call, bytes, bytes.length);
-    return null;
+    return;
   }
   let kind = CONTENT_JSON;
   let text;
@@ -378,28 +372,7 @@ function completeCall(call, value, failed, maxOutputChars = 0) {
   // ALREADY_COMPLETED (the call timed out or its batch was cancelled) and
   // STALE_HANDLE (registry closed) drop the value: nothing waits for it.
   // INVALID_CONTENT: the parts failed capstan's check; the call is a tool error.
-  const status = api.call_return(call, kind, bytes, bytes.length);
-  if (parts === null || status !== OK) return null;
-  if (maxOutputChars) {
-    for (const p of parts) if (p.type === 'text') p.text = capText(p.text, maxOutputChars);
-  }
-  return parts;
-}
-
-// Batches submit their calls under ids of their own (CALL_ID_PREFIX, the
-// batch's key, the call's index), so that a call running in a tool can be
-// matched to its batch and position (the parts it returned go to its
-// result); the tool, the approver and the results see the caller's ids.
-const CALL_ID_PREFIX = 'capstan-node.';
-const batchesByKey = new Map();
-
-function callOrigin(id) {
-  if (id === null || !id.startsWith(CALL_ID_PREFIX)) return null;
-  const dot = id.indexOf('.', CALL_ID_PREFIX.length);
-  const batch = batchesByKey.get(Number(id.slice(CALL_ID_PREFIX.length, dot)));
-  const index = Number(id.slice(dot + 1));
-  if (!batch || !(index < batch.size)) return null;
-  return { batch, index, id: batch._calls[index].id };
+  api.call_return(call, kind, bytes, bytes.length);
 }
 
 // Runs inside capstan_registry_pump, on the JS thread (main-thread tools).
@@ -412,17 +385,12 @@ function toolTrampoline(key, call) {
     }
     const argsText = callText(api.call_arguments, call);
     if (argsText === null) return; // not live: nothing to complete
-    const rawId = callText(api.call_id, call);
-    const origin = callOrigin(rawId);
     const ctx = {
-      id: origin ? origin.id : rawId,
+      id: callText(api.call_id, call),
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
     };
-    const done = (v) => {
-      const parts = completeCall(call, v, false, tool.maxOutputChars);
-      if (parts !== null && origin) origin.batch._content.set(origin.index, parts);
-    };
+    const done = (v) => completeCall(call, v, false);
     let value;
     try {
       value = tool.fn(JSON.parse(argsText), ctx);
@@ -519,9 +487,7 @@ function approverTrampoline(key, approval) {
     };
     const argsText = text(api.approval_arguments);
     if (argsText === null) return; // no longer live
-    const rawId = text(api.approval_id);
-    const origin = callOrigin(rawId);
-    const request = { tool: text(api.approval_tool), id: origin ? origin.id : rawId, arguments: JSON.parse(argsText) };
+    const request = { tool: text(api.approval_tool), id: text(api.approval_id), arguments: JSON.parse(argsText) };
     const approver = registry._approver;
     registry._inflight++;
     Promise.resolve()
@@ -560,30 +526,23 @@ const streamResultCallback = koffi.register(streamResultTrampoline, koffi.pointe
 
 // --- batches --------------------------------------------------------------
 
-const CANCELLED_TEXT = 'Cancelled before it started.';
-
 /**
  * Calls running in the background: an async iterable of results in the
  * order they finish; `results()` gives them all in call order.
  *
- * capstan 0.4 hands a main-thread call to the pump queue and counts it as
- * started then, so its `limit` and CAPSTAN_EXEC_SEQUENTIAL do not bound
- * main-thread tools. When the batch has more calls than its limit (8 by
- * default, 1 with `parallel: false`) the binding applies the limit itself:
- * it submits the calls one per capstan batch, starting the next when one
- * ends, in call order. Otherwise the calls are one capstan batch.
+ * The calls are one capstan batch, whose `limit` and `parallel: false`
+ * (CAPSTAN_EXEC_SEQUENTIAL) bound them: capstan counts a main-thread call
+ * as running until the tool completes it, async tools included. A batch
+ * within its limit (every call would start at once anyway) is submitted
+ * with CAPSTAN_EXEC_START_INLINE, which starts its calls right inside
+ * capstan_batch_submit; a bigger or sequential one is not, since the limit
+ * does not apply to START_INLINE calls: they wait for the pump instead.
  */
 class Batch {
   constructor(registry, calls, options) {
     this._registry = registry;
     this._calls = calls;
     this.size = calls.length;
-    const limit = options.parallel === false ? 1 : options.limit || 8;
-    this._gated = calls.length > limit;
-    this._slots = limit;
-    this._options = options;
-    this._submittedAt = Date.now();
-    this._next = 0; // next call to submit (gated)
     this._parts = new Set();
     this._results = new Array(calls.length);
     this._delivered = 0;
@@ -592,68 +551,31 @@ class Batch {
     this._cancelled = false;
     this._done = false;
     this._internalError = null;
-    this._content = new Map(); // index -> the content parts its tool returned
-    this._key = nextKey++;
-    batchesByKey.set(this._key, this);
     this._promise = new Promise((resolve, reject) => {
       this._resolve = resolve;
       this._reject = reject;
     });
     this._promise.catch(() => {});
-    if (this._gated) {
-      this._startMore();
-    } else {
-      this._submit(0, calls, options);
-    }
+    const limit = options.limit || 8;
+    const inline = options.parallel !== false && calls.length <= limit ? EXEC_START_INLINE : 0;
+    this._submit(0, calls, options, inline);
     if (this.size === 0) this._finish();
   }
 
-  _submit(offset, calls, options) {
-    const wire = calls.map((c, j) => ({ id: `${CALL_ID_PREFIX}${this._key}.${offset + j}`, name: c.name, arguments: c.arguments }));
-    if (options.approvedIds && options.approvedIds.length) {
-      const approved = new Set(options.approvedIds);
-      options = { ...options, approvedIds: wire.filter((w, j) => approved.has(calls[j].id)).map((w) => w.id) };
-    }
+  _submit(offset, calls, options, inline) {
+    const wire = calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
     const bytes = Buffer.from(JSON.stringify(wire), 'utf8');
     const out = [null];
     const key = nextKey++;
-    check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL | EXEC_START_INLINE), null, 0, out));
+    check(api.batch_submit(this._registry._live(), bytes, bytes.length, execOptions(options, EXEC_DELIVER_POLL | inline), null, 0, out));
     const part = { key, ptr: out[0], offset, batch: this, finished: false };
     parts.set(key, part);
     this._parts.add(part);
   }
 
-  _startMore() {
-    while (this._parts.size < this._slots && this._next < this._calls.length) {
-      const i = this._next++;
-      if (this._cancelled || this._registry._ptr === null || this._registry._closing) {
-        const c = this._calls[i];
-        this._deliver({ index: i, id: c.id, name: c.name, content: CANCELLED_TEXT, isError: true, outcome: 'cancelled', durationUs: 0 });
-        continue;
-      }
-      let options = this._options;
-      if (options.deadlineMs) {
-        const left = options.deadlineMs - (Date.now() - this._submittedAt);
-        options = { ...options, deadlineMs: Math.max(1, left) };
-      }
-      try {
-        this._submit(i, [this._calls[i]], options);
-      } catch (e) {
-        this._internalError = e;
-        const c = this._calls[i];
-        this._deliver({ index: i, id: c.id, name: c.name, content: e.message, isError: true, outcome: 'cancelled', durationUs: 0 });
-      }
-    }
-  }
-
   _deliver(result) {
     const call = this._calls[result.index];
     if (call) result.id = call.id;
-    const parts = this._content.get(result.index);
-    if (parts !== undefined) {
-      this._content.delete(result.index);
-      if (result.outcome === 'ok') result.parts = parts;
-    }
     this._results[result.index] = result;
     this._delivered++;
     const w = this._waiters.shift();
@@ -671,14 +593,12 @@ class Batch {
         api.batch_free(part.ptr);
       }
     }
-    if (this._gated) this._startMore();
     if (this._parts.size === 0 && this._delivered === this.size) this._finish();
   }
 
   _finish() {
     if (this._done) return;
     this._done = true;
-    batchesByKey.delete(this._key);
     this._registry._batches.delete(this);
     for (const w of this._waiters.splice(0)) w.resolve({ value: undefined, done: true });
     if (this._internalError) this._reject(this._internalError);
@@ -1058,6 +978,7 @@ class Registry {
     this._servers = new Set();
     this._mounts = new Set();
     this._holds = 0; // mounts connecting, stdio serving: the registry is freed after them
+    this._turns = 0; // whole turns running on libuv's pool: the waker pumps for them
     this._closing = false;
     this._approver = null;
     this._approverKey = 0;
@@ -1234,9 +1155,18 @@ class Registry {
    * runs them, and resolves with `{ calls, results, messages }`, `messages`
    * being what to append to the conversation (capstan_format_write_results).
    * A provider error body rejects with ProviderError, and no call runs.
+   *
+   * `wholeTurn: true` (CAPSTAN_EXEC_WHOLE_TURN) resolves with `{ calls,
+   * messages }`, `messages` being the whole turn as the next request needs
+   * it: the model's own turn first (thinking blocks and their signatures,
+   * reasoning items with encrypted_content, Gemini thought signatures,
+   * unchanged), then the results; append it to the history as is.
+   * capstan_registry_run_turn waits for the calls, so it runs on libuv's
+   * pool while the tools run here on the event loop.
    */
   async runTurn(format, response, options = {}) {
     const calls = parseCalls(format, response);
+    if (options.wholeTurn) return { calls, messages: await this._runWholeTurn(format, response, options) };
     const results = calls.length ? await this.execute(calls, options) : [];
     return { calls, results, messages: formatResults(format, results) };
   }
@@ -1390,6 +1320,39 @@ class Registry {
     return stream.finish();
   }
 
+  _runWholeTurn(format, response, options) {
+    const fmt = formatOf(format);
+    const bytes = jsonBytes(response, 'response');
+    const opts = execOptions(options, EXEC_WHOLE_TURN);
+    const reg = this._live();
+    return new Promise((resolve, reject) => {
+      const out = [null];
+      const len = [0];
+      this._holds++;
+      this._turns++;
+      finishing++;
+      this._scheduleDrive();
+      api.registry_run_turn.async(reg, fmt, bytes, bytes.length, opts, out, len, (err, status) => {
+        finishing--;
+        this._turns--;
+        let text = null;
+        if (!err && status === OK) text = takeText(out[0], len[0]);
+        this._release();
+        if (err) return reject(err);
+        if (status !== OK) {
+          // It ran on another thread: its message is that thread's.
+          const name = api.status_name(status);
+          return reject(new CapstanError({ status: name, status_code: status, message: `capstan_registry_run_turn: ${name}` }));
+        }
+        try {
+          resolve(JSON.parse(text));
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+  }
+
   _streamEnded() {
     if (this._closing && this._streams.size === 0 && this._holds === 0 && this._ptr !== null) this._free();
   }
@@ -1409,7 +1372,7 @@ class Registry {
       if (Number(api.registry_pump(this._ptr, 2)) === 0) break;
     }
     for (const batch of [...this._batches]) batch._poll();
-    if (this._batches.size || this._streams.size || this._servers.size || this._servingStdio) this._arm();
+    if (this._batches.size || this._streams.size || this._turns || this._servers.size || this._servingStdio) this._arm();
   }
 
   _arm() {

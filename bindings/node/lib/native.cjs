@@ -139,6 +139,10 @@ const Result = koffi.struct('capstan_result', {
   outcome: 'uint32_t',
   is_error: 'bool',
   duration_us: 'uint64_t',
+  parts_json: 'void *',
+  parts_json_len: 'size_t',
+  structured_json: 'void *',
+  structured_json_len: 'size_t',
 });
 
 const ToolFn = koffi.proto('void capstan_tool_fn(void *user_data, void *call)');
@@ -238,6 +242,9 @@ api.registry_search_json = f(
 api.registry_add_search_tool = f('int32_t capstan_registry_add_search_tool(void *reg, const capstan_search_tool_options *opts)');
 api.registry_unload_tools = f('int32_t capstan_registry_unload_tools(void *reg)');
 
+api.registry_run_turn = f(
+  'int32_t capstan_registry_run_turn(void *reg, uint32_t fmt, const uint8_t *response, size_t len, const capstan_exec_options *opts, _Out_ void **out, _Out_ size_t *out_len)',
+);
 api.stream_new = f('int32_t capstan_stream_new(void *reg, uint32_t fmt, const capstan_exec_options *opts, const capstan_stream_sink *sink, _Out_ void **out)');
 api.stream_feed = f('int32_t capstan_stream_feed(void *stream, const uint8_t *bytes, size_t len)');
 api.stream_finish = f('int32_t capstan_stream_finish(void *stream, _Out_ void **out, _Out_ size_t *out_len)');

@@ -82,7 +82,7 @@ test('maxOutputChars caps each text part as capstan does', async () => {
   const reg = new Registry();
   reg.tool({ name: 'long', maxOutputChars: 5 }, () => ['abcdéfgh', new Image(PNG)]);
   const [r] = await reg.execute({ id: '1', name: 'long' });
-  // content is capstan's own text of the capped parts: the part kept for formatting must match it
+  // the parts are capstan's own (capstan_result.parts_json): content is their text
   assert.equal(r.content, `${r.parts[0].text}\n[image: image/png, 8 bytes]`);
   assert.equal(r.parts[0].text, 'abcdé\n[truncated: 3 more characters]');
   reg.close();
@@ -194,5 +194,41 @@ test('parseCalls + execute + formatResults keeps the parts as runTurn does', asy
   const turn = await reg.runTurn('anthropic', ANTHROPIC_CALLS);
   const results = await reg.execute(parseCalls('anthropic', ANTHROPIC_CALLS));
   assert.deepEqual(formatResults('anthropic', results), turn.messages);
+  reg.close();
+});
+
+test('a submitted batch\'s results carry the tool\'s image part, from capstan\'s result', async () => {
+  const reg = charts();
+  const batch = reg.submit([
+    { id: 's1', name: 'chart' },
+    { id: 's2', name: 'chart' },
+    { id: 's3', name: 'add', arguments: { a: 1 } },
+  ]);
+  const seen = [];
+  for await (const r of batch) seen.push(r);
+  assert.equal(seen.length, 3);
+  for (const r of seen.filter((x) => x.name === 'chart')) {
+    assert.equal(r.outcome, 'ok', r.content);
+    assert.deepEqual(r.parts[1], { type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' });
+  }
+  assert.equal(seen.find((x) => x.name === 'add').parts, undefined);
+  const all = await batch.results();
+  assert.deepEqual(all.map((r) => r.id), ['s1', 's2', 's3']);
+  assert.equal(all[0].parts[1].type, 'image');
+  reg.close();
+});
+
+test('runTurn with wholeTurn starts with the assistant message holding the thinking block unchanged', async () => {
+  const reg = charts();
+  const thinking = { type: 'thinking', thinking: 'Add one.', signature: 'EqQBCkYIBRgCKkD/sig==' };
+  const response = { ...ANTHROPIC_CALLS, content: [thinking, ...ANTHROPIC_CALLS.content] };
+  const turn = await reg.runTurn('anthropic', response, { wholeTurn: true });
+  assert.equal(turn.calls.length, 2);
+  assert.equal(turn.messages.length, 2);
+  assert.equal(turn.messages[0].role, 'assistant');
+  assert.deepEqual(turn.messages[0].content[0], thinking);
+  assert.equal(turn.messages[1].role, 'user');
+  assert.deepEqual(turn.messages[1].content.map((b) => b.tool_use_id), ['toolu_1', 'toolu_2']);
+  assert.equal(turn.messages[1].content[0].content[1].type, 'image');
   reg.close();
 });

@@ -61,6 +61,7 @@ def _options(
     inline: bool = False,
     deadline: float | None = None,
     strict_nulls: bool = False,
+    extra_flags: int = 0,
 ) -> tuple[Any, Any]:
     """Exec options for capstan_registry_execute / capstan_batch_submit, and what must stay
     alive during the call. None (capstan's defaults: parallel, limit 8) when
@@ -76,6 +77,7 @@ def _options(
         (0 if parallel else _lib.EXEC_SEQUENTIAL)
         | (_lib.EXEC_START_INLINE if inline else 0)
         | (_lib.EXEC_STRICT_NULLS if strict_nulls else 0)
+        | extra_flags
     )
     key = (flags, min(limit, 2**32 - 1), timeout_ms, deadline_ms)
     size = ctypes.sizeof(_lib.ExecOptions)

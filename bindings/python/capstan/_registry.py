@@ -399,6 +399,7 @@ class ToolRegistry:
         limit: int = 8,
         timeout: float | None = None,
         deadline: float | None = None,
+        whole_turn: bool = False,
     ) -> Messages:
         """One agent turn (``capstan_registry_run_turn``): runs every tool call
         of a model response and returns the results as that provider's next
@@ -415,6 +416,12 @@ class ToolRegistry:
         registry's approver decides the others); ``parallel``, ``limit``,
         ``timeout``, ``deadline`` as for :meth:`execute_many`.
 
+        ``whole_turn=True`` (``CAPSTAN_EXEC_WHOLE_TURN``) returns the whole
+        turn as the next request needs it, in one list: the model's own
+        turn first (thinking blocks and their signatures, reasoning items
+        with ``encrypted_content``, Gemini thought signatures, unchanged),
+        then the results; append it to the history as is.
+
         Raises:
             CapstanError: ``CAPSTAN_ERR_PROVIDER_ERROR`` for a provider's
                 error body (``.provider``), ``CAPSTAN_ERR_INVALID_RESPONSE``
@@ -429,7 +436,8 @@ class ToolRegistry:
         if approved is True:  # every call: by the response's own ids
             approved = [c.id for c in _provider.parse_calls(style, data)]
         ids = [] if approved is False else [str(i).encode("utf-8", "backslashreplace") for i in approved]
-        options, keep = _options(parallel, limit, timeout, ids, False, deadline, self._strict)
+        extra = _lib.EXEC_WHOLE_TURN if whole_turn else 0
+        options, keep = _options(parallel, limit, timeout, ids, False, deadline, self._strict, extra)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()

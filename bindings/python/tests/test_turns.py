@@ -202,3 +202,32 @@ def test_the_readme_agent_turn_runs_as_written():
     namespace = {"__name__": "readme", "client": Client()}
     exec(compile(code.group(1).replace("client = OpenAI()", ""), "README.md", "exec"), namespace)
     assert namespace["answer"] == "18 degrees in Oslo."
+
+
+# An Anthropic response with extended thinking: the signature must reach the
+# next request unchanged, which whole_turn=True (CAPSTAN_EXEC_WHOLE_TURN) does.
+THINKING_RESPONSE = {
+    "id": "msg_think",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [
+        {"type": "thinking", "thinking": "Paris: ask the tool.", "signature": "EqQBCkYIBRgCKkD/sig=="},
+        {"type": "tool_use", "id": "toolu_w", "name": "get_weather", "input": {"city": "Paris"}},
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 10, "output_tokens": 20},
+}
+
+
+def test_run_turn_whole_turn_starts_with_the_assistant_message_and_its_thinking_block() -> None:
+    reg = ToolRegistry([get_weather])
+    turn = reg.run_turn("anthropic", THINKING_RESPONSE, whole_turn=True)
+    assert isinstance(turn, list) and len(turn) == 2, turn
+    assert turn[0]["role"] == "assistant"
+    assert turn[0]["content"][0] == THINKING_RESPONSE["content"][0]
+    assert turn[0]["content"][1]["id"] == "toolu_w"
+    assert turn[1]["role"] == "user" and turn[1]["content"][0]["tool_use_id"] == "toolu_w"
+    # without the flag: the results only
+    assert reg.run_turn("anthropic", THINKING_RESPONSE)["role"] == "user"

@@ -204,12 +204,15 @@ final class Native {
             SIZE.withName("index"), PTR.withName("id"), SIZE.withName("id_len"),
             PTR.withName("name"), SIZE.withName("name_len"), PTR.withName("content"), SIZE.withName("content_len"),
             U32.withName("outcome"), BOOL.withName("is_error"), MemoryLayout.paddingLayout(3),
-            ValueLayout.JAVA_LONG.withName("duration_us"));
+            ValueLayout.JAVA_LONG.withName("duration_us"),
+            PTR.withName("parts_json"), SIZE.withName("parts_json_len"),
+            PTR.withName("structured_json"), SIZE.withName("structured_json_len"));
 
     static final MemoryLayout RUNTIME_OPTIONS = MemoryLayout.structLayout(
             U32.withName("struct_size"), U32.withName("threads"), U32.withName("keep_alive_ms"));
     static final MemoryLayout EXPORT_OPTIONS = MemoryLayout.structLayout(
-            U32.withName("struct_size"), U32.withName("flags"));
+            U32.withName("struct_size"), U32.withName("flags"),
+            U32.withName("deferred")); // CAPSTAN_EXPORT_DEFERRED_HIDE, as capstan_export_options_init sets it
     static final MemoryLayout SEARCH_OPTIONS = MemoryLayout.structLayout(
             U32.withName("struct_size"), U32.withName("flags"), U32.withName("limit"));
     static final MemoryLayout SEARCH_TOOL_OPTIONS = MemoryLayout.structLayout(
@@ -522,7 +525,9 @@ final class Native {
                 text(s.get(PTR, off(RESULT, "content")), s.get(SIZE, off(RESULT, "content_len"))),
                 s.get(BOOL, off(RESULT, "is_error")),
                 Outcome.of(s.get(U32, off(RESULT, "outcome"))),
-                s.get(ValueLayout.JAVA_LONG, off(RESULT, "duration_us")));
+                s.get(ValueLayout.JAVA_LONG, off(RESULT, "duration_us")),
+                text(s.get(PTR, off(RESULT, "parts_json")), s.get(SIZE, off(RESULT, "parts_json_len"))),
+                text(s.get(PTR, off(RESULT, "structured_json")), s.get(SIZE, off(RESULT, "structured_json_len"))));
     }
 
     // ---- helpers ----

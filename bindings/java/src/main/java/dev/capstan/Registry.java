@@ -470,12 +470,36 @@ public final class Registry implements AutoCloseable {
      *     {@link CapstanException#provider()}) or INVALID_RESPONSE; no call runs then
      */
     public String runTurn(Format fmt, String responseJson, ExecOptions options) {
+        return runTurn(fmt, responseJson, options, 0);
+    }
+
+    /**
+     * {@link #runTurn} returning the whole turn ({@code CAPSTAN_EXEC_WHOLE_TURN}): one JSON array, the
+     * model's own turn first (thinking blocks and their signatures, reasoning items with
+     * {@code encrypted_content}, Gemini thought signatures, unchanged), then the results, as the next
+     * request needs them: append it to the history as is.
+     *
+     * @throws CapstanException as {@link #runTurn}; INVALID_ARGUMENT for a fragment of a response (a
+     *     bare block, part or {@code tool_calls} array) or the describe/MCP formats, and no call runs
+     */
+    public String runWholeTurn(Format fmt, String responseJson, ExecOptions options) {
+        return runTurn(fmt, responseJson, options, EXEC_WHOLE_TURN);
+    }
+
+    public String runWholeTurn(Format fmt, String responseJson) {
+        return runWholeTurn(fmt, responseJson, ExecOptions.DEFAULTS);
+    }
+
+    /** {@code CAPSTAN_EXEC_WHOLE_TURN}. */
+    private static final int EXEC_WHOLE_TURN = 1 << 5;
+
+    private String runTurn(Format fmt, String responseJson, ExecOptions options, int extraFlags) {
         return with((r, a) -> {
             MemorySegment c = Native.utf8(a, responseJson);
             MemorySegment out = a.allocate(Native.PTR);
             MemorySegment len = a.allocate(Native.SIZE);
             Native.check((int) Native.registry_run_turn.invokeExact(r, fmt.code, c, Native.utf8Len(c),
-                    options.toNative(a), out, len));
+                    options.toNative(a, extraFlags), out, len));
             return Native.takeString(out, len);
         });
     }

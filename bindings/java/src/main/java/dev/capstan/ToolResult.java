@@ -15,9 +15,7 @@ import java.util.List;
  * @param outcome how the call ended
  * @param durationUs how long the tool ran, in microseconds
  * @param partsJson the content parts (MCP content blocks, a JSON array) the tool returned, as capstan
- *     checked them; null when it returned text or JSON, and in the results of a {@link Batch} (capstan's
- *     result callbacks carry the text only: {@link Registry#execute}, {@link Stream#finish()} and
- *     {@link Registry#runTurn} carry the parts)
+ *     checked and capped them (capstan_result.parts_json); null when it returned text or JSON
  * @param structuredContentJson the structured content object the tool returned with its parts, or null
  */
 public record ToolResult(int index, String id, String name, String content, boolean isError, Outcome outcome,

@@ -56,6 +56,41 @@ class ContentTest {
     }
 
     @Test
+    void aSubmittedBatchResultCarriesTheToolsImagePart() throws Exception {
+        try (Registry r = charts()) {
+            List<ToolResult> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<ToolResult> results;
+            try (Batch b = r.submit(List.of(Call.of("s1", "chart", Map.of()), Call.of("s2", "chart", Map.of())),
+                    ExecOptions.DEFAULTS, seen::add)) {
+                results = b.results().get(30, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            assertEquals(2, seen.size());
+            for (ToolResult res : results) {
+                assertEquals(Outcome.OK, res.outcome(), res.content());
+                JsonNode image = Json.read(res.partsJson()).get(1);
+                assertEquals("image", image.path("type").asText(), res.partsJson());
+                assertEquals("image/png", image.path("mimeType").asText());
+                assertEquals(Base64.getEncoder().encodeToString(PNG), image.path("data").asText());
+            }
+            for (ToolResult res : seen) assertTrue(res.hasParts(), res.toString());
+        }
+    }
+
+    @Test
+    void runWholeTurnStartsWithTheAssistantMessageHoldingTheThinkingBlock() {
+        String thinking = "{\"type\":\"thinking\",\"thinking\":\"Draw it.\",\"signature\":\"EqQBCkYIBRgCKkD/sig==\"}";
+        String response = ANTHROPIC_CALL.replace("\"content\":[", "\"content\":[" + thinking + ",");
+        try (Registry r = charts()) {
+            JsonNode turn = Json.read(r.runWholeTurn(Format.ANTHROPIC, response));
+            assertEquals(2, turn.size(), turn.toString());
+            assertEquals("assistant", turn.get(0).path("role").asText());
+            assertEquals(Json.read(thinking), turn.get(0).path("content").get(0));
+            assertEquals("user", turn.get(1).path("role").asText());
+            assertEquals("toolu_1", turn.get(1).path("content").get(0).path("tool_use_id").asText());
+        }
+    }
+
+    @Test
     void aPartThatFailsItsCheckIsAToolErrorNamingIt() {
         try (Registry r = new Registry()) {
             r.tool("bad", "", null, call -> Content.image(PNG, "text/plain"));
