@@ -498,6 +498,19 @@ pub fn tool_map(tool: rmcp::model::Tool) -> Map<String, Value> {
     }
     let schema = std::sync::Arc::unwrap_or_clone(tool.input_schema);
     map.insert("inputSchema".into(), Value::Object(schema));
+    // The tool's MCP metadata (#33), bounded by `listed_tool` like the rest.
+    if let Some(out) = tool.output_schema {
+        map.insert(
+            "outputSchema".into(),
+            Value::Object(std::sync::Arc::unwrap_or_clone(out)),
+        );
+    }
+    if let Some(annotations) = tool.annotations.and_then(|a| serde_json::to_value(a).ok()) {
+        map.insert("annotations".into(), annotations);
+    }
+    if let Some(icons) = tool.icons.and_then(|i| serde_json::to_value(i).ok()) {
+        map.insert("icons".into(), icons);
+    }
     map
 }
 
