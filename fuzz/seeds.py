@@ -88,6 +88,12 @@ CALL_SETS = {
     "serial": [("s1", "serial", {"n": 1}), ("s2", "serial", {"n": 2}), ("s3", "serial", {})],
     "invalid": [("i", "echo", {"n": "three"}), ("j", "nope", {}), ("k", "echo", {"n": None, "s": None})],
     "coerce": [("x", "echo", {"n": "7"}), ("y", "echo", {"n": "7.5"})],
+    # Content parts through the result callback (issue #30): a text and an
+    # image part with structured content, and a part that fails its check.
+    "parts": [("p", "parts", {"content": [{"type": "text", "text": "hi"},
+                                          {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}],
+                              "structuredContent": {"a": 1}}),
+              ("q", "parts", {"content": [{"type": "image", "data": "%%", "mimeType": "image/png"}]})],
 }
 
 

@@ -44,6 +44,20 @@ unsafe extern "C" fn on_result(user_data: *mut std::ffi::c_void, result: *const 
         "unknown outcome {}",
         r.outcome
     );
+    // Content parts reach the callback as a JSON array of blocks (and
+    // structured content as JSON), or not at all.
+    if !r.parts_json.is_null() {
+        let parts = std::slice::from_raw_parts(r.parts_json.cast::<u8>(), r.parts_json_len);
+        let parts: serde_json::Value =
+            serde_json::from_slice(parts).expect("parts_json is not JSON");
+        assert!(parts.is_array(), "parts_json is not an array: {parts}");
+    } else {
+        assert_eq!(r.parts_json_len, 0, "no parts_json, but a length");
+    }
+    if !r.structured_json.is_null() {
+        let s = std::slice::from_raw_parts(r.structured_json.cast::<u8>(), r.structured_json_len);
+        serde_json::from_slice::<serde_json::Value>(s).expect("structured_json is not JSON");
+    }
     let mut seen = tally.seen.lock().unwrap_or_else(|e| e.into_inner());
     assert!(
         r.index < seen.len(),

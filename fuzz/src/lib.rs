@@ -165,6 +165,22 @@ pub unsafe extern "C" fn tool_echo(_: *mut c_void, call: *mut capstan_call) {
     );
 }
 
+/// Returns its arguments as content parts (`CAPSTAN_CONTENT_PARTS`): the
+/// fuzzer writes `{"content": [...blocks...], "structuredContent": ...}`
+/// into the arguments. Parts that fail their check still complete the call
+/// (a tool error), with INVALID_CONTENT.
+pub unsafe extern "C" fn tool_parts(_: *mut c_void, call: *mut capstan_call) {
+    let mut len = 0;
+    let args = capstan_call_arguments(call, &mut len);
+    if args.is_null() {
+        return; // timed out or cancelled already
+    }
+    let st = capstan_call_return(call, CAPSTAN_CONTENT_PARTS, args, len);
+    if st != CAPSTAN_ERR_INVALID_CONTENT {
+        completed(st, "parts");
+    }
+}
+
 /// Fails with a message.
 pub unsafe extern "C" fn tool_fail(_: *mut c_void, call: *mut capstan_call) {
     completed(
@@ -271,8 +287,9 @@ pub fn tool_registry(flags: u32) -> Reg {
         unsafe extern "C" fn(*mut c_void, *mut capstan_call),
         u32,
         u32,
-    ); 8] = [
+    ); 9] = [
         (c"echo", tool_echo, 0, 0),
+        (c"parts", tool_parts, 0, 0),
         (c"fail", tool_fail, 0, 0),
         (c"text", tool_text, 0, 0),
         (c"hang", tool_hang, 3, 0),
