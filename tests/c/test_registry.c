@@ -61,7 +61,9 @@ static void null_registry_or_def_is_null_parameter(void) {
 static void struct_size_too_small_is_invalid_argument(void) {
     capstan_registry *reg = new_registry();
     capstan_tool_def def = make_def("tool", reply_ok, NULL);
-    def.struct_size = sizeof def - 1;
+    /* The smallest size accepted is the first layout's (up to `flags`, before
+     * the appended `mcp_meta`): one byte less is refused. */
+    def.struct_size = (uint32_t)offsetof(capstan_tool_def, mcp_meta) - 1;
     CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
     def.struct_size = 0;
     CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_ERR_INVALID_ARGUMENT);
