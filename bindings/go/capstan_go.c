@@ -56,19 +56,27 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
     return st;
 }
 
+/* The exec options every entry point passes: one place fills them. */
+static capstan_exec_options cg_exec_options(uint32_t flags, uint32_t limit, uint32_t timeout_ms,
+                                            uint32_t deadline_ms, const char *const *approved,
+                                            size_t approved_count) {
+    capstan_exec_options o;
+    capstan_exec_options_init(&o);
+    o.flags = flags;
+    o.limit = limit;
+    o.timeout_ms = timeout_ms;
+    o.deadline_ms = deadline_ms;
+    o.approved_ids = approved;
+    o.approved_count = approved_count;
+    return o;
+}
+
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
                          uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
                          const char *const *approved, size_t approved_count, uintptr_t batch,
                          int run_here, capstan_batch **out, char **err) {
-    capstan_exec_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = flags;
-    o.limit = limit;
-    o.timeout_ms = timeout_ms;
-    o.approved_ids = approved;
-    o.approved_count = approved_count;
-    o.deadline_ms = deadline_ms;
+    capstan_exec_options o =
+        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count);
     int saved_run_here = cg_run_here;
     cg_run_here = run_here;
     capstan_status st = capstan_batch_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
@@ -88,15 +96,8 @@ static void cg_stream_result_cb(void *user_data, const capstan_result *result) {
 capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
                              uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
                              size_t approved_count, uintptr_t stream, capstan_stream **out, char **err) {
-    capstan_exec_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = flags;
-    o.limit = limit;
-    o.timeout_ms = timeout_ms;
-    o.deadline_ms = deadline_ms;
-    o.approved_ids = approved;
-    o.approved_count = approved_count;
+    capstan_exec_options o =
+        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count);
     capstan_stream_sink sink;
     memset(&sink, 0, sizeof sink);
     sink.struct_size = sizeof sink;
@@ -111,11 +112,7 @@ capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t
 capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
                                  const char *const *approved, size_t approved_count, char **out,
                                  size_t *out_len) {
-    capstan_exec_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.approved_ids = approved;
-    o.approved_count = approved_count;
+    capstan_exec_options o = cg_exec_options(0, 0, 0, 0, approved, approved_count);
     return capstan_registry_needs_approval(reg, calls, len, &o, out, out_len);
 }
 
@@ -123,15 +120,8 @@ capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char
                            uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
                            const char *const *approved, size_t approved_count, char **out,
                            size_t *out_len) {
-    capstan_exec_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = flags;
-    o.limit = limit;
-    o.timeout_ms = timeout_ms;
-    o.approved_ids = approved;
-    o.approved_count = approved_count;
-    o.deadline_ms = deadline_ms;
+    capstan_exec_options o =
+        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count);
     int saved_run_here = cg_run_here;
     cg_run_here = 0;
     capstan_status st = capstan_registry_run_turn(reg, fmt, response, len, &o, out, out_len);
