@@ -12,6 +12,21 @@ static void echo(void *user_data, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "done", CAPSTAN_NTS);
 }
 
+/* A registry with one tool, "echo", answering "done". */
+static capstan_registry *echo_registry(void) {
+    capstan_registry *reg = NULL;
+    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
+    capstan_tool_def def = {
+        .struct_size = sizeof def,
+        .name = "echo",
+        .description = "Echo.",
+        .parameters = "{\"type\":\"object\"}",
+        .callback = echo,
+    };
+    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    return reg;
+}
+
 /* An Anthropic conversation: the second tool_use has no tool_result, and a
  * tool_result answers no call. */
 static const char *BROKEN =
@@ -59,16 +74,7 @@ static void test_check_reports_and_repair_fixes(void) {
 }
 
 static void test_a_repeated_id_in_a_response_repairs_onto_run_turn_results(void) {
-    capstan_registry *reg = NULL;
-    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
-    capstan_tool_def def = {
-        .struct_size = sizeof def,
-        .name = "echo",
-        .description = "Echo.",
-        .parameters = "{\"type\":\"object\"}",
-        .callback = echo,
-    };
-    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    capstan_registry *reg = echo_registry();
     const char *assistant =
         "{\"role\":\"assistant\",\"content\":["
         "{\"type\":\"tool_use\",\"id\":\"dup\",\"name\":\"echo\",\"input\":{}},"
@@ -164,16 +170,7 @@ static void test_bad_inputs_are_clear_errors_and_write_nothing(void) {
  * signature unchanged, the repeated id renamed) and then the results, one
  * array that checks clean after the user's message. */
 static void test_the_whole_turn_checks_clean(void) {
-    capstan_registry *reg = NULL;
-    CHECK_STATUS(capstan_registry_new(NULL, &reg), CAPSTAN_OK);
-    capstan_tool_def def = {
-        .struct_size = sizeof def,
-        .name = "echo",
-        .description = "Echo.",
-        .parameters = "{\"type\":\"object\"}",
-        .callback = echo,
-    };
-    CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
+    capstan_registry *reg = echo_registry();
     const char *response =
         "{\"type\":\"message\",\"role\":\"assistant\",\"content\":["
         "{\"type\":\"thinking\",\"thinking\":\"Two echoes.\",\"signature\":\"c2lnbmF0dXJl+/==\"},"
