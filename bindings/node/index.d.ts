@@ -68,6 +68,49 @@ export interface ToolContext {
   name: string;
   /** True once the call should stop (timeout, batch cancelled, registry closed). */
   cancelled(): boolean;
+  /**
+   * Reports progress (capstan_call_progress): `progress` so far out of
+   * `total` (0 or absent: unknown), with an optional message. It reaches the
+   * event hook (kind 'progress') and an MCP client that asked for progress.
+   * `progress` must grow with every report. Returns false once the call has
+   * its result; throws CapstanError CAPSTAN_ERR_INVALID_ARGUMENT for a value
+   * that is not finite, negative or not above the previous one.
+   */
+  progress(progress: number, total?: number, message?: string): boolean;
+}
+
+/** What the event hook (Registry.setEventHook) sees. */
+export interface CallEvent {
+  kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress';
+  tool: string;
+  id: string;
+  /** Position of the call in its batch. */
+  index: number;
+  /** finished, timed_out: since the tool started; progress: the same. */
+  durationUs: number;
+  /** finished only. */
+  outcome?: Outcome;
+  /** progress only. */
+  progress?: number;
+  total?: number;
+  message?: string | null;
+}
+
+/** MCP `ToolAnnotations`: hints for clients and approvers; capstan enforces none. */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+/** An MCP `Icon`. */
+export interface ToolIcon {
+  src: string;
+  mimeType?: string;
+  sizes?: string[];
+  theme?: 'light' | 'dark';
 }
 
 /**
@@ -95,6 +138,16 @@ export interface ToolDefinition {
   waitForResponse?: boolean;
   /** Left out of the provider exports until the search tool (Registry.addSearchTool) found it; callable any time. */
   deferred?: boolean;
+  /** MCP metadata (capstan_tool_def.mcp_meta), in the `mcp` export and the served tools/list. */
+  title?: string;
+  annotations?: ToolAnnotations;
+  /**
+   * MCP `outputSchema` (`"type": "object"`): a result that is a JSON object
+   * failing it becomes a tool error naming the failing places.
+   */
+  outputSchema?: JsonSchema | string;
+  /** Up to 16. */
+  icons?: ToolIcon[];
 }
 
 export interface SearchHit {
@@ -355,6 +408,8 @@ export class Registry {
    * items, thought signatures, unchanged), then the results.
    */
   runTurn(format: Format, response: unknown, options: ExecOptions & { wholeTurn: true }): Promise<WholeTurn>;
+  /** Sets (null: removes) the event hook; it runs on the JS thread, as a microtask soon after each event. */
+  setEventHook(hook: ((event: CallEvent) => void) | null): void;
   /** Sets (null: removes) the approver of requiresApproval tools; it runs on the JS thread. */
   setApprover(approver: Approver | null): void;
   /** Which calls would wait for approval. Runs nothing. */

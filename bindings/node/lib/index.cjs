@@ -267,6 +267,7 @@ const tools = new Map();
 const parts = new Map();
 const streams = new Map();
 const approvers = new Map();
+const eventHooks = new Map();
 // capstan_stream_finish calls running on libuv's pool: while any runs, the
 // waker uses a timer rather than another pool thread (the pool may be full).
 let finishing = 0;
@@ -375,6 +376,21 @@ function completeCall(call, value, failed) {
   api.call_return(call, kind, bytes, bytes.length);
 }
 
+// capstan_call_progress: true when reported, false once the call has its
+// result (it timed out, was cancelled, or the tool already returned).
+const ERR_ALREADY_COMPLETED = 11;
+const ERR_STALE_HANDLE = 12;
+function reportProgress(call, progress, total = 0, message = undefined) {
+  if (typeof progress !== 'number') throw new TypeError('progress: progress must be a number');
+  if (typeof total !== 'number') throw new TypeError('progress: total must be a number (0: unknown)');
+  if (message !== undefined && message !== null && typeof message !== 'string') throw new TypeError('progress: message must be a string');
+  const bytes = message === undefined || message === null ? null : Buffer.from(message, 'utf8');
+  const status = api.call_progress(call, progress, total, bytes, bytes === null ? 0 : bytes.length);
+  if (status === ERR_ALREADY_COMPLETED || status === ERR_STALE_HANDLE) return false;
+  check(status);
+  return true;
+}
+
 // Runs inside capstan_registry_pump, on the JS thread (main-thread tools).
 function toolTrampoline(key, call) {
   try {
@@ -389,6 +405,7 @@ function toolTrampoline(key, call) {
       id: callText(api.call_id, call),
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
+      progress: (progress, total, message) => reportProgress(call, progress, total, message),
     };
     const done = (v) => completeCall(call, v, false);
     let value;
@@ -514,6 +531,43 @@ function approverTrampoline(key, approval) {
   }
 }
 
+const EVENT_KINDS = ['started', 'finished', 'timed_out', 'cancelled', 'progress'];
+
+// The event hook: on the thread where the event happens. For the JS tools
+// that is the JS thread (inside capstan_registry_pump, capstan_call_return or
+// capstan_call_progress); a timeout, an MCP mount's call or a call completed
+// by capstan on its own thread (a deadline, a close) runs it on a capstan
+// thread, which koffi holds until the JS thread ran this. It only copies the
+// borrowed event; the host's hook runs as a microtask, after the native call
+// that reported the event returned (so it may call back into the registry).
+function eventTrampoline(key, eventPtr) {
+  const registry = eventHooks.get(Number(key));
+  if (!registry || registry._eventHook === null) return;
+  try {
+    const e = koffi.decode(eventPtr, native.Event);
+    const s = (p, n) => (p !== null && Number(n) > 0 ? koffi.decode(p, 'char', Number(n)) : '');
+    const kind = EVENT_KINDS[e.kind];
+    if (kind === undefined) return; // a kind this binding does not know: ignored, as the header asks
+    const event = { kind, tool: s(e.tool, e.tool_len), id: s(e.id, e.id_len), index: Number(e.index), durationUs: Number(e.duration_us) };
+    if (kind === 'finished') event.outcome = OUTCOMES[e.outcome] ?? `outcome_${e.outcome}`;
+    if (kind === 'progress') {
+      event.progress = e.progress;
+      event.total = e.total;
+      event.message = e.message === null ? null : s(e.message, e.message_len);
+    }
+    const hook = registry._eventHook;
+    queueMicrotask(() => {
+      try {
+        hook(event);
+      } catch (err) {
+        process.emitWarning(`capstan: the event hook threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    });
+  } catch {
+    // never let an exception cross into capstan
+  }
+}
+
 const toolCallback = koffi.register(toolTrampoline, koffi.pointer(koffi.proto('void capstan_node_tool_fn(uintptr_t user_data, void *call)')));
 const resultCallback = koffi.register(
   resultTrampoline,
@@ -521,6 +575,7 @@ const resultCallback = koffi.register(
 );
 
 const approverCallback = koffi.register(approverTrampoline, koffi.pointer(native.ApproverFn));
+const eventCallback = koffi.register(eventTrampoline, koffi.pointer(native.EventFn));
 const textCallback = koffi.register(textTrampoline, koffi.pointer(native.TextFn));
 const streamResultCallback = koffi.register(streamResultTrampoline, koffi.pointer(native.SinkResultFn));
 
@@ -982,6 +1037,8 @@ class Registry {
     this._closing = false;
     this._approver = null;
     this._approverKey = 0;
+    this._eventHook = null;
+    this._eventKey = 0;
     this._inflight = 0;
     this._armed = false;
     this._driveScheduled = false;
@@ -1010,6 +1067,11 @@ class Registry {
     if (def.waitForResponse) flags |= TOOL_WAIT_FOR_RESPONSE;
     if (def.deferred) flags |= TOOL_DEFERRED;
     const params = def.parameters === undefined ? null : typeof def.parameters === 'string' ? def.parameters : JSON.stringify(def.parameters);
+    const meta = {};
+    for (const field of ['title', 'annotations', 'outputSchema', 'icons']) {
+      if (def[field] !== undefined && def[field] !== null) meta[field] = typeof def[field] === 'string' && field === 'outputSchema' ? JSON.parse(def[field]) : def[field];
+    }
+    const mcpMeta = Object.keys(meta).length ? JSON.stringify(meta) : null;
     const key = nextKey++;
     tools.set(key, { fn, registry: this, name: def.name, maxOutputChars: def.maxOutputChars ?? 0 });
     const status = api.registry_add_tool(this._live(), {
@@ -1023,6 +1085,7 @@ class Registry {
       timeout_ms: milliseconds(def.timeoutMs, 'timeoutMs'),
       max_output_chars: def.maxOutputChars ?? 0,
       flags,
+      mcp_meta: mcpMeta,
     });
     if (status !== OK) {
       tools.delete(key);
@@ -1284,6 +1347,39 @@ class Registry {
     }
   }
 
+  /**
+   * Sets (null: removes) the event hook: `hook(event)` sees each call start
+   * and end, time out or be cancelled, and each progress report, as
+   * `{ kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress',
+   * tool, id, index, durationUs }` plus `outcome` (finished) and `progress`,
+   * `total`, `message` (progress). It runs on the JS thread, as a microtask
+   * soon after the event; a throw is reported with process.emitWarning.
+   */
+  setEventHook(hook) {
+    const reg = this._live();
+    if (hook !== null && typeof hook !== 'function') throw new TypeError('setEventHook: a function or null');
+    if (hook === null) {
+      if (this._eventHook === null) return;
+      check(api.registry_set_event_hook(reg, null, 0, null));
+      eventHooks.delete(this._eventKey);
+      this._eventHook = null;
+      return;
+    }
+    if (this._eventHook === null) {
+      this._eventKey = nextKey++;
+      eventHooks.set(this._eventKey, this);
+      this._eventHook = hook;
+      const status = api.registry_set_event_hook(reg, eventCallback, this._eventKey, null);
+      if (status !== OK) {
+        eventHooks.delete(this._eventKey);
+        this._eventHook = null;
+        throw failure(status);
+      }
+    } else {
+      this._eventHook = hook;
+    }
+  }
+
   /** Which of `calls` would wait for approval: [{ index, id, name }]. Runs nothing. */
   needsApproval(calls, options = {}) {
     const list = (Array.isArray(calls) ? calls : [calls]).map(normalizedCall);
@@ -1432,9 +1528,13 @@ class Registry {
     // approver's, which waits for this thread (koffi): with an approver,
     // close does not wait (a late approver invocation then finds the
     // registry gone and denies).
-    if (this._approver !== null) {
+    // The event hook is the same: a timeout's event on capstan's timer
+    // thread waits for this thread.
+    if (this._approver !== null || this._eventHook !== null) {
+      if (this._approver !== null) api.registry_set_approver(ptr, null, 0, null);
+      if (this._eventHook !== null) api.registry_set_event_hook(ptr, null, 0, null);
       this._approver = null;
-      api.registry_set_approver(ptr, null, 0, null);
+      this._eventHook = null;
       api.registry_close(ptr, 0);
     } else {
       api.registry_close(ptr, 0xffffffff);
@@ -1455,6 +1555,7 @@ class Registry {
   _drainAfterFree() {
     if (this._batches.size === 0) {
       approvers.delete(this._approverKey);
+      eventHooks.delete(this._eventKey);
       return;
     }
     setTimeout(() => {

@@ -99,6 +99,7 @@ const api = {
   call_cancelled: f('bool capstan_call_cancelled(void *call)'),
   call_return: f('int32_t capstan_call_return(void *call, uint32_t kind, const uint8_t *content, size_t len)'),
   call_fail: f('int32_t capstan_call_fail(void *call, const uint8_t *message, size_t len)'),
+  call_progress: f('int32_t capstan_call_progress(void *call, double progress, double total, const uint8_t *message, size_t len)'),
 
   batch_cancel: f('void capstan_batch_cancel(void *batch)'),
   batch_free: f('void capstan_batch_free(void *batch)'),
@@ -116,6 +117,7 @@ const ToolDef = koffi.struct('capstan_tool_def', {
   timeout_ms: 'uint32_t',
   max_output_chars: 'uint32_t',
   flags: 'uint32_t',
+  mcp_meta: 'const char *',
 });
 const ExecOptions = koffi.struct('capstan_exec_options', {
   struct_size: 'uint32_t',
@@ -178,6 +180,25 @@ api.approval_tool = f('void *capstan_approval_tool(void *approval, _Out_ size_t 
 api.approval_id = f('void *capstan_approval_id(void *approval, _Out_ size_t *len)');
 api.approval_arguments = f('void *capstan_approval_arguments(void *approval, _Out_ size_t *len)');
 api.approval_decide = f('int32_t capstan_approval_decide(void *approval, bool approve, const uint8_t *reason, size_t len)');
+
+// Events (section 13). Borrowed for the hook's invocation; strings are not
+// NUL-terminated (pointer and length).
+const Event = koffi.struct('capstan_event', {
+  kind: 'uint32_t',
+  tool: 'void *',
+  tool_len: 'size_t',
+  id: 'void *',
+  id_len: 'size_t',
+  index: 'size_t',
+  outcome: 'uint32_t',
+  duration_us: 'uint64_t',
+  progress: 'double',
+  total: 'double',
+  message: 'void *',
+  message_len: 'size_t',
+});
+const EventFn = koffi.proto('void capstan_node_event_fn(uintptr_t user_data, void *event)');
+api.registry_set_event_hook = f('int32_t capstan_registry_set_event_hook(void *reg, capstan_node_event_fn *hook, uintptr_t user_data, void *destroy)');
 
 // MCP (sections 15 and 16).
 const McpServerOptions = koffi.struct('capstan_mcp_server_options', {
@@ -273,6 +294,8 @@ module.exports = {
   TextFn,
   SinkResultFn,
   ApproverFn,
+  Event,
+  EventFn,
   StreamSink,
   McpServerOptions,
   McpMountOptions,

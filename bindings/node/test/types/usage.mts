@@ -21,9 +21,23 @@ const reg = new Registry({ coerce: true });
 reg
   .tool<{ city: string }>({ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }, async ({ city }, ctx) => {
     const cancelled: boolean = ctx.cancelled();
+    const reported: boolean = ctx.progress(1, 2, 'half');
+    // @ts-expect-error: progress is a number
+    ctx.progress('1');
+    void reported;
     return { city, cancelled, id: ctx.id };
   })
   .tool('get_time', () => '12:00')
+  .tool(
+    {
+      name: 'sum',
+      title: 'Sum',
+      annotations: { readOnlyHint: true },
+      outputSchema: { type: 'object', properties: { sum: { type: 'integer' } } },
+      icons: [{ src: 'https://example.com/s.png', theme: 'dark' }],
+    },
+    () => ({ sum: 1 }),
+  )
   .tool({ name: 'chart', deferred: true }, () => ['a chart', new Image(new Uint8Array(8), 'image/png'), new File(new ArrayBuffer(2), 'application/pdf', 'r.pdf')])
   .addSearchTool({ name: 'find', limit: 3, regex: false });
 const hits: SearchHit[] = reg.search('time', { limit: 2 });
@@ -33,6 +47,10 @@ const check = checkHistory('openai_chat', [], { repair: true });
 check.findings.map((f) => f.kind === 'missing_result' && f.entry);
 // @ts-expect-error: MCP has no conversations
 checkHistory('mcp', []);
+reg.setEventHook((e) => (e.kind === 'progress' ? e.progress?.toFixed() : e.outcome?.length));
+// @ts-expect-error: events have these kinds only
+reg.setEventHook((e) => e.kind === 'begun');
+reg.setEventHook(null);
 reg.setApprover(async (req) => (req.tool === 'get_time' ? true : { approve: false, reason: 'no' }));
 
 const results: ToolResult[] = await reg.execute([{ id: '1', name: 'get_time', arguments: {} }], { limit: 4, approvedIds: ['1'] });
