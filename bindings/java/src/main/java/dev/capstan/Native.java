@@ -42,6 +42,8 @@ final class Native {
     static final int WAIT_FOREVER = -1; // UINT32_MAX
 
     static final int OK = 0;
+    static final int ERR_ALREADY_COMPLETED = 11;
+    static final int ERR_STALE_HANDLE = 12;
     static final int CONTENT_TEXT = 0;
     static final int CONTENT_JSON = 1;
     static final int CONTENT_PARTS = 2;
@@ -130,6 +132,8 @@ final class Native {
     static final MethodHandle call_cancelled = fn("capstan_call_cancelled", BOOL, PTR);
     static final MethodHandle call_return = fn("capstan_call_return", U32, PTR, U32, PTR, SIZE);
     static final MethodHandle call_fail = fn("capstan_call_fail", U32, PTR, PTR, SIZE);
+    static final MethodHandle call_progress = fn("capstan_call_progress", U32, PTR, ValueLayout.JAVA_DOUBLE,
+            ValueLayout.JAVA_DOUBLE, PTR, SIZE);
     // 9-10. running calls, batches
     static final MethodHandle exec_options_init = fn("capstan_exec_options_init", U32, PTR);
     static final MethodHandle registry_execute = fn("capstan_registry_execute", U32, PTR, PTR, SIZE, PTR, PTR, PTR);
@@ -258,7 +262,10 @@ final class Native {
             U32.withName("kind"), MemoryLayout.paddingLayout(4),
             PTR.withName("tool"), SIZE.withName("tool_len"), PTR.withName("id"), SIZE.withName("id_len"),
             SIZE.withName("index"), U32.withName("outcome"), MemoryLayout.paddingLayout(4),
-            ValueLayout.JAVA_LONG.withName("duration_us"));
+            ValueLayout.JAVA_LONG.withName("duration_us"),
+            // appended in 0.4 (CAPSTAN_EVENT_PROGRESS): set for PROGRESS only
+            ValueLayout.JAVA_DOUBLE.withName("progress"), ValueLayout.JAVA_DOUBLE.withName("total"),
+            PTR.withName("message"), SIZE.withName("message_len"));
 
     static long off(MemoryLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
@@ -438,11 +445,19 @@ final class Native {
         try {
             if (get(userData) instanceof Registry.EventEntry h) {
                 MemorySegment e = event.reinterpret(EVENT.byteSize());
-                h.fire(new ToolEvent(ToolEvent.Kind.of(e.get(U32, off(EVENT, "kind"))),
+                ToolEvent.Kind kind = ToolEvent.Kind.of(e.get(U32, off(EVENT, "kind")));
+                if (kind == null) return; // a kind this binding does not know: ignored, as the header asks
+                boolean progress = kind == ToolEvent.Kind.PROGRESS;
+                MemorySegment message = progress ? e.get(PTR, off(EVENT, "message")) : MemorySegment.NULL;
+                h.fire(new ToolEvent(kind,
                         text(e.get(PTR, off(EVENT, "tool")), e.get(SIZE, off(EVENT, "tool_len"))),
                         text(e.get(PTR, off(EVENT, "id")), e.get(SIZE, off(EVENT, "id_len"))),
                         (int) e.get(SIZE, off(EVENT, "index")), Outcome.of(e.get(U32, off(EVENT, "outcome"))),
-                        e.get(ValueLayout.JAVA_LONG, off(EVENT, "duration_us"))));
+                        e.get(ValueLayout.JAVA_LONG, off(EVENT, "duration_us")),
+                        progress ? e.get(ValueLayout.JAVA_DOUBLE, off(EVENT, "progress")) : 0,
+                        progress ? e.get(ValueLayout.JAVA_DOUBLE, off(EVENT, "total")) : 0,
+                        message.equals(MemorySegment.NULL) ? null
+                                : text(message, e.get(SIZE, off(EVENT, "message_len")))));
             }
         } catch (Throwable ignored) {
             // EventEntry.fire catches the hook's exceptions; nothing may cross into C

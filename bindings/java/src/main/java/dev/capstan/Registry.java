@@ -119,6 +119,9 @@ public final class Registry implements AutoCloseable {
             def.set(Native.U32, Native.off(Native.TOOL_DEF, "timeout_ms"), options.timeoutMs());
             def.set(Native.U32, Native.off(Native.TOOL_DEF, "max_output_chars"), options.maxOutputChars());
             def.set(Native.U32, Native.off(Native.TOOL_DEF, "flags"), options.flags());
+            if (options.mcpMeta() != null) {
+                def.set(Native.PTR, Native.off(Native.TOOL_DEF, "mcp_meta"), Native.utf8(a, options.mcpMeta()));
+            }
             // on failure capstan has already run destroy, which dropped the handle
             Native.check((int) Native.registry_add_tool.invokeExact(r, def));
             return this;
@@ -617,8 +620,9 @@ public final class Registry implements AutoCloseable {
     }
 
     /**
-     * Sets (null: removes) the hook that sees each call start and end. It runs on the thread where the
-     * event happens, possibly on several at once: it must be quick and thread-safe.
+     * Sets (null: removes) the hook that sees each call start and end, time out or be cancelled, and each
+     * progress report ({@link ToolCall#progress}). It runs on the thread where the event happens, possibly on
+     * several at once: it must be quick and thread-safe. Kinds this binding does not know are not passed on.
      */
     public void setEventHook(Consumer<ToolEvent> hook) {
         with((r, a) -> {

@@ -46,6 +46,37 @@ public final class ToolCall {
         return Json.MAPPER.convertValue(arguments(), type);
     }
 
+    /**
+     * Reports the call's progress ({@code capstan_call_progress}): {@code progress} so far out of {@code total}
+     * (0: unknown), with an optional {@code message}. It reaches the registry's event hook as a
+     * {@link ToolEvent.Kind#PROGRESS} event, on this thread before this returns, and an MCP client whose request
+     * carried a {@code progressToken} as {@code notifications/progress}. Any thread, until the call has its
+     * result.
+     *
+     * @return true when reported, false once the call has its result (timed out, cancelled, returned)
+     * @throws CapstanException INVALID_ARGUMENT for a value not finite, negative or not above the previous
+     *     report, a negative total or a message over 4096 bytes
+     */
+    public boolean progress(double progress, double total, String message) {
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment m = message == null ? MemorySegment.NULL : Native.utf8(a, message);
+            long len = message == null ? 0 : Native.utf8Len(m);
+            int st = (int) Native.call_progress.invokeExact(call, progress, total, m, len);
+            if (st == Native.ERR_ALREADY_COMPLETED || st == Native.ERR_STALE_HANDLE) return false;
+            Native.check(st);
+            return true;
+        } catch (CapstanException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /** {@link #progress(double, double, String)} with an unknown total and no message. */
+    public boolean progress(double progress) {
+        return progress(progress, 0, null);
+    }
+
     /** True once the call should stop (timed out, batch cancelled, registry closed). */
     public boolean cancelled() {
         try {

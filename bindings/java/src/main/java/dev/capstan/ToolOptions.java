@@ -14,10 +14,18 @@ package dev.capstan;
  *     (for tools with side effects)
  * @param deferred left out of the provider exports ({@link Registry#toolsJson}) until the search tool
  *     ({@link Registry#addSearchTool}) found it; callable at any time
+ * @param mcpMeta MCP metadata of the tool as JSON text ({@code capstan_tool_def.mcp_meta}): an object with any
+ *     of {@code title}, {@code annotations}, {@code outputSchema}, {@code icons}; null = none
  */
 public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
-        boolean mainThread, boolean waitForResponse, boolean deferred) {
-    public static final ToolOptions DEFAULTS = new ToolOptions(0, 0, false, false, false, false, false);
+        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta) {
+    public static final ToolOptions DEFAULTS = new ToolOptions(0, 0, false, false, false, false, false, null);
+
+    /** The options without MCP metadata (the record's shape before {@code mcpMeta}). */
+    public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
+            boolean mainThread, boolean waitForResponse, boolean deferred) {
+        this(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, null);
+    }
 
     /** The options of earlier versions (no main-thread, wait-for-response or deferred flag). */
     public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial) {
@@ -25,31 +33,47 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     }
 
     public ToolOptions withTimeoutMs(int ms) {
-        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred);
+        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta);
     }
 
     public ToolOptions withMaxOutputChars(int n) {
-        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred);
+        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta);
     }
 
     public ToolOptions withRequiresApproval(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred);
+        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta);
     }
 
     public ToolOptions withSerial(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta);
     }
 
     public ToolOptions withMainThread(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta);
     }
 
     public ToolOptions withWaitForResponse(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta);
     }
 
     public ToolOptions withDeferred(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta);
+    }
+
+    /**
+     * MCP metadata, as {@code capstan_tool_def.mcp_meta}: {@code meta} is JSON text or anything Jackson writes
+     * as an object (a Map, a record), with any of the MCP {@code Tool} fields {@code title} (string),
+     * {@code annotations} ({@code readOnlyHint}, {@code destructiveHint}, {@code idempotentHint},
+     * {@code openWorldHint}, {@code title}), {@code outputSchema} (a JSON Schema with {@code "type":"object"})
+     * and {@code icons}. capstan's MCP server sends them in {@code tools/list}; {@link Registry#toolsJson} gives
+     * them in {@link Format#MCP} and as {@code "mcp"} in {@link Format#DESCRIBE}. With an outputSchema, a result
+     * that is a JSON object failing it is a tool error naming the failing places. Checked at registration: a
+     * field of the wrong shape is INVALID_ARGUMENT naming it. null: none.
+     */
+    public ToolOptions withMcpMeta(Object meta) {
+        String json = meta == null ? null : meta instanceof CharSequence cs ? cs.toString() : Json.write(meta);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
+                deferred, json);
     }
 
     int flags() {
