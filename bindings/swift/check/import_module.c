@@ -20,7 +20,36 @@ static void hello(void *user_data, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "hello from a module", CAPSTAN_NTS);
 }
 
+/* Every C function the Swift layer (Sources/Capstan) calls, through the
+ * module: a name the module does not export fails to compile here. */
+static void *const swift_uses[] = {
+    (void *)capstan_call_progress, (void *)capstan_call_cancelled, (void *)capstan_registry_set_event_hook,
+    (void *)capstan_registry_stats_json, (void *)capstan_export_options_init, (void *)capstan_registry_tools_json,
+    (void *)capstan_registry_run_turn, (void *)capstan_registry_needs_approval, (void *)capstan_format_check_history,
+    (void *)capstan_search_options_init, (void *)capstan_registry_search_json,
+    (void *)capstan_search_tool_options_init, (void *)capstan_registry_add_search_tool,
+    (void *)capstan_registry_unload_tools, (void *)capstan_stream_sink_init, (void *)capstan_stream_new,
+    (void *)capstan_stream_feed, (void *)capstan_stream_finish, (void *)capstan_stream_cancel,
+    (void *)capstan_stream_free, (void *)capstan_mcp_server_options_init, (void *)capstan_mcp_server_start,
+    (void *)capstan_mcp_server_serve_stdio, (void *)capstan_mcp_server_url, (void *)capstan_mcp_server_stop,
+    (void *)capstan_mcp_server_free, (void *)capstan_mcp_mount_options_init, (void *)capstan_mcp_mount_new,
+    (void *)capstan_mcp_mount_free, (void *)capstan_mcp_mount_info_json, (void *)capstan_runtime_options_init,
+    (void *)capstan_runtime_configure, (void *)capstan_runtime_shutdown, (void *)capstan_registry_close,
+    (void *)capstan_error_json, (void *)capstan_tool_def_init, (void *)capstan_exec_options_init,
+};
+
 int main(void) {
+    for (size_t i = 0; i < sizeof swift_uses / sizeof swift_uses[0]; i++) {
+        if (swift_uses[i] == NULL) return 1;
+    }
+    /* The fields the Swift layer sets, appended in 0.4. */
+    capstan_tool_def meta_def;
+    memset(&meta_def, 0, sizeof meta_def);
+    meta_def.mcp_meta = "{}";
+    capstan_event event;
+    memset(&event, 0, sizeof event);
+    event.progress = 1.0;
+    if (meta_def.mcp_meta == NULL || event.progress != 1.0) return 1;
     capstan_registry *reg = NULL;
     if (capstan_registry_new(NULL, &reg) != CAPSTAN_OK) return 1;
     capstan_tool_def def;

@@ -23,37 +23,117 @@ public final class ToolRegistry: @unchecked Sendable {
 
     // MARK: tools
 
-    /// Registers (or replaces) a tool. `body` gets the validated arguments
-    /// decoded as `Arguments` and runs in its own task; a thrown error (or
+    /// Registers (or replaces) a tool whose arguments type declares its
+    /// schema (`ToolArguments.parametersSchema`). `body` gets the validated
+    /// arguments (schema defaults filled in) decoded as `Arguments`, and the
+    /// call's context (id, cancellation, progress); it runs in its own task,
+    /// which is cancelled when capstan ends the call first (timeout,
+    /// deadline, batch cancelled, registry closed). A thrown error (or
     /// arguments that do not decode) becomes a tool error the model reads.
-    /// With `.mainThread` the call starts only inside `pump()` and `body`
-    /// runs on the main actor. `body` is released exactly once, when the tool
-    /// is replaced or removed, the registry freed, or registration fails.
+    /// With `.mainThread` the call starts only inside `pump()`; for a body
+    /// that must run on the main actor use `registerOnMainActor`. `body` is
+    /// released exactly once, when the tool is replaced or removed, the
+    /// registry freed, or registration fails.
+    public func register<Arguments: ToolArguments>(
+        _ name: String,
+        description: String = "",
+        flags: ToolFlags = [],
+        timeoutMs: UInt32 = 0,
+        maxOutputChars: UInt32 = 0,
+        meta: McpToolMeta? = nil,
+        _ body: @escaping @Sendable (Arguments, ToolContext) async throws -> ToolOutput
+    ) throws {
+        try register(
+            name, description: description, parameters: Arguments.parametersSchema, flags: flags, timeoutMs: timeoutMs,
+            maxOutputChars: maxOutputChars, meta: meta, body)
+    }
+
+    /// A tool whose body runs on the main actor (UI objects): flagged
+    /// `.mainThread`, so the call starts only when the main actor calls
+    /// `pump()`, and `body` is isolated to the main actor.
+    public func registerOnMainActor<Arguments: ToolArguments & Sendable>(
+        _ name: String,
+        description: String = "",
+        flags: ToolFlags = [],
+        timeoutMs: UInt32 = 0,
+        maxOutputChars: UInt32 = 0,
+        meta: McpToolMeta? = nil,
+        _ body: @escaping @MainActor @Sendable (Arguments, ToolContext) async throws -> ToolOutput
+    ) throws {
+        try register(
+            name, description: description, parameters: Arguments.parametersSchema, flags: flags.union(.mainThread),
+            timeoutMs: timeoutMs, maxOutputChars: maxOutputChars, meta: meta
+        ) { (arguments: Arguments, context: ToolContext) in try await body(arguments, context) }
+    }
+
+    /// As above, for a body that needs no context.
+    public func register<Arguments: ToolArguments>(
+        _ name: String,
+        description: String = "",
+        flags: ToolFlags = [],
+        timeoutMs: UInt32 = 0,
+        maxOutputChars: UInt32 = 0,
+        meta: McpToolMeta? = nil,
+        _ body: @escaping @Sendable (Arguments) async throws -> ToolOutput
+    ) throws {
+        try register(
+            name, description: description, parameters: Arguments.parametersSchema, flags: flags, timeoutMs: timeoutMs,
+            maxOutputChars: maxOutputChars, meta: meta
+        ) { (arguments: Arguments, _: ToolContext) in try await body(arguments) }
+    }
+
+    /// Registers a tool with its JSON Schema given here (`parameters`, no
+    /// default: a schema left out would accept any object and turn
+    /// validation off silently). Otherwise as above.
     public func register<Arguments: Decodable>(
         _ name: String,
         description: String = "",
-        parameters: String = #"{"type":"object"}"#,
+        parameters: String,
         flags: ToolFlags = [],
         timeoutMs: UInt32 = 0,
+        maxOutputChars: UInt32 = 0,
+        meta: McpToolMeta? = nil,
         _ body: @escaping @Sendable (Arguments) async throws -> ToolOutput
     ) throws {
-        let box = ToolBox(mainThread: flags.contains(.mainThread)) { json in
-            try await body(JSONDecoder().decode(Arguments.self, from: Data(json.utf8)))
+        try register(
+            name, description: description, parameters: parameters, flags: flags, timeoutMs: timeoutMs,
+            maxOutputChars: maxOutputChars, meta: meta
+        ) { (arguments: Arguments, _: ToolContext) in try await body(arguments) }
+    }
+
+    /// The form every other `register` goes through.
+    public func register<Arguments: Decodable>(
+        _ name: String,
+        description: String = "",
+        parameters: String,
+        flags: ToolFlags = [],
+        timeoutMs: UInt32 = 0,
+        maxOutputChars: UInt32 = 0,
+        meta: McpToolMeta? = nil,
+        _ body: @escaping @Sendable (Arguments, ToolContext) async throws -> ToolOutput
+    ) throws {
+        let metaJSON = try meta?.json()  // before the box is retained: nothing to release on a throw
+        let box = ToolBox { json, context in
+            try await body(JSONDecoder().decode(Arguments.self, from: Data(json.utf8)), context)
         }
         var def = capstan_tool_def()
-        def.struct_size = UInt32(MemoryLayout<capstan_tool_def>.stride)
+        _ = capstan_tool_def_init(&def)  // struct_size = sizeof(capstan_tool_def), mcp_meta included
         def.callback = toolTrampoline
         def.user_data = Unmanaged.passRetained(box).toOpaque()
         def.destroy = releaseBox  // capstan calls it exactly once, on failure too
         def.timeout_ms = timeoutMs
+        def.max_output_chars = maxOutputChars
         def.flags = flags.rawValue
         let status = name.withCString { n in
             description.withCString { d in
                 parameters.withCString { p in
-                    def.name = n
-                    def.description = d
-                    def.parameters = p
-                    return capstan_registry_add_tool(raw, &def)
+                    withOptionalCString(metaJSON) { m in
+                        def.name = n
+                        def.description = d
+                        def.parameters = p
+                        def.mcp_meta = m
+                        return capstan_registry_add_tool(raw, &def)
+                    }
                 }
             }
         }
@@ -132,14 +212,48 @@ public final class ToolRegistry: @unchecked Sendable {
 
     /// The registered tools as the JSON `format`'s API takes.
     public func tools(_ format: Format) throws -> String {
-        try textOut { capstan_registry_tools_json(raw, format.rawValue, nil, $0, $1, nil, nil) }
+        try exportTools(format).tools
     }
 
-    /// Parses, runs and answers one model response; returns the messages to
-    /// append in `format`. Blocks the calling thread until every call ends.
-    public func runTurn(_ format: Format, response: String, options: ExecOptions = ExecOptions()) throws -> String {
+    /// The tools as `format`'s API takes them with `flags` (strict mode,
+    /// Gemini lowering), and capstan's report (`[{"tool","pointer","message"}]`):
+    /// what was dropped or could not be made strict.
+    public func exportTools(_ format: Format, flags: ExportFlags = []) throws -> (tools: String, report: String) {
+        var opts = capstan_export_options()
+        _ = capstan_export_options_init(&opts)
+        opts.flags = flags.rawValue
+        let (tools, report) = try textOut2 { out, len, rep, repLen in
+            capstan_registry_tools_json(raw, format.rawValue, &opts, out, len, rep, repLen)
+        }
+        return (tools, report ?? "[]")
+    }
+
+    /// One agent turn: parses `response` (the provider's JSON), runs its
+    /// calls and returns the messages to append in `format`. With
+    /// `wholeTurn` (`CAPSTAN_EXEC_WHOLE_TURN`) they start with the model's
+    /// own turn, unchanged (thinking blocks and their signatures, reasoning
+    /// items, thought signatures), then the results: append them as they are.
+    /// capstan_registry_run_turn blocks until every call ends, so it runs on
+    /// a thread of its own: the caller (the main actor too) is never blocked,
+    /// and `.mainThread` tools keep running as the main actor pumps. It is
+    /// not cancelled with the task: bound it with `options.deadlineMs`.
+    public func runTurn(
+        _ format: Format, response: String, options: ExecOptions = ExecOptions(), wholeTurn: Bool = false
+    ) async throws -> String {
+        let flags = wholeTurn ? UInt32(CAPSTAN_EXEC_WHOLE_TURN) : 0
+        return try await onOwnThread { [self] in
+            try options.withC(extraFlags: flags) { opts in
+                try textOut { out, len in
+                    capstan_registry_run_turn(raw, format.rawValue, response, response.utf8.count, opts, out, len)
+                }
+            }
+        }
+    }
+
+    /// Which of `calls` would wait for approval: `[{"index","id","name"}]`. Runs nothing.
+    public func needsApproval(_ calls: String, options: ExecOptions = ExecOptions()) throws -> String {
         try options.withC { opts in
-            try textOut { out, len in capstan_registry_run_turn(raw, format.rawValue, response, response.utf8.count, opts, out, len) }
+            try textOut { capstan_registry_needs_approval(raw, calls, calls.utf8.count, opts, $0, $1) }
         }
     }
 
@@ -150,15 +264,139 @@ public final class ToolRegistry: @unchecked Sendable {
     public static func formatResults(_ format: Format, results: String) throws -> String {
         try textOut { capstan_format_write_results(format.rawValue, results, results.utf8.count, $0, $1) }
     }
+
+    /// Checks a conversation against `format`'s rules for tool calls and
+    /// results (`capstan_format_check_history`): the report
+    /// `{"ok","findings":[...]}` and, with `repair`, the history repaired
+    /// (same shape as given). Pure: any thread.
+    public static func checkHistory(
+        _ format: Format, history: String, repair: Bool = false, geminiSignatures: Bool = false
+    ) throws -> (report: String, repaired: String?) {
+        let flags = (repair ? UInt32(CAPSTAN_HISTORY_REPAIR) : 0)
+            | (geminiSignatures ? UInt32(CAPSTAN_HISTORY_GEMINI_SIGNATURES) : 0)
+        let (report, repaired) = try textOut2 { out, len, fixed, fixedLen in
+            capstan_format_check_history(
+                format.rawValue, history, history.utf8.count, flags, out, len, repair ? fixed : nil,
+                repair ? fixedLen : nil)
+        }
+        return (report, repaired)
+    }
+
+    // MARK: events and statistics
+
+    /// Sets (nil: removes) the hook that sees each call start and end, time
+    /// out or be cancelled, and each progress report. It runs on the thread
+    /// where the event happens (a pool thread, capstan's timer, the thread
+    /// reporting progress), possibly on several at once: keep it quick, never
+    /// block in it. Kinds this binding does not know are not passed on.
+    public func setEventHook(_ hook: (@Sendable (ToolEvent) -> Void)?) throws {
+        guard let hook else {
+            try check(capstan_registry_set_event_hook(raw, nil, nil, nil))
+            return
+        }
+        let userData = Unmanaged.passRetained(EventBox(hook)).toOpaque()
+        // capstan releases the box after the hook's last invocation, or at once on failure.
+        let status = capstan_registry_set_event_hook(raw, eventTrampoline, userData, releaseBox)
+        guard status == 0 else { throw CapstanError.last(status) }
+    }
+
+    /// Per-tool statistics as JSON:
+    /// `{"tools":{"<name>":{"calls","outcomes":{...},"in_flight","p50_us","p99_us"}}}`.
+    public func statsJSON() throws -> String {
+        try textOut { capstan_registry_stats_json(raw, $0, $1) }
+    }
+
+    // MARK: search
+
+    /// The registered tools that best match `query`, best first (BM25 over
+    /// names, descriptions and parameters; with `regex`, a Rust regular
+    /// expression). `limit`: 1 to 100.
+    public func search(_ query: String, limit: UInt32 = 5, regex: Bool = false) throws -> [SearchHit] {
+        var opts = capstan_search_options()
+        _ = capstan_search_options_init(&opts)
+        opts.limit = limit
+        opts.flags = regex ? UInt32(CAPSTAN_SEARCH_REGEX) : 0
+        let json = try textOut { capstan_registry_search_json(raw, query, query.utf8.count, &opts, $0, $1) }
+        struct Found: Decodable { let results: [SearchHit] }
+        return try JSONDecoder().decode(Found.self, from: Data(json.utf8)).results
+    }
+
+    /// Registers capstan's search tool: the model calls it to find tools it
+    /// was not shown, and each `.deferred` tool it lists is exported from then on.
+    public func addSearchTool(name: String? = nil, description: String? = nil, limit: UInt32 = 0, regex: Bool = false) throws {
+        var opts = capstan_search_tool_options()
+        _ = capstan_search_tool_options_init(&opts)
+        opts.limit = limit
+        opts.flags = regex ? UInt32(CAPSTAN_SEARCH_REGEX) : 0
+        let status = withOptionalCString(name) { n in
+            withOptionalCString(description) { d in
+                opts.name = n
+                opts.description = d
+                return capstan_registry_add_search_tool(raw, &opts)
+            }
+        }
+        try check(status)
+    }
+
+    /// Deferred tools the search tool loaded leave the exports again (a new conversation).
+    public func unloadTools() throws {
+        try check(capstan_registry_unload_tools(raw))
+    }
+
+    // MARK: streams and MCP
+
+    /// Starts reading a streamed response (the SSE body) in `format`
+    /// (`.openAIChat`, `.openAIResponses`, `.anthropic`, `.gemini`).
+    public func stream(_ format: Format, options: ExecOptions = ExecOptions(), earlyDispatch: Bool = false) throws -> ToolStream {
+        try ToolStream(registry: self, format: format, options: options, earlyDispatch: earlyDispatch)
+    }
+
+    /// Serves the tools over MCP (streamable HTTP) until `stop()`.
+    public func serveMCP(_ options: McpServerOptions = McpServerOptions()) throws -> McpServer {
+        var out: OpaquePointer? = nil
+        let status = options.withC { opts in capstan_mcp_server_start(raw, opts, &out) }
+        guard status == 0, let out else { throw CapstanError.last(status) }
+        return try McpServer(Handle(raw: out))
+    }
+
+    /// Serves the tools over MCP on stdin/stdout until stdin ends (or the
+    /// registry is closed), on a thread of its own. Nothing else may write to stdout.
+    public func serveMCPStdio(_ options: McpServerOptions = McpServerOptions()) async throws {
+        try await onOwnThread { [self] in
+            try options.withC { opts in try check(capstan_mcp_server_serve_stdio(raw, opts)) }
+        }
+    }
+
+    /// Mounts an MCP server's tools (a command on stdio, or a URL), named
+    /// `prefix + remote name`. Connecting blocks, so it runs on a thread of its own.
+    public func mountMCP(_ options: McpMountOptions) async throws -> McpMount {
+        let handle = try await onOwnThread { [self] () throws -> Handle in
+            var out: OpaquePointer? = nil
+            let status = options.withC { opts in capstan_mcp_mount_new(raw, opts, &out) }
+            guard status == 0, let out else { throw CapstanError.last(status) }
+            return Handle(raw: out)
+        }
+        return McpMount(handle)
+    }
+
+    // MARK: shutdown
+
+    /// Shuts the registry down (calls not started end cancelled, calls in
+    /// flight are reported cancelled and their tasks cancelled), waiting up
+    /// to `timeoutMs` on a thread of its own; true when everything finished
+    /// in time. The registry is freed when the last reference goes.
+    @discardableResult
+    public func close(timeoutMs: UInt32 = .max) async -> Bool {
+        let status = (try? await onOwnThread { [self] in capstan_registry_close(raw, timeoutMs) }) ?? -1
+        return status == 0
+    }
 }
 
 // MARK: - C callbacks
 
 final class ToolBox: @unchecked Sendable {
-    let mainThread: Bool
-    let run: @Sendable (String) async throws -> ToolOutput
-    init(mainThread: Bool, run: @escaping @Sendable (String) async throws -> ToolOutput) {
-        self.mainThread = mainThread
+    let run: @Sendable (String, ToolContext) async throws -> ToolOutput
+    init(run: @escaping @Sendable (String, ToolContext) async throws -> ToolOutput) {
         self.run = run
     }
 }
@@ -169,7 +407,12 @@ struct CallHandle: @unchecked Sendable {
     let raw: OpaquePointer
 
     func complete(_ output: ToolOutput) {
-        let kind = output.kind == .json ? capstan_content(CAPSTAN_CONTENT_JSON) : capstan_content(CAPSTAN_CONTENT_TEXT)
+        let kind: capstan_content
+        switch output.kind {
+        case .text: kind = capstan_content(CAPSTAN_CONTENT_TEXT)
+        case .json: kind = capstan_content(CAPSTAN_CONTENT_JSON)
+        case .parts: kind = capstan_content(CAPSTAN_CONTENT_PARTS)
+        }
         let n = output.content.utf8.count
         _ = output.content.withCString { capstan_call_return(raw, kind, $0, n) }
     }
@@ -179,27 +422,63 @@ struct CallHandle: @unchecked Sendable {
     }
 }
 
+/// How often a running tool's task checks `capstan_call_cancelled` (capstan
+/// has no callback for a call's cancellation; its event hook is the host's).
+let cancellationPollNanoseconds: UInt64 = 10_000_000
+
 private let toolTrampoline: capstan_tool_fn = { userData, call in
     guard let userData, let call else { return }
     let box = Unmanaged<ToolBox>.fromOpaque(userData).takeUnretainedValue()
     var n = 0
-    // Copied now: the text belongs to the call.
+    // Copied now: the texts belong to the call.
     let arguments = text(capstan_call_arguments(call, &n), n)
+    let id = text(capstan_call_id(call, &n), n)
+    let tool = text(capstan_call_tool(call, &n), n)
     let handle = CallHandle(raw: call)
+    let context = ToolContext(id: id, tool: tool, handle: handle)
     let run = box.run
-    let work: @Sendable () async -> Void = {
-        do {
-            let output = try await run(arguments)
-            handle.complete(output)
-        } catch {
-            handle.fail("\(error)")
+    // A body isolated to the main actor (registerOnMainActor) hops there itself.
+    let work = Task { try await run(arguments, context) }
+    // Completes the call with the task's outcome; until then, a watcher
+    // cancels the task once capstan ends the call (timeout, deadline, batch
+    // cancelled, registry closed). Completing late is ALREADY_COMPLETED,
+    // ignored: capstan already gave the call its result.
+    Task {
+        let watcher = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: cancellationPollNanoseconds)
+                if capstan_call_cancelled(handle.raw) {
+                    work.cancel()
+                    return
+                }
+            }
+        }
+        let outcome = await work.result
+        watcher.cancel()
+        switch outcome {
+        case .success(let output): handle.complete(output)
+        case .failure(let error): handle.fail("\(error)")
         }
     }
-    if box.mainThread {
-        Task { @MainActor in await work() }
-    } else {
-        Task { await work() }
-    }
+}
+
+final class EventBox: @unchecked Sendable {
+    let hook: @Sendable (ToolEvent) -> Void
+    init(_ hook: @escaping @Sendable (ToolEvent) -> Void) { self.hook = hook }
+}
+
+private let eventTrampoline: capstan_event_fn = { userData, event in
+    guard let userData, let event else { return }
+    let box = Unmanaged<EventBox>.fromOpaque(userData).takeUnretainedValue()
+    let e = event.pointee
+    guard let kind = ToolEvent.Kind(rawValue: e.kind) else { return }  // newer kinds: ignored, as the header asks
+    let progress = kind == .progress
+    box.hook(
+        ToolEvent(
+            kind: kind, tool: text(e.tool, e.tool_len), id: text(e.id, e.id_len), index: e.index,
+            outcome: kind == .finished ? Outcome(rawValue: e.outcome) : nil, durationMicroseconds: e.duration_us,
+            progress: progress ? e.progress : 0, total: progress ? e.total : 0,
+            message: progress && e.message != nil ? text(e.message, e.message_len) : nil))
 }
 
 private let releaseBox: capstan_destroy_fn = { userData in

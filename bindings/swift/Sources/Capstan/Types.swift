@@ -7,16 +7,66 @@ import Foundation
 /// an `Int`. Only needed when calling the C functions directly.
 public let capstanNTS: Int = Int(bitPattern: UInt.max)
 
-/// A failed capstan function: its status (`CAPSTAN_ERR_*`) and message.
+/// What a provider said when its response was an error
+/// (`CAPSTAN_ERR_PROVIDER_ERROR`), from `capstan_error_json`'s `provider`.
+public struct ProviderErrorInfo: Sendable, Equatable {
+    /// As the message shows it, e.g. `rate_limit_error`.
+    public let kind: String?
+    public let message: String?
+    /// The provider's error type or status name.
+    public let type: String?
+    public let code: String?
+    /// When the body carries one.
+    public let httpStatus: Int?
+    /// When the body carries a retry delay.
+    public let retryAfterMs: Int?
+}
+
+/// A failed capstan function: its status (`CAPSTAN_ERR_*`), message and,
+/// from `capstan_error_json`, the provider's error fields
+/// (`CAPSTAN_ERR_PROVIDER_ERROR`) or the JSON Pointer of a refused schema's
+/// bad place (`CAPSTAN_ERR_INVALID_SCHEMA`).
 public struct CapstanError: Error, CustomStringConvertible, Sendable {
     public let status: Int32
     public let message: String
+    /// PROVIDER_ERROR only.
+    public let provider: ProviderErrorInfo?
+    /// INVALID_SCHEMA only: the JSON Pointer in the tool's schema ("" = its root).
+    public let pointer: String?
+
+    public init(status: Int32, message: String, provider: ProviderErrorInfo? = nil, pointer: String? = nil) {
+        self.status = status
+        self.message = message
+        self.provider = provider
+        self.pointer = pointer
+    }
 
     public var statusName: String { String(cString: capstan_status_name(status)) }
     public var description: String { "\(statusName): \(message)" }
 
-    /// The calling thread's last error: call right after the failing function.
+    /// The calling thread's last error: call right after the failing
+    /// function, on the same thread (capstan's last error is per OS thread).
     static func last(_ status: capstan_status) -> CapstanError {
+        var out: UnsafeMutablePointer<CChar>? = nil
+        var len = 0
+        if capstan_error_json(&out, &len) == 0, let out {
+            defer { capstan_string_free(out) }
+            let json = text(out, len)
+            if let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+                (object["status_code"] as? Int) == Int(status)
+            {
+                var provider: ProviderErrorInfo? = nil
+                if let p = object["provider"] as? [String: Any] {
+                    provider = ProviderErrorInfo(
+                        kind: p["kind"] as? String, message: p["message"] as? String, type: p["type"] as? String,
+                        code: p["code"] as? String, httpStatus: p["http_status"] as? Int,
+                        retryAfterMs: p["retry_after_ms"] as? Int)
+                }
+                return CapstanError(
+                    status: status, message: object["message"] as? String ?? "", provider: provider,
+                    pointer: object["pointer"] as? String)
+            }
+        }
         var buf = [CChar](repeating: 0, count: 512)
         let n = capstan_error_message(&buf, buf.count)
         if n >= buf.count {
@@ -25,6 +75,45 @@ public struct CapstanError: Error, CustomStringConvertible, Sendable {
         }
         return CapstanError(status: status, message: String(cString: buf))
     }
+}
+
+/// Runs `body` with `s` as a C string, or NULL for nil.
+func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) throws -> R) rethrows -> R {
+    guard let s else { return try body(nil) }
+    return try s.withCString { try body($0) }
+}
+
+/// Runs `body` with a C array of C strings (`const char *const *`, NULL
+/// when empty) and its count. The strings live until `body` returns.
+func withCStrings<R>(
+    _ items: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?, Int) throws -> R
+) rethrows -> R {
+    let copies = items.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    let pointers: [UnsafePointer<CChar>?] = copies.map { UnsafePointer($0) }
+    return try pointers.withUnsafeBufferPointer { buf in
+        try body(buf.isEmpty ? nil : buf.baseAddress, buf.count)
+    }
+}
+
+/// Runs a blocking C call on a thread of its own and resumes the task with
+/// its outcome: never on the main actor and never on one of Swift's
+/// cooperative threads (a blocked cooperative thread starves every task).
+/// `body` reads capstan's last error on that same thread (`CapstanError.last`).
+func onOwnThread<T>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+        let thread = Thread {
+            continuation.resume(with: Result { try body() })
+        }
+        thread.name = "capstan-blocking"
+        thread.start()
+    }
+}
+
+/// An opaque C handle passed between threads (capstan's handles are
+/// thread-safe as their functions document).
+struct Handle: @unchecked Sendable {
+    let raw: OpaquePointer
 }
 
 @inline(__always)
@@ -38,6 +127,26 @@ func text(_ p: UnsafePointer<CChar>?, _ n: Int) -> String {
     return p.withMemoryRebound(to: UInt8.self, capacity: n) {
         String(decoding: UnsafeBufferPointer(start: $0, count: n), as: UTF8.self)
     }
+}
+
+/// Runs a C function with two text outputs (the second may stay NULL).
+func textOut2(
+    _ body: (
+        UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, UnsafeMutablePointer<Int>,
+        UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, UnsafeMutablePointer<Int>
+    ) -> capstan_status
+) throws -> (String, String?) {
+    var out: UnsafeMutablePointer<CChar>? = nil
+    var len = 0
+    var out2: UnsafeMutablePointer<CChar>? = nil
+    var len2 = 0
+    let status = body(&out, &len, &out2, &len2)
+    guard status == 0 else { throw CapstanError.last(status) }
+    defer {
+        capstan_string_free(out)
+        capstan_string_free(out2)
+    }
+    return (text(out, len), out2 == nil ? nil : text(out2, len2))
 }
 
 /// Runs a C function with a `(char **out, size_t *out_len)` output.
@@ -74,6 +183,29 @@ public struct ToolFlags: OptionSet, Sendable {
     public static let serial = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_SERIAL))
     /// Starts only inside `ToolRegistry.pump()`, on the main actor.
     public static let mainThread = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_MAIN_THREAD))
+    /// Streams: never starts before the whole response arrived, even with early dispatch.
+    public static let waitForResponse = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_WAIT_FOR_RESPONSE))
+    /// Left out of the exports until the search tool found it (`ToolRegistry.addSearchTool`).
+    public static let deferred = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_DEFERRED))
+}
+
+/// Arguments of a tool, decoded from the validated JSON, with their JSON
+/// Schema declared next to them: `register` reads `parametersSchema`, so
+/// the type and its schema cannot drift apart in two places of the code.
+///
+///     struct Sum: ToolArguments {
+///         let a: Int, b: Int
+///         static let parametersSchema = #"{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}"#
+///     }
+public protocol ToolArguments: Decodable {
+    /// JSON Schema of the arguments; the root must be an object schema.
+    static var parametersSchema: String { get }
+}
+
+/// A tool without arguments: its schema accepts only `{}`.
+public struct NoArguments: ToolArguments, Sendable {
+    public static let parametersSchema = #"{"type":"object","properties":{},"additionalProperties":false}"#
+    public init() {}
 }
 
 /// Options of execute/submit (`capstan_exec_options`).
@@ -85,21 +217,37 @@ public struct ExecOptions: Sendable {
     public var timeoutMs: UInt32 = 0
     /// Ids of calls the user already approved.
     public var approvedIds: [String] = []
+    /// Bounds every call of the batch from its submission, waits included
+    /// (for a worker, the approver, the pump); 0 = none. A call without a
+    /// result by then ends `.timeout`, saying what it waited for; a running
+    /// one is cancelled (its task sees it).
+    public var deadlineMs: UInt32 = 0
+    /// The model was given strict schemas: its `null`s for optional arguments are dropped.
+    public var strictNulls = false
 
-    public init(sequential: Bool = false, limit: UInt32 = 0, timeoutMs: UInt32 = 0, approvedIds: [String] = []) {
+    public init(
+        sequential: Bool = false, limit: UInt32 = 0, timeoutMs: UInt32 = 0, approvedIds: [String] = [],
+        deadlineMs: UInt32 = 0, strictNulls: Bool = false
+    ) {
         self.sequential = sequential
         self.limit = limit
         self.timeoutMs = timeoutMs
         self.approvedIds = approvedIds
+        self.deadlineMs = deadlineMs
+        self.strictNulls = strictNulls
     }
 
-    func withC<R>(_ body: (UnsafePointer<capstan_exec_options>) throws -> R) rethrows -> R {
+    /// `extraFlags`: the `CAPSTAN_EXEC_*` flags of the one function it is
+    /// for (capstan checks each function's flags).
+    func withC<R>(extraFlags: UInt32 = 0, _ body: (UnsafePointer<capstan_exec_options>) throws -> R) rethrows -> R {
         var o = capstan_exec_options()
-        // stride, not size: C's sizeof includes the tail padding.
+        _ = capstan_exec_options_init(&o)  // struct_size = sizeof, as the library was built
         o.struct_size = UInt32(MemoryLayout<capstan_exec_options>.stride)
-        o.flags = sequential ? UInt32(CAPSTAN_EXEC_SEQUENTIAL) : 0
+        o.flags = extraFlags | (sequential ? UInt32(CAPSTAN_EXEC_SEQUENTIAL) : 0)
+            | (strictNulls ? UInt32(CAPSTAN_EXEC_STRICT_NULLS) : 0)
         o.limit = limit
         o.timeout_ms = timeoutMs
+        o.deadline_ms = deadlineMs
         let ids = approvedIds.map { strdup($0) }
         defer { ids.forEach { free($0) } }
         let pointers: [UnsafePointer<CChar>?] = ids.map { UnsafePointer($0) }
@@ -111,15 +259,43 @@ public struct ExecOptions: Sendable {
     }
 }
 
+/// One MCP content block of a tool's result.
+public enum ContentPart: Sendable {
+    case text(String)
+    /// PNG, JPEG, GIF and WebP reach every provider.
+    case image(Data, mimeType: String)
+    case audio(Data, mimeType: String)
+    /// An embedded resource `file:///name` (application/pdf reaches every provider as a document).
+    case file(Data, mimeType: String, name: String)
+
+    var block: [String: Any] {
+        switch self {
+        case .text(let s): return ["type": "text", "text": s]
+        case .image(let d, let m): return ["type": "image", "data": d.base64EncodedString(), "mimeType": m]
+        case .audio(let d, let m): return ["type": "audio", "data": d.base64EncodedString(), "mimeType": m]
+        case .file(let d, let m, let name):
+            return ["type": "resource", "resource": ["uri": "file:///\(name)", "mimeType": m, "blob": d.base64EncodedString()]]
+        }
+    }
+}
+
 /// What a tool hands back to the model.
 public struct ToolOutput: Sendable {
-    enum Kind: Sendable { case text, json }
+    enum Kind: Sendable { case text, json, parts }
     let kind: Kind
     let content: String
 
     public static func text(_ s: String) -> ToolOutput { ToolOutput(kind: .text, content: s) }
     /// JSON text, checked by capstan (not JSON: the call becomes a tool error).
+    /// A JSON object is the result's structured content (checked against the
+    /// tool's `outputSchema` when it has one).
     public static func json(_ raw: String) -> ToolOutput { ToolOutput(kind: .json, content: raw) }
+    /// Content parts (`CAPSTAN_CONTENT_PARTS`): text, images, audio, files,
+    /// rendered by capstan for each provider.
+    public static func parts(_ parts: [ContentPart]) -> ToolOutput {
+        let data = (try? JSONSerialization.data(withJSONObject: parts.map(\.block))) ?? Data("[]".utf8)
+        return ToolOutput(kind: .parts, content: String(decoding: data, as: UTF8.self))
+    }
     /// A value encoded as JSON.
     public static func json<T: Encodable>(encoding value: T) throws -> ToolOutput {
         ToolOutput(kind: .json, content: String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
@@ -137,6 +313,11 @@ public struct ToolResult: Sendable {
     public let outcome: Outcome
     public let durationMicroseconds: UInt64
     public var isError: Bool { outcome != .ok }
+    /// The content parts capstan accepted (a JSON array of MCP blocks), when
+    /// the tool returned `.parts`; `content` is then their text.
+    public let partsJSON: String?
+    /// The structured content (a JSON object), when the result has one.
+    public let structuredJSON: String?
 
     init(_ p: UnsafePointer<capstan_result>) {
         let r = p.pointee
@@ -146,7 +327,160 @@ public struct ToolResult: Sendable {
         content = text(r.content, r.content_len)
         outcome = Outcome(rawValue: r.outcome) ?? .toolError
         durationMicroseconds = r.duration_us
+        partsJSON = r.parts_json == nil || r.parts_json_len == 0 ? nil : text(r.parts_json, r.parts_json_len)
+        structuredJSON =
+            r.structured_json == nil || r.structured_json_len == 0 ? nil : text(r.structured_json, r.structured_json_len)
     }
+}
+
+/// A call starting, ending or reporting progress, as the event hook sees it
+/// (`ToolRegistry.setEventHook`).
+public struct ToolEvent: Sendable {
+    /// `CAPSTAN_EVENT_*`.
+    public enum Kind: UInt32, Sendable {
+        case started = 0, finished, timedOut, cancelled, progress
+    }
+    public let kind: Kind
+    public let tool: String
+    public let id: String
+    /// Position of the call in its batch.
+    public let index: Int
+    /// `.finished` only.
+    public let outcome: Outcome?
+    /// Microseconds since the tool started (finished, timed out, progress).
+    public let durationMicroseconds: UInt64
+    /// `.progress` only: the value reported, growing with each report.
+    public let progress: Double
+    /// `.progress` only: the total, 0 when unknown.
+    public let total: Double
+    /// `.progress` only: the message, if any.
+    public let message: String?
+}
+
+/// MCP annotations of a tool: hints for clients and approvers; capstan enforces none.
+public struct ToolAnnotations: Sendable, Encodable {
+    public var title: String?
+    public var readOnlyHint: Bool?
+    public var destructiveHint: Bool?
+    public var idempotentHint: Bool?
+    public var openWorldHint: Bool?
+
+    public init(
+        title: String? = nil, readOnlyHint: Bool? = nil, destructiveHint: Bool? = nil, idempotentHint: Bool? = nil,
+        openWorldHint: Bool? = nil
+    ) {
+        self.title = title
+        self.readOnlyHint = readOnlyHint
+        self.destructiveHint = destructiveHint
+        self.idempotentHint = idempotentHint
+        self.openWorldHint = openWorldHint
+    }
+}
+
+/// An MCP icon of a tool.
+public struct ToolIcon: Sendable, Encodable {
+    public var src: String
+    public var mimeType: String?
+    public var sizes: [String]?
+    /// "light" or "dark".
+    public var theme: String?
+
+    public init(src: String, mimeType: String? = nil, sizes: [String]? = nil, theme: String? = nil) {
+        self.src = src
+        self.mimeType = mimeType
+        self.sizes = sizes
+        self.theme = theme
+    }
+}
+
+/// MCP metadata of a tool (`capstan_tool_def.mcp_meta`): in `tools(.mcp)`,
+/// in `.describe` as `"mcp"`, and in a served `tools/list`. With an
+/// `outputSchema`, a result whose structured content fails it is a tool
+/// error naming the failing places. Checked at registration
+/// (INVALID_ARGUMENT naming a bad field; INVALID_SCHEMA for an
+/// `outputSchema` that does not compile).
+public struct McpToolMeta: Sendable {
+    public var title: String?
+    public var annotations: ToolAnnotations?
+    /// JSON Schema text with `"type": "object"`.
+    public var outputSchema: String?
+    /// Up to 16.
+    public var icons: [ToolIcon]
+
+    public init(title: String? = nil, annotations: ToolAnnotations? = nil, outputSchema: String? = nil, icons: [ToolIcon] = []) {
+        self.title = title
+        self.annotations = annotations
+        self.outputSchema = outputSchema
+        self.icons = icons
+    }
+
+    /// The JSON text capstan reads; an `outputSchema` that is not JSON throws
+    /// INVALID_ARGUMENT before anything is registered.
+    func json() throws -> String {
+        var object: [String: Any] = [:]
+        if let title { object["title"] = title }
+        let encoder = JSONEncoder()
+        if let annotations {
+            object["annotations"] = try JSONSerialization.jsonObject(with: encoder.encode(annotations))
+        }
+        if !icons.isEmpty { object["icons"] = try JSONSerialization.jsonObject(with: encoder.encode(icons)) }
+        if let outputSchema {
+            guard let schema = try? JSONSerialization.jsonObject(with: Data(outputSchema.utf8)) else {
+                throw CapstanError(status: Int32(CAPSTAN_ERR_INVALID_ARGUMENT), message: "outputSchema is not JSON")
+            }
+            object["outputSchema"] = schema
+        }
+        return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+    }
+}
+
+/// What the tool's body gets besides its arguments.
+public struct ToolContext: Sendable {
+    /// The call's id.
+    public let id: String
+    /// The tool's name.
+    public let tool: String
+    let handle: CallHandle
+
+    /// True once the call should stop: it timed out, passed its batch's
+    /// deadline, its batch was cancelled or its registry closed. The body's
+    /// task is also cancelled then (within about 10 ms): `Task.isCancelled`
+    /// and `Task.checkCancellation()` see it.
+    public var isCancelled: Bool { capstan_call_cancelled(handle.raw) }
+
+    /// Reports progress (`capstan_call_progress`): `value` so far out of
+    /// `total` (0: unknown). It reaches the event hook (`.progress`) on this
+    /// thread before this returns, and an MCP client that sent a
+    /// `progressToken`. Returns false once the call has its result; throws
+    /// INVALID_ARGUMENT for a value not finite, negative or not above the
+    /// previous report, a negative total or a message over 4096 bytes.
+    @discardableResult
+    public func progress(_ value: Double, total: Double = 0, message: String? = nil) throws -> Bool {
+        let status = withOptionalCString(message) { m in
+            capstan_call_progress(handle.raw, value, total, m, message?.utf8.count ?? 0)
+        }
+        if status == Int32(CAPSTAN_ERR_ALREADY_COMPLETED) || status == Int32(CAPSTAN_ERR_STALE_HANDLE) { return false }
+        try check(status)
+        return true
+    }
+}
+
+/// One tool `search` found.
+public struct SearchHit: Sendable, Decodable {
+    public let name: String
+    public let description: String
+    public let score: Double
+}
+
+/// Export options (`CAPSTAN_EXPORT_*`).
+public struct ExportFlags: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// OpenAI strict mode: every property required, optional ones nullable;
+    /// the report lists what cannot be made strict.
+    public static let strict = ExportFlags(rawValue: UInt32(CAPSTAN_EXPORT_STRICT))
+    /// Gemini: the OpenAPI subset in `parameters` (refs inlined) instead of `parametersJsonSchema`.
+    public static let geminiLower = ExportFlags(rawValue: UInt32(CAPSTAN_EXPORT_GEMINI_LOWER))
 }
 
 /// A call waiting for approval.

@@ -6,14 +6,20 @@ import XCTest
 
 @testable import Capstan
 
-private struct SumArguments: Decodable {
+// The schema is declared next to the type it describes (ToolArguments).
+private struct SumArguments: ToolArguments {
     let a: Int
     let b: Int
+    static let parametersSchema =
+        #"{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}"#
 }
 
-private struct NoArguments: Decodable {}
+private let sumSchema = SumArguments.parametersSchema
 
-private let sumSchema = #"{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}"#
+private struct LieArguments: ToolArguments {
+    let lie: Bool?
+    static let parametersSchema = #"{"type":"object","properties":{"lie":{"type":"boolean"}}}"#
+}
 
 private final class Counter: @unchecked Sendable {
     private let lock = NSLock()
@@ -25,7 +31,7 @@ private final class Counter: @unchecked Sendable {
 final class CapstanTests: XCTestCase {
     private func registry() throws -> ToolRegistry {
         let registry = try ToolRegistry()
-        try registry.register("sum", description: "Adds.", parameters: sumSchema) { (args: SumArguments) in
+        try registry.register("sum", description: "Adds.") { (args: SumArguments) in
             .json("\(args.a + args.b)")
         }
         return registry
@@ -113,7 +119,7 @@ final class CapstanTests: XCTestCase {
     func testMainThreadToolsStartOnlyInsidePump() async throws {
         let registry = try ToolRegistry()
         let ran = Counter()
-        try registry.register("spawn", flags: .mainThread) { (_: NoArguments) in
+        try registry.registerOnMainActor("spawn") { (_: NoArguments, _: ToolContext) in
             XCTAssertTrue(Thread.isMainThread)
             ran.add()
             return .text("spawned")
@@ -141,7 +147,7 @@ final class CapstanTests: XCTestCase {
         let response = #"{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"sum","arguments":"{\"a\":2,\"b\":3}"}}]}}]}"#
         let calls = try ToolRegistry.parseCalls(.openAIChat, response: response)
         XCTAssertTrue(calls.contains("call_1"))
-        let messages = try registry.runTurn(.openAIChat, response: response)
+        let messages = try await registry.runTurn(.openAIChat, response: response)
         XCTAssertTrue(messages.contains(#""tool_call_id":"call_1""#))
         XCTAssertThrowsError(try ToolRegistry.parseCalls(.openAIChat, response: "{"))
     }
@@ -155,5 +161,239 @@ final class CapstanTests: XCTestCase {
         XCTAssertEqual(Format.mcp.rawValue, UInt32(CAPSTAN_FORMAT_MCP))
         XCTAssertEqual(Outcome.denied.rawValue, UInt32(CAPSTAN_OUTCOME_DENIED))
         XCTAssertEqual(capstan_name_check("fine_name", capstanNTS), Int32(CAPSTAN_OK))
+        XCTAssertEqual(ToolEvent.Kind.finished.rawValue, UInt32(CAPSTAN_EVENT_FINISHED))
+        XCTAssertEqual(ToolEvent.Kind.progress.rawValue, UInt32(CAPSTAN_EVENT_PROGRESS))
+        XCTAssertEqual(ExportFlags.geminiLower.rawValue, UInt32(CAPSTAN_EXPORT_GEMINI_LOWER))
     }
+
+    // MARK: - what 0.4 adds (issue #34); never compiled here (no Swift toolchain)
+
+    func testASchemaGivenAsAStringStillWorks() async throws {
+        let registry = try ToolRegistry()
+        try registry.register("add", parameters: sumSchema) { (args: SumArguments) in .json("\(args.a + args.b)") }
+        let results = try await registry.execute(#"{"id":"1","name":"add","arguments":{"a":1}}"#)
+        XCTAssertEqual(results.first?.outcome, .invalidArguments)  // b is required: validation is on
+    }
+
+    func testTheEventHookSeesStartsAndFinishesAndStatsCountThem() async throws {
+        let registry = try registry()
+        let events = EventLog()
+        try registry.setEventHook { events.add($0) }
+        _ = try await registry.execute(
+            #"[{"id":"e1","name":"sum","arguments":{"a":1,"b":2}},{"id":"e2","name":"sum","arguments":{"a":"x"}}]"#)
+        let finished = events.all.filter { $0.kind == .finished }.sorted { $0.index < $1.index }
+        XCTAssertEqual(finished.map(\.id), ["e1", "e2"])
+        XCTAssertEqual(finished.map(\.outcome), [.ok, .invalidArguments])
+        XCTAssertTrue(events.all.contains { $0.kind == .started && $0.id == "e1" && $0.tool == "sum" })
+        let stats = try JSONSerialization.jsonObject(with: Data(try registry.statsJSON().utf8)) as? [String: Any]
+        let sum = (stats?["tools"] as? [String: Any])?["sum"] as? [String: Any]
+        XCTAssertEqual(sum?["calls"] as? Int, 2)
+        try registry.setEventHook(nil)
+    }
+
+    func testProgressReachesTheEventHookAndBadReportsThrow() async throws {
+        let registry = try ToolRegistry()
+        let refused = Counter()
+        try registry.register("work") { (_: NoArguments, ctx: ToolContext) in
+            XCTAssertTrue(try ctx.progress(1, total: 4, message: "one"))
+            do { try ctx.progress(1, total: 4) } catch let e as CapstanError where e.status == Int32(CAPSTAN_ERR_INVALID_ARGUMENT) {
+                refused.add()
+            }
+            do { try ctx.progress(.nan) } catch is CapstanError { refused.add() }
+            try ctx.progress(2.5)
+            return .text("done")
+        }
+        let events = EventLog()
+        try registry.setEventHook { events.add($0) }
+        let results = try await registry.execute(#"{"id":"p1","name":"work","arguments":{}}"#)
+        XCTAssertEqual(results.first?.content, "done")
+        XCTAssertEqual(refused.value, 2)
+        let progress = events.all.filter { $0.kind == .progress }
+        XCTAssertEqual(progress.map(\.progress), [1, 2.5])
+        XCTAssertEqual(progress.map(\.total), [4, 0])
+        XCTAssertEqual(progress.map(\.message), ["one", nil])
+        XCTAssertEqual(progress.first?.id, "p1")
+    }
+
+    func testATimeoutCancelsTheSwiftTask() async throws {
+        let registry = try ToolRegistry()
+        let sawCancellation = Counter()
+        try registry.register("stuck", timeoutMs: 50) { (_: NoArguments, ctx: ToolContext) in
+            do {
+                try await Task.sleep(nanoseconds: 5_000_000_000)
+            } catch is CancellationError {
+                XCTAssertTrue(ctx.isCancelled)
+                sawCancellation.add()
+                throw CancellationError()
+            }
+            return .text("late")
+        }
+        let results = try await registry.execute(#"{"id":"1","name":"stuck","arguments":{}}"#)
+        XCTAssertEqual(results.first?.outcome, .timeout)
+        for _ in 0..<100 where sawCancellation.value == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+        XCTAssertEqual(sawCancellation.value, 1)  // the task was cancelled, not left sleeping 5 s
+    }
+
+    func testADeadlineEndsACallSayingSo() async throws {
+        let registry = try ToolRegistry()
+        try registry.register("stuck") { (_: NoArguments) in
+            try await Task.sleep(nanoseconds: 5_000_000_000)
+            return .text("late")
+        }
+        let results = try await registry.execute(
+            #"{"id":"1","name":"stuck","arguments":{}}"#, options: ExecOptions(deadlineMs: 60))
+        XCTAssertEqual(results.first?.outcome, .timeout)
+        XCTAssertTrue(results.first?.content.contains("deadline of 60 ms") ?? false, results.first?.content ?? "")
+    }
+
+    func testWholeTurnStartsWithTheAssistantMessageHoldingTheThinkingBlock() async throws {
+        let registry = try registry()
+        let response = #"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"thinking","thinking":"add them","signature":"c2ln"},{"type":"tool_use","id":"toolu_1","name":"sum","input":{"a":1,"b":2}}],"stop_reason":"tool_use"}"#
+        let turn = try await registry.runTurn(.anthropic, response: response, wholeTurn: true)
+        let messages = try JSONSerialization.jsonObject(with: Data(turn.utf8)) as? [[String: Any]]
+        XCTAssertEqual(messages?.count, 2)
+        XCTAssertEqual(messages?.first?["role"] as? String, "assistant")
+        let blocks = messages?.first?["content"] as? [[String: Any]]
+        XCTAssertEqual(blocks?.first?["signature"] as? String, "c2ln")
+        XCTAssertTrue(turn.contains(#""tool_use_id":"toolu_1""#))
+    }
+
+    @MainActor
+    func testRunTurnFromTheMainActorLeavesItFreeToPump() async throws {
+        let registry = try ToolRegistry()
+        try registry.registerOnMainActor("ui") { (_: NoArguments, _: ToolContext) in .text("drawn") }
+        let response = #"{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"ui","arguments":"{}"}}]}}]}"#
+        let turn = Task { try await registry.runTurn(.openAIChat, response: response) }
+        // runTurn blocks a thread of its own, not this actor: it can pump.
+        for _ in 0..<500 {
+            registry.pump(budgetMs: 1)
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        let messages = try await turn.value
+        XCTAssertTrue(messages.contains("drawn"))
+    }
+
+    func testStrictExportAndGeminiLowering() throws {
+        let registry = try ToolRegistry()
+        try registry.register(
+            "t", parameters: #"{"type":"object","$defs":{"p":{"type":"string"}},"properties":{"v":{"$ref":"#/$defs/p"}},"required":["v"]}"#
+        ) { (_: [String: String]) in .text("") }
+        let strict = try registry.exportTools(.openAIChat, flags: .strict)
+        XCTAssertTrue(strict.tools.contains(#""strict":true"#))
+        let lowered = try registry.exportTools(.gemini, flags: .geminiLower).tools
+        XCTAssertFalse(lowered.contains("parametersJsonSchema"))
+        XCTAssertTrue(try registry.tools(.gemini).contains("parametersJsonSchema"))
+    }
+
+    func testAStreamStartsACallBeforeTheBodyEnds() async throws {
+        let registry = try registry()
+        let stream = try registry.stream(.openAIChat, earlyDispatch: true)
+        try stream.feed(#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"sum","arguments":"{\"a\":1,\"b\":2}"}}]}}]}"# + "\n\n")
+        var iterator = stream.results.makeAsyncIterator()
+        let first = await iterator.next()  // arrives before the body's end was fed
+        XCTAssertEqual(first?.content, "3")
+        try stream.feed(#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"# + "\n\ndata: [DONE]\n\n")
+        let done = try await stream.finish()
+        XCTAssertTrue(done.contains(#""tool_call_id":"call_1""#))
+    }
+
+    func testServeAndMountOverHTTP() async throws {
+        let served = try registry()
+        let server = try served.serveMCP()
+        XCTAssertTrue(server.url.hasPrefix("http://127.0.0.1:"))
+        let client = try ToolRegistry()
+        let mount = try await client.mountMCP(.url(server.url, prefix: "remote_"))
+        XCTAssertTrue(try mount.infoJSON().contains(#""remote_sum":"sum""#))
+        let results = try await client.execute(#"{"id":"1","name":"remote_sum","arguments":{"a":20,"b":22}}"#)
+        XCTAssertEqual(results.first?.content, "42")
+        try await mount.close()
+        await server.stop()
+    }
+
+    func testContentPartsReachTheResult() async throws {
+        let registry = try ToolRegistry()
+        try registry.register("chart") { (_: NoArguments) in
+            .parts([.text("a chart"), .image(Data([0x89, 0x50, 0x4e, 0x47]), mimeType: "image/png")])
+        }
+        let result = try await registry.execute(#"{"id":"1","name":"chart","arguments":{}}"#).first
+        XCTAssertEqual(result?.outcome, .ok)
+        XCTAssertTrue(result?.partsJSON?.contains(#""mimeType":"image/png""#) ?? false)
+    }
+
+    func testCheckHistoryFindsAndRepairsAMissingResult() throws {
+        let history = #"[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"sum","arguments":"{}"}}]}]"#
+        let (report, repaired) = try ToolRegistry.checkHistory(.openAIChat, history: history, repair: true)
+        XCTAssertTrue(report.contains("missing_result"))
+        XCTAssertTrue(repaired?.contains(#""tool_call_id":"c1""#) ?? false)
+    }
+
+    func testSearchAndTheSearchToolLoadDeferredTools() async throws {
+        let registry = try registry()
+        try registry.register("weather", description: "Current weather for a city.", flags: .deferred) { (_: NoArguments) in
+            .text("sunny")
+        }
+        XCTAssertEqual(try registry.search("weather city").first?.name, "weather")
+        XCTAssertFalse(try registry.tools(.openAIChat).contains("weather"))
+        try registry.addSearchTool()
+        _ = try await registry.execute(#"{"id":"s","name":"tool_search","arguments":{"query":"weather"}}"#)
+        XCTAssertTrue(try registry.tools(.openAIChat).contains(#""name":"weather""#))
+        try registry.unloadTools()
+        XCTAssertFalse(try registry.tools(.openAIChat).contains(#""name":"weather""#))
+    }
+
+    func testMcpMetadataIsExportedAndAFailingOutputSchemaIsAToolError() async throws {
+        let registry = try ToolRegistry()
+        let meta = McpToolMeta(
+            title: "Addition", annotations: ToolAnnotations(readOnlyHint: true),
+            outputSchema: #"{"type":"object","properties":{"sum":{"type":"integer"}},"required":["sum"]}"#,
+            icons: [ToolIcon(src: "https://example.com/add.png", mimeType: "image/png")])
+        try registry.register("sum", meta: meta) { (args: LieArguments) in .json(args.lie == true ? #"{"sum":"3"}"# : #"{"sum":3}"#) }
+        let mcp = try registry.tools(.mcp)
+        XCTAssertTrue(mcp.contains(#""title":"Addition""#))
+        XCTAssertTrue(mcp.contains(#""readOnlyHint":true"#))
+        XCTAssertTrue(mcp.contains(#""outputSchema""#))
+        XCTAssertTrue(mcp.contains("https://example.com/add.png"))
+        let results = try await registry.execute(
+            #"[{"id":"a","name":"sum","arguments":{}},{"id":"b","name":"sum","arguments":{"lie":true}}]"#)
+        XCTAssertEqual(results.map(\.outcome), [.ok, .toolError])
+        XCTAssertTrue(results[1].content.contains("outputSchema"))
+    }
+
+    func testErrorsCarryTheProviderFieldsAndTheSchemaPointer() throws {
+        XCTAssertThrowsError(
+            try ToolRegistry.parseCalls(.anthropic, response: #"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#)
+        ) { error in
+            let e = error as? CapstanError
+            XCTAssertEqual(e?.status, Int32(CAPSTAN_ERR_PROVIDER_ERROR))
+            XCTAssertEqual(e?.provider?.kind, "rate_limit_error")
+            XCTAssertEqual(e?.provider?.message, "slow down")
+        }
+        let registry = try ToolRegistry()
+        XCTAssertThrowsError(
+            try registry.register("bad", parameters: #"{"type":"object","properties":{"a":{"type":"nope"}}}"#) { (_: NoArguments) in
+                .text("")
+            }
+        ) { error in
+            let e = error as? CapstanError
+            XCTAssertEqual(e?.status, Int32(CAPSTAN_ERR_INVALID_SCHEMA))
+            XCTAssertEqual(e?.pointer, "/properties/a/type")
+        }
+    }
+
+    func testRuntimeShutdownJoinsTheThreadsAndCapstanGoesOn() async throws {
+        do {
+            let registry = try registry()
+            _ = try await registry.execute(#"{"id":"1","name":"sum","arguments":{"a":1,"b":1}}"#)
+        }
+        XCTAssertTrue(try await CapstanRuntime.shutdown(timeoutMs: 5000))
+        let again = try registry()
+        XCTAssertEqual(try await again.execute(#"{"id":"1","name":"sum","arguments":{"a":1,"b":2}}"#).first?.content, "3")
+    }
+}
+
+private final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [ToolEvent] = []
+    func add(_ e: ToolEvent) { lock.lock(); events.append(e); lock.unlock() }
+    var all: [ToolEvent] { lock.lock(); defer { lock.unlock() }; return events }
 }
