@@ -23,19 +23,25 @@ static void hello(void *user_data, capstan_call *call) {
 /* Every C function the Swift layer (Sources/Capstan) calls, through the
  * module: a name the module does not export fails to compile here. */
 static void *const swift_uses[] = {
-    (void *)capstan_call_progress, (void *)capstan_call_cancelled, (void *)capstan_registry_set_event_hook,
-    (void *)capstan_registry_stats_json, (void *)capstan_export_options_init, (void *)capstan_registry_tools_json,
-    (void *)capstan_registry_run_turn, (void *)capstan_registry_needs_approval, (void *)capstan_format_check_history,
-    (void *)capstan_search_options_init, (void *)capstan_registry_search_json,
-    (void *)capstan_search_tool_options_init, (void *)capstan_registry_add_search_tool,
-    (void *)capstan_registry_unload_tools, (void *)capstan_stream_sink_init, (void *)capstan_stream_new,
-    (void *)capstan_stream_feed, (void *)capstan_stream_finish, (void *)capstan_stream_cancel,
-    (void *)capstan_stream_free, (void *)capstan_mcp_server_options_init, (void *)capstan_mcp_server_start,
-    (void *)capstan_mcp_server_serve_stdio, (void *)capstan_mcp_server_url, (void *)capstan_mcp_server_stop,
-    (void *)capstan_mcp_server_free, (void *)capstan_mcp_mount_options_init, (void *)capstan_mcp_mount_new,
-    (void *)capstan_mcp_mount_free, (void *)capstan_mcp_mount_info_json, (void *)capstan_runtime_options_init,
-    (void *)capstan_runtime_configure, (void *)capstan_runtime_shutdown, (void *)capstan_registry_close,
-    (void *)capstan_error_json, (void *)capstan_tool_def_init, (void *)capstan_exec_options_init,
+    (void *)capstan_approval_arguments, (void *)capstan_approval_decide, (void *)capstan_approval_id,
+    (void *)capstan_approval_tool, (void *)capstan_batch_cancel, (void *)capstan_batch_free,
+    (void *)capstan_batch_submit, (void *)capstan_call_arguments, (void *)capstan_call_cancelled,
+    (void *)capstan_call_fail, (void *)capstan_call_id, (void *)capstan_call_progress,
+    (void *)capstan_call_return, (void *)capstan_call_tool, (void *)capstan_error_json,
+    (void *)capstan_error_message, (void *)capstan_format_check_history, (void *)capstan_format_parse_calls,
+    (void *)capstan_format_write_results, (void *)capstan_mcp_mount_free, (void *)capstan_mcp_mount_info_json,
+    (void *)capstan_mcp_mount_new, (void *)capstan_mcp_server_free, (void *)capstan_mcp_server_serve_stdio,
+    (void *)capstan_mcp_server_start, (void *)capstan_mcp_server_stop, (void *)capstan_mcp_server_url,
+    (void *)capstan_registry_add_search_tool, (void *)capstan_registry_add_tool,
+    (void *)capstan_registry_close, (void *)capstan_registry_free, (void *)capstan_registry_needs_approval,
+    (void *)capstan_registry_new, (void *)capstan_registry_pump, (void *)capstan_registry_remove_tool,
+    (void *)capstan_registry_run_turn, (void *)capstan_registry_search_json,
+    (void *)capstan_registry_set_approver, (void *)capstan_registry_set_event_hook,
+    (void *)capstan_registry_stats_json, (void *)capstan_registry_tools_json,
+    (void *)capstan_registry_unload_tools, (void *)capstan_runtime_configure,
+    (void *)capstan_runtime_shutdown, (void *)capstan_status_name, (void *)capstan_stream_cancel,
+    (void *)capstan_stream_feed, (void *)capstan_stream_finish, (void *)capstan_stream_free,
+    (void *)capstan_stream_new, (void *)capstan_string_free,
 };
 
 int main(void) {

@@ -36,7 +36,7 @@ public struct McpServerOptions: Sendable {
 
     func withC<R>(_ body: (UnsafePointer<capstan_mcp_server_options>) throws -> R) rethrows -> R {
         var o = capstan_mcp_server_options()
-        _ = capstan_mcp_server_options_init(&o)
+        o.struct_size = UInt32(MemoryLayout<capstan_mcp_server_options>.stride)  // zeroed: the defaults
         o.max_body_bytes = maxBodyBytes
         o.call_timeout_ms = callTimeoutMs
         o.stop_timeout_ms = stopTimeoutMs
@@ -142,7 +142,7 @@ public struct McpMountOptions: Sendable {
 
     func withC<R>(_ body: (UnsafePointer<capstan_mcp_mount_options>) throws -> R) rethrows -> R {
         var o = capstan_mcp_mount_options()
-        _ = capstan_mcp_mount_options_init(&o)
+        o.struct_size = UInt32(MemoryLayout<capstan_mcp_mount_options>.stride)  // zeroed: the defaults
         o.connect_timeout_ms = connectTimeoutMs
         o.call_timeout_ms = callTimeoutMs
         // The C field: 0 is its default (5), UINT32_MAX (CAPSTAN_MCP_RECONNECT_NEVER) never.
@@ -219,7 +219,7 @@ public enum CapstanRuntime {
     /// one waits before it ends (`keepAliveMs`, 0: 10 s).
     public static func configure(threads: UInt32 = 0, keepAliveMs: UInt32 = 0) throws {
         var o = capstan_runtime_options()
-        _ = capstan_runtime_options_init(&o)
+        o.struct_size = UInt32(MemoryLayout<capstan_runtime_options>.stride)  // zeroed: the defaults
         o.threads = threads
         o.keep_alive_ms = keepAliveMs
         try check(capstan_runtime_configure(&o))

@@ -36,7 +36,7 @@ public final class ToolStream: @unchecked Sendable {
         sink = StreamSinkBox(results: resultsContinuation, text: textContinuation)
         self.registry = registry
         var c = capstan_stream_sink()
-        _ = capstan_stream_sink_init(&c)
+        c.struct_size = UInt32(MemoryLayout<capstan_stream_sink>.stride)  // zeroed: the defaults
         c.on_text = streamTextTrampoline
         c.on_result = streamResultTrampoline
         c.user_data = Unmanaged.passUnretained(sink).toOpaque()

@@ -117,7 +117,7 @@ public final class ToolRegistry: @unchecked Sendable {
             try await body(JSONDecoder().decode(Arguments.self, from: Data(json.utf8)), context)
         }
         var def = capstan_tool_def()
-        _ = capstan_tool_def_init(&def)  // struct_size = sizeof(capstan_tool_def), mcp_meta included
+        def.struct_size = UInt32(MemoryLayout<capstan_tool_def>.stride)  // zeroed: the defaults
         def.callback = toolTrampoline
         def.user_data = Unmanaged.passRetained(box).toOpaque()
         def.destroy = releaseBox  // capstan calls it exactly once, on failure too
@@ -220,7 +220,7 @@ public final class ToolRegistry: @unchecked Sendable {
     /// what was dropped or could not be made strict.
     public func exportTools(_ format: Format, flags: ExportFlags = []) throws -> (tools: String, report: String) {
         var opts = capstan_export_options()
-        _ = capstan_export_options_init(&opts)
+        opts.struct_size = UInt32(MemoryLayout<capstan_export_options>.stride)  // zeroed: the defaults
         opts.flags = flags.rawValue
         let (tools, report) = try textOut2 { out, len, rep, repLen in
             capstan_registry_tools_json(raw, format.rawValue, &opts, out, len, rep, repLen)
@@ -313,7 +313,7 @@ public final class ToolRegistry: @unchecked Sendable {
     /// expression). `limit`: 1 to 100.
     public func search(_ query: String, limit: UInt32 = 5, regex: Bool = false) throws -> [SearchHit] {
         var opts = capstan_search_options()
-        _ = capstan_search_options_init(&opts)
+        opts.struct_size = UInt32(MemoryLayout<capstan_search_options>.stride)  // zeroed: the defaults
         opts.limit = limit
         opts.flags = regex ? UInt32(CAPSTAN_SEARCH_REGEX) : 0
         let json = try textOut { capstan_registry_search_json(raw, query, query.utf8.count, &opts, $0, $1) }
@@ -325,7 +325,7 @@ public final class ToolRegistry: @unchecked Sendable {
     /// was not shown, and each `.deferred` tool it lists is exported from then on.
     public func addSearchTool(name: String? = nil, description: String? = nil, limit: UInt32 = 0, regex: Bool = false) throws {
         var opts = capstan_search_tool_options()
-        _ = capstan_search_tool_options_init(&opts)
+        opts.struct_size = UInt32(MemoryLayout<capstan_search_tool_options>.stride)  // zeroed: the defaults
         opts.limit = limit
         opts.flags = regex ? UInt32(CAPSTAN_SEARCH_REGEX) : 0
         let status = withOptionalCString(name) { n in

@@ -241,8 +241,7 @@ public struct ExecOptions: Sendable {
     /// for (capstan checks each function's flags).
     func withC<R>(extraFlags: UInt32 = 0, _ body: (UnsafePointer<capstan_exec_options>) throws -> R) rethrows -> R {
         var o = capstan_exec_options()
-        _ = capstan_exec_options_init(&o)  // struct_size = sizeof, as the library was built
-        o.struct_size = UInt32(MemoryLayout<capstan_exec_options>.stride)
+        o.struct_size = UInt32(MemoryLayout<capstan_exec_options>.stride)  // zeroed: the defaults
         o.flags = extraFlags | (sequential ? UInt32(CAPSTAN_EXEC_SEQUENTIAL) : 0)
             | (strictNulls ? UInt32(CAPSTAN_EXEC_STRICT_NULLS) : 0)
         o.limit = limit
