@@ -147,6 +147,24 @@ function summer() {
   return reg;
 }
 
+// One JSON-RPC request over streamable HTTP: every message of the answer
+// (JSON, or the SSE events' data), the response last.
+async function rpcAll(url, session, id, method, params) {
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (session) {
+    headers['mcp-session-id'] = session;
+    headers['mcp-protocol-version'] = '2025-06-18';
+  }
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  if (!res.headers.get('content-type').startsWith('text/event-stream')) return [JSON.parse(text)];
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('data:') && l.slice(5).trim() !== '')
+    .map((l) => JSON.parse(l.slice(5)));
+}
+
 // One JSON-RPC request over streamable HTTP; the answer is JSON or one SSE event.
 async function rpc(url, session, id, method, params) {
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -212,5 +230,30 @@ test('with an outputSchema, a result that fails it is a tool error naming the pl
     () => reg.tool({ name: 'x', annotations: { readOnlyHint: 'yes' } }, () => ''),
     (e) => e instanceof CapstanError && e.status === 'CAPSTAN_ERR_INVALID_ARGUMENT' && /readOnlyHint/.test(e.message),
   );
+  reg.close();
+});
+
+test('progress a JS tool reports reaches an MCP client that sent a progressToken', async () => {
+  const reg = new Registry();
+  reg.tool('work', async (_args, ctx) => {
+    ctx.progress(1, 2, 'half');
+    await new Promise((r) => setTimeout(r, 1));
+    ctx.progress(2, 2);
+    return 'done';
+  });
+  const server = reg.serve();
+  const init = await rpc(server.url, null, 1, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'node-test', version: '0' },
+  });
+  const messages = await rpcAll(server.url, init.session, 2, 'tools/call', { name: 'work', arguments: {}, _meta: { progressToken: 'tok' } });
+  const progress = messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params);
+  assert.deepEqual(progress, [
+    { progressToken: 'tok', progress: 1, total: 2, message: 'half' },
+    { progressToken: 'tok', progress: 2, total: 2 },
+  ]);
+  assert.equal(messages.at(-1).result.content[0].text, 'done');
+  await server.stop();
   reg.close();
 });
