@@ -93,19 +93,12 @@ test('a call running past deadlineMs ends timeout saying so; the tool sees the c
   });
   const events = [];
   reg.setEventHook((e) => events.push(`${e.kind}:${e.id}${e.outcome ? `:${e.outcome}` : ''}`));
-  const r = await reg.execute(
-    [
-      { id: 's1', name: 'stuck' },
-      { id: 's2', name: 'stuck' },
-    ],
-    { deadlineMs: 60, parallel: false },
-  );
-  assert.deepEqual(
-    r.map((x) => x.outcome),
-    ['timeout', 'timeout'],
-  );
+  // One call: it starts inside execute() (START_INLINE), so it is running
+  // when the deadline passes, however late the event loop is.
+  const r = await reg.execute({ id: 's1', name: 'stuck' }, { deadlineMs: 60 });
+  assert.equal(r[0].outcome, 'timeout');
   assert.match(r[0].content, /deadline of 60 ms/);
-  assert.deepEqual(started, ['s1']); // the second never started: the deadline ended it waiting
+  assert.deepEqual(started, ['s1']);
   assert.equal(ctxSeen.cancelled(), true);
   await settle();
   assert.ok(events.includes('timed_out:s1'), events.join(' '));
