@@ -205,6 +205,17 @@ test('MCP metadata on a tool: title, annotations, outputSchema and icons in the 
   assert.deepEqual(served.outputSchema, META.outputSchema);
   assert.deepEqual(served.icons, META.icons);
   await server.stop();
+  // The server's toolsMeta replaces the fields it gives, per tool.
+  const other = reg.serve({ toolsMeta: { sum: { title: 'Sum (served)' } } });
+  const init2 = await rpc(other.url, null, 1, 'initialize', {
+    protocolVersion: '2025-06-18',
+    capabilities: {},
+    clientInfo: { name: 'node-test', version: '0' },
+  });
+  const listed = (await rpc(other.url, init2.session, 2, 'tools/list', {})).body.result.tools.find((t) => t.name === 'sum');
+  assert.equal(listed.title, 'Sum (served)');
+  assert.deepEqual(listed.annotations, META.annotations);
+  await other.stop();
   reg.close();
 });
 
