@@ -19,7 +19,7 @@ include mk/java.mk
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
 
-.PHONY: abi-check abi-baseline install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
+.PHONY: matrix-check abi-check abi-baseline install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test check rust-test clippy fmt-check header header-check \
         c-tests c-test-plain c-test-asan c-test-valgrind examples bench clean header-cxx \
         go-test go-module-test go-bench cpp-test cpp-examples swift-modulemap-check
@@ -61,6 +61,12 @@ header: cbindgen
 	@mkdir -p $(BUILD)
 	cbindgen --config cbindgen.toml --crate capstan --output $(BUILD)/capstan.cbindgen.h
 	python3 tools/header_sections.py $(BUILD)/capstan.cbindgen.h include/capstan.h
+
+# matrix-check: every test the README's bindings matrix names exists (the
+# file under that binding's tests, the test's name in it); a "yes" names one.
+matrix-check:
+	python3 tools/check_matrix.py --self-test
+	python3 tools/check_matrix.py
 
 header-check: cbindgen
 	@mkdir -p $(BUILD)
@@ -481,7 +487,7 @@ fmt-check:
 # (suite, seconds) at the end and keeps it in build/test-times.txt. The first
 # failure stops the run (KEEP_GOING=1 runs the rest) and fails make. Long runs
 # stay out: soak, fuzz, bench, mutants, stream-figures, timeout-rss.
-TEST_SUITES := fmt-check clippy rust-test header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
+TEST_SUITES := fmt-check clippy rust-test matrix-check header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test go-module-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
   windows-test node-test java-test
