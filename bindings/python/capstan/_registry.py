@@ -33,7 +33,7 @@ from ._errors import CapstanError, RegistryClosedError, SearchError, ToolNotFoun
 from ._exec import _collect, _milliseconds, _options, _payload
 from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
-from ._lone import _await_here, _run_here
+from ._lone import _failed, _now, _ok, _run_here, _tool_function
 from ._hooks import Approver, ToolEvent
 from ._mcp_client import McpMount
 from ._provider import Messages
@@ -43,6 +43,7 @@ from ._tools import FunctionTool, Tool
 __all__ = ["ToolCall", "ToolExport", "ToolRegistry", "ToolResult", "ToolStats", "default_registry"]
 
 _execution_tokens = itertools.count(1)
+_c_uint32, _c_char_p = ctypes.c_uint32, ctypes.c_char_p
 
 
 class ToolExport(NamedTuple):
@@ -804,8 +805,8 @@ class ToolRegistry:
                 return None
         else:
             return None
-        outcome = ctypes.c_uint32()
-        out = ctypes.c_char_p()
+        outcome = _c_uint32()
+        out = _c_char_p()
         next(self._entered)
         try:
             ptr = self._ptr
@@ -817,7 +818,9 @@ class ToolRegistry:
             if status != 0:
                 raise _L.error(status, "capstan_registry_check_call failed")
         finally:
-            self._leave()
+            next(self._left)  # self._leave(), inline
+            if self._closing:
+                self._free_when_idle()
         text = out.value.decode()  # type: ignore[union-attr]
         _free(out)
         if outcome.value:
@@ -873,10 +876,72 @@ class ToolRegistry:
         ``approved``: True, or the ids of the approved calls. ``deadline``
         (seconds) bounds every call from now, waits included (for a free
         worker, the approver, a :meth:`pump`): a call without a result by
-        then ends ``timeout``, saying what it waited for."""
+        then ends ``timeout``, saying what it waited for.
+
+        Calls of sync tools seen to run in under 100 us, with no
+        approval gate, timeout, output cap or output schema, run one after
+        the other on this thread instead (validated by capstan first, as a
+        lone call of :meth:`execute` is), while no event hook, ``timeout``
+        or ``deadline`` is set: the GIL would run them one at a time on the
+        pool too, after a thread hop each. Once the tool is slow twice in a
+        row, the rest of the batch goes to the pool."""
         calls = list(calls)
         if not calls:
             return []
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        if timeout is None and deadline is None and not self._hooked and self._all_quick(calls):
+            return self._run_inline(calls, approved, parallel, limit)
+        return self._run_general(calls, approved, parallel, limit, timeout, deadline)
+
+    def _all_quick(self, calls: list[ToolCall]) -> bool:
+        """Whether every call names a quick lean tool, or a name capstan
+        answers itself (an unknown tool; a core tool such as the search
+        tool or a mounted one goes to the general path from that call on)."""
+        lean, tools = self._lean, self._tools
+        for call in calls:
+            found = lean.get(call.name)
+            if found is None:
+                if call.name in tools:
+                    return False
+            elif not found[0].quick:
+                return False
+        return True
+
+    def _run_inline(self, calls: list[ToolCall], approved: Any, parallel: bool, limit: int) -> list[ToolResult]:
+        """Runs quick calls here, each as the lone-call fast path does; from
+        a call that cannot take that path or ran slow, the rest goes to
+        the general path."""
+        results: list[ToolResult] = []
+        append, check, counted = results.append, self._check, self._counted
+        bound = self._max_result_bytes
+        for call in calls:
+            checked = check(call)
+            if checked is None:
+                break
+            if type(checked) is ToolResult:  # invalid arguments: counted by the core
+                append(checked)
+                continue
+            entry, args = checked
+            append(counted(_run_here(call, entry, args, bound)))
+            if not entry.quick:  # slow twice in a row: the pool from here
+                break
+        else:
+            return results
+        rest = calls[len(results):]
+        if rest:
+            results += self._run_general(rest, approved, parallel, limit, None, None)
+        return results
+
+    def _run_general(
+        self,
+        calls: list[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        deadline: float | None,
+    ) -> list[ToolResult]:
         if len(calls) > 1 and threading.current_thread() is threading.main_thread():
             # Waits where Ctrl-C reaches it; the batch is then cancelled.
             return self._run_submitted(calls, approved, parallel, limit, timeout, None, deadline)  # type: ignore[no-any-return]
@@ -894,7 +959,14 @@ class ToolRegistry:
                     return checked
                 entry, args = checked
                 if entry.is_async:
-                    return self._counted(await _await_here(call, entry, args, self._max_result_bytes))
+                    # Awaited here: no coroutine of the binding's around the tool's.
+                    started = _now()
+                    try:
+                        value = await _tool_function(call, entry, args)(**args)
+                        result = _ok(call, value, started, self._max_result_bytes)
+                    except Exception as exc:
+                        result = _failed(call, exc, started)
+                    return self._counted(result)
         return (await self.aexecute_many([call], approved=approved, timeout=timeout, deadline=deadline))[0]
 
     async def aexecute_many(
