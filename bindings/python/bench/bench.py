@@ -1,7 +1,7 @@
 """Per-call overhead and fan-out of capstan's Python binding against the
 tool-invocation paths of openai-agents, pydantic-ai and langchain-core.
 
-    python bindings/python/bench/bench.py [--venv DIR] [--results FILE] [--quick]
+    python bindings/python/bench/bench.py [--venv DIR] [--results FILE] [--quick] [--throughput]
 
 Makes a virtualenv (python -m venv, default bindings/python/bench/.venv),
 installs openai-agents, pydantic-ai-slim, langchain-core and this package
@@ -71,6 +71,8 @@ def outer(args: argparse.Namespace) -> int:
         inner.append("--quick")
     if args.trials:
         inner += ["--trials", str(args.trials)]
+    if args.throughput:
+        inner.append("--throughput")
     # Run from the bench directory so that the installed capstan is imported.
     return subprocess.run(inner, env=env, cwd=HERE).returncode
 
@@ -426,9 +428,32 @@ def versions() -> dict[str, str]:
     return out
 
 
+THROUGHPUT_ROWS = ("sync", "async", "10k async gathered", "10k sync")
+
+
+def throughput(calls: int, trials: int) -> int:
+    """--throughput: issue #34's rows only, capstan against openai-agents,
+    interleaved (a shorter run that a loaded machine can still compare)."""
+    c, o = bench_capstan(calls), bench_openai_agents(calls)
+    best = measure_interleaved(
+        {"capstan": {k: c[k] for k in THROUGHPUT_ROWS}, "openai-agents": {k: o[k] for k in THROUGHPUT_ROWS}}, trials
+    )
+    print("| row | capstan | openai-agents | ratio (openai-agents time / capstan time) |")
+    print("| --- | ---: | ---: | ---: |")
+    for k in THROUGHPUT_ROWS:
+        cv, ov = best["capstan"][k], best["openai-agents"][k]
+        if k.startswith("10k"):
+            print(f"| {k} | {1e3 / cv:.1f}k calls/s | {1e3 / ov:.1f}k calls/s | {ov / cv:.2f}x |")
+        else:
+            print(f"| {k} call | {cv:.2f} us | {ov:.2f} us | {ov / cv:.2f}x |")
+    return 0
+
+
 def inner(args: argparse.Namespace) -> int:
     calls = 2000 if args.quick else 20000
     trials = args.trials or (3 if args.quick else 7)
+    if args.throughput:
+        return throughput(calls // 5, trials)
     results = measure_interleaved(
         {
             "capstan": bench_capstan(calls),
@@ -512,6 +537,9 @@ def main() -> int:
     parser.add_argument("--results", default=str(HERE / "RESULTS.md"), help="write the table here ('' = don't)")
     parser.add_argument("--quick", action="store_true", help="fewer calls and trials")
     parser.add_argument("--trials", type=int, default=0, help="trials per figure (default 7; 3 with --quick)")
+    parser.add_argument(
+        "--throughput", action="store_true", help="only the single-call and 10k rows, against openai-agents"
+    )
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     return inner(args) if args.inner else outer(args)

@@ -29,6 +29,7 @@ then a source checkout's target/release, then the system's library path.
 from ._errors import (
     CapstanError,
     LibraryNotFoundError,
+    ProgressError,
     ProviderErrorInfo,
     RegistryClosedError,
     SearchError,
@@ -49,6 +50,7 @@ from ._stream import Stream, StreamTurn
 from ._registry import ToolExport, ToolRegistry, ToolStats, default_registry
 from ._schema import function_schema, parse_docstring, python_type_to_schema
 from ._tools import FunctionTool, Tool, render_result, tool
+from . import runtime
 
 __all__ = [
     "ApprovalRequest",
@@ -64,6 +66,7 @@ __all__ = [
     "McpMount",
     "McpServer",
     "Messages",
+    "ProgressError",
     "ProviderErrorInfo",
     "RegistryClosedError",
     "SearchError",
@@ -86,6 +89,7 @@ __all__ = [
     "parse_docstring",
     "python_type_to_schema",
     "render_result",
+    "runtime",
     "set_exit_timeout",
     "tool",
     "version",

@@ -42,7 +42,7 @@ from ._tools import Tool, render_result
 class _Entry:
     """What the trampoline needs of one registered tool."""
 
-    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain")
+    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes")
 
     def __init__(self, built: Tool, weak: bool) -> None:
         target = built._target()
@@ -54,6 +54,31 @@ class _Entry:
         self.timeout = built.timeout
         # Called as is with the arguments: the trampoline's short path.
         self.plain = not (self.weak or self.is_async or self.fill or self.convert or self.context)
+        # A sync tool whose calls run in under QUICK_NS: execute_many runs a
+        # batch of them on the calling thread (see ToolRegistry._run_inline).
+        # Set by its last call that quick; cleared after two slow calls in a
+        # row (one call preempted on a busy machine is not a slow tool).
+        self.quick = False
+        self.strikes = 0
+
+
+# Values that hold no image or file: no content_parts() to ask.
+_TEXT_ONLY = frozenset({int, float, bool, type(None), dict})
+
+# A sync call that ran in less than this is quick (_Entry.quick).
+QUICK_NS = 100_000
+
+
+def observe(entry: _Entry, started: int) -> None:
+    """Records how long a sync call of ``entry`` that started at ``started``
+    (perf_counter_ns) ran."""
+    if _now() - started < QUICK_NS:
+        entry.quick = True
+        entry.strikes = 0
+    else:
+        entry.strikes += 1
+        if entry.strikes >= 2:
+            entry.quick = False
 
 
 class _Execution:
@@ -98,6 +123,7 @@ _executions: dict[bytes, _Execution] = {}
 # execution without asking for the call's id.
 _inline: dict[int, _Execution | None] = {}
 _get_ident = threading.get_ident
+_now = time.perf_counter_ns
 _ABSENT = object()
 _OK_TAIL = ',"is_error":false,"outcome":"ok","duration_us":'
 
@@ -152,7 +178,9 @@ def _call_tool(key: int, call: int, thread: int) -> None:
             if execution is not None and execution.direct is not None:
                 _offload(call, call_id, execution, entry.fn, args)
                 return
+            started = _now()
             value = entry.fn(**args)
+            observe(entry, started)
         else:
             fn = tool_function(entry, args)
             if entry.context is not None:
@@ -163,7 +191,9 @@ def _call_tool(key: int, call: int, thread: int) -> None:
             if execution is not None and execution.direct is not None:
                 _offload(call, call_id, execution, fn, args)
                 return
+            started = _now()
             value = fn(**args)
+            observe(entry, started)
         kind, text = _encode(value)
     except Exception as exc:
         _fail(call, call_id, execution, exc)
@@ -211,11 +241,13 @@ def _encode(value: Any) -> tuple[int, bytes]:
     """A tool's return value as capstan content: text (CAPSTAN_CONTENT_TEXT),
     or content parts (CAPSTAN_CONTENT_PARTS) when it holds an Image, a File
     or a PIL image."""
-    if type(value) is str:
+    kind = type(value)
+    if kind is str:
         return _lib.CONTENT_TEXT, value.encode("utf-8", "backslashreplace")
-    parts = content_parts(value)
-    if parts is not None:
-        return _lib.CONTENT_PARTS, parts.encode("utf-8", "backslashreplace")
+    if kind not in _TEXT_ONLY:
+        parts = content_parts(value)
+        if parts is not None:
+            return _lib.CONTENT_PARTS, parts.encode("utf-8", "backslashreplace")
     return _lib.CONTENT_TEXT, render_result(value).encode("utf-8", "backslashreplace")
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import _lib
+from ._errors import ProgressError
+
 __all__ = ["Context"]
 
 
@@ -31,6 +34,11 @@ class Context:
     it timed out, its batch was cancelled or its registry closed; also true
     once the call has its result). A lone call that the binding runs itself
     (the fast path of ``execute``) cannot be cancelled: False there.
+
+    :meth:`progress` reports how far the call got: the registry's event hook
+    (:meth:`ToolRegistry.on_event`) sees a ``"progress"`` :class:`ToolEvent`,
+    and an MCP client that asked for progress (a ``progressToken``) gets
+    ``notifications/progress``.
     """
 
     __slots__ = ("call_id", "tool", "deadline", "_handle", "_cancelled")
@@ -47,6 +55,35 @@ class Context:
         if self._handle is None:
             return False
         return bool(self._cancelled(self._handle))
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> bool:
+        """Reports the call's progress (``capstan_call_progress``): ``progress``
+        so far (finite, >= 0, above this call's previous report: MCP's rule),
+        out of ``total`` (None: unknown), with an optional ``message`` (at most
+        4096 bytes). It reaches the event hook on this thread before this
+        returns. Any thread, as often as needed while the call runs.
+
+        Returns True once reported; False when the call already has its
+        result (it timed out or was cancelled), or for a lone call that the
+        binding runs itself (the fast path of ``execute``, taken only while
+        no event hook is set: nobody would see the report).
+
+        Raises:
+            ProgressError: (a ``ValueError``) for a value capstan refuses,
+                naming it.
+        """
+        if self._handle is None:
+            return False
+        text = None if message is None else message.encode("utf-8", "backslashreplace")
+        library: Any = _lib.lib()
+        status = library.call_progress(
+            self._handle, float(progress), 0.0 if total is None else float(total), text, 0 if text is None else len(text)
+        )
+        if status == _lib.OK:
+            return True
+        if status in (_lib.ERR_ALREADY_COMPLETED, _lib.ERR_STALE_HANDLE):
+            return False
+        raise library.error(status, f"progress {progress!r} of {self.tool!r} refused", ProgressError)
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (0.0 once past; None: no timeout)."""

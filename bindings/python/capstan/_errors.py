@@ -9,6 +9,7 @@ __all__ = [
     "CapstanError",
     "ProviderErrorInfo",
     "LibraryNotFoundError",
+    "ProgressError",
     "RegistryClosedError",
     "ToolNotFoundError",
     "ValidationError",
@@ -102,6 +103,12 @@ class ToolNotFoundError(CapstanError, LookupError):
 class SearchError(CapstanError, ValueError):
     """A tool search was refused: an empty or too long query, a limit out of
     range, a regular expression that does not compile."""
+
+
+class ProgressError(CapstanError, ValueError):
+    """A progress report (:meth:`Context.progress`) was refused: a value not
+    finite, negative or not above the call's previous report, a negative
+    total, a message past 4096 bytes."""
 
 
 class RegistryClosedError(CapstanError, RuntimeError):

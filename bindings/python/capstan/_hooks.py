@@ -20,7 +20,7 @@ import itertools
 import json
 import threading
 from collections.abc import Awaitable, Callable
-from ctypes import CFUNCTYPE, POINTER, Structure, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, POINTER, Structure, c_double, c_size_t, c_uint32, c_uint64, c_void_p
 from typing import Any, Literal, Union
 
 from . import _lib
@@ -41,6 +41,11 @@ class _Event(Structure):
         ("index", c_size_t),
         ("outcome", c_uint32),
         ("duration_us", c_uint64),
+        # Appended (CAPSTAN_EVENT_PROGRESS): set for "progress" events only.
+        ("progress", c_double),
+        ("total", c_double),
+        ("message", c_void_p),
+        ("message_len", c_size_t),
     ]
 
 
@@ -48,8 +53,9 @@ EVENT_FN = CFUNCTYPE(None, c_void_p, POINTER(_Event))
 APPROVER_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 NOTIFY_FN = CFUNCTYPE(None, c_void_p)
 
-EventKind = Literal["started", "finished", "timed_out", "cancelled"]
-_KINDS: tuple[EventKind, ...] = ("started", "finished", "timed_out", "cancelled")
+EventKind = Literal["started", "finished", "timed_out", "cancelled", "progress"]
+_KINDS: tuple[EventKind, ...] = ("started", "finished", "timed_out", "cancelled", "progress")
+_PROGRESS = 4
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -57,7 +63,11 @@ class ToolEvent:
     """One call's event, as the registry's hook (:meth:`ToolRegistry.on_event`)
     sees it: ``kind`` ``"started"`` (its function is about to run),
     ``"finished"`` (it has its result: ``outcome`` and ``duration_us`` set),
-    ``"timed_out"`` or ``"cancelled"`` (each followed by its ``"finished"``).
+    ``"timed_out"`` or ``"cancelled"`` (each followed by its ``"finished"``),
+    ``"progress"`` (the tool reported progress, :meth:`Context.progress`, or
+    a mounted MCP server's ``notifications/progress`` for the call:
+    ``progress``, ``total`` (None when unknown) and ``message`` (None when
+    none) set, ``duration_us`` the time since the call started).
     ``call_id`` is the :class:`ToolCall`'s id (the provider's, under
     ``run_turn``); ``index`` the call's position in its batch."""
 
@@ -67,6 +77,9 @@ class ToolEvent:
     index: int
     outcome: str | None = None
     duration_us: int = 0
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
 
 
 class ApprovalRequest:
@@ -145,10 +158,18 @@ def _on_event(key: int, event: Any) -> None:
     if hook is None:
         return
     e = event.contents
-    kind: EventKind = _KINDS[e.kind] if e.kind < len(_KINDS) else "finished"
+    if e.kind >= len(_KINDS):
+        return  # a kind this binding does not know (the header's rule)
+    kind = _KINDS[e.kind]
     outcome = _lib.OUTCOMES[e.outcome] if kind == "finished" and e.outcome < len(_lib.OUTCOMES) else None
     raw = ctypes.string_at(e.id, e.id_len) if e.id else b""
-    hook(ToolEvent(kind, _text(e.tool, e.tool_len), public_id(raw), e.index, outcome, e.duration_us))
+    tool, call_id = _text(e.tool, e.tool_len), public_id(raw)
+    if e.kind == _PROGRESS:
+        message = _text(e.message, e.message_len) if e.message else None
+        total = e.total or None
+        hook(ToolEvent(kind, tool, call_id, e.index, None, e.duration_us, e.progress, total, message))
+        return
+    hook(ToolEvent(kind, tool, call_id, e.index, outcome, e.duration_us))
 
 
 def _on_approval(key: int, handle: int) -> None:

@@ -41,11 +41,14 @@ ERR_INVALID_NAME = 4
 ERR_INVALID_SCHEMA = 5
 ERR_NOT_FOUND = 10
 ERR_TIMEOUT = 13
+ERR_ALREADY_COMPLETED = 11
+ERR_STALE_HANDLE = 12
 
 TOOL_REQUIRES_APPROVAL = 1 << 0
 TOOL_SERIAL = 1 << 1
 TOOL_WAIT_FOR_RESPONSE = 1 << 3
 TOOL_MAIN_THREAD = 1 << 2
+TOOL_DEFERRED = 1 << 4
 
 REGISTRY_COERCE = 1 << 0
 EXEC_SEQUENTIAL = 1 << 0
@@ -54,6 +57,8 @@ EXEC_START_INLINE = 1 << 3
 EXEC_WHOLE_TURN = 1 << 5
 EXPORT_STRICT = 1 << 0
 EXPORT_GEMINI_LOWER = 1 << 1
+EXPORT_DEFERRED_HIDE = 0
+EXPORT_DEFERRED_NATIVE = 1
 
 WAIT_FOREVER = 2**32 - 1  # UINT32_MAX: a timeout_ms without limit
 
@@ -108,6 +113,7 @@ class ToolDef(Structure):
         ("timeout_ms", c_uint32),
         ("max_output_chars", c_uint32),
         ("flags", c_uint32),
+        ("mcp_meta", c_char_p),  # appended in 0.4: NULL = none
     ]
 
 
@@ -118,7 +124,7 @@ class RegistryOptions(Structure):
 class ExportOptions(Structure):
     """capstan_export_options."""
 
-    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32)]
+    _fields_ = [("struct_size", c_uint32), ("flags", c_uint32), ("deferred", c_uint32)]
 
 
 class SearchOptions(Structure):
@@ -128,6 +134,24 @@ class SearchOptions(Structure):
 
 
 SEARCH_REGEX = 1 << 0
+
+
+class SearchToolOptions(Structure):
+    """capstan_search_tool_options."""
+
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("flags", c_uint32),
+        ("limit", c_uint32),
+        ("name", c_char_p),
+        ("description", c_char_p),
+    ]
+
+
+class RuntimeOptions(Structure):
+    """capstan_runtime_options."""
+
+    _fields_ = [("struct_size", c_uint32), ("threads", c_uint32), ("keep_alive_ms", c_uint32)]
 
 
 class ExecOptions(Structure):
@@ -238,6 +262,12 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_registry_set_notify": (status, [c_void_p, c_void_p, c_void_p, c_void_p]),
             # An approval may start its call.
             "capstan_approval_decide": (status, [c_void_p, c_bool, c_char_p, c_size_t]),
+            # Runs the event hook on this thread; may send an MCP notification.
+            "capstan_call_progress": (status, [c_void_p, ctypes.c_double, ctypes.c_double, c_char_p, c_size_t]),
+            # Joins capstan's threads, which may be waiting for the GIL.
+            "capstan_runtime_shutdown": (status, [c_uint32]),
+            # Replaces a tool of its name, whose destroy may run here.
+            "capstan_registry_add_search_tool": (status, [c_void_p, c_void_p]),
         },
         # GIL kept: short, never waits for Python code.
         quick: {
@@ -274,6 +304,7 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
                 [c_uint32, c_char_p, c_size_t, c_uint32, out, size_out, out, size_out],
             ),
             "capstan_runtime_configure": (status, [c_void_p]),
+            "capstan_registry_unload_tools": (status, [c_void_p]),
             "capstan_runtime_set_thread_hooks": (status, [THREAD_HOOK_FN, THREAD_HOOK_FN, c_void_p, DESTROY_FN]),
             "capstan_runtime_abandon_thread_hooks": (status, [c_uint32]),
         },

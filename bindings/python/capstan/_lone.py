@@ -11,7 +11,7 @@ from typing import Any
 import json
 
 from . import _lib
-from ._callbacks import _Entry, tool_function
+from ._callbacks import _TEXT_ONLY, _Entry, observe, tool_function
 from ._calls import ToolCall, ToolResult
 from ._content import content_parts
 from ._context import Context
@@ -31,11 +31,15 @@ def _tool_function(call: ToolCall, entry: _Entry, args: dict[str, Any]) -> Any:
 
 
 def _ok(call: ToolCall, value: Any, started: int, limit: int = 0) -> ToolResult:
-    if type(value) is not str:
-        parts = content_parts(value)
-        if parts is not None:
-            return _with_parts(call, value, parts, started, limit)
-    content = value if type(value) is str else render_result(value)
+    kind = type(value)
+    if kind is str:
+        content = value
+    else:
+        if kind not in _TEXT_ONLY:
+            parts = content_parts(value)
+            if parts is not None:
+                return _with_parts(call, value, parts, started, limit)
+        content = render_result(value)
     if not content.isascii():  # as capstan hands back what the trampoline sends
         content = content.encode("utf-8", "backslashreplace").decode()
     return ToolResult(call.id, call.name, content, False, value, "ok", (_now() - started) // 1000)
@@ -85,16 +89,8 @@ def _run_here(call: ToolCall, entry: _Entry, args: dict[str, Any], limit: int = 
     started = _now()
     try:
         value = _tool_function(call, entry, args)(**args)
+        observe(entry, started)
         return _ok(call, value, started, limit)
     except Exception as exc:
-        return _failed(call, exc, started)
-
-
-async def _await_here(call: ToolCall, entry: _Entry, args: dict[str, Any], limit: int = 0) -> ToolResult:
-    """Runs a checked async call in the awaiting task (the fast path)."""
-    started = _now()
-    try:
-        value = await _tool_function(call, entry, args)(**args)
-        return _ok(call, value, started, limit)
-    except Exception as exc:
+        observe(entry, started)
         return _failed(call, exc, started)

@@ -33,7 +33,7 @@ from ._errors import CapstanError, RegistryClosedError, SearchError, ToolNotFoun
 from ._exec import _collect, _milliseconds, _options, _payload
 from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
-from ._lone import _await_here, _run_here
+from ._lone import _failed, _now, _ok, _run_here, _tool_function
 from ._hooks import Approver, ToolEvent
 from ._mcp_client import McpMount
 from ._provider import Messages
@@ -43,6 +43,7 @@ from ._tools import FunctionTool, Tool
 __all__ = ["ToolCall", "ToolExport", "ToolRegistry", "ToolResult", "ToolStats", "default_registry"]
 
 _execution_tokens = itertools.count(1)
+_c_uint32, _c_char_p = ctypes.c_uint32, ctypes.c_char_p
 
 
 class ToolExport(NamedTuple):
@@ -251,6 +252,9 @@ class ToolRegistry:
             flags |= _lib.TOOL_WAIT_FOR_RESPONSE
         if built.main_thread:
             flags |= _lib.TOOL_MAIN_THREAD
+        if built.deferred:
+            flags |= _lib.TOOL_DEFERRED
+        meta = getattr(built, "mcp_meta", None)
         description = built.description.replace("\0", " ")
         definition = _lib.ToolDef(
             struct_size=ctypes.sizeof(_lib.ToolDef),
@@ -262,6 +266,7 @@ class ToolRegistry:
             timeout_ms=_milliseconds(built.timeout),
             max_output_chars=built.max_output_chars or 0,
             flags=flags,
+            mcp_meta=None if meta is None else meta.encode("utf-8", "backslashreplace"),
         )
         with self._lock:
             ptr = self._enter()
@@ -271,14 +276,23 @@ class ToolRegistry:
                 definition.user_data = key
                 status = _L.registry_add_tool(ptr, ctypes.byref(definition))  # on failure destroy ran
                 if status != _lib.OK:
-                    cls = ValidationError if status in (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA) else CapstanError
+                    refused = (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA, _lib.ERR_INVALID_ARGUMENT)
+                    cls = ValidationError if status in refused else CapstanError
                     raise _L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
                 if built.parallel_safe and not built.main_thread:
                     self._inline_safe.add(built.name)
                 else:
                     self._inline_safe.discard(built.name)
-                if built.requires_approval or built.timeout is not None or built.max_output_chars or built.main_thread:
+                # The core checks an output schema against each result: not on the fast path.
+                checked_output = meta is not None and built.output_schema is not None
+                if (
+                    built.requires_approval
+                    or built.timeout is not None
+                    or built.max_output_chars
+                    or built.main_thread
+                    or checked_output
+                ):
                     self._lean.pop(built.name, None)
                 else:
                     self._lean[built.name] = (entry, built.name.encode())
@@ -340,9 +354,12 @@ class ToolRegistry:
     serve_mcp_stdio = _mcp_server.serve_mcp_stdio  # MCP server: see _mcp_server.py
     start_mcp_server = _mcp_server.start_mcp_server
 
-    def _export(self, fmt: int, flags: int = 0) -> tuple[Any, list[dict[str, Any]]]:
+    def _export(self, fmt: int, flags: int = 0, deferred: str = "hide") -> tuple[Any, list[dict[str, Any]]]:
         """capstan_registry_tools_json in format ``fmt``, parsed, and its report."""
-        options = _lib.ExportOptions(ctypes.sizeof(_lib.ExportOptions), flags)
+        mode = _DEFERRED.get(deferred)
+        if mode is None:
+            raise ValueError(f'deferred must be "hide" or "native", not {deferred!r}')
+        options = _lib.ExportOptions(ctypes.sizeof(_lib.ExportOptions), flags, mode)
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
@@ -364,7 +381,12 @@ class ToolRegistry:
         return (_lib.EXPORT_STRICT if strict else 0) | (_lib.EXPORT_GEMINI_LOWER if gemini_lower else 0)
 
     def schemas(
-        self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False
+        self,
+        style: str = "openai",
+        *,
+        strict: bool | None = None,
+        gemini_lower: bool = False,
+        deferred: str = "hide",
     ) -> list[dict[str, Any]]:
         """Every tool's definition in a provider's format, one per tool,
         sorted by name: ``"openai"`` (Chat Completions), ``"openai_responses"``,
@@ -375,18 +397,31 @@ class ToolRegistry:
         required, optional ones nullable; run such calls with a
         ``ToolRegistry(strict=True)``); ``gemini_lower``: Gemini's
         OpenAPI-subset ``parameters`` instead of ``parametersJsonSchema``.
+        ``deferred``: how ``deferred`` tools are exported: ``"hide"`` (left
+        out until the search tool found them, :meth:`add_search_tool`) or
+        ``"native"`` (``"openai_responses"`` and ``"anthropic"``: every tool,
+        deferred ones with ``"defer_loading": true``, the provider's own
+        tool search; :meth:`run_turn` answers its search calls).
         :meth:`export` also says what could not be made strict or lowered."""
         fmt = _formats.format_of(style)
-        return _formats.per_tool(fmt, self._export(fmt, self._export_flags(fmt, strict, gemini_lower))[0])
+        flags = self._export_flags(fmt, strict, gemini_lower)
+        return _formats.per_tool(fmt, self._export(fmt, flags, deferred)[0])
 
-    def export(self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False) -> ToolExport:
+    def export(
+        self,
+        style: str = "openai",
+        *,
+        strict: bool | None = None,
+        gemini_lower: bool = False,
+        deferred: str = "hide",
+    ) -> ToolExport:
         """The tools as the provider's API takes them, as one value (for
         ``"gemini"`` the ``tools`` array of one ``functionDeclarations``
         tool) with the core's report: ``{"tool", "pointer", "message"}`` for
         each schema part dropped or not made strict, and each name the
         format would refuse. Options as for :meth:`schemas`."""
         fmt = _formats.format_of(style)
-        tools, report = self._export(fmt, self._export_flags(fmt, strict, gemini_lower))
+        tools, report = self._export(fmt, self._export_flags(fmt, strict, gemini_lower), deferred)
         return ToolExport(tools, report)
 
     def run_turn(
@@ -469,6 +504,64 @@ class ToolRegistry:
             if status != _lib.OK:
                 raise _L.error(status, "capstan_registry_search_json failed", SearchError)
             return json.loads(_L.take_text(out, size))["results"]
+        finally:
+            self._leave()
+
+    def add_search_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        limit: int = 5,
+        regex: bool = False,
+    ) -> None:
+        """Registers capstan's built-in search tool
+        (``capstan_registry_add_search_tool``; default name ``"tool_search"``,
+        replacing a tool of that name): the model calls it with
+        ``{"query": "..."}`` and gets ``{"tools": [{"name", "description"}]}``,
+        the ``limit`` best matches (1 to 100) by words, or by a regular
+        expression with ``regex=True``. Every ``deferred`` tool it lists is
+        loaded: :meth:`schemas` exports it from then on, so the model sees
+        it on its next request. :meth:`unload_tools` forgets them (a new
+        conversation). The search tool runs in capstan's core: it is not
+        in :attr:`tools`.
+
+        Raises:
+            ValidationError: for a bad name; SearchError for a limit out of range.
+        """
+        if not 1 <= limit <= 100:
+            raise SearchError(f"limit must be 1 to 100, not {limit}", "CAPSTAN_ERR_INVALID_ARGUMENT")
+        options = _lib.SearchToolOptions(
+            ctypes.sizeof(_lib.SearchToolOptions),
+            _lib.SEARCH_REGEX if regex else 0,
+            limit,
+            None if name is None else _utf8(name),
+            None if description is None else _utf8(description.replace("\0", " ")),
+        )
+        with self._lock:
+            ptr = self._enter()
+            try:
+                status = _L.registry_add_search_tool(ptr, ctypes.byref(options))
+                if status != _lib.OK:
+                    cls = ValidationError if status == _lib.ERR_INVALID_NAME else SearchError
+                    raise _L.error(status, "capstan_registry_add_search_tool failed", cls)
+                replaced = name or "tool_search"
+                # A Python tool of that name is gone: the core answers its calls.
+                self._tools.pop(replaced, None)
+                self._lean.pop(replaced, None)
+                self._inline_safe.discard(replaced)
+            finally:
+                self._leave()
+
+    def unload_tools(self) -> None:
+        """Forgets the deferred tools the search tool has loaded
+        (``capstan_registry_unload_tools``): they are left out of
+        :meth:`schemas` again until found (a new conversation)."""
+        ptr = self._enter()
+        try:
+            status = _L.registry_unload_tools(ptr)
+            if status != _lib.OK:
+                raise _L.error(status, "capstan_registry_unload_tools failed")
         finally:
             self._leave()
 
@@ -712,8 +805,8 @@ class ToolRegistry:
                 return None
         else:
             return None
-        outcome = ctypes.c_uint32()
-        out = ctypes.c_char_p()
+        outcome = _c_uint32()
+        out = _c_char_p()
         next(self._entered)
         try:
             ptr = self._ptr
@@ -725,7 +818,9 @@ class ToolRegistry:
             if status != 0:
                 raise _L.error(status, "capstan_registry_check_call failed")
         finally:
-            self._leave()
+            next(self._left)  # self._leave(), inline
+            if self._closing:
+                self._free_when_idle()
         text = out.value.decode()  # type: ignore[union-attr]
         _free(out)
         if outcome.value:
@@ -781,10 +876,72 @@ class ToolRegistry:
         ``approved``: True, or the ids of the approved calls. ``deadline``
         (seconds) bounds every call from now, waits included (for a free
         worker, the approver, a :meth:`pump`): a call without a result by
-        then ends ``timeout``, saying what it waited for."""
+        then ends ``timeout``, saying what it waited for.
+
+        Calls of sync tools seen to run in under 100 us, with no
+        approval gate, timeout, output cap or output schema, run one after
+        the other on this thread instead (validated by capstan first, as a
+        lone call of :meth:`execute` is), while no event hook, ``timeout``
+        or ``deadline`` is set: the GIL would run them one at a time on the
+        pool too, after a thread hop each. Once the tool is slow twice in a
+        row, the rest of the batch goes to the pool."""
         calls = list(calls)
         if not calls:
             return []
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
+        if timeout is None and deadline is None and not self._hooked and self._all_quick(calls):
+            return self._run_inline(calls, approved, parallel, limit)
+        return self._run_general(calls, approved, parallel, limit, timeout, deadline)
+
+    def _all_quick(self, calls: list[ToolCall]) -> bool:
+        """Whether every call names a quick lean tool, or a name capstan
+        answers itself (an unknown tool; a core tool such as the search
+        tool or a mounted one goes to the general path from that call on)."""
+        lean, tools = self._lean, self._tools
+        for call in calls:
+            found = lean.get(call.name)
+            if found is None:
+                if call.name in tools:
+                    return False
+            elif not found[0].quick:
+                return False
+        return True
+
+    def _run_inline(self, calls: list[ToolCall], approved: Any, parallel: bool, limit: int) -> list[ToolResult]:
+        """Runs quick calls here, each as the lone-call fast path does; from
+        a call that cannot take that path or ran slow, the rest goes to
+        the general path."""
+        results: list[ToolResult] = []
+        append, check, counted = results.append, self._check, self._counted
+        bound = self._max_result_bytes
+        for call in calls:
+            checked = check(call)
+            if checked is None:
+                break
+            if type(checked) is ToolResult:  # invalid arguments: counted by the core
+                append(checked)
+                continue
+            entry, args = checked
+            append(counted(_run_here(call, entry, args, bound)))
+            if not entry.quick:  # slow twice in a row: the pool from here
+                break
+        else:
+            return results
+        rest = calls[len(results):]
+        if rest:
+            results += self._run_general(rest, approved, parallel, limit, None, None)
+        return results
+
+    def _run_general(
+        self,
+        calls: list[ToolCall],
+        approved: Any,
+        parallel: bool,
+        limit: int,
+        timeout: float | None,
+        deadline: float | None,
+    ) -> list[ToolResult]:
         if len(calls) > 1 and threading.current_thread() is threading.main_thread():
             # Waits where Ctrl-C reaches it; the batch is then cancelled.
             return self._run_submitted(calls, approved, parallel, limit, timeout, None, deadline)  # type: ignore[no-any-return]
@@ -802,7 +959,14 @@ class ToolRegistry:
                     return checked
                 entry, args = checked
                 if entry.is_async:
-                    return self._counted(await _await_here(call, entry, args, self._max_result_bytes))
+                    # Awaited here: no coroutine of the binding's around the tool's.
+                    started = _now()
+                    try:
+                        value = await _tool_function(call, entry, args)(**args)
+                        result = _ok(call, value, started, self._max_result_bytes)
+                    except Exception as exc:
+                        result = _failed(call, exc, started)
+                    return self._counted(result)
         return (await self.aexecute_many([call], approved=approved, timeout=timeout, deadline=deadline))[0]
 
     async def aexecute_many(
@@ -1019,6 +1183,9 @@ class ToolRegistry:
     def __repr__(self) -> str:
         state = "closed" if self._closing else f"{len(self._tools)} tools"
         return f"<ToolRegistry {state}>"
+
+
+_DEFERRED = {"hide": _lib.EXPORT_DEFERRED_HIDE, "native": _lib.EXPORT_DEFERRED_NATIVE}
 
 
 def _count(counter: itertools.count[int]) -> int:

@@ -187,7 +187,21 @@ class Tool:
     only once the whole response arrived, never early: for tools with side
     effects the rest of the response might make unwanted), ``main_thread``
     (its calls run only on a thread calling :meth:`ToolRegistry.pump`: for
-    tools that touch UI or game state owned by one thread).
+    tools that touch UI or game state owned by one thread), ``deferred``
+    (left out of the provider schemas until the registry's search tool
+    found it: :meth:`ToolRegistry.add_search_tool`; callable at any time).
+
+    MCP metadata (``capstan_tool_def.mcp_meta``), served in ``tools/list``
+    by :meth:`ToolRegistry.start_mcp_server` and exported in the ``"mcp"``
+    schemas: ``title``; ``annotations`` (MCP ``ToolAnnotations``: a dict of
+    ``title``, ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+    ``openWorldHint``, or the ``mcp`` SDK's object; hints for clients and
+    approvers, enforced by nobody); ``output_schema`` (a JSON Schema of
+    ``"type": "object"``, or a type such as a dataclass to derive it from:
+    a result that is a JSON object failing it ends the call as a tool
+    error naming the failing JSON Pointers); ``icons`` (up to 16 dicts of
+    ``src``, ``mimeType``, ``sizes``, ``theme``). capstan's core checks them
+    at registration (:class:`ValidationError` naming the bad field).
     """
 
     name: str = ""
@@ -199,6 +213,11 @@ class Tool:
     max_output_chars: int | None = None
     wait_for_response: bool = False
     main_thread: bool = False
+    deferred: bool = False
+    title: str | None = None
+    annotations: Any = None
+    output_schema: Any = None
+    icons: Any = None
 
     def __init__(
         self,
@@ -212,6 +231,11 @@ class Tool:
         max_output_chars: int | None = None,
         wait_for_response: bool | None = None,
         main_thread: bool | None = None,
+        deferred: bool | None = None,
+        title: str | None = None,
+        annotations: Any = None,
+        output_schema: Any = None,
+        icons: Any = None,
         **config: Any,
     ) -> None:
         cls = type(self)
@@ -232,6 +256,12 @@ class Tool:
             wait_for_response if wait_for_response is not None else cls.wait_for_response
         )
         self.main_thread = bool(main_thread if main_thread is not None else cls.main_thread)
+        self.deferred = bool(deferred if deferred is not None else cls.deferred)
+        self.title = title if title is not None else cls.title
+        self.annotations = annotations if annotations is not None else cls.annotations
+        self.output_schema = output_schema if output_schema is not None else cls.output_schema
+        self.icons = icons if icons is not None else cls.icons
+        self.mcp_meta = _mcp_meta(self.title, self.annotations, self.output_schema, self.icons)
         chars = max_output_chars if max_output_chars is not None else cls.max_output_chars
         if chars is not None and (not isinstance(chars, int) or chars < 0 or chars >= 2**32):
             raise ValidationError(f"max_output_chars must be an int in [0, 2**32), got {chars!r}")
@@ -404,6 +434,11 @@ class FunctionTool(Tool):
         max_output_chars: int | None = None,
         wait_for_response: bool = False,
         main_thread: bool = False,
+        deferred: bool = False,
+        title: str | None = None,
+        annotations: Any = None,
+        output_schema: Any = None,
+        icons: Any = None,
         _localns: dict[str, Any] | None = None,
         **config: Any,
     ) -> None:
@@ -423,6 +458,11 @@ class FunctionTool(Tool):
             max_output_chars=max_output_chars,
             wait_for_response=wait_for_response,
             main_thread=main_thread,
+            deferred=deferred,
+            title=title,
+            annotations=annotations,
+            output_schema=output_schema,
+            icons=icons,
             **config,
         )
         self.__doc__ = getattr(fn, "__doc__", None)
@@ -486,6 +526,38 @@ def _check_signature(fn: Callable[..., Any], name: str, allow_kwargs: bool) -> N
                 f"tool {name!r}: **{p.name} cannot be expressed in a JSON Schema; "
                 "take an explicit dict parameter, or pass parameters= with the schema"
             )
+
+
+def _plain(value: Any) -> Any:
+    """A dict of MCP fields, from the ``mcp`` SDK's pydantic object too."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(by_alias=True, exclude_none=True, mode="json")
+    return value
+
+
+def _mcp_meta(title: Any, annotations: Any, output_schema: Any, icons: Any) -> str | None:
+    """The JSON of ``capstan_tool_def.mcp_meta`` (None: no metadata). The core
+    checks each field's shape at registration."""
+    meta: dict[str, Any] = {}
+    if title is not None:
+        meta["title"] = title
+    if annotations is not None:
+        meta["annotations"] = _plain(annotations)
+    if output_schema is not None:
+        if isinstance(output_schema, type):
+            from ._schema import python_type_to_schema
+
+            output_schema = python_type_to_schema(output_schema)
+        meta["outputSchema"] = output_schema
+    if icons is not None:
+        meta["icons"] = [_plain(icon) for icon in icons]
+    if not meta:
+        return None
+    try:
+        return json.dumps(meta, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"the MCP metadata cannot be sent as JSON: {exc}") from exc
 
 
 def _seconds(value: Any, what: str) -> float | None:
@@ -567,6 +639,11 @@ def tool(
     max_output_chars: int | None = ...,
     wait_for_response: bool = ...,
     main_thread: bool = ...,
+    deferred: bool = ...,
+    title: str | None = ...,
+    annotations: Any = ...,
+    output_schema: Any = ...,
+    icons: Any = ...,
     register: bool = ...,
 ) -> Callable[[_F], FunctionTool]: ...
 
@@ -583,6 +660,11 @@ def tool(
     max_output_chars: int | None = None,
     wait_for_response: bool = False,
     main_thread: bool = False,
+    deferred: bool = False,
+    title: str | None = None,
+    annotations: Any = None,
+    output_schema: Any = None,
+    icons: Any = None,
     register: bool = False,
 ) -> Any:
     """Turn a Python function into a tool, bare (``@tool``) or configured
@@ -590,7 +672,8 @@ def tool(
 
     The docstring summary becomes the description the model reads; its
     Google-style ``Args:`` section and ``Annotated`` hints become the
-    per-parameter descriptions. With ``register=True`` the tool is also added
+    per-parameter descriptions. The options are :class:`Tool`'s (``title``,
+    ``annotations``, ``output_schema`` and ``icons`` are MCP metadata). With ``register=True`` the tool is also added
     to the global registry (:func:`default_registry`).
 
     Raises:
@@ -613,6 +696,11 @@ def tool(
             max_output_chars=max_output_chars,
             wait_for_response=wait_for_response,
             main_thread=main_thread,
+            deferred=deferred,
+            title=title,
+            annotations=annotations,
+            output_schema=output_schema,
+            icons=icons,
             _localns=localns,
         )
         if register:

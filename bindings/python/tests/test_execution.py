@@ -897,3 +897,79 @@ def test_a_lone_call_gives_the_same_result_as_a_batch_would():
         "ok",
         "invalid_arguments",
     ]
+
+
+def _until_seen_quick(registry: ToolRegistry, call: ToolCall) -> None:
+    """Lone calls until one ran in under 100 us (on a busy machine one may not)."""
+    for _ in range(200):
+        registry.execute(call)
+        if registry._lean[call.name][0].quick:
+            return
+    raise AssertionError("the tool was never seen quick")
+
+
+def test_a_batch_of_quick_sync_calls_runs_on_the_calling_thread_in_order():
+    threads: list[int] = []
+
+    @tool
+    def mark(i: int) -> int:
+        """Note the thread."""
+        threads.append(threading.get_ident())
+        return i
+
+    with ToolRegistry([mark]) as registry:
+        calls = [ToolCall("mark", {"i": i}, id=f"c{i}") for i in range(50)]
+        calls[7] = ToolCall("mark", {"i": "seven"}, id="c7")  # answered by capstan's check
+        calls[9] = ToolCall("nope", {}, id="c9")
+        first = registry.execute_many(calls[:3])  # never seen before: capstan's pool
+        assert [r.data for r in first] == [0, 1, 2] and threading.get_ident() not in threads
+        _until_seen_quick(registry, calls[0])
+        threads.clear()
+        results = registry.execute_many(calls)
+        stats = registry.stats()["mark"]
+    assert [r.call_id for r in results] == [c.id for c in calls]
+    assert results[7].outcome == "invalid_arguments" and "/i" in results[7].content
+    assert results[9].outcome == "unknown_tool"
+    assert [r.data for r in results if r.outcome == "ok"] == [i for i in range(50) if i not in (7, 9)]
+    assert set(threads) == {threading.get_ident()}
+    assert stats["outcomes"]["invalid_arguments"] == 1  # counted as on any path
+
+
+def test_a_tool_that_turns_slow_sends_the_rest_of_the_batch_to_the_pool():
+    ran_on: dict[int, int] = {}
+
+    @tool
+    def sometimes(i: int, slow: bool = False) -> int:
+        """Quick, unless told otherwise."""
+        if slow:
+            time.sleep(0.002)  # past 100 us whatever the load
+        ran_on[i] = threading.get_ident()
+        return i
+
+    with ToolRegistry([sometimes]) as registry:
+        _until_seen_quick(registry, ToolCall("sometimes", {"i": -1}))
+        calls = [ToolCall("sometimes", {"i": i, "slow": i >= 2}) for i in range(12)]
+        results = registry.execute_many(calls)
+    assert [r.data for r in results] == list(range(12))
+    here = threading.get_ident()
+    assert ran_on[0] == here  # started here (seen quick)
+    # Slow twice in a row (calls 2 and 3 at the latest): the rest ran on capstan's pool.
+    assert all(ran_on[i] != here for i in range(4, 12))
+
+
+def test_a_batch_with_a_timeout_or_an_event_hook_runs_on_the_pool():
+    threads: list[int] = []
+
+    @tool
+    def mark(i: int) -> int:
+        """Note the thread."""
+        threads.append(threading.get_ident())
+        return i
+
+    with ToolRegistry([mark]) as registry:
+        _until_seen_quick(registry, ToolCall("mark", {"i": 0}))
+        threads.clear()
+        registry.execute_many([ToolCall("mark", {"i": i}) for i in range(4)], timeout=30)
+        registry.on_event(lambda event: None)
+        registry.execute_many([ToolCall("mark", {"i": i}) for i in range(4)])
+    assert threading.get_ident() not in threads

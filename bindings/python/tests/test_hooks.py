@@ -122,7 +122,7 @@ def test_stats_count_every_call_also_on_the_fast_path():
         for _ in range(3):
             assert r.execute(ToolCall("add", {"a": 1, "b": 2})).outcome == "ok"  # fast path
         assert r.execute(ToolCall("add", {"a": "x", "b": 2})).outcome == "invalid_arguments"
-        r.execute_many([ToolCall("add", {"a": 1, "b": 2})] * 2)
+        r.execute_many([ToolCall("add", {"a": 1, "b": 2})] * 2, timeout=30)  # on capstan's pool
         stats = r.stats()["add"]
         assert stats["calls"] == 6
         assert stats["outcomes"]["ok"] == 5 and stats["outcomes"]["invalid_arguments"] == 1

@@ -1,9 +1,14 @@
 """ToolRegistry.search (issue #32): ranked by words or by a pattern, over
-the tools registered now; bad input raises SearchError."""
+the tools registered now; bad input raises SearchError. The search tool
+(capstan_registry_add_search_tool) loads the deferred tools it finds into
+the export until unload_tools; the "native" deferred export."""
+
+import asyncio
+import json
 
 import pytest
 
-from capstan import SearchError, ToolRegistry, tool
+from capstan import SearchError, ToolCall, ToolRegistry, ValidationError, tool
 
 
 @tool
@@ -77,3 +82,58 @@ def test_bad_searches_raise_search_error_naming_the_problem():
             reg.search("weather", limit=101)
     finally:
         reg.close()
+
+
+@tool(deferred=True)
+def get_forecast(city: str) -> str:
+    """Weather forecast for a city, by day."""
+    return "sunny"
+
+
+def exported(reg, style="openai"):
+    return {s["function"]["name"] if style == "openai" else s["name"] for s in reg.schemas(style)}
+
+
+def test_the_search_tool_loads_deferred_tools_until_unloaded():
+    with ToolRegistry([get_forecast, send_email]) as reg:
+        reg.add_search_tool(name="find_tools", limit=3)
+        assert exported(reg) == {"send_email", "find_tools"}  # the deferred tool left out
+        assert "get_forecast" in {d["name"] for d in reg.describe()}
+        # Callable before it was found.
+        assert reg.execute(ToolCall("get_forecast", {"city": "Oslo"})).content == "sunny"
+        found = reg.execute(ToolCall("find_tools", {"query": "weather in a city"}))
+        assert found.outcome == "ok"
+        assert [t["name"] for t in json.loads(found.content)["tools"]][0] == "get_forecast"
+        assert exported(reg) == {"send_email", "find_tools", "get_forecast"}
+        reg.unload_tools()
+        assert exported(reg) == {"send_email", "find_tools"}
+        # The search tool answers from the event loop too.
+        again = asyncio.run(reg.aexecute_many([ToolCall("find_tools", {"query": "forecast"})]))[0]
+        assert "get_forecast" in again.content and "get_forecast" in exported(reg)
+
+
+def test_the_native_deferred_export_marks_deferred_tools_for_the_provider():
+    with ToolRegistry([get_forecast, send_email]) as reg:
+        reg.add_search_tool()
+        anthropic = {t["name"]: t for t in reg.export("anthropic", deferred="native").tools}
+        assert anthropic["get_forecast"]["defer_loading"] is True
+        assert "defer_loading" not in anthropic["send_email"]
+        responses = reg.export("openai_responses", deferred="native").tools
+        assert {"type": "tool_search", "execution": "client"}.items() <= next(
+            t for t in responses if t.get("type") == "tool_search"
+        ).items()
+        assert next(t for t in responses if t.get("name") == "get_forecast")["defer_loading"] is True
+        assert "get_forecast" not in exported(reg, "anthropic")  # "hide", the default
+        with pytest.raises(ValueError, match="deferred"):
+            reg.schemas("anthropic", deferred="lazy")
+
+
+def test_bad_search_tool_options_are_refused():
+    with ToolRegistry([get_weather]) as reg:
+        with pytest.raises(ValidationError):
+            reg.add_search_tool(name="bad name")
+        with pytest.raises(SearchError, match="limit"):
+            reg.add_search_tool(limit=0)
+        with pytest.raises(SearchError, match="limit"):
+            reg.add_search_tool(limit=101)
+        assert exported(reg) == {"get_weather"}
