@@ -38,7 +38,7 @@ static void cg_result_cb(void *user_data, const capstan_result *result) {
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
                            const char *parameters, uintptr_t tool, uint32_t timeout_ms,
-                           uint32_t max_output_chars, uint32_t flags, char **err) {
+                           uint32_t max_output_chars, uint32_t flags, const char *mcp_meta, char **err) {
     capstan_tool_def def;
     memset(&def, 0, sizeof def);
     def.struct_size = sizeof def;
@@ -51,6 +51,7 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
     def.timeout_ms = timeout_ms;
     def.max_output_chars = max_output_chars;
     def.flags = flags;
+    def.mcp_meta = mcp_meta;
     capstan_status st = capstan_registry_add_tool(reg, &def);
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;
@@ -157,6 +158,13 @@ capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *
 
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {
     return capstan_call_fail((capstan_call *)call, message, len);
+}
+
+capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
+                                size_t len, char **err) {
+    capstan_status st = capstan_call_progress((const capstan_call *)call, progress, total, message, len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
 }
 
 const char *cg_approval_tool(uintptr_t a, size_t *len) {

@@ -18,7 +18,7 @@ char *cg_last_error(void);
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
                            const char *parameters, uintptr_t tool, uint32_t timeout_ms,
-                           uint32_t max_output_chars, uint32_t flags, char **err);
+                           uint32_t max_output_chars, uint32_t flags, const char *mcp_meta, char **err);
 
 /* capstan_batch_submit with results to the Go batch `batch` (a cgo.Handle). While
  * it runs, tools started on this thread learn whether they may run on it
@@ -49,6 +49,10 @@ const char *cg_call_arguments(uintptr_t call, size_t *len);
 const char *cg_call_id(uintptr_t call, size_t *len);
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len);
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
+/* capstan_call_progress; on failure *err gets the message (read on this
+ * thread, inside this one cgo call). */
+capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
+                                size_t len, char **err);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);
 const char *cg_approval_id(uintptr_t a, size_t *len);

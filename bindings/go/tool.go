@@ -39,6 +39,13 @@ type Tool struct {
 	// formats until the search tool (AddSearchTool) has found it; it can be
 	// called at any time.
 	Deferred bool
+	// MCP is what MCP clients see beside the name, description and schema
+	// (capstan_tool_def.mcp_meta): a title, annotations, an output schema,
+	// icons. capstan's MCP server sends it in tools/list, and Tools gives it
+	// in FormatMCP (and as "mcp" in FormatDescribe). With an OutputSchema,
+	// a successful result whose structured content fails it becomes a tool
+	// error listing the failing JSON Pointers. nil = none.
+	MCP *MCPMeta
 
 	err error // from Func[In, Out]: reported by Register
 }
@@ -92,6 +99,8 @@ type callInfoKey struct{}
 type CallInfo struct {
 	ID   string // the model's call id
 	Tool string
+
+	call uintptr // the capstan_call handle, for ReportProgress
 }
 
 // CallInfoFrom returns the call a tool's ctx belongs to.
@@ -144,7 +153,7 @@ const (
 )
 
 func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool) {
-	ctx := context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name})
+	ctx := context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name, call: call})
 	if poll {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
