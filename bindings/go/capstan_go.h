@@ -28,6 +28,28 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
                          const char *const *approved, size_t approved_count, uintptr_t batch,
                          int run_here, capstan_batch **out, char **err);
 
+/* One result of cg_execute_one, copied out of capstan: `buf` (malloc'd,
+ * free with free) holds the id, name, content, parts and structured
+ * content back to back; has_parts/has_structured say whether those two
+ * were given. */
+typedef struct cg_one_result {
+    char *buf;
+    size_t index, id_len, name_len, content_len, parts_len, structured_len;
+    int has_parts, has_structured, got;
+    uint32_t outcome;
+    uint64_t duration_us;
+} cg_one_result;
+
+/* A lone call of Execute that nothing can cancel, in one cgo call: submitted
+ * with CAPSTAN_EXEC_START_INLINE and poll delivery, its tool run on this
+ * thread (run here untimed), waited for (a call that waits for a pump, the
+ * approver or a serial predecessor blocks this thread until it ends) and
+ * its result copied into *out. No callback into Go but the tool's. On
+ * failure *err gets the message. */
+capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                              const char *const *approved, size_t approved_count, cg_one_result *out,
+                              char **err);
+
 /* capstan_registry_run_turn with these exec options; tools run on capstan's
  * pool threads. */
 capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
