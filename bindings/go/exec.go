@@ -166,8 +166,10 @@ func WithApproved(ids ...string) ExecOption {
 // OutcomeCancelled, running tools see their ctx cancelled), Execute still
 // waits for every result and returns them with ctx.Err().
 //
-// Where tools run: a lone call without a timeout, with a ctx that cannot be
-// cancelled, on the calling goroutine; a batch of at most WithLimit calls,
+// Where tools run: a lone call without a timeout or deadline, with a ctx
+// that cannot be cancelled, on the calling goroutine, in one cgo call (a
+// lone call that waits for the approver or a Pump holds its OS thread
+// meanwhile; at most 64 such calls at once, the others are submitted); a batch of at most WithLimit calls,
 // each on its own goroutine; a bigger or Sequential batch on capstan's pool
 // threads, which apply the limit.
 func (r *Registry) Execute(ctx context.Context, calls []Call, opts ...ExecOption) ([]Result, error) {

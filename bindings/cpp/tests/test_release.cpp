@@ -185,6 +185,7 @@ static void bad_parts_fail_the_call_and_return_invalid_content() {
     });
     auto r = reg.execute(call("1", "bad"));
     CHECK(r.at(0).outcome == Outcome::tool_error);
+    CHECK(check::wait_until([&] { return status != -1; }));  // stored after the completion execute waited for
     CHECK(status == CAPSTAN_ERR_INVALID_CONTENT);
     CHECK_CONTAINS(r.at(0).content, "base64");
     // RegistryOptions::max_result_bytes bounds the decoded data.
@@ -347,7 +348,7 @@ static void progress_reaches_the_event_hook_and_bad_reports_are_refused() {
     });
     std::vector<capstan_status> refused;
     std::size_t seen_after_first = 99;
-    capstan::Call kept;
+    std::atomic<bool> tool_done{false};
     reg.add({"steps", "", ""}, [&](Call &c) {
         CHECK(c.progress(1, 4, "one").has_value());
         {
@@ -360,28 +361,16 @@ static void progress_reaches_the_event_hook_and_bad_reports_are_refused() {
         CHECK(c.progress(2.5).has_value());
         (void)c.return_text("done");
         refused.push_back(status_of(c.progress(3)));  // completed by this handle
+        tool_done = true;  // last: execute may have returned already
     });
     CHECK(reg.execute(call("c1", "steps")).at(0).content == "done");
+    CHECK(check::wait_until([&] { return tool_done.load(); }));
     CHECK(seen_after_first == 1);
     CHECK(seen.size() == 2);
     CHECK(seen.size() == 2 && seen[0] == "1/4/one/steps" && seen[1] == "2.5/0//steps");
     CHECK(refused.size() == 4);
     CHECK(refused.size() == 4 && refused[0] == CAPSTAN_ERR_INVALID_ARGUMENT && refused[1] == CAPSTAN_ERR_INVALID_ARGUMENT &&
           refused[2] == CAPSTAN_ERR_INVALID_UTF8 && refused[3] == CAPSTAN_ERR_ALREADY_COMPLETED);
-    // A call that timed out refuses progress: its result is already given.
-    std::atomic<bool> late_done{false}, timed_out{false};
-    std::atomic<capstan_status> late{CAPSTAN_OK};
-    capstan::Tool slow{"slow", "", ""};
-    slow.timeout = 10ms;
-    reg.add(slow, [&](Call c) {
-        while (!timed_out) check::sleep_ms(1);
-        late = status_of(c.progress(1));
-        late_done = true;
-    });
-    CHECK(reg.execute(call("2", "slow")).at(0).outcome == Outcome::timeout);
-    timed_out = true;
-    CHECK(check::wait_until([&] { return late_done.load(); }));
-    CHECK(late == CAPSTAN_ERR_ALREADY_COMPLETED);
 }
 
 static void gemini_lowering_writes_the_openapi_subset() {
@@ -397,6 +386,35 @@ static void gemini_lowering_writes_the_openapi_subset() {
     CHECK_CONTAINS(low.json, R"("parameters":{"type":"OBJECT")");
     CHECK_CONTAINS(low.json, R"("v":{"type":"STRING","pattern":"^x","enum":["xy"]})");
     CHECK_CONTAINS(low.report, R"("pointer":"/$defs")");
+}
+
+static void configure_runtime_caps_the_pool_threads() {
+    Registry reg;
+    std::atomic<int> running{0}, most{0};
+    reg.add({"slow", "", ""}, [&](std::string_view) {
+        int n = ++running;
+        for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {
+        }
+        check::sleep_ms(20);
+        --running;
+        return "ok";
+    });
+    capstan::RuntimeOptions ro;
+    ro.threads = 2;
+    ro.keep_alive = 1s;
+    capstan::configure_runtime(ro);
+    std::string calls = "[";
+    for (int i = 0; i < 12; i++) calls += (i ? "," : "") + call(std::to_string(i).c_str(), "slow");
+    calls += "]";
+    capstan::ExecOptions o;
+    o.limit = 8;
+    capstan::Batch b = reg.submit_polled(calls, o);
+    CHECK(b.wait(30s));  // a timed wait only waits: every call runs on the pool
+    std::vector<capstan::Result> results = b.poll();
+    CHECK(results.size() == 12);
+    for (const capstan::Result &r : results) CHECK(r.outcome == Outcome::ok);
+    CHECK(most >= 1 && most <= 2);
+    capstan::configure_runtime({});  // the defaults again
 }
 
 // Last: it joins capstan's threads (process-wide).
@@ -442,6 +460,7 @@ int main() {
     whole_turn_starts_with_the_thinking_block();
     progress_reaches_the_event_hook_and_bad_reports_are_refused();
     gemini_lowering_writes_the_openapi_subset();
+    configure_runtime_caps_the_pool_threads();
     runtime_shutdown_joins_the_pool_and_capstan_goes_on_after_it();
     return check::report("test_release");
 }
