@@ -202,6 +202,7 @@ enum class EventKind : capstan_event_kind {
     finished = CAPSTAN_EVENT_FINISHED,
     timed_out = CAPSTAN_EVENT_TIMED_OUT,
     cancelled = CAPSTAN_EVENT_CANCELLED,
+    progress = CAPSTAN_EVENT_PROGRESS,  ///< a running call reported progress (Call::progress)
 };
 
 /// The name an outcome has in result JSON ("ok", "tool_error", ...).
@@ -635,6 +636,17 @@ struct Tool {
     std::uint32_t max_output_chars = 0;  ///< 0: no cap
     Flags<ToolFlag> flags{};             ///< e.g. ToolFlag::serial | ToolFlag::main_thread
     std::chrono::milliseconds timeout{0};  ///< per-call timeout from the call's start; 0: none
+    /// MCP metadata (capstan_tool_def.mcp_meta) as JSON text of an object
+    /// with any of "title", "annotations" ({"title"?, "readOnlyHint"?,
+    /// "destructiveHint"?, "idempotentHint"?, "openWorldHint"?}),
+    /// "outputSchema" (an object schema) and "icons" ([{"src", "mimeType"?,
+    /// "sizes"?, "theme"?}], at most 16). Served in MCP tools/list, given by
+    /// tools_json(Format::mcp) and as "mcp" in Format::describe. With an
+    /// outputSchema, a result whose structured content fails it becomes a
+    /// tool_error listing the failing JSON Pointers. Empty: none. Bad JSON or
+    /// a mistyped field: INVALID_ARGUMENT naming it; an outputSchema that
+    /// does not compile: INVALID_SCHEMA.
+    std::string mcp_meta{};
 };
 
 /// Options of execute/submit/run_turn/streams (capstan_exec_options).
@@ -679,7 +691,10 @@ struct Event {
     std::string_view id;
     std::size_t index;
     Outcome outcome;  ///< for finished
-    std::uint64_t duration_us;
+    std::uint64_t duration_us;  ///< for finished and timed_out; for progress, since the tool started
+    double progress = 0;  ///< for progress: the value reported (grows with every report)
+    double total = 0;     ///< for progress: the total, 0 when unknown
+    std::string_view message{};  ///< for progress: the message, empty when none
 };
 
 /// Output of Registry::tools_export.
@@ -901,6 +916,25 @@ public:
         return return_text(out.content());
     }
 
+    /// Reports progress (capstan_call_progress): `progress` so far, out of
+    /// `total` (0 = unknown), with `message` (empty = none). It reaches the
+    /// registry's event hook as EventKind::progress, on this thread before
+    /// this returns, and an MCP client that asked for progress as
+    /// notifications/progress. Any thread, any number of times while the
+    /// call is open. `progress` must be finite, not negative and above the
+    /// previous report, `total` finite and not negative, `message` at most
+    /// 4096 bytes: else INVALID_ARGUMENT and nothing is reported;
+    /// INVALID_UTF8 for a message that is not UTF-8; ALREADY_COMPLETED once
+    /// the call has its result (timed out, cancelled) or this handle
+    /// completed it.
+    Expected<void> progress(double progress, double total = 0, std::string_view message = {}) const {
+        if (!raw_) return Error(CAPSTAN_ERR_ALREADY_COMPLETED, "this capstan::Call was already completed or moved from");
+        capstan_status st =
+            capstan_call_progress(raw_, progress, total, message.empty() ? nullptr : message.data(), message.size());
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
     /// The C handle (for capstan_* functions not wrapped here); NULL once completed.
     capstan_call *get() const noexcept { return raw_; }
 
@@ -1104,7 +1138,12 @@ struct EventBox : HookBase {
     static void run(void *user_data, const capstan_event *e) noexcept {
         if (!e) return;
         Event ev{static_cast<EventKind>(e->kind), view(e->tool, e->tool_len), view(e->id, e->id_len), e->index,
-                 static_cast<Outcome>(e->outcome), e->duration_us};
+                 static_cast<Outcome>(e->outcome), e->duration_us, 0, 0, {}};
+        if (ev.kind == EventKind::progress) {
+            ev.progress = e->progress;
+            ev.total = e->total;
+            ev.message = view(e->message, e->message_len);
+        }
 #if CAPSTAN_HPP_EXCEPTIONS
         try {
             static_cast<EventBox *>(user_data)->f(static_cast<const Event &>(ev));
@@ -1375,6 +1414,230 @@ private:
     std::unique_ptr<detail::StreamSink> sink_;
 };
 
+// ---- MCP: serving a registry's tools, mounting a server's tools ----
+
+/// McpMountOptions::max_reconnects: the mount drops for good when its
+/// connection dies.
+inline constexpr std::uint32_t never_reconnect = CAPSTAN_MCP_RECONNECT_NEVER;
+
+/// Options of Registry::serve_mcp and serve_mcp_stdio
+/// (capstan_mcp_server_options). Empty strings and zero durations mean
+/// capstan's defaults; negative durations are INVALID_ARGUMENT.
+struct McpServerOptions {
+    /// HTTP: the IP:PORT to bind; empty: 127.0.0.1 and a port the OS picks
+    /// (read it with McpServer::url). A non-loopback address exposes the
+    /// tools to the network: set bearer_token and allowed_hosts then.
+    std::string address{};
+    /// HTTP: when set, every request must carry "Authorization: Bearer <token>" (else 401).
+    std::string bearer_token{};
+    /// HTTP: browser origins accepted besides loopback ones, e.g. "https://app.example.com:443" (others: 403).
+    std::vector<std::string> allowed_origins{};
+    /// HTTP: Host values accepted besides localhost, 127.0.0.1 and ::1 (others: 403).
+    std::vector<std::string> allowed_hosts{};
+    /// JSON object {"NAME": {"title", "annotations", "outputSchema"}}
+    /// replacing fields of the tools' own Tool::mcp_meta (only listed, not enforced).
+    std::string tools_meta{};
+    std::string name{};  ///< serverInfo.name; empty: "capstan"
+    std::uint32_t max_body_bytes = 0;  ///< HTTP: larger POST bodies get 413; 0: 4 MiB
+    /// Bounds every call from its arrival, approval wait included; 0: the tools' own timeouts.
+    std::chrono::milliseconds call_timeout{0};
+    /// How long stopping waits for calls in flight after cancelling them; 0: 5 s.
+    std::chrono::milliseconds stop_timeout{0};
+};
+
+/// Options of Registry::mount_mcp (capstan_mcp_mount_options): set
+/// `command` (a server speaking MCP on stdio, started as a child process)
+/// or `url` (streamable HTTP), not both.
+struct McpMountOptions {
+    std::vector<std::string> command{};  ///< program (looked up in PATH) and arguments
+    std::vector<std::string> env{};      ///< "NAME=VALUE" added to the child's inherited environment
+    std::string cwd{};                   ///< the child's working directory; empty: ours
+    std::string url{};                   ///< e.g. "http://127.0.0.1:3001/mcp"
+    std::vector<std::string> headers{};  ///< "Name: value" sent with every HTTP request
+    std::string prefix{};                ///< put before every remote tool name ("fs_" mounts read as fs_read)
+    std::chrono::milliseconds connect_timeout{0};    ///< connecting plus the first tools/list; 0: 10 s
+    std::chrono::milliseconds call_timeout{0};       ///< every mounted tool's own timeout; 0: none
+    std::chrono::milliseconds reconnect_backoff{0};  ///< wait before the first reconnect, doubled after each; 0: 200 ms
+    std::uint32_t max_reconnects = 0;  ///< in a row after the connection died; 0: 5; never_reconnect: never
+    std::string protocol_version{};    ///< the MCP version to ask for; empty: the newest capstan speaks
+};
+
+namespace detail {
+
+/// The C strings of one options struct, kept for one C call.
+struct CStrings {
+    std::vector<std::unique_ptr<std::string>> joined;      // stable c_str()s
+    std::vector<std::vector<const char *>> lists;  // each data() stays put when moved
+    const char *bad = nullptr;
+
+    static const char *str(const std::string &s) noexcept { return s.empty() ? nullptr : s.c_str(); }
+    bool check(const std::string &s) {
+        if (has_nul(s)) bad = "MCP options must not contain NUL bytes";
+        return bad == nullptr;
+    }
+    /// A comma-separated list (capstan's form); entries must not hold commas.
+    const char *join(const std::vector<std::string> &items) {
+        std::string out;
+        for (const std::string &item : items) {
+            if (item.find(',') != std::string::npos) bad = "an allowed origin or host must not contain a comma";
+            check(item);
+            if (!out.empty()) out += ',';
+            out += item;
+        }
+        if (out.empty()) return nullptr;
+        joined.push_back(std::make_unique<std::string>(std::move(out)));
+        return joined.back()->c_str();
+    }
+    const char *const *list(const std::vector<std::string> &items, std::size_t &count) {
+        count = items.size();
+        if (items.empty()) return nullptr;
+        std::vector<const char *> ptrs;
+        for (const std::string &item : items) {
+            check(item);
+            ptrs.push_back(item.c_str());
+        }
+        lists.push_back(std::move(ptrs));
+        return lists.back().data();
+    }
+    void ms(std::chrono::milliseconds d, const char *what, std::uint32_t &out) {
+        if (const char *b = pick_ms(d, 0, what, out)) bad = b;
+    }
+};
+
+struct CMcpServerOptions : CStrings {
+    capstan_mcp_server_options raw{};
+    explicit CMcpServerOptions(const McpServerOptions &o) {
+        raw.struct_size = sizeof raw;
+        for (const std::string *s : {&o.address, &o.bearer_token, &o.tools_meta, &o.name}) check(*s);
+        raw.address = str(o.address);
+        raw.bearer_token = str(o.bearer_token);
+        raw.allowed_origins = join(o.allowed_origins);
+        raw.allowed_hosts = join(o.allowed_hosts);
+        raw.tools_meta = str(o.tools_meta);
+        raw.name = str(o.name);
+        raw.max_body_bytes = o.max_body_bytes;
+        ms(o.call_timeout, "McpServerOptions::call_timeout is negative", raw.call_timeout_ms);
+        ms(o.stop_timeout, "McpServerOptions::stop_timeout is negative", raw.stop_timeout_ms);
+    }
+};
+
+struct CMcpMountOptions : CStrings {
+    capstan_mcp_mount_options raw = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    explicit CMcpMountOptions(const McpMountOptions &o) {
+        for (const std::string *s : {&o.cwd, &o.url, &o.prefix, &o.protocol_version}) check(*s);
+        raw.argv = list(o.command, raw.argc);
+        raw.env = list(o.env, raw.env_count);
+        raw.headers = list(o.headers, raw.header_count);
+        raw.cwd = str(o.cwd);
+        raw.url = str(o.url);
+        raw.prefix = str(o.prefix);
+        raw.protocol_version = str(o.protocol_version);
+        raw.max_reconnects = o.max_reconnects;
+        ms(o.connect_timeout, "McpMountOptions::connect_timeout is negative", raw.connect_timeout_ms);
+        ms(o.call_timeout, "McpMountOptions::call_timeout is negative", raw.call_timeout_ms);
+        ms(o.reconnect_backoff, "McpMountOptions::reconnect_backoff is negative", raw.reconnect_backoff_ms);
+    }
+};
+
+}  // namespace detail
+
+/// A registry's tools served over MCP's streamable HTTP (Registry::serve_mcp),
+/// on capstan's threads, until stop() or destruction (move-only). It keeps
+/// what it needs of its Registry: destroyed after it, it answers every call
+/// cancelled until stopped. The destructor stops and frees it, waiting for
+/// calls in flight up to McpServerOptions::stop_timeout.
+class McpServer {
+public:
+    McpServer() noexcept = default;
+    McpServer(McpServer &&o) noexcept : raw_(std::exchange(o.raw_, nullptr)), url_(std::move(o.url_)) {}
+    McpServer &operator=(McpServer &&o) noexcept {
+        if (this != &o) {
+            reset();
+            raw_ = std::exchange(o.raw_, nullptr);
+            url_ = std::move(o.url_);
+        }
+        return *this;
+    }
+    McpServer(const McpServer &) = delete;
+    McpServer &operator=(const McpServer &) = delete;
+    ~McpServer() { reset(); }
+
+    /// The endpoint, e.g. "http://127.0.0.1:41234/mcp" (the port the OS
+    /// chose); still readable after stop().
+    const std::string &url() const noexcept { return url_; }
+
+    /// Stops serving: no new connection or call, calls in flight cancelled
+    /// and waited for up to stop_timeout, connections closed. TIMEOUT when
+    /// calls were still running (they finish in the background); a second
+    /// stop is OK at once. Any thread, also a tool.
+    [[nodiscard]] Expected<void> try_stop() {
+        if (!raw_) return Error(CAPSTAN_ERR_NULL_PARAMETER, "this capstan::McpServer was moved from");
+        capstan_status st = capstan_mcp_server_stop(raw_);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+#if CAPSTAN_HPP_EXCEPTIONS
+    void stop() { try_stop().value(); }
+#endif
+
+    capstan_mcp_server *get() const noexcept { return raw_; }
+
+private:
+    friend class Registry;
+    McpServer(capstan_mcp_server *raw, std::string url) noexcept : raw_(raw), url_(std::move(url)) {}
+    void reset() noexcept {
+        if (raw_) capstan_mcp_server_free(std::exchange(raw_, nullptr));
+    }
+    capstan_mcp_server *raw_ = nullptr;
+    std::string url_;
+};
+
+/// An MCP server's tools mounted into a registry (Registry::mount_mcp),
+/// move-only. Destroying it (or unmount()) disconnects, stops a child
+/// process and unregisters the mount's tools: calls of them still in flight
+/// end as tool errors saying so. It blocks about 2.5 s at most.
+class McpMount {
+public:
+    McpMount() noexcept = default;
+    McpMount(McpMount &&o) noexcept : raw_(std::exchange(o.raw_, nullptr)) {}
+    McpMount &operator=(McpMount &&o) noexcept {
+        if (this != &o) {
+            (void)try_unmount();
+            raw_ = std::exchange(o.raw_, nullptr);
+        }
+        return *this;
+    }
+    McpMount(const McpMount &) = delete;
+    McpMount &operator=(const McpMount &) = delete;
+    ~McpMount() { (void)try_unmount(); }
+
+    /// {"connected", "tools": {local: remote}, "problems": [{"remote",
+    /// "local","problem"}], "reconnects", "gave_up", "last_error"}.
+    /// STALE_HANDLE after unmount().
+    [[nodiscard]] Expected<std::string> try_info_json() const {
+        if (!raw_) return Error(CAPSTAN_ERR_STALE_HANDLE, "this capstan::McpMount was unmounted or moved from");
+        return detail::text_out([&](char **out, std::size_t *len) { return capstan_mcp_mount_info_json(raw_, out, len); });
+    }
+    /// Unmounts now; a second unmount is OK.
+    [[nodiscard]] Expected<void> try_unmount() noexcept {
+        if (!raw_) return {};
+        capstan_status st = capstan_mcp_mount_free(std::exchange(raw_, nullptr));
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+#if CAPSTAN_HPP_EXCEPTIONS
+    std::string info_json() const { return try_info_json().value(); }
+    void unmount() { try_unmount().value(); }
+#endif
+
+    capstan_mcp_mount *get() const noexcept { return raw_; }
+
+private:
+    friend class Registry;
+    explicit McpMount(capstan_mcp_mount *raw) noexcept : raw_(raw) {}
+    capstan_mcp_mount *raw_ = nullptr;
+};
+
 /// A registry of tools (move-only). Thread-safe like capstan_registry: any
 /// member may be used from several threads at once, except destruction and
 /// assignment. The destructor frees the registry: calls in flight end
@@ -1428,8 +1691,9 @@ public:
     [[nodiscard]] Expected<void> try_add(const Tool &tool, F &&fn) {
         using Box = detail::ToolBox<std::decay_t<F>>;
         if (!raw_) return moved_from();
-        if (detail::has_nul(tool.name) || detail::has_nul(tool.description) || detail::has_nul(tool.parameters))
-            return Error(CAPSTAN_ERR_INVALID_ARGUMENT, "tool name, description and parameters must not contain NUL bytes");
+        if (detail::has_nul(tool.name) || detail::has_nul(tool.description) || detail::has_nul(tool.parameters) ||
+            detail::has_nul(tool.mcp_meta))
+            return Error(CAPSTAN_ERR_INVALID_ARGUMENT, "tool name, description, parameters and mcp_meta must not contain NUL bytes");
         auto *box = new Box{std::forward<F>(fn)};
         capstan_tool_def def{};
         def.struct_size = sizeof def;
@@ -1441,6 +1705,7 @@ public:
         def.destroy = &Box::destroy;  // capstan runs it exactly once, on failure too
         def.max_output_chars = tool.max_output_chars;
         def.flags = tool.flags.bits();
+        def.mcp_meta = tool.mcp_meta.empty() ? nullptr : tool.mcp_meta.c_str();
         if (const char *bad = detail::pick_ms(tool.timeout, tool.timeout_ms, "Tool::timeout is negative", def.timeout_ms)) {
             Box::destroy(box);
             return Error(CAPSTAN_ERR_INVALID_ARGUMENT, bad);
@@ -1719,6 +1984,58 @@ public:
         });
     }
 
+    // ---- MCP ----
+
+    /// Serves this registry's tools over MCP (streamable HTTP) on capstan's
+    /// threads and returns at once; McpServer::url() is the endpoint.
+    /// tools/list is the registry as it is at each request (registering a
+    /// tool notifies clients); calls run as execute runs them.
+    /// INVALID_ARGUMENT for bad options, TRANSPORT when the address cannot
+    /// be bound, UNSUPPORTED without the library's MCP HTTP feature.
+    [[nodiscard]] Expected<McpServer> try_serve_mcp(const McpServerOptions &opts = {}) {
+        if (!raw_) return moved_from();
+        detail::CMcpServerOptions o(opts);
+        if (o.bad) return Error(CAPSTAN_ERR_INVALID_ARGUMENT, o.bad);
+        capstan_mcp_server *server = nullptr;
+        capstan_status st = capstan_mcp_server_start(raw_, &o.raw, &server);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        McpServer out(server, std::string());
+        Expected<std::string> url =
+            detail::text_out([&](char **p, std::size_t *len) { return capstan_mcp_server_url(server, p, len); });
+        if (!url) return url.error();
+        out.url_ = std::move(*url);
+        return out;
+    }
+
+    /// Serves this registry's tools over MCP on this process's stdin and
+    /// stdout, blocking, until stdin ends or the registry is closed from
+    /// another thread. Nothing else may write to stdout meanwhile.
+    /// UNSUPPORTED without the library's MCP server feature.
+    [[nodiscard]] Expected<void> try_serve_mcp_stdio(const McpServerOptions &opts = {}) {
+        if (!raw_) return moved_from();
+        detail::CMcpServerOptions o(opts);
+        if (o.bad) return Error(CAPSTAN_ERR_INVALID_ARGUMENT, o.bad);
+        capstan_status st = capstan_mcp_server_serve_stdio(raw_, &o.raw);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
+    /// Connects to an MCP server and registers each of its tools as prefix +
+    /// its remote name, with its inputSchema (arguments validated locally).
+    /// Remote tools that cannot be mounted are listed in the mount's
+    /// info_json() "problems". Blocks until connected, at most about twice
+    /// connect_timeout. MCP_CONNECT when the server could not be started,
+    /// reached, initialized or listed (the message says which and why).
+    [[nodiscard]] Expected<McpMount> try_mount_mcp(const McpMountOptions &opts) {
+        if (!raw_) return moved_from();
+        detail::CMcpMountOptions o(opts);
+        if (o.bad) return Error(CAPSTAN_ERR_INVALID_ARGUMENT, o.bad);
+        capstan_mcp_mount *mount = nullptr;
+        capstan_status st = capstan_mcp_mount_new(raw_, &o.raw, &mount);
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return McpMount(mount);
+    }
+
     /// Shuts down without freeing, waiting at most timeout_ms for callbacks
     /// on other threads; true when everything finished in time.
     bool close(std::uint32_t timeout_ms) noexcept {
@@ -1781,6 +2098,9 @@ public:
     std::string run_turn(Format fmt, std::string_view response, const ExecOptions &opts = {}) {
         return try_run_turn(fmt, response, opts).value();
     }
+    McpServer serve_mcp(const McpServerOptions &opts = {}) { return try_serve_mcp(opts).value(); }
+    void serve_mcp_stdio(const McpServerOptions &opts = {}) { try_serve_mcp_stdio(opts).value(); }
+    McpMount mount_mcp(const McpMountOptions &opts) { return try_mount_mcp(opts).value(); }
 #endif
 
 private:
@@ -1885,7 +2205,33 @@ struct RuntimeOptions {
     return {};
 }
 
+/// Stops every thread capstan started and joins it, process-wide (pool
+/// threads finish their work first; timer thread; MCP connection threads),
+/// waiting up to `timeout` (rounded up to milliseconds) and cancelling
+/// nothing. OK when no capstan thread is left (the library may then be
+/// unloaded once no capstan object is held); TIMEOUT otherwise, the
+/// message naming what still runs (a tool in a callback, a call with a
+/// timeout, a mount not unmounted, an McpServer not stopped). capstan keeps
+/// working afterwards: the next call that needs a thread starts it again,
+/// and configure_runtime's options stay. Call it from a host thread, never
+/// from inside a tool, result callback or hook (it would wait for itself).
+template <class Rep, class Period>
+[[nodiscard]] Expected<void> try_shutdown_runtime(std::chrono::duration<Rep, Period> timeout) {
+    capstan_status st = capstan_runtime_shutdown(detail::ms_up(timeout, UINT32_MAX - 1));
+    if (st != CAPSTAN_OK) return detail::last_error(st);
+    return {};
+}
+/// The same with no time limit.
+[[nodiscard]] inline Expected<void> try_shutdown_runtime() {
+    capstan_status st = capstan_runtime_shutdown(UINT32_MAX);
+    if (st != CAPSTAN_OK) return detail::last_error(st);
+    return {};
+}
+
 #if CAPSTAN_HPP_EXCEPTIONS
+template <class Rep, class Period>
+void shutdown_runtime(std::chrono::duration<Rep, Period> timeout) { try_shutdown_runtime(timeout).value(); }
+inline void shutdown_runtime() { try_shutdown_runtime().value(); }
 inline std::string parse_calls(Format fmt, std::string_view response) { return try_parse_calls(fmt, response).value(); }
 inline std::string format_results(Format fmt, std::string_view results_json) {
     return try_format_results(fmt, results_json).value();

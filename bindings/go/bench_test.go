@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,14 +184,18 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// loop runs f b.N times and reports CPU time per op and per call.
+// loop runs f b.N times and reports CPU time per op and per call, with
+// allocations and cgo calls (Go to C; callbacks into Go not counted) per
+// op: those two do not depend on the machine's load.
 func loop(b *testing.B, calls int, f func()) {
-	start := cpuTime()
+	b.ReportAllocs()
+	start, cgoStart := cpuTime(), runtime.NumCgoCall()
 	for b.Loop() {
 		f()
 	}
 	cpu := float64((cpuTime() - start).Nanoseconds())
 	b.ReportMetric(cpu/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(runtime.NumCgoCall()-cgoStart)/float64(b.N), "cgo-calls/op")
 	if calls > 1 {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")
 		b.ReportMetric(float64(b.N*calls)/b.Elapsed().Seconds(), "calls/s")

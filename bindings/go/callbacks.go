@@ -12,6 +12,7 @@ import (
 	"runtime/cgo"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // value resolves a handle; nil if it was already released.
@@ -25,14 +26,19 @@ func value(h C.uintptr_t) (v any) {
 }
 
 //export goToolCall
-func goToolCall(tool C.uintptr_t, call C.uintptr_t, runHere C.int) {
+func goToolCall(tool C.uintptr_t, call C.uintptr_t, runHere C.int, args *C.char, argsLen C.size_t, id *C.char, idLen C.size_t) {
+	if args == nil {
+		return // timed out or cancelled already: capstan has its result
+	}
 	e, _ := value(tool).(*toolEntry)
 	if e == nil {
 		msg := "the tool is gone"
 		C.cg_call_fail(call, stringPtr(msg), C.size_t(len(msg)))
 		return
 	}
-	e.start(uintptr(call), int(runHere))
+	// Copied here: they are only valid until the call completes, which a
+	// timeout may do at any moment after.
+	e.start(uintptr(call), int(runHere), C.GoBytes(unsafe.Pointer(args), C.int(argsLen)), C.GoStringN(id, C.int(idLen)))
 }
 
 //export goReleaseHandle

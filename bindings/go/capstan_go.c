@@ -26,8 +26,13 @@ char *cg_last_error(void) {
     return buf;
 }
 
+/* The arguments and the id go to Go with the call: one crossing instead
+ * of three. NULL arguments: the call already ended (timed out, cancelled). */
 static void cg_tool_cb(void *user_data, capstan_call *call) {
-    goToolCall((uintptr_t)user_data, (uintptr_t)call, cg_run_here);
+    size_t args_len = 0, id_len = 0;
+    const char *args = capstan_call_arguments(call, &args_len);
+    const char *id = args != NULL ? capstan_call_id(call, &id_len) : NULL;
+    goToolCall((uintptr_t)user_data, (uintptr_t)call, cg_run_here, (char *)args, args_len, (char *)id, id_len);
 }
 
 static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
@@ -38,7 +43,7 @@ static void cg_result_cb(void *user_data, const capstan_result *result) {
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
                            const char *parameters, uintptr_t tool, uint32_t timeout_ms,
-                           uint32_t max_output_chars, uint32_t flags, char **err) {
+                           uint32_t max_output_chars, uint32_t flags, const char *mcp_meta, char **err) {
     capstan_tool_def def;
     memset(&def, 0, sizeof def);
     def.struct_size = sizeof def;
@@ -51,6 +56,7 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
     def.timeout_ms = timeout_ms;
     def.max_output_chars = max_output_chars;
     def.flags = flags;
+    def.mcp_meta = mcp_meta;
     capstan_status st = capstan_registry_add_tool(reg, &def);
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;
@@ -83,6 +89,61 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
     cg_run_here = saved_run_here;
     if (st != CAPSTAN_OK) *err = cg_last_error();
     return st;
+}
+
+static void cg_one_cb(void *user_data, const capstan_result *r) {
+    cg_one_result *o = user_data;
+    if (r == NULL || o->got) return;
+    size_t parts = r->parts_json != NULL ? r->parts_json_len : 0;
+    size_t structured = r->structured_json != NULL ? r->structured_json_len : 0;
+    size_t n = r->id_len + r->name_len + r->content_len + parts + structured;
+    char *buf = malloc(n > 0 ? n : 1);
+    if (buf == NULL) return; /* o->got stays 0: Go reports it */
+    char *p = buf;
+    memcpy(p, r->id, r->id_len);
+    p += r->id_len;
+    memcpy(p, r->name, r->name_len);
+    p += r->name_len;
+    memcpy(p, r->content, r->content_len);
+    p += r->content_len;
+    if (parts > 0) memcpy(p, r->parts_json, parts);
+    p += parts;
+    if (structured > 0) memcpy(p, r->structured_json, structured);
+    o->buf = buf;
+    o->index = r->index;
+    o->id_len = r->id_len;
+    o->name_len = r->name_len;
+    o->content_len = r->content_len;
+    o->parts_len = parts;
+    o->structured_len = structured;
+    o->has_parts = r->parts_json != NULL;
+    o->has_structured = r->structured_json != NULL;
+    o->outcome = r->outcome;
+    o->duration_us = r->duration_us;
+    o->got = 1;
+}
+
+capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                              const char *const *approved, size_t approved_count, cg_one_result *out,
+                              char **err) {
+    capstan_exec_options o = cg_exec_options(
+        flags | CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_DELIVER_POLL, 1, 0, 0, approved, approved_count);
+    capstan_batch *batch = NULL;
+    int saved_run_here = cg_run_here;
+    cg_run_here = 1; /* runHereUntimed */
+    capstan_status st = capstan_batch_submit(reg, calls, len, &o, NULL, NULL, &batch);
+    cg_run_here = saved_run_here;
+    if (st != CAPSTAN_OK) {
+        *err = cg_last_error();
+        return st;
+    }
+    /* Done already unless the call waits for a pump, the approver or a
+     * serial predecessor. A timed wait only waits: it runs no call here. */
+    while (capstan_batch_wait(batch, 60000) == CAPSTAN_ERR_TIMEOUT) {
+    }
+    capstan_batch_poll(batch, cg_one_cb, out, SIZE_MAX);
+    capstan_batch_free(batch);
+    return CAPSTAN_OK;
 }
 
 static void cg_stream_text_cb(void *user_data, const char *text, size_t len) {
@@ -157,6 +218,13 @@ capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *
 
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len) {
     return capstan_call_fail((capstan_call *)call, message, len);
+}
+
+capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
+                                size_t len, char **err) {
+    capstan_status st = capstan_call_progress((const capstan_call *)call, progress, total, message, len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
 }
 
 const char *cg_approval_tool(uintptr_t a, size_t *len) {

@@ -18,7 +18,7 @@ char *cg_last_error(void);
 
 capstan_status cg_register(capstan_registry *reg, const char *name, const char *description,
                            const char *parameters, uintptr_t tool, uint32_t timeout_ms,
-                           uint32_t max_output_chars, uint32_t flags, char **err);
+                           uint32_t max_output_chars, uint32_t flags, const char *mcp_meta, char **err);
 
 /* capstan_batch_submit with results to the Go batch `batch` (a cgo.Handle). While
  * it runs, tools started on this thread learn whether they may run on it
@@ -27,6 +27,28 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
                          uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
                          const char *const *approved, size_t approved_count, uintptr_t batch,
                          int run_here, capstan_batch **out, char **err);
+
+/* One result of cg_execute_one, copied out of capstan: `buf` (malloc'd,
+ * free with free) holds the id, name, content, parts and structured
+ * content back to back; has_parts/has_structured say whether those two
+ * were given. */
+typedef struct cg_one_result {
+    char *buf;
+    size_t index, id_len, name_len, content_len, parts_len, structured_len;
+    int has_parts, has_structured, got;
+    uint32_t outcome;
+    uint64_t duration_us;
+} cg_one_result;
+
+/* A lone call of Execute that nothing can cancel, in one cgo call: submitted
+ * with CAPSTAN_EXEC_START_INLINE and poll delivery, its tool run on this
+ * thread (run here untimed), waited for (a call that waits for a pump, the
+ * approver or a serial predecessor blocks this thread until it ends) and
+ * its result copied into *out. No callback into Go but the tool's. On
+ * failure *err gets the message. */
+capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                              const char *const *approved, size_t approved_count, cg_one_result *out,
+                              char **err);
 
 /* capstan_registry_run_turn with these exec options; tools run on capstan's
  * pool threads. */
@@ -49,6 +71,10 @@ const char *cg_call_arguments(uintptr_t call, size_t *len);
 const char *cg_call_id(uintptr_t call, size_t *len);
 capstan_status cg_call_return(uintptr_t call, capstan_content kind, const char *content, size_t len);
 capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
+/* capstan_call_progress; on failure *err gets the message (read on this
+ * thread, inside this one cgo call). */
+capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
+                                size_t len, char **err);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);
 const char *cg_approval_id(uintptr_t a, size_t *len);

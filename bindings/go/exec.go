@@ -166,11 +166,18 @@ func WithApproved(ids ...string) ExecOption {
 // OutcomeCancelled, running tools see their ctx cancelled), Execute still
 // waits for every result and returns them with ctx.Err().
 //
-// Where tools run: a lone call without a timeout, with a ctx that cannot be
-// cancelled, on the calling goroutine; a batch of at most WithLimit calls,
+// Where tools run: a lone call without a timeout or deadline, with a ctx
+// that cannot be cancelled, on the calling goroutine, in one cgo call (a
+// lone call that waits for the approver or a Pump holds its OS thread
+// meanwhile; at most 64 such calls at once, the others are submitted); a batch of at most WithLimit calls,
 // each on its own goroutine; a bigger or Sequential batch on capstan's pool
 // threads, which apply the limit.
 func (r *Registry) Execute(ctx context.Context, calls []Call, opts ...ExecOption) ([]Result, error) {
+	if len(calls) == 1 && ctx.Done() == nil {
+		if res, done, err := r.executeOne(calls, opts); done {
+			return res, err
+		}
+	}
 	b, err := r.submit(ctx, "Execute", calls, false, opts)
 	if err != nil {
 		return nil, err
@@ -324,6 +331,67 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 		b.mu.Unlock()
 	}
 	return b, nil
+}
+
+// executeOne runs a lone call that nothing can cancel while it runs (no
+// timeout, no deadline, a ctx that cannot end, not Sequential) in one cgo
+// call, its tool on this goroutine: no batch, handle or channel, and no
+// callback into Go but the tool's (cg_execute_one). done is false when the
+// call does not qualify, or runHereMax such calls already run: submit then.
+func (r *Registry) executeOne(calls []Call, opts []ExecOption) (res []Result, done bool, err error) {
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.flags&C.CAPSTAN_EXEC_SEQUENTIAL != 0 || o.limit < 0 || o.timeout != 0 || o.deadline != 0 || !acquireRunHere() {
+		return nil, false, nil
+	}
+	defer releaseRunHere()
+	var buf [256]byte
+	body := appendCalls(buf[:0], calls)
+	var approved **C.char
+	if len(o.approved) > 0 {
+		approved = cStrings(o.approved)
+		defer freeCStrings(approved, len(o.approved))
+	}
+	if err := r.enter("Execute"); err != nil {
+		return nil, true, err
+	}
+	var one C.cg_one_result
+	var msg *C.char
+	st := C.cg_execute_one(r.ptr, bytesPtr(body), C.size_t(len(body)), o.flags, approved, C.size_t(len(o.approved)), &one, &msg)
+	r.leave()
+	if st != C.CAPSTAN_OK {
+		return nil, true, newError("Execute", st, msg)
+	}
+	if one.got == 0 {
+		return nil, true, &Error{Op: "Execute", Status: ErrInternal, Message: "out of memory copying the result"}
+	}
+	// One Go copy of the C buffer; the strings share it.
+	n := one.id_len + one.name_len + one.content_len + one.parts_len + one.structured_len
+	all := C.GoStringN(one.buf, C.int(n))
+	C.free(unsafe.Pointer(one.buf))
+	at := 0
+	next := func(l C.size_t) string {
+		part := all[at : at+int(l)]
+		at += int(l)
+		return part
+	}
+	result := Result{
+		Index:    int(one.index),
+		ID:       next(one.id_len),
+		Name:     next(one.name_len),
+		Content:  next(one.content_len),
+		Outcome:  Outcome(one.outcome),
+		Duration: time.Duration(one.duration_us) * time.Microsecond,
+	}
+	if parts := next(one.parts_len); one.has_parts != 0 {
+		result.Parts = json.RawMessage(parts)
+	}
+	if structured := next(one.structured_len); one.has_structured != 0 {
+		result.Structured = json.RawMessage(structured)
+	}
+	return []Result{result}, true, nil
 }
 
 // onResult receives one result (nil: the batch is done) on the thread that

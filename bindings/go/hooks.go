@@ -53,6 +53,7 @@ const (
 	EventFinished  EventKind = C.CAPSTAN_EVENT_FINISHED  // a call has its result
 	EventTimedOut  EventKind = C.CAPSTAN_EVENT_TIMED_OUT // a call ran past its deadline
 	EventCancelled EventKind = C.CAPSTAN_EVENT_CANCELLED // a call ended cancelled
+	EventProgress  EventKind = C.CAPSTAN_EVENT_PROGRESS  // a running call reported progress (ReportProgress)
 )
 
 // Event is something that happened to a call.
@@ -61,11 +62,16 @@ type Event struct {
 	Tool, ID string
 	Index    int           // position of the call in its batch
 	Outcome  Outcome       // for EventFinished
-	Duration time.Duration // for EventFinished and EventTimedOut
+	Duration time.Duration // for EventFinished and EventTimedOut; for EventProgress, since the tool started
+	// For EventProgress: the value reported, the total (0 when unknown) and
+	// the message ("" when none).
+	Progress, Total float64
+	Message         string
 }
 
 // SetEventHook sets (nil: removes) the function that observes every call
-// starting, finishing, timing out or being cancelled. It runs on the thread
+// starting, finishing, timing out or being cancelled, and the progress tools
+// report (ReportProgress; also a mounted MCP server's progress for a call). It runs on the thread
 // where the event happens, possibly on several at once: it must be quick and
 // must not block. A panic in it is swallowed.
 func (r *Registry) SetEventHook(hook func(Event)) error {
@@ -139,6 +145,12 @@ func goEvent(h C.uintptr_t, e *C.capstan_event) {
 		Index:    int(e.index),
 		Outcome:  Outcome(e.outcome),
 		Duration: time.Duration(e.duration_us) * time.Microsecond,
+	}
+	if ev.Kind == EventProgress {
+		ev.Progress, ev.Total = float64(e.progress), float64(e.total)
+		if e.message != nil {
+			ev.Message = C.GoStringN(e.message, C.int(e.message_len))
+		}
 	}
 	defer func() { _ = recover() }()
 	hook(ev)

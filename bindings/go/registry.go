@@ -119,7 +119,9 @@ func (r *Registry) free() {
 
 // Register adds a tool, replacing any tool of the same name (the old one's
 // calls in flight finish first). Errors: ErrInvalidName, ErrInvalidSchema
-// (the message names the problem), ErrInvalidArgument (no Func, bad limits).
+// (the message names the problem; also an MCP OutputSchema that does not
+// compile), ErrInvalidArgument (no Func, bad limits, MCP metadata capstan
+// refuses, naming the field).
 func (r *Registry) Register(t Tool) error {
 	if t.err != nil {
 		return t.err
@@ -159,6 +161,17 @@ func (r *Registry) Register(t Tool) error {
 		params = C.CString(string(t.Schema))
 		defer C.free(unsafe.Pointer(params))
 	}
+	var meta *C.char
+	if t.MCP != nil {
+		b, err := json.Marshal(t.MCP)
+		if err != nil {
+			return bad(ErrInvalidArgument, "tool "+t.Name+": its MCP metadata is not JSON: "+err.Error())
+		}
+		if string(b) != "{}" {
+			meta = C.CString(string(b))
+			defer C.free(unsafe.Pointer(meta))
+		}
+	}
 	if err := r.enter("Register"); err != nil {
 		return err
 	}
@@ -168,7 +181,7 @@ func (r *Registry) Register(t Tool) error {
 	h := cgo.NewHandle(&toolEntry{tool: t, reg: r})
 	var msg *C.char
 	st := C.cg_register(r.ptr, name, desc, params, C.uintptr_t(h), millis(t.Timeout),
-		C.uint32_t(t.MaxOutputChars), flags, &msg)
+		C.uint32_t(t.MaxOutputChars), flags, meta, &msg)
 	if st != C.CAPSTAN_OK {
 		return newError("Register", st, msg)
 	}

@@ -39,6 +39,13 @@ type Tool struct {
 	// formats until the search tool (AddSearchTool) has found it; it can be
 	// called at any time.
 	Deferred bool
+	// MCP is what MCP clients see beside the name, description and schema
+	// (capstan_tool_def.mcp_meta): a title, annotations, an output schema,
+	// icons. capstan's MCP server sends it in tools/list, and Tools gives it
+	// in FormatMCP (and as "mcp" in FormatDescribe). With an OutputSchema,
+	// a successful result whose structured content fails it becomes a tool
+	// error listing the failing JSON Pointers. nil = none.
+	MCP *MCPMeta
 
 	err error // from Func[In, Out]: reported by Register
 }
@@ -92,12 +99,31 @@ type callInfoKey struct{}
 type CallInfo struct {
 	ID   string // the model's call id
 	Tool string
+
+	call uintptr // the capstan_call handle, for ReportProgress
 }
 
 // CallInfoFrom returns the call a tool's ctx belongs to.
 func CallInfoFrom(ctx context.Context) (CallInfo, bool) {
-	ci, ok := ctx.Value(callInfoKey{}).(CallInfo)
-	return ci, ok
+	ci, ok := ctx.Value(callInfoKey{}).(*CallInfo)
+	if !ok {
+		return CallInfo{}, false
+	}
+	return *ci, true
+}
+
+// callCtx is a tool's ctx: its parent plus its CallInfo, in one allocation
+// (context.WithValue would take two).
+type callCtx struct {
+	context.Context
+	info CallInfo
+}
+
+func (c *callCtx) Value(key any) any {
+	if _, ok := key.(callInfoKey); ok {
+		return &c.info
+	}
+	return c.Context.Value(key)
 }
 
 // toolEntry is what a registered tool's cgo.Handle refers to.
@@ -106,21 +132,9 @@ type toolEntry struct {
 	reg  *Registry
 }
 
-// start begins a call; it runs in the tool callback, on whichever thread
-// capstan called it. The arguments are copied here: they are only valid
-// until the call completes, which a timeout may do at any moment after.
-func (e *toolEntry) start(call uintptr, runHere int) {
-	var n C.size_t
-	p := C.cg_call_arguments(C.uintptr_t(call), &n)
-	if p == nil {
-		return // timed out or cancelled already: capstan has its result
-	}
-	args := C.GoBytes(unsafe.Pointer(p), C.int(n))
-	var idLen C.size_t
-	id := ""
-	if ip := C.cg_call_id(C.uintptr_t(call), &idLen); ip != nil {
-		id = C.GoStringN(ip, C.int(idLen))
-	}
+// start begins a call with its arguments and id (copies); it runs in the
+// tool callback, on whichever thread capstan called it.
+func (e *toolEntry) start(call uintptr, runHere int, args json.RawMessage, id string) {
 	if runHere == runOnGoroutine || runHere == runHereUntimed && e.tool.Timeout > 0 {
 		// The submitting goroutine starts every call of its batch: it hands
 		// each to a goroutine and goes on. (A lone call with a timeout goes
@@ -144,7 +158,7 @@ const (
 )
 
 func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool) {
-	ctx := context.WithValue(e.reg.ctx, callInfoKey{}, CallInfo{ID: id, Tool: e.tool.Name})
+	var ctx context.Context = &callCtx{Context: e.reg.ctx, info: CallInfo{ID: id, Tool: e.tool.Name, call: call}}
 	if poll {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -191,7 +205,8 @@ func invoke(ctx context.Context, f func(context.Context, json.RawMessage) (any, 
 	if err != nil {
 		return 0, "", fmt.Errorf("the tool's result is not JSON: %v", err)
 	}
-	return C.CAPSTAN_CONTENT_JSON, string(j), nil
+	// j is fresh and never written again: share it instead of copying.
+	return C.CAPSTAN_CONTENT_JSON, unsafe.String(unsafe.SliceData(j), len(j)), nil
 }
 
 // partsResult renders Parts or Content for capstan_call_return.

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 #include <type_traits>
 #include <utility>
@@ -183,6 +185,7 @@ static void bad_parts_fail_the_call_and_return_invalid_content() {
     });
     auto r = reg.execute(call("1", "bad"));
     CHECK(r.at(0).outcome == Outcome::tool_error);
+    CHECK(check::wait_until([&] { return status != -1; }));  // stored after the completion execute waited for
     CHECK(status == CAPSTAN_ERR_INVALID_CONTENT);
     CHECK_CONTAINS(r.at(0).content, "base64");
     // RegistryOptions::max_result_bytes bounds the decoded data.
@@ -328,6 +331,118 @@ static void whole_turn_starts_with_the_thinking_block() {
     CHECK(reg.run_turn(Format::anthropic, response).find("thinking") == std::string::npos);
 }
 
+// ---- progress, Gemini lowering, runtime shutdown ------------------------------
+
+static capstan_status status_of(const capstan::Expected<void> &e) { return e ? CAPSTAN_OK : e.error().status(); }
+
+static void progress_reaches_the_event_hook_and_bad_reports_are_refused() {
+    Registry reg;
+    std::mutex mu;
+    std::vector<std::string> seen;  // "progress/total/message"
+    reg.set_event_hook([&](const capstan::Event &e) {
+        if (e.kind != capstan::EventKind::progress) return;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g/%g/", e.progress, e.total);
+        std::lock_guard<std::mutex> lock(mu);
+        seen.push_back(buf + std::string(e.message) + "/" + std::string(e.tool));
+    });
+    std::vector<capstan_status> refused;
+    std::size_t seen_after_first = 99;
+    std::atomic<bool> tool_done{false};
+    reg.add({"steps", "", ""}, [&](Call &c) {
+        CHECK(c.progress(1, 4, "one").has_value());
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            seen_after_first = seen.size();  // the hook ran before progress() returned
+        }
+        refused.push_back(status_of(c.progress(1, 4, "same value")));
+        refused.push_back(status_of(c.progress(5, -1)));
+        refused.push_back(status_of(c.progress(5, 0, "\xff")));
+        CHECK(c.progress(2.5).has_value());
+        (void)c.return_text("done");
+        refused.push_back(status_of(c.progress(3)));  // completed by this handle
+        tool_done = true;  // last: execute may have returned already
+    });
+    CHECK(reg.execute(call("c1", "steps")).at(0).content == "done");
+    CHECK(check::wait_until([&] { return tool_done.load(); }));
+    CHECK(seen_after_first == 1);
+    CHECK(seen.size() == 2);
+    CHECK(seen.size() == 2 && seen[0] == "1/4/one/steps" && seen[1] == "2.5/0//steps");
+    CHECK(refused.size() == 4);
+    CHECK(refused.size() == 4 && refused[0] == CAPSTAN_ERR_INVALID_ARGUMENT && refused[1] == CAPSTAN_ERR_INVALID_ARGUMENT &&
+          refused[2] == CAPSTAN_ERR_INVALID_UTF8 && refused[3] == CAPSTAN_ERR_ALREADY_COMPLETED);
+}
+
+static void gemini_lowering_writes_the_openapi_subset() {
+    Registry reg;
+    reg.add({"t", "", R"({"type":"object","$defs":{"p":{"type":"string","pattern":"^x","const":"xy"}},)"
+                      R"("properties":{"v":{"$ref":"#/$defs/p"}},"required":["v"]})"},
+            [](std::string_view) { return ""; });
+    std::string plain = reg.tools_json(Format::gemini);
+    CHECK_CONTAINS(plain, R"("parametersJsonSchema":)");
+    capstan::Export low = reg.tools_export(Format::gemini, capstan::ExportFlag::gemini_lower);
+    CHECK(low.json.find("parametersJsonSchema") == std::string::npos);
+    CHECK(low.json.find("$ref") == std::string::npos && low.json.find("$defs") == std::string::npos);
+    CHECK_CONTAINS(low.json, R"("parameters":{"type":"OBJECT")");
+    CHECK_CONTAINS(low.json, R"("v":{"type":"STRING","pattern":"^x","enum":["xy"]})");
+    CHECK_CONTAINS(low.report, R"("pointer":"/$defs")");
+}
+
+static void configure_runtime_caps_the_pool_threads() {
+    Registry reg;
+    std::atomic<int> running{0}, most{0};
+    reg.add({"slow", "", ""}, [&](std::string_view) {
+        int n = ++running;
+        for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {
+        }
+        check::sleep_ms(20);
+        --running;
+        return "ok";
+    });
+    capstan::RuntimeOptions ro;
+    ro.threads = 2;
+    ro.keep_alive = 1s;
+    capstan::configure_runtime(ro);
+    std::string calls = "[";
+    for (int i = 0; i < 12; i++) calls += (i ? "," : "") + call(std::to_string(i).c_str(), "slow");
+    calls += "]";
+    capstan::ExecOptions o;
+    o.limit = 8;
+    capstan::Batch b = reg.submit_polled(calls, o);
+    CHECK(b.wait(30s));  // a timed wait only waits: every call runs on the pool
+    std::vector<capstan::Result> results = b.poll();
+    CHECK(results.size() == 12);
+    for (const capstan::Result &r : results) CHECK(r.outcome == Outcome::ok);
+    CHECK(most >= 1 && most <= 2);
+    capstan::configure_runtime({});  // the defaults again
+}
+
+// Last: it joins capstan's threads (process-wide).
+static void runtime_shutdown_joins_the_pool_and_capstan_goes_on_after_it() {
+    Registry reg;
+    std::atomic<bool> started{false}, release{false};
+    reg.add({"held", "", ""}, [&](std::string_view) {
+        started = true;
+        while (!release) check::sleep_ms(1);
+        return "released";
+    });
+    reg.add({"echo", "", ""}, [](std::string_view a) { return std::string(a); });
+    capstan::ExecOptions seq;
+    seq.flags = ExecFlag::sequential;
+    capstan::Batch held = reg.submit_polled(call("h", "held"), seq);  // runs on a pool thread
+    CHECK(check::wait_until([&] { return started.load(); }));
+    auto busy = capstan::try_shutdown_runtime(50ms);
+    CHECK(!busy && busy.error().status() == CAPSTAN_ERR_TIMEOUT);
+    CHECK(!busy && std::strlen(busy.error().what()) > 0);
+    release = true;
+    CHECK(held.wait(10s));
+    CHECK(held.poll().at(0).content == "released");
+    CHECK(capstan::try_shutdown_runtime(10s).has_value());
+    // the next call starts the threads it needs again
+    CHECK(reg.execute(call("1", "echo", R"({"x":1})"), seq).at(0).content == R"({"x":1})");
+    capstan::shutdown_runtime();
+}
+
 int main() {
     check::watchdog(120);
     flags_are_typed_and_combine_with_or();
@@ -343,5 +458,9 @@ int main() {
     check_call_validates_without_running();
     a_stream_passes_text_on_and_runs_calls_as_they_complete();
     whole_turn_starts_with_the_thinking_block();
+    progress_reaches_the_event_hook_and_bad_reports_are_refused();
+    gemini_lowering_writes_the_openapi_subset();
+    configure_runtime_caps_the_pool_threads();
+    runtime_shutdown_joins_the_pool_and_capstan_goes_on_after_it();
     return check::report("test_release");
 }

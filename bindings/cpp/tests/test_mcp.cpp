@@ -1,0 +1,188 @@
+// capstan.hpp's MCP: a registry served over HTTP on port 0 and mounted in
+// another registry, a registry served on stdio by this very program started
+// again as a child and mounted as a command, and a tool's MCP metadata
+// (Tool::mcp_meta) in the exports and through a mount; against the real
+// library, one function per rule.
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "check.hpp"
+
+using namespace std::chrono_literals;
+using capstan::Format;
+using capstan::Outcome;
+using capstan::Registry;
+
+static std::string call(const char *id, const char *name, const char *args = "{}") {
+    return std::string(R"({"id":")") + id + R"(","name":")" + name + R"(","arguments":)" + args + "}";
+}
+
+static const char *add_schema =
+    R"({"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]})";
+
+static void add_tool(Registry &reg) {
+    reg.add({"add", "Add two integers.", add_schema}, [](std::string_view args) {
+        long a = 0, b = 0;
+        // {"a":N,"b":M} as capstan validated and compacted it
+        if (std::sscanf(std::string(args).c_str(), R"({"a":%ld,"b":%ld})", &a, &b) != 2) return capstan::Output::error("args");
+        return capstan::Output::json(std::to_string(a + b));
+    });
+}
+
+static bool has_mcp() {
+    std::uint32_t want = CAPSTAN_FEATURE_MCP_SERVER | CAPSTAN_FEATURE_MCP_MOUNT | CAPSTAN_FEATURE_MCP_HTTP;
+    return (capstan_features_mask() & want) == want;
+}
+
+static void a_server_on_port_0_is_mounted_in_another_registry() {
+    Registry server;
+    add_tool(server);
+    capstan::McpServerOptions so;
+    so.bearer_token = "s3cret";
+    so.stop_timeout = 2s;
+    capstan::McpServer srv = server.serve_mcp(so);
+    CHECK(srv.url().rfind("http://127.0.0.1:", 0) == 0);
+    CHECK(srv.url().find(":0/") == std::string::npos);  // the port the OS chose
+    Registry client;
+    capstan::McpMountOptions mo;
+    mo.url = srv.url();
+    mo.prefix = "remote_";
+    mo.max_reconnects = capstan::never_reconnect;
+    mo.connect_timeout = 10s;
+    // Without the bearer token the server refuses: an Error, not a crash.
+    CHECK_THROWS_STATUS(client.mount_mcp(mo), CAPSTAN_ERR_MCP_CONNECT);
+    mo.headers = {"Authorization: Bearer s3cret"};
+    {
+        capstan::McpMount mount = client.mount_mcp(mo);
+        std::string info = mount.info_json();
+        CHECK_CONTAINS(info, R"("connected":true)");
+        CHECK_CONTAINS(info, R"("remote_add":"add")");
+        auto r = client.execute(call("1", "remote_add", R"({"a":2,"b":3})"));
+        CHECK(r.at(0).outcome == Outcome::ok && r.at(0).content == "5");
+        // the remote schema is checked locally
+        CHECK(client.execute(call("2", "remote_add", R"({"a":"x"})")).at(0).outcome == Outcome::invalid_arguments);
+        capstan::McpMount moved = std::move(mount);  // the handle moves; the mount stays
+        CHECK(client.execute(call("3", "remote_add", R"({"a":1,"b":1})")).at(0).content == "2");
+        auto stale = mount.try_info_json();
+        CHECK(!stale && stale.error().status() == CAPSTAN_ERR_STALE_HANDLE);
+    }  // the mount's destructor unmounts
+    CHECK(client.execute(call("4", "remote_add", R"({"a":2,"b":3})")).at(0).outcome == Outcome::unknown_tool);
+    srv.stop();
+    CHECK(srv.try_stop().has_value());  // a second stop is OK
+    CHECK(srv.url().rfind("http://127.0.0.1:", 0) == 0);  // still readable
+}
+
+static void bad_options_are_refused_before_capstan_sees_them() {
+    Registry reg;
+    capstan::McpServerOptions so;
+    so.call_timeout = -1ms;
+    auto s = reg.try_serve_mcp(so);
+    CHECK(!s && s.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(s.error().what(), "call_timeout");
+    so = {};
+    so.allowed_hosts = {"a,b"};
+    CHECK(reg.try_serve_mcp(so).error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+    so = {};
+    so.address = "not an address";
+    CHECK(reg.try_serve_mcp(so).error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan::McpMountOptions mo;  // neither command nor url
+    CHECK(reg.try_mount_mcp(mo).error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+}
+
+static const char *meta =
+    R"({"title":"Weather now","annotations":{"title":"Weather","readOnlyHint":true,"destructiveHint":false},)"
+    R"("outputSchema":{"type":"object","properties":{"temp":{"type":"number"}},"required":["temp"]},)"
+    R"("icons":[{"src":"https://example.com/w.png","mimeType":"image/png","sizes":["48x48"],"theme":"light"}]})";
+
+static void weather_tool(Registry &reg) {
+    capstan::Tool t{"weather", "Current weather.", R"({"type":"object","properties":{"city":{"type":"string"}}})"};
+    t.mcp_meta = meta;
+    reg.add(t, [](std::string_view args) {
+        if (args.find("bad") != std::string_view::npos) return capstan::Output::json(R"({"temp":"hot"})");
+        return capstan::Output::json(R"({"temp":21.5})");
+    });
+}
+
+static void mcp_meta_reaches_the_exports_and_the_output_schema_is_checked() {
+    Registry reg;
+    weather_tool(reg);
+    std::string mcp = reg.tools_json(Format::mcp);
+    CHECK_CONTAINS(mcp, R"("title":"Weather now")");
+    CHECK_CONTAINS(mcp, R"("readOnlyHint":true)");
+    CHECK_CONTAINS(mcp, R"("outputSchema":)");
+    CHECK_CONTAINS(mcp, R"("src":"https://example.com/w.png")");
+    CHECK_CONTAINS(reg.tools_json(Format::describe), R"("mcp":{)");
+    CHECK(reg.tools_json(Format::openai_chat).find("Weather now") == std::string::npos);
+    CHECK(reg.execute(call("1", "weather", R"({"city":"Lyon"})")).at(0).content == R"({"temp":21.5})");
+    auto bad = reg.execute(call("2", "weather", R"({"city":"bad"})")).at(0);
+    CHECK(bad.outcome == Outcome::tool_error);
+    CHECK_CONTAINS(bad.content, "/temp");
+    capstan::Tool t{"bad_icon", "", ""};
+    t.mcp_meta = R"({"icons":[{"src":"https://example.com/i.png","theme":"blue"}]})";
+    auto added = reg.try_add(t, [](std::string_view) { return ""; });
+    CHECK(!added && added.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(added.error().what(), "theme");
+    t.mcp_meta = R"({"outputSchema":{"type":"object","properties":{"x":{"type":12}}}})";
+    CHECK(reg.try_add(t, [](std::string_view) { return ""; }).error().status() == CAPSTAN_ERR_INVALID_SCHEMA);
+    CHECK(reg.tools_json(Format::describe).find("bad_icon") == std::string::npos);
+}
+
+// The served tools/list carries the metadata: a mount reads it from there
+// and capstan lists the mounted tool with it again.
+static void mcp_meta_is_served_in_tools_list() {
+    Registry server;
+    weather_tool(server);
+    capstan::McpServer srv = server.serve_mcp();
+    Registry client;
+    capstan::McpMountOptions mo;
+    mo.url = srv.url();
+    mo.max_reconnects = capstan::never_reconnect;
+    capstan::McpMount mount = client.mount_mcp(mo);
+    std::string mounted = client.tools_json(Format::mcp);
+    CHECK_CONTAINS(mounted, R"("title":"Weather now")");
+    CHECK_CONTAINS(mounted, R"("readOnlyHint":true)");
+    CHECK_CONTAINS(mounted, R"("outputSchema":)");
+}
+
+static std::string self_exe;
+
+static void a_command_serving_stdio_is_mounted() {
+    Registry client;
+    capstan::McpMountOptions mo;
+    mo.command = {self_exe, "--serve-stdio"};
+    mo.env = {"ASAN_OPTIONS=detect_leaks=1"};
+    mo.prefix = "child_";
+    mo.max_reconnects = capstan::never_reconnect;
+    mo.connect_timeout = 20s;
+    capstan::McpMount mount = client.mount_mcp(mo);
+    CHECK_CONTAINS(mount.info_json(), R"("child_add":"add")");
+    auto r = client.execute(call("1", "child_add", R"({"a":20,"b":22})"));
+    CHECK(r.at(0).outcome == Outcome::ok && r.at(0).content == "42");
+    mount.unmount();
+    CHECK(mount.try_info_json().error().status() == CAPSTAN_ERR_STALE_HANDLE);
+}
+
+static int serve_stdio() {
+    Registry reg;
+    add_tool(reg);
+    capstan::McpServerOptions so;
+    so.name = "cpp-test";
+    return reg.try_serve_mcp_stdio(so) ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && std::strcmp(argv[1], "--serve-stdio") == 0) return serve_stdio();
+    check::watchdog(120);
+    self_exe = argv[0];
+    bad_options_are_refused_before_capstan_sees_them();
+    mcp_meta_reaches_the_exports_and_the_output_schema_is_checked();
+    if (!has_mcp()) {
+        std::printf("test_mcp: the library was built without MCP; serving and mounting not tested\n");
+        return check::report("test_mcp");
+    }
+    a_server_on_port_0_is_mounted_in_another_registry();
+    mcp_meta_is_served_in_tools_list();
+    a_command_serving_stdio_is_mounted();
+    return check::report("test_mcp");
+}
