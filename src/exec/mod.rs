@@ -13,7 +13,7 @@ mod main_queue;
 mod run;
 mod state;
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use crate::runtime::live_timers;
@@ -56,6 +56,13 @@ pub struct ExecOptions {
     /// returning, without waiting for the ones a tool completes later (async
     /// tools of an event loop). The limit does not apply.
     pub start_inline: bool,
+    /// `submit` only: the host will wait for the batch (`Batch::wait` with
+    /// no time limit), and its calls start on the waiting thread then
+    /// (caller-runs: no hand-off to a pool thread). Pool threads join if
+    /// calls are still waiting to start `JOIN_AFTER` (50 us) after the
+    /// submit, also when no one waits. Without it (the default) the calls
+    /// start on pool threads at once.
+    pub start_on_wait: bool,
     /// Hears the progress the batch's calls report (`Call::report_progress`).
     pub progress: Option<crate::progress::ProgressListener>,
 }
@@ -70,6 +77,7 @@ impl Default for ExecOptions {
             strict_nulls: false,
             approved: Vec::new(),
             start_inline: false,
+            start_on_wait: false,
             progress: None,
         }
     }
@@ -140,42 +148,6 @@ pub fn needs_approval(
         .collect()
 }
 
-/// What a thread did with the last batch it submitted: whether it came to
-/// wait for it while calls were still waiting to start, which predicts
-/// whether it will run the next one itself. A thread starts out expecting
-/// to; once a batch of its own ran without it, the next starts on the pool.
-struct Submitter {
-    last: std::cell::RefCell<Weak<BatchInner>>,
-    waited: std::cell::Cell<bool>,
-}
-
-impl Submitter {
-    fn expects_wait(&self) -> bool {
-        self.waited.get()
-    }
-
-    fn submitted(&self, batch: &Arc<BatchInner>) {
-        *self.last.borrow_mut() = Arc::downgrade(batch);
-        self.waited.set(false);
-    }
-
-    /// The thread is about to run `batch`'s calls that no one started yet.
-    fn waiting_for(&self, batch: &Arc<BatchInner>) {
-        if batch.has_unclaimed() && std::ptr::eq(self.last.borrow().as_ptr(), Arc::as_ptr(batch)) {
-            self.waited.set(true);
-        }
-    }
-}
-
-thread_local! {
-    static SUBMITTER: Submitter = const {
-        Submitter {
-            last: std::cell::RefCell::new(Weak::new()),
-            waited: std::cell::Cell::new(true),
-        }
-    };
-}
-
 /// A batch running in the background.
 pub struct Batch {
     inner: Arc<BatchInner>,
@@ -200,21 +172,19 @@ pub fn submit(
         inner.drive(true);
         return Batch { inner };
     }
-    // A thread that waits for its batches runs their calls itself when it
-    // waits (caller-runs: no hand-off), with pool workers joining in if calls
-    // are still waiting after `JOIN_AFTER` (see `join`). A thread that did
-    // not wait for its previous batch probably will not wait for this one
-    // (results go to a callback or a queue): pool workers start on it now,
-    // up to its limit, and no timer is armed (a timer would cost the timer
-    // thread two wake-ups a batch).
+    // The host said it will wait: the waiting thread runs the calls
+    // (caller-runs: no hand-off), with pool workers joining in if calls are
+    // still waiting after `JOIN_AFTER` (see `join`). Otherwise no one may
+    // ever wait (results go to a callback or a queue): pool workers start
+    // on the batch now, up to its limit, and no timer is armed (a timer
+    // would cost the timer thread two wake-ups a batch).
     if workers > 0 {
-        if SUBMITTER.try_with(Submitter::expects_wait).unwrap_or(false) {
+        if options.start_on_wait {
             join::watch(&inner, true);
         } else {
             inner.call_helpers();
         }
     }
-    let _ = SUBMITTER.try_with(|s| s.submitted(&inner));
     Batch { inner }
 }
 
@@ -241,7 +211,6 @@ impl Batch {
             // Caller-runs: rather than sleep, start calls no worker took yet.
             // Inside a tool this also keeps a full pool from deadlocking. A
             // wait with a time limit does not: a call could outlast it.
-            let _ = SUBMITTER.try_with(|s| s.waiting_for(&self.inner));
             self.inner.drive(false);
         }
         self.inner.wait_done(deadline)
