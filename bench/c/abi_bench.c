@@ -361,11 +361,6 @@ static void fig_batch_execute(bench *b, bool extra) {
     capstan_exec_options two = {.struct_size = sizeof two, .limit = 2};
     batch_row(b, "  same, limit 2", &two, false);
     capstan_exec_options seq = {.struct_size = sizeof seq, .flags = CAPSTAN_EXEC_SEQUENTIAL};
-    /* submit + wait: the host says it waits (caller-runs), or not (the
-     * calls start on pool threads at submit). */
-    capstan_exec_options on_wait = {.struct_size = sizeof on_wait, .flags = CAPSTAN_EXEC_START_ON_WAIT};
-    const capstan_exec_options *submit_opts = mode == SCALE_SUBMIT ? &on_wait : NULL;
-    bool submitting = mode == SCALE_SUBMIT || mode == SCALE_SUBMIT_POOL;
     batch_row(b, "  same, CAPSTAN_EXEC_SEQUENTIAL (caller only)", &seq, false);
 }
 
