@@ -519,9 +519,10 @@ stream-figures:
 bench: lib
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) -O2 bench/c/abi_bench.c -o $(BUILD)/bench/abi_bench $(LDFLAGS_COMMON)
-	$(CARGO) bench --no-run --bench core --bench floor
+	$(CARGO) bench --no-run --bench core --bench floor --bench interleaved
 	$(CARGO) bench --bench core
 	CAPSTAN_FLOOR_OUT=$(abspath $(BUILD)/bench/floor_ns) $(CARGO) bench --bench floor
+	$(CARGO) bench --bench interleaved
 	$(BUILD)/bench/abi_bench --floor-ns-file $(BUILD)/bench/floor_ns
 	$(BUILD)/bench/abi_bench --threads 1 --scaling
 	$(BUILD)/bench/abi_bench --threads 2 --scaling

@@ -1740,6 +1740,17 @@ typedef struct capstan_exec_options {
 #define CAPSTAN_EXEC_WHOLE_TURN (1u << 5)
 
 /**
+ * Exec flag (`capstan_batch_submit`): the host will wait for the batch with
+ * `capstan_batch_wait(batch, UINT32_MAX)`, and its calls start on that
+ * waiting thread (no hand-off to a pool thread, no wake-up: the cheapest
+ * way to run quick calls). Calls no waiting thread took start on pool
+ * threads about 50 us after the submit (also when the host never waits).
+ * Without it, calls start on pool threads at once. Not with
+ * `CAPSTAN_EXEC_START_INLINE` (INVALID_ARGUMENT).
+ */
+#define CAPSTAN_EXEC_START_ON_WAIT (1u << 6)
+
+/**
  * Fills `*opts` as `CAPSTAN_EXEC_OPTIONS_INIT` does (the defaults).
  * NULL_PARAMETER if `opts` is NULL. Any thread.
  */
@@ -1853,11 +1864,14 @@ capstan_status capstan_registry_needs_approval(const struct capstan_registry *re
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
  * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
  * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
- * Calls start on pool threads at once (up to the batch's limit), except
- * when the submitting thread ran the calls of its previous batch itself (it
- * waited for it with `capstan_batch_wait(batch, UINT32_MAX)` before they
- * started): then they start when it waits again, or on pool threads about
- * 50 us later if it does not (a timer: no thread polls for it).
+ * Calls start on pool threads at once (up to the batch's limit). With
+ * `CAPSTAN_EXEC_START_ON_WAIT` they start on the thread that waits with
+ * `capstan_batch_wait(batch, UINT32_MAX)` instead (no hand-off: the
+ * cheapest way to run a batch of quick calls), or on pool threads about
+ * 50 us after the submit for those no waiting thread took by then (a
+ * timer: no thread polls for it). With `CAPSTAN_EXEC_START_INLINE` they
+ * start on the calling thread before this returns; the two flags together
+ * are INVALID_ARGUMENT.
  */
 capstan_status capstan_batch_submit(struct capstan_registry *reg,
                                     const char *calls_json,

@@ -13,15 +13,25 @@ fn root() -> PathBuf {
 
 /// The layers of the README's picture, top first: one set of module names per line.
 fn layers(readme: &str) -> Vec<BTreeSet<String>> {
-    let start = readme
-        .find("<!-- layers -->")
-        .expect("README.md has no <!-- layers --> picture");
-    let end = readme[start..]
-        .find("<!-- /layers -->")
-        .expect("README.md: <!-- layers --> is not closed")
+    layers_between(readme, "layers")
+}
+
+/// The layers of a picture between `<!-- NAME -->` and `<!-- /NAME -->`,
+/// top first; lines may start with `//!` (a picture in a module's docs).
+fn layers_between(text: &str, name: &str) -> Vec<BTreeSet<String>> {
+    let open = format!("<!-- {name} -->");
+    let close = format!("<!-- /{name} -->");
+    let start = text
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {open} picture"));
+    let end = text[start..]
+        .find(&close)
+        .unwrap_or_else(|| panic!("{open} is not closed"))
         + start;
-    readme[start..end]
+    text[start..end]
         .lines()
+        .map(|l| l.trim_start().trim_start_matches("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
         .filter(|l| !l.starts_with("```") && !l.starts_with("<!--") && !l.trim().is_empty())
         .map(|line| {
             let names = line.trim_start().trim_start_matches("└─>").trim_start();
@@ -209,5 +219,131 @@ fn the_layer_check_reports_an_upward_or_sideways_path_and_a_missing_module() {
     assert_eq!(
         crate_paths("use crate::{a, b::c};\nlet x = crate::d::e(); notcrate::f"),
         ["a", "b", "d"]
+    );
+}
+
+/// The first segment of every path starting with `prefix` (`super::`,
+/// `crate::exec::`) in `text`, including each item of a `{a, b::c}` group;
+/// a `prefix` right after `::` (the second `super::` of `super::super::`)
+/// does not count.
+fn paths_after(text: &str, prefix: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        let after = &rest[i + prefix.len()..];
+        let boundary = rest[..i]
+            .chars()
+            .last()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == ':'));
+        if boundary {
+            if let Some(group) = after.strip_prefix('{') {
+                let group = &group[..group.find('}').unwrap_or(group.len())];
+                for item in group.split(',') {
+                    if let Some(first) = idents(item).next() {
+                        out.push(first.to_string());
+                    }
+                }
+            } else if let Some(first) = idents(after).next() {
+                out.push(first.to_string());
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+/// The exec modules `text` (a file `depth` folders below `src/exec`: 0 for
+/// `src/exec/batch.rs`, 1 for `src/exec/batch/wait.rs`) names; `None` for
+/// a name of `mod.rs` itself (an item it defines).
+fn exec_uses(text: &str, depth: usize, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut names = paths_after(text, "crate::exec::");
+    let up = "super::".repeat(depth + 1);
+    names.extend(paths_after(text, &up).into_iter().filter(|n| n != "super"));
+    names
+        .into_iter()
+        .map(|n| {
+            if modules.contains(&n) {
+                n
+            } else {
+                "mod".to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn no_exec_file_names_one_above_or_beside_it_in_the_exec_layers() {
+    let exec = root().join("src/exec");
+    let doc = std::fs::read_to_string(exec.join("mod.rs")).unwrap();
+    let layers = layers_between(&doc, "exec layers");
+    assert!(layers.len() >= 5, "too few exec layers parsed: {layers:?}");
+    let mut files = Vec::new();
+    rust_files(&exec, &mut files);
+    files.sort();
+    let module_of = |file: &Path| -> String {
+        let rel = file.strip_prefix(&exec).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        first.trim_end_matches(".rs").to_string()
+    };
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let mut edges = BTreeSet::new();
+    for module in &modules {
+        edges.insert((module.clone(), module.clone()));
+    }
+    for file in &files {
+        let from = module_of(file);
+        if from == "mod" {
+            continue; // the top: it declares and re-exports every file
+        }
+        let depth = file.strip_prefix(&exec).unwrap().components().count() - 1;
+        let text = code(&std::fs::read_to_string(file).unwrap());
+        for to in exec_uses(&text, depth, &modules) {
+            if to != from {
+                edges.insert((from.clone(), to));
+            }
+        }
+    }
+    let bad = violations(&layers, &edges);
+    assert!(
+        bad.is_empty(),
+        "{}",
+        bad.join("\n")
+            .replace(" names crate::", " uses ")
+            .replace("README.md's layers", "src/exec/mod.rs's exec layers")
+    );
+}
+
+#[test]
+fn the_exec_layer_check_reports_a_cycle_and_reads_module_docs() {
+    let doc = "//! <!-- exec layers -->\n//! ```text\n//! mod   top\n//!  └─> batch  b\n//!       └─> cell · options  c\n//! ```\n//! <!-- /exec layers -->";
+    let layers = layers_between(doc, "exec layers");
+    assert_eq!(layers.len(), 3, "{layers:?}");
+    assert!(layers[2].contains("cell") && layers[2].contains("options"));
+    let edge = |a: &str, b: &str| (a.to_string(), b.to_string());
+    // A cycle: batch uses cell and cell uses batch. The upward half fails.
+    let cycle: BTreeSet<_> = [edge("batch", "cell"), edge("cell", "batch")].into();
+    assert_eq!(
+        violations(&layers, &cycle),
+        ["cell names crate::batch, which is not below it in README.md's layers"]
+    );
+    let beside: BTreeSet<_> = [edge("cell", "options")].into();
+    assert_eq!(violations(&layers, &beside).len(), 1);
+    let modules: BTreeSet<String> = ["batch", "cell", "options"].map(String::from).into();
+    // From src/exec/cell.rs: `super::batch` and an item of mod.rs.
+    let top = "use super::batch::BatchInner;\nuse super::{options::X, DEFAULT_LIMIT};\nlet _ = crate::exec::cell::f();";
+    assert_eq!(
+        exec_uses(top, 0, &modules),
+        ["batch", "cell", "mod", "options"].map(String::from).into()
+    );
+    // From src/exec/batch/wait.rs: `super::` is batch itself.
+    let nested = "use super::BatchInner;\nuse super::super::cell::CallCell;";
+    assert_eq!(
+        exec_uses(nested, 1, &modules),
+        ["cell"].map(String::from).into()
     );
 }

@@ -329,15 +329,19 @@ fn start_inline_sends_serial_tools_to_the_pool_and_keeps_them_serial() {
 
 #[test]
 fn batches_run_whether_or_not_their_thread_waits_for_them_in_any_order() {
-    // A thread that waited for its last batch runs the next one itself when
-    // it waits; one that did not has the next started on the pool. Either
-    // way, and when a thread switches between the two, every batch runs:
-    // a timed wait does not run calls, so the pool must.
+    // A batch starts on the pool at once, or (start_on_wait) on the thread
+    // that waits for it with no time limit. Either way, and when a thread
+    // switches between the two and between timed and untimed waits, every
+    // batch runs: a timed wait does not run calls, so the pool must.
     let reg = echo_registry();
     for round in 0..40 {
         let (sink, seen) = collecting_sink();
         let n = 1 + round % 3;
-        let batch = submit(&reg, calls("echo", n), &ExecOptions::default(), sink, None);
+        let opts = ExecOptions {
+            start_on_wait: round % 3 == 1,
+            ..Default::default()
+        };
+        let batch = submit(&reg, calls("echo", n), &opts, sink, None);
         let untimed = round % 4 < 2;
         let done = if untimed {
             batch.wait(None)

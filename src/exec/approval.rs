@@ -2,36 +2,22 @@
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
-use super::batch::{BatchInner, Origin};
-use super::run::PendingRun;
-use super::state::ExecState;
+use super::waiting::Waiting;
 use crate::call::Outcome;
 use crate::error::Error;
 use crate::handles::HandleTable;
-use crate::registry::{replace_hook, Registry};
 
 /// Decides calls of tools flagged `REQUIRES_APPROVAL`. Receives each such call
 /// and must approve or deny it exactly once, now or later, from any thread.
 pub type Approver = Arc<dyn Fn(Approval) + Send + Sync>;
 
-impl Registry {
-    /// Sets (or with `None` removes) the approver: it receives every call of a
-    /// tool flagged `REQUIRES_APPROVAL` that the batch did not pre-approve.
-    /// Without one, such calls are `denied`. The replaced approver is dropped
-    /// once its last invocation returned (see `set_event_hook`).
-    pub fn set_approver(&self, approver: Option<Approver>) -> Result<(), Error> {
-        let state = ExecState::of(self);
-        replace_hook(self, &state.approver, approver, |_| {})
-    }
-}
-
 static HANDLES: LazyLock<HandleTable<ApprovalCell>> = LazyLock::new(HandleTable::new);
 
 pub(crate) struct ApprovalCell {
-    run: Mutex<Option<PendingRun>>,
+    run: Mutex<Option<Box<dyn Waiting>>>,
     id: String,
     name: String,
     arguments: String,
@@ -41,11 +27,18 @@ pub(crate) struct ApprovalCell {
 }
 
 impl ApprovalCell {
-    fn new(run: PendingRun) -> Arc<ApprovalCell> {
+    /// The call `run` (`id` of tool `name`, with its validated arguments as
+    /// compact JSON) waiting for a decision.
+    pub(crate) fn new(
+        id: String,
+        name: String,
+        arguments: String,
+        run: Box<dyn Waiting>,
+    ) -> Arc<ApprovalCell> {
         Arc::new(ApprovalCell {
-            id: run.id.clone(),
-            name: run.name.clone(),
-            arguments: run.arguments.to_string(),
+            id,
+            name,
+            arguments,
             run: Mutex::new(Some(run)),
             binding: OnceLock::new(),
             handle: AtomicUsize::new(0),
@@ -53,7 +46,7 @@ impl ApprovalCell {
     }
 
     /// Takes the waiting call: exactly one decision (or cancellation) gets it.
-    fn take(&self) -> Option<PendingRun> {
+    fn take(&self) -> Option<Box<dyn Waiting>> {
         let run = self.run.lock().ok()?.take()?;
         HANDLES.withdraw(&self.handle);
         Some(run)
@@ -66,16 +59,16 @@ impl ApprovalCell {
             let text = format!(
                 "Tool \"{}\" timed out: the batch deadline of {deadline_ms} ms passed while \
                  it waited for approval; it was not run.",
-                run.name
+                self.name
             );
-            run.finish_unrun(Outcome::Timeout, text);
+            run.end_unrun(Outcome::Timeout, text);
         }
     }
 
     /// Reports the call cancelled if it is still waiting for a decision.
     pub(crate) fn cancel(&self) {
         if let Some(run) = self.take() {
-            run.finish_unrun(
+            run.end_unrun(
                 Outcome::Cancelled,
                 "Cancelled while waiting for approval.".into(),
             );
@@ -83,34 +76,15 @@ impl ApprovalCell {
     }
 }
 
-/// The approval step of a call's way through: hands `run` to the registry's
-/// approver, or denies it if there is none. The call goes on from the
-/// decision (`Approval::approve`, `deny`), or ends at its batch's
-/// cancellation or deadline.
-pub(crate) fn request(batch: &Arc<BatchInner>, run: PendingRun) {
-    let Some(approver) = batch.exec.approver() else {
-        let text = format!(
-            "Tool \"{}\" requires approval and no approver is set; the call was not run.",
-            run.name
-        );
-        return run.finish_unrun(Outcome::Denied, text);
-    };
-    let index = run.index;
-    let cell = ApprovalCell::new(run);
-    batch.watch_approval(index, &cell);
-    fence(Ordering::SeqCst);
-    if batch.is_cancelled() {
-        return cell.cancel();
-    }
-    if batch.deadline_passed() {
-        return cell.expire(batch.deadline_ms());
-    }
+/// Hands the call waiting in `cell` to `approver`, on this thread: the
+/// approval step of a call's way through (`batch::pipeline`). The call goes
+/// on from the decision (`Approval::approve`, `deny`); an approver that
+/// panics denies it.
+pub(crate) fn ask(approver: &Approver, cell: Arc<ApprovalCell>) {
     let approval = Approval { cell };
-    batch.registry.run_callback(|| {
-        if catch_unwind(AssertUnwindSafe(|| approver(approval.clone()))).is_err() {
-            let _ = approval.deny("the approver failed");
-        }
-    });
+    if catch_unwind(AssertUnwindSafe(|| approver(approval.clone()))).is_err() {
+        let _ = approval.deny("the approver failed");
+    }
 }
 
 /// A call waiting for approval, as the approver sees it.
@@ -148,23 +122,20 @@ impl Approval {
     /// Lets the call run.
     pub fn approve(&self) -> Result<(), Error> {
         let run = self.cell.take().ok_or_else(Self::decided)?;
-        let batch = run.batch.clone();
-        batch.dispatch_pending(run, Origin::Decision);
+        run.approved();
         Ok(())
     }
 
     /// Refuses the call: its result is `denied`, with `reason` for the model.
     pub fn deny(&self, reason: &str) -> Result<(), Error> {
         let run = self.cell.take().ok_or_else(Self::decided)?;
+        let name = &self.cell.name;
         let text = if reason.trim().is_empty() {
-            format!(
-                "The user denied this call of \"{}\"; it was not run.",
-                run.name
-            )
+            format!("The user denied this call of \"{name}\"; it was not run.")
         } else {
-            format!("The user denied this call of \"{}\": {reason}", run.name)
+            format!("The user denied this call of \"{name}\": {reason}")
         };
-        run.finish_unrun(Outcome::Denied, text);
+        run.end_unrun(Outcome::Denied, text);
         Ok(())
     }
 

@@ -1,9 +1,10 @@
 //! A batch of calls: who runs which call, where results go, when it is done.
-//! A call's way through is in `pipeline`; waiting in `wait`; deadline,
-//! cancellation and close in `ending`.
+//! A call's way through is in `pipeline`, its run in `run`; waiting in
+//! `wait`; deadline, cancellation and close in `ending`.
 
 mod ending;
 mod pipeline;
+mod run;
 mod wait;
 
 use std::collections::VecDeque;
@@ -16,11 +17,13 @@ use std::time::Instant;
 pub(crate) use pipeline::Origin;
 
 use super::approval::ApprovalCell;
-use super::cell::CallCell;
-use super::run::ToolCache;
-use super::state::ExecState;
+use super::cell::{CallCell, Owner};
+use super::handler::ToolCache;
+use super::options::ExecOptions;
+use super::state::{ExecState, Tracked};
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::observe::{Event, EventKind};
+use crate::progress::ProgressListener;
 use crate::registry::Registry;
 use crate::registry::Shared;
 use crate::runtime::pool;
@@ -49,45 +52,73 @@ pub struct BatchInner {
     pub(crate) registry: Arc<Shared>,
     /// The executor's state of that registry (main-thread queue, approver).
     pub(crate) exec: Arc<ExecState>,
+    slots: Slots,
+    rules: Rules,
+    drivers: Drivers,
+    ending: Ending,
+    delivery: Delivery,
+    waiters: Waiters,
+}
+
+/// Per call, by index: its request until a thread claims it, its state
+/// while it waits or runs, its result until it is handed over.
+struct Slots {
     calls: Vec<Mutex<Option<CallRequest>>>,
+    /// Collected results (`Sink::Collect`).
     results: Vec<Mutex<Option<ToolResult>>>,
     /// Set once call `i`'s result was handed to the sink: what a driver
     /// waiting for one call it sent elsewhere (a main thread, the pool) waits for.
     delivered: Vec<AtomicBool>,
-    pub(crate) cells: Vec<OnceLock<Weak<CallCell>>>,
+    cells: Vec<OnceLock<Weak<CallCell>>>,
     approvals: Vec<OnceLock<Weak<ApprovalCell>>>,
+}
+
+/// What the batch's options say about its calls.
+struct Rules {
+    /// Ids of calls the host already approved.
     approved: Vec<String>,
-    next: AtomicUsize,
-    remaining: AtomicUsize,
-    cancelled: AtomicBool,
     timeout_ms: u32,
-    /// Bound on every call of the batch, waits included (0 = none), its
-    /// timer, and whether it has passed.
+    /// Bound on every call of the batch, waits included (0 = none).
     deadline_ms: u32,
-    deadline_timer: TimerSlot,
-    /// When pool workers join the batch's own thread (see `join`).
-    join_timer: TimerSlot,
-    deadline_passed: AtomicBool,
     strict_nulls: bool,
     /// Calls start on the submitting thread, which never waits for them.
     start_inline: bool,
     /// Hears the calls' progress reports.
-    pub(crate) on_progress: Option<crate::progress::ProgressListener>,
-    /// How many workers share the batch (for the size of the chunks they claim).
+    on_progress: Option<ProgressListener>,
+}
+
+/// Who runs the calls: the threads driving the batch, and what they claim.
+struct Drivers {
+    /// The first call no thread has claimed.
+    next: AtomicUsize,
+    /// How many workers share the batch (its limit; for the size of the
+    /// chunks they claim).
     workers: usize,
     /// Workers inside `drive` right now, and when the batch started: to tell
     /// when more workers would only fight over the cores (see `crowded`).
     driving: AtomicUsize,
     /// (None for a batch of one worker: no clock read it would not use.)
     began: Option<Instant>,
+}
+
+/// How the batch ends early, and its timers.
+struct Ending {
+    cancelled: AtomicBool,
+    /// The deadline (`Rules::deadline_ms`) passed.
+    deadline_passed: AtomicBool,
+    deadline_timer: TimerSlot,
+    /// When pool workers join the batch's own thread (see `join`).
+    join_timer: TimerSlot,
+}
+
+/// Where results go, and when the batch is over for the host.
+struct Delivery {
     sink: Sink,
+    /// Results waiting for the host's poll (`Sink::Queue`).
     queue: Mutex<VecDeque<(usize, ToolResult)>>,
     on_done: Option<Box<dyn Fn() + Send + Sync>>,
-    lock: Mutex<()>,
-    progress: Condvar,
-    /// Threads waiting for one call (`waiters`) or for the whole batch (`done_waiters`).
-    waiters: AtomicUsize,
-    done_waiters: AtomicUsize,
+    /// Calls without a result yet.
+    remaining: AtomicUsize,
     /// Cleared by `detach`: no host callback of this batch runs after that.
     sink_open: AtomicBool,
     /// Host result callbacks of this batch running right now.
@@ -97,6 +128,15 @@ pub struct BatchInner {
     /// `on_done` (the host's end-of-batch callback) has returned: only then
     /// is the batch over for a waiter, who may free what that callback uses.
     ended: AtomicBool,
+}
+
+/// Threads waiting for one call (`one`) or for the whole batch (`all`),
+/// and what wakes them.
+struct Waiters {
+    lock: Mutex<()>,
+    progress: Condvar,
+    one: AtomicUsize,
+    all: AtomicUsize,
 }
 
 impl Drop for BatchInner {
@@ -115,7 +155,7 @@ impl BatchInner {
         registry: &Registry,
         exec: Arc<ExecState>,
         calls: Vec<CallRequest>,
-        options: &super::ExecOptions,
+        options: &ExecOptions,
         sink: Sink,
         on_done: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Arc<BatchInner> {
@@ -124,59 +164,71 @@ impl BatchInner {
         Arc::new(BatchInner {
             registry: registry.shared.clone(),
             exec,
-            calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
-            results: (0..n).map(|_| Mutex::new(None)).collect(),
-            delivered: (0..n).map(|_| AtomicBool::new(false)).collect(),
-            cells: (0..n).map(|_| OnceLock::new()).collect(),
-            approvals: (0..n).map(|_| OnceLock::new()).collect(),
-            approved: options.approved.clone(),
-            next: AtomicUsize::new(0),
-            remaining: AtomicUsize::new(n),
-            cancelled: AtomicBool::new(false),
-            timeout_ms: options.timeout_ms,
-            deadline_ms: options.deadline_ms,
-            deadline_timer: TimerSlot::default(),
-            join_timer: TimerSlot::default(),
-            deadline_passed: AtomicBool::new(false),
-            workers: options.workers(n).max(1),
-            driving: AtomicUsize::new(0),
-            began: (options.workers(n) > 1).then(Instant::now),
-            strict_nulls: options.strict_nulls,
-            start_inline: options.start_inline,
-            on_progress: options.progress.clone(),
-            sink,
-            queue: Mutex::new(VecDeque::new()),
-            on_done,
-            lock: Mutex::new(()),
-            progress: Condvar::new(),
-            waiters: AtomicUsize::new(0),
-            done_waiters: AtomicUsize::new(0),
-            sink_open: AtomicBool::new(true),
-            delivering: AtomicUsize::new(0),
-            poll_finished: AtomicBool::new(false),
-            ended: AtomicBool::new(false),
+            slots: Slots {
+                calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
+                results: (0..n).map(|_| Mutex::new(None)).collect(),
+                delivered: (0..n).map(|_| AtomicBool::new(false)).collect(),
+                cells: (0..n).map(|_| OnceLock::new()).collect(),
+                approvals: (0..n).map(|_| OnceLock::new()).collect(),
+            },
+            rules: Rules {
+                approved: options.approved.clone(),
+                timeout_ms: options.timeout_ms,
+                deadline_ms: options.deadline_ms,
+                strict_nulls: options.strict_nulls,
+                start_inline: options.start_inline,
+                on_progress: options.progress.clone(),
+            },
+            drivers: Drivers {
+                next: AtomicUsize::new(0),
+                workers: options.workers(n).max(1),
+                driving: AtomicUsize::new(0),
+                began: (options.workers(n) > 1).then(Instant::now),
+            },
+            ending: Ending {
+                cancelled: AtomicBool::new(false),
+                deadline_passed: AtomicBool::new(false),
+                deadline_timer: TimerSlot::default(),
+                join_timer: TimerSlot::default(),
+            },
+            delivery: Delivery {
+                sink,
+                queue: Mutex::new(VecDeque::new()),
+                on_done,
+                remaining: AtomicUsize::new(n),
+                sink_open: AtomicBool::new(true),
+                delivering: AtomicUsize::new(0),
+                poll_finished: AtomicBool::new(false),
+                ended: AtomicBool::new(false),
+            },
+            waiters: Waiters {
+                lock: Mutex::new(()),
+                progress: Condvar::new(),
+                one: AtomicUsize::new(0),
+                all: AtomicUsize::new(0),
+            },
         })
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.calls.len()
+        self.slots.calls.len()
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::SeqCst)
+        self.ending.cancelled.load(Ordering::SeqCst)
     }
 
     /// Every call has its result (the end callback may still be running).
     pub(crate) fn is_done(&self) -> bool {
-        self.remaining.load(Ordering::SeqCst) == 0
+        self.delivery.remaining.load(Ordering::SeqCst) == 0
     }
 
     /// Every result was handed over and the end callback, if any, has
     /// returned. Inside one of this batch's own callbacks, `is_done` is
     /// enough: waiting there for the end callback would wait for itself.
     pub(crate) fn is_finished(&self) -> bool {
-        self.ended.load(Ordering::SeqCst)
-            || (self.is_done() && (self.on_done.is_none() || self.inside_own_callback()))
+        self.delivery.ended.load(Ordering::SeqCst)
+            || (self.is_done() && (self.delivery.on_done.is_none() || self.inside_own_callback()))
     }
 
     fn inside_own_callback(&self) -> bool {
@@ -188,15 +240,15 @@ impl BatchInner {
 
     /// Marks the end callback as returned and wakes whoever waits for it.
     fn end(&self) {
-        self.ended.store(true, Ordering::SeqCst);
-        if self.done_waiters.load(Ordering::SeqCst) + self.waiters.load(Ordering::SeqCst) > 0 {
+        self.delivery.ended.store(true, Ordering::SeqCst);
+        if self.waiters.all.load(Ordering::SeqCst) + self.waiters.one.load(Ordering::SeqCst) > 0 {
             self.notify();
         }
     }
 
     fn notify(&self) {
-        let _guard = self.lock.lock();
-        self.progress.notify_all();
+        let _guard = self.waiters.lock.lock();
+        self.waiters.progress.notify_all();
     }
 
     /// Records call `index`'s one result and hands it on.
@@ -209,9 +261,9 @@ impl BatchInner {
             _ => {}
         }
         observer.emit(event(EventKind::Finished, &result, index));
-        match &self.sink {
+        match &self.delivery.sink {
             Sink::Collect => {
-                if let Some(slot) = self.results.get(index) {
+                if let Some(slot) = self.slots.results.get(index) {
                     if let Ok(mut slot) = slot.lock() {
                         *slot = Some(result);
                     }
@@ -219,31 +271,31 @@ impl BatchInner {
             }
             Sink::Callback(f) => self.host_callback(|| f(index, result)),
             Sink::Queue => {
-                if let Ok(mut q) = self.queue.lock() {
+                if let Ok(mut q) = self.delivery.queue.lock() {
                     q.push_back((index, result));
                 }
                 self.registry.wake.signal();
             }
         }
-        if let Some(flag) = self.delivered.get(index) {
+        if let Some(flag) = self.slots.delivered.get(index) {
             flag.store(true, Ordering::SeqCst);
         }
-        if self.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.deadline_timer.cancel();
-            self.join_timer.cancel();
-            if let Some(f) = &self.on_done {
+        if self.delivery.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.ending.deadline_timer.cancel();
+            self.ending.join_timer.cancel();
+            if let Some(f) = &self.delivery.on_done {
                 self.host_callback(f);
             }
             self.end();
-        } else if self.waiters.load(Ordering::SeqCst) > 0 {
+        } else if self.waiters.one.load(Ordering::SeqCst) > 0 {
             self.notify();
         }
     }
 
     /// A batch of no calls is done at once; tell the host so.
     pub(crate) fn finish_if_empty(&self) {
-        if self.calls.is_empty() {
-            if let Some(f) = &self.on_done {
+        if self.slots.calls.is_empty() {
+            if let Some(f) = &self.delivery.on_done {
                 self.host_callback(f);
             }
             self.end();
@@ -256,8 +308,8 @@ impl BatchInner {
 
     /// Runs a host result callback unless the batch was detached.
     fn host_callback(&self, f: impl FnOnce()) {
-        self.delivering.fetch_add(1, Ordering::SeqCst);
-        if self.sink_open.load(Ordering::SeqCst) {
+        self.delivery.delivering.fetch_add(1, Ordering::SeqCst);
+        if self.delivery.sink_open.load(Ordering::SeqCst) {
             let key = self.key();
             let pushed = DELIVERING
                 .try_with(|d| d.try_borrow_mut().map(|mut d| d.push(key)).is_ok())
@@ -269,16 +321,16 @@ impl BatchInner {
                 let _ = DELIVERING.try_with(|d| d.try_borrow_mut().map(|mut d| d.pop()));
             }
         }
-        self.delivering.fetch_sub(1, Ordering::SeqCst);
+        self.delivery.delivering.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Stops every host callback of this batch: when this returns none runs
     /// (unless called from inside one, which then is the last). The batch
     /// still finishes its calls internally.
     pub(crate) fn detach(&self) {
-        self.sink_open.store(false, Ordering::SeqCst);
+        self.delivery.sink_open.store(false, Ordering::SeqCst);
         let own = usize::from(self.inside_own_callback());
-        while self.delivering.load(Ordering::SeqCst) > own {
+        while self.delivery.delivering.load(Ordering::SeqCst) > own {
             std::thread::yield_now();
         }
     }
@@ -286,8 +338,13 @@ impl BatchInner {
     /// Whether the poller has been told the batch is over; tells it once.
     pub(crate) fn take_poll_end(&self) -> bool {
         self.is_done()
-            && self.queue.lock().map(|q| q.is_empty()).unwrap_or(true)
-            && !self.poll_finished.swap(true, Ordering::SeqCst)
+            && self
+                .delivery
+                .queue
+                .lock()
+                .map(|q| q.is_empty())
+                .unwrap_or(true)
+            && !self.delivery.poll_finished.swap(true, Ordering::SeqCst)
     }
 
     fn deliver_early(&self, index: usize, req: &CallRequest, outcome: Outcome, text: String) {
@@ -299,7 +356,8 @@ impl BatchInner {
 
     /// Takes the collected results, in call order. Only after the batch is done.
     pub(crate) fn take_results(&self) -> Vec<ToolResult> {
-        self.results
+        self.slots
+            .results
             .iter()
             .map(|slot| {
                 slot.lock()
@@ -312,7 +370,7 @@ impl BatchInner {
 
     /// Hands over up to `max` queued results.
     pub(crate) fn poll(&self, max: usize) -> Vec<(usize, ToolResult)> {
-        match self.queue.lock() {
+        match self.delivery.queue.lock() {
             Ok(mut q) => {
                 let n = q.len().min(max);
                 q.drain(..n).collect()
@@ -338,8 +396,8 @@ impl BatchInner {
         } else {
             Origin::Worker
         };
-        if self.driving.fetch_add(1, Ordering::SeqCst) >= self.workers && bounded {
-            self.driving.fetch_sub(1, Ordering::SeqCst);
+        if self.drivers.driving.fetch_add(1, Ordering::SeqCst) >= self.drivers.workers && bounded {
+            self.drivers.driving.fetch_sub(1, Ordering::SeqCst);
             return;
         }
         self.registry.clone().run_callback(|| {
@@ -358,12 +416,12 @@ impl BatchInner {
                     .flatten();
             }
         });
-        self.driving.fetch_sub(1, Ordering::SeqCst);
+        self.drivers.driving.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Keeps the approval call `index` waits for, to expire or cancel it.
     pub(crate) fn watch_approval(&self, index: usize, cell: &Arc<ApprovalCell>) {
-        let _ = self.approvals[index].set(Arc::downgrade(cell));
+        let _ = self.slots.approvals[index].set(Arc::downgrade(cell));
     }
 
     /// Calls still waiting to start: pool workers join the batch's own
@@ -372,8 +430,8 @@ impl BatchInner {
         if !self.has_unclaimed() || self.is_cancelled() {
             return;
         }
-        let driving = self.driving.load(Ordering::SeqCst);
-        for _ in driving..self.workers {
+        let driving = self.drivers.driving.load(Ordering::SeqCst);
+        for _ in driving..self.drivers.workers {
             let b = self.clone();
             pool::spawn(move || b.drive(false));
         }
@@ -381,12 +439,12 @@ impl BatchInner {
 
     /// Keeps the timer that calls in helpers, cancelled when the batch is done.
     pub(crate) fn keep_join_timer(&self, timer: Timer) {
-        self.join_timer.keep(timer, || self.is_done());
+        self.ending.join_timer.keep(timer, || self.is_done());
     }
 
     /// Some call was not yet claimed by any thread.
     pub(crate) fn has_unclaimed(&self) -> bool {
-        self.next.load(Ordering::SeqCst) < self.calls.len()
+        self.drivers.next.load(Ordering::SeqCst) < self.slots.calls.len()
     }
 
     /// True when calls finish so fast that another worker would only take a
@@ -394,12 +452,12 @@ impl BatchInner {
     /// have been completing at more than one per 20 us per driver. Slow calls
     /// (I/O, sleeps) never look like this, so they get the full limit.
     fn crowded(&self) -> bool {
-        let done = self.calls.len() - self.remaining.load(Ordering::Relaxed);
-        let driving = self.driving.load(Ordering::Relaxed);
+        let done = self.slots.calls.len() - self.delivery.remaining.load(Ordering::Relaxed);
+        let driving = self.drivers.driving.load(Ordering::Relaxed);
         if done < 16 || driving <= pool::cores() {
             return false;
         }
-        let Some(began) = self.began else {
+        let Some(began) = self.drivers.began else {
             return false;
         };
         let per_call_ns = began.elapsed().as_nanos() as usize * driving / done;
@@ -410,14 +468,14 @@ impl BatchInner {
     /// (guided scheduling), so that workers touch neither the same counter nor
     /// neighbouring slots on every call, yet finish together.
     fn claim(&self) -> Option<Range<usize>> {
-        let n = self.calls.len();
-        let mut cur = self.next.load(Ordering::SeqCst);
+        let n = self.slots.calls.len();
+        let mut cur = self.drivers.next.load(Ordering::SeqCst);
         loop {
             if cur >= n {
                 return None;
             }
-            let chunk = ((n - cur) / (self.workers * 4)).clamp(1, 32);
-            match self.next.compare_exchange_weak(
+            let chunk = ((n - cur) / (self.drivers.workers * 4)).clamp(1, 32);
+            match self.drivers.next.compare_exchange_weak(
                 cur,
                 cur + chunk,
                 Ordering::SeqCst,
@@ -439,6 +497,40 @@ impl BatchInner {
             // until its callback returns.
             pool::spawn_urgent(move || batch.drive_from(false, false, claimed));
         }
+    }
+}
+
+/// A call reaches its batch through this (the call's module is below the batch's).
+impl Owner for BatchInner {
+    fn deliver(&self, index: usize, result: ToolResult) {
+        BatchInner::deliver(self, index, result);
+    }
+
+    fn is_cancelled(&self) -> bool {
+        BatchInner::is_cancelled(self)
+    }
+
+    fn replace_stuck_worker(self: Arc<Self>, claimed: Range<usize>) {
+        BatchInner::replace_stuck_worker(&self, claimed);
+    }
+
+    fn registry(&self) -> &Arc<Shared> {
+        &self.registry
+    }
+
+    fn progress_listener(&self) -> Option<&ProgressListener> {
+        self.rules.on_progress.as_ref()
+    }
+}
+
+/// The registry's state ends the batch at close through this.
+impl Tracked for BatchInner {
+    fn abort(&self, reason: &str) {
+        BatchInner::abort(self, reason);
+    }
+
+    fn release_calls(&self) {
+        BatchInner::release_calls(self);
     }
 }
 

@@ -1,18 +1,33 @@
 //! One running call: the state a tool sees and completes exactly once.
 
 use std::any::Any;
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 use std::time::Instant;
 
 use serde_json::Value;
 
-use super::batch::BatchInner;
 use crate::call::{Outcome, ToolResult};
 use crate::error::Error;
 use crate::handles::HandleTable;
-use crate::registry::{Registry, Tool};
+use crate::progress::ProgressListener;
+use crate::registry::{Registry, Shared, Tool};
 use crate::render::{self, ContentKind};
+
+/// The batch a call belongs to, as the call sees it (`batch::BatchInner` is
+/// the one kind): where its result goes.
+pub(crate) trait Owner: Send + Sync {
+    /// Records call `index`'s one result and hands it on.
+    fn deliver(&self, index: usize, result: ToolResult);
+    fn is_cancelled(&self) -> bool;
+    /// The call's worker is stuck in its callback past the call's timeout:
+    /// another worker takes over, first with the calls `claimed` behind it.
+    fn replace_stuck_worker(self: Arc<Self>, claimed: Range<usize>);
+    fn registry(&self) -> &Arc<Shared>;
+    /// Hears the progress the calls report.
+    fn progress_listener(&self) -> Option<&ProgressListener>;
+}
 
 const RUNNING: u8 = 0;
 const DONE: u8 = 1;
@@ -63,7 +78,7 @@ pub(crate) struct CallCell {
     /// The batch, until the call has its result: a finished call that the
     /// host has not completed (it may never) holds its own text only, not
     /// its whole batch.
-    batch: Mutex<Option<Arc<BatchInner>>>,
+    batch: Mutex<Option<Arc<dyn Owner>>>,
     /// Which registry the call belongs to (its address), to release the
     /// calls a host still holds when that registry is freed.
     registry: usize,
@@ -99,7 +114,7 @@ impl CallCell {
         name: String,
         arguments: Value,
         tool: &Tool,
-        batch: Arc<BatchInner>,
+        batch: Arc<dyn Owner>,
         index: usize,
         claimed_to: usize,
     ) -> Arc<CallCell> {
@@ -112,9 +127,9 @@ impl CallCell {
             binding: OnceLock::new(),
             max_output_chars: tool.meta.max_output_chars,
             output_schema: tool.output_schema.clone(),
-            max_result_bytes: batch.registry.options.max_result_bytes,
+            max_result_bytes: batch.registry().options.max_result_bytes,
             stats: tool.stats.clone(),
-            registry: Arc::as_ptr(&batch.registry) as usize,
+            registry: Arc::as_ptr(batch.registry()) as usize,
             batch: Mutex::new(Some(batch)),
             index,
             claimed_to,
@@ -184,7 +199,7 @@ impl CallCell {
 
     /// `finish`, handing the winner the batch the result went to (the cell
     /// lets go of it).
-    fn settle(&self, outcome: Outcome, content: String) -> Result<Option<Arc<BatchInner>>, Error> {
+    fn settle(&self, outcome: Outcome, content: String) -> Result<Option<Arc<dyn Owner>>, Error> {
         self.settle_from(RUNNING, outcome, Body::Text(content))
     }
 
@@ -193,7 +208,7 @@ impl CallCell {
         from: u8,
         outcome: Outcome,
         body: Body,
-    ) -> Result<Option<Arc<BatchInner>>, Error> {
+    ) -> Result<Option<Arc<dyn Owner>>, Error> {
         if self
             .state
             .compare_exchange(from, DONE, Ordering::SeqCst, Ordering::SeqCst)
@@ -488,7 +503,7 @@ impl Call {
             report.check(*last)?;
             *last = Some(report.progress);
         }
-        batch.registry.observer.emit(crate::observe::Event {
+        batch.registry().observer.emit(crate::observe::Event {
             kind: crate::observe::EventKind::Progress,
             tool: cell.name(),
             id: cell.id(),
@@ -497,7 +512,7 @@ impl Call {
             duration_us: cell.started.elapsed().as_micros() as u64,
             progress: Some(report),
         });
-        if let Some(listener) = &batch.on_progress {
+        if let Some(listener) = batch.progress_listener() {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 (listener.0)(cell.index, report)
             }));

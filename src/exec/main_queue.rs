@@ -4,19 +4,18 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
 
-use super::batch::BatchInner;
-use super::run::PendingRun;
-use super::state::ExecState;
-use crate::registry::Registry;
+use super::waiting::Waiting;
+
+/// A call waiting for a main thread.
+pub(crate) type MainRun = Box<dyn Waiting>;
 
 /// One registry's queue of main-thread calls, oldest first, and its main
 /// threads.
 #[derive(Default)]
 pub(crate) struct MainQueue {
-    queue: Mutex<VecDeque<PendingRun>>,
+    queue: Mutex<VecDeque<MainRun>>,
     /// Threads that ever pumped (see `thread_token`): each counts as a main
     /// thread. `any_pumped` keeps the lock off the path of hosts that never pump.
     pumped: Mutex<Vec<u64>>,
@@ -41,30 +40,31 @@ fn thread_token() -> Option<u64> {
         .ok()
 }
 
-fn of(run: &PendingRun, batch: &BatchInner) -> bool {
-    std::ptr::eq(Arc::as_ptr(&run.batch), batch)
+/// Whether `run` belongs to the batch whose key is `batch`.
+fn of(run: &MainRun, batch: usize) -> bool {
+    run.batch_key() == batch
 }
 
 impl MainQueue {
-    pub(crate) fn push(&self, run: PendingRun) {
+    pub(crate) fn push(&self, run: MainRun) {
         if let Ok(mut q) = self.queue.lock() {
             q.push_back(run);
         }
     }
 
     /// The oldest call of any batch (for `pump`).
-    fn pop(&self) -> Option<PendingRun> {
+    pub(crate) fn pop(&self) -> Option<MainRun> {
         self.queue.lock().ok()?.pop_front()
     }
 
-    /// The oldest call of `batch`.
-    pub(crate) fn pop_of(&self, batch: &BatchInner) -> Option<PendingRun> {
+    /// The oldest call of `batch` (its key).
+    pub(crate) fn pop_of(&self, batch: usize) -> Option<MainRun> {
         let mut q = self.queue.lock().ok()?;
         let pos = q.iter().position(|r| of(r, batch))?;
         q.remove(pos)
     }
 
-    pub(crate) fn has_of(&self, batch: &BatchInner) -> bool {
+    pub(crate) fn has_of(&self, batch: usize) -> bool {
         self.queue
             .lock()
             .map(|q| q.iter().any(|r| of(r, batch)))
@@ -72,7 +72,7 @@ impl MainQueue {
     }
 
     /// Removes every call of `batch`, oldest first.
-    pub(crate) fn drain_of(&self, batch: &BatchInner) -> VecDeque<PendingRun> {
+    pub(crate) fn drain_of(&self, batch: usize) -> VecDeque<MainRun> {
         match self.queue.lock() {
             Ok(mut q) => {
                 let (mine, others) = q.drain(..).partition(|r| of(r, batch));
@@ -96,7 +96,7 @@ impl MainQueue {
     }
 
     /// Records the calling thread as a main thread of this registry.
-    fn mark_pump_thread(&self) {
+    pub(crate) fn mark_pump_thread(&self) {
         let Some(me) = thread_token() else {
             return;
         };
@@ -107,22 +107,4 @@ impl MainQueue {
         }
         self.any_pumped.store(true, Ordering::Release);
     }
-}
-
-/// Runs main-thread tool calls queued on `registry`, on this thread, for about
-/// `budget` (at least one call if any is queued). Returns how many ran.
-pub fn pump(registry: &Registry, budget: Duration) -> usize {
-    let state = ExecState::of(registry);
-    let main = &state.main;
-    main.mark_pump_thread();
-    let deadline = Instant::now() + budget;
-    let mut ran = 0;
-    while let Some(run) = main.pop() {
-        run.run(false);
-        ran += 1;
-        if Instant::now() >= deadline {
-            break;
-        }
-    }
-    ran
 }

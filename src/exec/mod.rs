@@ -4,87 +4,50 @@
 //! The executor knows calls; the registry below it knows tools. Its state of
 //! a registry (batches in flight, main-thread queue, approver) is an
 //! `ExecState` in the registry's extension slot (see `state`).
+//!
+//! Its files in layers, top first: each uses only files on lower lines
+//! (tests/layering.rs checks the code against this list). A lower file
+//! that must reach a higher one's object does it through a trait it
+//! defines itself (`cell::Owner`, `waiting::Waiting`, `state::Tracked`).
+//!
+//! <!-- exec layers -->
+//! ```text
+//! mod                           execute, submit, wait, pump: the entry points
+//!  └─> join                     when pool workers join a waited-for batch
+//!       └─> batch               who runs which call, where results go, its end
+//!            └─> state          a registry's batches, main-thread queue, approver
+//!                 └─> main_queue · approval      calls waiting for a main thread, for the host's yes
+//!                      └─> handler · waiting     what runs a tool; a call waiting away from its batch
+//!                           └─> cell             one running call, as its tool sees it
+//!                                └─> options     how to run a batch
+//! ```
+//! <!-- /exec layers -->
 
 mod approval;
 mod batch;
 mod cell;
+mod handler;
 mod join;
 mod main_queue;
-mod run;
+mod options;
 mod state;
+mod waiting;
 
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 pub use crate::runtime::live_timers;
 pub use approval::{Approval, Approver};
-pub(crate) use batch::BatchInner;
 pub use batch::{live_batches, Sink};
 pub use cell::{live_calls, Call};
-pub use main_queue::pump;
-pub use run::{Handler, ToolDef};
+pub use handler::{Handler, ToolDef};
+pub use options::{ExecOptions, DEFAULT_LIMIT};
 
 use crate::call::{CallRequest, ToolResult};
 use crate::registry::Registry;
 use crate::runtime::pool;
-use state::ExecState;
-
-/// Default cap on calls of one batch running at once.
-pub const DEFAULT_LIMIT: usize = 8;
-
-/// How to run a batch.
-#[derive(Clone, Debug)]
-pub struct ExecOptions {
-    /// Run calls at the same time (default true). False means one by one, in order.
-    pub parallel: bool,
-    /// At most this many calls of the batch run at once (0 = default, 8).
-    pub limit: usize,
-    /// Overrides every tool's own timeout when > 0. A timeout runs from the
-    /// call's start (its callback about to run), not from the batch's.
-    pub timeout_ms: u32,
-    /// Bounds every call of the batch from the moment it is submitted, waits
-    /// included (for a free worker, for approval, for a main thread to pump),
-    /// when > 0: a call without a result by then ends `timeout`, with a text
-    /// saying what it was waiting for.
-    pub deadline_ms: u32,
-    /// Drop `null` for optional arguments before validation: the model was
-    /// given OpenAI strict-mode schemas, where "omitted" is sent as `null`.
-    pub strict_nulls: bool,
-    /// Ids of calls the user already approved (tools flagged `REQUIRES_APPROVAL`).
-    pub approved: Vec<String>,
-    /// `submit` only: start every call on the submitting thread before
-    /// returning, without waiting for the ones a tool completes later (async
-    /// tools of an event loop). The limit does not apply.
-    pub start_inline: bool,
-    /// Hears the progress the batch's calls report (`Call::report_progress`).
-    pub progress: Option<crate::progress::ProgressListener>,
-}
-
-impl Default for ExecOptions {
-    fn default() -> Self {
-        ExecOptions {
-            parallel: true,
-            limit: DEFAULT_LIMIT,
-            timeout_ms: 0,
-            deadline_ms: 0,
-            strict_nulls: false,
-            approved: Vec::new(),
-            start_inline: false,
-            progress: None,
-        }
-    }
-}
-
-impl ExecOptions {
-    pub(crate) fn workers(&self, calls: usize) -> usize {
-        let limit = match (self.parallel, self.limit) {
-            (false, _) => 1,
-            (true, 0) => DEFAULT_LIMIT,
-            (true, n) => n,
-        };
-        limit.min(calls)
-    }
-}
+use batch::BatchInner;
+use state::{ExecState, Tracked};
 
 /// Ends the host's use of every call of the registry (it is being freed):
 /// their handles stop resolving and their lent text goes.
@@ -95,6 +58,29 @@ pub fn release_calls(registry: &Registry) {
     }
     cell::CallCell::release_held(registry);
     state.forget_batches();
+}
+
+fn tracked(batch: &Arc<BatchInner>) -> Weak<dyn Tracked> {
+    let weak: Weak<BatchInner> = Arc::downgrade(batch);
+    weak
+}
+
+/// Runs main-thread tool calls queued on `registry`, on this thread, for about
+/// `budget` (at least one call if any is queued). Returns how many ran.
+pub fn pump(registry: &Registry, budget: Duration) -> usize {
+    let state = ExecState::of(registry);
+    let main = &state.main;
+    main.mark_pump_thread();
+    let deadline = Instant::now() + budget;
+    let mut ran = 0;
+    while let Some(run) = main.pop() {
+        run.run_here();
+        ran += 1;
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+    ran
 }
 
 /// Runs `calls` and returns one result per call, in call order. Blocks until
@@ -110,7 +96,7 @@ pub fn execute(
     let workers = options.workers(calls.len());
     let state = ExecState::of(registry);
     let batch = BatchInner::new(registry, state.clone(), calls, options, Sink::Collect, None);
-    state.track(&batch);
+    state.track(tracked(&batch));
     batch.arm_deadline();
     if workers > 1 {
         join::watch(&batch, false);
@@ -140,42 +126,6 @@ pub fn needs_approval(
         .collect()
 }
 
-/// What a thread did with the last batch it submitted: whether it came to
-/// wait for it while calls were still waiting to start, which predicts
-/// whether it will run the next one itself. A thread starts out expecting
-/// to; once a batch of its own ran without it, the next starts on the pool.
-struct Submitter {
-    last: std::cell::RefCell<Weak<BatchInner>>,
-    waited: std::cell::Cell<bool>,
-}
-
-impl Submitter {
-    fn expects_wait(&self) -> bool {
-        self.waited.get()
-    }
-
-    fn submitted(&self, batch: &Arc<BatchInner>) {
-        *self.last.borrow_mut() = Arc::downgrade(batch);
-        self.waited.set(false);
-    }
-
-    /// The thread is about to run `batch`'s calls that no one started yet.
-    fn waiting_for(&self, batch: &Arc<BatchInner>) {
-        if batch.has_unclaimed() && std::ptr::eq(self.last.borrow().as_ptr(), Arc::as_ptr(batch)) {
-            self.waited.set(true);
-        }
-    }
-}
-
-thread_local! {
-    static SUBMITTER: Submitter = const {
-        Submitter {
-            last: std::cell::RefCell::new(Weak::new()),
-            waited: std::cell::Cell::new(true),
-        }
-    };
-}
-
 /// A batch running in the background.
 pub struct Batch {
     inner: Arc<BatchInner>,
@@ -194,27 +144,25 @@ pub fn submit(
     let state = ExecState::of(registry);
     let inner = BatchInner::new(registry, state.clone(), calls, options, sink, on_done);
     inner.finish_if_empty();
-    state.track(&inner);
+    state.track(tracked(&inner));
     inner.arm_deadline();
     if options.start_inline {
         inner.drive(true);
         return Batch { inner };
     }
-    // A thread that waits for its batches runs their calls itself when it
-    // waits (caller-runs: no hand-off), with pool workers joining in if calls
-    // are still waiting after `JOIN_AFTER` (see `join`). A thread that did
-    // not wait for its previous batch probably will not wait for this one
-    // (results go to a callback or a queue): pool workers start on it now,
-    // up to its limit, and no timer is armed (a timer would cost the timer
-    // thread two wake-ups a batch).
+    // The host said it will wait: the waiting thread runs the calls
+    // (caller-runs: no hand-off), with pool workers joining in if calls are
+    // still waiting after `JOIN_AFTER` (see `join`). Otherwise no one may
+    // ever wait (results go to a callback or a queue): pool workers start
+    // on the batch now, up to its limit, and no timer is armed (a timer
+    // would cost the timer thread two wake-ups a batch).
     if workers > 0 {
-        if SUBMITTER.try_with(Submitter::expects_wait).unwrap_or(false) {
+        if options.start_on_wait {
             join::watch(&inner, true);
         } else {
             inner.call_helpers();
         }
     }
-    let _ = SUBMITTER.try_with(|s| s.submitted(&inner));
     Batch { inner }
 }
 
@@ -241,7 +189,6 @@ impl Batch {
             // Caller-runs: rather than sleep, start calls no worker took yet.
             // Inside a tool this also keeps a full pool from deadlocking. A
             // wait with a time limit does not: a call could outlast it.
-            let _ = SUBMITTER.try_with(|s| s.waiting_for(&self.inner));
             self.inner.drive(false);
         }
         self.inner.wait_done(deadline)

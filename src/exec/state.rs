@@ -6,16 +6,25 @@
 use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use super::approval::Approver;
-use super::batch::BatchInner;
 use super::main_queue::MainQueue;
-use crate::registry::{take_hook, Extension, Registry};
+use crate::error::Error;
+use crate::registry::{replace_hook, take_hook, Extension, Registry};
+
+/// A batch as the registry's state sees it: something to end when the
+/// registry closes or is freed (`batch::BatchInner` is the one kind).
+pub(crate) trait Tracked: Send + Sync {
+    /// Cancels the batch and ends every running call as cancelled too.
+    fn abort(&self, reason: &str);
+    /// Ends the host's use of every call of the batch (see `release_calls`).
+    fn release_calls(&self);
+}
 
 #[derive(Default)]
 pub(crate) struct ExecState {
     pub(crate) main: MainQueue,
     pub(crate) approver: RwLock<Option<Approver>>,
     /// Batches that may still be running, for `close`.
-    batches: Mutex<Vec<Weak<BatchInner>>>,
+    batches: Mutex<Vec<Weak<dyn Tracked>>>,
 }
 
 impl Extension for ExecState {
@@ -38,16 +47,16 @@ impl ExecState {
         registry.extension(ExecState::default).unwrap_or_default()
     }
 
-    pub(crate) fn track(&self, batch: &Arc<BatchInner>) {
+    pub(crate) fn track(&self, batch: Weak<dyn Tracked>) {
         if let Ok(mut list) = self.batches.lock() {
             if list.len() >= 64 && list.len() == list.capacity() {
                 list.retain(|b| b.strong_count() > 0);
             }
-            list.push(Arc::downgrade(batch));
+            list.push(batch);
         }
     }
 
-    pub(crate) fn batches(&self) -> Vec<Arc<BatchInner>> {
+    pub(crate) fn batches(&self) -> Vec<Arc<dyn Tracked>> {
         match self.batches.lock() {
             Ok(list) => list.iter().filter_map(Weak::upgrade).collect(),
             Err(_) => Vec::new(),
@@ -62,5 +71,16 @@ impl ExecState {
 
     pub(crate) fn approver(&self) -> Option<Approver> {
         self.approver.read().ok().and_then(|a| a.clone())
+    }
+}
+
+impl Registry {
+    /// Sets (or with `None` removes) the approver: it receives every call of a
+    /// tool flagged `REQUIRES_APPROVAL` that the batch did not pre-approve.
+    /// Without one, such calls are `denied`. The replaced approver is dropped
+    /// once its last invocation returned (see `set_event_hook`).
+    pub fn set_approver(&self, approver: Option<Approver>) -> Result<(), Error> {
+        let state = ExecState::of(self);
+        replace_hook(self, &state.approver, approver, |_| {})
     }
 }

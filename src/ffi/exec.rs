@@ -25,7 +25,8 @@ pub(crate) mod exec_flags {
     const RUN: u32 = CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_STRICT_NULLS;
     pub(crate) const EXECUTE: u32 = RUN;
     pub(crate) const RUN_TURN: u32 = RUN | CAPSTAN_EXEC_WHOLE_TURN;
-    pub(crate) const SUBMIT: u32 = RUN | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_START_INLINE;
+    pub(crate) const SUBMIT: u32 =
+        RUN | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_START_ON_WAIT;
     pub(crate) const STREAM: u32 = RUN | CAPSTAN_EXEC_EARLY_DISPATCH;
     /// A preview of an execution: it takes the options the host will run
     /// the calls with, whichever function runs them.
@@ -51,6 +52,11 @@ pub(crate) mod exec_flags {
         (
             CAPSTAN_EXEC_START_INLINE,
             "CAPSTAN_EXEC_START_INLINE",
+            "capstan_batch_submit",
+        ),
+        (
+            CAPSTAN_EXEC_START_ON_WAIT,
+            "CAPSTAN_EXEC_START_ON_WAIT",
             "capstan_batch_submit",
         ),
         (
@@ -115,6 +121,7 @@ pub(crate) unsafe fn read_exec_options(
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
+        start_on_wait: o.flags & CAPSTAN_EXEC_START_ON_WAIT != 0,
         progress: None,
     };
     Ok((options, o.flags))
@@ -215,11 +222,14 @@ fn batch_ref<'a>(batch: *const capstan_batch) -> Result<&'a Batch, Fail> {
 /// With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
 /// `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
 /// `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
-/// Calls start on pool threads at once (up to the batch's limit), except
-/// when the submitting thread ran the calls of its previous batch itself (it
-/// waited for it with `capstan_batch_wait(batch, UINT32_MAX)` before they
-/// started): then they start when it waits again, or on pool threads about
-/// 50 us later if it does not (a timer: no thread polls for it).
+/// Calls start on pool threads at once (up to the batch's limit). With
+/// `CAPSTAN_EXEC_START_ON_WAIT` they start on the thread that waits with
+/// `capstan_batch_wait(batch, UINT32_MAX)` instead (no hand-off: the
+/// cheapest way to run a batch of quick calls), or on pool threads about
+/// 50 us after the submit for those no waiting thread took by then (a
+/// timer: no thread polls for it). With `CAPSTAN_EXEC_START_INLINE` they
+/// start on the calling thread before this returns; the two flags together
+/// are INVALID_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_batch_submit(
     reg: *mut capstan_registry,
@@ -235,6 +245,13 @@ pub unsafe extern "C" fn capstan_batch_submit(
         non_null(out, "out")?;
         let calls = text(calls_json, len, "calls_json")?;
         let (options, flags) = read_exec_options(opts, exec_flags::SUBMIT, "capstan_batch_submit")?;
+        if options.start_inline && options.start_on_wait {
+            return Err(Fail::BadArgument(
+                "CAPSTAN_EXEC_START_INLINE and CAPSTAN_EXEC_START_ON_WAIT exclude each other \
+                 (calls start on the submitting thread, or on the waiting one)"
+                    .into(),
+            ));
+        }
         let poll = flags & CAPSTAN_EXEC_DELIVER_POLL != 0;
         let calls = CallRequest::list_from_str(calls)?;
         let host = on_result.map(|f| HostFn { f, user_data });

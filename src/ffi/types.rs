@@ -201,6 +201,14 @@ pub const CAPSTAN_EXEC_DELIVER_POLL: u32 = 1u32 << 1;
 /// `CAPSTAN_TOOL_SERIAL` tools still go to the pool (they may have to wait
 /// for their own earlier calls), as do main-thread and approval-gated calls.
 pub const CAPSTAN_EXEC_START_INLINE: u32 = 1u32 << 3;
+/// Exec flag (`capstan_batch_submit`): the host will wait for the batch with
+/// `capstan_batch_wait(batch, UINT32_MAX)`, and its calls start on that
+/// waiting thread (no hand-off to a pool thread, no wake-up: the cheapest
+/// way to run quick calls). Calls no waiting thread took start on pool
+/// threads about 50 us after the submit (also when the host never waits).
+/// Without it, calls start on pool threads at once. Not with
+/// `CAPSTAN_EXEC_START_INLINE` (INVALID_ARGUMENT).
+pub const CAPSTAN_EXEC_START_ON_WAIT: u32 = 1u32 << 6;
 /// Exec flag: the model was given OpenAI strict-mode schemas, where an optional
 /// argument is sent as `null`: such nulls are dropped before validation.
 pub const CAPSTAN_EXEC_STRICT_NULLS: u32 = 1u32 << 2;

@@ -1,11 +1,12 @@
 //! The one owner of capstan's own threads and their process-wide state: the
 //! pool that runs host callbacks (`pool`), the timer thread (`timers`), the
-//! hooks run on those threads. Everything above (exec, mcp) starts no thread
+//! hooks run on those threads (`hooks`). Everything above (exec, mcp) starts no thread
 //! of its own for host code; the MCP bridge's tokio runtimes run its I/O.
 //!
 //! Nothing here wakes on a tick: a pool thread sleeps until it has a job
 //! (or its keep-alive passes), the timer thread until the earliest deadline.
 
+mod hooks;
 pub mod pool;
 pub(crate) mod timers;
 

@@ -500,6 +500,37 @@ static void test_start_inline_and_v1_options(void) {
     capstan_batch_free(b);
     free(calls);
 
+    /* START_ON_WAIT: the calls run when the host waits (or on the pool 50 us
+     * after the submit); every result arrives either way. */
+    struct tally t;
+    tally_init(&t);
+    capstan_exec_options ow = {.struct_size = sizeof ow, .flags = CAPSTAN_EXEC_START_ON_WAIT};
+    char *echoes = calls_json("echo", 4);
+    CHECK_STATUS(capstan_batch_submit(reg, echoes, CAPSTAN_NTS, &ow, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, UINT32_MAX), CAPSTAN_OK);
+    CHECK(t.results == 4 && t.ends == 1 && t.outcomes[CAPSTAN_OUTCOME_OK] == 4);
+    capstan_batch_free(b);
+    tally_init(&t);
+    CHECK_STATUS(capstan_batch_submit(reg, echoes, CAPSTAN_NTS, &ow, on_result, &t, &b), CAPSTAN_OK);
+    CHECK_STATUS(capstan_batch_wait(b, 10000), CAPSTAN_OK); /* a timed wait runs nothing: the pool does */
+    CHECK(t.results == 4 && t.ends == 1);
+    capstan_batch_free(b);
+    /* ... not with START_INLINE, and only for capstan_batch_submit */
+    ow.flags = CAPSTAN_EXEC_START_ON_WAIT | CAPSTAN_EXEC_START_INLINE;
+    b = NULL;
+    CHECK_STATUS(capstan_batch_submit(reg, echoes, CAPSTAN_NTS, &ow, on_result, &t, &b),
+                 CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK(b == NULL);
+    char msg[512];
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "CAPSTAN_EXEC_START_ON_WAIT");
+    ow.flags = CAPSTAN_EXEC_START_ON_WAIT;
+    char *res = NULL;
+    CHECK_STATUS(capstan_registry_execute(reg, echoes, CAPSTAN_NTS, &ow, &res, NULL), CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "CAPSTAN_EXEC_START_ON_WAIT does not apply to capstan_registry_execute");
+    free(echoes);
+
     /* A host built against the first, 16-byte capstan_exec_options still works. */
     struct {
         uint32_t struct_size, flags, limit, timeout_ms;

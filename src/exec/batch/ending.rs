@@ -12,7 +12,7 @@ use crate::runtime::{pool, timers};
 impl BatchInner {
     /// Arms the batch's deadline, if it has one.
     pub(crate) fn arm_deadline(self: &Arc<Self>) {
-        if self.deadline_ms == 0 || self.is_done() {
+        if self.rules.deadline_ms == 0 || self.is_done() {
             return;
         }
         let weak = Arc::downgrade(self);
@@ -21,7 +21,7 @@ impl BatchInner {
         // which run host code, are delivered on a pool thread (here when
         // every pool thread is busy: they may all wait for them).
         let timer = timers::after(
-            Duration::from_millis(u64::from(self.deadline_ms)),
+            Duration::from_millis(u64::from(self.rules.deadline_ms)),
             move || {
                 if let Some(batch) = weak.upgrade() {
                     let expiring = batch.begin_deadline();
@@ -30,15 +30,15 @@ impl BatchInner {
             },
         );
         // The last delivery cancels under the slot's lock.
-        self.deadline_timer.keep(timer, || self.is_done());
+        self.ending.deadline_timer.keep(timer, || self.is_done());
     }
 
     pub(crate) fn deadline_ms(&self) -> u32 {
-        self.deadline_ms
+        self.rules.deadline_ms
     }
 
     pub(crate) fn deadline_passed(&self) -> bool {
-        self.deadline_passed.load(Ordering::SeqCst)
+        self.ending.deadline_passed.load(Ordering::SeqCst)
     }
 
     /// The result text of a call that could not start before the deadline.
@@ -46,19 +46,20 @@ impl BatchInner {
         format!(
             "Tool \"{tool}\" timed out: the batch deadline of {} ms passed while it waited \
              to start (for a free worker or an earlier call of a serial tool); it was not run.",
-            self.deadline_ms
+            self.rules.deadline_ms
         )
     }
 
     /// Ends this batch's calls still waiting for a main thread, as timed out.
     pub(super) fn expire_waiting_for_pump(&self) {
-        for run in self.exec.main.drain_of(self) {
+        for run in self.exec.main.drain_of(self.key()) {
             let text = format!(
                 "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
                  for the host's main thread to call capstan_registry_pump; it was not run.",
-                run.name, self.deadline_ms
+                run.tool_name(),
+                self.rules.deadline_ms
             );
-            run.finish_unrun(Outcome::Timeout, text);
+            run.end_unrun(Outcome::Timeout, text);
         }
     }
 
@@ -66,9 +67,10 @@ impl BatchInner {
     /// starts any more, and the running calls it claims (returned) see the
     /// cancellation.
     fn begin_deadline(&self) -> Vec<Arc<CallCell>> {
-        self.deadline_passed.store(true, Ordering::SeqCst);
+        self.ending.deadline_passed.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        self.cells
+        self.slots
+            .cells
             .iter()
             .filter_map(|cell| cell.get().and_then(Weak::upgrade))
             .filter(|cell| cell.begin_expire())
@@ -79,9 +81,9 @@ impl BatchInner {
     /// a text saying what it was waiting for. `expiring`: the running calls
     /// `begin_deadline` claimed.
     pub(crate) fn expire_deadline(&self, expiring: Vec<Arc<CallCell>>) {
-        let ms = self.deadline_ms;
+        let ms = self.rules.deadline_ms;
         self.expire_waiting_for_pump();
-        for approval in &self.approvals {
+        for approval in &self.slots.approvals {
             if let Some(cell) = approval.get().and_then(Weak::upgrade) {
                 cell.expire(ms);
             }
@@ -95,11 +97,11 @@ impl BatchInner {
             cell.end_expire(text);
         }
         loop {
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.calls.len() {
+            let i = self.drivers.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.slots.calls.len() {
                 break;
             }
-            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
+            if let Some(req) = self.slots.calls[i].lock().ok().and_then(|mut c| c.take()) {
                 let text = self.late_start_text(&req.name);
                 self.deliver_early(i, &req, Outcome::Timeout, text);
             }
@@ -108,23 +110,23 @@ impl BatchInner {
 
     /// Stops calls that have not started; running calls see `is_cancelled`.
     pub(crate) fn cancel(&self) {
-        self.cancelled.store(true, Ordering::SeqCst);
+        self.ending.cancelled.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        for run in self.exec.main.drain_of(self) {
-            run.run(false); // sees the cancellation and reports it
+        for run in self.exec.main.drain_of(self.key()) {
+            run.run_here(); // sees the cancellation and reports it
         }
-        for approval in &self.approvals {
+        for approval in &self.slots.approvals {
             if let Some(cell) = approval.get().and_then(Weak::upgrade) {
                 cell.cancel();
             }
         }
         // Calls no worker has taken yet: report them now, on this thread.
         loop {
-            let i = self.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.calls.len() {
+            let i = self.drivers.next.fetch_add(1, Ordering::SeqCst);
+            if i >= self.slots.calls.len() {
                 break;
             }
-            if let Some(req) = self.calls[i].lock().ok().and_then(|mut c| c.take()) {
+            if let Some(req) = self.slots.calls[i].lock().ok().and_then(|mut c| c.take()) {
                 let text = "Cancelled before it started.".to_string();
                 self.deliver_early(i, &req, Outcome::Cancelled, text);
             }
@@ -133,7 +135,7 @@ impl BatchInner {
 
     /// Releases every call's handle (see `release_calls`).
     pub(crate) fn release_calls(&self) {
-        for cell in &self.cells {
+        for cell in &self.slots.cells {
             if let Some(cell) = cell.get().and_then(Weak::upgrade) {
                 cell.release();
             }
@@ -143,7 +145,7 @@ impl BatchInner {
     /// Cancels the batch and ends every running call as cancelled too.
     pub(crate) fn abort(&self, reason: &str) {
         self.cancel();
-        for cell in &self.cells {
+        for cell in &self.slots.cells {
             if let Some(cell) = cell.get().and_then(Weak::upgrade) {
                 cell.cancel(reason);
             }

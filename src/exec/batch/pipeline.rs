@@ -2,7 +2,7 @@
 //!
 //! 1. `admit`: look the tool up and validate the arguments (strict nulls
 //!    dropped, defaults filled); a call that cannot run gets its result here.
-//! 2. `approval::request`: a tool that requires approval waits for the
+//! 2. `request_approval`: a tool that requires approval waits for the
 //!    host's decision, which goes on at step 3 (`Origin::Decision`).
 //! 3. `dispatch`: run the call here, or send it to a main thread or a pool
 //!    worker (`route` says which).
@@ -13,11 +13,12 @@
 use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
+use super::run::{run_call, PendingRun, Ready};
 use super::BatchInner;
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::check;
-use crate::exec::approval;
-use crate::exec::run::{run_call, PendingRun, Ready, ToolCache};
+use crate::exec::approval::{self, ApprovalCell};
+use crate::exec::handler::ToolCache;
 use crate::registry::Tool;
 use crate::runtime::pool;
 
@@ -55,18 +56,48 @@ impl BatchInner {
         origin: Origin,
         cache: &mut ToolCache,
     ) -> bool {
-        let Some(req) = self.calls[index].lock().ok().and_then(|mut c| c.take()) else {
+        let Some(req) = self.slots.calls[index]
+            .lock()
+            .ok()
+            .and_then(|mut c| c.take())
+        else {
             return true;
         };
         let Some(ready) = self.admit(index, req, cache) else {
             return true;
         };
         let flags = ready.tool.meta.flags;
-        if flags.requires_approval() && !self.approved.contains(&ready.id) {
-            approval::request(self, ready.pending(self));
+        if flags.requires_approval() && !self.rules.approved.contains(&ready.id) {
+            self.request_approval(ready.pending(self));
             return true;
         }
         self.dispatch(ready, claimed_to, origin)
+    }
+
+    /// Step 2: hands `run` to the registry's approver, or denies it if there
+    /// is none. The call goes on from the decision (`Approval::approve`,
+    /// `deny`), or ends at the batch's cancellation or deadline.
+    fn request_approval(self: &Arc<Self>, run: PendingRun) {
+        let Some(approver) = self.exec.approver() else {
+            let text = format!(
+                "Tool \"{}\" requires approval and no approver is set; the call was not run.",
+                run.name
+            );
+            return run.finish_unrun(Outcome::Denied, text);
+        };
+        let index = run.index;
+        let (id, name, arguments) = (run.id.clone(), run.name.clone(), run.arguments.to_string());
+        let cell = ApprovalCell::new(id, name, arguments, Box::new(run));
+        self.watch_approval(index, &cell);
+        fence(Ordering::SeqCst);
+        if self.is_cancelled() {
+            return cell.cancel();
+        }
+        if self.deadline_passed() {
+            return cell.expire(self.deadline_ms());
+        }
+        self.registry
+            .run_callback(|| approval::ask(&approver, cell));
     }
 
     /// Step 1: the call's tool and validated arguments, or `None` once the
@@ -93,7 +124,7 @@ impl BatchInner {
             arguments,
         } = req;
         let coerce = self.registry.options.coerce;
-        match check::validate_arguments(tool, &name, arguments, self.strict_nulls, coerce) {
+        match check::validate_arguments(tool, &name, arguments, self.rules.strict_nulls, coerce) {
             Ok(arguments) => Some(Ready {
                 index,
                 id,
@@ -137,8 +168,8 @@ impl BatchInner {
             // A serial tool waits for its own earlier calls: never on the
             // thread that starts calls inline (an event loop), and it holds
             // its turn until the call completes, not just until it returns.
-            _ if self.start_inline && flags.serial() => Route::Pool,
-            Origin::Caller if !self.start_inline && self.timeout_for(tool) > 0 => {
+            _ if self.rules.start_inline && flags.serial() => Route::Pool,
+            Origin::Caller if !self.rules.start_inline && self.timeout_for(tool) > 0 => {
                 Route::PoolAndWait
             }
             _ => Route::Here,
@@ -150,12 +181,12 @@ impl BatchInner {
     fn dispatch(self: &Arc<Self>, ready: Ready<'_>, claimed_to: usize, origin: Origin) -> bool {
         match self.route(ready.tool, origin) {
             // An inline start never waits for a call the tool completes later.
-            Route::Here => run_call(self, ready, !self.start_inline, Some(claimed_to)),
+            Route::Here => run_call(self, ready, !self.rules.start_inline, Some(claimed_to)),
             // A driver holds its place in the limit until its call completes,
             // wherever the call runs: a main-thread call completed later
             // (an async tool of a UI or event loop) would otherwise let the
             // pump start the whole batch at once, sequential or not.
-            Route::MainThread if !self.start_inline => {
+            Route::MainThread if !self.rules.start_inline => {
                 let index = ready.index;
                 self.queue_main(ready.pending(self));
                 self.wait_until(None, || self.result_arrived(index));
@@ -172,7 +203,7 @@ impl BatchInner {
     pub(crate) fn dispatch_pending(self: &Arc<Self>, run: PendingRun, origin: Origin) {
         match self.route(&run.tool, origin) {
             Route::Here => {
-                run.run(!self.start_inline);
+                run.run(!self.rules.start_inline);
             }
             Route::MainThread => self.queue_main(run),
             Route::Pool => pool::spawn_urgent(move || {
@@ -194,24 +225,24 @@ impl BatchInner {
     /// Queues a main-thread call for `pump`, or for a main thread waiting on
     /// this batch (woken here: it may be the only thread that ever pumps).
     fn queue_main(&self, run: PendingRun) {
-        self.exec.main.push(run);
+        self.exec.main.push(Box::new(run));
         fence(Ordering::SeqCst);
         if self.deadline_passed() {
             return self.expire_waiting_for_pump();
         }
         self.registry.wake.signal();
-        if self.waiters.load(Ordering::SeqCst) + self.done_waiters.load(Ordering::SeqCst) > 0 {
+        if self.waiters.one.load(Ordering::SeqCst) + self.waiters.all.load(Ordering::SeqCst) > 0 {
             self.notify();
         }
     }
 
     fn result_arrived(&self, index: usize) -> bool {
-        self.delivered[index].load(Ordering::SeqCst)
+        self.slots.delivered[index].load(Ordering::SeqCst)
     }
 
     pub(crate) fn timeout_for(&self, tool: &Tool) -> u32 {
-        if self.timeout_ms > 0 {
-            self.timeout_ms
+        if self.rules.timeout_ms > 0 {
+            self.rules.timeout_ms
         } else {
             tool.meta.timeout_ms
         }

@@ -5,17 +5,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::BatchInner;
-use crate::exec::run::PendingRun;
+use crate::exec::main_queue::MainRun;
 
 impl BatchInner {
     /// Blocks until the whole batch is done or `deadline` passes.
     pub(crate) fn wait_done(&self, deadline: Option<Instant>) -> bool {
-        self.wait_on(&self.done_waiters, deadline, || self.is_finished())
+        self.wait_on(&self.waiters.all, deadline, || self.is_finished())
     }
 
     /// Blocks until `cond` holds or `deadline` passes; returns `cond()`.
     pub(crate) fn wait_until(&self, deadline: Option<Instant>, cond: impl Fn() -> bool) -> bool {
-        self.wait_on(&self.waiters, deadline, cond)
+        self.wait_on(&self.waiters.one, deadline, cond)
     }
 
     /// Waits for `cond`. On a main thread of the registry (one that ever
@@ -34,7 +34,7 @@ impl BatchInner {
             }
             if main {
                 if let Some(run) = self.take_main() {
-                    run.run(false);
+                    run.run_here();
                     continue;
                 }
             }
@@ -56,7 +56,7 @@ impl BatchInner {
         main: bool,
     ) -> Woke {
         waiters.fetch_add(1, Ordering::SeqCst);
-        let mut guard = match self.lock.lock() {
+        let mut guard = match self.waiters.lock.lock() {
             Ok(g) => g,
             Err(_) => {
                 waiters.fetch_sub(1, Ordering::SeqCst);
@@ -80,7 +80,7 @@ impl BatchInner {
                 }
                 None => Duration::from_secs(3600),
             };
-            guard = match self.progress.wait_timeout(guard, wait) {
+            guard = match self.waiters.progress.wait_timeout(guard, wait) {
                 Ok((g, _)) => g,
                 Err(_) => {
                     waiters.fetch_sub(1, Ordering::SeqCst);
@@ -94,12 +94,12 @@ impl BatchInner {
     }
 
     /// Takes this batch's oldest main-thread call waiting for a pump.
-    fn take_main(&self) -> Option<PendingRun> {
-        self.exec.main.pop_of(self)
+    fn take_main(&self) -> Option<MainRun> {
+        self.exec.main.pop_of(self.key())
     }
 
     fn has_main(&self) -> bool {
-        self.exec.main.has_of(self)
+        self.exec.main.has_of(self.key())
     }
 }
 

@@ -1,6 +1,5 @@
-//! Running one call: what runs a tool (`Handler`), the path from a
-//! validated call to its callback, and the per-worker tool cache that keeps
-//! the registry's lock off that path.
+//! Running one call: the path from a validated call to its callback
+//! (`run_call`), and the call as it waits elsewhere (`PendingRun`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, Ordering};
@@ -9,57 +8,14 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::batch::BatchInner;
-use super::cell::{Call, CallCell};
+use super::{BatchInner, Origin};
 use crate::call::{Outcome, ToolResult};
+use crate::exec::cell::{Call, CallCell};
+use crate::exec::handler::Handler;
+use crate::exec::waiting::Waiting;
 use crate::observe::{Event, EventKind};
-use crate::registry::{Runnable, Shared, Tool};
+use crate::registry::Tool;
 use crate::runtime::{pool, timers};
-
-/// What runs a tool. A C host's callback, a Rust closure, a binding's trampoline.
-///
-/// `invoke` must complete the call exactly once, now or later, from any thread
-/// (`Call::complete`, `Call::fail`). Dropping the handler is the tool's
-/// "destroy": it happens once, after the tool is gone and its calls are done.
-pub trait Handler: Send + Sync + 'static {
-    fn invoke(&self, call: Call);
-}
-
-impl<F> Handler for F
-where
-    F: Fn(Call) + Send + Sync + 'static,
-{
-    fn invoke(&self, call: Call) {
-        self(call)
-    }
-}
-
-/// The registry keeps a tool's handler for the executor without knowing it.
-impl Runnable for Box<dyn Handler> {}
-
-/// Everything needed to register a tool (`Registry::register`).
-pub type ToolDef = crate::registry::ToolDef<Box<dyn Handler>>;
-
-/// A worker's last tool, reused while the registry has not changed: most
-/// batches call few tools, and the registry's lock is shared by all workers.
-#[derive(Default)]
-pub(crate) struct ToolCache {
-    generation: u64,
-    tool: Option<Arc<Tool>>,
-}
-
-impl ToolCache {
-    pub(crate) fn get(&mut self, registry: &Shared, name: &str) -> Option<&Arc<Tool>> {
-        let generation = registry.generation();
-        let hit = self.generation == generation
-            && self.tool.as_ref().is_some_and(|t| t.meta.name == name);
-        if !hit {
-            self.tool = Some(registry.get(name)?);
-            self.generation = generation;
-        }
-        self.tool.as_ref()
-    }
-}
 
 /// A validated call on the thread that admitted it, its tool lent by that
 /// thread's cache (no reference count touched on the way to the callback).
@@ -134,6 +90,30 @@ impl PendingRun {
     }
 }
 
+/// The queues below the batch (main thread, approval) hold the call as this.
+impl Waiting for PendingRun {
+    fn batch_key(&self) -> usize {
+        self.batch.key()
+    }
+
+    fn tool_name(&self) -> &str {
+        &self.name
+    }
+
+    fn run_here(self: Box<Self>) {
+        self.run(false);
+    }
+
+    fn approved(self: Box<Self>) {
+        let batch = self.batch.clone();
+        batch.dispatch_pending(*self, Origin::Decision);
+    }
+
+    fn end_unrun(self: Box<Self>, outcome: Outcome, text: String) {
+        self.finish_unrun(outcome, text);
+    }
+}
+
 /// Runs a call of `batch` on this thread (see `PendingRun::run`): the
 /// dispatch step's end, where the tool's callback runs; the call completes
 /// (`CallCell::finish`) from there, now or later.
@@ -174,7 +154,7 @@ pub(crate) fn run_call(
         if driver.is_none() {
             cell.run_off_batch();
         }
-        let _ = batch.cells[index].set(Arc::downgrade(&cell));
+        let _ = batch.slots.cells[index].set(Arc::downgrade(&cell));
         fence(Ordering::SeqCst);
         if batch.is_cancelled() {
             cell.cancel("Cancelled before it started.");

@@ -1,0 +1,66 @@
+//! How to run a batch: the options every entry point takes.
+
+/// Default cap on calls of one batch running at once.
+pub const DEFAULT_LIMIT: usize = 8;
+
+/// How to run a batch.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    /// Run calls at the same time (default true). False means one by one, in order.
+    pub parallel: bool,
+    /// At most this many calls of the batch run at once (0 = default, 8).
+    pub limit: usize,
+    /// Overrides every tool's own timeout when > 0. A timeout runs from the
+    /// call's start (its callback about to run), not from the batch's.
+    pub timeout_ms: u32,
+    /// Bounds every call of the batch from the moment it is submitted, waits
+    /// included (for a free worker, for approval, for a main thread to pump),
+    /// when > 0: a call without a result by then ends `timeout`, with a text
+    /// saying what it was waiting for.
+    pub deadline_ms: u32,
+    /// Drop `null` for optional arguments before validation: the model was
+    /// given OpenAI strict-mode schemas, where "omitted" is sent as `null`.
+    pub strict_nulls: bool,
+    /// Ids of calls the user already approved (tools flagged `REQUIRES_APPROVAL`).
+    pub approved: Vec<String>,
+    /// `submit` only: start every call on the submitting thread before
+    /// returning, without waiting for the ones a tool completes later (async
+    /// tools of an event loop). The limit does not apply.
+    pub start_inline: bool,
+    /// `submit` only: the host will wait for the batch (`Batch::wait` with
+    /// no time limit), and its calls start on the waiting thread then
+    /// (caller-runs: no hand-off to a pool thread). Pool threads join if
+    /// calls are still waiting to start `JOIN_AFTER` (50 us) after the
+    /// submit, also when no one waits. Without it (the default) the calls
+    /// start on pool threads at once.
+    pub start_on_wait: bool,
+    /// Hears the progress the batch's calls report (`Call::report_progress`).
+    pub progress: Option<crate::progress::ProgressListener>,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            parallel: true,
+            limit: DEFAULT_LIMIT,
+            timeout_ms: 0,
+            deadline_ms: 0,
+            strict_nulls: false,
+            approved: Vec::new(),
+            start_inline: false,
+            start_on_wait: false,
+            progress: None,
+        }
+    }
+}
+
+impl ExecOptions {
+    pub(crate) fn workers(&self, calls: usize) -> usize {
+        let limit = match (self.parallel, self.limit) {
+            (false, _) => 1,
+            (true, 0) => DEFAULT_LIMIT,
+            (true, n) => n,
+        };
+        limit.min(calls)
+    }
+}
