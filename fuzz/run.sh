@@ -66,7 +66,11 @@ run() {
 }
 
 case "$mode" in
-  build) build ;;
+  build)
+    build
+    # The targets that need features, each with them (see FEATURES).
+    for t in "${!FEATURES[@]}"; do cargo fuzz build --features "${FEATURES[$t]}" "$t"; done
+    ;;
   smoke)
     FUZZ_SECONDS=${FUZZ_SECONDS:-15}
     # A fixed seed: the smoke run in `make test` explores the same way each
