@@ -533,6 +533,9 @@ bench: lib
 # fuzz-smoke (in `make test`): each target FUZZ_SMOKE_SECONDS from the seed
 # corpus, sizes capped. fuzz: each target FUZZ_SECONDS, corpus kept in
 # fuzz/corpus. A crash, a leak, a 2 s input or RSS over 2 GB fails.
+# The MCP targets (mount_reader, server_request; issue 29) need the `mcp`
+# feature, whose ASan build of rmcp/hyper/tokio takes tens of minutes: they
+# run in `fuzz` only, and tests/fuzz_seeds.rs checks their seeds in `make test`.
 # soak: 1,000,000 calls through the C ABI, exactly one result each, RSS flat
 # then again with CAPSTAN_SOAK_LONG_TIMEOUTS=1 (completing tools get a 1-hour
 # timeout: a finished call must not hold its timer until the deadline).

@@ -24,7 +24,7 @@ mode=${1:-smoke}
 TARGETS=(schema validate export parse_calls format_results run_turn execute strings stream_feed)
 # Targets outside the smoke run of `make test` (its time budget is fixed):
 # `long` runs them with the others; `fuzz/run.sh smoke check_history` alone.
-EXTRA_TARGETS=(check_history)
+EXTRA_TARGETS=(check_history mount_reader server_request)
 if [ $# -ge 2 ]; then TARGETS=("$2"); elif [ "$mode" = long ]; then TARGETS+=("${EXTRA_TARGETS[@]}"); fi
 
 # Smoke caps on input size, per target. They keep the smoke run clear of the
@@ -35,8 +35,13 @@ if [ $# -ge 2 ]; then TARGETS=("$2"); elif [ "$mode" = long ]; then TARGETS+=("$
 declare -A SMOKE_MAX_LEN=(
   [schema]=768 [validate]=256 [export]=768 [parse_calls]=4096
   [format_results]=4096 [run_turn]=2048 [execute]=2048 [strings]=1024 [stream_feed]=8192
-  [check_history]=4096
+  [check_history]=4096 [mount_reader]=4096 [server_request]=4096
 )
+
+# Cargo features a target needs (built apart with them: the other targets
+# stay without the MCP bridge, whose rmcp, hyper and tokio would add minutes
+# to their sanitizer build).
+declare -A FEATURES=([mount_reader]=mcp [server_request]=mcp)
 
 # cargo-fuzz's default build: release, with debug assertions and overflow
 # checks, ASan. Every run below uses the same flags, so the build is reused.
@@ -48,7 +53,9 @@ run() {
   echo "== fuzz $target: ${FUZZ_SECONDS}s, max_len $max_len"
   # grep hides libFuzzer's progress lines; the fuzzer's own status decides.
   set +e
-  cargo fuzz run "$target" "$corpus" "seeds/$target" -- \
+  local features=()
+  if [ -n "${FEATURES[$target]:-}" ]; then features=(--features "${FEATURES[$target]}"); fi
+  cargo fuzz run "${features[@]}" "$target" "$corpus" "seeds/$target" -- \
     -max_total_time="$FUZZ_SECONDS" -timeout=2 -rss_limit_mb=2048 -max_len="$max_len" \
     -dict=json.dict -print_final_stats=1 -detect_leaks=0 ${FUZZ_SEED:+-seed=$FUZZ_SEED} 2>&1 |
     grep -v -E '^(#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)|"|###### )'
@@ -59,7 +66,11 @@ run() {
 }
 
 case "$mode" in
-  build) build ;;
+  build)
+    build
+    # The targets that need features, each with them (see FEATURES).
+    for t in "${!FEATURES[@]}"; do cargo fuzz build --features "${FEATURES[$t]}" "$t"; done
+    ;;
   smoke)
     FUZZ_SECONDS=${FUZZ_SECONDS:-15}
     # A fixed seed: the smoke run in `make test` explores the same way each

@@ -359,6 +359,81 @@ def export_seeds():
         write(t, "hand_%02d" % k, bytes([k]) + compact(s))
 
 
+def mount_reader_seeds():
+    """What a mounted server writes to its stdout: answers, pages of tools,
+    tool results, requests and notifications, good and bad lines. Prefix:
+    piece size, line bound (16 + 16 x byte), result bound (8 x byte)."""
+    t = "mount_reader"
+    rpc = lambda id_, result: compact({"jsonrpc": "2.0", "id": id_, "result": result}) + b"\n"
+    page = rpc(1, {"tools": [{"name": "a", "description": "d" * 40, "inputSchema": {"type": "object"}},
+                             {"name": "b" * 300, "inputSchema": {}}, {"name": "t", "title": "T",
+                             "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}],
+                   "nextCursor": "c1"})
+    page2 = rpc(2, {"tools": [{"name": "c", "inputSchema": {"type": "object"}}], "nextCursor": "c1"})
+    blocks = [{"type": "text", "text": "x" * 9}, {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+              {"type": "resource", "resource": {"uri": "file:///a", "text": "r" * 20}},
+              {"type": "resource_link", "uri": "file:///b", "name": "b"}]
+    result = rpc(3, {"content": blocks * 3, "structuredContent": {"k": "v"}, "isError": False})
+    notes = (b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+             b'{"jsonrpc":"2.0","id":"p","method":"ping"}\n')
+    bad = b'{"jsonrpc":"2.0","id":4,"result":{"t":"\xff"}}\n{"jsonrpc":"2.0","id":5,"result":[[[[1]]]]}\n{"id":6\n'
+    write(t, "page", bytes([255, 255, 255]) + page + page2)
+    write(t, "page_pieces", bytes([3, 40, 255]) + page)
+    write(t, "result", bytes([255, 255, 4]) + result)
+    write(t, "result_small_lines", bytes([7, 2, 1]) + result)
+    write(t, "result_alone", bytes([255, 255, 2]) + compact({"content": blocks * 4}))
+    write(t, "mixed", bytes([16, 255, 255]) + notes + bad + result)
+
+
+def server_request_seeds():
+    """HTTP requests to capstan's MCP server (capstan::mcp::fuzz::server_request):
+    method byte (0 POST, 1 GET, 2 DELETE, 3 PUT), flags byte (1 in a fresh
+    session, 2 no bearer token, 4 no default Content-Type/Accept), header
+    lines, an empty line, the body."""
+    t = "server_request"
+    POST, GET, DELETE, PUT = 0, 1, 2, 3
+    SESSION, NO_TOKEN, NO_DEFAULTS = 1, 2, 4
+    rpc = lambda id_, method, params=None: compact(
+        {"jsonrpc": "2.0", "id": id_, "method": method, **({"params": params} if params is not None else {})})
+    init = rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                 "clientInfo": {"name": "seed", "version": "1"}})
+    seeds = {
+        "initialize": (POST, 0, b"", init),
+        "initialize_no_token": (POST, NO_TOKEN, b"", init),
+        "initialize_wrong_token": (POST, 0, b"Authorization: Bearer nope", init),
+        "initialize_lowercase_scheme": (POST, 0, b"Authorization: bearer fuzz-token", init),
+        "tools_list": (POST, SESSION, b"", rpc(2, "tools/list")),
+        "tools_call": (POST, SESSION, b"", rpc("c", "tools/call", {"name": "echo", "arguments": {"x": [1, {"y": None}]}})),
+        "tools_call_int_name": (POST, SESSION, b"", rpc(3, "tools/call", {"name": 5})),
+        "tools_call_array_args": (POST, SESSION, b"", rpc(4, "tools/call", {"name": "echo", "arguments": [1]})),
+        "tools_call_unknown": (POST, SESSION, b"", rpc(5, "tools/call", {"name": "nope", "arguments": {}})),
+        "unknown_method": (POST, SESSION, b"", rpc(6, "no/such")),
+        "ping": (POST, SESSION, b"", rpc(7, "ping")),
+        "notification": (POST, SESSION, b"", compact({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                    "params": {"requestId": 1}})),
+        "parse_error": (POST, SESSION, b"", b'{"jsonrpc":"2.0","id":'),
+        "not_json": (POST, 0, b"", b"\xff\xfe garbage"),
+        "batch": (POST, SESSION, b"", b"[" + rpc(8, "ping") + b"," + rpc(9, "tools/list") + b"]"),
+        "no_session": (POST, 0, b"", rpc(10, "tools/list")),
+        "bad_session": (POST, 0, b"Mcp-Session-Id: nope", rpc(11, "tools/list")),
+        "wrong_content_type": (POST, SESSION | NO_DEFAULTS, b"Content-Type: text/plain\nAccept: text/event-stream", rpc(12, "ping")),
+        "no_accept": (POST, SESSION | NO_DEFAULTS, b"Content-Type: application/json", rpc(13, "ping")),
+        "duplicate_host": (POST, 0, b"Host: 127.0.0.1\nHost: evil.com", init),
+        "userinfo_host": (POST, 0, b"Host: evil.com@localhost", init),
+        "evil_origin": (POST, 0, b"Origin: http://evil.com", init),
+        "duplicate_origin": (POST, 0, b"Origin: http://localhost:1\nOrigin: http://evil.com", init),
+        "evil_host": (POST, 0, b"Host: evil.com", init),
+        "get_stream": (GET, SESSION, b"Accept: text/event-stream", b""),
+        "get_no_session": (GET, 0, b"Accept: text/event-stream", b""),
+        "delete": (DELETE, SESSION, b"", b""),
+        "put": (PUT, SESSION, b"", rpc(14, "ping")),
+        "version_header": (POST, SESSION, b"MCP-Protocol-Version: 1999-01-01", rpc(15, "ping")),
+        "over_body_cap": (POST, SESSION, b"", rpc(16, "tools/call", {"name": "echo", "arguments": {"x": "y" * 70000}})),
+    }
+    for name, (method, flags, headers, body) in seeds.items():
+        write(t, name, bytes([method, flags]) + headers + b"\n\n" + body)
+
+
 def main():
     if os.path.isdir(SEEDS):
         shutil.rmtree(SEEDS)
@@ -370,6 +445,8 @@ def main():
     schema_seeds()
     validate_seeds()
     export_seeds()
+    mount_reader_seeds()
+    server_request_seeds()
     for target in sorted(os.listdir(SEEDS)):
         files = os.listdir(os.path.join(SEEDS, target))
         print("%-15s %3d seeds, largest %d bytes" % (

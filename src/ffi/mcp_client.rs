@@ -58,7 +58,11 @@ pub struct capstan_mcp_mount_options {
     pub call_timeout_ms: u32,
     /// Reconnect attempts in a row after the connection died; 0 = the
     /// default, 5 (0.2 s, then doubling: about 6 s in all);
-    /// `CAPSTAN_MCP_RECONNECT_NEVER` = never.
+    /// `CAPSTAN_MCP_RECONNECT_NEVER` = never. Why 5: a server restarting
+    /// (a crash its supervisor restarts, a redeploy) is back within those
+    /// seconds, and one gone for good is given up on soon after; calls
+    /// meanwhile fail at once saying the server is not connected, so a
+    /// host loses nothing by reconnecting by default.
     pub max_reconnects: u32,
     /// Wait before the first reconnect attempt, doubled after each failed
     /// one (up to 64 times); 0 = 200 ms.

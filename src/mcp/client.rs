@@ -597,6 +597,9 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
                 super::wire::CheckedHttp::new(session.result_bytes())?,
                 config,
             );
+            // Answers owed to the server bounded (its requests on the event
+            // stream), as `StdioWire` bounds them over stdio.
+            let transport = super::owed::Owed::new(transport);
             let transport = super::progress::Tap::new(transport, &session.progress);
             match tokio::time::timeout(timeout, listener.serve(transport)).await {
                 Ok(Ok(running)) => Ok(Connection {

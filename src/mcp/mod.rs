@@ -6,6 +6,7 @@ pub mod client;
 #[doc(hidden)]
 pub mod fuzz;
 mod meta;
+mod owed;
 mod progress;
 pub mod server;
 mod sessions;

@@ -26,3 +26,5 @@ mod mount;
 mod parts;
 #[cfg(feature = "mcp")]
 mod progress;
+#[cfg(feature = "mcp")]
+mod sse_flood;
