@@ -168,6 +168,11 @@ mod with_mcp {
         let info = mount.info();
         assert_eq!(info["connected"], true);
         assert_eq!(info["tools"]["py_add"], "add");
+        // By default a mount asks server/discover, and the SDK answers it:
+        // the stateless era (issue #33).
+        assert_eq!(info["protocol_version"], "2026-07-28", "{info}");
+        assert_eq!(info["era"], "modern", "{info}");
+        assert_eq!(info["server"]["name"], "capstan-test", "{info}");
         let problems = info["problems"].as_array().expect("problems");
         assert!(
             problems
@@ -279,6 +284,10 @@ mod with_mcp {
         let mut options = python_options(vec![]);
         options.protocol_version = Some("2025-11-25".into());
         let mount = Mount::connect(&reg, options).expect("mount");
+        let info = mount.info();
+        assert_eq!(info["protocol_version"], "2025-11-25", "{info}");
+        assert_eq!(info["era"], "legacy", "{info}");
+        assert_eq!(info["server"]["name"], "capstan-test", "{info}");
         assert_eq!(call(&reg, "py_grow", json!({})).content, "grown");
         assert!(
             eventually(Duration::from_secs(20), || reg.get("py_late").is_some()),
@@ -436,7 +445,49 @@ mod with_mcp {
             call(&reg, "h_add", json!({"a": 40, "b": 2})).content.trim(),
             "42"
         );
+        let info = mount.info();
+        assert_eq!(info["era"], "modern", "{info}");
+        assert_eq!(info["protocol_version"], "2026-07-28", "{info}");
         mount.unmount();
+    }
+
+    #[test]
+    fn a_server_without_server_discover_is_mounted_over_initialize() {
+        // A server of the 2025-11-25 era answers server/discover "method not
+        // found": the mount falls back to initialize on the same endpoint,
+        // and says so.
+        let port = free_port();
+        let script = mcp_dir().join("fastmcp_server.py");
+        let _server = Server(
+            std::process::Command::new(python())
+                .arg(&script)
+                .args(["--http", &port.to_string()])
+                .env("LEGACY_ONLY", "1")
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("python"),
+        );
+        let reg = Registry::default();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let mount = mount_http(&reg, &url, "l_");
+        let info = mount.info();
+        assert_eq!(info["era"], "legacy", "{info}");
+        assert_eq!(info["protocol_version"], "2025-11-25", "{info}");
+        assert_eq!(
+            call(&reg, "l_add", json!({"a": 40, "b": 2})).content.trim(),
+            "42"
+        );
+        mount.unmount();
+        // Asked for 2026-07-28 only, the mount does not fall back: an error
+        // that says what the server answered.
+        let mut options = MountOptions::new(Endpoint::Http {
+            url,
+            headers: vec![],
+        });
+        options.protocol_version = Some("2026-07-28".into());
+        let err = Mount::connect(&reg, options).err().expect("an error");
+        assert!(matches!(err, capstan::Error::McpConnect(_)), "{err:?}");
+        assert!(err.to_string().contains("server/discover"), "{err}");
     }
 
     /// Every tool server-everything lists is mounted (none reported as a

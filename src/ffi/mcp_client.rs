@@ -68,8 +68,13 @@ pub struct capstan_mcp_mount_options {
     /// one (up to 64 times); 0 = 200 ms.
     pub reconnect_backoff_ms: u32,
     /// The MCP protocol version to ask for ("2026-07-28", "2025-11-25",
-    /// "2025-06-18", "2025-03-26" or "2024-11-05"); NULL: the newest. The
-    /// server may answer with an older version, which is then used.
+    /// "2025-06-18", "2025-03-26" or "2024-11-05"). NULL: `server/discover`
+    /// at 2026-07-28 (stateless), and `initialize` at 2025-11-25 (a
+    /// session) if the server refuses it or does not answer within 10 s:
+    /// servers of either era mount. "2026-07-28" never falls back (a
+    /// server without `server/discover` fails the mount); an older version
+    /// uses `initialize`, and the server may answer with an older one still.
+    /// `capstan_mcp_mount_info_json` says what was negotiated.
     pub protocol_version: *const c_char,
 }
 
@@ -315,7 +320,11 @@ pub unsafe extern "C" fn capstan_mcp_mount_free(mount: *mut capstan_mcp_mount) -
 /// The mount's state as JSON text: `{"connected": bool, "tools": {local
 /// name: remote name, ...}, "problems": [{"remote", "local", "problem"}],
 /// "reconnects": n (successful reconnects so far), "gave_up": bool (the
-/// reconnect attempts ran out), "last_error": text ("" if none)}`. `*out` is
+/// reconnect attempts ran out), "last_error": text ("" if none),
+/// "protocol_version": the version the last connection negotiated,
+/// "era": "modern" (2026-07-28 and later: `server/discover`, no session)
+/// or "legacy" (`initialize`, a session), "server": {"name", "version"} as
+/// the server named itself (untrusted) or null}`. `*out` is
 /// owned by the caller (`capstan_string_free`). STALE_HANDLE after unmount.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_mcp_mount_info_json(

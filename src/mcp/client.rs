@@ -19,11 +19,11 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientConfig, PaginatedRequestParams,
     SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::service::{ClientServiceExt, NotificationContext, RoleClient, RunningService};
 use rmcp::transport::common::client_side_sse::SseRetryPolicy;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{ClientHandler, Peer, ServiceExt};
+use rmcp::{ClientHandler, Peer};
 use serde_json::{json, Value};
 use tokio::runtime::Runtime;
 use tokio::sync::{watch, Notify};
@@ -68,7 +68,10 @@ pub struct MountOptions {
     /// (at most 64 times the first wait).
     pub reconnect_backoff: Duration,
     /// The protocol version to ask for (one of `PROTOCOL_VERSIONS`); None:
-    /// the newest. The server may answer with an older one it supports.
+    /// `server/discover` at 2026-07-28, falling back to `initialize` at
+    /// 2025-11-25 for a server that refuses it (`era::lifecycle`). A
+    /// 2026-07-28 or later version never falls back; an older one uses
+    /// `initialize`, and the server may answer with an older version still.
     pub protocol_version: Option<String>,
 }
 
@@ -175,6 +178,8 @@ struct State {
     /// A call found the current connection broken (the server cannot be
     /// reached): `serve_connection` ends it, and the reconnect policy applies.
     broken: Option<String>,
+    /// What the last connection negotiated (`era::negotiated`).
+    protocol: Value,
 }
 
 struct Session {
@@ -531,6 +536,7 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
         protocol_version: session.options.protocol_version.clone(),
     };
     let timeout = session.options.connect_timeout;
+    let lifecycle = super::era::lifecycle(session.options.protocol_version.as_deref());
     match &session.options.endpoint {
         Endpoint::Command { argv, env, cwd } => {
             let Some(program) = argv.first() else {
@@ -555,10 +561,13 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             };
             match tokio::time::timeout(
                 timeout,
-                listener.serve(super::progress::Tap::new(
-                    super::wire::StdioWire::new(stdout, stdin, session.result_bytes()),
-                    &session.progress,
-                )),
+                listener.serve_with_lifecycle(
+                    super::progress::Tap::new(
+                        super::wire::StdioWire::new(stdout, stdin, session.result_bytes()),
+                        &session.progress,
+                    ),
+                    lifecycle,
+                ),
             )
             .await
             {
@@ -601,7 +610,9 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             // stream), as `StdioWire` bounds them over stdio.
             let transport = super::owed::Owed::new(transport);
             let transport = super::progress::Tap::new(transport, &session.progress);
-            match tokio::time::timeout(timeout, listener.serve(transport)).await {
+            match tokio::time::timeout(timeout, listener.serve_with_lifecycle(transport, lifecycle))
+                .await
+            {
                 Ok(Ok(running)) => Ok(Connection {
                     running,
                     child: None,
@@ -771,6 +782,11 @@ async fn serve_connection(session: &Arc<Session>, connection: Connection) -> End
             subscription = &mut subscribe, if subscribing => {
                 subscribing = false;
                 listen = subscription;
+                if listen.is_some() {
+                    // A change between the listing and the stream's
+                    // acknowledgment was announced to nobody: list again.
+                    session.resync.notify_one();
+                }
             }
             heard = async {
                 match listen.as_mut() {
@@ -900,6 +916,7 @@ async fn supervise(session: Arc<Session>, first: std::sync::mpsc::Sender<Result<
             Ok((connection, peer)) => {
                 {
                     let mut state = session.state();
+                    state.protocol = super::era::negotiated(&peer);
                     state.peer = Some(peer);
                     state.connected = true;
                     state.generation += 1;
@@ -1025,10 +1042,17 @@ impl Mount {
     /// The mount's state as JSON: `connected`, `tools` (local -> remote),
     /// `problems` (remote tools not mounted, with why), `warnings` (remote
     /// tools mounted with their description cut), `reconnects`,
-    /// `last_error`.
+    /// `last_error`, and what the last connection negotiated:
+    /// `protocol_version`, `era` ("legacy": `initialize` and a session,
+    /// 2025-11-25 and older; "modern": stateless, 2026-07-28 and later) and
+    /// `server` (`{"name", "version"}` as the server said, or null).
     pub fn info(&self) -> Value {
         let state = self.session.state();
+        let negotiated = |key: &str| state.protocol.get(key).cloned().unwrap_or(Value::Null);
         json!({
+            "protocol_version": negotiated("protocol_version"),
+            "era": negotiated("era"),
+            "server": negotiated("server"),
             "connected": state.connected,
             "tools": state.tools,
             "problems": state.problems,

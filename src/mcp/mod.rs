@@ -3,6 +3,7 @@
 
 mod bounds;
 pub mod client;
+mod era;
 #[doc(hidden)]
 pub mod fuzz;
 mod meta;

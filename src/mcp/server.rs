@@ -1,8 +1,12 @@
 //! Serves a registry over MCP (rmcp): stdio, or streamable HTTP on loopback.
 //!
+//! Both protocol eras on one endpoint (`era`): 2025-11-25 clients open a
+//! session with `initialize`, 2026-07-28 clients send stateless requests
+//! with the protocol version in each request's `_meta` (`server/discover`).
+//!
 //! `tools/list` is the registry at the moment of the request; register and
 //! unregister send `notifications/tools/list_changed` to every initialized
-//! client. `tools/call` goes through `exec::submit` like any other call:
+//! client (a modern one on its `subscriptions/listen` stream). `tools/call` goes through `exec::submit` like any other call:
 //! validation, timeouts, approval, stats. A client's `notifications/cancelled`
 //! cancels the call's batch (the tool sees `capstan_call_cancelled`).
 //!
@@ -154,10 +158,13 @@ impl ServerOptions {
     }
 }
 
-/// Methods of the MCP spec (2025-06-18) a client may send: a request for
-/// one of them that rmcp cannot read had params of the wrong shape.
-const KNOWN_METHODS: [&str; 13] = [
+/// Methods of the MCP spec (2025-06-18, and 2026-07-28's `server/discover`
+/// and `subscriptions/listen`) a client may send: a request for one of them
+/// that rmcp cannot read had params of the wrong shape.
+const KNOWN_METHODS: [&str; 15] = [
     "initialize",
+    "server/discover",
+    "subscriptions/listen",
     "ping",
     "tools/list",
     "tools/call",
@@ -176,9 +183,12 @@ const KNOWN_METHODS: [&str; 13] = [
 struct State {
     registry: Registry,
     options: ServerOptions,
-    /// Initialized clients, for `list_changed`.
+    /// Initialized clients (legacy era), for `list_changed`.
     peers: Mutex<Vec<Peer<RoleServer>>>,
     changed: Arc<Notify>,
+    /// Batches of registry changes announced so far: each modern client's
+    /// `subscriptions/listen` stream watches it (`era::listen`).
+    changes: tokio::sync::watch::Sender<u64>,
     /// Cancelled by `stop`: calls in flight are cancelled, new ones refused.
     stopping: CancellationToken,
     in_flight: AtomicUsize,
@@ -341,6 +351,7 @@ impl State {
             for peer in peers {
                 let _ = peer.notify_tool_list_changed().await;
             }
+            self.changes.send_modify(|n| *n = n.wrapping_add(1));
         }
     }
 
@@ -396,9 +407,16 @@ impl ServerHandler for Bridge {
     async fn on_custom_request(
         &self,
         request: rmcp::model::CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
         let method = request.method.as_str();
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| super::era::era_of(v.as_str()) == "modern");
+        if super::era::removed_method(method, modern) {
+            return Err(removed_error(method));
+        }
         if KNOWN_METHODS.contains(&method) {
             let why = params_problem(method, request.params.as_ref());
             return Err(ErrorData::invalid_params(
@@ -413,12 +431,42 @@ impl ServerHandler for Bridge {
         ))
     }
 
+    /// A modern (2026-07-28) client hears `tools/list_changed` on the
+    /// `subscriptions/listen` stream it opens (a legacy one unasked).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        super::era::accepted_filter(requested)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let changes = self.0.changes.subscribe();
+        super::era::listen(context, changes, self.0.stopping.clone()).await
+    }
+
+    /// For rmcp's check of `Mcp-Param-*` headers against the tool's
+    /// `x-mcp-header` arguments (2026-07-28, SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.0.registry.get(name)?;
+        self.0.tools().ok()?.into_iter().find(|t| t.name == name)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if let Ok(mut peers) = self.0.peers.lock() {
             peers.retain(|peer| !peer.is_transport_closed());
             peers.push(context.peer);
         }
     }
+}
+
+/// "Method not found" for a method the modern era removed.
+fn removed_error(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("Method not found: {method} (removed in MCP 2026-07-28)"),
+        None,
+    )
 }
 
 fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>, u64), Error> {
@@ -431,6 +479,7 @@ fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>
         options: options.clone(),
         peers: Mutex::new(Vec::new()),
         changed,
+        changes: tokio::sync::watch::Sender::new(0),
         stopping: CancellationToken::new(),
         in_flight: AtomicUsize::new(0),
         idle: Notify::new(),
@@ -685,7 +734,9 @@ fn params_problem(method: &str, params: Option<&Value>) -> String {
 /// A request rmcp refused as "unrecognized JSON-RPC message" (400, id
 /// null) that is a request for a known method: its params are of the wrong
 /// shape. The MCP answer is an invalid-params error (-32602) to that id,
-/// saying what is wrong, not an invalid request without id.
+/// saying what is wrong, not an invalid request without id; for a modern
+/// (2026-07-28) request of a method that era removed, "method not found"
+/// (-32601) with 404.
 fn invalid_params(body: &[u8]) -> Option<HttpResponse> {
     let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(body) else {
         return None;
@@ -694,6 +745,21 @@ fn invalid_params(body: &[u8]) -> Option<HttpResponse> {
         .get("id")
         .filter(|id| id.is_string() || id.is_i64() || id.is_u64())?;
     let method = request.get("method").and_then(Value::as_str)?;
+    if super::era::removed_method(method, super::era::modern_params(request.get("params"))) {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": removed_error(method),
+        })
+        .to_string();
+        let mut response = hyper::Response::new(Full::new(Bytes::from(body)).boxed());
+        *response.status_mut() = hyper::StatusCode::NOT_FOUND;
+        response.headers_mut().insert(
+            hyper::header::CONTENT_TYPE,
+            hyper::header::HeaderValue::from_static("application/json"),
+        );
+        return Some(response);
+    }
     if !KNOWN_METHODS.contains(&method) {
         return None;
     }

@@ -660,8 +660,67 @@ type SseStream = std::pin::Pin<
 >;
 
 /// An event stream whose unreadable message events are replaced (see
-/// `CheckedHttp`).
-struct CheckedEvents(SseStream, u64);
+/// `CheckedHttp`), and that answers its request itself when it ends without
+/// the server's answer and cannot be resumed (`owed`).
+struct CheckedEvents {
+    inner: SseStream,
+    result_bytes: u64,
+    /// The id of the request whose answer this stream owes, for a request
+    /// sent without a session (2026-07-28): nothing else would ever answer
+    /// it once the stream ends (a legacy session's end closes the whole
+    /// transport, which fails its calls).
+    owed: Option<Value>,
+    /// The server gave an event id: rmcp resumes the stream (GET with
+    /// `Last-Event-ID`) when it breaks, so its end is not the answer's.
+    resumable: bool,
+    ended: bool,
+}
+
+/// An answer's id, read without keeping the rest.
+#[derive(serde::Deserialize)]
+struct AnswerId {
+    id: Option<Value>,
+    method: Option<serde::de::IgnoredAny>,
+}
+
+impl CheckedEvents {
+    /// Notes the owed answer as given when `event` is it.
+    fn note(&mut self, event: &sse_stream::Sse) {
+        if event.id.as_deref().is_some_and(|id| !id.is_empty()) {
+            self.resumable = true;
+        }
+        let Some(owed) = &self.owed else { return };
+        let answered = event
+            .data
+            .as_deref()
+            .and_then(|data| serde_json::from_str::<AnswerId>(data).ok())
+            .is_some_and(|a| a.method.is_none() && a.id.as_ref() == Some(owed));
+        if answered {
+            self.owed = None;
+        }
+    }
+
+    /// The answer to the owed request when the stream ended without it.
+    fn unanswered(&mut self) -> Option<sse_stream::Sse> {
+        if self.resumable {
+            return None;
+        }
+        let id = self.owed.take()?;
+        self.ended = true;
+        let answer = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {
+                "code": -32603,
+                "message": "the server closed the connection during the call, before answering",
+            },
+        });
+        Some(sse_stream::Sse {
+            data: Some(answer.to_string()),
+            ..sse_stream::Sse::default()
+        })
+    }
+}
 
 impl futures_core::Stream for CheckedEvents {
     type Item = Result<sse_stream::Sse, sse_stream::Error>;
@@ -670,11 +729,24 @@ impl futures_core::Stream for CheckedEvents {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        let result_bytes = self.1;
-        self.0
-            .as_mut()
-            .poll_next(cx)
-            .map(|event| event.map(|event| event.map(|e| check_event(e, result_bytes))))
+        use std::task::Poll;
+        if self.ended {
+            return Poll::Ready(None);
+        }
+        let result_bytes = self.result_bytes;
+        match self.inner.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(event))) => {
+                let event = check_event(event, result_bytes);
+                self.note(&event);
+                Poll::Ready(Some(Ok(event)))
+            }
+            Poll::Ready(Some(Err(e))) => match self.unanswered() {
+                Some(answer) => Poll::Ready(Some(Ok(answer))),
+                None => Poll::Ready(Some(Err(e))),
+            },
+            Poll::Ready(None) => Poll::Ready(self.unanswered().map(Ok)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -703,19 +775,49 @@ fn check_event(mut event: sse_stream::Sse, result_bytes: u64) -> sse_stream::Sse
     event
 }
 
-fn checked_events(stream: SseStream, result_bytes: u64) -> SseStream {
-    Box::pin(CheckedEvents(stream, result_bytes))
+fn checked_events(stream: SseStream, result_bytes: u64, owed: Option<Value>) -> SseStream {
+    Box::pin(CheckedEvents {
+        inner: stream,
+        result_bytes,
+        owed,
+        resumable: false,
+        ended: false,
+    })
+}
+
+/// The id of `message` when it is a request sent without a session.
+fn owed_answer(message: &ClientJsonRpcMessage, session_id: &Option<Arc<str>>) -> Option<Value> {
+    match (message, session_id) {
+        (ClientJsonRpcMessage::Request(request), None) => serde_json::to_value(&request.id).ok(),
+        _ => None,
+    }
 }
 
 fn checked_post(
     answer: Result<PostResponse, HttpError>,
     result_bytes: u64,
+    owed: Option<Value>,
 ) -> Result<PostResponse, HttpError> {
     match answer {
         Ok(PostResponse::Sse(stream, session)) => Ok(PostResponse::Sse(
-            checked_events(stream, result_bytes),
+            checked_events(stream, result_bytes, owed),
             session,
         )),
+        // A stateless request the server could not answer (it stopped
+        // mid-call, say) gets an error without id (rmcp 3.11: "no response
+        // message received from handler"): it is this request's answer,
+        // which nothing would correlate otherwise.
+        Ok(PostResponse::Json(JsonRpcMessage::Error(mut error), session)) if error.id.is_none() => {
+            if let Some(id) = owed.and_then(|id| serde_json::from_value(id).ok()) {
+                error.id = Some(id);
+                error.error.message = format!(
+                    "the server closed the connection during the call, without an answer: {}",
+                    error.error.message
+                )
+                .into();
+            }
+            Ok(PostResponse::Json(JsonRpcMessage::Error(error), session))
+        }
         other => other,
     }
 }
@@ -739,11 +841,13 @@ impl StreamableHttpClient for CheckedHttp {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> Result<PostResponse, HttpError> {
+        let owed = owed_answer(&message, &session_id);
         checked_post(
             self.0
                 .post_message(uri, message, session_id, auth_header, custom_headers)
                 .await,
             self.1,
+            owed,
         )
     }
 
@@ -756,6 +860,7 @@ impl StreamableHttpClient for CheckedHttp {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> Result<PostResponse, HttpError> {
+        let owed = owed_answer(&message, &session_id);
         checked_post(
             self.0
                 .post_message_with_max_sse_event_size(
@@ -768,6 +873,7 @@ impl StreamableHttpClient for CheckedHttp {
                 )
                 .await,
             self.1,
+            owed,
         )
     }
 
@@ -780,6 +886,7 @@ impl StreamableHttpClient for CheckedHttp {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> Result<PostResponse, HttpError> {
+        let owed = owed_answer(&message, &session_id);
         checked_post(
             self.0
                 .post_message_with_response_limits(
@@ -792,6 +899,7 @@ impl StreamableHttpClient for CheckedHttp {
                 )
                 .await,
             self.1,
+            owed,
         )
     }
 
@@ -818,7 +926,7 @@ impl StreamableHttpClient for CheckedHttp {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
-            .map(|stream| checked_events(stream, self.1))
+            .map(|stream| checked_events(stream, self.1, None))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -840,6 +948,75 @@ impl StreamableHttpClient for CheckedHttp {
                 max_sse_event_size,
             )
             .await
-            .map(|stream| checked_events(stream, self.1))
+            .map(|stream| checked_events(stream, self.1, None))
+    }
+}
+
+#[cfg(test)]
+mod stream_end_tests {
+    use super::*;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    struct Listed(std::vec::IntoIter<sse_stream::Sse>);
+
+    impl futures_core::Stream for Listed {
+        type Item = Result<sse_stream::Sse, sse_stream::Error>;
+        fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+            Poll::Ready(self.0.next().map(Ok))
+        }
+    }
+
+    fn message(data: &str, id: Option<&str>) -> sse_stream::Sse {
+        sse_stream::Sse {
+            data: Some(data.to_owned()),
+            id: id.map(str::to_owned),
+            ..sse_stream::Sse::default()
+        }
+    }
+
+    /// What rmcp reads from a response stream of `events` owing `owed`'s answer.
+    fn read(events: Vec<sse_stream::Sse>, owed: Option<Value>) -> Vec<Value> {
+        let mut stream = checked_events(Box::pin(Listed(events.into_iter())), 1 << 20, owed);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let mut out = Vec::new();
+            while let Some(event) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+                let data = event.expect("event").data.unwrap_or_default();
+                out.push(serde_json::from_str(&data).unwrap_or(Value::Null));
+            }
+            out
+        })
+    }
+
+    const PROGRESS: &str = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#;
+
+    #[test]
+    fn a_stateless_stream_that_ends_without_the_answer_answers_with_an_error() {
+        let got = read(vec![message(PROGRESS, None)], Some(json!(7)));
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[1]["id"], 7);
+        assert_eq!(got[1]["error"]["code"], -32603);
+        let text = got[1]["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            text.contains("closed the connection during the call"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_stream_that_answered_or_can_be_resumed_or_owes_nothing_adds_nothing() {
+        let answer = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+        let other = r#"{"jsonrpc":"2.0","id":8,"result":{"content":[]}}"#;
+        assert_eq!(read(vec![message(answer, None)], Some(json!(7))).len(), 1);
+        // Another request's answer is not this one's.
+        assert_eq!(read(vec![message(other, None)], Some(json!(7))).len(), 2);
+        assert_eq!(
+            read(vec![message(PROGRESS, Some("e1"))], Some(json!(7))).len(),
+            1
+        );
+        assert_eq!(read(vec![message(PROGRESS, None)], None).len(), 1);
     }
 }

@@ -10,12 +10,16 @@ shrink (removes `late`), die (the process exits at once: a server killed
 mid-session), client (the name and version the client gave at initialize),
 bad.name (a name no LLM provider accepts). With $LINGER set, the process
 stays on after its stdin closes (a server that will not exit on its own).
+With $LEGACY_ONLY set, `server/discover` is "method not found", as from a
+server of the 2025-11-25 era (which has no such method): a 2026-07-28
+client must fall back to `initialize`.
 """
 
 import asyncio
 import os
 import sys
 
+from mcp import MCPError
 from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("capstan-test")
@@ -105,6 +109,16 @@ def dotted() -> str:
 
 
 server.add_tool(dotted, name="bad.name", description="A name with a dot.")
+
+
+async def no_discover(ctx, params):
+    raise MCPError(-32601, "Method not found: server/discover")
+
+
+if os.environ.get("LEGACY_ONLY"):
+    import mcp_types
+
+    server._lowlevel_server.add_request_handler("server/discover", mcp_types.RequestParams, no_discover)
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":

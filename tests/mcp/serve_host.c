@@ -10,7 +10,11 @@
  *                                    parts: test_image_content,
  *                                    test_audio_content,
  *                                    test_embedded_resource,
- *                                    test_multiple_content_types)
+ *                                    test_multiple_content_types; and
+ *                                    test_tool_with_progress,
+ *                                    test_trigger_tool_change,
+ *                                    json_schema_2020_12_tool,
+ *                                    test_custom_header)
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
  * 300 ms timeout when seconds > 0.25 unless `patient`), cancels() (how many slow
@@ -189,6 +193,44 @@ static void shrink(void *ud, capstan_call *call) {
                         CAPSTAN_NTS);
 }
 
+/* Progress 0, 50 and 100 of 100, about 50 ms apart (tools-call-with-progress). */
+static void with_progress(void *ud, capstan_call *call) {
+    (void)ud;
+    for (int step = 0; step <= 2; step++) {
+        if (step) sleep_ms(50);
+        capstan_call_progress(call, 50.0 * step, 100, NULL, 0);
+    }
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "progress done", CAPSTAN_NTS);
+}
+
+/* Registers `late`, or unregisters it when it is there: a tools/list_changed
+ * for the suite's subscriptions/listen checks (server-stateless). */
+static void trigger_change(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_status st = capstan_registry_remove_tool(reg, "late", CAPSTAN_NTS);
+    if (st != CAPSTAN_OK) st = reg_tool("late", "Registered by a trigger.", NULL, late, 0, 0);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, st == CAPSTAN_OK ? "changed" : "failed",
+                        CAPSTAN_NTS);
+}
+
+static void say_ok(void *ud, capstan_call *call) {
+    (void)ud;
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "ok", CAPSTAN_NTS);
+}
+
+/* The suite's json-schema-2020-12 scenario: its tool's inputSchema, verbatim. */
+#define SCHEMA_2020_12                                                                       \
+    "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","       \
+    "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":"  \
+    "{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":"     \
+    "{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"},"              \
+    "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"                 \
+    "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"                        \
+    "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"         \
+    "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"                         \
+    "\"required\":[\"contactMethod\"]},\"then\":{\"required\":[\"phone\"]},"                    \
+    "\"else\":{\"required\":[\"email\"]},\"additionalProperties\":false}"
+
 static int fail(const char *what) {
     char msg[512];
     capstan_error_message(msg, sizeof msg);
@@ -253,6 +295,17 @@ int main(int argc, char **argv) {
                         embedded_resource, 0, 0);
         bad |= reg_tool("test_multiple_content_types", "Returns text, an image and a resource.",
                         NULL, multiple_content_types, 0, 0);
+        bad |= reg_tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100.", NULL,
+                        with_progress, 0, 0);
+        bad |= reg_tool("test_trigger_tool_change", "Changes the tool list.", NULL,
+                        trigger_change, 0, 0);
+        bad |= reg_tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",
+                        SCHEMA_2020_12, say_ok, 0, 0);
+        /* An argument mirrored into the Mcp-Param-Region header (SEP-2243). */
+        bad |= reg_tool("test_custom_header", "Says ok; `region` travels in a header too.",
+                        "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
+                        "\"string\",\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}",
+                        say_ok, 0, 0);
     }
     if (bad) return fail("register");
     if (capstan_registry_set_approver(reg, approver, NULL, NULL) != CAPSTAN_OK)

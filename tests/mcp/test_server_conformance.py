@@ -1,32 +1,62 @@
 """The official conformance suite, server mode, against capstan's HTTP server
-(serve_host conformance). Scenarios capstan cannot pass by design are listed,
-each with its reason, in conformance-server-expected-failures; the CLI fails
-on any other failure and on a listed scenario that passes."""
+(serve_host conformance): its 0.1 release, and its 0.2 pre-release (as
+`conformance-next` in package.json) at the requirements of both protocol
+revisions it knows, 2025-11-25 (sessions) and 2026-07-28 (stateless).
+Scenarios capstan cannot pass by design are listed, each with its reason, in
+the expected-failures files; the CLI fails on any other failure and on a
+listed scenario that passes."""
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import http_host
 
 HERE = Path(__file__).resolve().parent
-CLI = HERE / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+MODULES = HERE / "node_modules"
+
+RUNS = {
+    "0.1.16": (
+        MODULES / "@modelcontextprotocol" / "conformance",
+        [],
+        "conformance-server-expected-failures",
+    ),
+    "0.2.0-alpha.12 @ 2025-11-25": (
+        MODULES / "conformance-next",
+        ["--requirements", "2025-11-25"],
+        "conformance-next-server-expected-failures-2025-11-25",
+    ),
+    "0.2.0-alpha.12 @ 2026-07-28": (
+        MODULES / "conformance-next",
+        ["--requirements", "2026-07-28"],
+        "conformance-next-server-expected-failures-2026-07-28",
+    ),
+}
 
 
-def test_conformance_server_mode_fails_only_the_expected_scenarios(tmp_path):
-    assert CLI.exists(), f"{CLI} is missing: run `make setup`"
+@pytest.mark.parametrize("run_name", list(RUNS))
+def test_conformance_server_mode_fails_only_the_expected_scenarios(tmp_path, run_name):
+    package, args, expected = RUNS[run_name]
+    cli = package / "dist" / "index.js"
+    assert cli.exists(), f"{cli} is missing: run `make setup`"
+    version = json.loads((package / "package.json").read_text())["version"]
+    assert run_name.startswith(version), f"{package} is {version}, not {run_name}: run `make setup`"
     with http_host("", "", "conformance") as (url, _):
         run = subprocess.run(
             [
                 "node",
                 "--import",
                 str(HERE / "node-compat.mjs"),
-                str(CLI),
+                str(cli),
                 "server",
                 "--url",
                 url,
+                *args,
                 "--expected-failures",
-                str(HERE / "conformance-server-expected-failures"),
+                str(HERE / expected),
             ],
             cwd=tmp_path,
             capture_output=True,

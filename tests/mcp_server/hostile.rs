@@ -348,6 +348,14 @@ fn answer_once(mut socket: TcpStream, first_answer: (u16, &str), calls: &AtomicU
                 result(json!({"content": [{"type": "text", "text": "ok"}]}))
             }
         }
+        // A server of the 2025 era: server/discover (a mount's first
+        // request) is a method it does not know; notifications get 202.
+        (Some("post"), Some(method)) if !id.is_null() => (
+            200,
+            json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": format!("Method not found: {method}")}})
+            .to_string(),
+        ),
         (Some("post"), _) => (202, String::new()),
         (Some("delete"), _) => (200, String::new()),
         _ => (405, String::new()),

@@ -11,6 +11,8 @@ mod wait;
 #[cfg(feature = "mcp")]
 mod bounds;
 #[cfg(feature = "mcp")]
+mod eras;
+#[cfg(feature = "mcp")]
 mod helpers;
 #[cfg(feature = "mcp")]
 mod hostile;
