@@ -46,9 +46,12 @@
  *    per-object reading order an umbrella of per-area headers would, without
  *    the include-order rules between them (tools/header_sections.py orders
  *    cbindgen's output).
- *  - Flags: each function takes only the flags it uses; any other bit,
- *    known or not, is INVALID_ARGUMENT and the message names the flag (e.g.
- *    CAPSTAN_EXEC_DELIVER_POLL passed to capstan_registry_execute).
+ *  - Flags: each function takes only the flags it uses; any other bit is
+ *    INVALID_ARGUMENT. When the bit is one of capstan's flags the message
+ *    names it (CAPSTAN_EXEC_DELIVER_POLL passed to capstan_registry_execute;
+ *    a CAPSTAN_TOOL_* flag in capstan_export_options.flags names every flag
+ *    of that value, as families share bit values); other bits are given in
+ *    hex.
  *  - Naming: every function is capstan_<object>_<verb>, the object one of
  *    call, registry, batch, approval, stream, mcp_server, mcp_mount (the
  *    opaque types) or runtime, format, error, status, version, string, name,

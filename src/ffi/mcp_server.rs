@@ -72,12 +72,7 @@ unsafe fn server_options(
     let Some(o) = read_options(opts, min, "opts")? else {
         return Ok(options);
     };
-    if o.flags != 0 {
-        return Err(Fail::BadArgument(format!(
-            "unknown MCP server flags 0x{:x}",
-            o.flags
-        )));
-    }
+    super::flags::check(o.flags, &super::flags::MCP_SERVER)?;
     if let Some(a) = c_text(o.address, "opts.address")? {
         options.address = a.to_owned();
     }
