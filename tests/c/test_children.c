@@ -286,10 +286,16 @@ static void a_server_and_a_mount_outlive_their_registries(void) {
     CHECK(r.outcome == CAPSTAN_OUTCOME_TOOL_ERROR);
     CHECK_CONTAINS(r.content, "Cancelled: the tool registry was shut down.");
     capstan_batch_free(batch);
+    /* A later call: the server answers it cancelled, never as an unknown
+     * tool (-32602). The closed registry also announced list_changed: a
+     * mount that has re-listed by now has no tools left, and the call ends
+     * unknown_tool here without reaching the server. */
     batch = submit_one(c, "m_echo");
     r = batch_result(batch);
-    CHECK(r.outcome == CAPSTAN_OUTCOME_TOOL_ERROR);
-    CHECK_CONTAINS(r.content, "Cancelled: the tool registry was shut down.");
+    if (r.outcome != CAPSTAN_OUTCOME_UNKNOWN_TOOL) {
+        CHECK(r.outcome == CAPSTAN_OUTCOME_TOOL_ERROR);
+        CHECK_CONTAINS(r.content, "Cancelled: the tool registry was shut down.");
+    }
     capstan_batch_free(batch);
     CHECK(atomic_load(&entered) == 1);
 
