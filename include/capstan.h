@@ -46,9 +46,12 @@
  *    per-object reading order an umbrella of per-area headers would, without
  *    the include-order rules between them (tools/header_sections.py orders
  *    cbindgen's output).
- *  - Flags: each function takes only the flags it uses; any other bit,
- *    known or not, is INVALID_ARGUMENT and the message names the flag (e.g.
- *    CAPSTAN_EXEC_DELIVER_POLL passed to capstan_registry_execute).
+ *  - Flags: each function takes only the flags it uses; any other bit is
+ *    INVALID_ARGUMENT. When the bit is one of capstan's flags the message
+ *    names it (CAPSTAN_EXEC_DELIVER_POLL passed to capstan_registry_execute;
+ *    a CAPSTAN_TOOL_* flag in capstan_export_options.flags names every flag
+ *    of that value, as families share bit values); other bits are given in
+ *    hex.
  *  - Naming: every function is capstan_<object>_<verb>, the object one of
  *    call, registry, batch, approval, stream, mcp_server, mcp_mount (the
  *    opaque types) or runtime, format, error, status, version, string, name,
@@ -57,9 +60,16 @@
  *    capstan_<struct>_init fills an options struct.
  *  - Children: a batch, stream, MCP server or mount keeps what it needs
  *    of its registry alive, so capstan_registry_free may come before the
- *    child's own free: the registry's tools are closed then, calls not yet
- *    started end CAPSTAN_OUTCOME_CANCELLED, and the child is freed (and, for
- *    a server or mount, stopped) by its own function as usual.
+ *    child's own free, also while calls of the child run. The free closes
+ *    the registry: running calls see capstan_call_cancelled and, like calls
+ *    not yet started (or read by a stream later), end
+ *    CAPSTAN_OUTCOME_CANCELLED; a server answers its clients so (a cancelled
+ *    result), a mount's calls end so and its server is sent
+ *    notifications/cancelled. The child stays usable and is ended and freed
+ *    (a server stopped) by its own function as usual.
+ *    capstan_mcp_server_serve_stdio holds a share while it serves: freeing
+ *    the registry from another thread then stops it as
+ *    capstan_registry_close does (it returns OK).
  *  - Versions: CAPSTAN_VERSION_NUMBER (this header) and
  *    capstan_version_number() (the library) are MAJOR*1000000 +
  *    MINOR*1000 + PATCH; capstan_features_mask() says which optional
@@ -2433,7 +2443,9 @@ capstan_status capstan_mcp_server_options_init(struct capstan_mcp_server_options
  * Returns OK when stdin reaches end of file (the client went away) or when
  * the host stops it by closing the registry (`capstan_registry_close` from
  * another thread; calls in flight are cancelled and waited for up to
- * `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
+ * `opts->stop_timeout_ms`), or by freeing it from another thread once it
+ * serves (header: "Children": it holds its own share of `reg`). Nothing
+ * else may write to stdout meanwhile.
  * tools/list is the registry as it is at each request, and registering or
  * unregistering a tool sends `notifications/tools/list_changed`. Calls run
  * as with `capstan_registry_execute` (validation, timeouts, approval, stats);

@@ -539,3 +539,326 @@ fn init_functions_fill_struct_size_and_zero_everything_else() {
         check(capstan_search_tool_options_init);
     }
 }
+
+/// The `Contents` block's section titles, in order.
+fn contents(header: &str) -> Vec<String> {
+    let start = header.find(" * Contents\n").expect("a Contents block");
+    header[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with("*/"))
+        .map(|l| l.trim_start_matches(" *").trim().to_owned())
+        .collect()
+}
+
+/// The sections as they open in the header (`N. Title` after a banner), in order.
+fn section_banners(header: &str) -> Vec<String> {
+    let lines: Vec<&str> = header.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| w[0].starts_with("/* ====="))
+        .map(|w| w[1].trim_start_matches(" *").trim().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_header_reads_as_the_sections_its_contents_list() {
+    // Issue #25: cbindgen alone emits items in source order; the header is
+    // ordered by tools/header_sections.py into sections, each listed.
+    let header = header();
+    let listed = contents(&header);
+    let banners = section_banners(&header);
+    assert!(listed.len() >= 10, "{listed:?}");
+    assert_eq!(listed, banners, "Contents and the section banners differ");
+    for (i, title) in listed.iter().enumerate() {
+        assert!(
+            title.starts_with(&format!("{}. ", i + 1)),
+            "section {} is numbered {title:?}",
+            i + 1
+        );
+    }
+    // Every function is declared after the first section opened.
+    let first = header.find("/* =====").unwrap();
+    for f in declared_functions(&header) {
+        assert!(
+            declared_at(&header, &f) > first,
+            "{f} is declared before the first section"
+        );
+    }
+    // A registry's constructor is in the registry's section, before its tools.
+    let registry = header.find("\n * 6. Registry").unwrap();
+    let tools = header.find("\n * 7. Tools").unwrap();
+    let new = declared_at(&header, "capstan_registry_new");
+    assert!(
+        registry < new && new < tools,
+        "capstan_registry_new is outside 6. Registry"
+    );
+}
+
+/// Where function `f` is declared: the offset of the first line, outside
+/// comments, holding `f(`.
+fn declared_at(header: &str, f: &str) -> usize {
+    let mut at = 0;
+    for line in header.split_inclusive('\n') {
+        let code = line.trim_start();
+        let comment = code.starts_with('*') || code.starts_with("/*") || code.starts_with("//");
+        if !comment && line.contains(&format!("{f}(")) {
+            return at;
+        }
+        at += line.len();
+    }
+    panic!("{f} is not declared")
+}
+
+#[test]
+fn flag_bits_of_a_family_are_together_and_in_bit_order() {
+    // (family, bit) of every `#define CAPSTAN_<FAMILY>_<NAME> (1u << N)`, in
+    // header order: a family's flags follow each other, bits ascending.
+    let header = header();
+    let mut flags: Vec<(String, u32, String)> = Vec::new();
+    for line in header.lines() {
+        let Some(rest) = line.strip_prefix("#define CAPSTAN_") else {
+            continue;
+        };
+        let Some((name, value)) = rest.split_once(" (1u << ") else {
+            continue;
+        };
+        let family = name.split('_').next().unwrap_or_default().to_owned();
+        let bit: u32 = value.trim_end_matches(')').parse().expect("a bit number");
+        flags.push((family, bit, name.to_owned()));
+    }
+    assert!(flags.len() >= 20, "{flags:?}");
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for pair in flags.windows(2) {
+        let ((f0, b0, n0), (f1, b1, n1)) = (&pair[0], &pair[1]);
+        if f0 == f1 {
+            assert!(
+                b1 > b0,
+                "CAPSTAN_{n1} (bit {b1}) follows CAPSTAN_{n0} (bit {b0})"
+            );
+        } else {
+            done.insert(f0.clone());
+            assert!(
+                !done.contains(f1),
+                "the CAPSTAN_{f1}_* flags are split: CAPSTAN_{n1} comes after CAPSTAN_{f0}_*"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_duplicates_removed_in_0_4_stay_removed() {
+    // Issue #25, "No duplicates": each of these did a job another function
+    // does (CHANGELOG.md, 0.4): capstan_registry_tools_json with no options,
+    // capstan_batch_wait(b, 0), the "connected" of capstan_mcp_mount_info_json.
+    let functions = declared_functions(&header());
+    for gone in [
+        "capstan_tools_json",
+        "capstan_tools_export",
+        "capstan_batch_done",
+        "capstan_mcp_mount_connected",
+    ] {
+        assert!(
+            !functions.iter().any(|f| f == gone),
+            "{gone} is back: one function per job"
+        );
+    }
+    for kept in [
+        "capstan_registry_tools_json",
+        "capstan_batch_wait",
+        "capstan_mcp_mount_info_json",
+    ] {
+        assert!(functions.iter().any(|f| f == kept), "{kept} is gone");
+    }
+}
+
+#[test]
+fn the_abi_guard_is_part_of_make_test() {
+    // Issue #25, item 9: `make abi-check` compares the library and header
+    // with the recorded ABI (abi/); it only guards if `make test` runs it.
+    let makefile = read("Makefile");
+    let suites = makefile
+        .lines()
+        .skip_while(|l| !l.starts_with("TEST_SUITES :="))
+        .take_while(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        suites.split_whitespace().any(|w| w == "abi-check"),
+        "abi-check is not in TEST_SUITES: {suites}"
+    );
+    // The baseline it compares with is committed.
+    for recorded in ["abi/libcapstan.abi", "abi/capstan.h.abi"] {
+        assert!(
+            read(recorded).contains("capstan_registry_new"),
+            "{recorded} does not record the ABI"
+        );
+    }
+}
+
+#[test]
+fn every_opaque_type_is_an_object_and_is_made_by_a_function_of_its_name() {
+    // Issue #25: the type capstan_mcp_client was made by capstan_mcp_mount.
+    let header = header();
+    let opaque: Vec<String> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("typedef struct capstan_"))
+        .filter_map(|l| l.strip_suffix(';'))
+        .filter_map(|l| {
+            let (tag, name) = l.split_once(' ')?;
+            (name == format!("capstan_{tag}")).then(|| tag.to_owned())
+        })
+        .collect();
+    assert!(opaque.len() >= 7, "{opaque:?}");
+    for tag in &opaque {
+        assert!(
+            OBJECTS.contains(&tag.as_str()),
+            "opaque type capstan_{tag} is not an object of the naming rule"
+        );
+    }
+    // A function writing a new object through `struct capstan_X **` is capstan_X_*.
+    let code = strip_comments(&header);
+    let mut makers = 0;
+    for f in declared_functions(&header) {
+        let start = code.find(&format!("{f}(")).unwrap();
+        let end = start + code[start..].find(';').unwrap();
+        let decl = &code[start..end];
+        for tag in &opaque {
+            if decl.contains(&format!("struct capstan_{tag} **")) {
+                makers += 1;
+                assert!(
+                    f.starts_with(&format!("capstan_{tag}_")),
+                    "{f} makes a capstan_{tag}: name it capstan_{tag}_<verb>"
+                );
+            }
+        }
+    }
+    assert!(makers >= 5, "{makers} constructors found");
+}
+
+/// The 0.3 names that 0.4 renamed or removed (CHANGELOG.md, 0.4).
+const OLD_NAMES: &[&str] = &[
+    "capstan_check_call",
+    "capstan_execute",
+    "capstan_submit",
+    "capstan_batch_done",
+    "capstan_needs_approval",
+    // Now the mount's type: only the 0.3 function, called, is old.
+    "capstan_mcp_mount(",
+    "capstan_mcp_unmount",
+    "capstan_mcp_mount_info",
+    "capstan_mcp_mount_connected",
+    "capstan_mcp_serve_stdio",
+    "capstan_free",
+    "capstan_last_error",
+    "capstan_version",
+    "capstan_stats_json",
+    "capstan_tools_json",
+    "capstan_tools_export",
+    "capstan_name_report",
+    "capstan_parse_calls",
+    "capstan_format_results",
+    "capstan_run_turn",
+    "capstan_check_name",
+    "capstan_register",
+    "capstan_unregister",
+    "capstan_pool_configure",
+    "capstan_set_thread_hooks",
+    "capstan_abandon_thread_hooks",
+    "capstan_mcp_client",
+];
+
+/// Where `name` occurs in `text` as a whole identifier (a `name` ending in
+/// `(`: as a call).
+fn mentions(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + name.len()..].chars().next();
+        !before.is_some_and(ident) && (name.ends_with('(') || !after.is_some_and(ident))
+    })
+}
+
+/// The source and documentation files under `dir` (build output and
+/// installed dependencies skipped).
+fn sources(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    const SKIP: &[&str] = &[
+        "target",
+        "build",
+        "node_modules",
+        ".build",
+        ".venv",
+        "__pycache__",
+        ".npm-cache",
+    ];
+    const KINDS: &[&str] = &[
+        "c", "h", "cpp", "hpp", "go", "py", "swift", "md", "rs", "cjs", "mjs", "js", "ts", "java",
+    ];
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !SKIP.contains(&name.as_str()) && !name.starts_with('.') {
+                sources(&path, out);
+            }
+        } else if path
+            .extension()
+            .is_some_and(|e| KINDS.contains(&e.to_string_lossy().as_ref()))
+        {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_0_3_name_is_left_in_docs_examples_bindings_or_tests() {
+    // Issue #25, item 10: everything was migrated, and old names are not
+    // kept (0.x); the CHANGELOG's table and this list are where they live.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md")];
+    for dir in [
+        "examples", "bindings", "tests", "benches", "bench", "fuzz", "src",
+    ] {
+        sources(&root.join(dir), &mut files);
+    }
+    let this = root.join("tests/header.rs");
+    // A record of what happened then keeps the names of then.
+    let history = |f: &PathBuf| f.ends_with("fuzz/FINDINGS.md");
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| **f != this && !history(f)) {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for old in OLD_NAMES {
+            if mentions(&text, old) {
+                found.push(format!(
+                    "{}: {old}",
+                    file.strip_prefix(&root).unwrap_or(file).display()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.len() < 1000 && files.len() > 50,
+        "{} files",
+        files.len()
+    );
+    assert!(
+        found.is_empty(),
+        "0.3 names left (CHANGELOG.md, 0.4 has the new ones):\n{}",
+        found.join("\n")
+    );
+    assert!(mentions("x capstan_free(p)", "capstan_free"));
+    assert!(!mentions(
+        "capstan_string_free(p) capstan_freed",
+        "capstan_free"
+    ));
+    assert!(mentions(
+        "capstan_mcp_mount(reg, &o, &m)",
+        "capstan_mcp_mount("
+    ));
+    assert!(!mentions("capstan_mcp_mount *m", "capstan_mcp_mount("));
+}

@@ -47,11 +47,12 @@ pub unsafe extern "C" fn capstan_registry_check_call(
         let arguments = text(arguments, arguments_len, "arguments")?;
         non_null(outcome, "outcome")?;
         non_null(out, "out")?;
-        if flags & !CAPSTAN_EXEC_STRICT_NULLS != 0 {
-            return Err(Fail::BadArgument(format!(
-                "unknown check flags: {flags:#x}"
-            )));
-        }
+        super::exec::check_flags(
+            flags,
+            CAPSTAN_EXEC_STRICT_NULLS,
+            super::exec::exec_flags::NAMES,
+            "capstan_registry_check_call",
+        )?;
         let strict_nulls = flags & CAPSTAN_EXEC_STRICT_NULLS != 0;
         let (code, body) = match check_call(
             registry,

@@ -72,12 +72,7 @@ unsafe fn server_options(
     let Some(o) = read_options(opts, min, "opts")? else {
         return Ok(options);
     };
-    if o.flags != 0 {
-        return Err(Fail::BadArgument(format!(
-            "unknown MCP server flags 0x{:x}",
-            o.flags
-        )));
-    }
+    super::flags::check(o.flags, &super::flags::MCP_SERVER)?;
     if let Some(a) = c_text(o.address, "opts.address")? {
         options.address = a.to_owned();
     }
@@ -130,7 +125,9 @@ fn unsupported() -> Fail {
 /// Returns OK when stdin reaches end of file (the client went away) or when
 /// the host stops it by closing the registry (`capstan_registry_close` from
 /// another thread; calls in flight are cancelled and waited for up to
-/// `opts->stop_timeout_ms`). Nothing else may write to stdout meanwhile.
+/// `opts->stop_timeout_ms`), or by freeing it from another thread once it
+/// serves (header: "Children": it holds its own share of `reg`). Nothing
+/// else may write to stdout meanwhile.
 /// tools/list is the registry as it is at each request, and registering or
 /// unregistering a tool sends `notifications/tools/list_changed`. Calls run
 /// as with `capstan_registry_execute` (validation, timeouts, approval, stats);

@@ -9,6 +9,7 @@ mod boundary;
 mod call;
 mod check;
 mod exec;
+mod flags;
 mod init;
 mod lent;
 mod mcp_client;

@@ -56,13 +56,7 @@ pub unsafe extern "C" fn capstan_registry_tools_json(
                  CAPSTAN_EXPORT_DEFERRED_NATIVE (1)"
             )));
         }
-        const KNOWN: u32 = CAPSTAN_EXPORT_STRICT | CAPSTAN_EXPORT_GEMINI_LOWER;
-        if flags & !KNOWN != 0 {
-            return Err(Fail::BadArgument(format!(
-                "unknown export flags 0x{:x}",
-                flags & !KNOWN
-            )));
-        }
+        super::flags::check(flags, &super::flags::EXPORT)?;
         let options = ExportOptions {
             strict: flags & CAPSTAN_EXPORT_STRICT != 0,
             gemini_lower: flags & CAPSTAN_EXPORT_GEMINI_LOWER != 0,
@@ -362,13 +356,7 @@ pub unsafe extern "C" fn capstan_format_check_history(
     guard(|| {
         non_null(report_json, "report_json")?;
         let fmt = format_of(fmt)?;
-        const KNOWN: u32 = CAPSTAN_HISTORY_REPAIR | CAPSTAN_HISTORY_GEMINI_SIGNATURES;
-        if flags & !KNOWN != 0 {
-            return Err(Fail::BadArgument(format!(
-                "unknown history flags 0x{:x}",
-                flags & !KNOWN
-            )));
-        }
+        super::flags::check(flags, &super::flags::HISTORY)?;
         let repair = flags & CAPSTAN_HISTORY_REPAIR != 0;
         if repair {
             non_null(repaired_json, "repaired_json")?;

@@ -65,13 +65,7 @@ pub unsafe extern "C" fn capstan_registry_new(
             "opts",
         )?;
         let flags = opts.map(|o| o.flags).unwrap_or(0);
-        const KNOWN: u32 = CAPSTAN_REGISTRY_COERCE | CAPSTAN_REGISTRY_STRICT_DEFAULTS;
-        if flags & !KNOWN != 0 {
-            return Err(Fail::BadArgument(format!(
-                "unknown registry flags 0x{:x}",
-                flags & !KNOWN
-            )));
-        }
+        super::flags::check(flags, &super::flags::REGISTRY)?;
         let registry = Registry::new(RegistryOptions {
             coerce: flags & CAPSTAN_REGISTRY_COERCE != 0,
             strict_defaults: flags & CAPSTAN_REGISTRY_STRICT_DEFAULTS != 0,
@@ -223,6 +217,7 @@ pub unsafe extern "C" fn capstan_registry_add_tool(
             return Err(Fail::BadArgument("def.callback must not be NULL".into()));
         }
         let name = c_text(d.name, "def.name")?.ok_or(Fail::Null("def.name"))?;
+        super::flags::check(d.flags, &super::flags::TOOL)?;
         let description = c_text(d.description, "def.description")?.unwrap_or("");
         let parameters = c_text(d.parameters, "def.parameters")?.unwrap_or(r#"{"type":"object"}"#);
         let parameters: serde_json::Value = serde_json::from_str(parameters).map_err(|e| {

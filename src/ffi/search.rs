@@ -62,13 +62,7 @@ pub unsafe extern "C" fn capstan_registry_search_json(
         let query = text(query, query_len, "query")?;
         let opts = read_options(opts, std::mem::size_of::<capstan_search_options>(), "opts")?;
         let flags = opts.map(|o| o.flags).unwrap_or(0);
-        const KNOWN: u32 = CAPSTAN_SEARCH_REGEX;
-        if flags & !KNOWN != 0 {
-            return Err(Fail::BadArgument(format!(
-                "unknown search flags 0x{:x}",
-                flags & !KNOWN
-            )));
-        }
+        super::flags::check(flags, &super::flags::SEARCH)?;
         let options = SearchOptions {
             limit: opts.map(|o| o.limit as usize).unwrap_or(0),
             mode: if flags & CAPSTAN_SEARCH_REGEX != 0 {
@@ -135,12 +129,7 @@ pub unsafe extern "C" fn capstan_registry_add_search_tool(
             "opts",
         )?;
         let flags = opts.map(|o| o.flags).unwrap_or(0);
-        if flags & !CAPSTAN_SEARCH_REGEX != 0 {
-            return Err(Fail::BadArgument(format!(
-                "unknown search flags 0x{:x}",
-                flags & !CAPSTAN_SEARCH_REGEX
-            )));
-        }
+        super::flags::check(flags, &super::flags::SEARCH_TOOL)?;
         let (name, description) = match opts {
             Some(o) => (
                 c_text(o.name, "opts->name")?.unwrap_or_default(),

@@ -276,7 +276,11 @@ impl State {
             return Err(ErrorData::internal_error("the server is stopping", None));
         }
         let name = request.name.to_string();
-        if self.registry.get(&name).is_none() {
+        // Once the registry is closed (freed by the host: header "Children")
+        // its tools are gone; the call ends cancelled as the executor ends
+        // it, not as an unknown tool (`close` marks the registry closed
+        // before it drops the tools, hence this order).
+        if self.registry.get(&name).is_none() && !self.registry.is_closed() {
             // The spec's answer for an unknown tool: a protocol error (-32602).
             let text = self.registry.shared.unknown_tool_text(&name);
             return Err(ErrorData::invalid_params(text, None));

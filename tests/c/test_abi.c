@@ -1,5 +1,6 @@
 /* The ABI rules of 0.4 (issue #25) as a C host meets them: a flag a
- * function does not use is INVALID_ARGUMENT naming the flag; a struct_size
+ * function does not use is INVALID_ARGUMENT naming the flag (also one of
+ * another family: a tool flag given to an export); a struct_size
  * larger than the library knows is accepted only when the unknown tail is
  * zero (else INVALID_ARGUMENT naming the struct); every options struct has an
  * init function equal to its _INIT macro; the version as one number; the
@@ -102,6 +103,71 @@ static void test_a_flag_the_function_does_not_use_is_invalid_argument_naming_it(
     o.flags = CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_EARLY_DISPATCH | CAPSTAN_EXEC_START_INLINE;
     CHECK_STATUS(capstan_registry_needs_approval(reg, CALL, CAPSTAN_NTS, &o, &out, NULL), CAPSTAN_OK);
     capstan_string_free(out);
+    capstan_registry_free(reg);
+}
+
+/* A bit that is a flag of another field (families share bit values) is
+ * named with its field; a bit no field knows is given in hex. */
+static void check_named(capstan_status st, const char *flag, const char *field) {
+    check_refused(st, flag, field);
+}
+
+static void test_a_flag_of_another_family_is_named(void) {
+    capstan_registry *reg = new_registry();
+    char *out = NULL;
+
+    capstan_export_options e;
+    CHECK_STATUS(capstan_export_options_init(&e), CAPSTAN_OK);
+    e.flags = CAPSTAN_TOOL_DEFERRED;
+    check_named(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, &e, &out, NULL, NULL, NULL),
+                "CAPSTAN_TOOL_DEFERRED", "capstan_export_options.flags");
+    CHECK(out == NULL);
+    e.flags = CAPSTAN_EXPORT_STRICT | (1u << 20);
+    check_named(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_OPENAI_CHAT, &e, &out, NULL, NULL, NULL),
+                "unknown export flags 0x100000", "capstan_export_options.flags");
+
+    capstan_registry_options r;
+    CHECK_STATUS(capstan_registry_options_init(&r), CAPSTAN_OK);
+    r.flags = CAPSTAN_TOOL_WAIT_FOR_RESPONSE;
+    capstan_registry *r2 = NULL;
+    check_named(capstan_registry_new(&r, &r2), "CAPSTAN_TOOL_WAIT_FOR_RESPONSE", "capstan_registry_options.flags");
+    CHECK(r2 == NULL);
+
+    capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+    def.name = "whole";
+    def.callback = echo;
+    def.flags = CAPSTAN_TOOL_SERIAL | CAPSTAN_EXEC_WHOLE_TURN;
+    check_named(capstan_registry_add_tool(reg, &def), "CAPSTAN_EXEC_WHOLE_TURN", "capstan_tool_def.flags");
+
+    capstan_search_options so;
+    CHECK_STATUS(capstan_search_options_init(&so), CAPSTAN_OK);
+    so.flags = CAPSTAN_HISTORY_GEMINI_SIGNATURES;
+    check_named(capstan_registry_search_json(reg, "echo", CAPSTAN_NTS, &so, &out, NULL),
+                "CAPSTAN_HISTORY_GEMINI_SIGNATURES", "capstan_search_options.flags");
+
+    check_named(capstan_format_check_history(CAPSTAN_FORMAT_OPENAI_CHAT, "[]", CAPSTAN_NTS, CAPSTAN_TOOL_MAIN_THREAD,
+                                             &out, NULL, NULL, NULL),
+                "CAPSTAN_TOOL_MAIN_THREAD", "capstan_format_check_history");
+
+    /* check_call takes exec flags: one it does not use is named. */
+    capstan_outcome outcome = CAPSTAN_OUTCOME_OK;
+    check_named(capstan_registry_check_call(reg, "echo", CAPSTAN_NTS, "{}", CAPSTAN_NTS, CAPSTAN_EXEC_SEQUENTIAL,
+                                            &outcome, &out, NULL),
+                "CAPSTAN_EXEC_SEQUENTIAL", "capstan_registry_check_call");
+    CHECK_STATUS(capstan_registry_check_call(reg, "echo", CAPSTAN_NTS, "{}", CAPSTAN_NTS, CAPSTAN_EXEC_STRICT_NULLS,
+                                             &outcome, &out, NULL),
+                 CAPSTAN_OK);
+    capstan_string_free(out);
+
+    if (capstan_features_mask() & CAPSTAN_FEATURE_MCP_SERVER) {
+        capstan_mcp_server_options m;
+        CHECK_STATUS(capstan_mcp_server_options_init(&m), CAPSTAN_OK);
+        m.flags = CAPSTAN_REGISTRY_COERCE;
+        capstan_mcp_server *server = NULL;
+        check_named(capstan_mcp_server_start(reg, &m, &server), "CAPSTAN_REGISTRY_COERCE",
+                    "capstan_mcp_server_options.flags");
+        CHECK(server == NULL);
+    }
     capstan_registry_free(reg);
 }
 
@@ -321,6 +387,7 @@ static void test_the_last_failure_reads_as_structured_data(void) {
 
 int main(void) {
     test_a_flag_the_function_does_not_use_is_invalid_argument_naming_it();
+    test_a_flag_of_another_family_is_named();
     test_a_larger_struct_is_accepted_only_when_its_unknown_tail_is_zero();
     test_init_functions_equal_the_init_macros();
     test_version_number_and_features();

@@ -226,3 +226,28 @@ fn a_failed_stdio_mount_leaves_no_child_process_and_no_thread() {
         .expect("run the test alone");
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn a_server_whose_registry_was_closed_answers_each_call_cancelled_not_unknown() {
+    // Header "Children": the server outlives its registry (the C host's
+    // capstan_registry_free closes it); a call then ends cancelled, an
+    // isError result, not a -32602 "unknown tool" error.
+    let served = served_registry();
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url().to_owned();
+    let session = raw_session(&url);
+    assert!(served.close(Duration::from_secs(5)));
+    let request = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}}});
+    let headers = [("Mcp-Session-Id", session.as_str())];
+    let (status, _, body) = raw_exchange(&url, &headers, &request.to_string());
+    let answer = message(&body);
+    assert_eq!((status, answer["id"].clone()), (200, json!(9)), "{body}");
+    assert!(answer.get("error").is_none(), "{body}");
+    assert_eq!(answer["result"]["isError"], json!(true), "{body}");
+    assert!(
+        body.contains("Cancelled: the tool registry was shut down."),
+        "{body}"
+    );
+    assert!(server.stop());
+}
