@@ -460,8 +460,7 @@ impl BatchInner {
         let Some(began) = self.drivers.began else {
             return false;
         };
-        let per_call_ns = began.elapsed().as_nanos() as usize * driving / done;
-        per_call_ns < 20_000
+        calls_are_fast(began.elapsed(), driving, done)
     }
 
     /// Claims the next calls to start: chunks that shrink as the batch drains
@@ -543,5 +542,30 @@ fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {
         outcome: (kind == EventKind::Finished).then_some(r.outcome),
         duration_us: r.duration_us,
         progress: None,
+    }
+}
+
+/// Whether `done` calls finished in `elapsed` by `driving` threads came at
+/// more than one per 20 us per driver. In u128: on 32-bit targets the product
+/// of nanoseconds and drivers passes `usize::MAX` after about a second.
+fn calls_are_fast(elapsed: std::time::Duration, driving: usize, done: usize) -> bool {
+    let per_call_ns = elapsed.as_nanos().saturating_mul(driving as u128) / done.max(1) as u128;
+    per_call_ns < 20_000
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn the_call_rate_does_not_overflow_on_long_batches() {
+        // 5 s with 4 drivers: 2e10 ns, past u32 (the i686 overflow).
+        assert!(!super::calls_are_fast(Duration::from_secs(5), 4, 16));
+        assert!(!super::calls_are_fast(
+            Duration::from_secs(u64::MAX / 2),
+            usize::MAX,
+            16
+        ));
+        assert!(super::calls_are_fast(Duration::from_micros(100), 4, 1000));
     }
 }
