@@ -555,17 +555,18 @@ fn calls_are_fast(elapsed: std::time::Duration, driving: usize, done: usize) -> 
 
 #[cfg(test)]
 mod tests {
+    use crate::exec::batch::calls_are_fast;
     use std::time::Duration;
 
     #[test]
     fn the_call_rate_does_not_overflow_on_long_batches() {
         // 5 s with 4 drivers: 2e10 ns, past u32 (the i686 overflow).
-        assert!(!super::calls_are_fast(Duration::from_secs(5), 4, 16));
-        assert!(!super::calls_are_fast(
+        assert!(!calls_are_fast(Duration::from_secs(5), 4, 16));
+        assert!(!calls_are_fast(
             Duration::from_secs(u64::MAX / 2),
             usize::MAX,
             16
         ));
-        assert!(super::calls_are_fast(Duration::from_micros(100), 4, 1000));
+        assert!(calls_are_fast(Duration::from_micros(100), 4, 1000));
     }
 }
