@@ -222,7 +222,10 @@ fn exchange(url: &str, request: &[u8], head_only_for_streams: bool) -> Result<An
             Err(e)
                 if matches!(
                     e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        // A signal (libFuzzer's timeout alarm) cut the read.
+                        | std::io::ErrorKind::Interrupted
                 ) => {}
             Err(e) if answer.is_empty() => return Err(format!("no answer: {e}")),
             Err(_) => break,
