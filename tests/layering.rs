@@ -64,29 +64,7 @@ fn idents(s: &str) -> impl Iterator<Item = &str> {
 /// The first segment of every `crate::` path in `text`, including each
 /// item of a `use crate::{a, b::c}` group.
 fn crate_paths(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("crate::") {
-        let after = &rest[i + "crate::".len()..];
-        let boundary = rest[..i]
-            .chars()
-            .last()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
-        if boundary {
-            if let Some(group) = after.strip_prefix('{') {
-                let group = &group[..group.find('}').unwrap_or(group.len())];
-                for item in group.split(',') {
-                    if let Some(first) = idents(item).next() {
-                        out.push(first.to_string());
-                    }
-                }
-            } else if let Some(first) = idents(after).next() {
-                out.push(first.to_string());
-            }
-        }
-        rest = after;
-    }
-    out
+    paths_after(text, "crate::")
 }
 
 /// Names `lib.rs` re-exports (`pub use exec::{Call, ..}`), to the module they come from.
