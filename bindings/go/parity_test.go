@@ -394,3 +394,34 @@ func TestShutdownRuntimeJoinsThePoolAndCapstanGoesOnAfterIt(t *testing.T) {
 		t.Fatalf("after shutdown: %+v %v", res, err)
 	}
 }
+
+func TestServerToolsMetaIsInTheServedToolsListAndBadMetaIsRefused(t *testing.T) {
+	needMCP(t, capstan.FeatureMCPServer|capstan.FeatureMCPHTTP)
+	reg := newRegistry(t, capstan.Tool{Name: "plain", Func: func(context.Context, json.RawMessage) (any, error) { return "ok", nil },
+		Schema: json.RawMessage(`{"type":"object"}`)})
+	if _, err := reg.ServeMCP(capstan.MCPServerOptions{ToolsMeta: json.RawMessage(`{"plain":`)}); err == nil {
+		t.Fatal("ToolsMeta that is not JSON was accepted")
+	}
+	srv, err := reg.ServeMCP(capstan.MCPServerOptions{
+		ToolsMeta: json.RawMessage(`{"plain":{"title":"Plain, from the server","annotations":{"readOnlyHint":true}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	init, session := mcpPost(t, srv.URL(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`)
+	if init["result"] == nil {
+		t.Fatalf("initialize: %v", init)
+	}
+	mcpPost(t, srv.URL(), session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	list, _ := mcpPost(t, srv.URL(), session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	result, _ := list["result"].(map[string]any)
+	tools, _ := result["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("tools/list: %v", list)
+	}
+	tool := tools[0].(map[string]any)
+	annotations, _ := tool["annotations"].(map[string]any)
+	if tool["title"] != "Plain, from the server" || annotations["readOnlyHint"] != true {
+		t.Fatalf("the server's ToolsMeta is not in tools/list: %v", tool)
+	}
+}
