@@ -145,6 +145,26 @@ static void mcp_meta_is_served_in_tools_list() {
     CHECK_CONTAINS(mounted, R"("outputSchema":)");
 }
 
+static void the_servers_tools_meta_reaches_a_mount_and_bad_meta_is_refused() {
+    Registry server;
+    add_tool(server);
+    capstan::McpServerOptions bad;
+    bad.tools_meta = R"({"add":)";
+    auto refused = server.try_serve_mcp(bad);
+    CHECK(!refused && refused.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan::McpServerOptions so;
+    so.tools_meta = R"({"add":{"title":"Adds, per the server","annotations":{"idempotentHint":true}}})";
+    capstan::McpServer srv = server.serve_mcp(so);
+    Registry client;
+    capstan::McpMountOptions mo;
+    mo.url = srv.url();
+    mo.max_reconnects = capstan::never_reconnect;
+    capstan::McpMount mount = client.mount_mcp(mo);
+    std::string mounted = client.tools_json(Format::mcp);
+    CHECK_CONTAINS(mounted, R"("title":"Adds, per the server")");
+    CHECK_CONTAINS(mounted, R"("idempotentHint":true)");
+}
+
 static std::string self_exe;
 
 static void a_command_serving_stdio_is_mounted() {
@@ -183,6 +203,7 @@ int main(int argc, char **argv) {
     }
     a_server_on_port_0_is_mounted_in_another_registry();
     mcp_meta_is_served_in_tools_list();
+    the_servers_tools_meta_reaches_a_mount_and_bad_meta_is_refused();
     a_command_serving_stdio_is_mounted();
     return check::report("test_mcp");
 }
