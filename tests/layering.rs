@@ -258,23 +258,15 @@ fn no_exec_file_names_one_above_or_beside_it_in_the_exec_layers() {
     let mut files = Vec::new();
     rust_files(&exec, &mut files);
     files.sort();
-    let module_of = |file: &Path| -> String {
-        let rel = file.strip_prefix(&exec).unwrap();
-        let first = rel
-            .components()
-            .next()
-            .unwrap()
-            .as_os_str()
-            .to_string_lossy();
-        first.trim_end_matches(".rs").to_string()
-    };
-    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let no_includes = BTreeMap::new();
+    let exec_module = |file: &Path| module_of(&exec, file, &no_includes);
+    let modules: BTreeSet<String> = files.iter().map(|f| exec_module(f)).collect();
     let mut edges = BTreeSet::new();
     for module in &modules {
         edges.insert((module.clone(), module.clone()));
     }
     for file in &files {
-        let from = module_of(file);
+        let from = exec_module(file);
         if from == "mod" {
             continue; // the top: it declares and re-exports every file
         }
