@@ -252,16 +252,9 @@ func TestMCPMetaIsInTheServedToolsList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	init, session := mcpPost(t, srv.URL(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`)
-	if init["result"] == nil {
-		t.Fatalf("initialize: %v", init)
-	}
-	mcpPost(t, srv.URL(), session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	list, _ := mcpPost(t, srv.URL(), session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-	result, _ := list["result"].(map[string]any)
-	tools, _ := result["tools"].([]any)
+	tools := servedTools(t, srv)
 	if len(tools) != 1 {
-		t.Fatalf("tools/list: %v", list)
+		t.Fatalf("tools/list: %v", tools)
 	}
 	checkMeta(t, "tools/list", tools[0].(map[string]any))
 }
@@ -408,6 +401,21 @@ func TestServerToolsMetaIsInTheServedToolsListAndBadMetaIsRefused(t *testing.T) 
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	tools := servedTools(t, srv)
+	if len(tools) != 1 {
+		t.Fatalf("tools/list: %v", tools)
+	}
+	tool := tools[0].(map[string]any)
+	annotations, _ := tool["annotations"].(map[string]any)
+	if tool["title"] != "Plain, from the server" || annotations["readOnlyHint"] != true {
+		t.Fatalf("the server's ToolsMeta is not in tools/list: %v", tool)
+	}
+}
+
+// servedTools opens a session with srv (initialize, initialized) and returns
+// the tools of its tools/list.
+func servedTools(t *testing.T, srv *capstan.MCPServer) []any {
+	t.Helper()
 	init, session := mcpPost(t, srv.URL(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`)
 	if init["result"] == nil {
 		t.Fatalf("initialize: %v", init)
@@ -416,12 +424,5 @@ func TestServerToolsMetaIsInTheServedToolsListAndBadMetaIsRefused(t *testing.T) 
 	list, _ := mcpPost(t, srv.URL(), session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	result, _ := list["result"].(map[string]any)
 	tools, _ := result["tools"].([]any)
-	if len(tools) != 1 {
-		t.Fatalf("tools/list: %v", list)
-	}
-	tool := tools[0].(map[string]any)
-	annotations, _ := tool["annotations"].(map[string]any)
-	if tool["title"] != "Plain, from the server" || annotations["readOnlyHint"] != true {
-		t.Fatalf("the server's ToolsMeta is not in tools/list: %v", tool)
-	}
+	return tools
 }
