@@ -128,18 +128,23 @@ static void mcp_meta_reaches_the_exports_and_the_output_schema_is_checked() {
     CHECK(reg.tools_json(Format::describe).find("bad_icon") == std::string::npos);
 }
 
+// The MCP tools json of a registry that mounted `srv` (once, no reconnects).
+static std::string mounted_tools(const capstan::McpServer &srv) {
+    Registry client;
+    capstan::McpMountOptions mo;
+    mo.url = srv.url();
+    mo.max_reconnects = capstan::never_reconnect;
+    capstan::McpMount mount = client.mount_mcp(mo);
+    return client.tools_json(Format::mcp);
+}
+
 // The served tools/list carries the metadata: a mount reads it from there
 // and capstan lists the mounted tool with it again.
 static void mcp_meta_is_served_in_tools_list() {
     Registry server;
     weather_tool(server);
     capstan::McpServer srv = server.serve_mcp();
-    Registry client;
-    capstan::McpMountOptions mo;
-    mo.url = srv.url();
-    mo.max_reconnects = capstan::never_reconnect;
-    capstan::McpMount mount = client.mount_mcp(mo);
-    std::string mounted = client.tools_json(Format::mcp);
+    std::string mounted = mounted_tools(srv);
     CHECK_CONTAINS(mounted, R"("title":"Weather now")");
     CHECK_CONTAINS(mounted, R"("readOnlyHint":true)");
     CHECK_CONTAINS(mounted, R"("outputSchema":)");
@@ -155,12 +160,7 @@ static void the_servers_tools_meta_reaches_a_mount_and_bad_meta_is_refused() {
     capstan::McpServerOptions so;
     so.tools_meta = R"({"add":{"title":"Adds, per the server","annotations":{"idempotentHint":true}}})";
     capstan::McpServer srv = server.serve_mcp(so);
-    Registry client;
-    capstan::McpMountOptions mo;
-    mo.url = srv.url();
-    mo.max_reconnects = capstan::never_reconnect;
-    capstan::McpMount mount = client.mount_mcp(mo);
-    std::string mounted = client.tools_json(Format::mcp);
+    std::string mounted = mounted_tools(srv);
     CHECK_CONTAINS(mounted, R"("title":"Adds, per the server")");
     CHECK_CONTAINS(mounted, R"("idempotentHint":true)");
 }
