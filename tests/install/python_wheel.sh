@@ -19,20 +19,7 @@ version=$2
 python=${3:-python3}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-passed=0
-
-pass() {
-  echo "ok: $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL: $1" >&2
-  exit 1
-}
-# A member of a zip file, to stdout (no unzip needed).
-member() {
-  "$python" -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' "$1" "$2"
-}
+. "$here/checks.sh"
 # The one file of a glob, or fail.
 only() {
   local what=$1

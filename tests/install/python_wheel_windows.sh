@@ -19,19 +19,7 @@ python=$3
 dll=$4
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-passed=0
-
-pass() {
-  echo "ok: $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL: $1" >&2
-  exit 1
-}
-member() {
-  "$python" -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' "$1" "$2"
-}
+. "$here/checks.sh"
 
 [ -f "$dll" ] || fail "no DLL at $dll (make windows-lib)"
 rm -rf "$work" && mkdir -p "$work/dist"

@@ -18,16 +18,7 @@ prefix=$work/prefix
 libdir=$prefix/lib
 CC=${CC:-cc}
 CXX=${CXX:-c++}
-passed=0
-
-pass() {
-  echo "ok: $1"
-  passed=$((passed + 1))
-}
-fail() {
-  echo "FAIL: $1" >&2
-  exit 1
-}
+. "$here/checks.sh"
 
 # Only the installed prefix: no system capstan, no library path from outside.
 export PKG_CONFIG_LIBDIR=$libdir/pkgconfig
