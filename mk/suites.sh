@@ -26,6 +26,9 @@ for target in "$@"; do
   start=$(now_ms)
   if $make --no-print-directory "$target"; then state=ok; else state=FAILED; fi
   names+=("$target") times+=($(($(now_ms) - start))) states+=("$state") frees+=("$(free_gib)")
+  # Each suite's line as it ends, with the time since the start: a run cut
+  # short (a CI time limit) still shows in its log where the time went.
+  echo "=== $target: $(secs "${times[-1]}") s, $state (at $(secs $(($(now_ms) - start_all))) s)"
   if [ "$state" = FAILED ]; then
     failed+=("$target")
     [ "${KEEP_GOING:-0}" = 1 ] || break
