@@ -167,6 +167,30 @@ fn cancelling_a_batch_ends_its_calls_still_waiting_for_a_pump() {
     assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
 }
 
+/// A cancel that comes while a pool thread is queuing the batch's calls for
+/// a pump: a call queued just after cancel emptied the queue must see the
+/// cancellation too, not wait for a pump that never comes (a Node.js test
+/// hung in CI on it: `close` then waited forever for that call's tool). The
+/// window is a few instructions wide, so the test tries it many times.
+#[test]
+fn a_cancel_racing_the_queuing_of_main_thread_calls_leaves_none_waiting_for_a_pump() {
+    for round in 0..400 {
+        let (_reg, batch, runs) = unpumped_batch(&ExecOptions::default(), 4);
+        batch.cancel();
+        assert!(
+            batch.wait(Some(Duration::from_secs(10))),
+            "round {round}: a call still waits for a pump after cancel"
+        );
+        let results: Vec<_> = batch.poll(10).into_iter().map(|(_, r)| r).collect();
+        assert_eq!(results.len(), 4, "round {round}");
+        assert!(
+            results.iter().all(|r| r.outcome == Outcome::Cancelled),
+            "round {round}: {results:?}"
+        );
+        assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
+    }
+}
+
 #[test]
 fn a_batch_deadline_ends_calls_still_waiting_for_a_pump_and_says_so() {
     let options = ExecOptions {

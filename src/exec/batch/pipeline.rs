@@ -227,6 +227,16 @@ impl BatchInner {
     fn queue_main(&self, run: PendingRun) {
         self.exec.main.push(Box::new(run));
         fence(Ordering::SeqCst);
+        // A cancel that emptied the queue before this push (it sets the flag,
+        // then drains; this pushes, then reads the flag: one of the two sees
+        // the other): end the call here, or it waits for a pump that may
+        // never come while `close` waits for its tool.
+        if self.is_cancelled() {
+            for run in self.exec.main.drain_of(self.key()) {
+                run.run_here(); // sees the cancellation and reports it
+            }
+            return;
+        }
         if self.deadline_passed() {
             return self.expire_waiting_for_pump();
         }
