@@ -7,6 +7,13 @@
 # Stops at the first target that fails, prints the table so far and exits 1;
 # with KEEP_GOING=1 it runs the rest and exits 1 at the end if any failed.
 # MAKE is the make to run (the Makefile passes its own).
+#
+# Each suite runs as `make -jN` (SUITE_JOBS, default the number of CPUs): the
+# C, C++ and mingw test programs of a suite compile side by side, while each
+# suite runs its tests in one recipe, one after another, as before. A suite
+# that runs longer than SUITE_TIMEOUT seconds (default 1500) is stopped and
+# fails naming itself: a hang fails its suite instead of eating the CI budget
+# (needs coreutils' timeout; without it the suites run unbounded).
 set -u
 table=$1
 shift
@@ -19,17 +26,28 @@ secs() { printf '%d.%d' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 # and a CI machine that runs out of disk fails far from the cause.
 free_gib() { df -Pk . 2>/dev/null | awk 'NR==2 {printf "%.1f", $4 / 1048576}'; }
 
+jobs=${SUITE_JOBS:-$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+limit=${SUITE_TIMEOUT:-1500}
+bound=()
+if command -v timeout >/dev/null 2>&1; then bound=(timeout -k 30 "$limit"); fi
+
 names=() times=() states=() frees=() failed=()
 start_all=$(now_ms)
 for target in "$@"; do
   echo "=== make $target"
   start=$(now_ms)
-  if $make --no-print-directory "$target"; then state=ok; else state=FAILED; fi
+  "${bound[@]}" $make -j"$jobs" --no-print-directory "$target"
+  rc=$?
+  if [ "$rc" = 0 ]; then state=ok; else state=FAILED; fi
+  if [ "$rc" = 124 ] && [ ${#bound[@]} -gt 0 ]; then
+    echo "=== $target: stopped after SUITE_TIMEOUT=$limit s (a hang, or a machine far slower than expected)" >&2
+    state=TIMEOUT
+  fi
   names+=("$target") times+=($(($(now_ms) - start))) states+=("$state") frees+=("$(free_gib)")
   # Each suite's line as it ends, with the time since the start: a run cut
   # short (a CI time limit) still shows in its log where the time went.
   echo "=== $target: $(secs "${times[-1]}") s, $state (at $(secs $(($(now_ms) - start_all))) s)"
-  if [ "$state" = FAILED ]; then
+  if [ "$state" != ok ]; then
     failed+=("$target")
     [ "${KEEP_GOING:-0}" = 1 ] || break
   fi

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Self-test of mk/suites.sh, the runner of `make test` (`make suites-check`):
+# a suite that passes, fails or hangs past SUITE_TIMEOUT is reported as such,
+# each as it ends and in the final table; the first failure stops the run
+# unless KEEP_GOING=1; the exit status says whether all passed.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad=0
+expect() { # expect WHAT FILE PATTERN
+  if grep -Eq "$3" "$2"; then echo "ok: $1"; else
+    echo "FAILED: $1 (no /$3/ in $2):"; cat "$2"; bad=1; fi
+}
+printf 'passes:\n\t@true\nfails:\n\t@false\nhangs:\n\t@sleep 60\nalso:\n\t@true\n' >"$tmp/Makefile"
+
+start=$(date +%s)
+(cd "$tmp" && MAKE=make SUITE_TIMEOUT=2 KEEP_GOING=1 "$root/mk/suites.sh" table passes hangs fails also) >"$tmp/out" 2>&1
+status=$?
+took=$(($(date +%s) - start))
+[ "$status" = 1 ] && echo "ok: a run with failures exits 1" || { echo "FAILED: exit status $status, not 1"; bad=1; }
+[ "$took" -lt 40 ] && echo "ok: the hanging suite was stopped (${took}s, its sleep is 60 s)" ||
+  { echo "FAILED: the run took ${took}s: the hanging suite was not stopped"; bad=1; }
+expect "each suite's line as it ends" "$tmp/out" '^=== passes: [0-9.]+ s, ok \(at [0-9.]+ s\)$'
+expect "a hang is named" "$tmp/out" '^=== hangs: stopped after SUITE_TIMEOUT=2 s'
+expect "the table marks the hang" "$tmp/table" '^hangs +[0-9.]+ +TIMEOUT'
+expect "the table marks the failure" "$tmp/table" '^fails +[0-9.]+ +FAILED'
+expect "KEEP_GOING=1 runs the rest" "$tmp/table" '^also +[0-9.]+ +ok'
+expect "the total counts the passes" "$tmp/table" '^total .* 2/4 passed$'
+expect "the failed suites are listed" "$tmp/out" '^FAILED: hangs fails$'
+
+(cd "$tmp" && MAKE=make "$root/mk/suites.sh" table2 passes fails also) >"$tmp/out2" 2>&1
+status=$?
+[ "$status" = 1 ] && echo "ok: a failure fails the run" || { echo "FAILED: exit status $status, not 1"; bad=1; }
+if grep -q '^also' "$tmp/table2"; then echo "FAILED: the run went on after a failure"; bad=1; else echo "ok: the first failure stops the run"; fi
+
+(cd "$tmp" && MAKE=make "$root/mk/suites.sh" table3 passes also) >"$tmp/out3" 2>&1
+status=$?
+[ "$status" = 0 ] && echo "ok: a run that passes exits 0" || { echo "FAILED: exit status $status, not 0"; bad=1; }
+expect "all passed" "$tmp/table3" '^total .* 2/2 passed$'
+exit $bad
