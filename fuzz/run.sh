@@ -46,8 +46,9 @@ declare -A FEATURES=([mount_reader]=mcp [server_request]=mcp)
 # cargo-fuzz's default build: release, with debug assertions and overflow
 # checks, ASan. Every run below uses the same flags, so the build is reused.
 # The smoke run builds with 16 codegen units (cargo-fuzz's default is 1): on
-# 2 cores that build took 9 of fuzz-smoke's 12 minutes; 16 units run a little
-# slower, which 15 s from the seeds do not notice. `long` keeps the default.
+# 2 cores that build took 9 of fuzz-smoke's 12 minutes (7 with 16 units);
+# 16 units run a little slower, which a smoke run's seconds from the seeds do
+# not notice. `long` keeps the default.
 BUILD_FLAGS=()
 if [ "$mode" = smoke ]; then BUILD_FLAGS=(--codegen-units 16); fi
 build() { cargo fuzz build "${BUILD_FLAGS[@]}"; }

@@ -36,7 +36,7 @@ start_all=$(now_ms)
 for target in "$@"; do
   echo "=== make $target"
   start=$(now_ms)
-  "${bound[@]}" $make -j"$jobs" --no-print-directory "$target"
+  ${bound[@]+"${bound[@]}"} $make -j"$jobs" --no-print-directory "$target"
   rc=$?
   if [ "$rc" = 0 ]; then state=ok; else state=FAILED; fi
   if [ "$rc" = 124 ] && [ ${#bound[@]} -gt 0 ]; then
@@ -46,7 +46,7 @@ for target in "$@"; do
   names+=("$target") times+=($(($(now_ms) - start))) states+=("$state") frees+=("$(free_gib)")
   # Each suite's line as it ends, with the time since the start: a run cut
   # short (a CI time limit) still shows in its log where the time went.
-  echo "=== $target: $(secs "${times[-1]}") s, $state (at $(secs $(($(now_ms) - start_all))) s)"
+  echo "=== $target: $(secs "${times[${#times[@]} - 1]}") s, $state (at $(secs $(($(now_ms) - start_all))) s)"
   if [ "$state" != ok ]; then
     failed+=("$target")
     [ "${KEEP_GOING:-0}" = 1 ] || break
