@@ -108,13 +108,21 @@ impl BatchInner {
         }
     }
 
+    /// Ends this batch's calls still waiting for a main thread, as cancelled
+    /// (each runs here, sees the cancellation and reports it; no tool runs).
+    /// Both sides of the race call it: `cancel` after setting the flag, the
+    /// queuing after its push (`queue_main`), so no call is left queued.
+    pub(super) fn cancel_waiting_for_pump(&self) {
+        for run in self.exec.main.drain_of(self.key()) {
+            run.run_here();
+        }
+    }
+
     /// Stops calls that have not started; running calls see `is_cancelled`.
     pub(crate) fn cancel(&self) {
         self.ending.cancelled.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
-        for run in self.exec.main.drain_of(self.key()) {
-            run.run_here(); // sees the cancellation and reports it
-        }
+        self.cancel_waiting_for_pump();
         for approval in &self.slots.approvals {
             if let Some(cell) = approval.get().and_then(Weak::upgrade) {
                 cell.cancel();

@@ -232,10 +232,7 @@ impl BatchInner {
         // the other): end the call here, or it waits for a pump that may
         // never come while `close` waits for its tool.
         if self.is_cancelled() {
-            for run in self.exec.main.drain_of(self.key()) {
-                run.run_here(); // sees the cancellation and reports it
-            }
-            return;
+            return self.cancel_waiting_for_pump();
         }
         if self.deadline_passed() {
             return self.expire_waiting_for_pump();
