@@ -154,17 +154,29 @@ fn cancelling_a_batch_ends_its_calls_still_waiting_for_a_pump() {
     std::thread::sleep(Duration::from_millis(20));
     assert!(!batch.is_done(), "main-thread calls wait for a pump");
     batch.cancel();
+    assert_all_cancelled_unrun(&batch, &runs, 2, PATIENCE, "");
+}
+
+/// After `cancel`: the batch ends within `patience` without a pump, its `n`
+/// results all cancelled, and no tool ran. `context` starts each message.
+fn assert_all_cancelled_unrun(
+    batch: &capstan::Batch,
+    runs: &Mutex<usize>,
+    n: usize,
+    patience: Duration,
+    context: &str,
+) {
     assert!(
-        batch.wait(Some(PATIENCE)),
-        "cancel ends them without a pump"
+        batch.wait(Some(patience)),
+        "{context}cancel ends them without a pump"
     );
     let results: Vec<_> = batch.poll(10).into_iter().map(|(_, r)| r).collect();
-    assert_eq!(results.len(), 2);
+    assert_eq!(results.len(), n, "{context}");
     assert!(
         results.iter().all(|r| r.outcome == Outcome::Cancelled),
-        "{results:?}"
+        "{context}{results:?}"
     );
-    assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
+    assert_eq!(*runs.lock().unwrap(), 0, "{context}no tool ran");
 }
 
 /// A cancel that comes while a pool thread is queuing the batch's calls for
@@ -177,17 +189,8 @@ fn a_cancel_racing_the_queuing_of_main_thread_calls_leaves_none_waiting_for_a_pu
     for round in 0..400 {
         let (_reg, batch, runs) = unpumped_batch(&ExecOptions::default(), 4);
         batch.cancel();
-        assert!(
-            batch.wait(Some(Duration::from_secs(10))),
-            "round {round}: a call still waits for a pump after cancel"
-        );
-        let results: Vec<_> = batch.poll(10).into_iter().map(|(_, r)| r).collect();
-        assert_eq!(results.len(), 4, "round {round}");
-        assert!(
-            results.iter().all(|r| r.outcome == Outcome::Cancelled),
-            "round {round}: {results:?}"
-        );
-        assert_eq!(*runs.lock().unwrap(), 0, "no tool ran");
+        let context = format!("round {round}: ");
+        assert_all_cancelled_unrun(&batch, &runs, 4, Duration::from_secs(10), &context);
     }
 }
 
