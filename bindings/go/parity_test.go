@@ -247,16 +247,7 @@ func mcpPost(t *testing.T, url, session, body string) (map[string]any, string) {
 func TestMCPMetaIsInTheServedToolsList(t *testing.T) {
 	needMCP(t, capstan.FeatureMCPServer|capstan.FeatureMCPHTTP)
 	reg := newRegistry(t, metaTool())
-	srv, err := reg.ServeMCP(capstan.MCPServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	tools := servedTools(t, srv)
-	if len(tools) != 1 {
-		t.Fatalf("tools/list: %v", tools)
-	}
-	checkMeta(t, "tools/list", tools[0].(map[string]any))
+	checkMeta(t, "tools/list", servedOnlyTool(t, reg, capstan.MCPServerOptions{}))
 }
 
 func TestGeminiLoweringWritesTheOpenAPISubset(t *testing.T) {
@@ -395,27 +386,25 @@ func TestServerToolsMetaIsInTheServedToolsListAndBadMetaIsRefused(t *testing.T) 
 	if _, err := reg.ServeMCP(capstan.MCPServerOptions{ToolsMeta: json.RawMessage(`{"plain":`)}); err == nil {
 		t.Fatal("ToolsMeta that is not JSON was accepted")
 	}
-	srv, err := reg.ServeMCP(capstan.MCPServerOptions{
+	tool := servedOnlyTool(t, reg, capstan.MCPServerOptions{
 		ToolsMeta: json.RawMessage(`{"plain":{"title":"Plain, from the server","annotations":{"readOnlyHint":true}}}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	tools := servedTools(t, srv)
-	if len(tools) != 1 {
-		t.Fatalf("tools/list: %v", tools)
-	}
-	tool := tools[0].(map[string]any)
 	annotations, _ := tool["annotations"].(map[string]any)
 	if tool["title"] != "Plain, from the server" || annotations["readOnlyHint"] != true {
 		t.Fatalf("the server's ToolsMeta is not in tools/list: %v", tool)
 	}
 }
 
-// servedTools opens a session with srv (initialize, initialized) and returns
-// the tools of its tools/list.
-func servedTools(t *testing.T, srv *capstan.MCPServer) []any {
+// servedOnlyTool serves reg over HTTP with opts (stopped when the test
+// ends), opens a session (initialize, initialized) and returns the one tool
+// of its tools/list; it fails the test if serving fails or the list does not
+// hold exactly one tool.
+func servedOnlyTool(t *testing.T, reg *capstan.Registry, opts capstan.MCPServerOptions) map[string]any {
 	t.Helper()
+	srv, err := reg.ServeMCP(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	init, session := mcpPost(t, srv.URL(), "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"go-test","version":"1"}}}`)
 	if init["result"] == nil {
 		t.Fatalf("initialize: %v", init)
@@ -424,5 +413,9 @@ func servedTools(t *testing.T, srv *capstan.MCPServer) []any {
 	list, _ := mcpPost(t, srv.URL(), session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	result, _ := list["result"].(map[string]any)
 	tools, _ := result["tools"].([]any)
-	return tools
+	if len(tools) != 1 {
+		t.Fatalf("tools/list: %v", tools)
+	}
+	tool, _ := tools[0].(map[string]any)
+	return tool
 }
