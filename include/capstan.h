@@ -81,7 +81,10 @@
  *  - Tool callbacks run on capstan's pool threads, or on the host thread
  *    that runs the batch: the thread calling capstan_registry_execute (it runs calls
  *    of its own batch first; pool threads join only when calls are still
- *    waiting to start after tens of microseconds), a thread calling
+ *    waiting to start after tens of microseconds; while every call so far
+ *    was of a tool whose recent calls each ended within 20 us, that moment
+ *    is checked between calls, so one such call that turns slow holds its
+ *    siblings until it returns), a thread calling
  *    capstan_batch_wait with no time limit (UINT32_MAX) on the batch, and
  *    for CAPSTAN_TOOL_MAIN_THREAD tools a thread calling
  *    capstan_registry_pump. user_data must therefore be safe to use from

@@ -1,7 +1,7 @@
 //! What happened: an event hook for each step of a call, and per-tool stats.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::{json, Map, Value};
@@ -68,7 +68,17 @@ fn bucket_limit(b: usize) -> u64 {
 #[derive(Default)]
 pub struct ToolStats {
     stripes: OnceLock<Box<[Stripe; STRIPES]>>,
+    /// How many of the tool's latest results came within `QUICK_US` of the
+    /// call's start, in a row (at most `QUICK_AFTER`; a slower one resets
+    /// it). Written only when it changes: a steadily quick tool's calls
+    /// only read it.
+    quick: AtomicU8,
 }
+
+/// A call is quick when its result comes within this many microseconds.
+const QUICK_US: u64 = 20;
+/// A tool is quick once this many of its calls in a row were.
+const QUICK_AFTER: u8 = 4;
 
 const STRIPES: usize = 4;
 
@@ -128,7 +138,26 @@ impl ToolStats {
         if ran {
             stripe.settled.fetch_add(1, Ordering::Relaxed);
             stripe.latency[bucket_of(duration_us)].fetch_add(1, Ordering::Relaxed);
+            self.note_quick(duration_us <= QUICK_US);
         }
+    }
+
+    fn note_quick(&self, quick: bool) {
+        let streak = self.quick.load(Ordering::Relaxed);
+        let next = if quick {
+            streak.saturating_add(1).min(QUICK_AFTER)
+        } else {
+            0
+        };
+        if next != streak {
+            self.quick.store(next, Ordering::Relaxed);
+        }
+    }
+
+    /// The tool's latest `QUICK_AFTER` calls each had their result within
+    /// `QUICK_US` of their start (so a thread running one is not held long).
+    pub(crate) fn is_quick(&self) -> bool {
+        self.quick.load(Ordering::Relaxed) >= QUICK_AFTER
     }
 
     fn percentile(&self, p: f64) -> Option<u64> {
@@ -267,5 +296,28 @@ mod tests {
             s3.to_json()["p50_us"].as_u64(),
             Some(bucket_limit(BUCKETS - 1))
         );
+    }
+
+    #[test]
+    fn a_tool_is_quick_after_enough_quick_results_in_a_row_and_not_after_a_slow_one() {
+        let s = ToolStats::default();
+        assert!(!s.is_quick(), "a tool never called is not known quick");
+        for _ in 0..QUICK_AFTER - 1 {
+            s.finished(Outcome::Ok, QUICK_US, true);
+        }
+        assert!(!s.is_quick(), "one quick result short");
+        s.finished(Outcome::Ok, QUICK_US, true);
+        assert!(s.is_quick());
+        // A call that never ran says nothing about the tool's speed.
+        s.finished(Outcome::Cancelled, 10_000_000, false);
+        assert!(s.is_quick());
+        s.finished(Outcome::Ok, QUICK_US + 1, true);
+        assert!(!s.is_quick(), "a slow result ends the streak");
+        for _ in 0..QUICK_AFTER - 1 {
+            s.finished(Outcome::Ok, 0, true);
+        }
+        assert!(!s.is_quick(), "the streak starts again from zero");
+        s.finished(Outcome::ToolError, 0, true);
+        assert!(s.is_quick(), "a quick failure is quick too");
     }
 }

@@ -3,6 +3,7 @@
 //! `wait`; deadline, cancellation and close in `ending`.
 
 mod ending;
+mod join;
 mod pipeline;
 mod run;
 mod wait;
@@ -14,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
+pub(crate) use join::JOIN_AFTER;
 pub(crate) use pipeline::Origin;
 
 use super::approval::ApprovalCell;
@@ -99,6 +101,9 @@ struct Drivers {
     driving: AtomicUsize,
     /// (None for a batch of one worker: no clock read it would not use.)
     began: Option<Instant>,
+    /// The batch's own thread calls helpers in, or arms the join timer,
+    /// before its next call (see `join`); false once it did.
+    caller_watch: AtomicBool,
 }
 
 /// How the batch ends early, and its timers.
@@ -184,6 +189,7 @@ impl BatchInner {
                 workers: options.workers(n).max(1),
                 driving: AtomicUsize::new(0),
                 began: (options.workers(n) > 1).then(Instant::now),
+                caller_watch: AtomicBool::new(false),
             },
             ending: Ending {
                 cancelled: AtomicBool::new(false),

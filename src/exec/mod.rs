@@ -13,13 +13,12 @@
 //! <!-- exec layers -->
 //! ```text
 //! mod                           execute, submit, wait, pump: the entry points
-//!  └─> join                     when pool workers join a waited-for batch
-//!       └─> batch               who runs which call, where results go, its end
-//!            └─> state          a registry's batches, main-thread queue, approver
-//!                 └─> main_queue · approval      calls waiting for a main thread, for the host's yes
-//!                      └─> handler · waiting     what runs a tool; a call waiting away from its batch
-//!                           └─> cell             one running call, as its tool sees it
-//!                                └─> options     how to run a batch
+//!  └─> batch                    who runs which call, where results go, its end
+//!       └─> state               a registry's batches, main-thread queue, approver
+//!            └─> main_queue · approval      calls waiting for a main thread, for the host's yes
+//!                 └─> handler · waiting     what runs a tool; a call waiting away from its batch
+//!                      └─> cell             one running call, as its tool sees it
+//!                           └─> options     how to run a batch
 //! ```
 //! <!-- /exec layers -->
 
@@ -27,7 +26,6 @@ mod approval;
 mod batch;
 mod cell;
 mod handler;
-mod join;
 mod main_queue;
 mod options;
 mod state;
@@ -99,7 +97,7 @@ pub fn execute(
     state.track(tracked(&batch));
     batch.arm_deadline();
     if workers > 1 {
-        join::watch(&batch, false);
+        batch.watch_from_caller();
     }
     batch.drive(true);
     batch.wait_done(None);
@@ -152,13 +150,13 @@ pub fn submit(
     }
     // The host said it will wait: the waiting thread runs the calls
     // (caller-runs: no hand-off), with pool workers joining in if calls are
-    // still waiting after `JOIN_AFTER` (see `join`). Otherwise no one may
+    // still waiting after `JOIN_AFTER` (see `batch::join`). Otherwise no one may
     // ever wait (results go to a callback or a queue): pool workers start
     // on the batch now, up to its limit, and no timer is armed (a timer
     // would cost the timer thread two wake-ups a batch).
     if workers > 0 {
         if options.start_on_wait {
-            join::watch(&inner, true);
+            inner.join_after(batch::JOIN_AFTER, true);
         } else {
             inner.call_helpers();
         }

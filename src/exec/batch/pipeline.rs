@@ -67,7 +67,14 @@ impl BatchInner {
             return true;
         };
         let flags = ready.tool.meta.flags;
-        if flags.requires_approval() && !self.rules.approved.contains(&ready.id) {
+        let asks = flags.requires_approval() && !self.rules.approved.contains(&ready.id);
+        if origin == Origin::Caller {
+            // Waiting for the approver, a serial tool's turn or a main
+            // thread's pump may hold this thread however quick the tool is.
+            let may_wait = asks || flags.serial() || flags.main_thread();
+            self.before_caller_call(ready.tool, !may_wait);
+        }
+        if asks {
             self.request_approval(ready.pending(self));
             return true;
         }
