@@ -1877,7 +1877,10 @@ capstan_status capstan_registry_needs_approval(const struct capstan_registry *re
  * With `CAPSTAN_EXEC_DELIVER_POLL` results are queued instead, for
  * `capstan_batch_poll` (and `on_result` here is unused and may be NULL).
  * `on_result` may be NULL: results are dropped, `capstan_batch_wait` still works.
- * Calls start on pool threads at once (up to the batch's limit). With
+ * Calls start on pool threads at once (up to the batch's limit; while every
+ * call so far is of a tool whose last 4 calls each ended within 20 us, on one
+ * pool thread, which calls the others in when calls still wait 50 us after
+ * it began: two quick calls wake one thread, not two). With
  * `CAPSTAN_EXEC_START_ON_WAIT` they start on the thread that waits with
  * `capstan_batch_wait(batch, UINT32_MAX)` instead (no hand-off: the
  * cheapest way to run a batch of quick calls), or on pool threads about

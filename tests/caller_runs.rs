@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use capstan::exec::live_timers;
-use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolDef, ToolFlags};
+use capstan::{
+    execute, submit, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags,
+};
 use serde_json::json;
 
 /// The tests of this binary one at a time: `live_timers` is process-wide.
@@ -59,7 +61,8 @@ fn calls_waiting_behind_a_blocked_call_still_fan_out_to_the_limit() {
 /// What one batch of `flip` saw.
 #[derive(Default)]
 struct Round {
-    /// The first call was taken (by the batch's own thread: calls start in order).
+    /// The first call was taken (calls start in order, the first by the
+    /// batch's watching thread).
     first_taken: AtomicBool,
     first_running: AtomicBool,
     /// Timers armed when the first call began: the join timer, if any.
@@ -71,11 +74,14 @@ struct Round {
     most: AtomicUsize,
 }
 
-type Current = Arc<Mutex<Option<(Arc<Round>, Duration)>>>;
+/// The round in progress and how long its first call runs (`None`: a
+/// probe, every call answers at once).
+type Current = Arc<Mutex<Option<(Arc<Round>, Option<Duration>)>>>;
 
 /// A tool answering at once, except during a round (`current` set): the
-/// round's first call runs until a sibling starts beside it, at most for
-/// the round's duration; the others wait (at most 5 s) until three run at once.
+/// round's first call notes the timers armed and then runs until a sibling
+/// starts beside it, at most for the round's duration; the others wait (at
+/// most 5 s) until three run at once.
 fn flip_registry(current: Current) -> Registry {
     let reg = Registry::default();
     reg.register(ToolDef {
@@ -85,28 +91,7 @@ fn flip_registry(current: Current) -> Registry {
         handler: Box::new(move |c: capstan::Call| {
             let now = current.lock().unwrap().clone();
             if let Some((round, first_for)) = now {
-                if !round.first_taken.swap(true, Ordering::SeqCst) {
-                    round.first_running.store(true, Ordering::SeqCst);
-                    round.timers_at_first.store(live_timers(), Ordering::SeqCst);
-                    let until = Instant::now() + first_for;
-                    while round.started_beside_first.load(Ordering::SeqCst) == 0
-                        && Instant::now() < until
-                    {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    round.first_running.store(false, Ordering::SeqCst);
-                } else {
-                    if round.first_running.load(Ordering::SeqCst) {
-                        round.started_beside_first.fetch_add(1, Ordering::SeqCst);
-                    }
-                    let n = round.inside.fetch_add(1, Ordering::SeqCst) + 1;
-                    round.most.fetch_max(n, Ordering::SeqCst);
-                    let until = Instant::now() + Duration::from_secs(5);
-                    while round.most.load(Ordering::SeqCst) < 3 && Instant::now() < until {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
-                    round.inside.fetch_sub(1, Ordering::SeqCst);
-                }
+                flip(&round, first_for);
             }
             c.complete_text("ok").unwrap();
         }),
@@ -118,74 +103,164 @@ fn flip_registry(current: Current) -> Registry {
     reg
 }
 
-/// An executed batch of a tool known to be quick arms no join timer: its
-/// thread checks the clock between calls instead (a timer would wake the
-/// timer thread twice a batch). If one of its calls turns slow, the
-/// siblings wait for it to return, then fan out at once to the limit; and
-/// the tool is no longer known quick, so in its next batch a blocked call
-/// has its siblings started beside it again, by the timer.
-#[test]
-fn a_quick_tool_that_turns_slow_fans_out_its_siblings_once_it_returns_and_is_watched_again() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let current: Current = Arc::new(Mutex::new(None));
-    let reg = flip_registry(current.clone());
-    let calls = |n: usize| -> Vec<CallRequest> {
+fn flip(round: &Round, first_for: Option<Duration>) {
+    let first = !round.first_taken.swap(true, Ordering::SeqCst);
+    if first {
+        round.timers_at_first.store(live_timers(), Ordering::SeqCst);
+    }
+    let Some(first_for) = first_for else {
+        return;
+    };
+    if first {
+        round.first_running.store(true, Ordering::SeqCst);
+        let until = Instant::now() + first_for;
+        while round.started_beside_first.load(Ordering::SeqCst) == 0 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        round.first_running.store(false, Ordering::SeqCst);
+        return;
+    }
+    if round.first_running.load(Ordering::SeqCst) {
+        round.started_beside_first.fetch_add(1, Ordering::SeqCst);
+    }
+    let n = round.inside.fetch_add(1, Ordering::SeqCst) + 1;
+    round.most.fetch_max(n, Ordering::SeqCst);
+    let until = Instant::now() + Duration::from_secs(5);
+    while round.most.load(Ordering::SeqCst) < 3 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    round.inside.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// How a round's batch of 4 runs: executed, or submitted with no one
+/// waiting (the test waits with a time limit, which runs no call).
+#[derive(Clone, Copy)]
+enum Runner {
+    Execute,
+    Submit,
+}
+
+struct Flip {
+    current: Current,
+    reg: Registry,
+}
+
+impl Flip {
+    fn new() -> Flip {
+        let current: Current = Arc::new(Mutex::new(None));
+        let reg = flip_registry(current.clone());
+        Flip { current, reg }
+    }
+
+    fn calls(n: usize) -> Vec<CallRequest> {
         (0..n)
             .map(|k| CallRequest::new(k.to_string(), "flip", json!({})))
             .collect()
-    };
-    let options = ExecOptions {
-        limit: 4,
-        ..ExecOptions::default()
-    };
-    let run_round = |first_for: Duration| -> Arc<Round> {
+    }
+
+    fn round(&self, runner: Runner, n: usize, first_for: Option<Duration>) -> Arc<Round> {
+        let options = ExecOptions {
+            limit: 4,
+            ..ExecOptions::default()
+        };
         let round = Arc::new(Round::default());
-        *current.lock().unwrap() = Some((round.clone(), first_for));
-        let results = execute(&reg, calls(4), &options);
-        *current.lock().unwrap() = None;
+        *self.current.lock().unwrap() = Some((round.clone(), first_for));
+        let results = match runner {
+            Runner::Execute => execute(&self.reg, Flip::calls(n), &options),
+            Runner::Submit => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                let tx = Mutex::new(tx);
+                let sink = Sink::Callback(Box::new(move |_, r| {
+                    let _ = tx.lock().unwrap().send(r);
+                }));
+                let batch = submit(&self.reg, Flip::calls(n), &options, sink, None);
+                assert!(
+                    batch.wait(Some(Duration::from_secs(30))),
+                    "the batch never ended"
+                );
+                rx.try_iter().collect()
+            }
+        };
+        *self.current.lock().unwrap() = None;
+        assert_eq!(results.len(), n);
         assert!(
             results.iter().all(|r| r.outcome == Outcome::Ok),
             "{results:?}"
         );
         round
-    };
-
-    // Quick calls make the tool known quick (a loaded machine may stretch
-    // one past the mark: then the round's first call finds the join timer
-    // armed, and the test warms the tool up again).
-    let mut quick_round = None;
-    for _ in 0..20 {
-        for _ in 0..8 {
-            assert_eq!(execute(&reg, calls(1), &options)[0].outcome, Outcome::Ok);
-        }
-        let round = run_round(Duration::from_millis(30));
-        if round.timers_at_first.load(Ordering::SeqCst) == 0 {
-            quick_round = Some(round);
-            break;
-        }
     }
-    let round = quick_round.expect("the tool never became known quick in 20 tries");
+
+    /// Quick calls until the tool is known quick: an executed batch of two
+    /// then arms no join timer. (A loaded machine may stretch a call past
+    /// the mark, so it may take more than one try.)
+    fn make_quick(&self) {
+        for _ in 0..20 {
+            for _ in 0..8 {
+                self.round(Runner::Execute, 1, None);
+            }
+            if self
+                .round(Runner::Execute, 2, None)
+                .timers_at_first
+                .load(Ordering::SeqCst)
+                == 0
+            {
+                return;
+            }
+        }
+        panic!("the tool never became known quick in 20 tries");
+    }
+}
+
+/// A batch of a tool known to be quick starts on one thread (the caller of
+/// `execute`, or one pool thread for a submitted batch), arms no join timer
+/// (a timer wakes the timer thread twice a batch) and calls no helpers
+/// before the first 50 us are up. If one of its calls turns slow, the
+/// siblings wait for it to return, then fan out at once to the limit; and
+/// the tool is no longer known quick, so in its next batch a blocked call
+/// has its siblings started beside it again.
+fn a_quick_tool_that_turns_slow(runner: Runner) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let flip = Flip::new();
+    flip.make_quick();
+    let round = flip.round(runner, 4, Some(Duration::from_millis(30)));
+    assert_eq!(
+        round.timers_at_first.load(Ordering::SeqCst),
+        0,
+        "a join timer was armed"
+    );
     assert_eq!(
         round.started_beside_first.load(Ordering::SeqCst),
         0,
-        "no timer and the batch's thread held: no sibling started beside the slow call"
+        "no helpers before 50 us: no sibling started beside the slow call"
     );
     assert_eq!(
         round.most.load(Ordering::SeqCst),
         3,
-        "once it returned, its thread called helpers in: the other three ran at once"
+        "once it returned, helpers were called in: the other three ran at once"
     );
 
-    // The slow call ended the tool's quick streak: the next batch arms the
-    // join timer before its first call, and a sibling starts beside it.
-    let round = run_round(Duration::from_secs(5));
-    assert!(
-        round.timers_at_first.load(Ordering::SeqCst) >= 1,
-        "no join timer was armed"
-    );
+    // The slow call ended the tool's quick streak.
+    let round = flip.round(runner, 4, Some(Duration::from_secs(5)));
     assert!(
         round.started_beside_first.load(Ordering::SeqCst) >= 1,
         "no sibling started beside the blocked call"
     );
     assert_eq!(round.most.load(Ordering::SeqCst), 3);
+    if let Runner::Execute = runner {
+        let timers = round.timers_at_first.load(Ordering::SeqCst);
+        assert!(
+            timers >= 1,
+            "execute armed no join timer before a call not known quick"
+        );
+    }
+}
+
+#[test]
+fn an_executed_quick_tool_that_turns_slow_fans_out_its_siblings_once_it_returns() {
+    a_quick_tool_that_turns_slow(Runner::Execute);
+}
+
+#[test]
+fn a_submitted_quick_tool_that_turns_slow_fans_out_its_siblings_once_it_returns() {
+    a_quick_tool_that_turns_slow(Runner::Submit);
 }

@@ -11,7 +11,7 @@ mod wait;
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
@@ -101,9 +101,13 @@ struct Drivers {
     driving: AtomicUsize,
     /// (None for a batch of one worker: no clock read it would not use.)
     began: Option<Instant>,
-    /// The batch's own thread calls helpers in, or arms the join timer,
-    /// before its next call (see `join`); false once it did.
+    /// The watching thread (the caller of `execute`, a submitted batch's
+    /// lead) calls helpers in, or arms the join timer, before its next call
+    /// (see `join`); false once it did.
     caller_watch: AtomicBool,
+    /// When the watching thread began, in nanoseconds after `began` (a
+    /// lead starts when a pool thread takes it).
+    watch_from_ns: AtomicU64,
 }
 
 /// How the batch ends early, and its timers.
@@ -190,6 +194,7 @@ impl BatchInner {
                 driving: AtomicUsize::new(0),
                 began: (options.workers(n) > 1).then(Instant::now),
                 caller_watch: AtomicBool::new(false),
+                watch_from_ns: AtomicU64::new(0),
             },
             ending: Ending {
                 cancelled: AtomicBool::new(false),
@@ -390,18 +395,18 @@ impl BatchInner {
     /// many already drive it. Counted as host activity: closing the registry
     /// waits for it.
     pub(crate) fn drive(self: &Arc<Self>, on_caller: bool) {
-        self.drive_from(on_caller, true, 0..0);
-    }
-
-    /// `drive`, over the limit unless `bounded`, starting with the calls
-    /// `first` (claimed by a worker that got stuck in a callback and was
-    /// replaced by this one).
-    fn drive_from(self: &Arc<Self>, on_caller: bool, bounded: bool, first: Range<usize>) {
         let origin = if on_caller {
             Origin::Caller
         } else {
             Origin::Worker
         };
+        self.drive_from(origin, true, 0..0);
+    }
+
+    /// `drive`, over the limit unless `bounded`, starting with the calls
+    /// `first` (claimed by a worker that got stuck in a callback and was
+    /// replaced by this one).
+    fn drive_from(self: &Arc<Self>, origin: Origin, bounded: bool, first: Range<usize>) {
         if self.drivers.driving.fetch_add(1, Ordering::SeqCst) >= self.drivers.workers && bounded {
             self.drivers.driving.fetch_sub(1, Ordering::SeqCst);
             return;
@@ -417,7 +422,7 @@ impl BatchInner {
                         return;
                     }
                 }
-                claimed = (on_caller || !self.crowded())
+                claimed = (origin == Origin::Caller || !self.crowded())
                     .then(|| self.claim())
                     .flatten();
             }
@@ -500,7 +505,7 @@ impl BatchInner {
             let batch = self.clone();
             // Over the limit: the stuck worker still counts as a driver
             // until its callback returns.
-            pool::spawn_urgent(move || batch.drive_from(false, false, claimed));
+            pool::spawn_urgent(move || batch.drive_from(Origin::Worker, false, claimed));
         }
     }
 }

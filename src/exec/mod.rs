@@ -152,11 +152,14 @@ pub fn submit(
     // (caller-runs: no hand-off), with pool workers joining in if calls are
     // still waiting after `JOIN_AFTER` (see `batch::join`). Otherwise no one may
     // ever wait (results go to a callback or a queue): pool workers start
-    // on the batch now, up to its limit, and no timer is armed (a timer
-    // would cost the timer thread two wake-ups a batch).
+    // on the batch now, and no timer is armed (a timer would cost the timer
+    // thread two wake-ups a batch): one lead worker, which calls in the
+    // rest up to the limit unless the calls are known quick.
     if workers > 0 {
         if options.start_on_wait {
             inner.join_after(batch::JOIN_AFTER, true);
+        } else if workers > 1 {
+            inner.start_on_lead();
         } else {
             inner.call_helpers();
         }

@@ -12,14 +12,20 @@
 //! context switches that cost more than a batch of quick calls itself. Its
 //! thread checks the clock between calls instead while every call so far
 //! was of a tool known to be quick (`ToolStats::is_quick`).
+//!
+//! A submitted batch no one waits for starts the same way on one pool
+//! worker, its lead, when it has more than one worker: the lead calls the
+//! others in at once before a call not known quick, and otherwise when
+//! calls still wait `JOIN_AFTER` after it began. Two quick calls submitted
+//! a frame then wake one pool thread, not two.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use super::BatchInner;
+use super::{BatchInner, Origin};
 use crate::registry::Tool;
-use crate::runtime::timers;
+use crate::runtime::{pool, timers};
 
 /// How long a batch's own thread works alone before helpers are called in.
 /// A trivial call costs about 1 us, so a batch that needs no help is done by
@@ -48,28 +54,46 @@ impl BatchInner {
     }
 
     /// An executed batch: its own thread watches for the moment to call in
-    /// helpers (`before_caller_call`) instead of a timer armed now.
+    /// helpers (`before_watched_call`) instead of a timer armed now.
     pub(crate) fn watch_from_caller(&self) {
         self.drivers.caller_watch.store(true, Ordering::Relaxed);
     }
 
-    /// Before the batch's own thread starts a call of `tool`, while it
-    /// watches for the moment to join (`watch_from_caller`) and calls are
-    /// still unclaimed: past `JOIN_AFTER` it calls helpers in now; before
-    /// that, it arms the join timer for the rest of `JOIN_AFTER` unless the
-    /// call cannot hold the thread long (`quick`: a tool known to be quick,
-    /// approved or needing no approval, not serial). A quick tool's call
-    /// that turns slow holds its siblings until it returns; the next one
-    /// then finds `JOIN_AFTER` passed.
-    pub(super) fn before_caller_call(self: &Arc<Self>, tool: &Tool, quick: bool) {
+    /// A submitted batch no one will wait for: it starts on one pool worker
+    /// (`Origin::Lead`), which calls the others in before a call that is not
+    /// known quick, or when calls still wait after `JOIN_AFTER`. A batch of
+    /// quick calls then wakes one thread, not one per call up to its limit.
+    pub(crate) fn start_on_lead(self: &Arc<Self>) {
+        self.drivers.caller_watch.store(true, Ordering::Relaxed);
+        let batch = self.clone();
+        pool::spawn(move || {
+            if let Some(began) = batch.drivers.began {
+                let ns = u64::try_from(began.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                batch.drivers.watch_from_ns.store(ns, Ordering::Relaxed);
+            }
+            batch.drive_from(Origin::Lead, true, 0..0)
+        });
+    }
+
+    /// Before the watching thread (the caller of `execute`, or a submitted
+    /// batch's `lead`) starts a call of `tool`, while calls are still
+    /// unclaimed: `JOIN_AFTER` after it began, it calls helpers in. Before that,
+    /// a call that may hold the thread (not `quick`: it waits for approval,
+    /// a serial turn or a pump; or its tool is not known quick) has helpers
+    /// called in now by a lead (a submitted batch starts at once), and the
+    /// join timer armed for the rest of `JOIN_AFTER` by a caller. A quick
+    /// tool's call that turns slow holds its siblings until it returns; the
+    /// next one then finds `JOIN_AFTER` passed.
+    pub(super) fn before_watched_call(self: &Arc<Self>, tool: &Tool, quick: bool, lead: bool) {
         if !self.drivers.caller_watch.load(Ordering::Relaxed) || !self.has_unclaimed() {
             return;
         }
         let Some(began) = self.drivers.began else {
             return;
         };
-        let elapsed = began.elapsed();
-        if elapsed >= JOIN_AFTER {
+        let from = Duration::from_nanos(self.drivers.watch_from_ns.load(Ordering::Relaxed));
+        let elapsed = began.elapsed().saturating_sub(from);
+        if elapsed >= JOIN_AFTER || (lead && !(quick && tool.stats.is_quick())) {
             self.drivers.caller_watch.store(false, Ordering::Relaxed);
             self.call_helpers();
         } else if !(quick && tool.stats.is_quick()) {

@@ -29,6 +29,10 @@ pub(crate) enum Origin {
     Caller,
     /// A pool worker that joined the batch.
     Worker,
+    /// The pool worker a submitted batch of quick calls starts on: a
+    /// worker that, like the caller of `execute`, calls the others in when
+    /// calls still wait after `JOIN_AFTER` (see `join`).
+    Lead,
     /// The thread that approved the call (the host's, any).
     Decision,
 }
@@ -68,11 +72,11 @@ impl BatchInner {
         };
         let flags = ready.tool.meta.flags;
         let asks = flags.requires_approval() && !self.rules.approved.contains(&ready.id);
-        if origin == Origin::Caller {
+        if matches!(origin, Origin::Caller | Origin::Lead) {
             // Waiting for the approver, a serial tool's turn or a main
             // thread's pump may hold this thread however quick the tool is.
             let may_wait = asks || flags.serial() || flags.main_thread();
-            self.before_caller_call(ready.tool, !may_wait);
+            self.before_watched_call(ready.tool, !may_wait, origin == Origin::Lead);
         }
         if asks {
             self.request_approval(ready.pending(self));
