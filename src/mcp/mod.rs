@@ -11,4 +11,5 @@ mod owed;
 mod progress;
 pub mod server;
 mod sessions;
+mod tasks;
 mod wire;
