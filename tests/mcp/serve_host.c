@@ -20,7 +20,8 @@
  *                                    failing_job (task required))
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
- * 300 ms timeout when seconds > 0.25 unless `patient`), cancels() (how many slow
+ * 300 ms timeout when seconds > 0.25 unless `patient`, which may also run as
+ * an MCP task), cancels() (how many slow
  * calls saw their cancellation), guarded(action) (approval required: the
  * approver approves unless action is "delete"), stats() (JSON object, has an
  * outputSchema), grow() / shrink() (register / unregister tool "late"),
@@ -293,10 +294,10 @@ int main(int argc, char **argv) {
                     "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
                     "\"required\":[\"seconds\"]}",
                     slow, 300, 0);
-    bad |= reg_tool("patient", "Waits `seconds` unless cancelled.",
-                    "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
-                    "\"required\":[\"seconds\"]}",
-                    slow, 0, 0);
+    bad |= reg_task_tool("patient", "Waits `seconds` unless cancelled (may run as a task).",
+                         "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
+                         "\"required\":[\"seconds\"]}",
+                         slow, "optional");
     bad |= reg_tool("cancels", "How many slow calls saw their cancellation.", NULL,
                     count_cancels, 0, 0);
     bad |= reg_tool("guarded", "Needs the user's approval.",
