@@ -321,3 +321,83 @@ fn stopping_the_server_cancels_its_running_tasks() {
     assert!(server.stop(), "a task was left running");
     assert!(seen.cancelled.load(Ordering::SeqCst));
 }
+
+/// A served registry whose `hold` must run as a task: a mount that did not
+/// drive tasks could not call it at all.
+fn required_registry(seen: Arc<Seen>, gate: Arc<AtomicBool>) -> Registry {
+    let reg = Registry::default();
+    reg.register_with_mcp(
+        def("hold", json!({"type": "object"}), move |call| {
+            seen.started.store(true, Ordering::SeqCst);
+            eventually(PATIENCE, || {
+                gate.load(Ordering::SeqCst) || call.is_cancelled()
+            });
+            if call.is_cancelled() {
+                seen.cancelled.store(true, Ordering::SeqCst);
+            }
+            let _ = call.complete_text("held");
+        }),
+        support("required"),
+    )
+    .unwrap();
+    reg.register_with_mcp(
+        def("must", json!({"type": "object"}), |call| {
+            call.fail("must failed").unwrap();
+        }),
+        support("required"),
+    )
+    .unwrap();
+    reg
+}
+
+#[test]
+fn a_mount_drives_a_servers_task_and_the_host_sees_an_ordinary_call() {
+    let gate = Arc::new(AtomicBool::new(true));
+    let served = required_registry(Arc::default(), gate);
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    for version in [None, Some("2025-11-25")] {
+        let client = Registry::default();
+        let mut options = mount_options(server.url(), vec![]);
+        options.protocol_version = version.map(str::to_owned);
+        let mount = Mount::connect(&client, options).expect("mount");
+        let r = call(&client, "s_hold", json!({}));
+        assert_eq!(
+            (r.outcome, r.content.as_str()),
+            (Outcome::Ok, "held"),
+            "{version:?}: {r:?}"
+        );
+        // A tool error in the task's result is the call's tool error.
+        let r = call(&client, "s_must", json!({}));
+        assert_eq!(r.outcome, Outcome::ToolError, "{r:?}");
+        assert!(r.content.contains("must failed"), "{r:?}");
+        mount.unmount();
+    }
+    assert!(server.stop());
+}
+
+#[test]
+fn a_mounted_call_that_times_out_cancels_the_servers_task() {
+    let seen = Arc::new(Seen::default());
+    let served = required_registry(seen.clone(), Arc::new(AtomicBool::new(false)));
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let client = Registry::default();
+    let mount = mount(&client, server.url(), vec![]).expect("mount");
+    let options = ExecOptions {
+        deadline_ms: 300,
+        ..ExecOptions::default()
+    };
+    let r = execute(
+        &client,
+        vec![CallRequest::new("c1", "s_hold", json!({}))],
+        &options,
+    )
+    .remove(0);
+    assert_eq!(r.outcome, Outcome::Timeout, "{r:?}");
+    assert!(
+        eventually(PATIENCE, || seen.cancelled.load(Ordering::SeqCst)),
+        "the served tool never saw the cancellation (started: {})",
+        seen.started.load(Ordering::SeqCst)
+    );
+    mount.unmount();
+    assert!(server.stop());
+}
