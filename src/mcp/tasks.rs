@@ -9,7 +9,8 @@
 //! a `CreateTaskResult` (`resultType: "task"`) at once, the call runs
 //! through the executor as any other (validation, approval, timeouts), and
 //! `tasks/get` reports it: `working` (with the tool's latest progress as
-//! `statusMessage`), then `completed` with the `CallToolResult` a plain call
+//! `statusMessage`, and a `pollIntervalMs` of a quarter of the task's age,
+//! 50 ms to 1 s), then `completed` with the `CallToolResult` a plain call
 //! would have got (a tool error included), `cancelled`, or `failed` (the
 //! server stopped). `tasks/cancel` cancels the call's batch: the tool sees
 //! `capstan_call_cancelled`. A `Required` tool called without the extension
@@ -49,8 +50,14 @@ use crate::tool_meta::TaskSupport;
 pub(crate) const DEFAULT_MAX_TASKS: usize = 1024;
 /// Default time an ended task's result is kept (5 minutes).
 pub(crate) const DEFAULT_TASK_KEEP_MS: u32 = 300_000;
-/// The `pollIntervalMs` suggested to clients.
-const POLL_INTERVAL_MS: u64 = 250;
+/// The `pollIntervalMs` suggested to clients: a quarter of the task's age,
+/// within these bounds (a short task is polled soon, a long one rarely).
+const MIN_POLL_MS: u64 = 50;
+const MAX_POLL_MS: u64 = 1000;
+
+fn poll_interval_ms(age: Duration) -> u64 {
+    (duration_ms(age) / 4).clamp(MIN_POLL_MS, MAX_POLL_MS)
+}
 
 /// Whether a `tools/call` of a tool with `support` runs as a task, for a
 /// request that did (`declared`) or did not declare the Tasks extension.
@@ -85,11 +92,15 @@ struct Entry {
 
 impl Entry {
     fn detailed(&self) -> DetailedTask {
+        let mut task = self.task.clone();
         let payload = match &self.end {
             Some((payload, _)) => payload.clone(),
-            None => TaskPayload::Working,
+            None => {
+                task.poll_interval_ms = Some(poll_interval_ms(self.created.elapsed()));
+                TaskPayload::Working
+            }
         };
-        DetailedTask::new(self.task.clone(), payload)
+        DetailedTask::new(task, payload)
     }
 }
 
@@ -145,7 +156,7 @@ impl Tasks {
         // At least this long from creation: a task is never forgotten
         // before it ends, nor sooner than `keep` after.
         task.ttl_ms = Some(duration_ms(self.keep));
-        task.poll_interval_ms = Some(POLL_INTERVAL_MS);
+        task.poll_interval_ms = Some(MIN_POLL_MS);
         let cancel = stopping.child_token();
         {
             let mut entries = self.lock()?;
@@ -312,6 +323,13 @@ fn error_object(error: &ErrorData) -> JsonObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_suggested_poll_interval_grows_with_the_tasks_age_within_bounds() {
+        assert_eq!(poll_interval_ms(Duration::ZERO), MIN_POLL_MS);
+        assert_eq!(poll_interval_ms(Duration::from_millis(800)), 200);
+        assert_eq!(poll_interval_ms(Duration::from_secs(3600)), MAX_POLL_MS);
+    }
 
     #[test]
     fn a_tool_runs_as_a_task_only_if_it_allows_it_and_the_request_declares_the_extension() {
