@@ -105,8 +105,15 @@ impl Entry {
 }
 
 fn unknown(task_id: &str) -> ErrorData {
+    // An id echoed back at most this long (ours are 36 characters).
+    let shown: String = task_id.chars().take(64).collect();
+    let cut = if shown.len() < task_id.len() {
+        "..."
+    } else {
+        ""
+    };
     ErrorData::invalid_params(
-        format!("unknown task {task_id:?}: no such task, or it ended and was forgotten (tasks are kept a while after they end)"),
+        format!("unknown task {shown:?}{cut}: no such task, or it ended and was forgotten (tasks are kept a while after they end)"),
         None,
     )
 }
@@ -323,6 +330,25 @@ fn error_object(error: &ErrorData) -> JsonObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_task_id_is_named_in_the_error_and_a_long_one_cut() {
+        let tasks = Tasks::new(0, 0);
+        let e = tasks.get("nope").err().map(|e| e.message.to_string());
+        assert!(
+            e.as_deref().is_some_and(|m| m.contains("\"nope\"")),
+            "{e:?}"
+        );
+        let long = "x".repeat(10_000);
+        let e = tasks.cancel(&long).err().map(|e| e.message.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|m| m.len() < 300 && m.contains("...")),
+            "{e:?}"
+        );
+        let e = tasks.update("nope").err().map(|e| e.code.0);
+        assert_eq!(e, Some(-32602));
+    }
 
     #[test]
     fn the_suggested_poll_interval_grows_with_the_tasks_age_within_bounds() {
