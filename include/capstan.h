@@ -1152,9 +1152,14 @@ typedef struct capstan_tool_def {
    * MCP `Tool` fields `"title"` (string), `"annotations"` (`{"title"?,
    * "readOnlyHint"?, "destructiveHint"?, "idempotentHint"?,
    * "openWorldHint"?}`, booleans besides the title), `"outputSchema"` (a
-   * JSON Schema with `"type": "object"`) and `"icons"` (up to 16
-   * `{"src", "mimeType"?, "sizes"?: ["48x48"], "theme"?: "light"|"dark"}`).
-   * capstan's MCP server sends them in `tools/list`;
+   * JSON Schema with `"type": "object"`), `"icons"` (up to 16
+   * `{"src", "mimeType"?, "sizes"?: ["48x48"], "theme"?: "light"|"dark"}`)
+   * and `"execution"` (`{"taskSupport": "forbidden"|"optional"|"required"}`,
+   * absent = forbidden: whether capstan's MCP server may run the tool as
+   * an MCP task for a client that declares the Tasks extension
+   * `io.modelcontextprotocol/tasks`; "required" refuses a client that does
+   * not, with -32021). capstan's MCP server sends them in `tools/list`
+   * (all but `"execution"`, which rmcp 3.11's tool list cannot carry);
    * `capstan_registry_tools_json` gives them in `CAPSTAN_FORMAT_MCP` and
    * as `"mcp"` in `CAPSTAN_FORMAT_DESCRIBE`. With an `outputSchema`, a
    * successful result with structured content (a `CAPSTAN_CONTENT_PARTS`
@@ -2646,6 +2651,9 @@ capstan_status capstan_mcp_mount_options_init(struct capstan_mcp_mount_options *
  * Calls are forwarded from capstan's MCP thread; the tool callback thread
  * is not held. When the executor ends a call first (timeout, batch
  * cancelled, registry closed), `notifications/cancelled` is sent for it.
+ * The mount declares the MCP Tasks extension: a call the server answers
+ * with a task is driven to its end (`tasks/get`, `tasks/cancel` when the
+ * executor ends the call first) and completes as an ordinary call.
  * The server's `notifications/tools/list_changed` re-lists its tools:
  * new ones are registered, gone ones unregistered. When the connection dies
  * (the command exits, or a call finds the HTTP server unreachable), calls

@@ -38,5 +38,5 @@ pub use observe::{Event, EventKind};
 pub use registry::{Registry, RegistryOptions};
 pub use render::ContentKind;
 pub use tool::{ToolFlags, ToolSpec};
-pub use tool_meta::McpMeta;
+pub use tool_meta::{McpMeta, TaskSupport};
 pub use turn::run_turn;

@@ -1,6 +1,8 @@
 //! What MCP says about a tool beside its name, description and input
-//! schema: `title`, `annotations`, `outputSchema` and `icons`, in the shapes
-//! of the MCP schema's `Tool` (2025-11-25; unchanged in 2026-07-28). They
+//! schema: `title`, `annotations`, `outputSchema`, `icons` and
+//! `execution.taskSupport`, in the shapes of the MCP schema's `Tool`
+//! (2025-11-25; unchanged in 2026-07-28, where task support is the
+//! server's choice per request: see `TaskSupport`). They
 //! are fields of the tool itself: `tools/list` of capstan's MCP server sends
 //! them, `describe` exports them, and a mounted server's tools keep what
 //! that server said (untrusted hints: nothing capstan enforces).
@@ -30,6 +32,39 @@ const HINTS: [&str; 4] = [
 /// cbindgen:ignore
 pub const MAX_ICONS: usize = 16;
 
+/// Whether a tool may run as an MCP task (the MCP schema's
+/// `ToolExecution.taskSupport`, 2025-11-25). Absent means `Forbidden`, the
+/// schema's default. capstan's server runs a tool as a task only for a
+/// request that declares the Tasks extension (`io.modelcontextprotocol/tasks`):
+/// `Optional` then always makes a task, `Required` refuses a request that
+/// does not declare it (-32021).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskSupport {
+    Forbidden,
+    Optional,
+    Required,
+}
+
+impl TaskSupport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    fn parse(text: &str) -> Option<TaskSupport> {
+        [
+            TaskSupport::Forbidden,
+            TaskSupport::Optional,
+            TaskSupport::Required,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == text)
+    }
+}
+
 /// MCP metadata of a tool. `Default` is none of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct McpMeta {
@@ -43,6 +78,9 @@ pub struct McpMeta {
     pub output_schema: Option<Value>,
     /// `Icon` objects: `{"src", "mimeType"?, "sizes"?: [..], "theme"?: "light"|"dark"}`.
     pub icons: Option<Vec<Value>>,
+    /// `execution.taskSupport`: whether the tool may run as a task (`None`:
+    /// forbidden, the MCP default).
+    pub task_support: Option<TaskSupport>,
 }
 
 impl McpMeta {
@@ -50,7 +88,13 @@ impl McpMeta {
         *self == McpMeta::default()
     }
 
-    /// Reads `{"title"?, "annotations"?, "outputSchema"?, "icons"?}` (the
+    /// Whether the tool may run as a task (`Forbidden` when unsaid).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support.unwrap_or(TaskSupport::Forbidden)
+    }
+
+    /// Reads `{"title"?, "annotations"?, "outputSchema"?, "icons"?,
+    /// "execution"?: {"taskSupport"?}}` (the
     /// MCP `Tool` field names), checking each field's shape. `what` names the
     /// object in error messages. Errors: `InvalidArgument` naming the field
     /// and what it should be; `InvalidSchema` for an `outputSchema` that does
@@ -59,7 +103,7 @@ impl McpMeta {
         let bad = |why: String| Error::InvalidArgument(format!("{what}{why}"));
         let Value::Object(fields) = value else {
             return Err(bad(
-                " must be a JSON object with \"title\", \"annotations\", \"outputSchema\" or \"icons\"".into(),
+                " must be a JSON object with \"title\", \"annotations\", \"outputSchema\", \"icons\" or \"execution\"".into(),
             ));
         };
         let mut meta = McpMeta::default();
@@ -72,9 +116,10 @@ impl McpMeta {
                 "annotations" => meta.annotations = Some(annotations(v, &bad)?),
                 "outputSchema" => meta.output_schema = Some(v.clone()),
                 "icons" => meta.icons = Some(icons(v, &bad)?),
+                "execution" => meta.task_support = execution(v, &bad)?,
                 other => {
                     return Err(bad(format!(
-                        ": unknown field {other:?} (expected \"title\", \"annotations\", \"outputSchema\" or \"icons\")"
+                        ": unknown field {other:?} (expected \"title\", \"annotations\", \"outputSchema\", \"icons\" or \"execution\")"
                     )))
                 }
             }
@@ -113,6 +158,10 @@ impl McpMeta {
         if let Some(i) = &self.icons {
             tool.insert("icons".into(), Value::Array(i.clone()));
         }
+        if let Some(t) = self.task_support {
+            let execution = serde_json::json!({"taskSupport": t.as_str()});
+            tool.insert("execution".into(), execution);
+        }
     }
 
     /// The MCP fields of a tool as a mounted server listed it (its
@@ -135,6 +184,10 @@ impl McpMeta {
             })
             .cloned();
         meta.icons = tool.get("icons").and_then(|i| icons(i, &ignore).ok());
+        meta.task_support = tool
+            .get("execution")
+            .and_then(|e| execution(e, &ignore).ok())
+            .flatten();
         meta
     }
 }
@@ -164,6 +217,25 @@ fn annotations(value: &Value, bad: &dyn Fn(String) -> Error) -> Result<Map<Strin
         }
     }
     Ok(a.clone())
+}
+
+/// `ToolExecution`: `{"taskSupport"?: "forbidden" | "optional" | "required"}`.
+fn execution(value: &Value, bad: &dyn Fn(String) -> Error) -> Result<Option<TaskSupport>, Error> {
+    let Value::Object(fields) = value else {
+        return Err(bad(".execution must be an object".into()));
+    };
+    let mut support = None;
+    for (key, v) in fields {
+        if key != "taskSupport" {
+            return Err(bad(format!(
+                ".execution: unknown field {key:?} (expected \"taskSupport\")"
+            )));
+        }
+        support = Some(v.as_str().and_then(TaskSupport::parse).ok_or_else(|| {
+            bad(".execution.taskSupport must be \"forbidden\", \"optional\" or \"required\"".into())
+        })?);
+    }
+    Ok(support)
 }
 
 fn icons(value: &Value, bad: &dyn Fn(String) -> Error) -> Result<Vec<Value>, Error> {
@@ -240,11 +312,29 @@ mod tests {
                             "idempotentHint": true, "openWorldHint": false},
             "outputSchema": {"type": "object", "properties": {"sum": {"type": "integer"}}},
             "icons": [{"src": "https://x/i.png", "mimeType": "image/png", "sizes": ["48x48"], "theme": "dark"}],
+            "execution": {"taskSupport": "optional"},
         });
         let meta = McpMeta::from_value(&v, "meta").unwrap();
+        assert_eq!(meta.task_support(), TaskSupport::Optional);
         let mut out = Map::new();
         meta.write_mcp(&mut out);
         assert_eq!(Value::Object(out), v);
+    }
+
+    #[test]
+    fn task_support_is_forbidden_unless_said_as_mcp_defaults_it() {
+        assert_eq!(McpMeta::default().task_support(), TaskSupport::Forbidden);
+        let empty = McpMeta::from_value(&json!({"execution": {}}), "m").unwrap();
+        assert_eq!(empty.task_support(), TaskSupport::Forbidden);
+        for level in [
+            TaskSupport::Forbidden,
+            TaskSupport::Optional,
+            TaskSupport::Required,
+        ] {
+            let v = json!({"execution": {"taskSupport": level.as_str()}});
+            assert_eq!(McpMeta::from_value(&v, "m").unwrap().task_support(), level);
+            assert_eq!(McpMeta::from_listed(&v).task_support(), level);
+        }
     }
 
     #[test]
@@ -268,6 +358,12 @@ mod tests {
                 ".icons[0].theme",
             ),
             (json!({"colour": "red"}), "\"colour\""),
+            (
+                json!({"execution": {"taskSupport": "sometimes"}}),
+                ".execution.taskSupport",
+            ),
+            (json!({"execution": {"ttl": 5}}), "\"ttl\""),
+            (json!({"execution": true}), ".execution"),
             (json!({"outputSchema": {"type": "array"}}), ".outputSchema"),
             (
                 json!({"outputSchema": {"type": "object", "properties": {"a": {"type": 5}}}}),

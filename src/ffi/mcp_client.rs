@@ -243,6 +243,9 @@ fn unsupported() -> Fail {
 /// Calls are forwarded from capstan's MCP thread; the tool callback thread
 /// is not held. When the executor ends a call first (timeout, batch
 /// cancelled, registry closed), `notifications/cancelled` is sent for it.
+/// The mount declares the MCP Tasks extension: a call the server answers
+/// with a task is driven to its end (`tasks/get`, `tasks/cancel` when the
+/// executor ends the call first) and completes as an ordinary call.
 /// The server's `notifications/tools/list_changed` re-lists its tools:
 /// new ones are registered, gone ones unregistered. When the connection dies
 /// (the command exits, or a call finds the HTTP server unreachable), calls

@@ -451,9 +451,14 @@ pub struct capstan_tool_def {
     /// MCP `Tool` fields `"title"` (string), `"annotations"` (`{"title"?,
     /// "readOnlyHint"?, "destructiveHint"?, "idempotentHint"?,
     /// "openWorldHint"?}`, booleans besides the title), `"outputSchema"` (a
-    /// JSON Schema with `"type": "object"`) and `"icons"` (up to 16
-    /// `{"src", "mimeType"?, "sizes"?: ["48x48"], "theme"?: "light"|"dark"}`).
-    /// capstan's MCP server sends them in `tools/list`;
+    /// JSON Schema with `"type": "object"`), `"icons"` (up to 16
+    /// `{"src", "mimeType"?, "sizes"?: ["48x48"], "theme"?: "light"|"dark"}`)
+    /// and `"execution"` (`{"taskSupport": "forbidden"|"optional"|"required"}`,
+    /// absent = forbidden: whether capstan's MCP server may run the tool as
+    /// an MCP task for a client that declares the Tasks extension
+    /// `io.modelcontextprotocol/tasks`; "required" refuses a client that does
+    /// not, with -32021). capstan's MCP server sends them in `tools/list`
+    /// (all but `"execution"`, which rmcp 3.11's tool list cannot carry);
     /// `capstan_registry_tools_json` gives them in `CAPSTAN_FORMAT_MCP` and
     /// as `"mcp"` in `CAPSTAN_FORMAT_DESCRIBE`. With an `outputSchema`, a
     /// successful result with structured content (a `CAPSTAN_CONTENT_PARTS`

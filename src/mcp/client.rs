@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientConfig, PaginatedRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientConfig, PaginatedRequestParams,
     SubscriptionFilter,
 };
 use rmcp::service::{ClientServiceExt, NotificationContext, RoleClient, RunningService};
@@ -330,6 +330,29 @@ async fn stop_wanted(call: &Call, shutdown: &mut watch::Receiver<bool>) -> &'sta
     }
 }
 
+/// Completes `call` with a server's `CallToolResult` (a plain answer, or
+/// the result of its task).
+fn finish(session: &Session, call: &Call, result: CallToolResult) {
+    // Bounded again here (over stdio and server-sent events it was
+    // before rmcp read it; a plain JSON body over HTTP is read by
+    // rmcp itself): what the call keeps is bounded either way.
+    let raw = serde_json::to_string(&result).unwrap_or_default();
+    drop(result);
+    let raw = super::bounds::bound_tool_result(&raw, session.result_bytes()).unwrap_or(raw);
+    let value: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    drop(raw);
+    let text = render_result(&value);
+    let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
+    let problem = super::meta::structured_problem(&session.registry, call, &value);
+    let _ = match (crate::parts::from_call_tool_result(&value), problem) {
+        _ if is_error => call.fail(text),
+        (_, Some(why)) => call.fail(format!("{}: {why}", session.describe())),
+        // Images, audio and resources stay parts (#30).
+        (Some(parts), None) => call.complete_parts(parts),
+        (None, None) => call.complete_text(text),
+    };
+}
+
 async fn forward(
     session: Arc<Session>,
     peer: Peer<RoleClient>,
@@ -359,29 +382,19 @@ async fn forward(
         }
     };
     match answer {
-        Ok(CallToolResponse::Complete(result)) => {
-            // Bounded again here (over stdio and server-sent events it was
-            // before rmcp read it; a plain JSON body over HTTP is read by
-            // rmcp itself): what the call keeps is bounded either way.
-            let raw = serde_json::to_string(&result).unwrap_or_default();
-            drop(result);
-            let raw = super::bounds::bound_tool_result(&raw, session.result_bytes()).unwrap_or(raw);
-            let value: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
-            drop(raw);
-            let text = render_result(&value);
-            let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
-            let problem = super::meta::structured_problem(&session.registry, &call, &value);
-            let _ = match (crate::parts::from_call_tool_result(&value), problem) {
-                _ if is_error => call.fail(text),
-                (_, Some(why)) => call.fail(format!("{}: {why}", session.describe())),
-                // Images, audio and resources stay parts (#30).
-                (Some(parts), None) => call.complete_parts(parts),
-                (None, None) => call.complete_text(text),
-            };
+        Ok(CallToolResponse::Complete(result)) => finish(&session, &call, result),
+        Ok(CallToolResponse::Task(created)) => {
+            let stop = stop_wanted(&call, &mut shutdown);
+            match super::remote_tasks::drive(&peer, created, stop).await {
+                Ok(result) => finish(&session, &call, result),
+                Err(why) => {
+                    let _ = call.fail(format!("{}: {why}", session.describe()));
+                }
+            }
         }
         Ok(_) => {
             let _ = call.fail(format!(
-                "{} answered tool {remote:?} with a task or an input request, which capstan does not support",
+                "{} answered tool {remote:?} with an input request, which capstan does not support",
                 session.describe()
             ));
         }
@@ -510,6 +523,14 @@ impl ClientHandler for Listener {
                 info.protocol_version = version;
             }
         }
+        // A server may answer with a task: capstan drives it (`remote_tasks`).
+        info.capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(
+                rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                Default::default(),
+            );
         info
     }
 

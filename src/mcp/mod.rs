@@ -9,6 +9,8 @@ pub mod fuzz;
 mod meta;
 mod owed;
 mod progress;
+mod remote_tasks;
 pub mod server;
 mod sessions;
+mod tasks;
 mod wire;

@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
+    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -39,6 +40,7 @@ use crate::error::Error;
 use crate::exec::{self, ExecOptions, Sink};
 use crate::providers::{export_tools, format_results, ExportOptions, Format};
 use crate::registry::Registry;
+use crate::tool_meta::TaskSupport;
 
 /// Default bound on a POST body.
 pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -95,6 +97,12 @@ pub struct ServerOptions {
     /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to
     /// its `tools/list` entry, each replacing what the tool carries (`McpMeta`).
     pub tools_meta: Map<String, Value>,
+    /// Tasks (`super::tasks`) kept at once, running or ended; a call that
+    /// would make one more gets an error (0: `DEFAULT_MAX_TASKS`, 1024).
+    pub max_tasks: usize,
+    /// How long an ended task's result stays readable with `tasks/get`
+    /// (0: `DEFAULT_TASK_KEEP_MS`, 5 minutes).
+    pub task_keep_ms: u32,
 }
 
 impl Default for ServerOptions {
@@ -113,6 +121,8 @@ impl Default for ServerOptions {
             session_idle_ms: DEFAULT_SESSION_IDLE_MS,
             name: "capstan".into(),
             tools_meta: Map::new(),
+            max_tasks: 0,
+            task_keep_ms: 0,
         }
     }
 }
@@ -159,9 +169,9 @@ impl ServerOptions {
 }
 
 /// Methods of the MCP spec (2025-06-18, and 2026-07-28's `server/discover`
-/// and `subscriptions/listen`) a client may send: a request for one of them
-/// that rmcp cannot read had params of the wrong shape.
-const KNOWN_METHODS: [&str; 15] = [
+/// and `subscriptions/listen`, and the Tasks extension's) a client may send:
+/// a request for one of them that rmcp cannot read had params of the wrong shape.
+const KNOWN_METHODS: [&str; 18] = [
     "initialize",
     "server/discover",
     "subscriptions/listen",
@@ -177,6 +187,9 @@ const KNOWN_METHODS: [&str; 15] = [
     "resources/unsubscribe",
     "logging/setLevel",
     "completion/complete",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// What every session of one server shares.
@@ -193,6 +206,8 @@ struct State {
     stopping: CancellationToken,
     in_flight: AtomicUsize,
     idle: Notify,
+    /// Calls run as tasks (`super::tasks`).
+    tasks: Arc<super::tasks::Tasks>,
 }
 
 /// The rmcp handler: one per session, all sharing `State`.
@@ -280,13 +295,29 @@ impl State {
         // its tools are gone; the call ends cancelled as the executor ends
         // it, not as an unknown tool (`close` marks the registry closed
         // before it drops the tools, hence this order).
-        if self.registry.get(&name).is_none() && !self.registry.is_closed() {
+        let tool = self.registry.get(&name);
+        if tool.is_none() && !self.registry.is_closed() {
             // The spec's answer for an unknown tool: a protocol error (-32602).
             let text = self.registry.shared.unknown_tool_text(&name);
             return Err(ErrorData::invalid_params(text, None));
         }
+        let support = tool.map_or(TaskSupport::Forbidden, |t| t.task_support());
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = CallRequest::new(request_id_text(&context.id), name, arguments);
+        if super::tasks::as_task(support, declared)? {
+            let options = ExecOptions {
+                deadline_ms: self.options.call_timeout_ms,
+                ..ExecOptions::default()
+            };
+            let counted = InFlight::enter(self);
+            return self
+                .tasks
+                .start(&self.registry, call, options, &self.stopping, counted)
+                .map(CallToolResponse::Task);
+        }
         let (tx, rx) = tokio::sync::oneshot::channel::<ToolResult>();
         let tx = Mutex::new(Some((tx, InFlight::enter(self))));
         let sink = Sink::Callback(Box::new(move |_, result| {
@@ -327,14 +358,7 @@ impl State {
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
         }
-        let rendered = format_results(Format::Mcp, std::slice::from_ref(&result));
-        let item = match rendered {
-            Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
-            _ => return Err(ErrorData::internal_error("result rendering failed", None)),
-        };
-        serde_json::from_value::<CallToolResult>(item)
-            .map(CallToolResponse::from)
-            .map_err(|e| ErrorData::internal_error(format!("result rendering: {e}"), None))
+        render(&result).map(CallToolResponse::from)
     }
 
     /// Sends `list_changed` to every client still connected, after each
@@ -381,6 +405,7 @@ impl ServerHandler for Bridge {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -456,12 +481,47 @@ impl ServerHandler for Bridge {
         self.0.tools().ok()?.into_iter().find(|t| t.name == name)
     }
 
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.0.tasks.get(&request.task_id).map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.tasks.cancel(&request.task_id)
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if let Ok(mut peers) = self.0.peers.lock() {
             peers.retain(|peer| !peer.is_transport_closed());
             peers.push(context.peer);
         }
     }
+}
+
+/// A call's result as MCP's `CallToolResult`.
+pub(super) fn render(result: &ToolResult) -> Result<CallToolResult, ErrorData> {
+    let rendered = format_results(Format::Mcp, std::slice::from_ref(result));
+    let item = match rendered {
+        Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
+        _ => return Err(ErrorData::internal_error("result rendering failed", None)),
+    };
+    serde_json::from_value::<CallToolResult>(item)
+        .map_err(|e| ErrorData::internal_error(format!("result rendering: {e}"), None))
 }
 
 /// "Method not found" for a method the modern era removed.
@@ -487,6 +547,10 @@ fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>
         stopping: CancellationToken::new(),
         in_flight: AtomicUsize::new(0),
         idle: Notify::new(),
+        tasks: Arc::new(super::tasks::Tasks::new(
+            options.max_tasks,
+            options.task_keep_ms,
+        )),
     });
     Ok((state, listener))
 }
@@ -730,6 +794,14 @@ fn params_problem(method: &str, params: Option<&Value>) -> String {
                 .is_none_or(|a| a.is_object() || a.is_null()) =>
         {
             "\"arguments\" must be an object".to_owned()
+        }
+        (m, p)
+            if m.starts_with("tasks/")
+                && !p
+                    .and_then(|p| p.get("taskId"))
+                    .is_some_and(Value::is_string) =>
+        {
+            "\"taskId\" must be a string".to_owned()
         }
         _ => "they do not have the shape the MCP spec gives them".to_owned(),
     }

@@ -64,6 +64,11 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// Whether the tool may run as an MCP task (`execution.taskSupport`).
+    pub(crate) fn task_support(&self) -> crate::tool_meta::TaskSupport {
+        self.mcp.task_support()
+    }
+
     pub(super) fn new<H: Runnable>(
         def: ToolDef<H>,
         schema: &Schema,

@@ -1,5 +1,5 @@
 /* MCP metadata on the tool itself (issue #33): capstan_tool_def.mcp_meta
- * carries title, annotations, outputSchema and icons into the MCP and
+ * carries title, annotations, outputSchema, icons and execution.taskSupport into the MCP and
  * describe exports; a result whose structured content fails the
  * outputSchema is a tool error naming the pointer; bad metadata is refused
  * naming the field; a host built before mcp_meta (a smaller struct_size)
@@ -100,6 +100,16 @@ static void test_bad_metadata_is_refused_naming_the_field(void) {
     add(reg, "d", "{\"icons\":[{\"theme\":\"dark\"}]}", 0, CAPSTAN_ERR_INVALID_ARGUMENT);
     capstan_error_message(msg, sizeof msg);
     CHECK_CONTAINS(msg, "def.mcp_meta.icons[0].src must be a string");
+    /* Whether the tool may run as an MCP task (execution.taskSupport). */
+    add(reg, "e", "{\"execution\":{\"taskSupport\":\"sometimes\"}}", 0, CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan_error_message(msg, sizeof msg);
+    CHECK_CONTAINS(msg, "def.mcp_meta.execution.taskSupport must be \"forbidden\", \"optional\" or \"required\"");
+    add(reg, "f", "{\"execution\":{\"taskSupport\":\"optional\"}}", 0, CAPSTAN_OK);
+    char *out = NULL;
+    CHECK_STATUS(capstan_registry_tools_json(reg, CAPSTAN_FORMAT_DESCRIBE, NULL, &out, NULL, NULL, NULL),
+                 CAPSTAN_OK);
+    CHECK_CONTAINS(out, "\"mcp\":{\"execution\":{\"taskSupport\":\"optional\"}}");
+    capstan_string_free(out);
     CHECK_STATUS(capstan_registry_remove_tool(reg, "a", CAPSTAN_NTS), CAPSTAN_ERR_NOT_FOUND);
     capstan_registry_free(reg);
 }

@@ -14,10 +14,14 @@
  *                                    test_tool_with_progress,
  *                                    test_trigger_tool_change,
  *                                    json_schema_2020_12_tool,
- *                                    test_custom_header)
+ *                                    test_custom_header; and for the
+ *                                    Tasks extension: greet,
+ *                                    slow_compute (task optional),
+ *                                    failing_job (task required))
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
- * 300 ms timeout when seconds > 0.25 unless `patient`), cancels() (how many slow
+ * 300 ms timeout when seconds > 0.25 unless `patient`, which may also run as
+ * an MCP task), cancels() (how many slow
  * calls saw their cancellation), guarded(action) (approval required: the
  * approver approves unless action is "delete"), stats() (JSON object, has an
  * outputSchema), grow() / shrink() (register / unregister tool "late"),
@@ -167,6 +171,39 @@ static void multiple_content_types(void *ud, capstan_call *call) {
                 "\"mimeType\":\"application/json\",\"text\":\"{\\\"test\\\":\\\"data\\\",\\\"value\\\":123}\"}}]");
 }
 
+/* The Tasks scenarios' fixtures: greet(name) runs as a plain call;
+ * slow_compute(seconds, label) may run as a task (waits, polling
+ * capstan_call_cancelled); failing_job must run as one and fails after ~1 s. */
+static void greet(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *args = capstan_call_arguments(call, NULL);
+    const char *p = strstr(args, "\"name\":\"");
+    const char *start = p ? p + 8 : "";
+    const char *end = strchr(start, '"');
+    char out[256];
+    snprintf(out, sizeof out, "Hello, %.*s!", end ? (int)(end - start) : 0, start);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+}
+
+static void failing_job(void *ud, capstan_call *call) {
+    (void)ud;
+    for (int i = 0; i < 100 && !capstan_call_cancelled(call); i++) sleep_ms(10);
+    capstan_call_fail(call, "failing_job failed, as it always does", CAPSTAN_NTS);
+}
+
+static capstan_status reg_task_tool(const char *name, const char *desc, const char *params,
+                                    capstan_tool_fn fn, const char *support) {
+    char meta[96];
+    snprintf(meta, sizeof meta, "{\"execution\":{\"taskSupport\":\"%s\"}}", support);
+    capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+    def.name = name;
+    def.description = desc;
+    def.parameters = params;
+    def.callback = fn;
+    def.mcp_meta = meta;
+    return capstan_registry_add_tool(reg, &def);
+}
+
 static capstan_status reg_tool(const char *name, const char *desc, const char *params,
                                capstan_tool_fn fn, uint32_t timeout_ms, uint32_t flags) {
     capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
@@ -257,10 +294,10 @@ int main(int argc, char **argv) {
                     "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
                     "\"required\":[\"seconds\"]}",
                     slow, 300, 0);
-    bad |= reg_tool("patient", "Waits `seconds` unless cancelled.",
-                    "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
-                    "\"required\":[\"seconds\"]}",
-                    slow, 0, 0);
+    bad |= reg_task_tool("patient", "Waits `seconds` unless cancelled (may run as a task).",
+                         "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
+                         "\"required\":[\"seconds\"]}",
+                         slow, "optional");
     bad |= reg_tool("cancels", "How many slow calls saw their cancellation.", NULL,
                     count_cancels, 0, 0);
     bad |= reg_tool("guarded", "Needs the user's approval.",
@@ -306,6 +343,15 @@ int main(int argc, char **argv) {
                         "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
                         "\"string\",\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}",
                         say_ok, 0, 0);
+        bad |= reg_tool("greet", "Says hello to `name`.",
+                        "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}}}",
+                        greet, 0, 0);
+        bad |= reg_task_tool("slow_compute", "Waits `seconds` unless cancelled (may run as a task).",
+                             "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":"
+                             "\"number\"},\"label\":{\"type\":\"string\"}},\"required\":[\"seconds\"]}",
+                             slow, "optional");
+        bad |= reg_task_tool("failing_job", "Fails after about a second (runs as a task only).",
+                             NULL, failing_job, "required");
     }
     if (bad) return fail("register");
     if (capstan_registry_set_approver(reg, approver, NULL, NULL) != CAPSTAN_OK)

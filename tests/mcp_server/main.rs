@@ -30,3 +30,5 @@ mod parts;
 mod progress;
 #[cfg(feature = "mcp")]
 mod sse_flood;
+#[cfg(feature = "mcp")]
+mod tasks;

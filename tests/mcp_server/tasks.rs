@@ -1,0 +1,403 @@
+//! Tools run as MCP tasks (the Tasks extension `io.modelcontextprotocol/tasks`,
+//! issue #33), seen by a raw 2026-07-28 client over HTTP: which calls become
+//! tasks, what `tasks/get` reports, that `tasks/cancel` reaches the tool, and
+//! the bounds (tasks kept, time kept).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use capstan::progress::Progress;
+use capstan::McpMeta;
+
+use crate::helpers::*;
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn support(level: &str) -> McpMeta {
+    McpMeta::from_value(&json!({"execution": {"taskSupport": level}}), "meta").expect("meta")
+}
+
+/// What `maybe` saw: that it started, that it was cancelled.
+#[derive(Default)]
+struct Seen {
+    started: AtomicBool,
+    cancelled: AtomicBool,
+}
+
+/// A registry with `sum` (plain), `maybe` (task optional: returns "done" once
+/// `gate` opens or it is cancelled), `must` (task required: fails) and
+/// `steps` (task optional, reports progress then waits for `gate`).
+fn task_registry(gate: Arc<AtomicBool>, seen: Arc<Seen>) -> Registry {
+    let reg = Registry::default();
+    let ints =
+        json!({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]});
+    reg.register(def("sum", ints.clone(), |call| {
+        let a = call.arguments()["a"].as_i64().unwrap_or(0);
+        call.complete_text((a + 1).to_string()).unwrap();
+    }))
+    .unwrap();
+    let g = gate.clone();
+    reg.register_with_mcp(
+        def("maybe", ints, move |call| {
+            seen.started.store(true, Ordering::SeqCst);
+            let done = eventually(PATIENCE, || g.load(Ordering::SeqCst) || call.is_cancelled());
+            if call.is_cancelled() {
+                seen.cancelled.store(true, Ordering::SeqCst);
+            }
+            let _ = call.complete_text(if done { "done" } else { "stuck" });
+        }),
+        support("optional"),
+    )
+    .unwrap();
+    reg.register_with_mcp(
+        def("must", json!({"type": "object"}), |call| {
+            call.fail("must failed").unwrap();
+        }),
+        support("required"),
+    )
+    .unwrap();
+    reg.register_with_mcp(
+        def("steps", json!({"type": "object"}), move |call| {
+            let first = Progress {
+                progress: 1.0,
+                total: Some(4.0),
+                message: Some("first of four".into()),
+            };
+            call.report_progress(&first).unwrap();
+            eventually(PATIENCE, || gate.load(Ordering::SeqCst));
+            let _ = call.complete_text("stepped");
+        }),
+        support("optional"),
+    )
+    .unwrap();
+    reg
+}
+
+/// One stateless 2026-07-28 request (with its routing headers); `tasks`:
+/// whether it declares the Tasks extension. Returns the JSON-RPC answer.
+fn modern(url: &str, method: &str, mut params: Value, tasks: bool) -> Value {
+    let mut capabilities = json!({});
+    if tasks {
+        capabilities = json!({"extensions": {TASKS: {}}});
+    }
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+    let mut headers = vec![
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = &name {
+        headers.push(("Mcp-Name", name));
+    }
+    let (_, _, answer) = raw_exchange(url, &headers, &body);
+    message(&answer)
+}
+
+fn call_tool(url: &str, name: &str, arguments: Value, tasks: bool) -> Value {
+    modern(
+        url,
+        "tools/call",
+        json!({"name": name, "arguments": arguments}),
+        tasks,
+    )
+}
+
+fn get(url: &str, task_id: &str) -> Value {
+    modern(url, "tasks/get", json!({"taskId": task_id}), true)
+}
+
+/// Polls `tasks/get` until the task is no longer working.
+fn settled(url: &str, task_id: &str) -> Value {
+    let mut last = Value::Null;
+    let done = eventually(PATIENCE, || {
+        last = get(url, task_id);
+        last["result"]["status"] != "working"
+    });
+    assert!(done, "task {task_id} still working: {last}");
+    last["result"].clone()
+}
+
+fn task_id(answer: &Value) -> String {
+    assert_eq!(answer["result"]["resultType"], "task", "{answer}");
+    answer["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no taskId: {answer}"))
+        .to_owned()
+}
+
+#[test]
+fn a_tool_runs_as_a_task_only_if_it_allows_it_and_the_request_declares_the_extension() {
+    let gate = Arc::new(AtomicBool::new(true));
+    let served = task_registry(gate, Arc::default());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let discover = modern(url, "server/discover", json!({}), false);
+    assert!(
+        discover["result"]["capabilities"]["extensions"]
+            .get(TASKS)
+            .is_some(),
+        "{discover}"
+    );
+    // A tool that says nothing about tasks stays a plain call.
+    let plain = call_tool(url, "sum", json!({"a": 1}), true);
+    assert_eq!(plain["result"]["resultType"], "complete", "{plain}");
+    assert_eq!(plain["result"]["content"][0]["text"], "2", "{plain}");
+    // An optional one: a task only for a request that declares the extension.
+    let plain = call_tool(url, "maybe", json!({"a": 1}), false);
+    assert_eq!(plain["result"]["content"][0]["text"], "done", "{plain}");
+    let created = call_tool(url, "maybe", json!({"a": 1}), true);
+    let id = task_id(&created);
+    assert!(created["result"]["ttlMs"].as_u64().is_some(), "{created}");
+    assert!(created["result"].get("result").is_none(), "{created}");
+    let done = settled(url, &id);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "done", "{done}");
+    // A required one: refused without the extension (-32021, naming it);
+    // with it, a tool error is a completed task whose result is an error.
+    let refused = call_tool(url, "must", json!({}), false);
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    assert!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            .get(TASKS)
+            .is_some(),
+        "{refused}"
+    );
+    let id = task_id(&call_tool(url, "must", json!({}), true));
+    let done = settled(url, &id);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("must failed")),
+        "{done}"
+    );
+    // Invalid arguments are the call's result too, as for a plain call.
+    let id = task_id(&call_tool(url, "maybe", json!({"a": "x"}), true));
+    let done = settled(url, &id);
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(server.stop());
+}
+
+#[test]
+fn tasks_methods_need_the_extension_and_a_known_task_id() {
+    let served = task_registry(Arc::new(AtomicBool::new(true)), Arc::default());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let id = task_id(&call_tool(url, "maybe", json!({"a": 1}), true));
+    for method in ["tasks/get", "tasks/cancel"] {
+        let answer = modern(url, method, json!({"taskId": id}), false);
+        assert_eq!(answer["error"]["code"], -32021, "{method}: {answer}");
+        let answer = modern(url, method, json!({"taskId": "no-such-task"}), true);
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("no-such-task")),
+            "{answer}"
+        );
+    }
+    let answer = modern(
+        url,
+        "tasks/update",
+        json!({"taskId": "no-such-task", "inputResponses": {}}),
+        true,
+    );
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    // A known task: responses to no outstanding request are ignored.
+    let answer = modern(
+        url,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"k": {"action": "accept"}}}),
+        true,
+    );
+    assert_eq!(
+        answer["result"],
+        json!({"resultType": "complete"}),
+        "{answer}"
+    );
+    assert!(server.stop());
+}
+
+#[test]
+fn tasks_cancel_cancels_the_call_and_the_tool_sees_it() {
+    let gate = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Seen::default());
+    let served = task_registry(gate, seen.clone());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let id = task_id(&call_tool(url, "maybe", json!({"a": 1}), true));
+    let working = get(url, &id);
+    assert_eq!(working["result"]["status"], "working", "{working}");
+    assert!(eventually(PATIENCE, || seen.started.load(Ordering::SeqCst)));
+    let ack = modern(url, "tasks/cancel", json!({"taskId": id}), true);
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let done = settled(url, &id);
+    assert_eq!(done["status"], "cancelled", "{done}");
+    assert!(done.get("result").is_none(), "{done}");
+    // The tool saw it, and what it returned then is dropped.
+    assert!(seen.cancelled.load(Ordering::SeqCst));
+    // Cancelling an ended task again is acknowledged and changes nothing.
+    let ack = modern(url, "tasks/cancel", json!({"taskId": id}), true);
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    assert_eq!(get(url, &id)["result"]["status"], "cancelled");
+    assert!(server.stop());
+}
+
+#[test]
+fn a_running_task_reports_its_latest_progress_as_its_status_message() {
+    let gate = Arc::new(AtomicBool::new(false));
+    let served = task_registry(gate.clone(), Arc::default());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let id = task_id(&call_tool(url, "steps", json!({}), true));
+    let mut last = Value::Null;
+    let reported = eventually(PATIENCE, || {
+        last = get(url, &id);
+        last["result"]["statusMessage"] == "1/4: first of four"
+    });
+    assert!(reported, "{last}");
+    assert_eq!(last["result"]["status"], "working", "{last}");
+    gate.store(true, Ordering::SeqCst);
+    let done = settled(url, &id);
+    assert_eq!(done["result"]["content"][0]["text"], "stepped", "{done}");
+    assert!(server.stop());
+}
+
+#[test]
+fn a_server_keeps_at_most_max_tasks_and_forgets_ended_ones_after_task_keep_ms() {
+    let gate = Arc::new(AtomicBool::new(false));
+    let served = task_registry(gate.clone(), Arc::default());
+    let options = ServerOptions {
+        max_tasks: 2,
+        task_keep_ms: 300,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let url = server.url();
+    let first = task_id(&call_tool(url, "maybe", json!({"a": 1}), true));
+    let _second = task_id(&call_tool(url, "maybe", json!({"a": 2}), true));
+    let third = call_tool(url, "maybe", json!({"a": 3}), true);
+    assert_eq!(third["error"]["code"], -32603, "{third}");
+    assert!(
+        third["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("too many tasks")),
+        "{third}"
+    );
+    // A plain call is not a task: the cap does not stop it.
+    let plain = call_tool(url, "sum", json!({"a": 1}), true);
+    assert_eq!(plain["result"]["content"][0]["text"], "2", "{plain}");
+    gate.store(true, Ordering::SeqCst);
+    let done = settled(url, &first);
+    assert_eq!(done["status"], "completed", "{done}");
+    // Its time-to-live counts from creation: at least until it is forgotten.
+    assert!(done["ttlMs"].as_u64().is_some_and(|t| t >= 300), "{done}");
+    // Ended tasks are forgotten after task_keep_ms, and make room.
+    let forgotten = eventually(PATIENCE, || get(url, &first)["error"]["code"] == -32602);
+    assert!(forgotten, "{}", get(url, &first));
+    let id = task_id(&call_tool(url, "maybe", json!({"a": 4}), true));
+    assert_eq!(settled(url, &id)["status"], "completed");
+    assert!(server.stop());
+}
+
+#[test]
+fn stopping_the_server_cancels_its_running_tasks() {
+    let seen = Arc::new(Seen::default());
+    let served = task_registry(Arc::new(AtomicBool::new(false)), seen.clone());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let _id = task_id(&call_tool(server.url(), "maybe", json!({"a": 1}), true));
+    assert!(eventually(PATIENCE, || seen.started.load(Ordering::SeqCst)));
+    assert!(server.stop(), "a task was left running");
+    assert!(seen.cancelled.load(Ordering::SeqCst));
+}
+
+/// A served registry whose `hold` must run as a task: a mount that did not
+/// drive tasks could not call it at all.
+fn required_registry(seen: Arc<Seen>, gate: Arc<AtomicBool>) -> Registry {
+    let reg = Registry::default();
+    reg.register_with_mcp(
+        def("hold", json!({"type": "object"}), move |call| {
+            seen.started.store(true, Ordering::SeqCst);
+            eventually(PATIENCE, || {
+                gate.load(Ordering::SeqCst) || call.is_cancelled()
+            });
+            if call.is_cancelled() {
+                seen.cancelled.store(true, Ordering::SeqCst);
+            }
+            let _ = call.complete_text("held");
+        }),
+        support("required"),
+    )
+    .unwrap();
+    reg.register_with_mcp(
+        def("must", json!({"type": "object"}), |call| {
+            call.fail("must failed").unwrap();
+        }),
+        support("required"),
+    )
+    .unwrap();
+    reg
+}
+
+#[test]
+fn a_mount_drives_a_servers_task_and_the_host_sees_an_ordinary_call() {
+    let gate = Arc::new(AtomicBool::new(true));
+    let served = required_registry(Arc::default(), gate);
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    for version in [None, Some("2025-11-25")] {
+        let client = Registry::default();
+        let mut options = mount_options(server.url(), vec![]);
+        options.protocol_version = version.map(str::to_owned);
+        let mount = Mount::connect(&client, options).expect("mount");
+        let r = call(&client, "s_hold", json!({}));
+        assert_eq!(
+            (r.outcome, r.content.as_str()),
+            (Outcome::Ok, "held"),
+            "{version:?}: {r:?}"
+        );
+        // A tool error in the task's result is the call's tool error.
+        let r = call(&client, "s_must", json!({}));
+        assert_eq!(r.outcome, Outcome::ToolError, "{r:?}");
+        assert!(r.content.contains("must failed"), "{r:?}");
+        mount.unmount();
+    }
+    assert!(server.stop());
+}
+
+#[test]
+fn a_mounted_call_that_times_out_cancels_the_servers_task() {
+    let seen = Arc::new(Seen::default());
+    let served = required_registry(seen.clone(), Arc::new(AtomicBool::new(false)));
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let client = Registry::default();
+    let mount = mount(&client, server.url(), vec![]).expect("mount");
+    let options = ExecOptions {
+        deadline_ms: 300,
+        ..ExecOptions::default()
+    };
+    let r = execute(
+        &client,
+        vec![CallRequest::new("c1", "s_hold", json!({}))],
+        &options,
+    )
+    .remove(0);
+    assert_eq!(r.outcome, Outcome::Timeout, "{r:?}");
+    assert!(
+        eventually(PATIENCE, || seen.cancelled.load(Ordering::SeqCst)),
+        "the served tool never saw the cancellation (started: {})",
+        seen.started.load(Ordering::SeqCst)
+    );
+    mount.unmount();
+    assert!(server.stop());
+}
