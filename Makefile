@@ -498,7 +498,7 @@ fmt-check:
 TEST_SUITES := fmt-check suites-check clippy rust-test matrix-check header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test go-module-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
-  windows-test node-test java-test
+  windows-test i686-test cross-check node-test java-test
 
 test:
 	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/test-times.txt setup lib $(TEST_SUITES)
@@ -639,10 +639,19 @@ clean:
 # --- platforms (issue #28) ----------------------------------------------------
 # setup-platforms installs what the suites below need (idempotent): the rustup
 # targets and, on Debian/Ubuntu, mingw-w64, wine64 and gcc-multilib.
-# cross-check: the library type-checks with the default features for the
-#   Apple, Android, ARM Linux and Windows targets, and the static library of
-#   the Apple and Android ones builds (a staticlib needs no linker, so no SDK
-#   or NDK: the default features compile no C).
+# cross-check: the default features cross-build with nothing but rustup
+#   targets (no C is compiled, so no SDK, NDK or cross compiler): `cargo
+#   check` for CROSS_CHECK_TARGETS and the static library (no linker needed)
+#   for CROSS_STATICLIB_TARGETS, unoptimized and without incremental state.
+#   In `make test` the two lists take one target per code path, for the CI
+#   budget (each target compiles the whole dependency tree again: on 2 cores
+#   at load 3, 104 s to check the two, 96 s to build the one): macOS for the
+#   Apple/BSD path (the wake pipe) and Android for bionic and the
+#   Linux-and-Android path (the eventfd) without the Linux-only timer slack,
+#   both aarch64 (c_char unsigned on Android); the static library for iOS,
+#   where a static library is what ships. Windows is built by windows-test
+#   and i686 by i686-test. `make cross-check-all` checks the issue's whole
+#   list: the static library for every Apple, Android and ARM Linux target.
 # windows-test: capstan.dll, its import library and the static library built
 #   with mingw-w64; the C tests, the examples and the header as C++ built
 #   with mingw gcc/g++ and run under Wine (build/windows/wineprefix); the
@@ -652,17 +661,18 @@ clean:
 # i686-test: the library for i686-unknown-linux-gnu, its Rust tests (the
 #   library's own, handles among them, and the executor's) and the C tests
 #   built with gcc -m32.
-CROSS_CHECK_TARGETS := aarch64-unknown-linux-gnu x86_64-pc-windows-gnu
-STATICLIB_TARGETS   := aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-linux-android
+CROSS_CHECK_TARGETS     ?= aarch64-apple-darwin aarch64-linux-android
+CROSS_STATICLIB_TARGETS ?= aarch64-apple-ios
+CROSS_ALL_TARGETS       := aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-linux-android aarch64-unknown-linux-gnu
 WIN_TARGET          := x86_64-pc-windows-gnu
 I686_TARGET         := i686-unknown-linux-gnu
-PLATFORM_TARGETS    := $(sort $(CROSS_CHECK_TARGETS) $(STATICLIB_TARGETS) $(WIN_TARGET) $(I686_TARGET))
+PLATFORM_TARGETS    := $(sort $(CROSS_ALL_TARGETS) $(WIN_TARGET) $(I686_TARGET))
 PLATFORM_APT        := mingw-w64 wine64 gcc-multilib
 # `make setup` (mk/setup.mk) adds the targets of the suites in `make test`.
-SETUP_RUSTUP_TARGETS += $(WIN_TARGET) $(I686_TARGET)
+SETUP_RUSTUP_TARGETS += $(WIN_TARGET) $(I686_TARGET) $(CROSS_CHECK_TARGETS) $(CROSS_STATICLIB_TARGETS)
 SUDO                := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: setup-platforms cross-check windows-lib windows-test i686-lib i686-test i686-rust-test i686-c-test
+.PHONY: setup-platforms cross-check cross-check-all windows-lib windows-test i686-lib i686-test i686-rust-test i686-c-test
 setup-platforms:
 	@set -e; installed="$$(rustup target list --installed)"; \
 	for t in $(PLATFORM_TARGETS); do \
@@ -673,13 +683,18 @@ setup-platforms:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; fi
 	@echo "setup-platforms: rustup targets and $(PLATFORM_APT) present"
 
+# One `cargo check` for all its targets (cargo builds them side by side);
+# `cargo rustc --crate-type` takes one target at a time. A target whose
+# static library is built is not also checked: building it type-checks it.
 cross-check:
-	@set -e; for t in $(CROSS_CHECK_TARGETS); do echo "== cargo check --lib --target $$t"; \
-	  $(CARGO) check --lib --target $$t; done
-	@set -e; for t in $(STATICLIB_TARGETS); do echo "== staticlib for $$t"; \
-	  $(CARGO) rustc --lib --crate-type staticlib --target $$t; \
+	$(if $(CROSS_CHECK_TARGETS),CARGO_INCREMENTAL=0 $(CARGO) check --lib $(addprefix --target ,$(CROSS_CHECK_TARGETS)))
+	@set -e; for t in $(CROSS_STATICLIB_TARGETS); do echo "== static library for $$t (unlinked)"; \
+	  CARGO_INCREMENTAL=0 $(CARGO) rustc --lib --crate-type staticlib --target $$t; \
 	  ls -l target/$$t/debug/libcapstan.a; done
-	@echo "cross-check: $(CROSS_CHECK_TARGETS) check; staticlib built for $(STATICLIB_TARGETS)"
+	@echo "cross-check: checked for $(or $(CROSS_CHECK_TARGETS),no target); static library built for $(or $(CROSS_STATICLIB_TARGETS),no target)"
+
+cross-check-all:
+	+@$(MAKE) --no-print-directory cross-check CROSS_CHECK_TARGETS= CROSS_STATICLIB_TARGETS="$(CROSS_ALL_TARGETS)"
 
 # Windows (x86_64-pc-windows-gnu, mingw-w64) under Wine.
 # windows-lib builds the release DLL (what python-wheel-windows ships);
@@ -766,27 +781,50 @@ windows-test: $(WIN_DLLS) $(patsubst %,$(WIN_BUILD)/bin/%.exe,$(WIN_C_TESTS)) \
 	@echo "windows-test: C tests, examples and the header as C++ pass under Wine"
 
 # Linux i686 (32-bit), natively with gcc-multilib.
-I686_LIBDIR := target/$(I686_TARGET)/release
+# i686-lib builds the release library; i686-test builds and tests the
+# unoptimized one (I686_PROFILE=dev), as windows-test does, in one cargo
+# build with the Rust test programs: the library is then built once, with the
+# features the tests resolve (the dev-dependencies turn on zerocopy's
+# `derive`, which would otherwise rebuild jsonschema and capstan for the
+# tests), and `cargo build --lib` leaves libcapstan.so in $(I686_LIBDIR) for
+# the C tests (`cargo test` alone leaves it only in deps/, where each build
+# overwrites it). No incremental state (CARGO_INCREMENTAL=0): it took 630 MB
+# of disk for nothing a one-off build reuses.
+# `make i686-test I686_PROFILE=release` runs the C tests on the release library.
+I686_PROFILE    ?= release
+I686_LIBDIR      = target/$(I686_TARGET)/$(if $(filter dev,$(I686_PROFILE)),debug,release)
+I686_CARGO      := CARGO_INCREMENTAL=0 $(CARGO)
+# The library's unit tests (handles.rs: a slot reused far past the old 16;
+# exec::batch: the crowded-batch rate that overflowed on 32 bits) and the
+# executor's integration tests; the whole `cargo test` for i686 is
+# `cargo test --target i686-unknown-linux-gnu`.
+I686_RUST_TESTS := --test exec --test submit --test registry_rules
 
 i686-lib:
-	$(CARGO) build --release --lib --target $(I686_TARGET)
+	$(I686_CARGO) build --profile $(I686_PROFILE) --lib --target $(I686_TARGET) $(if $(filter dev,$(I686_PROFILE)),$(I686_RUST_TESTS))
 	@ln -sf libcapstan.so $(I686_LIBDIR)/$(SONAME)
+	@ls -l $(I686_LIBDIR)/libcapstan.so $(I686_LIBDIR)/libcapstan.a
 
-# The library's unit tests (handles.rs: a slot reused far past the old 16)
-# and the executor's integration tests; the whole `cargo test` for i686 is
-# `cargo test --target i686-unknown-linux-gnu`.
 i686-rust-test:
-	$(CARGO) test --target $(I686_TARGET) --lib --test exec --test submit --test registry_rules
+	$(I686_CARGO) test --target $(I686_TARGET) --lib $(I686_RUST_TESTS)
 
 $(BUILD)/i686/c/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h i686-lib
 	@mkdir -p $(dir $@)
 	$(CC) -m32 $(CFLAGS_COMMON) $< -o $@ -L$(I686_LIBDIR) -Wl,-rpath,$(abspath $(I686_LIBDIR)) -lcapstan -pthread
 
+# Every C test, test_unload among them (it dlopens CAPSTAN_LIB).
 i686-c-test: $(addprefix $(BUILD)/i686/c/,$(C_TESTS))
 	@set -e; for t in $(C_TESTS); do echo "== $$t (i686)"; CAPSTAN_LIB=$(abspath $(I686_LIBDIR)/libcapstan.so) $(BUILD)/i686/c/$$t; done
 
-i686-test: i686-rust-test i686-c-test
-	@echo "i686-test: Rust and C tests pass on i686-unknown-linux-gnu"
+# The library and the test programs first, then the Rust tests, then the C
+# tests: one after the other, so that no test competes with a build for the
+# cores (their watchdogs stay far from firing).
+i686-test: I686_PROFILE = dev
+i686-test:
+	+@$(MAKE) --no-print-directory I686_PROFILE=$(I686_PROFILE) i686-lib
+	+@$(MAKE) --no-print-directory I686_PROFILE=$(I686_PROFILE) i686-rust-test
+	+@$(MAKE) --no-print-directory I686_PROFILE=$(I686_PROFILE) i686-c-test
+	@echo "i686-test: Rust and C tests pass on $(I686_TARGET) ($(I686_PROFILE) library)"
 
 # Apple: Capstan.xcframework of the static library for macOS (arm64 and
 # x86_64 in one archive), iOS devices and the iOS simulator (arm64), with
