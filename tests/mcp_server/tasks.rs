@@ -24,6 +24,39 @@ struct Seen {
     cancelled: AtomicBool,
 }
 
+/// Adds `name`, with task support `level`: it notes in `seen` that it
+/// started, answers `text` once `gate` opens (or "stuck" after the test's
+/// patience), or notes and answers its cancellation.
+fn add_gated(
+    reg: &Registry,
+    name: &str,
+    parameters: Value,
+    level: &str,
+    text: &'static str,
+    gate: Arc<AtomicBool>,
+    seen: Arc<Seen>,
+) {
+    let tool = def(name, parameters, move |call| {
+        seen.started.store(true, Ordering::SeqCst);
+        let done = eventually(PATIENCE, || {
+            gate.load(Ordering::SeqCst) || call.is_cancelled()
+        });
+        if call.is_cancelled() {
+            seen.cancelled.store(true, Ordering::SeqCst);
+        }
+        let _ = call.complete_text(if done { text } else { "stuck" });
+    });
+    reg.register_with_mcp(tool, support(level)).unwrap();
+}
+
+/// Adds `must`: task support required, and it fails.
+fn add_must(reg: &Registry) {
+    let tool = def("must", json!({"type": "object"}), |call| {
+        call.fail("must failed").unwrap();
+    });
+    reg.register_with_mcp(tool, support("required")).unwrap();
+}
+
 /// A registry with `sum` (plain), `maybe` (task optional: returns "done" once
 /// `gate` opens or it is cancelled), `must` (task required: fails) and
 /// `steps` (task optional, reports progress then waits for `gate`).
@@ -36,26 +69,8 @@ fn task_registry(gate: Arc<AtomicBool>, seen: Arc<Seen>) -> Registry {
         call.complete_text((a + 1).to_string()).unwrap();
     }))
     .unwrap();
-    let g = gate.clone();
-    reg.register_with_mcp(
-        def("maybe", ints, move |call| {
-            seen.started.store(true, Ordering::SeqCst);
-            let done = eventually(PATIENCE, || g.load(Ordering::SeqCst) || call.is_cancelled());
-            if call.is_cancelled() {
-                seen.cancelled.store(true, Ordering::SeqCst);
-            }
-            let _ = call.complete_text(if done { "done" } else { "stuck" });
-        }),
-        support("optional"),
-    )
-    .unwrap();
-    reg.register_with_mcp(
-        def("must", json!({"type": "object"}), |call| {
-            call.fail("must failed").unwrap();
-        }),
-        support("required"),
-    )
-    .unwrap();
+    add_gated(&reg, "maybe", ints, "optional", "done", gate.clone(), seen);
+    add_must(&reg);
     reg.register_with_mcp(
         def("steps", json!({"type": "object"}), move |call| {
             let first = Progress {
@@ -326,27 +341,16 @@ fn stopping_the_server_cancels_its_running_tasks() {
 /// drive tasks could not call it at all.
 fn required_registry(seen: Arc<Seen>, gate: Arc<AtomicBool>) -> Registry {
     let reg = Registry::default();
-    reg.register_with_mcp(
-        def("hold", json!({"type": "object"}), move |call| {
-            seen.started.store(true, Ordering::SeqCst);
-            eventually(PATIENCE, || {
-                gate.load(Ordering::SeqCst) || call.is_cancelled()
-            });
-            if call.is_cancelled() {
-                seen.cancelled.store(true, Ordering::SeqCst);
-            }
-            let _ = call.complete_text("held");
-        }),
-        support("required"),
-    )
-    .unwrap();
-    reg.register_with_mcp(
-        def("must", json!({"type": "object"}), |call| {
-            call.fail("must failed").unwrap();
-        }),
-        support("required"),
-    )
-    .unwrap();
+    add_gated(
+        &reg,
+        "hold",
+        json!({"type": "object"}),
+        "required",
+        "held",
+        gate,
+        seen,
+    );
+    add_must(&reg);
     reg
 }
 
