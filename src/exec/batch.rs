@@ -54,7 +54,8 @@ pub struct BatchInner {
     pub(crate) registry: Arc<Shared>,
     /// The executor's state of that registry (main-thread queue, approver).
     pub(crate) exec: Arc<ExecState>,
-    slots: Slots,
+    /// One per call, in call order.
+    slots: Vec<Slot>,
     rules: Rules,
     drivers: Drivers,
     ending: Ending,
@@ -64,15 +65,15 @@ pub struct BatchInner {
 
 /// Per call, by index: its request until a thread claims it, its state
 /// while it waits or runs, its result until it is handed over.
-struct Slots {
-    calls: Vec<Mutex<Option<CallRequest>>>,
-    /// Collected results (`Sink::Collect`).
-    results: Vec<Mutex<Option<ToolResult>>>,
-    /// Set once call `i`'s result was handed to the sink: what a driver
+struct Slot {
+    call: Mutex<Option<CallRequest>>,
+    /// The collected result (`Sink::Collect`).
+    result: Mutex<Option<ToolResult>>,
+    /// Set once the call's result was handed to the sink: what a driver
     /// waiting for one call it sent elsewhere (a main thread, the pool) waits for.
-    delivered: Vec<AtomicBool>,
-    cells: Vec<OnceLock<Weak<CallCell>>>,
-    approvals: Vec<OnceLock<Weak<ApprovalCell>>>,
+    delivered: AtomicBool,
+    cell: OnceLock<Weak<CallCell>>,
+    approval: OnceLock<Weak<ApprovalCell>>,
 }
 
 /// What the batch's options say about its calls.
@@ -173,13 +174,18 @@ impl BatchInner {
         Arc::new(BatchInner {
             registry: registry.shared.clone(),
             exec,
-            slots: Slots {
-                calls: calls.into_iter().map(|c| Mutex::new(Some(c))).collect(),
-                results: (0..n).map(|_| Mutex::new(None)).collect(),
-                delivered: (0..n).map(|_| AtomicBool::new(false)).collect(),
-                cells: (0..n).map(|_| OnceLock::new()).collect(),
-                approvals: (0..n).map(|_| OnceLock::new()).collect(),
-            },
+            // One allocation for every call's state (five vectors of one
+            // element each were 4 more allocations and frees for a lone call).
+            slots: calls
+                .into_iter()
+                .map(|c| Slot {
+                    call: Mutex::new(Some(c)),
+                    result: Mutex::new(None),
+                    delivered: AtomicBool::new(false),
+                    cell: OnceLock::new(),
+                    approval: OnceLock::new(),
+                })
+                .collect(),
             rules: Rules {
                 approved: options.approved.clone(),
                 timeout_ms: options.timeout_ms,
@@ -222,7 +228,7 @@ impl BatchInner {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.slots.calls.len()
+        self.slots.len()
     }
 
     pub(crate) fn is_cancelled(&self) -> bool {
@@ -274,7 +280,7 @@ impl BatchInner {
         observer.emit(event(EventKind::Finished, &result, index));
         match &self.delivery.sink {
             Sink::Collect => {
-                if let Some(slot) = self.slots.results.get(index) {
+                if let Some(slot) = self.slots.get(index).map(|s| &s.result) {
                     if let Ok(mut slot) = slot.lock() {
                         *slot = Some(result);
                     }
@@ -288,7 +294,7 @@ impl BatchInner {
                 self.registry.wake.signal();
             }
         }
-        if let Some(flag) = self.slots.delivered.get(index) {
+        if let Some(flag) = self.slots.get(index).map(|s| &s.delivered) {
             flag.store(true, Ordering::SeqCst);
         }
         if self.delivery.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
@@ -305,7 +311,7 @@ impl BatchInner {
 
     /// A batch of no calls is done at once; tell the host so.
     pub(crate) fn finish_if_empty(&self) {
-        if self.slots.calls.is_empty() {
+        if self.slots.is_empty() {
             if let Some(f) = &self.delivery.on_done {
                 self.host_callback(f);
             }
@@ -368,10 +374,10 @@ impl BatchInner {
     /// Takes the collected results, in call order. Only after the batch is done.
     pub(crate) fn take_results(&self) -> Vec<ToolResult> {
         self.slots
-            .results
             .iter()
             .map(|slot| {
-                slot.lock()
+                slot.result
+                    .lock()
                     .ok()
                     .and_then(|mut s| s.take())
                     .unwrap_or_else(|| ToolResult::new("", "", Outcome::Cancelled, "result lost"))
@@ -432,7 +438,7 @@ impl BatchInner {
 
     /// Keeps the approval call `index` waits for, to expire or cancel it.
     pub(crate) fn watch_approval(&self, index: usize, cell: &Arc<ApprovalCell>) {
-        let _ = self.slots.approvals[index].set(Arc::downgrade(cell));
+        let _ = self.slots[index].approval.set(Arc::downgrade(cell));
     }
 
     /// Calls still waiting to start: pool workers join the batch's own
@@ -455,7 +461,7 @@ impl BatchInner {
 
     /// Some call was not yet claimed by any thread.
     pub(crate) fn has_unclaimed(&self) -> bool {
-        self.drivers.next.load(Ordering::SeqCst) < self.slots.calls.len()
+        self.drivers.next.load(Ordering::SeqCst) < self.slots.len()
     }
 
     /// True when calls finish so fast that another worker would only take a
@@ -463,7 +469,7 @@ impl BatchInner {
     /// have been completing at more than one per 20 us per driver. Slow calls
     /// (I/O, sleeps) never look like this, so they get the full limit.
     fn crowded(&self) -> bool {
-        let done = self.slots.calls.len() - self.delivery.remaining.load(Ordering::Relaxed);
+        let done = self.slots.len() - self.delivery.remaining.load(Ordering::Relaxed);
         let driving = self.drivers.driving.load(Ordering::Relaxed);
         if done < 16 || driving <= pool::cores() {
             return false;
@@ -478,7 +484,7 @@ impl BatchInner {
     /// (guided scheduling), so that workers touch neither the same counter nor
     /// neighbouring slots on every call, yet finish together.
     fn claim(&self) -> Option<Range<usize>> {
-        let n = self.slots.calls.len();
+        let n = self.slots.len();
         let mut cur = self.drivers.next.load(Ordering::SeqCst);
         loop {
             if cur >= n {

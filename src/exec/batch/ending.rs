@@ -70,9 +70,8 @@ impl BatchInner {
         self.ending.deadline_passed.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         self.slots
-            .cells
             .iter()
-            .filter_map(|cell| cell.get().and_then(Weak::upgrade))
+            .filter_map(|slot| slot.cell.get().and_then(Weak::upgrade))
             .filter(|cell| cell.begin_expire())
             .collect()
     }
@@ -83,7 +82,7 @@ impl BatchInner {
     pub(crate) fn expire_deadline(&self, expiring: Vec<Arc<CallCell>>) {
         let ms = self.rules.deadline_ms;
         self.expire_waiting_for_pump();
-        for approval in &self.slots.approvals {
+        for approval in self.slots.iter().map(|s| &s.approval) {
             if let Some(cell) = approval.get().and_then(Weak::upgrade) {
                 cell.expire(ms);
             }
@@ -98,10 +97,10 @@ impl BatchInner {
         }
         loop {
             let i = self.drivers.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.slots.calls.len() {
+            if i >= self.slots.len() {
                 break;
             }
-            if let Some(req) = self.slots.calls[i].lock().ok().and_then(|mut c| c.take()) {
+            if let Some(req) = self.slots[i].call.lock().ok().and_then(|mut c| c.take()) {
                 let text = self.late_start_text(&req.name);
                 self.deliver_early(i, &req, Outcome::Timeout, text);
             }
@@ -123,7 +122,7 @@ impl BatchInner {
         self.ending.cancelled.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         self.cancel_waiting_for_pump();
-        for approval in &self.slots.approvals {
+        for approval in self.slots.iter().map(|s| &s.approval) {
             if let Some(cell) = approval.get().and_then(Weak::upgrade) {
                 cell.cancel();
             }
@@ -131,10 +130,10 @@ impl BatchInner {
         // Calls no worker has taken yet: report them now, on this thread.
         loop {
             let i = self.drivers.next.fetch_add(1, Ordering::SeqCst);
-            if i >= self.slots.calls.len() {
+            if i >= self.slots.len() {
                 break;
             }
-            if let Some(req) = self.slots.calls[i].lock().ok().and_then(|mut c| c.take()) {
+            if let Some(req) = self.slots[i].call.lock().ok().and_then(|mut c| c.take()) {
                 let text = "Cancelled before it started.".to_string();
                 self.deliver_early(i, &req, Outcome::Cancelled, text);
             }
@@ -143,7 +142,7 @@ impl BatchInner {
 
     /// Releases every call's handle (see `release_calls`).
     pub(crate) fn release_calls(&self) {
-        for cell in &self.slots.cells {
+        for cell in self.slots.iter().map(|s| &s.cell) {
             if let Some(cell) = cell.get().and_then(Weak::upgrade) {
                 cell.release();
             }
@@ -153,7 +152,7 @@ impl BatchInner {
     /// Cancels the batch and ends every running call as cancelled too.
     pub(crate) fn abort(&self, reason: &str) {
         self.cancel();
-        for cell in &self.slots.cells {
+        for cell in self.slots.iter().map(|s| &s.cell) {
             if let Some(cell) = cell.get().and_then(Weak::upgrade) {
                 cell.cancel(reason);
             }

@@ -60,7 +60,8 @@ impl BatchInner {
         origin: Origin,
         cache: &mut ToolCache,
     ) -> bool {
-        let Some(req) = self.slots.calls[index]
+        let Some(req) = self.slots[index]
+            .call
             .lock()
             .ok()
             .and_then(|mut c| c.take())
@@ -255,7 +256,7 @@ impl BatchInner {
     }
 
     fn result_arrived(&self, index: usize) -> bool {
-        self.slots.delivered[index].load(Ordering::SeqCst)
+        self.slots[index].delivered.load(Ordering::SeqCst)
     }
 
     pub(crate) fn timeout_for(&self, tool: &Tool) -> u32 {

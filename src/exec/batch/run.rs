@@ -154,7 +154,7 @@ pub(crate) fn run_call(
         if driver.is_none() {
             cell.run_off_batch();
         }
-        let _ = batch.slots.cells[index].set(Arc::downgrade(&cell));
+        let _ = batch.slots[index].cell.set(Arc::downgrade(&cell));
         fence(Ordering::SeqCst);
         if batch.is_cancelled() {
             cell.cancel("Cancelled before it started.");
