@@ -18,7 +18,8 @@ fn main() {
 }
 
 /// The server: `add`, `hold` (runs until cancelled, then 300 ms more) and
-/// `close` (closes the registry from another thread). Once `serve_stdio`
+/// `close` (closes the registry from another thread), served from a thread
+/// with a small stack. Once `serve_stdio`
 /// returns, says on stderr how it ended and whether `hold` had finished.
 #[cfg(feature = "mcp")]
 mod child {
@@ -72,7 +73,14 @@ mod child {
             name: "stdio-child".into(),
             ..ServerOptions::default()
         };
-        let result = serve_stdio(&reg, &options);
+        // From a thread with the stack a host may give a blocking FFI call
+        // (Node.js: 128 KB), not this process's 8 MB main thread.
+        let result = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(move || serve_stdio(&reg, &options))
+            .expect("a host thread")
+            .join()
+            .expect("serve_stdio returned");
         eprintln!(
             "REPORT ok={} hold_finished={}",
             result.is_ok(),

@@ -427,7 +427,9 @@ impl ServerHandler for Bridge {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.0.call(request, &context).await
+        // Boxed: rmcp's future for a request is sized for its largest
+        // method, and a call's (with its task path) is by far the largest.
+        Box::pin(self.0.call(request, &context)).await
     }
 
     /// rmcp reads some requests for a known method whose params do not fit
@@ -573,10 +575,31 @@ fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, Error> {
         .map_err(|e| Error::Internal(format!("could not start the MCP runtime: {e}")))
 }
 
+/// The stack of the thread `serve_stdio` serves on.
+const STDIO_STACK_BYTES: usize = 8 * 1024 * 1024;
+
 /// Serves `registry` on this process's stdin/stdout until stdin closes (the
 /// client went away) or the registry is closed (`Registry::close`, from
 /// another thread). Blocks the calling thread.
+///
+/// The server runs on a thread of its own, which this one joins: rmcp
+/// builds each request's future on the stack of the thread that polls it,
+/// and a host's thread may have little stack (Node.js runs a blocking FFI
+/// call on a thread of 128 KB: serving there overflowed it at the second
+/// request). That thread runs no host code (calls run on the pool).
 pub fn serve_stdio(registry: &Registry, options: &ServerOptions) -> Result<(), Error> {
+    let (registry, options) = (registry.clone(), options.clone());
+    let server = std::thread::Builder::new()
+        .name("capstan-mcp-stdio".into())
+        .stack_size(STDIO_STACK_BYTES)
+        .spawn(move || serve_stdio_here(&registry, &options))
+        .map_err(|e| Error::Internal(format!("stdio server thread: {e}")))?;
+    server
+        .join()
+        .unwrap_or_else(|_| Err(Error::Internal("the stdio server panicked".into())))
+}
+
+fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), Error> {
     let (state, listener) = new_state(registry, options)?;
     let rt = runtime(0)?;
     let result = rt.block_on(async {
