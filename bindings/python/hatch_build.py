@@ -4,8 +4,8 @@
 written. It builds the library of the checkout two levels up with `cargo rustc
 --release --lib --crate-type cdylib,staticlib`, the same command as `make lib`
 (only without rlib in its crate types does cargo apply the release profile's
-LTO), so an up-to-date build is reused; cargo honours CARGO_TARGET_DIR (and `build.target-dir`), and the
-library's path is read from cargo's own report of what it built. The library
+LTO), so an up-to-date build is reused; cargo honours CARGO_TARGET_DIR (and
+`build.target-dir`), and the library's path is read from cargo's own report of what it built. The library
 goes into the package as capstan/libcapstan.so (.dylib, .dll), where
 capstan._lib looks first, and the wheel is tagged for this platform
 (py3-none-<platform>: the package calls the library through ctypes, so it works
