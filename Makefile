@@ -28,8 +28,14 @@ all: lib
 
 # The .so carries a SONAME (build.rs); the link of that name lets programs
 # linked against target/release find the library there at run time.
+# `cargo rustc --crate-type cdylib,staticlib`, not `cargo build`: the release
+# profile's fat LTO (Cargo.toml) applies only when every crate type built can
+# take it, and Cargo.toml's list has rlib (for the Rust tests and benches),
+# which cannot: `cargo build --release --lib` ignores the LTO and builds a
+# larger library (README, Sizes). The Python wheel's hook runs the same command.
+LIB_BUILD := rustc --release --lib --crate-type cdylib,staticlib
 lib:
-	$(CARGO) build --release --lib
+	$(CARGO) $(LIB_BUILD)
 	@ln -sf libcapstan.so $(LIBDIR)/$(SONAME)
 
 # --- examples ---------------------------------------------------------------
@@ -355,11 +361,15 @@ uninstall:
 # Also: a DESTDIR install puts every file under DESTDIR, and uninstall removes
 # every file install wrote.
 INSTALL_TEST := $(abspath $(BUILD)/install-test)
+# The installed (stripped) default .so may not grow past this (issue #28; the
+# README's Sizes): 14.3 MB measured with the fat-LTO profile, so a change that
+# adds a megabyte fails here. The issue's goal is 8 MB, not reached yet.
+INSTALL_MAX_SO_BYTES ?= 15000000
 install-test: lib
 	rm -rf $(INSTALL_TEST)
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=/opt/capstan DESTDIR=$(INSTALL_TEST)/stage
-	CC=$(CC) tests/install/run.sh $(INSTALL_TEST) $(CRATE_VERSION) $(SONAME)
+	CC=$(CC) MAX_SO_BYTES=$(INSTALL_MAX_SO_BYTES) tests/install/run.sh $(INSTALL_TEST) $(CRATE_VERSION) $(SONAME)
 	$(MAKE) --no-print-directory uninstall PREFIX=$(INSTALL_TEST)/prefix
 	@left=$$(find $(INSTALL_TEST)/prefix ! -type d); test -z "$$left" || \
 	  { echo "install-test: uninstall left $$left"; exit 1; }
@@ -801,7 +811,9 @@ I686_CARGO      := CARGO_INCREMENTAL=0 $(CARGO)
 I686_RUST_TESTS := --test exec --test submit --test registry_rules
 
 i686-lib:
-	$(I686_CARGO) build --profile $(I686_PROFILE) --lib --target $(I686_TARGET) $(if $(filter dev,$(I686_PROFILE)),$(I686_RUST_TESTS))
+	$(if $(filter dev,$(I686_PROFILE)),\
+	  $(I686_CARGO) build --profile dev --lib --target $(I686_TARGET) $(I686_RUST_TESTS),\
+	  $(I686_CARGO) $(LIB_BUILD) --target $(I686_TARGET))
 	@ln -sf libcapstan.so $(I686_LIBDIR)/$(SONAME)
 	@ls -l $(I686_LIBDIR)/libcapstan.so $(I686_LIBDIR)/libcapstan.a
 
@@ -838,7 +850,7 @@ xcframework:
 	@test "$$(uname -s)" = Darwin || { echo "xcframework: needs macOS with Xcode (xcodebuild, lipo)"; exit 1; }
 	rustup target add aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-apple-ios-sim
 	@set -e; for t in aarch64-apple-darwin x86_64-apple-darwin aarch64-apple-ios aarch64-apple-ios-sim; do \
-	  $(CARGO) build --release --lib --target $$t; done
+	  $(CARGO) rustc --release --lib --crate-type staticlib --target $$t; done
 	rm -rf $(XCF_BUILD) $(BUILD)/Capstan.xcframework
 	mkdir -p $(XCF_BUILD)/headers $(XCF_BUILD)/macos
 	cp include/capstan.h $(XCF_BUILD)/headers/
@@ -869,5 +881,5 @@ android-lib:
 	  clang="$(NDK_BIN)/$$(echo $$t | sed 's/^armv7/armv7a/')$(ANDROID_API)-clang"; \
 	  v=$$(echo $$t | tr a-z- A-Z_); \
 	  env "CARGO_TARGET_$${v}_LINKER=$$clang" "CC_$$(echo $$t | tr - _)=$$clang" "AR_$$(echo $$t | tr - _)=$(NDK_BIN)/llvm-ar" \
-	    $(CARGO) build --release --lib --target $$t; \
+	    $(CARGO) $(LIB_BUILD) --target $$t; \
 	  ls -l target/$$t/release/libcapstan.so target/$$t/release/libcapstan.a; done

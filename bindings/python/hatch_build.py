@@ -1,16 +1,17 @@
 """Wheel build hook: compiles libcapstan with cargo and ships it in the wheel.
 
 `pip install ./bindings/python` (or `pip wheel`) runs this before the wheel is
-written. It builds the library of the checkout two levels up with `cargo build
---release --lib`, the same command as `make lib`, so an up-to-date build is
-reused; cargo honours CARGO_TARGET_DIR (and `build.target-dir`), and the
-library's path is read from cargo's own report of what it built. The library
+written. It builds the library of the checkout two levels up with `cargo rustc
+--release --lib --crate-type cdylib,staticlib`, the same command as `make lib`
+(only without rlib in its crate types does cargo apply the release profile's
+LTO), so an up-to-date build is reused; cargo honours CARGO_TARGET_DIR (and
+`build.target-dir`), and the library's path is read from cargo's own report of what it built. The library
 goes into the package as capstan/libcapstan.so (.dylib, .dll), where
 capstan._lib looks first, and the wheel is tagged for this platform
 (py3-none-<platform>: the package calls the library through ctypes, so it works
 with any Python 3 but only on the platform the library was built for). On
 Linux the copy is stripped (`$STRIP`, default `strip`, when found), as `make
-install` strips it: 7.7 MiB instead of 9.9.
+install` strips it (README, Sizes).
 
 An editable install (`pip install -e`) builds the library too but does not copy
 it: the package then finds it in the checkout's target/release.
@@ -139,9 +140,11 @@ class CargoBuildHook(BuildHookInterface):
         cargo = os.environ.get("CARGO", "cargo")
         command = [
             cargo,
-            "build",
+            "rustc",
             "--release",
             "--lib",
+            "--crate-type",
+            "cdylib,staticlib",
             "--manifest-path",
             str(manifest),
             "--message-format=json-render-diagnostics",

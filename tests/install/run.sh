@@ -40,6 +40,15 @@ grep -q "(SONAME).*\[$soname\]" <<<"$(readelf -d "$libdir/libcapstan.so.$version
   fail "capstan.hpp or capstan_json.hpp is not installed beside capstan.h"
 pass "installed libcapstan.so.$version with SONAME $soname and its links"
 
+# The installed (stripped) shared library of the default build stays within
+# the packaging bound of issue #28 (README, Sizes): a byte count, not a timing.
+# MAX_SO_BYTES comes from the Makefile (INSTALL_MAX_SO_BYTES).
+max_so_bytes=${MAX_SO_BYTES:?MAX_SO_BYTES unset: run through make install-test}
+so_bytes=$(stat -c %s "$libdir/libcapstan.so.$version")
+[ "$so_bytes" -le "$max_so_bytes" ] ||
+  fail "installed libcapstan.so.$version is $so_bytes B, over the bound of $max_so_bytes B (README, Sizes: built by \`make lib\`, with LTO?)"
+pass "installed libcapstan.so.$version is $so_bytes B (bound $max_so_bytes B)"
+
 [ "$(pkg-config --modversion capstan)" = "$version" ] ||
   fail "pkg-config --modversion capstan is $(pkg-config --modversion capstan), Cargo.toml says $version"
 pass "capstan.pc has version $version"
