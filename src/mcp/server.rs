@@ -601,7 +601,20 @@ pub fn serve_stdio(registry: &Registry, options: &ServerOptions) -> Result<(), E
 
 fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), Error> {
     let (state, listener) = new_state(registry, options)?;
-    let rt = runtime(0)?;
+    // `close` marks the registry closed, then reports a change: the server
+    // hears it here instead of looking every few milliseconds (an idle
+    // stdio server wakes for nothing).
+    let closing = Arc::new(Notify::new());
+    let on_change = closing.clone();
+    let close_listener = registry.add_change_listener(Arc::new(move || on_change.notify_one()));
+    let rt = match runtime(0) {
+        Ok(rt) => rt,
+        Err(e) => {
+            registry.remove_change_listener(listener);
+            registry.remove_change_listener(close_listener);
+            return Err(e);
+        }
+    };
     let result = rt.block_on(async {
         tokio::spawn(state.clone().announce_changes());
         // stdin's end is seen here, not only when rmcp's loop ends (which
@@ -618,7 +631,7 @@ fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), 
         let mut stop = Some(service.cancellation_token());
         let closed = async {
             while !state.registry.is_closed() {
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                closing.notified().await;
             }
         };
         let waiting = service.waiting();
@@ -651,6 +664,7 @@ fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), 
         Ok(())
     });
     registry.remove_change_listener(listener);
+    registry.remove_change_listener(close_listener);
     // tokio's stdin read cannot be interrupted: do not wait for it.
     rt.shutdown_background();
     result
