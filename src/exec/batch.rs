@@ -105,7 +105,7 @@ struct Drivers {
     /// The watching thread (the caller of `execute`, a submitted batch's
     /// lead) calls helpers in, or arms the join timer, before its next call
     /// (see `join`); false once it did.
-    caller_watch: AtomicBool,
+    watching: AtomicBool,
     /// When the watching thread began, in nanoseconds after `began` (a
     /// lead starts when a pool thread takes it).
     watch_from_ns: AtomicU64,
@@ -199,7 +199,7 @@ impl BatchInner {
                 workers: options.workers(n).max(1),
                 driving: AtomicUsize::new(0),
                 began: (options.workers(n) > 1).then(Instant::now),
-                caller_watch: AtomicBool::new(false),
+                watching: AtomicBool::new(false),
                 watch_from_ns: AtomicU64::new(0),
             },
             ending: Ending {

@@ -56,7 +56,7 @@ impl BatchInner {
     /// An executed batch: its own thread watches for the moment to call in
     /// helpers (`before_watched_call`) instead of a timer armed now.
     pub(crate) fn watch_from_caller(&self) {
-        self.drivers.caller_watch.store(true, Ordering::Relaxed);
+        self.drivers.watching.store(true, Ordering::Relaxed);
     }
 
     /// A submitted batch no one will wait for: it starts on one pool worker
@@ -64,7 +64,7 @@ impl BatchInner {
     /// known quick, or when calls still wait after `JOIN_AFTER`. A batch of
     /// quick calls then wakes one thread, not one per call up to its limit.
     pub(crate) fn start_on_lead(self: &Arc<Self>) {
-        self.drivers.caller_watch.store(true, Ordering::Relaxed);
+        self.drivers.watching.store(true, Ordering::Relaxed);
         let batch = self.clone();
         pool::spawn(move || {
             if let Some(began) = batch.drivers.began {
@@ -76,16 +76,23 @@ impl BatchInner {
     }
 
     /// Before the watching thread (the caller of `execute`, or a submitted
-    /// batch's `lead`) starts a call of `tool`, while calls are still
-    /// unclaimed: `JOIN_AFTER` after it began, it calls helpers in. Before that,
-    /// a call that may hold the thread (not `quick`: it waits for approval,
-    /// a serial turn or a pump; or its tool is not known quick) has helpers
-    /// called in now by a lead (a submitted batch starts at once), and the
-    /// join timer armed for the rest of `JOIN_AFTER` by a caller. A quick
-    /// tool's call that turns slow holds its siblings until it returns; the
-    /// next one then finds `JOIN_AFTER` passed.
-    pub(super) fn before_watched_call(self: &Arc<Self>, tool: &Tool, quick: bool, lead: bool) {
-        if !self.drivers.caller_watch.load(Ordering::Relaxed) || !self.has_unclaimed() {
+    /// batch's lead; any other `origin` returns at once) starts a call of
+    /// `tool`, while calls are still unclaimed: `JOIN_AFTER` after it began,
+    /// it calls helpers in. Before that, a call that may hold the thread
+    /// (`may_wait`: for approval, a serial turn or a pump; or its tool is not
+    /// known quick) has helpers called in now by a lead (a submitted batch
+    /// starts at once), and the join timer armed for the rest of
+    /// `JOIN_AFTER` by a caller. A quick tool's call that turns slow holds
+    /// its siblings until it returns; the next one then finds `JOIN_AFTER`
+    /// passed.
+    pub(super) fn before_watched_call(
+        self: &Arc<Self>,
+        tool: &Tool,
+        may_wait: bool,
+        origin: Origin,
+    ) {
+        let watcher = matches!(origin, Origin::Caller | Origin::Lead);
+        if !watcher || !self.drivers.watching.load(Ordering::Relaxed) || !self.has_unclaimed() {
             return;
         }
         let Some(began) = self.drivers.began else {
@@ -93,11 +100,13 @@ impl BatchInner {
         };
         let from = Duration::from_nanos(self.drivers.watch_from_ns.load(Ordering::Relaxed));
         let elapsed = began.elapsed().saturating_sub(from);
-        if elapsed >= JOIN_AFTER || (lead && !(quick && tool.stats.is_quick())) {
-            self.drivers.caller_watch.store(false, Ordering::Relaxed);
+        if elapsed < JOIN_AFTER && !may_wait && tool.stats.is_quick() {
+            return;
+        }
+        self.drivers.watching.store(false, Ordering::Relaxed);
+        if elapsed >= JOIN_AFTER || origin == Origin::Lead {
             self.call_helpers();
-        } else if !(quick && tool.stats.is_quick()) {
-            self.drivers.caller_watch.store(false, Ordering::Relaxed);
+        } else {
             self.join_after(JOIN_AFTER - elapsed, false);
         }
     }

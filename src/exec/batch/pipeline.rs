@@ -73,12 +73,10 @@ impl BatchInner {
         };
         let flags = ready.tool.meta.flags;
         let asks = flags.requires_approval() && !self.rules.approved.contains(&ready.id);
-        if matches!(origin, Origin::Caller | Origin::Lead) {
-            // Waiting for the approver, a serial tool's turn or a main
-            // thread's pump may hold this thread however quick the tool is.
-            let may_wait = asks || flags.serial() || flags.main_thread();
-            self.before_watched_call(ready.tool, !may_wait, origin == Origin::Lead);
-        }
+        // Waiting for the approver, a serial tool's turn or a main thread's
+        // pump may hold this thread however quick the tool is.
+        let may_wait = asks || flags.serial() || flags.main_thread();
+        self.before_watched_call(ready.tool, may_wait, origin);
         if asks {
             self.request_approval(ready.pending(self));
             return true;
