@@ -318,14 +318,7 @@ impl State {
                 .start(&self.registry, call, options, &self.stopping, counted)
                 .map(CallToolResponse::Task);
         }
-        let (tx, rx) = tokio::sync::oneshot::channel::<ToolResult>();
-        let tx = Mutex::new(Some((tx, InFlight::enter(self))));
-        let sink = Sink::Callback(Box::new(move |_, result| {
-            if let Some((tx, counted)) = tx.lock().ok().and_then(|mut t| t.take()) {
-                let _ = tx.send(result);
-                drop(counted);
-            }
-        }));
+        let (sink, rx) = one_result(InFlight::enter(self));
         let (progress, forwarder) = super::progress::serve(context).unzip();
         let options = ExecOptions {
             deadline_ms: self.options.call_timeout_ms,
@@ -515,6 +508,23 @@ impl ServerHandler for Bridge {
     }
 }
 
+/// A sink for a batch of one call: its result comes out of the receiver,
+/// and `counted` (the server's count of calls in flight) is dropped when it
+/// is handed over.
+pub(super) fn one_result<C: Send + 'static>(
+    counted: C,
+) -> (Sink, tokio::sync::oneshot::Receiver<ToolResult>) {
+    let (tx, rx) = tokio::sync::oneshot::channel::<ToolResult>();
+    let tx = Mutex::new(Some((tx, counted)));
+    let sink = Sink::Callback(Box::new(move |_, result| {
+        if let Some((tx, counted)) = tx.lock().ok().and_then(|mut t| t.take()) {
+            let _ = tx.send(result);
+            drop(counted);
+        }
+    }));
+    (sink, rx)
+}
+
 /// A call's result as MCP's `CallToolResult`.
 pub(super) fn render(result: &ToolResult) -> Result<CallToolResult, ErrorData> {
     let rendered = format_results(Format::Mcp, std::slice::from_ref(result));
@@ -600,6 +610,7 @@ pub fn serve_stdio(registry: &Registry, options: &ServerOptions) -> Result<(), E
 }
 
 fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), Error> {
+    let rt = runtime(0)?;
     let (state, listener) = new_state(registry, options)?;
     // `close` marks the registry closed, then reports a change: the server
     // hears it here instead of looking every few milliseconds (an idle
@@ -607,14 +618,6 @@ fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), 
     let closing = Arc::new(Notify::new());
     let on_change = closing.clone();
     let close_listener = registry.add_change_listener(Arc::new(move || on_change.notify_one()));
-    let rt = match runtime(0) {
-        Ok(rt) => rt,
-        Err(e) => {
-            registry.remove_change_listener(listener);
-            registry.remove_change_listener(close_listener);
-            return Err(e);
-        }
-    };
     let result = rt.block_on(async {
         tokio::spawn(state.clone().announce_changes());
         // stdin's end is seen here, not only when rmcp's loop ends (which

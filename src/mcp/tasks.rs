@@ -33,15 +33,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolResult, ClientCapabilities, CreateTaskResult, DetailedTask, JsonObject, Task,
-    TaskPayload, TaskStatus,
+    ClientCapabilities, CreateTaskResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus,
 };
 use rmcp::task_manager::current_timestamp;
 use rmcp::ErrorData;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{CallRequest, Outcome, ToolResult};
-use crate::exec::{self, ExecOptions, Sink};
+use crate::call::{CallRequest, Outcome};
+use crate::exec::{self, ExecOptions};
 use crate::progress::{Progress, ProgressListener};
 use crate::registry::Registry;
 use crate::tool_meta::TaskSupport;
@@ -188,14 +187,7 @@ impl Tasks {
                 },
             );
         }
-        let (tx, rx) = tokio::sync::oneshot::channel::<ToolResult>();
-        let tx = Mutex::new(Some((tx, counted)));
-        let sink = Sink::Callback(Box::new(move |_, result| {
-            if let Some((tx, counted)) = tx.lock().ok().and_then(|mut t| t.take()) {
-                let _ = tx.send(result);
-                drop(counted);
-            }
-        }));
+        let (sink, rx) = super::server::one_result(counted);
         // The spec sends no progress notifications for tasks: the latest
         // report is the task's statusMessage instead.
         let this = Arc::downgrade(self);
@@ -228,11 +220,11 @@ impl Tasks {
                         result: to_object(&rendered),
                     },
                     Err(e) => TaskPayload::Failed {
-                        error: error_object(&e),
+                        error: to_object(&e),
                     },
                 },
                 Err(_) => TaskPayload::Failed {
-                    error: error_object(&ErrorData::internal_error(
+                    error: to_object(&ErrorData::internal_error(
                         "the call ended without result",
                         None,
                     )),
@@ -313,15 +305,9 @@ fn duration_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-fn to_object(result: &CallToolResult) -> JsonObject {
-    match serde_json::to_value(result) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-fn error_object(error: &ErrorData) -> JsonObject {
-    match serde_json::to_value(error) {
+/// `value` as a JSON object (empty if it does not serialize as one).
+fn to_object(value: &impl serde::Serialize) -> JsonObject {
+    match serde_json::to_value(value) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => JsonObject::new(),
     }
