@@ -221,22 +221,33 @@ impl Flip {
 fn a_quick_tool_that_turns_slow(runner: Runner) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let flip = Flip::new();
-    flip.make_quick();
-    let round = flip.round(runner, 4, Some(Duration::from_millis(30)));
-    assert_eq!(
-        round.timers_at_first.load(Ordering::SeqCst),
-        0,
-        "a join timer was armed"
-    );
-    assert_eq!(
-        round.started_beside_first.load(Ordering::SeqCst),
-        0,
-        "no helpers before 50 us: no sibling started beside the slow call"
-    );
-    assert_eq!(
-        round.most.load(Ordering::SeqCst),
-        3,
-        "once it returned, helpers were called in: the other three ran at once"
+    // The batch's thread must reach its first call within `JOIN_AFTER` of
+    // the batch's start (or of the lead's) for helpers to stay out; on a
+    // loaded machine it may be preempted longer, and then helpers are
+    // rightly called in. So a few tries: an implementation that fans out a
+    // quick batch at once (or arms a timer for it) fails every one.
+    let mut tries = Vec::new();
+    for _ in 0..10 {
+        flip.make_quick();
+        let round = flip.round(runner, 4, Some(Duration::from_millis(30)));
+        let timers = round.timers_at_first.load(Ordering::SeqCst);
+        let beside = round.started_beside_first.load(Ordering::SeqCst);
+        if beside == 0 {
+            assert_eq!(
+                round.most.load(Ordering::SeqCst),
+                3,
+                "once it returned, helpers were called in: the other three ran at once"
+            );
+        }
+        tries.push((timers, beside));
+        if timers == 0 && beside == 0 {
+            break;
+        }
+    }
+    assert!(
+        tries.last() == Some(&(0, 0)),
+        "every try armed a join timer or started a sibling beside the slow call \
+         before 50 us were up (timers, siblings beside it): {tries:?}"
     );
 
     // The slow call ended the tool's quick streak.
