@@ -1509,6 +1509,46 @@ capstan_status capstan_call_fail(struct capstan_call *call,
                                  size_t len);
 
 /**
+ * What the call's caller gave besides the arguments, and what it can be
+ * asked: a JSON object (NUL-terminated; `*len` as in
+ * `capstan_call_arguments`, and the same lifetime) with `"canAsk"`, the
+ * methods `capstan_call_require_input` may ask this caller for (an array of
+ * `"elicitation/create"`, `"sampling/createMessage"`, `"roots/list"`,
+ * possibly empty), and, in a later round, `"inputResponses"` (the
+ * client's answers by the keys the tool asked with, as the client sent
+ * them: the tool checks them) and `"requestState"` (the tool's own state
+ * from the previous round, as it gave it; capstan checked it came back
+ * untampered). Only an MCP client of protocol 2026-07-28 calling a served
+ * tool (not as a task) can be asked; for every other caller `canAsk` is
+ * empty. NULL if the handle is not live.
+ */
+const char *capstan_call_input(const struct capstan_call *call,
+                               size_t *len);
+
+/**
+ * Completes the call asking its caller for input (MCP 2026-07-28
+ * multi round-trip requests): `requests_json` is a JSON object of requests
+ * by key, each `{"method": "elicitation/create" | "sampling/createMessage"
+ * | "roots/list", "params": {...}}` (the MCP request's params), at most 32;
+ * `state` (NULL = none; `state_len` may be `CAPSTAN_NTS`; at most 64 KiB)
+ * is the tool's own, opaque to the client, which capstan seals (HMAC-SHA256
+ * with a key of the server's) so a tampered one is refused before the tool
+ * runs again. At least one request or a state. The MCP client answers and
+ * calls the tool again: `capstan_call_input` then holds the answers and
+ * the state. Anyone else reading the result (the event hook, stats) sees a
+ * tool error naming what was asked. Same rules as `capstan_call_return`,
+ * except that a refusal leaves the call open for the tool to complete
+ * another way: INVALID_ARGUMENT for requests that are not JSON or break a
+ * rule (the message names the key), UNSUPPORTED when the caller cannot be
+ * asked or lacks a method's capability (`canAsk`), INVALID_UTF8.
+ */
+capstan_status capstan_call_require_input(struct capstan_call *call,
+                                       const char *requests_json,
+                                       size_t len,
+                                       const char *state,
+                                       size_t state_len);
+
+/**
  * Reports the call's progress: `progress` so far, out of `total` (0 =
  * unknown), with `message` (NULL = none; `len` may be `CAPSTAN_NTS`;
  * copied). It reaches the registry's event hook as a

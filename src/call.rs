@@ -203,6 +203,9 @@ pub struct ToolResult {
     /// `content` is then their text (`Parts::text`). Shared, not copied,
     /// when a result is cloned.
     pub parts: Option<std::sync::Arc<Parts>>,
+    /// The tool asked its caller for input instead of answering
+    /// (`Call::require_input`): `content` says what, for anyone else.
+    pub input_required: Option<std::sync::Arc<crate::input::InputRequired>>,
 }
 
 impl ToolResult {
@@ -219,6 +222,7 @@ impl ToolResult {
             outcome,
             duration_us: 0,
             parts: None,
+            input_required: None,
         }
     }
 
@@ -312,6 +316,7 @@ impl ToolResult {
             outcome,
             duration_us,
             parts,
+            input_required: None,
         })
     }
 

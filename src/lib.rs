@@ -9,6 +9,7 @@ pub mod exec;
 pub mod ffi;
 mod handles;
 pub mod history;
+pub mod input;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod observe;

@@ -88,6 +88,8 @@ struct Rules {
     start_inline: bool,
     /// Hears the calls' progress reports.
     on_progress: Option<ProgressListener>,
+    /// The caller's input for the calls (`ExecOptions::input`).
+    input: Option<Arc<crate::input::CallInput>>,
 }
 
 /// Who runs the calls: the threads driving the batch, and what they claim.
@@ -193,6 +195,7 @@ impl BatchInner {
                 strict_nulls: options.strict_nulls,
                 start_inline: options.start_inline,
                 on_progress: options.progress.clone(),
+                input: options.input.clone(),
             },
             drivers: Drivers {
                 next: AtomicUsize::new(0),
@@ -536,6 +539,10 @@ impl Owner for BatchInner {
 
     fn progress_listener(&self) -> Option<&ProgressListener> {
         self.rules.on_progress.as_ref()
+    }
+
+    fn input(&self) -> Option<&Arc<crate::input::CallInput>> {
+        self.rules.input.as_ref()
     }
 }
 

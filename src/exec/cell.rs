@@ -27,6 +27,8 @@ pub(crate) trait Owner: Send + Sync {
     fn registry(&self) -> &Arc<Shared>;
     /// Hears the progress the calls report.
     fn progress_listener(&self) -> Option<&ProgressListener>;
+    /// What the caller gave besides the arguments (`ExecOptions::input`).
+    fn input(&self) -> Option<&Arc<crate::input::CallInput>>;
 }
 
 const RUNNING: u8 = 0;
@@ -226,6 +228,12 @@ impl CallCell {
                 ToolResult::new(self.id(), self.name(), outcome, content)
             }
             Body::Uncapped(content) => ToolResult::new(self.id(), self.name(), outcome, content),
+            Body::InputRequired(asked) => {
+                let mut r =
+                    ToolResult::new(self.id(), self.name(), outcome, asked.describe(self.name()));
+                r.input_required = Some(Arc::new(asked));
+                r
+            }
             Body::Parts(mut parts) => {
                 parts.cap_text(self.max_output_chars);
                 let mut r = ToolResult::new(self.id(), self.name(), outcome, parts.text());
@@ -345,6 +353,8 @@ enum Body {
     /// capstan's own message, not capped: why a tool's parts were refused.
     Uncapped(String),
     Parts(crate::parts::Parts),
+    /// The tool asked its caller for input (`Call::require_input`).
+    InputRequired(crate::input::InputRequired),
 }
 
 /// A call as its tool sees it. Clone it to complete later, from any thread.
@@ -481,6 +491,39 @@ impl Call {
     /// Completes the call as a tool error the model will see (see `complete`).
     pub fn fail(&self, message: impl Into<String>) -> Result<(), Error> {
         let result = self.cell.finish(Outcome::ToolError, message.into());
+        self.cell.release();
+        result
+    }
+
+    /// What the caller gave besides the arguments (an MCP client's answers
+    /// to the previous round's requests, the tool's state from it) and what
+    /// it can be asked; `None` for a caller that gives no input and cannot
+    /// be asked (a provider turn, a task), or once the call has its result.
+    pub fn input(&self) -> Option<Arc<crate::input::CallInput>> {
+        let batch = self.cell.batch.lock().ok().and_then(|b| b.clone())?;
+        batch.input().cloned()
+    }
+
+    /// Ends the call asking its caller for input (`crate::input`): the
+    /// requests by key and the tool's own state, both back in the next
+    /// round's `input`. The caller sees the call ended with them, anyone
+    /// else a tool error saying what was asked. `InvalidArgument` for
+    /// requests that break a rule, `Unsupported` for a method the caller
+    /// cannot answer: the call then stays open (the tool completes it some
+    /// other way). `AlreadyCompleted` once it has its result.
+    pub fn require_input(&self, requests: Value, state: Option<String>) -> Result<(), Error> {
+        if self.cell.is_done() {
+            let e = self.cell.already_completed();
+            self.cell.release();
+            return Err(e);
+        }
+        let input = self.input();
+        let asked =
+            crate::input::InputRequired::check(self.tool(), requests, state, input.as_deref())?;
+        let result = self
+            .cell
+            .settle_from(RUNNING, Outcome::ToolError, Body::InputRequired(asked))
+            .map(drop);
         self.cell.release();
         result
     }

@@ -36,6 +36,9 @@ pub struct ExecOptions {
     pub start_on_wait: bool,
     /// Hears the progress the batch's calls report (`Call::report_progress`).
     pub progress: Option<crate::progress::ProgressListener>,
+    /// What the caller gave besides the arguments, and what it can be asked
+    /// (`Call::input`, `Call::require_input`): an MCP client's answers.
+    pub input: Option<std::sync::Arc<crate::input::CallInput>>,
 }
 
 impl Default for ExecOptions {
@@ -50,6 +53,7 @@ impl Default for ExecOptions {
             start_inline: false,
             start_on_wait: false,
             progress: None,
+            input: None,
         }
     }
 }

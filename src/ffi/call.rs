@@ -149,6 +149,74 @@ pub unsafe extern "C" fn capstan_call_fail(
     })
 }
 
+/// What the call's caller gave besides the arguments, and what it can be
+/// asked: a JSON object (NUL-terminated; `*len` as in
+/// `capstan_call_arguments`, and the same lifetime) with `"canAsk"`, the
+/// methods `capstan_call_require_input` may ask this caller for (an array of
+/// `"elicitation/create"`, `"sampling/createMessage"`, `"roots/list"`,
+/// possibly empty), and, in a later round, `"inputResponses"` (the
+/// client's answers by the keys the tool asked with, as the client sent
+/// them: the tool checks them) and `"requestState"` (the tool's own state
+/// from the previous round, as it gave it; capstan checked it came back
+/// untampered). An MCP client calling a served tool (not as a task) can be
+/// asked what its capabilities declare: a 2026-07-28 client answers in its
+/// next request; a 2025-11-25 session's client is asked by capstan itself
+/// with server-initiated requests (up to 10 rounds a call), so the tool sees
+/// the same rounds either way. For every other caller `canAsk` is empty.
+/// NULL if the handle is not live.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_input(
+    call: *const capstan_call,
+    len: *mut usize,
+) -> *const c_char {
+    guard_value(std::ptr::null(), || {
+        let call = resolve(call)?;
+        let text = call_text(&call, Field::Input)?;
+        write_len(len, text.len() - 1);
+        Ok(text.as_ptr().cast::<c_char>())
+    })
+}
+
+/// Completes the call asking its caller for input (MCP 2026-07-28
+/// multi round-trip requests): `requests_json` is a JSON object of requests
+/// by key, each `{"method": "elicitation/create" | "sampling/createMessage"
+/// | "roots/list", "params": {...}}` (the MCP request's params), at most 32;
+/// `state` (NULL = none; `state_len` may be `CAPSTAN_NTS`; at most 64 KiB)
+/// is the tool's own, opaque to the client, which capstan seals (HMAC-SHA256
+/// with a key of the server's) so a tampered one is refused before the tool
+/// runs again. At least one request or a state. The MCP client answers and
+/// the tool is called again: `capstan_call_input` then holds the answers
+/// and the state. Anyone else reading the result (the event hook, stats) sees a
+/// tool error naming what was asked. Same rules as `capstan_call_return`,
+/// except that a refusal leaves the call open for the tool to complete
+/// another way: INVALID_ARGUMENT for requests that are not JSON or break a
+/// rule (the message names the key), UNSUPPORTED when the caller cannot be
+/// asked or lacks a method's capability (`canAsk`), INVALID_UTF8.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_require_input(
+    call: *mut capstan_call,
+    requests_json: *const c_char,
+    len: usize,
+    state: *const c_char,
+    state_len: usize,
+) -> capstan_status {
+    guard(|| {
+        let call = resolve(call)?;
+        let requests = text(requests_json, len, "requests_json")?;
+        let requests: serde_json::Value = serde_json::from_str(requests).map_err(|e| {
+            Fail::Core(crate::Error::InvalidArgument(format!(
+                "requests_json is not JSON: {e}"
+            )))
+        })?;
+        let state = if state.is_null() {
+            None
+        } else {
+            Some(text(state, state_len, "state")?.to_owned())
+        };
+        Ok(call.require_input(requests, state)?)
+    })
+}
+
 /// Reports the call's progress: `progress` so far, out of `total` (0 =
 /// unknown), with `message` (NULL = none; `len` may be `CAPSTAN_NTS`;
 /// copied). It reaches the registry's event hook as a

@@ -15,6 +15,7 @@ pub(crate) struct LentText {
     id: OnceLock<Box<[u8]>>,
     tool: OnceLock<Box<[u8]>>,
     arguments: OnceLock<Box<[u8]>>,
+    input: OnceLock<Box<[u8]>>,
 }
 
 /// Which text.
@@ -23,6 +24,8 @@ pub(crate) enum Field {
     Id,
     Tool,
     Arguments,
+    /// A call's input (`capstan_call_input`); an approval has none.
+    Input,
 }
 
 fn with_nul(mut bytes: Vec<u8>) -> Box<[u8]> {
@@ -36,6 +39,7 @@ impl LentText {
             Field::Id => &self.id,
             Field::Tool => &self.tool,
             Field::Arguments => &self.arguments,
+            Field::Input => &self.input,
         };
         slot.get_or_init(|| with_nul(make()))
     }
@@ -54,6 +58,9 @@ pub(crate) fn call_text(call: &Call, field: Field) -> Result<&[u8], Fail> {
         Field::Id => call.id().as_bytes().to_vec(),
         Field::Tool => call.tool().as_bytes().to_vec(),
         Field::Arguments => serde_json::to_vec(call.arguments()).unwrap_or_default(),
+        Field::Input => {
+            serde_json::to_vec(&call.input().unwrap_or_default().to_json()).unwrap_or_default()
+        }
     }))
 }
 
@@ -66,7 +73,7 @@ pub(crate) fn approval_text(approval: &Approval, field: Field) -> Result<&[u8], 
         let text = match field {
             Field::Id => approval.id(),
             Field::Tool => approval.tool(),
-            Field::Arguments => approval.arguments_text(),
+            Field::Arguments | Field::Input => approval.arguments_text(),
         };
         text.as_bytes().to_vec()
     }))
