@@ -239,7 +239,7 @@ mcp-server-test: $(MCP_BUILD)/serve_host $(MCP_BUILD)/test_mcp_server $(MCP_BUIL
 	  CAPSTAN_LIB=$(abspath $(LIB)) $(PYTHON) -m pytest -q -p no:cacheprovider \
 	  tests/mcp/test_server_sdk.py tests/mcp/test_server_http_security.py \
 	  tests/mcp/test_server_conformance.py tests/mcp/test_server_python.py \
-	  tests/mcp/test_server_tasks.py tests/mcp/test_server_eras.py
+	  tests/mcp/test_server_tasks.py tests/mcp/test_server_eras.py tests/mcp/test_server_input.py
 
 # The library without feature `mcp`: one build, both tests (the server's and
 # the client's functions answer UNSUPPORTED).

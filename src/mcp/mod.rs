@@ -6,6 +6,7 @@ pub mod client;
 mod era;
 #[doc(hidden)]
 pub mod fuzz;
+mod input;
 mod meta;
 mod owed;
 mod progress;

@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{CallRequest, ToolResult};
+use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::error::Error;
 use crate::exec::{self, ExecOptions, Sink};
 use crate::providers::{export_tools, format_results, ExportOptions, Format};
@@ -206,6 +206,8 @@ struct State {
     idle: Notify,
     /// Calls run as tasks (`super::tasks`).
     tasks: Arc<super::tasks::Tasks>,
+    /// Seals the state of tools that ask for input (`super::input`).
+    codec: rmcp::model::RequestStateCodec,
 }
 
 /// The rmcp handler: one per session, all sharing `State`.
@@ -282,7 +284,7 @@ impl State {
 
     async fn call(
         self: &Arc<Self>,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.stopping.is_cancelled() {
@@ -303,9 +305,22 @@ impl State {
         let declared = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
+        let as_task = super::tasks::as_task(support, declared)?;
+        // A task's tool cannot ask for input (its client is not waiting on
+        // the call). A modern client answers what the tool asks in its next
+        // request; a legacy session's client is asked by capstan itself.
+        let modern = context
+            .meta
+            .protocol_version()
+            .is_some_and(|v| super::era::era_of(v.as_str()) == "modern");
+        let mut input = super::input::call_input(&self.codec, &mut request, context, modern)?;
+        let legacy = !modern && !as_task;
+        if legacy {
+            input = Some(super::input::legacy_input(context));
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = CallRequest::new(request_id_text(&context.id), name, arguments);
-        if super::tasks::as_task(support, declared)? {
+        if as_task {
             let options = ExecOptions {
                 deadline_ms: self.options.call_timeout_ms,
                 ..ExecOptions::default()
@@ -316,17 +331,66 @@ impl State {
                 .start(&self.registry, call, options, &self.stopping, counted)
                 .map(CallToolResponse::Task);
         }
-        let (sink, rx) = one_result(InFlight::enter(self));
         let (progress, forwarder) = super::progress::serve(context).unzip();
-        let options = ExecOptions {
-            deadline_ms: self.options.call_timeout_ms,
-            progress,
-            ..ExecOptions::default()
+        let mut rounds = 0;
+        let result = loop {
+            let options = ExecOptions {
+                deadline_ms: self.options.call_timeout_ms,
+                progress: progress.clone(),
+                input: input.take().map(Arc::new),
+                ..ExecOptions::default()
+            };
+            let can_ask = options.input.as_ref().map(|i| i.can_ask.clone());
+            let result = self.run_round(call.clone(), &options, context).await?;
+            match (&result.input_required, can_ask) {
+                (Some(asked), Some(can_ask))
+                    if legacy && rounds < super::input::MAX_LEGACY_ROUNDS =>
+                {
+                    rounds += 1;
+                    input =
+                        Some(super::input::ask_legacy_client(&context.peer, asked, &can_ask).await);
+                }
+                _ => break result,
+            }
         };
+        if let Some(forwarder) = forwarder {
+            forwarder.finish().await;
+        }
+        if let Some(asked) = &result.input_required {
+            let answer = if legacy {
+                Err(format!(
+                    "{} (asked {} rounds in a row: capstan gave up)",
+                    result.content,
+                    super::input::MAX_LEGACY_ROUNDS + 1
+                ))
+            } else {
+                super::input::input_required(&self.codec, &result.name, asked)
+            };
+            match answer {
+                Ok(answer) => return Ok(CallToolResponse::InputRequired(answer)),
+                Err(why) => {
+                    let failed = ToolResult::new(&result.id, &result.name, Outcome::ToolError, why);
+                    return render(&failed).map(CallToolResponse::from);
+                }
+            }
+        }
+        render(&result).map(CallToolResponse::from)
+    }
+
+    /// Runs one round of a call and waits for its result; the client leaving
+    /// cancels it (no answer is sent then), the server stopping too (its
+    /// result is then the cancellation).
+    async fn run_round(
+        self: &Arc<Self>,
+        call: CallRequest,
+        options: &ExecOptions,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ToolResult, ErrorData> {
+        let (sink, rx) = one_result(InFlight::enter(self));
         let batch = CancelOnDrop(exec::submit(
             &self.registry,
             vec![call],
-            &options,
+            options,
             sink,
             None,
         ));
@@ -344,12 +408,7 @@ impl State {
                 rx.await
             }
         };
-        let result =
-            result.map_err(|_| ErrorData::internal_error("the call ended without result", None))?;
-        if let Some(forwarder) = forwarder {
-            forwarder.finish().await;
-        }
-        render(&result).map(CallToolResponse::from)
+        result.map_err(|_| ErrorData::internal_error("the call ended without result", None))
     }
 
     /// Sends `list_changed` to every client still connected, after each
@@ -588,6 +647,7 @@ fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>
             options.max_tasks,
             options.task_keep_ms,
         )),
+        codec: super::input::new_codec()?,
     });
     Ok((state, listener))
 }

@@ -17,7 +17,9 @@
  *                                    test_custom_header; and for the
  *                                    Tasks extension: greet,
  *                                    slow_compute (task optional),
- *                                    failing_job (task required))
+ *                                    failing_job (task required); and
+ *                                    test_input_required_result_* (tools
+ *                                    that ask the client for input))
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
  * 300 ms timeout when seconds > 0.25 unless `patient`, which may also run as
@@ -191,6 +193,124 @@ static void failing_job(void *ud, capstan_call *call) {
     capstan_call_fail(call, "failing_job failed, as it always does", CAPSTAN_NTS);
 }
 
+/* Tools that ask the client for input (MCP 2026-07-28 multi round-trip
+ * requests: capstan_call_require_input), for the conformance suite's
+ * input-required-result scenarios. capstan_call_input gives compact JSON:
+ * {"inputResponses":{...},"requestState":"...","canAsk":[...]}. */
+#define ELICIT(key, message, prop, type)                                                   \
+    "\"" key "\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"" message    \
+    "\",\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"" prop "\":{\"type\":\"" \
+    type "\"}},\"required\":[\"" prop "\"]}}}"
+#define SAMPLE(key)                                                                        \
+    "\"" key "\":{\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{\"role\":" \
+    "\"user\",\"content\":{\"type\":\"text\",\"text\":\"Generate a greeting\"}}],"          \
+    "\"maxTokens\":50}}"
+#define ROOTS(key) "\"" key "\":{\"method\":\"roots/list\",\"params\":{}}"
+
+/* Whether the client answered `key` in this round. */
+static int answered(const char *input, const char *key) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":{", key);
+    const char *responses = strstr(input, "\"inputResponses\":{");
+    return responses && strstr(responses, pattern) != NULL;
+}
+
+/* Whether the tool's state from the previous round is `state`. */
+static int state_is(const char *input, const char *state) {
+    char pattern[96];
+    snprintf(pattern, sizeof pattern, "\"requestState\":\"%s\"", state);
+    return strstr(input, pattern) != NULL;
+}
+
+static void ask(capstan_call *call, const char *requests, const char *state) {
+    capstan_status st = capstan_call_require_input(call, requests, CAPSTAN_NTS, state, CAPSTAN_NTS);
+    if (st != CAPSTAN_OK) capstan_call_fail(call, capstan_error_message(), CAPSTAN_NTS);
+}
+
+static void ask_name(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    if (!answered(input, "user_name")) {
+        ask(call, "{" ELICIT("user_name", "What is your name?", "name", "string") "}", NULL);
+        return;
+    }
+    const char *p = strstr(strstr(input, "\"user_name\":{"), "\"name\":\"");
+    const char *start = p ? p + 8 : "";
+    const char *end = strchr(start, '"');
+    char out[256];
+    snprintf(out, sizeof out, "Hello, %.*s!", end ? (int)(end - start) : 0, start);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+}
+
+static void ask_sampling(void *ud, capstan_call *call) {
+    (void)ud;
+    if (!answered(capstan_call_input(call, NULL), "greeting"))
+        ask(call, "{" SAMPLE("greeting") "}", NULL);
+    else
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "sampled", CAPSTAN_NTS);
+}
+
+static void ask_roots(void *ud, capstan_call *call) {
+    (void)ud;
+    if (!answered(capstan_call_input(call, NULL), "client_roots"))
+        ask(call, "{" ROOTS("client_roots") "}", NULL);
+    else
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "rooted", CAPSTAN_NTS);
+}
+
+/* Asks to confirm with state `ud`; done once the answer and the state came back. */
+static void ask_confirm(void *ud, capstan_call *call) {
+    const char *input = capstan_call_input(call, NULL);
+    if (answered(input, "confirm") && state_is(input, (const char *)ud))
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "confirmed: state-ok", CAPSTAN_NTS);
+    else
+        ask(call, "{" ELICIT("confirm", "Please confirm", "ok", "boolean") "}", (const char *)ud);
+}
+
+static void ask_twice(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    if (answered(input, "step2") && state_is(input, "round-2"))
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "both steps answered", CAPSTAN_NTS);
+    else if (answered(input, "step1") && state_is(input, "round-1"))
+        ask(call, "{" ELICIT("step2", "Step 2: What is your favorite color?", "color", "string") "}",
+            "round-2");
+    else
+        ask(call, "{" ELICIT("step1", "Step 1: What is your name?", "name", "string") "}",
+            "round-1");
+}
+
+static void ask_all(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    if (answered(input, "user_name") && answered(input, "greeting") &&
+        answered(input, "client_roots") && state_is(input, "multi"))
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "all three answered", CAPSTAN_NTS);
+    else
+        ask(call,
+            "{" ELICIT("user_name", "What is your name?", "name", "string") "," SAMPLE("greeting")
+            "," ROOTS("client_roots") "}",
+            "multi");
+}
+
+/* Asks only what the client declared it can answer (canAsk). */
+static void ask_declared(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    if (strstr(input, "\"inputResponses\"")) {
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "answered", CAPSTAN_NTS);
+        return;
+    }
+    char requests[1024] = "{";
+    if (strstr(input, "\"sampling/createMessage\"")) strcat(requests, SAMPLE("greeting"));
+    if (strstr(input, "\"elicitation/create\"")) {
+        if (requests[1]) strcat(requests, ",");
+        strcat(requests, ELICIT("user_name", "What is your name?", "name", "string"));
+    }
+    strcat(requests, "}");
+    ask(call, requests, NULL);
+}
+
 static capstan_status reg_task_tool(const char *name, const char *desc, const char *params,
                                     capstan_tool_fn fn, const char *support) {
     char meta[96];
@@ -352,6 +472,29 @@ int main(int argc, char **argv) {
                              slow, "optional");
         bad |= reg_task_tool("failing_job", "Fails after about a second (runs as a task only).",
                              NULL, failing_job, "required");
+        bad |= reg_tool("test_input_required_result_elicitation", "Asks for a name.", NULL,
+                        ask_name, 0, 0);
+        bad |= reg_tool("test_input_required_result_sampling", "Asks for a sampled greeting.",
+                        NULL, ask_sampling, 0, 0);
+        bad |= reg_tool("test_input_required_result_list_roots", "Asks for the client's roots.",
+                        NULL, ask_roots, 0, 0);
+        bad |= reg_tool("test_input_required_result_multi_round", "Asks twice.", NULL, ask_twice,
+                        0, 0);
+        bad |= reg_tool("test_input_required_result_multiple_inputs",
+                        "Asks for a name, a greeting and the roots at once.", NULL, ask_all, 0, 0);
+        bad |= reg_tool("test_input_required_result_capabilities",
+                        "Asks only what the client declared.", NULL, ask_declared, 0, 0);
+        {
+            capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+            def.description = "Asks to confirm, with a state of its own.";
+            def.callback = ask_confirm;
+            def.name = "test_input_required_result_request_state";
+            def.user_data = (void *)"confirm-state";
+            bad |= capstan_registry_add_tool(reg, &def);
+            def.name = "test_input_required_result_tampered_state";
+            def.user_data = (void *)"tamper-check";
+            bad |= capstan_registry_add_tool(reg, &def);
+        }
     }
     if (bad) return fail("register");
     if (capstan_registry_set_approver(reg, approver, NULL, NULL) != CAPSTAN_OK)

@@ -19,6 +19,8 @@ mod hostile;
 #[cfg(feature = "mcp")]
 mod http;
 #[cfg(feature = "mcp")]
+mod input;
+#[cfg(feature = "mcp")]
 mod lifecycle;
 #[cfg(feature = "mcp")]
 mod meta;

@@ -1,0 +1,209 @@
+//! The MCP server's side of a tool asking for input (`crate::input`;
+//! MCP 2026-07-28 multi round-trip requests, SEP-2322): what a `tools/call`
+//! brings back (the client's answers, the tool's state, checked intact) and
+//! what the call's result becomes when the tool asked (an
+//! `InputRequiredResult` with the tool's state sealed).
+//!
+//! The state travels through the client, which could change it: capstan
+//! seals it with HMAC-SHA256 (rmcp's `RequestStateCodec`) under a random
+//! key of the server's, bound to the tool's name, good for
+//! `STATE_TTL`. A state that fails the check is refused with -32602 before
+//! the tool runs. The key lives as long as the server: a client that
+//! retries against a restarted server is refused the same way (and starts
+//! over).
+
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, InputRequests, InputRequiredResult, RequestStateCodec, SealOptions,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::input::{CallInput, InputRequired};
+
+/// How long a sealed state stays good: a round whose answer takes longer
+/// (a user away from the elicitation) starts over.
+pub(crate) const STATE_TTL: Duration = Duration::from_secs(3600);
+
+/// A server's sealing key: 32 random bytes.
+pub(crate) fn new_codec() -> Result<RequestStateCodec, Error> {
+    let mut key = Vec::with_capacity(32);
+    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    key.extend_from_slice(uuid::Uuid::new_v4().as_bytes());
+    RequestStateCodec::try_new(key).map_err(|e| Error::Internal(format!("requestState key: {e}")))
+}
+
+/// What the call's tool gets besides its arguments, for a client of the
+/// modern era (`modern`); `None` for a legacy session, which cannot be
+/// asked. The client's answers must each be an object (an `ElicitResult`,
+/// `CreateMessageResult` or `ListRootsResult`) and its `requestState` one
+/// this server sealed for this tool: else -32602 saying which.
+pub(crate) fn call_input(
+    codec: &RequestStateCodec,
+    request: &mut CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    modern: bool,
+) -> Result<Option<CallInput>, ErrorData> {
+    if !modern {
+        return Ok(None);
+    }
+    let responses = match request.input_responses.take() {
+        None => None,
+        Some(responses) => {
+            if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "inputResponses[{key:?}] is not an object (an ElicitResult, \
+                         CreateMessageResult or ListRootsResult)"
+                    ),
+                    None,
+                ));
+            }
+            Some(Value::Object(responses.into_iter().collect()))
+        }
+    };
+    let state =
+        match request.request_state.take() {
+            None => None,
+            Some(sealed) => {
+                // One answer for every way it can fail (rmcp's advice: the
+                // details would help a forger).
+                let opened = codec
+                    .open_with(&sealed, request.name.as_bytes())
+                    .map_err(|_| {
+                        ErrorData::invalid_params(
+                            format!(
+                                "requestState failed its integrity check: it was changed, has \
+                             expired, or is not this server's for tool {:?}; call again \
+                             without it to start over",
+                                request.name
+                            ),
+                            None,
+                        )
+                    })?;
+                Some(String::from_utf8(opened).map_err(|_| {
+                    ErrorData::invalid_params("requestState does not hold text", None)
+                })?)
+            }
+        };
+    Ok(Some(CallInput {
+        responses,
+        state,
+        can_ask: can_ask(context),
+    }))
+}
+
+/// The answer for a call whose tool asked for input: its requests, and its
+/// state sealed for this tool. A request rmcp cannot read as an MCP
+/// request (its params wrong for its method) is a tool error naming it.
+pub(crate) fn input_required(
+    codec: &RequestStateCodec,
+    tool: &str,
+    asked: &InputRequired,
+) -> Result<InputRequiredResult, String> {
+    let requests = if asked.requests.is_empty() {
+        None
+    } else {
+        let mut requests = InputRequests::new();
+        for (key, request) in &asked.requests {
+            let mut request = request.clone();
+            if let Value::Object(r) = &mut request {
+                r.entry("params")
+                    .or_insert_with(|| Value::Object(Default::default()));
+            }
+            let read = serde_json::from_value(request).map_err(|e| {
+                format!("Tool \"{tool}\" asked for input that cannot be sent: request {key:?}: {e}")
+            })?;
+            requests.insert(key.clone(), read);
+        }
+        Some(requests)
+    };
+    let state = asked.state.as_ref().map(|state| {
+        codec.seal_with(
+            state.as_bytes(),
+            &SealOptions::new()
+                .associated_data(tool.as_bytes())
+                .ttl(STATE_TTL),
+        )
+    });
+    Ok(InputRequiredResult::new(requests, state))
+}
+
+/// How many rounds capstan asks a legacy client for a tool, as the SDKs'
+/// own drivers allow a modern one.
+pub(crate) const MAX_LEGACY_ROUNDS: usize = 10;
+
+/// What a tool can ask a legacy (2025-11-25) session's client: capstan asks
+/// it itself, with server-initiated requests, for the methods the client
+/// declared at `initialize`.
+pub(crate) fn legacy_input(context: &RequestContext<RoleServer>) -> CallInput {
+    CallInput {
+        responses: None,
+        state: None,
+        can_ask: can_ask(context),
+    }
+}
+
+/// The methods of `crate::input::METHODS` the request's client declared
+/// the capability of.
+fn can_ask(context: &RequestContext<RoleServer>) -> Vec<&'static str> {
+    let capabilities = context.client_capabilities().unwrap_or_default();
+    crate::input::METHODS
+        .iter()
+        .filter(|(method, _)| match *method {
+            "elicitation/create" => capabilities.elicitation.is_some(),
+            "sampling/createMessage" => capabilities.sampling.is_some(),
+            _ => capabilities.roots.is_some(),
+        })
+        .map(|(method, _)| *method)
+        .collect()
+}
+
+/// Asks a legacy session's client what the tool asked, one server-initiated
+/// request after another, and gives the next round's input: each answer by
+/// its key (an `{"error": ...}` object for a request the client refused or
+/// could not be sent), the tool's state as it gave it (it never left the
+/// server), and what the client can be asked.
+pub(crate) async fn ask_legacy_client(
+    peer: &rmcp::Peer<RoleServer>,
+    asked: &InputRequired,
+    can_ask: &[&'static str],
+) -> CallInput {
+    let mut responses = serde_json::Map::new();
+    for (key, request) in &asked.requests {
+        let mut request = request.clone();
+        if let Value::Object(r) = &mut request {
+            r.entry("params")
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        let answer = match serde_json::from_value::<rmcp::model::InputRequest>(request) {
+            Err(e) => error_answer(format!("capstan could not send request {key:?}: {e}")),
+            Ok(request) => {
+                let request = match request {
+                    rmcp::model::InputRequest::CreateMessage(r) => r.into(),
+                    rmcp::model::InputRequest::Elicitation(r) => r.into(),
+                    rmcp::model::InputRequest::ListRoots(r) => r.into(),
+                    _ => rmcp::model::ServerRequest::PingRequest(Default::default()),
+                };
+                match peer.send_request(request).await {
+                    Ok(result) => serde_json::to_value(result)
+                        .unwrap_or_else(|e| error_answer(format!("unreadable answer: {e}"))),
+                    Err(e) => error_answer(format!("the client did not answer: {e}")),
+                }
+            }
+        };
+        responses.insert(key.clone(), answer);
+    }
+    CallInput {
+        responses: Some(Value::Object(responses)),
+        state: asked.state.clone(),
+        can_ask: can_ask.to_vec(),
+    }
+}
+
+fn error_answer(message: String) -> Value {
+    serde_json::json!({"error": {"code": -32603, "message": message}})
+}

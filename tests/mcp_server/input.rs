@@ -1,0 +1,262 @@
+//! A served tool asks its MCP client for input (MCP 2026-07-28 multi
+//! round-trip requests, SEP-2322; `Call::require_input`), seen by a raw
+//! 2026-07-28 client over HTTP: the InputRequiredResult, the sealed state,
+//! what a tampered state or a malformed answer gets, and the callers that
+//! cannot be asked.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use capstan::Error;
+
+use crate::helpers::*;
+
+const ALL: &[&str] = &["elicitation", "sampling", "roots"];
+
+/// One stateless 2026-07-28 `tools/call` declaring `capabilities` (of
+/// elicitation, sampling, roots), with `extra` params merged in.
+fn call_modern(url: &str, name: &str, capabilities: &[&str], extra: Value) -> Value {
+    let mut declared = serde_json::Map::new();
+    for c in capabilities {
+        declared.insert((*c).into(), json!({}));
+    }
+    let mut params = json!({"name": name, "arguments": {}});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        params[k] = v;
+    }
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": declared,
+    });
+    let body =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}).to_string();
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    let (_, _, answer) = raw_exchange(url, &headers, &body);
+    message(&answer)
+}
+
+/// What `greet` saw in its rounds.
+#[derive(Default)]
+struct Rounds {
+    runs: AtomicUsize,
+    /// The input of its last run, and what `require_input` returned then.
+    input: Mutex<Option<Value>>,
+    refused: Mutex<Option<String>>,
+}
+
+/// `greet` asks for a name (elicitation) with state "round-1", then greets
+/// with the name and the state it got back; `other` asks for the same with
+/// state "other". A refused `require_input` is noted, and the call failed.
+fn input_registry(rounds: Arc<Rounds>) -> Registry {
+    let reg = Registry::default();
+    for (name, state) in [("greet", "round-1"), ("other", "other")] {
+        let rounds = rounds.clone();
+        reg.register(def(name, json!({"type": "object"}), move |call| {
+            rounds.runs.fetch_add(1, Ordering::SeqCst);
+            let input = call.input().map(|i| i.to_json());
+            *rounds.input.lock().unwrap() = input.clone();
+            let input = input.unwrap_or(Value::Null);
+            let answer = &input["inputResponses"]["name"];
+            if answer["action"] == "accept" {
+                let who = answer["content"]["name"].as_str().unwrap_or("?");
+                let state = input["requestState"].as_str().unwrap_or("none");
+                call.complete_text(format!("Hello, {who}! (state {state})"))
+                    .unwrap();
+                return;
+            }
+            let ask = json!({"name": {"method": "elicitation/create", "params": {
+                "message": "What is your name?",
+                "requestedSchema": {"type": "object",
+                    "properties": {"name": {"type": "string"}}, "required": ["name"]}}}});
+            if let Err(e) = call.require_input(ask, Some(state.into())) {
+                assert!(
+                    !call.is_done(),
+                    "a refused require_input left the call open"
+                );
+                *rounds.refused.lock().unwrap() = Some(e.to_string());
+                call.fail(format!("could not ask: {e}")).unwrap();
+            }
+        }))
+        .unwrap();
+    }
+    reg
+}
+
+fn serve(rounds: &Arc<Rounds>) -> (Registry, HttpServer) {
+    let reg = input_registry(rounds.clone());
+    let server = HttpServer::start(&reg, &ServerOptions::default()).unwrap();
+    (reg, server)
+}
+
+#[test]
+fn a_tool_asks_its_client_for_input_and_gets_the_answer_and_its_state_back() {
+    let rounds = Arc::new(Rounds::default());
+    let (_reg, server) = serve(&rounds);
+    let url = server.url();
+
+    let first = call_modern(url, "greet", ALL, json!({}));
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["name"]["method"],
+        "elicitation/create"
+    );
+    assert_eq!(
+        result["inputRequests"]["name"]["params"]["message"],
+        "What is your name?"
+    );
+    assert!(result.get("content").is_none(), "{first}");
+    let sealed = result["requestState"].as_str().expect("a requestState");
+    assert!(
+        !sealed.contains("round-1"),
+        "the state travels sealed, not as the tool gave it: {sealed}"
+    );
+    assert_eq!(
+        rounds.input.lock().unwrap().clone().unwrap(),
+        json!({"canAsk": ["elicitation/create", "sampling/createMessage", "roots/list"]}),
+        "the first round has no answers and no state"
+    );
+
+    let answers = json!({"name": {"action": "accept", "content": {"name": "Ada"}},
+                         "extra": {"action": "accept", "content": {}}});
+    let second = call_modern(
+        url,
+        "greet",
+        ALL,
+        json!({"inputResponses": answers, "requestState": sealed}),
+    );
+    assert_eq!(
+        second["result"]["content"][0]["text"], "Hello, Ada! (state round-1)",
+        "{second}"
+    );
+    assert_ne!(second["result"]["isError"], true, "{second}");
+    let seen = rounds.input.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        seen["inputResponses"], answers,
+        "answers reach the tool as sent"
+    );
+    assert_eq!(seen["requestState"], "round-1");
+}
+
+#[test]
+fn a_changed_or_foreign_state_and_a_malformed_answer_are_refused_before_the_tool_runs() {
+    let rounds = Arc::new(Rounds::default());
+    let (_reg, server) = serve(&rounds);
+    let url = server.url();
+    let first = call_modern(url, "greet", ALL, json!({}));
+    let sealed = first["result"]["requestState"].as_str().unwrap().to_owned();
+    let runs = rounds.runs.load(Ordering::SeqCst);
+
+    let answers = json!({"name": {"action": "accept", "content": {"name": "Eve"}}});
+    let mut tampered = sealed.clone().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    for (tool, state) in [
+        ("greet", tampered.as_str()),
+        ("greet", "round-1"),
+        ("other", sealed.as_str()),
+    ] {
+        let answer = call_modern(
+            url,
+            tool,
+            ALL,
+            json!({"inputResponses": answers, "requestState": state}),
+        );
+        assert_eq!(answer["error"]["code"], -32602, "{tool} {state}: {answer}");
+        let text = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            text.contains("requestState failed its integrity check"),
+            "{text}"
+        );
+    }
+    let answer = call_modern(
+        url,
+        "greet",
+        ALL,
+        json!({"inputResponses": {"name": 12345}}),
+    );
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("inputResponses[\"name\"] is not an object"),
+        "{answer}"
+    );
+    assert_eq!(
+        rounds.runs.load(Ordering::SeqCst),
+        runs,
+        "the tool never ran on a refused round"
+    );
+}
+
+#[test]
+fn a_tool_cannot_ask_what_the_client_did_not_declare_and_the_call_stays_open() {
+    let rounds = Arc::new(Rounds::default());
+    let (_reg, server) = serve(&rounds);
+    let answer = call_modern(server.url(), "greet", &["sampling"], json!({}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let refused = rounds.refused.lock().unwrap().clone().unwrap();
+    assert!(
+        refused.contains("did not declare the \"elicitation\" capability"),
+        "{refused}"
+    );
+    assert_eq!(
+        rounds.input.lock().unwrap().clone().unwrap()["canAsk"],
+        json!(["sampling/createMessage"])
+    );
+}
+
+#[test]
+fn callers_that_cannot_answer_get_unsupported_and_the_tool_completes_another_way() {
+    let rounds = Arc::new(Rounds::default());
+    let reg = input_registry(rounds.clone());
+    // A local call (a provider turn, say): no input, nothing can be asked.
+    let result = call(&reg, "greet", json!({}));
+    assert_eq!(result.outcome, Outcome::ToolError);
+    assert!(result.content.starts_with("could not ask: "), "{result:?}");
+    assert!(result.input_required.is_none());
+    let refused = rounds.refused.lock().unwrap().take().unwrap();
+    assert!(refused.contains("its caller cannot be asked"), "{refused}");
+    assert!(rounds.input.lock().unwrap().is_none());
+
+    // A legacy (2025-11-25) client that declared no elicitation (capstan's
+    // own mount): capstan would ask it itself, but cannot ask this.
+    let server = HttpServer::start(&reg, &ServerOptions::default()).unwrap();
+    let host = Registry::default();
+    let mut options = mount_options(server.url(), vec![]);
+    options.protocol_version = Some("2025-11-25".into());
+    let _mount = Mount::connect(&host, options).unwrap();
+    let result = call(&host, "s_greet", json!({}));
+    assert_eq!(result.outcome, Outcome::ToolError, "{result:?}");
+    assert!(result.content.contains("could not ask"), "{result:?}");
+    let refused = rounds.refused.lock().unwrap().take().unwrap();
+    assert!(
+        refused.contains("did not declare the \"elicitation\" capability"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn require_input_after_the_call_ended_is_already_completed() {
+    let reg = Registry::default();
+    let kept: Arc<Mutex<Option<Call>>> = Arc::default();
+    let k = kept.clone();
+    reg.register(def("twice", json!({"type": "object"}), move |call| {
+        call.complete_text("done").unwrap();
+        *k.lock().unwrap() = Some(call);
+    }))
+    .unwrap();
+    assert_eq!(call(&reg, "twice", json!({})).content, "done");
+    let call = kept.lock().unwrap().take().unwrap();
+    let e = call
+        .require_input(json!({"k": {"method": "roots/list"}}), None)
+        .unwrap_err();
+    assert!(matches!(e, Error::AlreadyCompleted(_)), "{e}");
+}
