@@ -1807,6 +1807,39 @@ capstan_status capstan_registry_check_call(const struct capstan_registry *reg,
                                            size_t *out_len);
 
 /**
+ * Checks every call of a batch without running any, as
+ * `capstan_registry_check_call` checks one, in one crossing: for hosts that
+ * run a batch of tools themselves (a binding's batch of quick tools on the
+ * calling thread).
+ *
+ * `calls_json` is what `capstan_registry_execute` takes: one normalized
+ * call `{"id","name","arguments"}` or an array of them (`id` is not used;
+ * `arguments` an object or a string holding one). `flags`: 0, or
+ * `CAPSTAN_EXEC_STRICT_NULLS`.
+ *
+ * On OK, `*out` (owned by the caller, freed with `capstan_string_free`;
+ * `out_len` may be NULL) is an array with a pair per call, in call order:
+ * - `["ok",{...}]`: the validated arguments, defaults filled in (coerced
+ *   where the registry coerces);
+ * - `["invalid_arguments"|"unknown_tool"|"cancelled","..."]`: the result
+ *   text a batch would give the call, word for word (cancelled: the
+ *   registry was closed).
+ *
+ * Invalid calls count in their tool's stats as `capstan_registry_check_call`
+ * counts them. Approval, timeouts, output caps, stats of the runs and events
+ * are the host's to apply. Fails (outputs untouched) with NULL_PARAMETER,
+ * INVALID_UTF8, INVALID_ARGUMENT (unknown flags), INVALID_CALLS (`calls_json`
+ * is not calls). Any thread, also inside a callback; linear in the calls,
+ * each bounded as in `capstan_registry_check_call` (README, Limits).
+ */
+capstan_status capstan_registry_check_calls(const struct capstan_registry *reg,
+                                            const char *calls_json,
+                                            size_t len,
+                                            uint32_t flags,
+                                            char **out,
+                                            size_t *out_len);
+
+/**
  * Runs calls and blocks until each has its one result. `calls_json` is one
  * normalized call `{"id","name","arguments"}` or an array of them
  * (`arguments` may be an object or a string holding one). On success
