@@ -1518,9 +1518,12 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * client's answers by the keys the tool asked with, as the client sent
  * them: the tool checks them) and `"requestState"` (the tool's own state
  * from the previous round, as it gave it; capstan checked it came back
- * untampered). Only an MCP client of protocol 2026-07-28 calling a served
- * tool (not as a task) can be asked; for every other caller `canAsk` is
- * empty. NULL if the handle is not live.
+ * untampered). An MCP client calling a served tool (not as a task) can be
+ * asked what its capabilities declare: a 2026-07-28 client answers in its
+ * next request; a 2025-11-25 session's client is asked by capstan itself
+ * with server-initiated requests (up to 10 rounds a call), so the tool sees
+ * the same rounds either way. For every other caller `canAsk` is empty.
+ * NULL if the handle is not live.
  */
 const char *capstan_call_input(const struct capstan_call *call,
                                size_t *len);
@@ -1534,8 +1537,8 @@ const char *capstan_call_input(const struct capstan_call *call,
  * is the tool's own, opaque to the client, which capstan seals (HMAC-SHA256
  * with a key of the server's) so a tampered one is refused before the tool
  * runs again. At least one request or a state. The MCP client answers and
- * calls the tool again: `capstan_call_input` then holds the answers and
- * the state. Anyone else reading the result (the event hook, stats) sees a
+ * the tool is called again: `capstan_call_input` then holds the answers
+ * and the state. Anyone else reading the result (the event hook, stats) sees a
  * tool error naming what was asked. Same rules as `capstan_call_return`,
  * except that a refusal leaves the call open for the tool to complete
  * another way: INVALID_ARGUMENT for requests that are not JSON or break a
@@ -1543,10 +1546,10 @@ const char *capstan_call_input(const struct capstan_call *call,
  * asked or lacks a method's capability (`canAsk`), INVALID_UTF8.
  */
 capstan_status capstan_call_require_input(struct capstan_call *call,
-                                       const char *requests_json,
-                                       size_t len,
-                                       const char *state,
-                                       size_t state_len);
+                                          const char *requests_json,
+                                          size_t len,
+                                          const char *state,
+                                          size_t state_len);
 
 /**
  * Reports the call's progress: `progress` so far, out of `total` (0 =
@@ -1845,6 +1848,39 @@ capstan_status capstan_registry_check_call(const struct capstan_registry *reg,
                                            capstan_outcome *outcome,
                                            char **out,
                                            size_t *out_len);
+
+/**
+ * Checks every call of a batch without running any, as
+ * `capstan_registry_check_call` checks one, in one crossing: for hosts that
+ * run a batch of tools themselves (a binding's batch of quick tools on the
+ * calling thread).
+ *
+ * `calls_json` is what `capstan_registry_execute` takes: one normalized
+ * call `{"id","name","arguments"}` or an array of them (`id` is not used;
+ * `arguments` an object or a string holding one). `flags`: 0, or
+ * `CAPSTAN_EXEC_STRICT_NULLS`.
+ *
+ * On OK, `*out` (owned by the caller, freed with `capstan_string_free`;
+ * `out_len` may be NULL) is an array with a pair per call, in call order:
+ * - `["ok",{...}]`: the validated arguments, defaults filled in (coerced
+ *   where the registry coerces);
+ * - `["invalid_arguments"|"unknown_tool"|"cancelled","..."]`: the result
+ *   text a batch would give the call, word for word (cancelled: the
+ *   registry was closed).
+ *
+ * Invalid calls count in their tool's stats as `capstan_registry_check_call`
+ * counts them. Approval, timeouts, output caps, stats of the runs and events
+ * are the host's to apply. Fails (outputs untouched) with NULL_PARAMETER,
+ * INVALID_UTF8, INVALID_ARGUMENT (unknown flags), INVALID_CALLS (`calls_json`
+ * is not calls). Any thread, also inside a callback; linear in the calls,
+ * each bounded as in `capstan_registry_check_call` (README, Limits).
+ */
+capstan_status capstan_registry_check_calls(const struct capstan_registry *reg,
+                                            const char *calls_json,
+                                            size_t len,
+                                            uint32_t flags,
+                                            char **out,
+                                            size_t *out_len);
 
 /**
  * Runs calls and blocks until each has its one result. `calls_json` is one

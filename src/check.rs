@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::call::{Arguments, Outcome};
+use crate::call::{Arguments, CallRequest, Outcome};
 use crate::registry::{Registry, Tool};
 
 /// What checking a call found.
@@ -40,6 +40,51 @@ pub fn check_call(
         Ok(v) => Checked::Valid(v),
         Err(text) => Checked::Answer(Outcome::InvalidArguments, text),
     }
+}
+
+/// Checks every call of a batch as [`check_call`] checks one, in call order
+/// (one crossing for a host that runs a batch of tools itself).
+pub fn check_calls(
+    registry: &Registry,
+    calls: Vec<CallRequest>,
+    strict_nulls: bool,
+) -> Vec<Checked> {
+    calls
+        .into_iter()
+        .map(|c| check_call(registry, &c.name, c.arguments, strict_nulls))
+        .collect()
+}
+
+/// The checked calls as JSON text, an array in call order with a pair per
+/// call: `["ok",{...}]` for a valid call (its arguments, defaults filled in),
+/// `[outcome,"text"]` for one that cannot run (the text a batch would give
+/// it). Pairs, not objects: a host reads them back with less work.
+pub fn checked_list_json(checked: &[Checked]) -> String {
+    let mut out: Vec<u8> = Vec::with_capacity(checked.len() * 40 + 2);
+    out.push(b'[');
+    for (i, c) in checked.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"[\"");
+        let written = match c {
+            Checked::Valid(v) => {
+                out.extend_from_slice(b"ok\",");
+                serde_json::to_writer(&mut out, v)
+            }
+            Checked::Answer(o, text) => {
+                out.extend_from_slice(o.as_str().as_bytes());
+                out.extend_from_slice(b"\",");
+                serde_json::to_writer(&mut out, text)
+            }
+        };
+        // Writing a Value or a str into a Vec cannot fail.
+        debug_assert!(written.is_ok());
+        out.push(b']');
+    }
+    out.push(b']');
+    // serde_json writes UTF-8 (the texts and keys were str).
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// What a call gets when its registry was closed before the call started.

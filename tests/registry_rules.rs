@@ -312,3 +312,40 @@ fn the_wake_fd_never_blocks_a_read_and_is_not_inherited_by_children() {
         Some(libc::EAGAIN)
     );
 }
+
+#[test]
+fn check_calls_answers_each_call_as_check_call_does_in_call_order() {
+    use capstan::check::{check_calls, checked_list_json};
+    let reg = Registry::default();
+    reg.register(def("f")).unwrap();
+    let calls = vec![
+        capstan::CallRequest::new("a", "f", json!({"n": 1})),
+        capstan::CallRequest::new("b", "f", json!({"n": "x"})),
+        capstan::CallRequest::new("c", "g", json!({})),
+        capstan::CallRequest {
+            id: "d".into(),
+            name: "f".into(),
+            arguments: Arguments::Text("{not json".into()),
+        },
+    ];
+    let one_by_one: Vec<Checked> = calls
+        .iter()
+        .map(|c| check_call(&reg, &c.name, c.arguments.clone(), false))
+        .collect();
+    let checked = check_calls(&reg, calls, false);
+    assert_eq!(checked, one_by_one);
+    let list: serde_json::Value = serde_json::from_str(&checked_list_json(&checked)).unwrap();
+    let expected: Vec<serde_json::Value> = one_by_one
+        .iter()
+        .map(|c| match c {
+            Checked::Valid(v) => json!(["ok", v]),
+            Checked::Answer(o, text) => json!([o.as_str(), text]),
+        })
+        .collect();
+    assert_eq!(list, json!(expected));
+    assert_eq!(list[0], json!(["ok", {"n": 1}]));
+    assert_eq!(list[1][0], "invalid_arguments");
+    assert_eq!(list[2][0], "unknown_tool");
+    assert_eq!(list[3][0], "invalid_arguments");
+    assert_eq!(checked_list_json(&[]), "[]");
+}

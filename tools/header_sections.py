@@ -92,7 +92,7 @@ provider's response with capstan_registry_run_turn. Each call gets exactly
 one result; capstan_exec_options shape how they run.""",
      [r"capstan_outcome", r"CAPSTAN_OUTCOME_\w+", r"capstan_result", r"capstan_result_fn",
       r"capstan_exec_options", r"CAPSTAN_EXEC_\w+", r"CAPSTAN_EXEC_OPTIONS_INIT",
-      r"capstan_exec_options_init", r"capstan_registry_check_call",
+      r"capstan_exec_options_init", r"capstan_registry_check_call", r"capstan_registry_check_calls",
       r"capstan_registry_execute", r"capstan_registry_run_turn",
       r"capstan_registry_needs_approval"]),
     ("Batches",

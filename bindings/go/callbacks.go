@@ -11,6 +11,7 @@ import "C"
 import (
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -26,7 +27,7 @@ func value(h C.uintptr_t) (v any) {
 }
 
 //export goToolCall
-func goToolCall(tool C.uintptr_t, call C.uintptr_t, runHere C.int, args *C.char, argsLen C.size_t, id *C.char, idLen C.size_t) {
+func goToolCall(tool C.uintptr_t, call C.uintptr_t, runHere C.int, args *C.char, argsLen C.size_t, id *C.char, idLen C.size_t, answer *C.cg_answer) {
 	if args == nil {
 		return // timed out or cancelled already: capstan has its result
 	}
@@ -38,7 +39,7 @@ func goToolCall(tool C.uintptr_t, call C.uintptr_t, runHere C.int, args *C.char,
 	}
 	// Copied here: they are only valid until the call completes, which a
 	// timeout may do at any moment after.
-	e.start(uintptr(call), int(runHere), C.GoBytes(unsafe.Pointer(args), C.int(argsLen)), C.GoStringN(id, C.int(idLen)))
+	e.start(uintptr(call), int(runHere), C.GoBytes(unsafe.Pointer(args), C.int(argsLen)), C.GoStringN(id, C.int(idLen)), answer)
 }
 
 //export goReleaseHandle
@@ -149,15 +150,16 @@ func poll() {
 
 const runHereMax = 64
 
-var runHereSlots = make(chan struct{}, runHereMax)
+// runHereCount counts the lone calls running on their caller's thread (an
+// atomic add each way, cheaper than a channel's lock).
+var runHereCount atomic.Int32
 
 func acquireRunHere() bool {
-	select {
-	case runHereSlots <- struct{}{}:
-		return true
-	default:
+	if runHereCount.Add(1) > runHereMax {
+		runHereCount.Add(-1)
 		return false
 	}
+	return true
 }
 
-func releaseRunHere() { <-runHereSlots }
+func releaseRunHere() { runHereCount.Add(-1) }

@@ -27,12 +27,18 @@ char *cg_last_error(void) {
 }
 
 /* The arguments and the id go to Go with the call: one crossing instead
- * of three. NULL arguments: the call already ended (timed out, cancelled). */
+ * of three. NULL arguments: the call already ended (timed out, cancelled).
+ * A tool that ran inside the callback may leave its result in `answer`,
+ * completed here after Go returned (no cgo call back out of Go). */
 static void cg_tool_cb(void *user_data, capstan_call *call) {
     size_t args_len = 0, id_len = 0;
     const char *args = capstan_call_arguments(call, &args_len);
     const char *id = args != NULL ? capstan_call_id(call, &id_len) : NULL;
-    goToolCall((uintptr_t)user_data, (uintptr_t)call, cg_run_here, (char *)args, args_len, (char *)id, id_len);
+    cg_answer answer;
+    answer.filled = 0;
+    goToolCall((uintptr_t)user_data, (uintptr_t)call, cg_run_here, (char *)args, args_len, (char *)id, id_len,
+               &answer);
+    if (answer.filled) capstan_call_return(call, answer.kind, answer.text, answer.len);
 }
 
 static void cg_tool_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
@@ -97,8 +103,14 @@ static void cg_one_cb(void *user_data, const capstan_result *r) {
     size_t parts = r->parts_json != NULL ? r->parts_json_len : 0;
     size_t structured = r->structured_json != NULL ? r->structured_json_len : 0;
     size_t n = r->id_len + r->name_len + r->content_len + parts + structured;
-    char *buf = malloc(n > 0 ? n : 1);
-    if (buf == NULL) return; /* o->got stays 0: Go reports it */
+    /* o is Go memory: no pointer into it is stored in it (o->buf stays
+     * NULL for an inline copy). */
+    char *buf = o->inline_buf;
+    if (n > sizeof o->inline_buf) {
+        buf = malloc(n);
+        if (buf == NULL) return; /* o->got stays 0: Go reports it */
+        o->buf = buf;
+    }
     char *p = buf;
     memcpy(p, r->id, r->id_len);
     p += r->id_len;
@@ -109,7 +121,6 @@ static void cg_one_cb(void *user_data, const capstan_result *r) {
     if (parts > 0) memcpy(p, r->parts_json, parts);
     p += parts;
     if (structured > 0) memcpy(p, r->structured_json, structured);
-    o->buf = buf;
     o->index = r->index;
     o->id_len = r->id_len;
     o->name_len = r->name_len;

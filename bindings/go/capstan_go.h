@@ -20,6 +20,18 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
                            const char *parameters, uintptr_t tool, uint32_t timeout_ms,
                            uint32_t max_output_chars, uint32_t flags, const char *mcp_meta, char **err);
 
+/* Room for a tool's answer that the Go side writes for cg_tool_cb to hand to
+ * capstan_call_return once the Go function has returned: no cgo call out of
+ * the callback for a small result. Lives on cg_tool_cb's stack. */
+#define CG_ANSWER_INLINE 1024
+
+typedef struct cg_answer {
+    int filled; /* set by Go: text[0..len) is the result, of this kind */
+    uint32_t kind;
+    size_t len;
+    char text[CG_ANSWER_INLINE];
+} cg_answer;
+
 /* capstan_batch_submit with results to the Go batch `batch` (a cgo.Handle). While
  * it runs, tools started on this thread learn whether they may run on it
  * (`run_here`). On failure *err gets the message. */
@@ -28,16 +40,21 @@ capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, u
                          const char *const *approved, size_t approved_count, uintptr_t batch,
                          int run_here, capstan_batch **out, char **err);
 
-/* One result of cg_execute_one, copied out of capstan: `buf` (malloc'd,
- * free with free) holds the id, name, content, parts and structured
- * content back to back; has_parts/has_structured say whether those two
- * were given. */
+/* Room in cg_one_result for a result's texts: a small result is copied
+ * there (no malloc, and no C.free call back from Go). */
+#define CG_ONE_INLINE 1024
+
+/* One result of cg_execute_one, copied out of capstan: the id, name,
+ * content, parts and structured content back to back, in `inline_buf` when
+ * they fit (`buf` NULL), else in `buf` (malloc'd, free with free);
+ * has_parts / has_structured say whether those two were given. */
 typedef struct cg_one_result {
     char *buf;
     size_t index, id_len, name_len, content_len, parts_len, structured_len;
     int has_parts, has_structured, got;
     uint32_t outcome;
     uint64_t duration_us;
+    char inline_buf[CG_ONE_INLINE];
 } cg_one_result;
 
 /* A lone call of Execute that nothing can cancel, in one cgo call: submitted

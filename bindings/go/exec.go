@@ -333,6 +333,16 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	return b, nil
 }
 
+// oneCall is the memory a lone call hands to cg_execute_one (its calls'
+// JSON, the room its result is copied to), reused: none of it outlives the
+// call, and neither holds a Go pointer.
+type oneCall struct {
+	res  C.cg_one_result
+	body [512]byte
+}
+
+var oneCalls = sync.Pool{New: func() any { return new(oneCall) }}
+
 // executeOne runs a lone call that nothing can cancel while it runs (no
 // timeout, no deadline, a ctx that cannot end, not Sequential) in one cgo
 // call, its tool on this goroutine: no batch, handle or channel, and no
@@ -347,8 +357,9 @@ func (r *Registry) executeOne(calls []Call, opts []ExecOption) (res []Result, do
 		return nil, false, nil
 	}
 	defer releaseRunHere()
-	var buf [256]byte
-	body := appendCalls(buf[:0], calls)
+	oc := oneCalls.Get().(*oneCall)
+	defer oneCalls.Put(oc)
+	body := appendCalls(oc.body[:0], calls)
 	var approved **C.char
 	if len(o.approved) > 0 {
 		approved = cStrings(o.approved)
@@ -357,9 +368,10 @@ func (r *Registry) executeOne(calls []Call, opts []ExecOption) (res []Result, do
 	if err := r.enter("Execute"); err != nil {
 		return nil, true, err
 	}
-	var one C.cg_one_result
+	one := &oc.res
+	one.buf, one.got = nil, 0
 	var msg *C.char
-	st := C.cg_execute_one(r.ptr, bytesPtr(body), C.size_t(len(body)), o.flags, approved, C.size_t(len(o.approved)), &one, &msg)
+	st := C.cg_execute_one(r.ptr, bytesPtr(body), C.size_t(len(body)), o.flags, approved, C.size_t(len(o.approved)), one, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
 		return nil, true, newError("Execute", st, msg)
@@ -367,10 +379,15 @@ func (r *Registry) executeOne(calls []Call, opts []ExecOption) (res []Result, do
 	if one.got == 0 {
 		return nil, true, &Error{Op: "Execute", Status: ErrInternal, Message: "out of memory copying the result"}
 	}
-	// One Go copy of the C buffer; the strings share it.
+	// One Go copy of the copied result; the strings share it.
 	n := one.id_len + one.name_len + one.content_len + one.parts_len + one.structured_len
-	all := C.GoStringN(one.buf, C.int(n))
-	C.free(unsafe.Pointer(one.buf))
+	var all string
+	if one.buf == nil {
+		all = C.GoStringN(&one.inline_buf[0], C.int(n))
+	} else {
+		all = C.GoStringN(one.buf, C.int(n))
+		C.free(unsafe.Pointer(one.buf))
+	}
 	at := 0
 	next := func(l C.size_t) string {
 		part := all[at : at+int(l)]

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -450,4 +451,49 @@ func TestCloseGivesUpOnAToolThatIgnoresItsContext(t *testing.T) {
 	if err != nil || len(res) != 2 || res[0].Outcome != capstan.OutcomeCancelled || res[1].Outcome != capstan.OutcomeCancelled {
 		t.Fatalf("%v %+v", err, res)
 	}
+}
+
+// A result reaches the caller whole whatever its size, on every path a tool
+// runs: the lone call inside Execute, goroutines of a batch within its
+// limit, capstan's pool threads for a bigger batch (results up to 1 KiB are
+// copied through room on the C stack, larger ones by another route).
+func TestResultsOfEverySizeArriveWholeOnEveryPath(t *testing.T) {
+	type in struct {
+		N int `json:"n"`
+	}
+	text := func(n int) string { return strings.Repeat("abcdefghij", n/10+1)[:n] }
+	reg := newRegistry(t, capstan.Func("sized", "Text of n bytes.", func(ctx context.Context, a in) (string, error) {
+		return text(a.N), nil
+	}))
+	sizes := []int{0, 1, 1000, 1023, 1024, 1025, 4096, 70000}
+	var calls []capstan.Call
+	for i, n := range sizes {
+		calls = append(calls, call("c"+strconvItoa(i), "sized", `{"n":`+strconvItoa(n)+`}`))
+	}
+	for _, c := range calls { // lone calls: inside Execute's cgo call
+		want := text(mustAtoi(t, strings.TrimSuffix(strings.TrimPrefix(string(c.Arguments), `{"n":`), "}")))
+		if got := execOne(t, reg, c); got.IsError() || got.Content != want {
+			t.Fatalf("%s: outcome %v, %d bytes, want %d", c.ID, got.Outcome, len(got.Content), len(want))
+		}
+	}
+	for _, limit := range []int{len(calls), 2} { // goroutines; pool threads
+		res, err := reg.Execute(context.Background(), calls, capstan.WithLimit(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, n := range sizes {
+			if res[i].IsError() || res[i].Content != text(n) || res[i].ID != calls[i].ID {
+				t.Fatalf("limit %d, call %d: outcome %v, %d bytes, want %d", limit, i, res[i].Outcome, len(res[i].Content), n)
+			}
+		}
+	}
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

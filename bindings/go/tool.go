@@ -134,19 +134,20 @@ type toolEntry struct {
 
 // start begins a call with its arguments and id (copies); it runs in the
 // tool callback, on whichever thread capstan called it.
-func (e *toolEntry) start(call uintptr, runHere int, args json.RawMessage, id string) {
+func (e *toolEntry) start(call uintptr, runHere int, args json.RawMessage, id string, answer *C.cg_answer) {
 	if runHere == runOnGoroutine || runHere == runHereUntimed && e.tool.Timeout > 0 {
 		// The submitting goroutine starts every call of its batch: it hands
 		// each to a goroutine and goes on. (A lone call with a timeout goes
 		// too: the caller must get the timeout result on time.)
-		go e.run(call, id, args, true)
+		go e.run(call, id, args, true, nil)
 		return
 	}
 	// A pool thread, which would only wait for the completion; Pump, whose
 	// tools must run on its thread; or the lone call of an Execute whose ctx
 	// cannot end, which nothing but Close (through the registry's ctx) can
 	// cancel, so it needs no polling.
-	e.run(call, id, args, runHere != runHereUntimed)
+	// The tool runs inside the callback: a small result goes back in answer.
+	e.run(call, id, args, runHere != runHereUntimed, answer)
 }
 
 // Where a tool callback runs (cg_run_here in capstan_go.c).
@@ -157,7 +158,10 @@ const (
 	runOnGoroutine  = 3
 )
 
-func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool) {
+// run calls the tool and completes the call; with answer (the callback's
+// room, when run inside the callback), a small result is written there for
+// the callback to complete once Go returns.
+func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool, answer *C.cg_answer) {
 	var ctx context.Context = &callCtx{Context: e.reg.ctx, info: CallInfo{ID: id, Tool: e.tool.Name, call: call}}
 	if poll {
 		var cancel context.CancelFunc
@@ -171,6 +175,12 @@ func (e *toolEntry) run(call uintptr, id string, args json.RawMessage, poll bool
 		}
 	}
 	kind, text, err := invoke(ctx, e.tool.Func, args)
+	if err == nil && answer != nil && len(text) <= len(answer.text) {
+		// C memory: Go may write it. No C call: cg_tool_cb completes the call.
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&answer.text[0])), len(text)), text)
+		answer.kind, answer.len, answer.filled = C.uint32_t(kind), C.size_t(len(text)), 1
+		return
+	}
 	complete(call, kind, text, err)
 }
 

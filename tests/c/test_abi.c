@@ -149,7 +149,7 @@ static void test_a_flag_of_another_family_is_named(void) {
                                              &out, NULL, NULL, NULL),
                 "CAPSTAN_TOOL_MAIN_THREAD", "capstan_format_check_history");
 
-    /* check_call takes exec flags: one it does not use is named. */
+    /* check_call and check_calls take exec flags: one they do not use is named. */
     capstan_outcome outcome = CAPSTAN_OUTCOME_OK;
     check_named(capstan_registry_check_call(reg, "echo", CAPSTAN_NTS, "{}", CAPSTAN_NTS, CAPSTAN_EXEC_SEQUENTIAL,
                                             &outcome, &out, NULL),
@@ -158,6 +158,8 @@ static void test_a_flag_of_another_family_is_named(void) {
                                              &outcome, &out, NULL),
                  CAPSTAN_OK);
     capstan_string_free(out);
+    check_named(capstan_registry_check_calls(reg, "[]", CAPSTAN_NTS, CAPSTAN_EXEC_SEQUENTIAL, &out, NULL),
+                "CAPSTAN_EXEC_SEQUENTIAL", "capstan_registry_check_calls");
 
     if (capstan_features_mask() & CAPSTAN_FEATURE_MCP_SERVER) {
         capstan_mcp_server_options m;

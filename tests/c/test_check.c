@@ -1,5 +1,6 @@
 /* capstan_registry_check_call: a call checked without running it, with the answers a
- * batch would give a call that cannot run. */
+ * batch would give a call that cannot run; capstan_registry_check_calls: a
+ * batch of them in one crossing. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <stdint.h>
@@ -94,11 +95,59 @@ static void test_bad_input_fails_with_a_status_and_writes_nothing(capstan_regist
     CHECK(outcome == 99 && strcmp(out, "untouched") == 0);
 }
 
+static void test_a_batch_is_checked_call_by_call_in_order(capstan_registry *reg) {
+    int before = atomic_load(&calls);
+    char *out = NULL;
+    size_t len = 0;
+    const char *batch = "[{\"id\":\"c1\",\"name\":\"add\",\"arguments\":\"{\\\"a\\\": 1}\"},"
+                        "{\"name\":\"add\",\"arguments\":{\"a\":\"x\"}},"
+                        "{\"name\":\"ad\"},"
+                        "{\"name\":\"add\",\"arguments\":{\"a\":5,\"b\":6}}]";
+    CHECK_STATUS(capstan_registry_check_calls(reg, batch, CAPSTAN_NTS, 0, &out, &len), CAPSTAN_OK);
+    CHECK(out != NULL && strlen(out) == len);
+    CHECK(strncmp(out, "[[\"ok\",{\"a\":1,\"b\":2}],[\"invalid_arguments\",\"", 44) == 0);
+    CHECK_CONTAINS(out, "/a");
+    CHECK_CONTAINS(out, "],[\"unknown_tool\",\"");
+    CHECK_CONTAINS(out, "],[\"ok\",{\"a\":5,\"b\":6}]]");
+    capstan_string_free(out);
+    CHECK(atomic_load(&calls) == before); /* checking never runs the tool */
+
+    /* One call object is a batch of one; no calls, an empty array. */
+    CHECK_STATUS(capstan_registry_check_calls(reg, "{\"name\":\"add\",\"arguments\":{\"a\":2}}", CAPSTAN_NTS, 0, &out, NULL),
+                 CAPSTAN_OK);
+    CHECK(strcmp(out, "[[\"ok\",{\"a\":2,\"b\":2}]]") == 0);
+    capstan_string_free(out);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[]", CAPSTAN_NTS, 0, &out, NULL), CAPSTAN_OK);
+    CHECK(strcmp(out, "[]") == 0);
+    capstan_string_free(out);
+}
+
+static void test_a_bad_batch_fails_with_a_status_and_writes_nothing(capstan_registry *reg) {
+    char *out = (char *)"untouched";
+    size_t len = 7;
+    CHECK_STATUS(capstan_registry_check_calls(NULL, "[]", CAPSTAN_NTS, 0, &out, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[]", CAPSTAN_NTS, 0, NULL, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_check_calls(reg, NULL, 2, 0, &out, &len), CAPSTAN_ERR_NULL_PARAMETER);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[]", CAPSTAN_NTS, 1u << 9, &out, &len), CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[{\"name\":\"a\xff\"}]", CAPSTAN_NTS, 0, &out, &len),
+                 CAPSTAN_ERR_INVALID_UTF8);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[{\"name\":\"add\"", CAPSTAN_NTS, 0, &out, &len),
+                 CAPSTAN_ERR_INVALID_CALLS);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[{\"arguments\":{}}]", CAPSTAN_NTS, 0, &out, &len),
+                 CAPSTAN_ERR_INVALID_CALLS);
+    CHECK(strcmp(out, "untouched") == 0 && len == 7);
+}
+
 static void test_a_closed_registry_answers_cancelled(capstan_registry *reg) {
     CHECK_STATUS(capstan_registry_close(reg, 1000), CAPSTAN_OK);
     capstan_outcome outcome = 99;
     char *out = check(reg, "add", "{\"a\": 1}", &outcome);
     CHECK(outcome == CAPSTAN_OUTCOME_CANCELLED);
+    CHECK_CONTAINS(out, "shut down");
+    capstan_string_free(out);
+    CHECK_STATUS(capstan_registry_check_calls(reg, "[{\"name\":\"add\",\"arguments\":{\"a\":1}}]", CAPSTAN_NTS, 0, &out, NULL),
+                 CAPSTAN_OK);
+    CHECK_CONTAINS(out, "[[\"cancelled\",\"");
     CHECK_CONTAINS(out, "shut down");
     capstan_string_free(out);
 }
@@ -109,6 +158,8 @@ int main(void) {
     test_valid_arguments_come_back_validated_with_defaults_filled(reg);
     test_calls_that_cannot_run_get_a_batchs_answer(reg);
     test_bad_input_fails_with_a_status_and_writes_nothing(reg);
+    test_a_batch_is_checked_call_by_call_in_order(reg);
+    test_a_bad_batch_fails_with_a_status_and_writes_nothing(reg);
     test_a_closed_registry_answers_cancelled(reg);
     capstan_registry_free(reg);
     return check_report("test_check");

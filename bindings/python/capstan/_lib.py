@@ -250,6 +250,11 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
                 status,
                 [c_void_p, c_uint32, c_char_p, c_size_t, c_void_p, out, size_out],
             ),
+            # Validates a whole batch (linear in it): the GIL is let go meanwhile.
+            "capstan_registry_check_calls": (
+                status,
+                [c_void_p, c_char_p, c_size_t, c_uint32, POINTER(c_char_p), size_out],
+            ),
             "capstan_batch_submit": (status, [c_void_p, c_char_p, c_size_t, c_void_p, RESULT_FN, c_void_p, out]),
             "capstan_batch_cancel": (None, [c_void_p]),
             "capstan_batch_free": (None, [c_void_p]),

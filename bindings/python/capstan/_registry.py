@@ -5,6 +5,7 @@ registries are freed when dropped and closed at exit)."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import ctypes
 import itertools
 import json
@@ -43,6 +44,7 @@ from ._tools import FunctionTool, Tool
 __all__ = ["ToolCall", "ToolExport", "ToolRegistry", "ToolResult", "ToolStats", "default_registry"]
 
 _execution_tokens = itertools.count(1)
+_drain = collections.deque
 _c_uint32, _c_char_p = ctypes.c_uint32, ctypes.c_char_p
 
 
@@ -68,13 +70,15 @@ _L: Any = None
 _execute: Any = None
 _free: Any = None
 _check_call: Any = None
+_check_calls: Any = None
 
 
 def _library() -> Any:
-    global _L, _execute, _free, _check_call
+    global _L, _execute, _free, _check_call, _check_calls
     if _L is None:
         library = _lifecycle._library()
         _execute, _free, _check_call = library.registry_execute, library.string_free, library.registry_check_call
+        _check_calls = library.registry_check_calls
         _L = library
     return _L
 
@@ -909,9 +913,122 @@ class ToolRegistry:
         return True
 
     def _run_inline(self, calls: list[ToolCall], approved: Any, parallel: bool, limit: int) -> list[ToolResult]:
-        """Runs quick calls here, each as the lone-call fast path does; from
-        a call that cannot take that path or ran slow, the rest goes to
+        """Runs quick calls here, each as the lone-call fast path does, all
+        checked by capstan in one crossing (capstan_registry_check_calls);
+        from a call that cannot take that path or ran slow, the rest goes to
         the general path."""
+        checked = self._check_all(calls)
+        if checked is None:
+            return self._run_each(calls, approved, parallel, limit)
+        results: list[ToolResult] = []
+        append, lean, bound = results.append, self._lean, self._max_result_bytes
+        now, observe, quick_ns = _now, _callbacks.observe, _callbacks.QUICK_NS
+        tally: dict[tuple[str, str], int] = {}
+        for call, (outcome, found) in zip(calls, checked):
+            if outcome != "ok":  # found is the text; counted by the core
+                append(ToolResult(call.id, call.name, found, True, None, outcome, 0))
+                continue
+            lean_entry = lean.get(call.name)
+            if lean_entry is None:  # registered or replaced meanwhile
+                break
+            entry = lean_entry[0]
+            if entry.plain:  # _run_here, inlined for the commonest results
+                started = now()
+                try:
+                    value = entry.fn(**found)
+                except Exception as exc:
+                    observe(entry, started)
+                    result = _failed(call, exc, started)
+                else:
+                    ended = now()
+                    if ended - started < quick_ns:  # observe(), inlined
+                        entry.quick, entry.strikes = True, 0
+                    else:
+                        observe(entry, started)
+                    kind = type(value)
+                    if kind is int or kind is str:  # _ok() renders these so
+                        content = value if kind is str else int.__repr__(value)
+                        if not content.isascii():
+                            content = content.encode("utf-8", "backslashreplace").decode()
+                        result = ToolResult(call.id, call.name, content, False, value, "ok", (ended - started) // 1000)
+                    else:
+                        try:
+                            result = _ok(call, value, started, bound)
+                        except Exception as exc:
+                            result = _failed(call, exc, started)
+            else:
+                result = _run_here(call, entry, found, bound)
+            append(result)
+            key = (call.name, result.outcome)
+            tally[key] = tally.get(key, 0) + 1
+            if not entry.quick:  # slow twice in a row: the pool from here
+                break
+        self._count_lone(tally)
+        done = len(results)
+        if done == len(calls):
+            return results
+        # The rest: those capstan answered keep their answer (counted once);
+        # the others run on the general path.
+        rest = [i for i in range(done, len(calls)) if checked[i][0] == "ok"]
+        ran = self._run_general([calls[i] for i in rest], approved, parallel, limit, None, None) if rest else []
+        tail: list[Any] = [None] * (len(calls) - done)
+        for i, result in zip(rest, ran):
+            tail[i - done] = result
+        for i in range(done, len(calls)):
+            if tail[i - done] is None:
+                (outcome, text), call = checked[i], calls[i]
+                tail[i - done] = ToolResult(call.id, call.name, text, True, None, outcome, 0)
+        return results + tail
+
+    def _check_all(self, calls: list[ToolCall]) -> list[list[Any]] | None:
+        """capstan_registry_check_calls over ``calls``: per call
+        ``["ok", arguments]`` or ``[outcome, text]``; None when a call's
+        arguments cannot be sent as they are (the per-call path says
+        which)."""
+        lean = self._lean
+        parts: list[str] = []
+        append = parts.append
+        encode_str, dumps = _json._encode_str, _json.dumps
+        try:
+            for call in calls:
+                name = call.name
+                # A registered name is [A-Za-z0-9_-]: nothing to escape.
+                quoted = f'"{name}"' if name in lean else dumps(name)
+                arguments = call.arguments
+                if type(arguments) is str:
+                    encoded = encode_str(arguments if arguments.isascii() else _sendable(arguments))
+                elif type(arguments) is dict:
+                    encoded = dumps(arguments) if arguments else "{}"
+                else:
+                    return None
+                append(f'{{"name":{quoted},"arguments":{encoded}}}')
+        except (TypeError, ValueError, RecursionError):
+            return None
+        payload = ("[" + ",".join(parts) + "]").encode()
+        out = _c_char_p()
+        ptr = self._enter()
+        try:
+            status = _check_calls(ptr, payload, len(payload), self._check_flags, out, None)
+        finally:
+            self._leave()
+        if status != 0:  # e.g. a lone surrogate in a name: the per-call path
+            return None
+        text = out.value.decode()  # type: ignore[union-attr]
+        _free(out)
+        checked: list[list[Any]] = _scan(text, 0)[0]
+        return checked
+
+    def _count_lone(self, tally: dict[tuple[str, str], int]) -> None:
+        """Adds the lone calls of a batch, by (tool, outcome), for :meth:`stats`."""
+        for key, n in tally.items():
+            counter = self._lone.get(key)
+            if counter is None:
+                counter = self._lone.setdefault(key, itertools.count())
+            _advance(counter, n)
+
+    def _run_each(self, calls: list[ToolCall], approved: Any, parallel: bool, limit: int) -> list[ToolResult]:
+        """:meth:`_run_inline` one call at a time (capstan_registry_check_call
+        each), for a batch whose payload cannot be sent whole."""
         results: list[ToolResult] = []
         append, check, counted = results.append, self._check, self._counted
         bound = self._max_result_bytes
@@ -1024,6 +1141,8 @@ class ToolRegistry:
                     all_inline = False
             try:
                 arguments = call.arguments
+                if type(arguments) is str and not arguments.isascii():
+                    arguments = _sendable(arguments)
                 arguments = "{}" if arguments is None or arguments == {} else _json.dumps(arguments)
             except (TypeError, ValueError, RecursionError) as exc:
                 results[i] = ToolResult(
@@ -1186,6 +1305,19 @@ class ToolRegistry:
 
 
 _DEFERRED = {"hide": _lib.EXPORT_DEFERRED_HIDE, "native": _lib.EXPORT_DEFERRED_NATIVE}
+
+
+def _sendable(arguments: str) -> str:
+    """Arguments text as the lone call sends it (``_check``): a lone surrogate,
+    which UTF-8 cannot hold, as its backslash escape, for capstan's parser to
+    refuse in this call alone (as JSON-string text it would make the whole
+    batch's JSON invalid)."""
+    return arguments.encode("utf-8", "backslashreplace").decode()
+
+
+def _advance(counter: itertools.count[int], n: int) -> None:
+    """Takes ``n`` values of ``counter`` (in C: no Python step per value)."""
+    _drain(itertools.islice(counter, n), maxlen=0)
 
 
 def _count(counter: itertools.count[int]) -> int:

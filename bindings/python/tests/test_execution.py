@@ -973,3 +973,76 @@ def test_a_batch_with_a_timeout_or_an_event_hook_runs_on_the_pool():
         registry.on_event(lambda event: None)
         registry.execute_many([ToolCall("mark", {"i": i}) for i in range(4)])
     assert threading.get_ident() not in threads
+
+
+def test_calls_the_batch_check_answered_keep_their_answer_after_the_tool_turns_slow():
+    @tool
+    def sometimes(i: int, slow: bool = False) -> int:
+        """Quick, unless told otherwise."""
+        if slow:
+            time.sleep(0.002)  # past 100 us whatever the load
+        return i
+
+    with ToolRegistry([sometimes]) as registry:
+        _until_seen_quick(registry, ToolCall("sometimes", {"i": -1}))
+        before = registry.stats()["sometimes"]["outcomes"]
+        calls = [ToolCall("sometimes", {"i": i, "slow": i >= 2}, id=f"c{i}") for i in range(9)]
+        calls[1] = ToolCall("sometimes", {"i": "one"}, id="bad1")  # before the tool turns slow
+        calls[6] = ToolCall("sometimes", '{"i": "six"}', id="bad6")  # after: the pool's part
+        calls[7] = ToolCall("nope", {}, id="gone")
+        results = registry.execute_many(calls)
+        after = registry.stats()["sometimes"]["outcomes"]
+    assert [r.call_id for r in results] == [c.id for c in calls]
+    assert [r.outcome for r in results] == ["ok", "invalid_arguments"] + ["ok"] * 4 + [
+        "invalid_arguments",
+        "unknown_tool",
+        "ok",
+    ]
+    assert [r.data for r in results if r.outcome == "ok"] == [0, 2, 3, 4, 5, 8]
+    assert "/i" in results[1].content and "/i" in results[6].content
+    assert "sometimes" in results[7].content  # the closest name
+    # Each call counted once, whichever path ran or answered it.
+    assert after["ok"] - before.get("ok", 0) == 6
+    assert after["invalid_arguments"] - before.get("invalid_arguments", 0) == 2
+
+
+def test_a_batch_of_quick_calls_gives_each_call_what_a_lone_execute_gives_it():
+    @tool
+    def echo(text: str, times: int = 1) -> str:
+        """Repeat the text."""
+        return text * times
+
+    calls = [
+        ToolCall("echo", {"text": "a"}),
+        ToolCall("echo", '{"text": "b", "times": 2}'),
+        ToolCall("echo", {"text": "ünï", "times": 1}),
+        ToolCall("echo", {"text": object()}),  # cannot be sent as JSON
+        ToolCall("echo", '{"text": "\ud800"}'),  # a lone surrogate
+        ToolCall("echo", "{not json"),
+        ToolCall("echo", 42),  # type: ignore[arg-type]
+        ToolCall("ech\u00f6", {}),
+        ToolCall("echo", {"text": "z"}),
+    ]
+    with ToolRegistry([echo]) as registry:
+        _until_seen_quick(registry, ToolCall("echo", {"text": ""}))
+        batch = registry.execute_many(calls)
+        lone = [registry.execute(call) for call in calls]
+    assert [(r.call_id, r.content, r.outcome, r.data) for r in batch] == [
+        (r.call_id, r.content, r.outcome, r.data) for r in lone
+    ]
+    assert batch[0].data == "a" and batch[1].data == "bb" and batch[-1].data == "z"
+
+
+def test_a_lone_surrogate_in_one_calls_arguments_is_that_calls_invalid_arguments_on_the_pool_too():
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    calls = [ToolCall("echo", {"text": "a"}), ToolCall("echo", '{"text": "\ud800"}'), ToolCall("echo", '{"text": "é"}')]
+    with ToolRegistry([echo]) as registry:
+        pooled = registry.execute_many(calls, timeout=30)  # a timeout: capstan's pool
+        lone = registry.execute(calls[1])
+    assert [r.outcome for r in pooled] == ["ok", "invalid_arguments", "ok"]
+    assert pooled[1].content == lone.content and "not valid JSON" in lone.content
+    assert pooled[2].data == "é"
