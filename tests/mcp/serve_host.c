@@ -224,7 +224,11 @@ static int state_is(const char *input, const char *state) {
 
 static void ask(capstan_call *call, const char *requests, const char *state) {
     capstan_status st = capstan_call_require_input(call, requests, CAPSTAN_NTS, state, CAPSTAN_NTS);
-    if (st != CAPSTAN_OK) capstan_call_fail(call, capstan_error_message(), CAPSTAN_NTS);
+    if (st != CAPSTAN_OK) {
+        char why[512];
+        capstan_error_message(why, sizeof why);
+        capstan_call_fail(call, why, CAPSTAN_NTS);
+    }
 }
 
 static void ask_name(void *ud, capstan_call *call) {
