@@ -29,6 +29,7 @@ then a source checkout's target/release, then the system's library path.
 from ._errors import (
     CapstanError,
     LibraryNotFoundError,
+    InputRequired,
     ProgressError,
     ProviderErrorInfo,
     RegistryClosedError,
@@ -62,6 +63,7 @@ __all__ = [
     "FunctionTool",
     "HistoryCheck",
     "Image",
+    "InputRequired",
     "LibraryNotFoundError",
     "McpMount",
     "McpServer",

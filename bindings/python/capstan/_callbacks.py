@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import itertools
+import json
 import queue
 import threading
 import time
@@ -34,6 +35,7 @@ from . import _lib
 from ._json import _scan
 from ._content import content_parts
 from ._context import Context
+from ._errors import InputRequired
 from ._tools import Tool, render_result
 
 # --- the trampoline's tables ---------------------------------------------------
@@ -337,6 +339,8 @@ def _return(call: int, call_id: bytes | None, execution: _Execution | None, valu
 
 
 def _fail(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:
+    if isinstance(exc, InputRequired) and _ask(call, exc):
+        return
     message = str(exc)
     text = _utf8(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
     if execution is not None:
@@ -345,6 +349,22 @@ def _fail(call: int, call_id: bytes | None, execution: _Execution | None, exc: B
         elif call_id is not None:
             execution.errors[call_id] = exc  # type: ignore[index]
     _call_fail(call, text, len(text))
+
+
+def _ask(call: int, exc: InputRequired) -> bool:
+    """Completes the call asking its caller for input; False (the call still
+    open) when capstan refused, ``exc`` then carrying capstan's reason."""
+    try:
+        requests = json.dumps(exc.requests, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError) as e:
+        exc.args = (f"the input requests are not JSON: {e}",)
+        return False
+    state = None if exc.state is None else str(exc.state).encode("utf-8", "surrogatepass")
+    status = _L.call_require_input(call, requests, len(requests), state, 0 if state is None else len(state))
+    if status == 0:
+        return True
+    exc.args = (_L.last_error_text(),)
+    return False
 
 
 def _interrupted(call: int, call_id: bytes | None, execution: _Execution | None, exc: BaseException) -> None:

@@ -3,6 +3,7 @@ receives the call's; it is not part of the tool's schema."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -35,7 +36,9 @@ class Context:
     once the call has its result). A lone call that the binding runs itself
     (the fast path of ``execute``) cannot be cancelled: False there.
 
-    :meth:`progress` reports how far the call got: the registry's event hook
+    :attr:`input` is what the caller gave besides the arguments: the answers
+    to what the tool asked in the round before (raise :class:`InputRequired`
+    to ask an MCP client). :meth:`progress` reports how far the call got: the registry's event hook
     (:meth:`ToolRegistry.on_event`) sees a ``"progress"`` :class:`ToolEvent`,
     and an MCP client that asked for progress (a ``progressToken``) gets
     ``notifications/progress``.
@@ -84,6 +87,23 @@ class Context:
         if status in (_lib.ERR_ALREADY_COMPLETED, _lib.ERR_STALE_HANDLE):
             return False
         raise library.error(status, f"progress {progress!r} of {self.tool!r} refused", ProgressError)
+
+    @property
+    def input(self) -> dict[str, Any]:
+        """What the caller gave besides the arguments (``capstan_call_input``):
+        ``"canAsk"``, the methods a tool may ask it for by raising
+        :class:`InputRequired` (empty unless an MCP client calls a served
+        tool), and in a later round ``"inputResponses"`` (the client's
+        answers by the keys the tool asked with) and ``"requestState"`` (the
+        tool's own state from the round before, checked intact)."""
+        if self._handle is None:
+            return {"canAsk": []}
+        library: Any = _lib.lib()
+        text = library.call_input(self._handle, None)
+        if not text:
+            return {"canAsk": []}
+        value = json.loads(text)
+        return value if isinstance(value, dict) else {"canAsk": []}
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (0.0 once past; None: no timeout)."""

@@ -111,6 +111,42 @@ class ProgressError(CapstanError, ValueError):
     total, a message past 4096 bytes."""
 
 
+class InputRequired(Exception):
+    """Raised by a tool to ask its caller for input instead of answering
+    (MCP 2026-07-28 multi round-trip requests; ``capstan_call_require_input``)::
+
+        @tool
+        def greet(ctx: Context) -> str:
+            \"\"\"Greets the user by name.\"\"\"
+            answer = (ctx.input.get("inputResponses") or {}).get("name") or {}
+            if answer.get("action") != "accept":
+                raise InputRequired(
+                    {"name": {"method": "elicitation/create",
+                              "params": {"message": "What is your name?",
+                                         "requestedSchema": {"type": "object",
+                                             "properties": {"name": {"type": "string"}}}}}},
+                    state="asked-name",
+                )
+            return f"Hello, {answer['content']['name']}!"
+
+    ``requests``: by key, each ``{"method": "elicitation/create" |
+    "sampling/createMessage" | "roots/list", "params": {...}}``; ``state``:
+    the tool's own text, back in the next round's ``ctx.input["requestState"]``
+    (sealed by capstan on the way). Only an MCP client calling a served tool
+    can be asked, what it declared (``ctx.input["canAsk"]``); for any other
+    caller the call ends as a tool error saying why.
+    """
+
+    def __init__(self, requests: dict[str, Any], state: str | None = None) -> None:
+        self.requests = requests
+        self.state = state
+        asked = ", ".join(
+            f"{key} ({request.get('method', '?') if isinstance(request, dict) else '?'})"
+            for key, request in requests.items()
+        )
+        super().__init__(f"the tool asked for input ({asked or 'another round'}), which its caller cannot give")
+
+
 class RegistryClosedError(CapstanError, RuntimeError):
     """The registry was closed; it cannot register or run tools any more."""
 
