@@ -7,6 +7,7 @@ mod era;
 #[doc(hidden)]
 pub mod fuzz;
 mod meta;
+pub mod oauth;
 mod owed;
 mod progress;
 mod remote_tasks;
