@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
     opts.call_timeout_ms = 20000;
     /* The suite (0.1.16) checks for a protocol version it knows. */
     opts.protocol_version = "2025-11-25";
-    /* OAuth for the auth/* scenarios (unused by the others). */
+    /* OAuth for the suite's auth scenarios (unused by the others). */
     char client_id[256], client_secret[256];
     opts.oauth_authorize = authorize;
     opts.oauth_redirect_uri = "http://localhost:3000/callback";
@@ -133,8 +133,9 @@ int main(int argc, char **argv) {
     capstan_mcp_mount *mount = NULL;
     st = capstan_mcp_mount_new(reg, &opts, &mount);
     if (st != CAPSTAN_OK) {
+        int rc = fail("capstan_mcp_mount_new", st); /* before a success empties the message */
         capstan_registry_free(reg);
-        return fail("capstan_mcp_mount_new", st);
+        return rc;
     }
     char *info = NULL;
     if (capstan_mcp_mount_info_json(mount, &info, NULL) == CAPSTAN_OK) {
