@@ -653,6 +653,7 @@ mod with_mcp {
             std::process::Command::new(python())
                 .arg(mcp_dir().join("oauth_server.py"))
                 .args([port.to_string(), expires_in.to_string()])
+                .stdout(std::process::Stdio::null())
                 .spawn()
                 .expect("python"),
         );

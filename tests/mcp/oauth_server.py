@@ -11,7 +11,8 @@ One process plays both roles, on 127.0.0.1:PORT (argv[1]):
   authorize callback decides), and a token endpoint that checks PKCE S256,
   the client, the redirect URI and the resource indicator, and issues access
   tokens that expire after EXPIRES_IN seconds, with refresh tokens.
-GET /stats gives counts of what happened, for the test to check.
+GET /stats gives counts of what happened, for the test to check; GET /quit
+ends the server.
 """
 
 import base64
@@ -20,13 +21,13 @@ import json
 import secrets
 import sys
 import time
+import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-PORT = int(sys.argv[1])
+PORT = int(sys.argv[1])  # 0: any free port, printed on stdout as the first line
 EXPIRES_IN = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
-BASE = f"http://127.0.0.1:{PORT}"
-RESOURCE = f"{BASE}/mcp"
+SERVER = None
 
 clients = {}  # client_id -> redirect_uris
 codes = {}  # code -> (client_id, redirect_uri, challenge, resource)
@@ -93,6 +94,9 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
         elif url.path == "/stats":
             self.send_json(200, stats)
+        elif url.path == "/quit":
+            self.send_json(200, {})
+            threading.Thread(target=SERVER.shutdown).start()
         else:
             self.send_json(405 if url.path == "/mcp" else 404, {"error": "not here"})
 
@@ -179,4 +183,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
 
-ThreadingHTTPServer(("127.0.0.1", PORT), Handler).serve_forever()
+SERVER = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+PORT = SERVER.server_address[1]
+BASE = f"http://127.0.0.1:{PORT}"
+RESOURCE = f"{BASE}/mcp"
+print(PORT, flush=True)
+SERVER.serve_forever()
