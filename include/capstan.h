@@ -2533,9 +2533,8 @@ void capstan_mcp_server_free(struct capstan_mcp_server *server);
  * authorization server to send them to the redirect URI, and copy that
  * whole URL (with its `code` and `state`) into `redirect` (at most
  * `redirect_cap` = `CAPSTAN_MCP_REDIRECT_MAX` bytes, NUL not needed).
- * Returns the URL's length in bytes; 0 refuses the authorization (the
- * mount fails with MCP_CONNECT, or the call with a tool error, saying
- * so). May block, up to the mount's connect timeout (capstan stops
+ * Returns the URL's length in bytes; 0 refuses the authorization (while
+ * mounting: the mount fails with MCP_CONNECT, saying so). May block, up to the mount's connect timeout (capstan stops
  * waiting then). Runs on a blocking thread of capstan's MCP runtime; it
  * must not free the mount.
  */
@@ -2722,10 +2721,11 @@ typedef struct capstan_mcp_mount_options {
   void *oauth_user_data;
   /**
    * Called exactly once with `oauth_user_data` (may be NULL), after the
-   * last call of the `oauth_` callbacks returned: when the mount is
-   * freed or `capstan_mcp_mount_new` fails (also for bad options), on
-   * the thread doing that; or, if an `oauth_authorize` call outlived its
-   * timeout, on that call's thread when it returns.
+   * last call of the `oauth_` callbacks returned, once the mount lets go
+   * of them: during or soon after `capstan_mcp_mount_free` or a failed
+   * `capstan_mcp_mount_new` (also for bad options), on that thread or on
+   * one of capstan's MCP threads; if an `oauth_authorize` call outlived
+   * its timeout, when that call returns.
    */
   capstan_destroy_fn oauth_destroy;
 } capstan_mcp_mount_options;

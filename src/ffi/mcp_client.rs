@@ -162,6 +162,11 @@ pub const CAPSTAN_MCP_REDIRECT_MAX: usize = 8192;
 /// The room `capstan_mcp_tokens_load_fn` gets for the stored tokens.
 pub const CAPSTAN_MCP_TOKENS_MAX: usize = 65536;
 
+/// The size of `capstan_mcp_mount_options` before the OAuth fields (0.4):
+/// a binding built against it passes its own smaller `struct_size`, and its
+/// options read as if the OAuth fields were NULL.
+const MOUNT_OPTIONS_V1: usize = std::mem::offset_of!(capstan_mcp_mount_options, oauth_authorize);
+
 /// `capstan_mcp_mount_options.max_reconnects` meaning "never reconnect":
 /// the mount drops for good when its connection dies.
 pub const CAPSTAN_MCP_RECONNECT_NEVER: u32 = u32::MAX;
@@ -248,12 +253,7 @@ mod imp {
         opts: *const capstan_mcp_mount_options,
     ) -> Result<MountOptions, Fail> {
         non_null(opts, "opts")?;
-        let o = read_options(
-            opts,
-            std::mem::size_of::<capstan_mcp_mount_options>(),
-            "opts",
-        )?
-        .ok_or(Fail::Null("opts"))?;
+        let o = read_options(opts, MOUNT_OPTIONS_V1, "opts")?.ok_or(Fail::Null("opts"))?;
         // First, so that oauth_destroy runs once whatever fails below.
         let oauth = oauth(&o, !o.url.is_null());
         let argv = list(o.argv, o.argc, "opts.argv")?;
@@ -501,7 +501,11 @@ pub unsafe extern "C" fn capstan_mcp_mount_new(
         }
         #[cfg(not(feature = "mcp"))]
         {
-            let _ = (reg, opts);
+            let _ = reg;
+            // The host handed oauth_user_data over: release it, once.
+            if let Ok(Some(o)) = read_options(opts, MOUNT_OPTIONS_V1, "opts") {
+                destroy_now(o.oauth_user_data, o.oauth_destroy);
+            }
             non_null(out, "out")?;
             Err(unsupported())
         }

@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,14 @@ static void test_oauth_mounts_through_the_host_callbacks(void) {
     opts.oauth_destroy = oauth_destroy;
     CHECK(capstan_mcp_mount_new(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(destroyed_once(&bad));
+
+    /* A binding built before the OAuth fields passes its smaller size: still
+     * accepted (the mount fails only at connecting to a closed port). */
+    capstan_mcp_mount_options old = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    old.struct_size = (uint32_t)offsetof(capstan_mcp_mount_options, oauth_authorize);
+    old.url = "http://127.0.0.1:9/mcp";
+    old.connect_timeout_ms = 2000;
+    CHECK(capstan_mcp_mount_new(reg, &old, &mount) == CAPSTAN_ERR_MCP_CONNECT);
 
     capstan_registry_free(reg);
     char resp[256];
