@@ -471,10 +471,12 @@ fn unsupported() -> Fail {
 ///
 /// Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
 /// neither or both of argv and url, a malformed env or header entry, an
-/// unknown protocol version),
+/// unknown protocol version, `oauth_authorize` without `oauth_redirect_uri`,
+/// a client secret without a client id, OAuth fields with a command line),
 /// MCP_CONNECT (the server could not be started, reached, initialized or
-/// listed in time: the message says which and why; nothing is registered
-/// then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+/// listed in time, or its OAuth authorization failed or was refused: the
+/// message says which step and why, naming the endpoint; nothing is
+/// registered then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
 /// without feature `mcp`, or an https:// url in a build without feature
 /// `mcp-https`).
 #[no_mangle]
