@@ -2598,8 +2598,55 @@ void capstan_mcp_server_free(struct capstan_mcp_server *server);
  *
  * A capstan_mcp_mount connects to an MCP server (a command on stdio or an
  * HTTP URL) and registers its tools in a registry until
- * capstan_mcp_mount_free.
+ * capstan_mcp_mount_free. A server over HTTP that asks for OAuth is
+ * authorized through the host's callbacks (capstan_mcp_authorize_fn, and
+ * optionally a token store).
  * ======================================================================== */
+
+/**
+ * The host's part of an OAuth authorization: show `authorization_url`
+ * (NUL-terminated) to the user (open a browser, print it), wait for the
+ * authorization server to send them to the redirect URI, and copy that
+ * whole URL (with its `code` and `state`) into `redirect` (at most
+ * `redirect_cap` = `CAPSTAN_MCP_REDIRECT_MAX` bytes, NUL not needed).
+ * Returns the URL's length in bytes; 0 refuses the authorization (while
+ * mounting: the mount fails with MCP_CONNECT, saying so). May block, up to the mount's connect timeout (capstan stops
+ * waiting then). Runs on a blocking thread of capstan's MCP runtime; it
+ * must not free the mount.
+ */
+typedef size_t (*capstan_mcp_authorize_fn)(void *user_data,
+                                           const char *authorization_url,
+                                           char *redirect,
+                                           size_t redirect_cap);
+
+/**
+ * Copies the JSON text last given to `capstan_mcp_tokens_save_fn` into
+ * `buf` (at most `cap` = `CAPSTAN_MCP_TOKENS_MAX` bytes) and returns its
+ * length; 0: nothing stored. Runs on a blocking thread of capstan's MCP
+ * runtime.
+ */
+typedef size_t (*capstan_mcp_tokens_load_fn)(void *user_data,
+                                             char *buf,
+                                             size_t cap);
+
+/**
+ * Keeps `json` (`len` bytes, not NUL-terminated, borrowed for the call)
+ * for `capstan_mcp_tokens_load_fn`; `len == 0` (json NULL): forget what
+ * was kept. Runs on a blocking thread of capstan's MCP runtime.
+ */
+typedef void (*capstan_mcp_tokens_save_fn)(void *user_data,
+                                           const char *json,
+                                           size_t len);
+
+/**
+ * The room `capstan_mcp_authorize_fn` gets for the redirect URL.
+ */
+#define CAPSTAN_MCP_REDIRECT_MAX 8192
+
+/**
+ * The room `capstan_mcp_tokens_load_fn` gets for the stored tokens.
+ */
+#define CAPSTAN_MCP_TOKENS_MAX 65536
 
 /**
  * Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
@@ -2690,10 +2737,77 @@ typedef struct capstan_mcp_mount_options {
    * `capstan_mcp_mount_info_json` says what was negotiated.
    */
   const char *protocol_version;
+  /**
+   * OAuth 2.1 for a `url` whose server asks for authorization (the MCP
+   * authorization spec). When a request is refused (401, or 403
+   * `insufficient_scope`: a step-up), capstan discovers the server's
+   * authorization server (protected resource metadata, then its
+   * metadata, with the 2025-03-26 fallbacks), registers a client if none
+   * is given (`oauth_client_id`; else a client-id metadata document if
+   * the server accepts them, else dynamic registration), picks the
+   * scopes (`oauth_scopes`, else the challenge's, else the server's
+   * `scopes_supported`), builds the authorization URL (PKCE S256,
+   * `state`, `resource`) and calls this with it; then it exchanges the
+   * code for tokens, refreshes them when they expire or are refused, and
+   * sends the request again. Each authorization is bounded by
+   * `connect_timeout_ms`; a request starts at most two (the first and
+   * one step-up). NULL: no OAuth (a 401 fails the mount with
+   * MCP_CONNECT), unless `oauth_tokens_load` gives usable tokens.
+   */
+  capstan_mcp_authorize_fn oauth_authorize;
+  /**
+   * Where the authorization server sends the user back, registered with
+   * the client (e.g. "http://127.0.0.1:8976/callback"). Required with
+   * `oauth_authorize`. Copied during the call, as all strings here.
+   */
+  const char *oauth_redirect_uri;
+  /**
+   * A client registered with the authorization server beforehand
+   * (NULL: none, see `oauth_authorize`).
+   */
+  const char *oauth_client_id;
+  /**
+   * The secret of `oauth_client_id` for a confidential client (sent as
+   * the server's metadata says: HTTP Basic or in the body). NULL: none.
+   */
+  const char *oauth_client_secret;
+  /**
+   * HTTPS URL of the host's client-id metadata document (SEP-991), used
+   * as the client id by servers that accept them. NULL: none.
+   */
+  const char *oauth_client_metadata_url;
+  /**
+   * Space-separated scopes to ask for. NULL or "": the server's choice
+   * (its challenge's `scope`, else `scopes_supported`).
+   */
+  const char *oauth_scopes;
+  /**
+   * Loads the tokens `oauth_tokens_save` kept (NULL: tokens live in
+   * memory for the mount's life; a new mount authorizes again).
+   */
+  capstan_mcp_tokens_load_fn oauth_tokens_load;
+  /**
+   * Keeps the tokens (JSON text with the access and refresh tokens and
+   * the client id: a secret, keep it as one). NULL: in memory only.
+   */
+  capstan_mcp_tokens_save_fn oauth_tokens_save;
+  /**
+   * Passed to the three `oauth_` callbacks and to `oauth_destroy`.
+   */
+  void *oauth_user_data;
+  /**
+   * Called exactly once with `oauth_user_data` (may be NULL), after the
+   * last call of the `oauth_` callbacks returned, once the mount lets go
+   * of them: during or soon after `capstan_mcp_mount_free` or a failed
+   * `capstan_mcp_mount_new` (also for bad options), on that thread or on
+   * one of capstan's MCP threads; if an `oauth_authorize` call outlived
+   * its timeout, when that call returns.
+   */
+  capstan_destroy_fn oauth_destroy;
 } capstan_mcp_mount_options;
 
 /** Initializes a capstan_mcp_mount_options (set argv or url after). */
-#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /**
  * Fills `*opts` as `CAPSTAN_MCP_MOUNT_OPTIONS_INIT` does (no server set
@@ -2741,10 +2855,12 @@ capstan_status capstan_mcp_mount_options_init(struct capstan_mcp_mount_options *
  *
  * Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
  * neither or both of argv and url, a malformed env or header entry, an
- * unknown protocol version),
+ * unknown protocol version, `oauth_authorize` without `oauth_redirect_uri`,
+ * a client secret without a client id, OAuth fields with a command line),
  * MCP_CONNECT (the server could not be started, reached, initialized or
- * listed in time: the message says which and why; nothing is registered
- * then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+ * listed in time, or its OAuth authorization failed or was refused: the
+ * message says which step and why, naming the endpoint; nothing is
+ * registered then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
  * without feature `mcp`, or an https:// url in a build without feature
  * `mcp-https`).
  */

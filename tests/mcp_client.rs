@@ -35,9 +35,11 @@ mod with_mcp {
     use std::time::{Duration, Instant};
 
     use capstan::mcp::client::{Endpoint, Mount, MountOptions};
+    use capstan::mcp::oauth::{Authorize, OAuthOptions, TokenStore};
     use capstan::providers::Format;
     use capstan::{execute, CallRequest, ExecOptions, Outcome, Registry, ToolResult};
     use serde_json::{json, Value};
+    use std::sync::Arc;
 
     fn mcp_dir() -> PathBuf {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
@@ -641,5 +643,171 @@ mod with_mcp {
         let mount = mount_http(&reg, &format!("http://127.0.0.1:{port}/mcp"), "evh_");
         check_everything(&reg, &mount, "evh_");
         mount.unmount();
+    }
+
+    /// tests/mcp/oauth_server.py on a fresh port, its access tokens living
+    /// `expires_in` seconds; its MCP url once it answers.
+    fn oauth_server(expires_in: u32) -> (Server, String) {
+        let port = free_port();
+        let server = Server(
+            std::process::Command::new(python())
+                .arg(mcp_dir().join("oauth_server.py"))
+                .args([port.to_string(), expires_in.to_string()])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .expect("python"),
+        );
+        let base = format!("http://127.0.0.1:{port}");
+        assert!(eventually(Duration::from_secs(60), || stats(&base).is_some()));
+        (server, format!("{base}/mcp"))
+    }
+
+    /// The test server's counts (GET /stats), with a plain HTTP/1.0 GET.
+    fn stats(base: &str) -> Option<Value> {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(base.trim_start_matches("http://")).ok()?;
+        s.write_all(b"GET /stats HTTP/1.0\r\n\r\n").ok()?;
+        let mut text = String::new();
+        s.read_to_string(&mut text).ok()?;
+        serde_json::from_str(text.split("\r\n\r\n").nth(1)?).ok()
+    }
+
+    /// The authorize callback of a host whose user agrees: it follows the
+    /// authorization URL once (the test server redirects at once) and hands
+    /// back the redirect, as a browser would.
+    fn agreeing_user() -> Arc<Authorize> {
+        Arc::new(|url: &str| {
+            use std::io::{Read, Write};
+            let rest = url.strip_prefix("http://").ok_or("not http")?;
+            let (host, path) = rest.split_at(rest.find('/').ok_or("no path")?);
+            let mut s = std::net::TcpStream::connect(host).map_err(|e| e.to_string())?;
+            write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").map_err(|e| e.to_string())?;
+            let mut text = String::new();
+            s.read_to_string(&mut text).map_err(|e| e.to_string())?;
+            text.lines()
+                .find_map(|l| l.strip_prefix("Location: "))
+                .map(|l| l.trim().to_owned())
+                .ok_or_else(|| format!("no redirect: {text}"))
+        })
+    }
+
+    fn oauth_mount(url: &str, authorize: Arc<Authorize>) -> MountOptions {
+        let mut options = MountOptions::new(Endpoint::Http {
+            url: url.into(),
+            headers: vec![],
+        });
+        options.prefix = "o_".into();
+        options.protocol_version = Some("2025-11-25".into());
+        options.connect_timeout = Duration::from_secs(60);
+        let mut oauth = OAuthOptions::new("http://127.0.0.1:9/callback");
+        oauth.authorize = Some(authorize);
+        options.oauth = Some(oauth);
+        options
+    }
+
+    #[test]
+    fn an_oauth_server_is_mounted_through_the_hosts_authorize_callback() {
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
+        let token = call(&reg, "o_whoami", json!({}));
+        assert_eq!(token.outcome, Outcome::Ok, "{}", token.content);
+        assert!(token.content.starts_with("at-"), "{}", token.content);
+        let stats = stats(&base).expect("stats");
+        // Discovery from the 401, dynamic registration, one authorization,
+        // PKCE checked by the server, the resource indicator sent.
+        assert_eq!(stats["registrations"], 1, "{stats}");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
+        assert_eq!(stats["code_grants"], 1, "{stats}");
+        assert_eq!(stats["resources"], json!([url]), "{stats}");
+        mount.unmount();
+    }
+
+    #[test]
+    fn an_expired_oauth_token_is_refreshed_without_asking_the_user_again() {
+        // Tokens live 2 s: after 3 s the next call's token is refused or
+        // seen to be expired, and the refresh token gets a new one.
+        let (_server, url) = oauth_server(2);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
+        let first = call(&reg, "o_whoami", json!({}));
+        assert_eq!(first.outcome, Outcome::Ok, "{}", first.content);
+        std::thread::sleep(Duration::from_secs(3));
+        let second = call(&reg, "o_whoami", json!({}));
+        assert_eq!(second.outcome, Outcome::Ok, "{}", second.content);
+        assert_ne!(first.content, second.content);
+        let stats = stats(&base).expect("stats");
+        assert!(stats["refresh_grants"].as_u64() >= Some(1), "{stats}");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
+        mount.unmount();
+    }
+
+    #[test]
+    fn a_refused_oauth_authorization_fails_the_mount_saying_so() {
+        let (_server, url) = oauth_server(3600);
+        let reg = Registry::default();
+        let refuse: Arc<Authorize> = Arc::new(|_: &str| Err("the user said no".into()));
+        let Err(err) = Mount::connect(&reg, oauth_mount(&url, refuse)) else {
+            panic!("a refused authorization mounted");
+        };
+        assert!(matches!(err, capstan::Error::McpConnect(_)), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("OAuth authorization was refused"), "{text}");
+        assert!(text.contains("the user said no"), "{text}");
+        assert!(reg.names().is_empty());
+    }
+
+    #[test]
+    fn without_an_authorize_callback_an_oauth_server_fails_the_mount_naming_the_401() {
+        let (_server, url) = oauth_server(3600);
+        let reg = Registry::default();
+        let mut options = oauth_mount(&url, agreeing_user());
+        options.oauth = None;
+        let Err(err) = Mount::connect(&reg, options) else {
+            panic!("mounted without authorization");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("401") || text.contains("Auth required"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn stored_oauth_tokens_are_used_by_the_next_mount() {
+        #[derive(Default)]
+        struct Kept(std::sync::Mutex<Option<String>>);
+        impl TokenStore for Kept {
+            fn load(&self) -> Option<String> {
+                self.0.lock().unwrap().clone()
+            }
+            fn save(&self, json: Option<&str>) {
+                *self.0.lock().unwrap() = json.map(str::to_owned);
+            }
+        }
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let kept = Arc::new(Kept::default());
+        for _ in 0..2 {
+            let reg = Registry::default();
+            let mut options = oauth_mount(&url, agreeing_user());
+            if let Some(oauth) = options.oauth.as_mut() {
+                oauth.store = Some(kept.clone());
+            }
+            let mount = Mount::connect(&reg, options).expect("mount");
+            assert_eq!(call(&reg, "o_whoami", json!({})).outcome, Outcome::Ok);
+            mount.unmount();
+        }
+        assert!(kept
+            .0
+            .lock()
+            .unwrap()
+            .as_deref()
+            .unwrap_or("")
+            .contains("access_token"));
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
     }
 }

@@ -2,7 +2,7 @@
 //! registry (issue #14). Declared in every build; without the cargo feature
 //! `mcp` they fail with CAPSTAN_ERR_UNSUPPORTED.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 
 use super::boundary::*;
 #[cfg(feature = "mcp")]
@@ -76,7 +76,96 @@ pub struct capstan_mcp_mount_options {
     /// uses `initialize`, and the server may answer with an older one still.
     /// `capstan_mcp_mount_info_json` says what was negotiated.
     pub protocol_version: *const c_char,
+    /// OAuth 2.1 for a `url` whose server asks for authorization (the MCP
+    /// authorization spec). When a request is refused (401, or 403
+    /// `insufficient_scope`: a step-up), capstan discovers the server's
+    /// authorization server (protected resource metadata, then its
+    /// metadata, with the 2025-03-26 fallbacks), registers a client if none
+    /// is given (`oauth_client_id`; else a client-id metadata document if
+    /// the server accepts them, else dynamic registration), picks the
+    /// scopes (`oauth_scopes`, else the challenge's, else the server's
+    /// `scopes_supported`), builds the authorization URL (PKCE S256,
+    /// `state`, `resource`) and calls this with it; then it exchanges the
+    /// code for tokens, refreshes them when they expire or are refused, and
+    /// sends the request again. Each authorization is bounded by
+    /// `connect_timeout_ms`; a request starts at most two (the first and
+    /// one step-up). NULL: no OAuth (a 401 fails the mount with
+    /// MCP_CONNECT), unless `oauth_tokens_load` gives usable tokens.
+    pub oauth_authorize: capstan_mcp_authorize_fn,
+    /// Where the authorization server sends the user back, registered with
+    /// the client (e.g. "http://127.0.0.1:8976/callback"). Required with
+    /// `oauth_authorize`. Copied during the call, as all strings here.
+    pub oauth_redirect_uri: *const c_char,
+    /// A client registered with the authorization server beforehand
+    /// (NULL: none, see `oauth_authorize`).
+    pub oauth_client_id: *const c_char,
+    /// The secret of `oauth_client_id` for a confidential client (sent as
+    /// the server's metadata says: HTTP Basic or in the body). NULL: none.
+    pub oauth_client_secret: *const c_char,
+    /// HTTPS URL of the host's client-id metadata document (SEP-991), used
+    /// as the client id by servers that accept them. NULL: none.
+    pub oauth_client_metadata_url: *const c_char,
+    /// Space-separated scopes to ask for. NULL or "": the server's choice
+    /// (its challenge's `scope`, else `scopes_supported`).
+    pub oauth_scopes: *const c_char,
+    /// Loads the tokens `oauth_tokens_save` kept (NULL: tokens live in
+    /// memory for the mount's life; a new mount authorizes again).
+    pub oauth_tokens_load: capstan_mcp_tokens_load_fn,
+    /// Keeps the tokens (JSON text with the access and refresh tokens and
+    /// the client id: a secret, keep it as one). NULL: in memory only.
+    pub oauth_tokens_save: capstan_mcp_tokens_save_fn,
+    /// Passed to the three `oauth_` callbacks and to `oauth_destroy`.
+    pub oauth_user_data: *mut c_void,
+    /// Called exactly once with `oauth_user_data` (may be NULL), after the
+    /// last call of the `oauth_` callbacks returned, once the mount lets go
+    /// of them: during or soon after `capstan_mcp_mount_free` or a failed
+    /// `capstan_mcp_mount_new` (also for bad options), on that thread or on
+    /// one of capstan's MCP threads; if an `oauth_authorize` call outlived
+    /// its timeout, when that call returns.
+    pub oauth_destroy: capstan_destroy_fn,
 }
+
+/// The host's part of an OAuth authorization: show `authorization_url`
+/// (NUL-terminated) to the user (open a browser, print it), wait for the
+/// authorization server to send them to the redirect URI, and copy that
+/// whole URL (with its `code` and `state`) into `redirect` (at most
+/// `redirect_cap` = `CAPSTAN_MCP_REDIRECT_MAX` bytes, NUL not needed).
+/// Returns the URL's length in bytes; 0 refuses the authorization (while
+/// mounting: the mount fails with MCP_CONNECT, saying so). May block, up to the mount's connect timeout (capstan stops
+/// waiting then). Runs on a blocking thread of capstan's MCP runtime; it
+/// must not free the mount.
+pub type capstan_mcp_authorize_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        authorization_url: *const c_char,
+        redirect: *mut c_char,
+        redirect_cap: usize,
+    ) -> usize,
+>;
+
+/// Copies the JSON text last given to `capstan_mcp_tokens_save_fn` into
+/// `buf` (at most `cap` = `CAPSTAN_MCP_TOKENS_MAX` bytes) and returns its
+/// length; 0: nothing stored. Runs on a blocking thread of capstan's MCP
+/// runtime.
+pub type capstan_mcp_tokens_load_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, buf: *mut c_char, cap: usize) -> usize>;
+
+/// Keeps `json` (`len` bytes, not NUL-terminated, borrowed for the call)
+/// for `capstan_mcp_tokens_load_fn`; `len == 0` (json NULL): forget what
+/// was kept. Runs on a blocking thread of capstan's MCP runtime.
+pub type capstan_mcp_tokens_save_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, json: *const c_char, len: usize)>;
+
+/// The room `capstan_mcp_authorize_fn` gets for the redirect URL.
+pub const CAPSTAN_MCP_REDIRECT_MAX: usize = 8192;
+
+/// The room `capstan_mcp_tokens_load_fn` gets for the stored tokens.
+pub const CAPSTAN_MCP_TOKENS_MAX: usize = 65536;
+
+/// The size of `capstan_mcp_mount_options` before the OAuth fields (0.4):
+/// a binding built against it passes its own smaller `struct_size`, and its
+/// options read as if the OAuth fields were NULL.
+const MOUNT_OPTIONS_V1: usize = std::mem::offset_of!(capstan_mcp_mount_options, oauth_authorize);
 
 /// `capstan_mcp_mount_options.max_reconnects` meaning "never reconnect":
 /// the mount drops for good when its connection dies.
@@ -93,6 +182,7 @@ mod imp {
     use super::super::boundary::*;
     use super::*;
     use crate::mcp::client::{Endpoint, Mount, MountOptions};
+    use crate::mcp::oauth::{OAuthOptions, TokenStore};
 
     fn mounts() -> std::sync::MutexGuard<'static, HashMap<usize, Arc<Mount>>> {
         static MOUNTS: OnceLock<Mutex<HashMap<usize, Arc<Mount>>>> = OnceLock::new();
@@ -163,12 +253,9 @@ mod imp {
         opts: *const capstan_mcp_mount_options,
     ) -> Result<MountOptions, Fail> {
         non_null(opts, "opts")?;
-        let o = read_options(
-            opts,
-            std::mem::size_of::<capstan_mcp_mount_options>(),
-            "opts",
-        )?
-        .ok_or(Fail::Null("opts"))?;
+        let o = read_options(opts, MOUNT_OPTIONS_V1, "opts")?.ok_or(Fail::Null("opts"))?;
+        // First, so that oauth_destroy runs once whatever fails below.
+        let oauth = oauth(&o, !o.url.is_null());
         let argv = list(o.argv, o.argc, "opts.argv")?;
         let url = c_text(o.url, "opts.url")?;
         let endpoint = match (argv.is_empty(), url) {
@@ -214,7 +301,134 @@ mod imp {
         if o.reconnect_backoff_ms != 0 {
             options.reconnect_backoff = Duration::from_millis(u64::from(o.reconnect_backoff_ms));
         }
+        options.oauth = oauth?;
         Ok(options)
+    }
+
+    /// The host's OAuth callbacks, kept until the last holder lets go
+    /// (then `oauth_destroy` runs).
+    struct HostOAuth {
+        authorize: capstan_mcp_authorize_fn,
+        load: capstan_mcp_tokens_load_fn,
+        save: capstan_mcp_tokens_save_fn,
+    }
+
+    impl TokenStore for OwnedHostFn<HostOAuth> {
+        fn load(&self) -> Option<String> {
+            let load = self.f.load?;
+            let mut buf = vec![0u8; CAPSTAN_MCP_TOKENS_MAX];
+            // SAFETY: the host's callback, given room it may fill.
+            let n = unsafe { load(self.user_data, buf.as_mut_ptr().cast(), buf.len()) };
+            if n == 0 || n > buf.len() {
+                return None;
+            }
+            buf.truncate(n);
+            String::from_utf8(buf).ok()
+        }
+
+        fn save(&self, json: Option<&str>) {
+            if let Some(save) = self.f.save {
+                let (ptr, len) = json.map_or((std::ptr::null(), 0), |j| (j.as_ptr(), j.len()));
+                // SAFETY: the host's callback; the text outlives the call.
+                unsafe { save(self.user_data, ptr.cast(), len) }
+            }
+        }
+    }
+
+    fn authorize(host: &OwnedHostFn<HostOAuth>, url: &str) -> Result<String, String> {
+        let Some(authorize) = host.f.authorize else {
+            return Err("no authorize callback".into());
+        };
+        let url = std::ffi::CString::new(url).map_err(|_| "the URL holds a NUL".to_string())?;
+        let mut buf = vec![0u8; CAPSTAN_MCP_REDIRECT_MAX];
+        // SAFETY: the host's callback, given the URL and room it may fill.
+        let n = unsafe {
+            authorize(
+                host.user_data,
+                url.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        match n {
+            0 => Err("the host's authorize callback refused it (returned 0)".into()),
+            n if n > buf.len() => Err(format!(
+                "the host's authorize callback returned {n} bytes, more than CAPSTAN_MCP_REDIRECT_MAX"
+            )),
+            n => {
+                buf.truncate(n);
+                String::from_utf8(buf)
+                    .map_err(|_| "the redirect URL from the authorize callback is not UTF-8".into())
+            }
+        }
+    }
+
+    unsafe fn oauth(
+        o: &capstan_mcp_mount_options,
+        http: bool,
+    ) -> Result<Option<OAuthOptions>, Fail> {
+        // Owned first, so that oauth_destroy runs once whatever fails below.
+        let host = Arc::new(OwnedHostFn::new(
+            HostOAuth {
+                authorize: o.oauth_authorize,
+                load: o.oauth_tokens_load,
+                save: o.oauth_tokens_save,
+            },
+            o.oauth_user_data,
+            o.oauth_destroy,
+        ));
+        let text = |ptr, name| -> Result<Option<String>, Fail> {
+            Ok(c_text(ptr, name)?
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned))
+        };
+        let redirect_uri = text(o.oauth_redirect_uri, "opts.oauth_redirect_uri")?;
+        let client_id = text(o.oauth_client_id, "opts.oauth_client_id")?;
+        let client_secret = text(o.oauth_client_secret, "opts.oauth_client_secret")?;
+        let metadata_url = text(
+            o.oauth_client_metadata_url,
+            "opts.oauth_client_metadata_url",
+        )?;
+        let scopes = text(o.oauth_scopes, "opts.oauth_scopes")?;
+        let stored = o.oauth_tokens_load.is_some() || o.oauth_tokens_save.is_some();
+        if o.oauth_authorize.is_none() && !stored {
+            if redirect_uri.is_some() || client_id.is_some() || client_secret.is_some() {
+                return Err(Fail::BadArgument(
+                    "opts.oauth_* is set without opts.oauth_authorize or a token store".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        if !http {
+            return Err(Fail::BadArgument(
+                "OAuth (opts.oauth_*) is for a url, not a command line".into(),
+            ));
+        }
+        if o.oauth_authorize.is_some() && redirect_uri.is_none() {
+            return Err(Fail::BadArgument(
+                "opts.oauth_authorize needs opts.oauth_redirect_uri".into(),
+            ));
+        }
+        if client_secret.is_some() && client_id.is_none() {
+            return Err(Fail::BadArgument(
+                "opts.oauth_client_secret needs opts.oauth_client_id".into(),
+            ));
+        }
+        let mut options = OAuthOptions::new(redirect_uri.unwrap_or_default());
+        options.client_id = client_id;
+        options.client_secret = client_secret;
+        options.client_metadata_url = metadata_url;
+        options.scopes = scopes
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        if o.oauth_authorize.is_some() {
+            let host = host.clone();
+            options.authorize = Some(Arc::new(move |url: &str| authorize(&host, url)));
+        }
+        if stored {
+            options.store = Some(host);
+        }
+        Ok(Some(options))
     }
 }
 
@@ -257,10 +471,12 @@ fn unsupported() -> Fail {
 ///
 /// Fails with NULL_PARAMETER, INVALID_UTF8, INVALID_ARGUMENT (struct_size,
 /// neither or both of argv and url, a malformed env or header entry, an
-/// unknown protocol version),
+/// unknown protocol version, `oauth_authorize` without `oauth_redirect_uri`,
+/// a client secret without a client id, OAuth fields with a command line),
 /// MCP_CONNECT (the server could not be started, reached, initialized or
-/// listed in time: the message says which and why; nothing is registered
-/// then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
+/// listed in time, or its OAuth authorization failed or was refused: the
+/// message says which step and why, naming the endpoint; nothing is
+/// registered then), SHUTTING_DOWN (the registry is closed), UNSUPPORTED (built
 /// without feature `mcp`, or an https:// url in a build without feature
 /// `mcp-https`).
 #[no_mangle]
@@ -270,23 +486,29 @@ pub unsafe extern "C" fn capstan_mcp_mount_new(
     out: *mut *mut capstan_mcp_mount,
 ) -> capstan_status {
     guard(|| {
-        non_null(out, "out")?;
         #[cfg(feature = "mcp")]
         {
+            // Options first: once read, their oauth_destroy runs whatever fails.
+            let options = imp::options(opts)?;
+            non_null(out, "out")?;
             let registry = registry_ref(reg)?;
             if registry.is_closed() {
                 return Err(Fail::Core(crate::Error::ShuttingDown(
                     "the registry is closed".into(),
                 )));
             }
-            let options = imp::options(opts)?;
             let mount = crate::mcp::client::Mount::connect(registry, options)?;
             *out = imp::insert(mount);
             Ok(())
         }
         #[cfg(not(feature = "mcp"))]
         {
-            let _ = (reg, opts);
+            let _ = reg;
+            // The host handed oauth_user_data over: release it, once.
+            if let Ok(Some(o)) = read_options(opts, MOUNT_OPTIONS_V1, "opts") {
+                destroy_now(o.oauth_user_data, o.oauth_destroy);
+            }
+            non_null(out, "out")?;
             Err(unsupported())
         }
     })

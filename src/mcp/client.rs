@@ -73,6 +73,9 @@ pub struct MountOptions {
     /// 2026-07-28 or later version never falls back; an older one uses
     /// `initialize`, and the server may answer with an older version still.
     pub protocol_version: Option<String>,
+    /// OAuth for an HTTP endpoint that asks for it (`oauth`); None: a 401
+    /// fails the connection.
+    pub oauth: Option<super::oauth::OAuthOptions>,
 }
 
 /// Reconnect attempts in a row by default: with the default backoff they
@@ -100,6 +103,7 @@ impl MountOptions {
             max_reconnects: DEFAULT_MAX_RECONNECTS,
             reconnect_backoff: Duration::from_millis(200),
             protocol_version: None,
+            oauth: None,
         }
     }
 }
@@ -196,6 +200,8 @@ struct Session {
     registering: Mutex<()>,
     /// Forwarded calls waiting for the server's progress reports.
     progress: Arc<super::progress::Waiting>,
+    /// The OAuth tokens, kept across reconnects (made by the first connect).
+    authorization: tokio::sync::OnceCell<Arc<super::oauth::Authorization>>,
 }
 
 impl Session {
@@ -623,28 +629,47 @@ async fn connect(session: &Arc<Session>) -> Result<Connection, String> {
             // panic): ring, unless the process installed one already.
             #[cfg(feature = "mcp-https")]
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let transport = StreamableHttpClientTransport::with_client(
-                super::wire::CheckedHttp::new(session.result_bytes())?,
-                config,
-            );
-            // Answers owed to the server bounded (its requests on the event
-            // stream), as `StdioWire` bounds them over stdio.
-            let transport = super::owed::Owed::new(transport);
-            let transport = super::progress::Tap::new(transport, &session.progress);
-            match tokio::time::timeout(timeout, listener.serve_with_lifecycle(transport, lifecycle))
-                .await
-            {
-                Ok(Ok(running)) => Ok(Connection {
-                    running,
-                    child: None,
-                }),
-                Ok(Err(e)) => Err(format!("MCP initialization with {url} failed: {e}")),
-                Err(_) => Err(format!(
-                    "{url} did not complete MCP initialization within {} ms",
-                    timeout.as_millis()
-                )),
-            }
+            let http = super::wire::CheckedHttp::new(session.result_bytes())?;
+            let Some(oauth) = &session.options.oauth else {
+                return serve_http(session, listener, lifecycle, http, config, url).await;
+            };
+            // The authorization runs inside the first request, so the
+            // connect timeout bounds it as well (and `Authorization` again).
+            let authorization = session
+                .authorization
+                .get_or_try_init(|| super::oauth::Authorization::new(oauth.clone(), url, timeout))
+                .await?;
+            let http = authorization.client(http).await?;
+            serve_http(session, listener, lifecycle, http, config, url).await
         }
+    }
+}
+
+/// Serves one streamable-HTTP connection through `http`.
+async fn serve_http<C: rmcp::transport::streamable_http_client::StreamableHttpClient>(
+    session: &Arc<Session>,
+    listener: Listener,
+    lifecycle: rmcp::ClientLifecycleMode,
+    http: C,
+    config: StreamableHttpClientTransportConfig,
+    url: &str,
+) -> Result<Connection, String> {
+    let timeout = session.options.connect_timeout;
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    // Answers owed to the server bounded (its requests on the event
+    // stream), as `StdioWire` bounds them over stdio.
+    let transport = super::owed::Owed::new(transport);
+    let transport = super::progress::Tap::new(transport, &session.progress);
+    match tokio::time::timeout(timeout, listener.serve_with_lifecycle(transport, lifecycle)).await {
+        Ok(Ok(running)) => Ok(Connection {
+            running,
+            child: None,
+        }),
+        Ok(Err(e)) => Err(format!("MCP initialization with {url} failed: {e}")),
+        Err(_) => Err(format!(
+            "{url} did not complete MCP initialization within {} ms",
+            timeout.as_millis()
+        )),
     }
 }
 
@@ -1018,6 +1043,7 @@ impl Mount {
             broke: Notify::new(),
             registering: Mutex::new(()),
             progress: Default::default(),
+            authorization: tokio::sync::OnceCell::new(),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();

@@ -8,6 +8,7 @@ mod era;
 pub mod fuzz;
 mod input;
 mod meta;
+pub mod oauth;
 mod owed;
 mod progress;
 mod remote_tasks;

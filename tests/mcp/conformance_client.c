@@ -4,11 +4,89 @@
  * scenario's name in MCP_CONFORMANCE_SCENARIO. It mounts the server
  * (initialize + tools/list), calls what the scenario asks through
  * capstan_registry_execute, and unmounts. Exit status 0 when every step worked. */
+#define _POSIX_C_SOURCE 200112L
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "capstan.h"
+
+/* The suite's authorization endpoint redirects at once (no user): the
+ * authorize callback plays the user's browser with one plain HTTP GET of
+ * the authorization URL and hands back its Location header. POSIX sockets:
+ * this program runs only under the suite on Linux. */
+static size_t authorize(void *user_data, const char *url, char *redirect, size_t cap) {
+    (void)user_data;
+    char host[256], port[16] = "80";
+    const char *p = strncmp(url, "http://", 7) == 0 ? url + 7 : NULL;
+    if (!p) return 0;
+    const char *path = strchr(p, '/');
+    size_t hostlen = path ? (size_t)(path - p) : strlen(p);
+    if (hostlen >= sizeof host) return 0;
+    memcpy(host, p, hostlen);
+    host[hostlen] = 0;
+    char *colon = strrchr(host, ':');
+    if (colon) {
+        snprintf(port, sizeof port, "%s", colon + 1);
+        *colon = 0;
+    }
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port, &hints, &ai) != 0) return 0;
+    int fd = -1;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
+        if (fd >= 0) close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) return 0;
+    char req[8192];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s:%s\r\n\r\n", path ? path : "/", host,
+                     port);
+    if (n < 0 || (size_t)n >= sizeof req || write(fd, req, (size_t)n) != n) {
+        close(fd);
+        return 0;
+    }
+    static char resp[65536];
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof resp - 1 && (r = read(fd, resp + got, sizeof resp - 1 - got)) > 0) got += (size_t)r;
+    close(fd);
+    resp[got] = 0;
+    for (char *line = strstr(resp, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
+        if (strncasecmp(line + 2, "Location:", 9) == 0) {
+            const char *v = line + 11;
+            while (*v == ' ') v++;
+            size_t len = strcspn(v, "\r\n");
+            if (len > cap) return 0;
+            memcpy(redirect, v, len);
+            return len;
+        }
+    }
+    return 0;
+}
+
+/* The value of "key":"..." in the suite's MCP_CONFORMANCE_CONTEXT (its
+ * pre-registered client), copied into out; NULL if absent. */
+static const char *context_value(const char *key, char *out, size_t cap) {
+    const char *ctx = getenv("MCP_CONFORMANCE_CONTEXT");
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const char *v = ctx ? strstr(ctx, pat) : NULL;
+    if (!v) return NULL;
+    v += strlen(pat);
+    size_t len = strcspn(v, "\"");
+    if (len >= cap) return NULL;
+    memcpy(out, v, len);
+    out[len] = 0;
+    return out;
+}
 
 static int fail(const char *what, capstan_status st) {
     char msg[1024];
@@ -45,11 +123,19 @@ int main(int argc, char **argv) {
     opts.call_timeout_ms = 20000;
     /* The suite (0.1.16) checks for a protocol version it knows. */
     opts.protocol_version = "2025-11-25";
+    /* OAuth for the suite's auth scenarios (unused by the others). */
+    char client_id[256], client_secret[256];
+    opts.oauth_authorize = authorize;
+    opts.oauth_redirect_uri = "http://localhost:3000/callback";
+    opts.oauth_client_metadata_url = "https://conformance-test.local/client-metadata.json";
+    opts.oauth_client_id = context_value("client_id", client_id, sizeof client_id);
+    opts.oauth_client_secret = context_value("client_secret", client_secret, sizeof client_secret);
     capstan_mcp_mount *mount = NULL;
     st = capstan_mcp_mount_new(reg, &opts, &mount);
     if (st != CAPSTAN_OK) {
+        int rc = fail("capstan_mcp_mount_new", st); /* before a success empties the message */
         capstan_registry_free(reg);
-        return fail("capstan_mcp_mount_new", st);
+        return rc;
     }
     char *info = NULL;
     if (capstan_mcp_mount_info_json(mount, &info, NULL) == CAPSTAN_OK) {
@@ -64,6 +150,10 @@ int main(int argc, char **argv) {
         rc = call(reg, "{\"id\":\"1\",\"name\":\"test_reconnection\",\"arguments\":{}}");
     } else if (strcmp(scenario, "elicitation-sep1034-client-defaults") == 0) {
         rc = call(reg, "{\"id\":\"1\",\"name\":\"test_client_elicitation_defaults\",\"arguments\":{}}");
+    } else if (strncmp(scenario, "auth/", 5) == 0) {
+        /* The auth servers' one tool; a step-up scenario refuses it until
+         * the client asks for more scopes. */
+        rc = call(reg, "{\"id\":\"1\",\"name\":\"test-tool\",\"arguments\":{}}");
     }
 
     st = capstan_mcp_mount_free(mount);

@@ -2,11 +2,22 @@
  * `make mcp-client-test`: bad options, a mounted Python MCP server
  * (argv[1]: tests/mcp/fastmcp_server.py) called through capstan_registry_execute,
  * unmount with calls in flight, unmount twice and NULL, and unmount after
- * the registry was freed. Every wait is bounded by the tools' timeouts. */
+ * the registry was freed; OAuth mounts of tests/mcp/oauth_server.py (beside
+ * it) through the host callbacks: authorized, tokens saved, a refusal, each
+ * oauth_destroy run once. Every wait is bounded by the tools' timeouts.
+ * POSIX sockets and popen for the OAuth part: this runs on Linux only. */
+#define _POSIX_C_SOURCE 200809L
+#include <netdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "capstan.h"
 
@@ -132,6 +143,170 @@ static void test_unmount_after_registry_free(void) {
     if (mount) CHECK(capstan_mcp_mount_free(mount) == CAPSTAN_OK);
 }
 
+/* One HTTP/1.0 GET of http://127.0.0.1:port/path; the response (headers
+ * and body) in resp, NUL-terminated; 0 on failure. */
+static size_t http_get(const char *port, const char *path, char *resp, size_t cap) {
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo("127.0.0.1", port, &hints, &ai) != 0) return 0;
+    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    if (fd < 0) return 0;
+    char req[8192];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1:%s\r\n\r\n", path, port);
+    size_t got = 0;
+    if (n > 0 && (size_t)n < sizeof req && write(fd, req, (size_t)n) == n) {
+        ssize_t r;
+        while (got < cap - 1 && (r = read(fd, resp + got, cap - 1 - got)) > 0) got += (size_t)r;
+    }
+    close(fd);
+    resp[got] = 0;
+    return got;
+}
+
+typedef struct {
+    atomic_int destroyed;
+    int refuse;
+    char tokens[CAPSTAN_MCP_TOKENS_MAX];
+    size_t tokens_len;
+    pthread_mutex_t lock;
+} host_oauth;
+
+/* The user's browser: follows the authorization URL (the test server
+ * redirects at once) and hands back the Location, unless told to refuse. */
+static size_t oauth_authorize(void *ud, const char *url, char *redirect, size_t cap) {
+    host_oauth *h = ud;
+    if (h->refuse) return 0;
+    const char *rest = strncmp(url, "http://127.0.0.1:", 17) == 0 ? url + 17 : NULL;
+    if (!rest) return 0;
+    char port[16];
+    size_t plen = strcspn(rest, "/");
+    if (plen >= sizeof port) return 0;
+    memcpy(port, rest, plen);
+    port[plen] = 0;
+    static char resp[16384];
+    if (!http_get(port, rest + plen, resp, sizeof resp)) return 0;
+    for (char *line = strstr(resp, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
+        if (strncasecmp(line + 2, "Location: ", 10) == 0) {
+            size_t len = strcspn(line + 12, "\r\n");
+            if (len > cap) return 0;
+            memcpy(redirect, line + 12, len);
+            return len;
+        }
+    }
+    return 0;
+}
+
+static size_t oauth_load(void *ud, char *buf, size_t cap) {
+    host_oauth *h = ud;
+    pthread_mutex_lock(&h->lock);
+    size_t n = h->tokens_len <= cap ? h->tokens_len : 0;
+    memcpy(buf, h->tokens, n);
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+static void oauth_save(void *ud, const char *json, size_t len) {
+    host_oauth *h = ud;
+    pthread_mutex_lock(&h->lock);
+    h->tokens_len = len < sizeof h->tokens ? len : 0;
+    if (json) memcpy(h->tokens, json, h->tokens_len);
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void oauth_destroy(void *ud) { atomic_fetch_add(&((host_oauth *)ud)->destroyed, 1); }
+
+/* oauth_destroy may run on one of capstan's threads soon after the mount
+ * let go: wait for it, bounded. */
+static int destroyed_once(host_oauth *h) {
+    for (int i = 0; i < 200 && atomic_load(&h->destroyed) == 0; i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return atomic_load(&h->destroyed) == 1;
+}
+
+static capstan_status mount_oauth(capstan_registry *reg, const char *port, host_oauth *h,
+                                  capstan_mcp_mount **out) {
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%s/mcp", port);
+    capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    opts.url = url;
+    opts.prefix = "o_";
+    opts.protocol_version = "2025-11-25";
+    opts.connect_timeout_ms = 60000;
+    opts.oauth_authorize = oauth_authorize;
+    opts.oauth_redirect_uri = "http://127.0.0.1:9/callback";
+    opts.oauth_tokens_load = oauth_load;
+    opts.oauth_tokens_save = oauth_save;
+    opts.oauth_user_data = h;
+    opts.oauth_destroy = oauth_destroy;
+    return capstan_mcp_mount_new(reg, &opts, out);
+}
+
+static void test_oauth_mounts_through_the_host_callbacks(void) {
+    char command[4096], port[16] = "";
+    const char *slash = strrchr(script, '/');
+    snprintf(command, sizeof command, "exec '%s' '%.*soauth_server.py' 0", python(),
+             slash ? (int)(slash - script + 1) : 0, script);
+    FILE *server = popen(command, "r");
+    CHECK(server != NULL);
+    if (!server) return;
+    CHECK(fgets(port, sizeof port, server) != NULL);
+    port[strcspn(port, "\n")] = 0;
+
+    capstan_registry *reg = NULL;
+    CHECK(capstan_registry_new(NULL, &reg) == CAPSTAN_OK);
+    static host_oauth agree = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    capstan_mcp_mount *mount = NULL;
+    CHECK(mount_oauth(reg, port, &agree, &mount) == CAPSTAN_OK);
+    if (mount) {
+        char *results = run(reg, "{\"id\":\"1\",\"name\":\"o_whoami\",\"arguments\":{}}");
+        CHECK(results && strstr(results, "\"outcome\":\"ok\"") && strstr(results, "at-"));
+        capstan_string_free(results);
+        CHECK(capstan_mcp_mount_free(mount) == CAPSTAN_OK);
+    }
+    CHECK(destroyed_once(&agree));
+    CHECK(strstr(agree.tokens, "access_token") != NULL);
+
+    /* A refusal: MCP_CONNECT saying so, nothing mounted, destroy once. */
+    static host_oauth refuse = {.refuse = 1, .lock = PTHREAD_MUTEX_INITIALIZER};
+    mount = NULL;
+    CHECK(mount_oauth(reg, port, &refuse, &mount) == CAPSTAN_ERR_MCP_CONNECT);
+    char msg[2048];
+    capstan_error_message(msg, sizeof msg);
+    CHECK(strstr(msg, "OAuth authorization was refused") != NULL);
+    CHECK(mount == NULL);
+    CHECK(destroyed_once(&refuse));
+
+    /* Bad options still run oauth_destroy, once. */
+    static host_oauth bad = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    opts.url = "http://127.0.0.1:9/mcp";
+    opts.oauth_authorize = oauth_authorize; /* without oauth_redirect_uri */
+    opts.oauth_user_data = &bad;
+    opts.oauth_destroy = oauth_destroy;
+    CHECK(capstan_mcp_mount_new(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
+    CHECK(destroyed_once(&bad));
+
+    /* A binding built before the OAuth fields passes its smaller size: still
+     * accepted (the mount fails only at connecting to a closed port). */
+    capstan_mcp_mount_options old = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    old.struct_size = (uint32_t)offsetof(capstan_mcp_mount_options, oauth_authorize);
+    old.url = "http://127.0.0.1:9/mcp";
+    old.connect_timeout_ms = 2000;
+    CHECK(capstan_mcp_mount_new(reg, &old, &mount) == CAPSTAN_ERR_MCP_CONNECT);
+
+    capstan_registry_free(reg);
+    char resp[256];
+    http_get(port, "/quit", resp, sizeof resp);
+    pclose(server);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_mcp_client path/to/fastmcp_server.py\n");
@@ -145,6 +320,7 @@ int main(int argc, char **argv) {
     test_unmount_with_calls_in_flight_twice_and_null(reg);
     capstan_registry_free(reg);
     test_unmount_after_registry_free();
+    test_oauth_mounts_through_the_host_callbacks();
     if (failures) {
         fprintf(stderr, "test_mcp_client: %d failure(s)\n", failures);
         return 1;

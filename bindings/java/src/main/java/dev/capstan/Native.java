@@ -238,7 +238,12 @@ final class Native {
             PTR.withName("argv"), SIZE.withName("argc"), PTR.withName("env"), SIZE.withName("env_count"),
             PTR.withName("cwd"), PTR.withName("url"), PTR.withName("headers"), SIZE.withName("header_count"),
             PTR.withName("prefix"), U32.withName("connect_timeout_ms"), U32.withName("call_timeout_ms"),
-            U32.withName("max_reconnects"), U32.withName("reconnect_backoff_ms"), PTR.withName("protocol_version"));
+            U32.withName("max_reconnects"), U32.withName("reconnect_backoff_ms"), PTR.withName("protocol_version"),
+            // appended in 0.4 (OAuth for HTTP mounts): left NULL by this binding
+            PTR.withName("oauth_authorize"), PTR.withName("oauth_redirect_uri"), PTR.withName("oauth_client_id"),
+            PTR.withName("oauth_client_secret"), PTR.withName("oauth_client_metadata_url"), PTR.withName("oauth_scopes"),
+            PTR.withName("oauth_tokens_load"), PTR.withName("oauth_tokens_save"), PTR.withName("oauth_user_data"),
+            PTR.withName("oauth_destroy"));
 
     /** An array of NUL-terminated strings in {@code a}. */
     static MemorySegment cstrings(Arena a, List<String> items) {

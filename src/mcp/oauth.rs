@@ -1,0 +1,457 @@
+//! OAuth 2.1 for mounts over HTTP (the MCP authorization spec, issue #33).
+//!
+//! rmcp's `auth` module does the protocol: protected resource metadata from
+//! the 401's `WWW-Authenticate` or the well-known URLs, authorization server
+//! metadata (with the 2025-03-26 fallbacks), PKCE S256, a pre-registered
+//! client, a client-id metadata document or dynamic registration, scope
+//! selection, the `resource` indicator, and refresh of an expired or
+//! rejected token (`AuthClient`). What it leaves to its caller is done here:
+//! run the flow when a request is refused (401, or 403 `insufficient_scope`
+//! for a step-up), ask the host to present the authorization URL and hand
+//! back the redirect, keep the tokens where the host says, and bound it all
+//! by the mount's connect timeout.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::auth::{AuthClient, AuthError, StoredCredentials};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse as PostResponse,
+    StreamableHttpResponseLimits,
+};
+use rmcp::transport::{AuthorizationManager, AuthorizationRequest, AuthorizationSession};
+use rmcp::transport::{CredentialStore, WWWAuthenticateParams};
+use tokio::sync::Mutex;
+
+use super::wire::CheckedHttp;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+type Headers = std::collections::HashMap<http::HeaderName, http::HeaderValue>;
+type SseStream =
+    futures_core::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
+
+/// The host's part of the flow: shows the authorization URL to its user
+/// (browser, printed link, ...) and returns the URL the authorization
+/// server redirected to (`redirect_uri?code=...&state=...`), or why not.
+/// May block; runs on a blocking thread of the mounts' runtime.
+pub type Authorize = dyn Fn(&str) -> Result<String, String> + Send + Sync;
+
+/// Where the tokens live between mounts (the host's keychain, a file).
+/// Without one they live in memory for the mount's life.
+pub trait TokenStore: Send + Sync {
+    /// The JSON text last saved, or None.
+    fn load(&self) -> Option<String>;
+    /// Keeps `json`; None: forget what was kept.
+    fn save(&self, json: Option<&str>);
+}
+
+/// OAuth settings of a mount: what only the host can supply.
+#[derive(Clone)]
+pub struct OAuthOptions {
+    /// Runs the user's part of the authorization (None: a server that asks
+    /// for authorization fails the mount, unless stored tokens serve).
+    pub authorize: Option<Arc<Authorize>>,
+    /// Where the authorization server sends the user back; the host
+    /// catches it there (a loopback listener, a custom URL scheme).
+    pub redirect_uri: String,
+    /// A client registered with the authorization server beforehand; None:
+    /// a client-id metadata document (`client_metadata_url`) if the server
+    /// accepts them, else dynamic client registration.
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+    /// HTTPS URL of the host's client-id metadata document (SEP-991).
+    pub client_metadata_url: Option<String>,
+    /// Scopes to ask for; empty: those of the server's challenge, else its
+    /// `scopes_supported`.
+    pub scopes: Vec<String>,
+    /// Name given at dynamic client registration.
+    pub client_name: String,
+    pub store: Option<Arc<dyn TokenStore>>,
+}
+
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_id", &self.client_id)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthOptions {
+    pub fn new(redirect_uri: impl Into<String>) -> OAuthOptions {
+        OAuthOptions {
+            authorize: None,
+            redirect_uri: redirect_uri.into(),
+            client_id: None,
+            client_secret: None,
+            client_metadata_url: None,
+            scopes: Vec::new(),
+            client_name: "capstan".into(),
+            store: None,
+        }
+    }
+}
+
+/// Authorizations (not refreshes) one request may start: the first
+/// authorization and one step-up. A server that keeps refusing after that
+/// gets its refusal passed on, instead of the user being asked forever.
+const AUTHORIZATIONS_PER_REQUEST: usize = 2;
+
+/// A mount's authorization state, kept across its reconnects: the tokens
+/// stay valid when the connection is remade.
+pub struct Authorization {
+    options: OAuthOptions,
+    url: String,
+    /// The longest one authorization may take (the connect timeout).
+    limit: Duration,
+    /// Shared with every `AuthClient` made for this mount; replaced by each
+    /// completed authorization.
+    manager: Arc<Mutex<AuthorizationManager>>,
+    /// One authorization at a time; counts completed ones, so that requests
+    /// refused together run one flow, not one each.
+    flows: Mutex<()>,
+    completed: AtomicU64,
+}
+
+/// Adapts the host's `TokenStore` (JSON text) to rmcp's credential store.
+#[derive(Clone)]
+struct HostStore(Arc<dyn TokenStore>);
+
+#[async_trait::async_trait]
+impl CredentialStore for HostStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let store = self.0.clone();
+        let text = tokio::task::spawn_blocking(move || store.load())
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        // Unreadable stored tokens are as good as none: authorize again.
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let json = serde_json::to_string(&credentials)
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        let store = self.0.clone();
+        tokio::task::spawn_blocking(move || store.save(Some(&json)))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let store = self.0.clone();
+        tokio::task::spawn_blocking(move || store.save(None))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
+    }
+}
+
+impl Authorization {
+    /// Prepares the mount's authorization; tokens a host store holds are
+    /// used from the first request (refreshed if they expired).
+    pub async fn new(
+        options: OAuthOptions,
+        url: &str,
+        limit: Duration,
+    ) -> Result<Arc<Authorization>, String> {
+        let mut manager = new_manager(&options, url).await?;
+        if options.store.is_some() {
+            // Stored tokens need the server's metadata (for refresh); a
+            // failure here leaves the 401 to start a fresh authorization.
+            let _ = tokio::time::timeout(limit, manager.initialize_from_store()).await;
+        }
+        Ok(Arc::new(Authorization {
+            options,
+            url: url.to_owned(),
+            limit,
+            manager: Arc::new(Mutex::new(manager)),
+            flows: Mutex::new(()),
+            completed: AtomicU64::new(0),
+        }))
+    }
+
+    /// The HTTP client of one connection: `http` with this mount's tokens.
+    pub async fn client(self: &Arc<Self>, http: CheckedHttp) -> Result<Authorized, String> {
+        // `AuthClient::new` wants a manager of its own; the mount's shared
+        // one replaces it at once.
+        let placeholder = AuthorizationManager::new(self.url.as_str())
+            .await
+            .map_err(|e| format!("OAuth for {}: {e}", self.url))?;
+        let mut inner = AuthClient::new(http, placeholder);
+        inner.auth_manager = self.manager.clone();
+        Ok(Authorized {
+            inner,
+            authorization: self.clone(),
+        })
+    }
+
+    /// Runs one authorization for `challenge` (a 401's or 403's
+    /// `WWW-Authenticate`), unless one completed since the refused request
+    /// was sent (`seen`); bounded by the connect timeout.
+    async fn authorize(&self, challenge: &str, seen: u64) -> Result<(), String> {
+        let _one = self.flows.lock().await;
+        if self.completed.load(Ordering::Acquire) != seen {
+            return Ok(());
+        }
+        let limit = self.limit;
+        let manager = tokio::time::timeout(limit, self.run(challenge))
+            .await
+            .map_err(|_| {
+                format!(
+                    "OAuth authorization for {} did not complete within the connect timeout ({} ms)",
+                    self.url,
+                    limit.as_millis()
+                )
+            })??;
+        *self.manager.lock().await = manager;
+        self.completed.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    async fn run(&self, challenge: &str) -> Result<AuthorizationManager, String> {
+        let o = &self.options;
+        let Some(authorize) = o.authorize.clone() else {
+            return Err(format!(
+                "{} asks for OAuth authorization and the mount has no authorize callback",
+                self.url
+            ));
+        };
+        let mut manager = new_manager(o, &self.url).await?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+            .map_err(|e| format!("OAuth discovery for {} failed: {e}", self.url))?;
+        let metadata = resolution.metadata;
+        let (token_endpoint, registration) = (
+            metadata.token_endpoint.clone(),
+            metadata.registration_endpoint.clone(),
+        );
+        manager.set_metadata(metadata);
+        let mut request =
+            AuthorizationRequest::new(o.redirect_uri.clone()).with_client_name(&o.client_name);
+        let mut scopes = o.scopes.clone();
+        // A step-up asks for what the 403 names on top of the host's own.
+        if let Ok(base) = url::Url::parse(&self.url) {
+            let params = WWWAuthenticateParams::parse(challenge, &base);
+            if params.is_insufficient_scope() && !scopes.is_empty() {
+                for s in params.scope.iter().flat_map(|s| s.split_whitespace()) {
+                    if !scopes.iter().any(|have| have == s) {
+                        scopes.push(s.to_owned());
+                    }
+                }
+            }
+        }
+        if !scopes.is_empty() {
+            request = request.with_scopes(scopes);
+        }
+        if let Some(id) = &o.client_id {
+            request = request.with_preregistered_client(id);
+            if let Some(secret) = &o.client_secret {
+                request = request.with_client_secret(secret);
+            }
+        }
+        if let Some(url) = &o.client_metadata_url {
+            request = request.with_client_metadata_url(url);
+        }
+        let session =
+            AuthorizationSession::new(manager, request)
+                .await
+                .map_err(|(_, e)| match (&e, &registration) {
+                    (AuthError::RegistrationFailed(_), Some(at)) => {
+                        format!("OAuth client registration at {at} failed: {e}")
+                    }
+                    _ => format!("OAuth authorization for {} failed: {e}", self.url),
+                })?;
+        let url = session.get_authorization_url().to_owned();
+        let redirect = tokio::task::spawn_blocking(move || authorize(&url))
+            .await
+            .map_err(|e| format!("the authorize callback failed: {e}"))?
+            .map_err(|why| format!("OAuth authorization was refused: {why}"))?;
+        session
+            .handle_callback_url(&redirect)
+            .await
+            .map_err(|e| match e {
+                AuthError::TokenExchangeFailed(_) => {
+                    format!("OAuth token request to {token_endpoint} failed: {e}")
+                }
+                _ => format!("OAuth authorization redirect {redirect:?} was refused: {e}"),
+            })?;
+        Ok(session.auth_manager)
+    }
+}
+
+async fn new_manager(options: &OAuthOptions, url: &str) -> Result<AuthorizationManager, String> {
+    let mut manager = AuthorizationManager::new(url)
+        .await
+        .map_err(|e| format!("OAuth for {url}: {e}"))?;
+    if let Some(store) = &options.store {
+        manager.set_credential_store(HostStore(store.clone()));
+    }
+    Ok(manager)
+}
+
+/// A connection's HTTP client: rmcp's `AuthClient` (tokens, refresh), and
+/// a fresh authorization when the server still refuses.
+#[derive(Clone)]
+pub struct Authorized {
+    inner: AuthClient<CheckedHttp>,
+    authorization: Arc<Authorization>,
+}
+
+impl Authorized {
+    /// Runs `send` and, while the server refuses it with an OAuth challenge,
+    /// authorizes and sends again (at most `AUTHORIZATIONS_PER_REQUEST` times).
+    async fn with_authorization<T, F, Fut>(&self, send: F) -> Result<T, HttpError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, HttpError>>,
+    {
+        let mut authorizations = 0;
+        loop {
+            let seen = self.authorization.completed.load(Ordering::Acquire);
+            let challenge = match send().await {
+                Err(StreamableHttpError::AuthRequired(e)) => e.www_authenticate_header.clone(),
+                Err(StreamableHttpError::InsufficientScope(e)) => e.www_authenticate_header.clone(),
+                other => return other,
+            };
+            if authorizations == AUTHORIZATIONS_PER_REQUEST {
+                return Err(HttpError::Auth(AuthError::AuthorizationFailed(format!(
+                    "{} still refuses the request after {authorizations} authorizations: {challenge}",
+                    self.authorization.url
+                ))));
+            }
+            authorizations += 1;
+            self.authorization
+                .authorize(&challenge, seen)
+                .await
+                .map_err(|e| HttpError::Auth(AuthError::AuthorizationFailed(e)))?;
+        }
+    }
+}
+
+impl StreamableHttpClient for Authorized {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<PostResponse, HttpError> {
+        self.with_authorization(|| {
+            self.inner.post_message(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<PostResponse, HttpError> {
+        self.with_authorization(|| {
+            self.inner.post_message_with_max_sse_event_size(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<PostResponse, HttpError> {
+        self.with_authorization(|| {
+            self.inner.post_message_with_response_limits(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                limits,
+            )
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<(), HttpError> {
+        // Ending a session is no reason to ask the user for anything.
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> Result<SseStream, HttpError> {
+        self.with_authorization(|| {
+            self.inner.get_stream(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> Result<SseStream, HttpError> {
+        self.with_authorization(|| {
+            self.inner.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                auth_header.clone(),
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+}
