@@ -1,0 +1,248 @@
+//! Forwarding a mounted tool's call to its server and rendering the answer.
+
+use super::*;
+
+/// Mounted-tool handler: forwards the call to the server.
+pub(super) struct RemoteTool {
+    pub(super) session: Weak<Session>,
+    pub(super) remote: String,
+}
+
+impl Handler for RemoteTool {
+    fn invoke(&self, call: Call) {
+        let Some(session) = self.session.upgrade() else {
+            let _ = call.fail("the MCP server of this tool was unmounted");
+            return;
+        };
+        let peer = {
+            let state = session.state();
+            match (&state.peer, state.connected) {
+                (Some(peer), true) => Ok((peer.clone(), state.generation)),
+                _ => Err(not_connected_text(&session, &state)),
+            }
+        };
+        let (peer, generation) = match peer {
+            Ok(sent_on) => sent_on,
+            Err(text) => {
+                let _ = call.fail(text);
+                return;
+            }
+        };
+        match runtime() {
+            Ok(rt) => {
+                let remote = self.remote.clone();
+                rt.spawn(forward(session, peer, generation, remote, call));
+            }
+            Err(e) => {
+                let _ = call.fail(e.to_string());
+            }
+        }
+    }
+}
+
+pub(super) fn not_connected_text(session: &Session, state: &State) -> String {
+    let why = if state.last_error.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", state.last_error)
+    };
+    let next = if session.is_shut_down() {
+        "it was unmounted".to_string()
+    } else if state.gave_up || session.options.max_reconnects == 0 {
+        "no reconnect will be tried".to_string()
+    } else {
+        "reconnecting".to_string()
+    };
+    format!("{} is not connected{why}: {next}", session.describe())
+}
+
+/// Resolves when the call should stop: the executor timed it out or
+/// cancelled it, or the mount is going away.
+pub(super) async fn stop_wanted(call: &Call, shutdown: &mut watch::Receiver<bool>) -> &'static str {
+    loop {
+        if call.is_cancelled() {
+            return "cancelled by the client (local timeout or cancellation)";
+        }
+        if *shutdown.borrow() {
+            return "the client unmounted the server";
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// Completes `call` with a server's `CallToolResult` (a plain answer, or
+/// the result of its task).
+pub(super) fn finish(session: &Session, call: &Call, result: CallToolResult) {
+    // Bounded again here (over stdio and server-sent events it was
+    // before rmcp read it; a plain JSON body over HTTP is read by
+    // rmcp itself): what the call keeps is bounded either way.
+    let raw = serde_json::to_string(&result).unwrap_or_default();
+    drop(result);
+    let raw = crate::mcp::bounds::bound_tool_result(&raw, session.result_bytes()).unwrap_or(raw);
+    let value: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    drop(raw);
+    let text = render_result(&value);
+    let is_error = value.get("isError").and_then(Value::as_bool) == Some(true);
+    let problem = crate::mcp::meta::structured_problem(&session.registry, call, &value);
+    let _ = match (crate::parts::from_call_tool_result(&value), problem) {
+        _ if is_error => call.fail(text),
+        (_, Some(why)) => call.fail(format!("{}: {why}", session.describe())),
+        // Images, audio and resources stay parts (#30).
+        (Some(parts), None) => call.complete_parts(parts),
+        (None, None) => call.complete_text(text),
+    };
+}
+
+pub(super) async fn forward(
+    session: Arc<Session>,
+    peer: Peer<RoleClient>,
+    generation: u64,
+    remote: String,
+    call: Call,
+) {
+    let arguments = match call.arguments() {
+        Value::Object(map) => Some(map.clone()),
+        _ => None,
+    };
+    let params: CallToolRequestParams =
+        match serde_json::from_value(json!({"name": remote, "arguments": arguments})) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = call.fail(format!("could not build the MCP request: {e}"));
+                return;
+            }
+        };
+    let mut shutdown = session.shutdown.subscribe();
+    // Dropping `call_tool_once` before its answer sends notifications/cancelled.
+    let answer = tokio::select! {
+        answer = crate::mcp::progress::call_tool(&peer, params, &session.progress, &call) => answer,
+        why = stop_wanted(&call, &mut shutdown) => {
+            let _ = call.fail(format!("the call was cancelled: {why}"));
+            return;
+        }
+    };
+    match answer {
+        Ok(CallToolResponse::Complete(result)) => finish(&session, &call, result),
+        Ok(CallToolResponse::Task(created)) => {
+            let stop = stop_wanted(&call, &mut shutdown);
+            match crate::mcp::remote_tasks::drive(&peer, created, stop).await {
+                Ok(result) => finish(&session, &call, result),
+                Err(why) => {
+                    let _ = call.fail(format!("{}: {why}", session.describe()));
+                }
+            }
+        }
+        Ok(_) => {
+            let _ = call.fail(format!(
+                "{} answered tool {remote:?} with an input request, which capstan does not support",
+                session.describe()
+            ));
+        }
+        Err(e) => {
+            let text = match e {
+                rmcp::ServiceError::TransportClosed => {
+                    let state = session.state();
+                    format!(
+                        "{} closed the connection during the call: {}",
+                        session.describe(),
+                        not_connected_text(&session, &state)
+                    )
+                }
+                rmcp::ServiceError::TransportSend(e) => {
+                    // rmcp's own text starts with the transport's Rust type
+                    // name: the model and the host get the error itself.
+                    let inner = e
+                        .error
+                        .to_string()
+                        .replace("as ServerJsonRpcMessage", "as a JSON-RPC message");
+                    if unreachable(&*e.error) {
+                        let why = format!("{} could not be reached: {inner}", session.describe());
+                        session.connection_broke(generation, why.clone());
+                        why
+                    } else {
+                        // One bad answer (an HTTP error status, a body that is
+                        // not a JSON-RPC answer): this call fails, the mount stays.
+                        format!(
+                            "{} gave no usable answer to this call: {inner}",
+                            session.describe()
+                        )
+                    }
+                }
+                rmcp::ServiceError::McpError(error)
+                    if error.data.as_ref().and_then(Value::as_str)
+                        == Some(crate::mcp::wire::UNREADABLE) =>
+                {
+                    format!(
+                        "{} gave no usable answer to this call: {}",
+                        session.describe(),
+                        error.message
+                    )
+                }
+                rmcp::ServiceError::UnexpectedResponse => format!(
+                    "{} gave no usable answer to this call: its result is not a tool result",
+                    session.describe()
+                ),
+                other => format!("{} failed the call: {other}", session.describe()),
+            };
+            let _ = call.fail(text);
+        }
+    }
+}
+
+/// Whether a transport error says the server cannot be reached at all, as
+/// opposed to one bad answer over streamable HTTP (an HTTP error status, a
+/// body that is not a JSON-RPC answer, an unexpected content type, a body
+/// over the size limit). Told by the error's type, not its text; any other
+/// error (stdio's, or one rmcp adds later) counts as unreachable, so the
+/// connection is ended and the reconnect policy applies.
+pub(super) fn unreachable(error: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as E;
+    match error.downcast_ref::<E<reqwest::Error>>() {
+        Some(
+            E::HttpStatus(_)
+            | E::UnexpectedServerResponse(_)
+            | E::ResponseBodyTooLarge { .. }
+            | E::UnexpectedContentType(_)
+            | E::UnexpectedEndOfStream
+            | E::Deserialize(_)
+            | E::Sse(_),
+        ) => false,
+        // reqwest's own error for a 4xx status other than 404 (which is
+        // rmcp's SessionExpired): one refused request.
+        Some(E::Client(e)) => !e.is_status(),
+        _ => true,
+    }
+}
+
+/// The text a model sees for a CallToolResult: text blocks as they are,
+/// other blocks as compact JSON, one per line; the structured content when
+/// there is no content at all.
+pub(super) fn render_result(value: &Value) -> String {
+    let blocks = match value.get("content").and_then(Value::as_array) {
+        Some(blocks) => blocks.as_slice(),
+        None => &[],
+    };
+    if blocks.is_empty() {
+        return match value.get("structuredContent") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        };
+    }
+    let mut text = String::new();
+    for (n, b) in blocks.iter().enumerate() {
+        if n > 0 {
+            text.push('\n');
+        }
+        match (b.get("type"), b.get("text")) {
+            (Some(Value::String(t)), Some(Value::String(block))) if t == "text" => {
+                text.push_str(block)
+            }
+            _ => text.push_str(&b.to_string()),
+        }
+    }
+    text
+}
