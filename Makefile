@@ -368,10 +368,11 @@ uninstall:
 INSTALL_TEST := $(abspath $(BUILD)/install-test)
 # The installed (stripped) default .so may not grow past this (issue #28; the
 # README's Sizes): 13.88 MB measured with the fat-LTO profile and the
-# dependencies' opt-levels of Cargo.toml, so a change that adds a tenth of
-# a megabyte fails here. The issue's goal is 8 MB, not reached (BENCHMARKS.md,
+# dependencies' opt-levels of Cargo.toml, before OAuth for mounts (#33) added
+# about 0.73 MB (rmcp's auth, oauth2), so a change that adds half a megabyte
+# more fails here. The issue's goal is 8 MB, not reached (BENCHMARKS.md,
 # Library size).
-INSTALL_MAX_SO_BYTES ?= 14000000
+INSTALL_MAX_SO_BYTES ?= 15000000
 install-test: lib
 	rm -rf $(INSTALL_TEST)
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix
