@@ -18,7 +18,10 @@
  *                                    Tasks extension: greet,
  *                                    slow_compute (task optional),
  *                                    failing_job (task required); and
- *                                    test_input_required_result_* (tools
+ *                                    test_input_required_result_*,
+ *                                    test_sampling, test_elicitation,
+ *                                    test_elicitation_sep1034_defaults,
+ *                                    test_elicitation_sep1330_enums (tools
  *                                    that ask the client for input))
  *
  * Tools: echo(text), add(a, b), slow(seconds) (polls capstan_call_cancelled;
@@ -315,6 +318,126 @@ static void ask_declared(void *ud, capstan_call *call) {
     ask(call, requests, NULL);
 }
 
+/* The JSON value starting at `p` (an object or a string, as capstan wrote
+ * it: compact, valid), copied whole into `out` ("" if it does not fit). */
+static void copy_value(const char *p, char *out, size_t cap) {
+    size_t n = 0;
+    int depth = 0, in_string = 0;
+    out[0] = '\0';
+    if (p == NULL) return;
+    for (const char *q = p; *q; q++) {
+        if (in_string) {
+            if (*q == '\\' && q[1]) q++;
+            else if (*q == '"') in_string = 0;
+        } else if (*q == '"') {
+            in_string = 1;
+        } else if (*q == '{' || *q == '[') {
+            depth++;
+        } else if (*q == '}' || *q == ']') {
+            depth--;
+        }
+        n = (size_t)(q - p) + 1;
+        if ((!in_string && depth == 0) || n >= cap) break;
+    }
+    if (n >= cap) return;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
+/* The answer to `key` in this round's input, as JSON ("" if none). */
+static void answer_of(const char *input, const char *key, char *out, size_t cap) {
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *responses = strstr(input, "\"inputResponses\":{");
+    const char *p = responses ? strstr(responses, pattern) : NULL;
+    copy_value(p ? p + strlen(pattern) : NULL, out, cap);
+}
+
+/* The conformance suite's mid-call requests of the 2025-11-25 era
+ * (tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults,
+ * elicitation-sep1330-enums): capstan asks a session's client itself. */
+static void ask_sampling_of(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    char answer[2048], prompt[1024], requests[2048];
+    answer_of(input, "llm", answer, sizeof answer);
+    if (answer[0]) {
+        char out[2200];
+        snprintf(out, sizeof out, "LLM response: %s", answer);
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+        return;
+    }
+    const char *p = strstr(capstan_call_arguments(call, NULL), "\"prompt\":");
+    copy_value(p ? p + 9 : "\"\"", prompt, sizeof prompt);
+    snprintf(requests, sizeof requests,
+             "{\"llm\":{\"method\":\"sampling/createMessage\",\"params\":{\"messages\":[{\"role\":"
+             "\"user\",\"content\":{\"type\":\"text\",\"text\":%s}}],\"maxTokens\":100}}}",
+             prompt);
+    ask(call, requests, NULL);
+}
+
+static void ask_user_of(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    char answer[2048], message[1024], requests[2048];
+    answer_of(input, "user", answer, sizeof answer);
+    if (answer[0]) {
+        char out[2200];
+        snprintf(out, sizeof out, "User response: %s", answer);
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+        return;
+    }
+    const char *p = strstr(capstan_call_arguments(call, NULL), "\"message\":");
+    copy_value(p ? p + 10 : "\"\"", message, sizeof message);
+    snprintf(requests, sizeof requests,
+             "{\"user\":{\"method\":\"elicitation/create\",\"params\":{\"message\":%s,"
+             "\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"username\":{\"type\":"
+             "\"string\",\"description\":\"User's response\"},\"email\":{\"type\":\"string\","
+             "\"description\":\"User's email address\"}},\"required\":[\"username\",\"email\"]}}}}",
+             message);
+    ask(call, requests, NULL);
+}
+
+/* Elicits with the requested schema `ud`, then says what came back. */
+static void ask_form(void *ud, capstan_call *call) {
+    const char *input = capstan_call_input(call, NULL);
+    char answer[2048], requests[4096];
+    answer_of(input, "form", answer, sizeof answer);
+    if (answer[0]) {
+        char out[2200];
+        snprintf(out, sizeof out, "Elicitation completed: %s", answer);
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+        return;
+    }
+    snprintf(requests, sizeof requests,
+             "{\"form\":{\"method\":\"elicitation/create\",\"params\":{\"message\":"
+             "\"Please fill in the form\",\"requestedSchema\":%s}}}",
+             (const char *)ud);
+    ask(call, requests, NULL);
+}
+
+#define SEP1034_SCHEMA                                                                        \
+    "{\"type\":\"object\",\"properties\":{"                                                   \
+    "\"name\":{\"type\":\"string\",\"default\":\"John Doe\"},"                                \
+    "\"age\":{\"type\":\"integer\",\"default\":30},"                                          \
+    "\"score\":{\"type\":\"number\",\"default\":95.5},"                                       \
+    "\"status\":{\"type\":\"string\",\"enum\":[\"active\",\"inactive\",\"pending\"],"          \
+    "\"default\":\"active\"},"                                                                \
+    "\"verified\":{\"type\":\"boolean\",\"default\":true}}}"
+#define SEP1330_SCHEMA                                                                        \
+    "{\"type\":\"object\",\"properties\":{"                                                   \
+    "\"untitledSingle\":{\"type\":\"string\",\"enum\":[\"option1\",\"option2\",\"option3\"]},"  \
+    "\"titledSingle\":{\"type\":\"string\",\"oneOf\":[{\"const\":\"value1\",\"title\":"        \
+    "\"First Option\"},{\"const\":\"value2\",\"title\":\"Second Option\"},{\"const\":"         \
+    "\"value3\",\"title\":\"Third Option\"}]},"                                               \
+    "\"legacyEnum\":{\"type\":\"string\",\"enum\":[\"opt1\",\"opt2\",\"opt3\"],\"enumNames\":" \
+    "[\"Option One\",\"Option Two\",\"Option Three\"]},"                                      \
+    "\"untitledMulti\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":"           \
+    "[\"option1\",\"option2\",\"option3\"]}},"                                                \
+    "\"titledMulti\":{\"type\":\"array\",\"items\":{\"anyOf\":[{\"const\":\"value1\","         \
+    "\"title\":\"First Choice\"},{\"const\":\"value2\",\"title\":\"Second Choice\"},"          \
+    "{\"const\":\"value3\",\"title\":\"Third Choice\"}]}}}}"
+
 static capstan_status reg_task_tool(const char *name, const char *desc, const char *params,
                                     capstan_tool_fn fn, const char *support) {
     char meta[96];
@@ -488,6 +611,26 @@ int main(int argc, char **argv) {
                         "Asks for a name, a greeting and the roots at once.", NULL, ask_all, 0, 0);
         bad |= reg_tool("test_input_required_result_capabilities",
                         "Asks only what the client declared.", NULL, ask_declared, 0, 0);
+        bad |= reg_tool("test_sampling", "Asks the client's LLM about `prompt`.",
+                        "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":"
+                        "\"string\"}},\"required\":[\"prompt\"]}",
+                        ask_sampling_of, 0, 0);
+        bad |= reg_tool("test_elicitation", "Asks the user, showing `message`.",
+                        "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":"
+                        "\"string\"}},\"required\":[\"message\"]}",
+                        ask_user_of, 0, 0);
+        {
+            capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+            def.description = "Elicits a form whose fields have defaults.";
+            def.callback = ask_form;
+            def.name = "test_elicitation_sep1034_defaults";
+            def.user_data = (void *)SEP1034_SCHEMA;
+            bad |= capstan_registry_add_tool(reg, &def);
+            def.description = "Elicits a form with every kind of enum.";
+            def.name = "test_elicitation_sep1330_enums";
+            def.user_data = (void *)SEP1330_SCHEMA;
+            bad |= capstan_registry_add_tool(reg, &def);
+        }
         {
             capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
             def.description = "Asks to confirm, with a state of its own.";
