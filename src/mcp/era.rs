@@ -59,6 +59,13 @@ pub(crate) fn era_of(version: &str) -> &'static str {
     }
 }
 
+/// Whether a request came from a modern (2026-07-28) client: the version in
+/// its `_meta`.
+pub(crate) fn is_modern(meta: &rmcp::model::RequestMetaObject) -> bool {
+    meta.protocol_version()
+        .is_some_and(|v| era_of(v.as_str()) == "modern")
+}
+
 /// How a mount opens its connection, from `MountOptions::protocol_version`:
 /// - none: `server/discover` at 2026-07-28 first; a server that refuses it
 ///   (or does not answer it within 10 s, rmcp's bound) gets `initialize`

@@ -15,7 +15,8 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, InputRequests, InputRequiredResult, RequestStateCodec, SealOptions,
+    CallToolRequestParams, InputRequest, InputRequests, InputRequiredResult, RequestStateCodec,
+    SealOptions,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -109,12 +110,7 @@ pub(crate) fn input_required(
     } else {
         let mut requests = InputRequests::new();
         for (key, request) in &asked.requests {
-            let mut request = request.clone();
-            if let Value::Object(r) = &mut request {
-                r.entry("params")
-                    .or_insert_with(|| Value::Object(Default::default()));
-            }
-            let read = serde_json::from_value(request).map_err(|e| {
+            let read = read_request(request).map_err(|e| {
                 format!("Tool \"{tool}\" asked for input that cannot be sent: request {key:?}: {e}")
             })?;
             requests.insert(key.clone(), read);
@@ -174,18 +170,13 @@ pub(crate) async fn ask_legacy_client(
 ) -> CallInput {
     let mut responses = serde_json::Map::new();
     for (key, request) in &asked.requests {
-        let mut request = request.clone();
-        if let Value::Object(r) = &mut request {
-            r.entry("params")
-                .or_insert_with(|| Value::Object(Default::default()));
-        }
-        let answer = match serde_json::from_value::<rmcp::model::InputRequest>(request) {
+        let answer = match read_request(request) {
             Err(e) => error_answer(format!("capstan could not send request {key:?}: {e}")),
             Ok(request) => {
                 let request = match request {
-                    rmcp::model::InputRequest::CreateMessage(r) => r.into(),
-                    rmcp::model::InputRequest::Elicitation(r) => r.into(),
-                    rmcp::model::InputRequest::ListRoots(r) => r.into(),
+                    InputRequest::CreateMessage(r) => r.into(),
+                    InputRequest::Elicitation(r) => r.into(),
+                    InputRequest::ListRoots(r) => r.into(),
                     _ => rmcp::model::ServerRequest::PingRequest(Default::default()),
                 };
                 match peer.send_request(request).await {
@@ -202,6 +193,17 @@ pub(crate) async fn ask_legacy_client(
         state: asked.state.clone(),
         can_ask: can_ask.to_vec(),
     }
+}
+
+/// A request a tool asked for, as rmcp's type (`params` may be left out:
+/// `roots/list` has none worth giving).
+fn read_request(request: &Value) -> Result<InputRequest, serde_json::Error> {
+    let mut request = request.clone();
+    if let Value::Object(r) = &mut request {
+        r.entry("params")
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    serde_json::from_value(request)
 }
 
 fn error_answer(message: String) -> Value {

@@ -309,10 +309,7 @@ impl State {
         // A task's tool cannot ask for input (its client is not waiting on
         // the call). A modern client answers what the tool asks in its next
         // request; a legacy session's client is asked by capstan itself.
-        let modern = context
-            .meta
-            .protocol_version()
-            .is_some_and(|v| super::era::era_of(v.as_str()) == "modern");
+        let modern = super::era::is_modern(&context.meta);
         let mut input = super::input::call_input(&self.codec, &mut request, context, modern)?;
         let legacy = !modern && !as_task;
         if legacy {
@@ -491,10 +488,7 @@ impl ServerHandler for Bridge {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CustomResult, ErrorData> {
         let method = request.method.as_str();
-        let modern = context
-            .meta
-            .protocol_version()
-            .is_some_and(|v| super::era::era_of(v.as_str()) == "modern");
+        let modern = super::era::is_modern(&context.meta);
         if super::era::removed_method(method, modern) {
             return Err(removed_error(method));
         }
