@@ -32,8 +32,8 @@ pub mod turn;
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};
 pub use exec::{
-    execute, needs_approval, submit, Approval, Approver, Batch, Call, ExecOptions, Handler, Sink,
-    ToolDef,
+    execute, needs_approval, submit, Approval, Approver, Batch, Call, DeferListener, ExecOptions,
+    Handler, Sink, ToolDef,
 };
 pub use observe::{Event, EventKind};
 pub use registry::{Registry, RegistryOptions};

@@ -506,3 +506,52 @@ fn a_callback_reacting_to_its_timeout_cannot_report_ok() {
         assert_eq!(r.outcome, Outcome::Timeout, "{}", r.content);
     }
 }
+
+/// `ExecOptions::on_defer` hears the calls a tool defers: its callback
+/// returned with the call open, or another thread completed it (even while
+/// the callback still ran); not a call completed inside its callback, nor
+/// one that never ran (invalid arguments).
+#[test]
+fn the_defer_listener_hears_the_calls_their_tool_hands_to_another_thread() {
+    let reg = Registry::default();
+    reg.register(def("inline", obj(), |c| c.complete_text("inline").unwrap()))
+        .unwrap();
+    reg.register(def("later", obj(), |c| {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            c.complete_text("later").unwrap();
+        });
+    }))
+    .unwrap();
+    reg.register(def("joined", obj(), |c| {
+        std::thread::spawn(move || c.complete_text("joined").unwrap())
+            .join()
+            .unwrap();
+    }))
+    .unwrap();
+    let ints = json!({"type": "object", "properties": {"a": {"type": "integer"}}});
+    reg.register(def("typed", ints, |c| c.complete_text("typed").unwrap()))
+        .unwrap();
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let h = heard.clone();
+    let opts = ExecOptions {
+        on_defer: Some(capstan::DeferListener(Arc::new(move |i| {
+            h.lock().unwrap().push(i)
+        }))),
+        ..Default::default()
+    };
+    let calls = vec![
+        call("a", "inline", json!({})),
+        call("b", "later", json!({})),
+        call("c", "joined", json!({})),
+        call("d", "typed", json!({"a": "x"})),
+    ];
+    let results = execute(&reg, calls, &opts);
+    assert_eq!(results[1].content, "later");
+    assert_eq!(results[2].content, "joined");
+    assert_eq!(results[3].outcome, Outcome::InvalidArguments);
+    let mut heard = heard.lock().unwrap().clone();
+    heard.sort_unstable();
+    heard.dedup();
+    assert_eq!(heard, vec![1, 2]);
+}

@@ -90,6 +90,8 @@ struct Rules {
     on_progress: Option<ProgressListener>,
     /// The caller's input for the calls (`ExecOptions::input`).
     input: Option<Arc<crate::input::CallInput>>,
+    /// Hears calls whose callback returned with the call still open.
+    on_defer: Option<super::options::DeferListener>,
 }
 
 /// Who runs the calls: the threads driving the batch, and what they claim.
@@ -196,6 +198,7 @@ impl BatchInner {
                 start_inline: options.start_inline,
                 on_progress: options.progress.clone(),
                 input: options.input.clone(),
+                on_defer: options.on_defer.clone(),
             },
             drivers: Drivers {
                 next: AtomicUsize::new(0),
@@ -543,6 +546,10 @@ impl Owner for BatchInner {
 
     fn input(&self) -> Option<&Arc<crate::input::CallInput>> {
         self.rules.input.as_ref()
+    }
+
+    fn defer_listener(&self) -> Option<&super::options::DeferListener> {
+        self.rules.on_defer.as_ref()
     }
 }
 

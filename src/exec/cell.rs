@@ -29,6 +29,23 @@ pub(crate) trait Owner: Send + Sync {
     fn progress_listener(&self) -> Option<&ProgressListener>;
     /// What the caller gave besides the arguments (`ExecOptions::input`).
     fn input(&self) -> Option<&Arc<crate::input::CallInput>>;
+    /// Hears calls their tool deferred (`ExecOptions::on_defer`).
+    fn defer_listener(&self) -> Option<&super::options::DeferListener>;
+}
+
+thread_local! {
+    /// The call (its cell's address) whose callback runs on this thread, for
+    /// calls whose batch hears defers: a completion elsewhere was deferred.
+    static IN_CALLBACK_OF: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as running a call's callback until dropped.
+pub(crate) struct CallbackMark(usize);
+
+impl Drop for CallbackMark {
+    fn drop(&mut self) {
+        IN_CALLBACK_OF.with(|c| c.set(self.0));
+    }
 }
 
 const RUNNING: u8 = 0;
@@ -102,6 +119,9 @@ pub(crate) struct CallCell {
     timer: crate::runtime::timers::TimerSlot,
     /// The last progress reported (it must grow).
     last_progress: Mutex<Option<f64>>,
+    /// Hears that the tool deferred the call: its callback returned with the
+    /// call open, or another thread completed it.
+    on_defer: Option<super::options::DeferListener>,
 }
 
 impl Drop for CallCell {
@@ -121,6 +141,7 @@ impl CallCell {
         claimed_to: usize,
     ) -> Arc<CallCell> {
         LIVE_CALLS.fetch_add(1, Ordering::SeqCst);
+        let on_defer = batch.defer_listener().cloned();
         Arc::new(CallCell {
             id,
             name,
@@ -143,7 +164,26 @@ impl CallCell {
             released: AtomicBool::new(false),
             timer: crate::runtime::timers::TimerSlot::default(),
             last_progress: Mutex::new(None),
+            on_defer,
         })
+    }
+
+    /// For a call whose batch hears defers: marks this thread as running
+    /// its callback until the mark is dropped.
+    pub(crate) fn mark_callback(&self) -> Option<CallbackMark> {
+        self.on_defer.as_ref()?;
+        let me = self as *const CallCell as usize;
+        Some(CallbackMark(IN_CALLBACK_OF.with(|c| c.replace(me))))
+    }
+
+    /// After the callback returned: tells the listener if the call is still
+    /// open (the tool completes it later).
+    pub(crate) fn note_if_deferred(&self) {
+        if let Some(listener) = &self.on_defer {
+            if !self.is_done() {
+                (listener.0)(self.index);
+            }
+        }
     }
 
     pub(crate) fn id(&self) -> &str {
@@ -243,6 +283,14 @@ impl CallCell {
         };
         result.duration_us = self.started.elapsed().as_micros() as u64;
         self.stats.finished(outcome, result.duration_us, true);
+        if let Some(listener) = &self.on_defer {
+            // Completed by another thread than its callback's: deferred, and
+            // heard before the result is.
+            let me = self as *const CallCell as usize;
+            if IN_CALLBACK_OF.with(|c| c.get()) != me {
+                (listener.0)(self.index);
+            }
+        }
         let batch = self.batch.lock().ok().and_then(|mut b| b.take());
         if let Some(batch) = &batch {
             batch.deliver(self.index, result);

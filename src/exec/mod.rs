@@ -39,7 +39,7 @@ pub use approval::{Approval, Approver};
 pub use batch::{live_batches, Sink};
 pub use cell::{live_calls, Call};
 pub use handler::{Handler, ToolDef};
-pub use options::{ExecOptions, DEFAULT_LIMIT};
+pub use options::{DeferListener, ExecOptions, DEFAULT_LIMIT};
 
 use crate::call::{CallRequest, ToolResult};
 use crate::registry::Registry;

@@ -39,6 +39,22 @@ pub struct ExecOptions {
     /// What the caller gave besides the arguments, and what it can be asked
     /// (`Call::input`, `Call::require_input`): an MCP client's answers.
     pub input: Option<std::sync::Arc<crate::input::CallInput>>,
+    /// Hears each call whose tool callback returned with the call still
+    /// open (the tool completes it later, from another thread or an event
+    /// loop): the MCP server makes such a call a task.
+    pub on_defer: Option<DeferListener>,
+}
+
+/// Hears a call of a batch (its index) whose callback returned before the
+/// call was complete. Runs on the thread that ran the callback; must be
+/// quick.
+#[derive(Clone)]
+pub struct DeferListener(pub std::sync::Arc<dyn Fn(usize) + Send + Sync>);
+
+impl std::fmt::Debug for DeferListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeferListener")
+    }
 }
 
 impl Default for ExecOptions {
@@ -54,6 +70,7 @@ impl Default for ExecOptions {
             start_on_wait: false,
             progress: None,
             input: None,
+            on_defer: None,
         }
     }
 }

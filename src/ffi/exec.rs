@@ -124,6 +124,7 @@ pub(crate) unsafe fn read_exec_options(
         start_on_wait: o.flags & CAPSTAN_EXEC_START_ON_WAIT != 0,
         progress: None,
         input: None,
+        on_defer: None,
     };
     Ok((options, o.flags))
 }

@@ -199,6 +199,7 @@ pub(crate) fn run_call(
             progress: None,
         });
         let call = Call { cell: cell.clone() };
+        let mark = cell.mark_callback();
         batch.registry.run_callback(|| {
             if catch_unwind(AssertUnwindSafe(|| handler.invoke(call))).is_err() {
                 let _ = cell.finish(
@@ -208,7 +209,9 @@ pub(crate) fn run_call(
                 cell.release(); // the host code that held it is gone
             }
         });
+        drop(mark);
         let keep_going = cell.callback_returned();
+        cell.note_if_deferred();
         if wait {
             batch.wait_until(None, || cell.is_done());
         }
