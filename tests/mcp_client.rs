@@ -810,4 +810,44 @@ mod with_mcp {
         let stats = stats(&base).expect("stats");
         assert_eq!(stats["authorizations"], 1, "{stats}");
     }
+
+    /// A store that only saves (its load always finds nothing), as a host
+    /// that writes tokens for later but reads none back: the mount still
+    /// uses the tokens it got (kept in memory too), and asks the user once.
+    #[test]
+    fn a_store_that_only_saves_still_has_the_mount_use_its_tokens() {
+        #[derive(Default)]
+        struct SaveOnly(std::sync::Mutex<Vec<Option<String>>>);
+        impl TokenStore for SaveOnly {
+            fn load(&self) -> Option<String> {
+                None
+            }
+            fn save(&self, json: Option<&str>) {
+                self.0.lock().unwrap().push(json.map(str::to_owned));
+            }
+        }
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let saved = Arc::new(SaveOnly::default());
+        let reg = Registry::default();
+        let mut options = oauth_mount(&url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.store = Some(saved.clone());
+        }
+        let mount = Mount::connect(&reg, options).expect("mount");
+        for _ in 0..3 {
+            let r = call(&reg, "o_whoami", json!({}));
+            assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        }
+        mount.unmount();
+        assert!(saved
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .flatten()
+            .any(|t| t.contains("access_token")));
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
+    }
 }

@@ -108,11 +108,13 @@ pub struct capstan_mcp_mount_options {
     /// Space-separated scopes to ask for. NULL or "": the server's choice
     /// (its challenge's `scope`, else `scopes_supported`).
     pub oauth_scopes: *const c_char,
-    /// Loads the tokens `oauth_tokens_save` kept (NULL: tokens live in
-    /// memory for the mount's life; a new mount authorizes again).
+    /// Loads the tokens `oauth_tokens_save` kept, for a new mount (NULL:
+    /// none; a new mount authorizes again). Either way the mount keeps the
+    /// tokens it gets in memory for its life.
     pub oauth_tokens_load: capstan_mcp_tokens_load_fn,
     /// Keeps the tokens (JSON text with the access and refresh tokens and
-    /// the client id: a secret, keep it as one). NULL: in memory only.
+    /// the client id: a secret, keep it as one). NULL: in memory only, for
+    /// the mount's life.
     pub oauth_tokens_save: capstan_mcp_tokens_save_fn,
     /// Passed to the three `oauth_` callbacks and to `oauth_destroy`.
     pub oauth_user_data: *mut c_void,

@@ -119,16 +119,38 @@ pub struct Authorization {
 }
 
 /// Adapts the host's `TokenStore` (JSON text) to rmcp's credential store.
+/// The tokens are also kept in memory for the mount's life: a host that
+/// gives only a save (or only a load) still has its mount use the tokens
+/// it got, as without a store.
 #[derive(Clone)]
-struct HostStore(Arc<dyn TokenStore>);
+struct HostStore {
+    host: Arc<dyn TokenStore>,
+    memory: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl HostStore {
+    fn new(host: Arc<dyn TokenStore>) -> HostStore {
+        HostStore {
+            host,
+            memory: Arc::default(),
+        }
+    }
+
+    fn remember(&self, json: Option<&str>) {
+        if let Ok(mut m) = self.memory.lock() {
+            *m = json.map(str::to_owned);
+        }
+    }
+}
 
 #[async_trait::async_trait]
 impl CredentialStore for HostStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let store = self.0.clone();
+        let store = self.host.clone();
         let text = tokio::task::spawn_blocking(move || store.load())
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        let text = text.or_else(|| self.memory.lock().ok().and_then(|m| m.clone()));
         // Unreadable stored tokens are as good as none: authorize again.
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
@@ -136,14 +158,16 @@ impl CredentialStore for HostStore {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let json = serde_json::to_string(&credentials)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        let store = self.0.clone();
+        self.remember(Some(&json));
+        let store = self.host.clone();
         tokio::task::spawn_blocking(move || store.save(Some(&json)))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        let store = self.0.clone();
+        self.remember(None);
+        let store = self.host.clone();
         tokio::task::spawn_blocking(move || store.save(None))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
@@ -289,7 +313,7 @@ async fn new_manager(options: &OAuthOptions, url: &str) -> Result<AuthorizationM
         .await
         .map_err(|e| format!("OAuth for {url}: {e}"))?;
     if let Some(store) = &options.store {
-        manager.set_credential_store(HostStore(store.clone()));
+        manager.set_credential_store(HostStore::new(store.clone()));
     }
     Ok(manager)
 }
