@@ -1518,11 +1518,12 @@ capstan_status capstan_call_fail(struct capstan_call *call,
  * client's answers by the keys the tool asked with, as the client sent
  * them: the tool checks them) and `"requestState"` (the tool's own state
  * from the previous round, as it gave it; capstan checked it came back
- * untampered). An MCP client calling a served tool (not as a task) can be
- * asked what its capabilities declare: a 2026-07-28 client answers in its
- * next request; a 2025-11-25 session's client is asked by capstan itself
- * with server-initiated requests (up to 10 rounds a call), so the tool sees
- * the same rounds either way. For every other caller `canAsk` is empty.
+ * untampered). An MCP client calling a served tool can be asked what its
+ * capabilities declare: a 2026-07-28 client answers in its next request
+ * (with `tasks/update` when the call runs as a task); a 2025-11-25
+ * session's client is asked by capstan itself with server-initiated
+ * requests (up to 10 rounds a call), so the tool sees the same rounds
+ * either way. For every other caller `canAsk` is empty.
  * NULL if the handle is not live.
  */
 const char *capstan_call_input(const struct capstan_call *call,
@@ -2782,13 +2783,15 @@ typedef struct capstan_mcp_mount_options {
    */
   const char *oauth_scopes;
   /**
-   * Loads the tokens `oauth_tokens_save` kept (NULL: tokens live in
-   * memory for the mount's life; a new mount authorizes again).
+   * Loads the tokens `oauth_tokens_save` kept, for a new mount (NULL:
+   * none; a new mount authorizes again). Either way the mount keeps the
+   * tokens it gets in memory for its life.
    */
   capstan_mcp_tokens_load_fn oauth_tokens_load;
   /**
    * Keeps the tokens (JSON text with the access and refresh tokens and
-   * the client id: a secret, keep it as one). NULL: in memory only.
+   * the client id: a secret, keep it as one). NULL: in memory only, for
+   * the mount's life.
    */
   capstan_mcp_tokens_save_fn oauth_tokens_save;
   /**

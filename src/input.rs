@@ -5,11 +5,11 @@
 //! again with the answers and that state, as many rounds as the tool needs.
 //!
 //! Only a caller that can answer may be asked: an MCP client calling a
-//! served tool (not as a task), for the methods its capabilities declare (a
-//! 2026-07-28 client answers in its next request; a 2025-11-25 session's
-//! client capstan asks itself). Every other caller (a provider turn, a
-//! task) gets `Unsupported` from `Call::require_input`, and the call stays
-//! open for the tool to complete another way.
+//! served tool, for the methods its capabilities declare (a 2026-07-28
+//! client answers in its next request, or with `tasks/update` for a task;
+//! a 2025-11-25 session's client capstan asks itself). Every other caller
+//! (a provider turn) gets `Unsupported` from `Call::require_input`, and the
+//! call stays open for the tool to complete another way.
 
 use serde_json::Value;
 

@@ -158,11 +158,12 @@ pub unsafe extern "C" fn capstan_call_fail(
 /// client's answers by the keys the tool asked with, as the client sent
 /// them: the tool checks them) and `"requestState"` (the tool's own state
 /// from the previous round, as it gave it; capstan checked it came back
-/// untampered). An MCP client calling a served tool (not as a task) can be
-/// asked what its capabilities declare: a 2026-07-28 client answers in its
-/// next request; a 2025-11-25 session's client is asked by capstan itself
-/// with server-initiated requests (up to 10 rounds a call), so the tool sees
-/// the same rounds either way. For every other caller `canAsk` is empty.
+/// untampered). An MCP client calling a served tool can be asked what its
+/// capabilities declare: a 2026-07-28 client answers in its next request
+/// (with `tasks/update` when the call runs as a task); a 2025-11-25
+/// session's client is asked by capstan itself with server-initiated
+/// requests (up to 10 rounds a call), so the tool sees the same rounds
+/// either way. For every other caller `canAsk` is empty.
 /// NULL if the handle is not live.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_input(

@@ -54,15 +54,7 @@ pub(crate) fn call_input(
     let responses = match request.input_responses.take() {
         None => None,
         Some(responses) => {
-            if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "inputResponses[{key:?}] is not an object (an ElicitResult, \
-                         CreateMessageResult or ListRootsResult)"
-                    ),
-                    None,
-                ));
-            }
+            check_responses(&responses)?;
             Some(Value::Object(responses.into_iter().collect()))
         }
     };
@@ -97,6 +89,21 @@ pub(crate) fn call_input(
     }))
 }
 
+/// A client's answers must each be an object (an `ElicitResult`,
+/// `CreateMessageResult` or `ListRootsResult`): else -32602 naming the key.
+pub(crate) fn check_responses(responses: &rmcp::model::InputResponses) -> Result<(), ErrorData> {
+    match responses.iter().find(|(_, v)| !v.is_object()) {
+        None => Ok(()),
+        Some((key, _)) => Err(ErrorData::invalid_params(
+            format!(
+                "inputResponses[{key:?}] is not an object (an ElicitResult, \
+                 CreateMessageResult or ListRootsResult)"
+            ),
+            None,
+        )),
+    }
+}
+
 /// The answer for a call whose tool asked for input: its requests, and its
 /// state sealed for this tool. A request rmcp cannot read as an MCP
 /// request (its params wrong for its method) is a tool error naming it.
@@ -108,14 +115,7 @@ pub(crate) fn input_required(
     let requests = if asked.requests.is_empty() {
         None
     } else {
-        let mut requests = InputRequests::new();
-        for (key, request) in &asked.requests {
-            let read = read_request(request).map_err(|e| {
-                format!("Tool \"{tool}\" asked for input that cannot be sent: request {key:?}: {e}")
-            })?;
-            requests.insert(key.clone(), read);
-        }
-        Some(requests)
+        Some(input_requests(tool, asked)?)
     };
     let state = asked.state.as_ref().map(|state| {
         codec.seal_with(
@@ -128,9 +128,23 @@ pub(crate) fn input_required(
     Ok(InputRequiredResult::new(requests, state))
 }
 
-/// How many rounds capstan asks a legacy client for a tool, as the SDKs'
-/// own drivers allow a modern one.
-pub(crate) const MAX_LEGACY_ROUNDS: usize = 10;
+/// What a tool asked, as MCP's requests by key. A request rmcp cannot read
+/// as an MCP request (its params wrong for its method) is named in the error.
+pub(crate) fn input_requests(tool: &str, asked: &InputRequired) -> Result<InputRequests, String> {
+    let mut requests = InputRequests::new();
+    for (key, request) in &asked.requests {
+        let read = read_request(request).map_err(|e| {
+            format!("Tool \"{tool}\" asked for input that cannot be sent: request {key:?}: {e}")
+        })?;
+        requests.insert(key.clone(), read);
+    }
+    Ok(requests)
+}
+
+/// How many rounds in a row capstan drives itself for one call (asking a
+/// legacy client, or running a task's rounds), as the SDKs' own drivers
+/// allow a modern client.
+pub(crate) const MAX_DRIVEN_ROUNDS: usize = 10;
 
 /// What a tool can ask a legacy (2025-11-25) session's client: capstan asks
 /// it itself, with server-initiated requests, for the methods the client

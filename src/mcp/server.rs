@@ -30,13 +30,13 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{CallRequest, Outcome, ToolResult};
+use crate::call::ToolResult;
 use crate::error::Error;
-use crate::exec::{self, ExecOptions, Sink};
+use crate::exec::{self, Sink};
 use crate::providers::{export_tools, format_results, ExportOptions, Format};
 use crate::registry::Registry;
-use crate::tool_meta::TaskSupport;
 
+mod call;
 mod http;
 mod stdio;
 
@@ -236,12 +236,27 @@ impl Drop for InFlight {
 
 /// Cancels the call's batch when the request goes away without its result
 /// (client cancellation, server stop, a closed connection).
-struct CancelOnDrop(exec::Batch);
+struct CancelOnDrop(Option<exec::Batch>);
+
+impl CancelOnDrop {
+    fn cancel(&self) {
+        if let Some(batch) = &self.0 {
+            batch.cancel();
+        }
+    }
+
+    /// The batch, no longer cancelled on drop.
+    fn into_inner(mut self) -> Option<exec::Batch> {
+        self.0.take()
+    }
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        if !self.0.is_done() {
-            self.0.cancel();
+        if let Some(batch) = &self.0 {
+            if !batch.is_done() {
+                batch.cancel();
+            }
         }
     }
 }
@@ -280,132 +295,6 @@ impl State {
                     .map_err(|e| ErrorData::internal_error(format!("tool export: {e}"), None))
             })
             .collect()
-    }
-
-    async fn call(
-        self: &Arc<Self>,
-        mut request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if self.stopping.is_cancelled() {
-            return Err(ErrorData::internal_error("the server is stopping", None));
-        }
-        let name = request.name.to_string();
-        // Once the registry is closed (freed by the host: header "Children")
-        // its tools are gone; the call ends cancelled as the executor ends
-        // it, not as an unknown tool (`close` marks the registry closed
-        // before it drops the tools, hence this order).
-        let tool = self.registry.get(&name);
-        if tool.is_none() && !self.registry.is_closed() {
-            // The spec's answer for an unknown tool: a protocol error (-32602).
-            let text = self.registry.shared.unknown_tool_text(&name);
-            return Err(ErrorData::invalid_params(text, None));
-        }
-        let support = tool.map_or(TaskSupport::Forbidden, |t| t.task_support());
-        let declared = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
-        let as_task = super::tasks::as_task(support, declared)?;
-        // A task's tool cannot ask for input (its client is not waiting on
-        // the call). A modern client answers what the tool asks in its next
-        // request; a legacy session's client is asked by capstan itself.
-        let modern = super::era::is_modern(&context.meta);
-        let mut input = super::input::call_input(&self.codec, &mut request, context, modern)?;
-        let legacy = !modern && !as_task;
-        if legacy {
-            input = Some(super::input::legacy_input(context));
-        }
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = CallRequest::new(request_id_text(&context.id), name, arguments);
-        if as_task {
-            let options = ExecOptions {
-                deadline_ms: self.options.call_timeout_ms,
-                ..ExecOptions::default()
-            };
-            let counted = InFlight::enter(self);
-            return self
-                .tasks
-                .start(&self.registry, call, options, &self.stopping, counted)
-                .map(CallToolResponse::Task);
-        }
-        let (progress, forwarder) = super::progress::serve(context).unzip();
-        let mut rounds = 0;
-        let result = loop {
-            let options = ExecOptions {
-                deadline_ms: self.options.call_timeout_ms,
-                progress: progress.clone(),
-                input: input.take().map(Arc::new),
-                ..ExecOptions::default()
-            };
-            let can_ask = options.input.as_ref().map(|i| i.can_ask.clone());
-            let result = self.run_round(call.clone(), &options, context).await?;
-            match (&result.input_required, can_ask) {
-                (Some(asked), Some(can_ask))
-                    if legacy && rounds < super::input::MAX_LEGACY_ROUNDS =>
-                {
-                    rounds += 1;
-                    input =
-                        Some(super::input::ask_legacy_client(&context.peer, asked, &can_ask).await);
-                }
-                _ => break result,
-            }
-        };
-        if let Some(forwarder) = forwarder {
-            forwarder.finish().await;
-        }
-        if let Some(asked) = &result.input_required {
-            let answer = if legacy {
-                Err(format!(
-                    "{} (asked {} rounds in a row: capstan gave up)",
-                    result.content,
-                    super::input::MAX_LEGACY_ROUNDS + 1
-                ))
-            } else {
-                super::input::input_required(&self.codec, &result.name, asked)
-            };
-            match answer {
-                Ok(answer) => return Ok(CallToolResponse::InputRequired(answer)),
-                Err(why) => {
-                    let failed = ToolResult::new(&result.id, &result.name, Outcome::ToolError, why);
-                    return render(&failed).map(CallToolResponse::from);
-                }
-            }
-        }
-        render(&result).map(CallToolResponse::from)
-    }
-
-    /// Runs one round of a call and waits for its result; the client leaving
-    /// cancels it (no answer is sent then), the server stopping too (its
-    /// result is then the cancellation).
-    async fn run_round(
-        self: &Arc<Self>,
-        call: CallRequest,
-        options: &ExecOptions,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<ToolResult, ErrorData> {
-        let (sink, rx) = one_result(InFlight::enter(self));
-        let batch = CancelOnDrop(exec::submit(
-            &self.registry,
-            vec![call],
-            options,
-            sink,
-            None,
-        ));
-        let mut rx = rx;
-        let result = tokio::select! {
-            r = &mut rx => r,
-            _ = context.ct.cancelled() => {
-                // The client gave up: the tool sees capstan_call_cancelled; no
-                // response is sent for a cancelled request.
-                drop(batch);
-                return Err(ErrorData::internal_error("cancelled by the client", None));
-            }
-            _ = self.stopping.cancelled() => {
-                batch.0.cancel();
-                rx.await
-            }
-        };
-        result.map_err(|_| ErrorData::internal_error("the call ended without result", None))
     }
 
     /// Sends `list_changed` to every client still connected, after each
@@ -540,7 +429,9 @@ impl ServerHandler for Bridge {
         request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.0.tasks.update(&request.task_id)
+        self.0
+            .tasks
+            .update(&request.task_id, request.input_responses)
     }
 
     async fn cancel_task(

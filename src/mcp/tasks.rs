@@ -2,19 +2,24 @@
 //! `io.modelcontextprotocol/tasks` (SEP-2663, the 2026-07-28 revision's
 //! tasks), served by capstan's MCP server.
 //!
-//! A `tools/call` runs as a task when the tool allows it
+//! A `tools/call` may run as a task when the tool allows it
 //! (`McpMeta::task_support`, the MCP `execution.taskSupport`) and the
 //! request declares the extension in its client capabilities (per request
-//! in `_meta`, or at `initialize` for a 2025-11-25 session): the answer is
-//! a `CreateTaskResult` (`resultType: "task"`) at once, the call runs
-//! through the executor as any other (validation, approval, timeouts), and
-//! `tasks/get` reports it: `working` (with the tool's latest progress as
+//! in `_meta`, or at `initialize` for a 2025-11-25 session). It starts as a
+//! plain call and becomes a task when its tool defers it, or after
+//! `server::call::TASK_AFTER` (`adopt`); the answer is then a
+//! `CreateTaskResult` (`resultType: "task"`), the call goes on through the
+//! executor as any other (validation, approval, timeouts), and `tasks/get`
+//! reports it: `working` (with the tool's latest progress as
 //! `statusMessage`, and a `pollIntervalMs` of a quarter of the task's age,
-//! 50 ms to 1 s), then `completed` with the `CallToolResult` a plain call
-//! would have got (a tool error included), `cancelled`, or `failed` (the
-//! server stopped). `tasks/cancel` cancels the call's batch: the tool sees
-//! `capstan_call_cancelled`. A `Required` tool called without the extension
-//! gets -32021 naming it; `Optional` and `Forbidden` ones run as plain calls.
+//! 50 ms to 1 s), `input_required` with the requests its tool asked
+//! (`Call::require_input`) until `tasks/update` has answered them all (the
+//! tool then runs again with the answers and its state), then `completed`
+//! with the `CallToolResult` a plain call would have got (a tool error
+//! included), `cancelled`, or `failed` (no result could be had). `tasks/cancel` cancels the
+//! call's batch: the tool sees `capstan_call_cancelled`. A `Required` tool
+//! called without the extension gets -32021 naming it; `Optional` and
+//! `Forbidden` ones run as plain calls.
 //!
 //! The 2025-11-25 revision's own (experimental) tasks, with a `task` param
 //! on the request and `tasks/result`/`tasks/list`, are not served: rmcp
@@ -33,16 +38,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, CreateTaskResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus,
+    ClientCapabilities, CreateTaskResult, DetailedTask, InputRequests, InputResponses, JsonObject,
+    Task, TaskPayload, TaskStatus,
 };
 use rmcp::task_manager::current_timestamp;
 use rmcp::ErrorData;
 use tokio_util::sync::CancellationToken;
 
-use crate::call::{CallRequest, Outcome};
-use crate::exec::{self, ExecOptions};
+use serde_json::{Map, Value};
+use tokio::sync::oneshot;
+
+use super::input::MAX_DRIVEN_ROUNDS;
+use crate::call::{Outcome, ToolResult};
+use crate::exec;
+use crate::input::CallInput;
 use crate::progress::{Progress, ProgressListener};
-use crate::registry::Registry;
 use crate::tool_meta::TaskSupport;
 
 /// Default cap on the tasks one server keeps, running or ended.
@@ -87,7 +97,43 @@ struct Entry {
     created: Instant,
     /// Cancels the call (`tasks/cancel`; a child of the server's `stopping`).
     cancel: CancellationToken,
+    /// The tool's requests the client has not answered yet.
+    waiting: Option<Waiting>,
 }
+
+/// A task waiting for its client's answers (`input_required`).
+struct Waiting {
+    /// The outstanding requests, by the key the client sees.
+    requests: InputRequests,
+    /// The client's key of each outstanding request -> the tool's.
+    keys: HashMap<String, String>,
+    /// The answers so far, by the tool's key.
+    answers: Map<String, Value>,
+    /// Gets the answers once every request has one.
+    done: Option<oneshot::Sender<Map<String, Value>>>,
+}
+
+/// A round of a task's call in flight: its batch, and where its one result
+/// arrives.
+pub(crate) struct Running {
+    pub(crate) batch: Option<exec::Batch>,
+    pub(crate) rx: oneshot::Receiver<ToolResult>,
+}
+
+impl Running {
+    fn cancel(&self) {
+        if let Some(batch) = &self.batch {
+            batch.cancel();
+        }
+    }
+}
+
+/// Starts a later round of a task's call, with the client's answers.
+pub(crate) type NextRound = Box<dyn FnMut(CallInput) -> Running + Send>;
+
+/// How long a task waits for its client to answer what its tool asked
+/// (as long as a sealed state stays good for a plain call's client).
+const ANSWER_WITHIN: Duration = super::input::STATE_TTL;
 
 impl Entry {
     fn detailed(&self) -> DetailedTask {
@@ -96,7 +142,12 @@ impl Entry {
             Some((payload, _)) => payload.clone(),
             None => {
                 task.poll_interval_ms = Some(poll_interval_ms(self.created.elapsed()));
-                TaskPayload::Working
+                match &self.waiting {
+                    Some(w) => TaskPayload::InputRequired {
+                        input_requests: w.requests.clone(),
+                    },
+                    None => TaskPayload::Working,
+                }
             }
         };
         DetailedTask::new(task, payload)
@@ -145,17 +196,19 @@ impl Tasks {
         entries.retain(|_, e| e.end.as_ref().is_none_or(|(_, at)| at.elapsed() < keep));
     }
 
-    /// Starts `call` as a task and returns its seed state once `tasks/get`
-    /// knows it. `counted` is dropped when the call's result is in (the
-    /// server's count of calls in flight); `stopping` cancels the call.
-    pub(crate) fn start<C: Send + 'static>(
+    /// Makes `running`, a call's round in flight, a task, and returns its
+    /// seed state once `tasks/get` knows it, with the listener its progress
+    /// is to go to from now on. `next` starts the call's later rounds when
+    /// its tool asks for input (`can_ask`: what the client can answer);
+    /// `stopping` cancels the call. Too many tasks: an error, and the round
+    /// is cancelled.
+    pub(crate) fn adopt(
         self: &Arc<Self>,
-        registry: &Registry,
-        call: CallRequest,
-        mut options: ExecOptions,
+        running: Running,
+        next: NextRound,
+        can_ask: Vec<&'static str>,
         stopping: &CancellationToken,
-        counted: C,
-    ) -> Result<CreateTaskResult, ErrorData> {
+    ) -> Result<(CreateTaskResult, ProgressListener), ErrorData> {
         let task_id = uuid::Uuid::new_v4().to_string();
         let now = current_timestamp();
         let mut task = Task::new(task_id.clone(), TaskStatus::Working, now.clone(), now);
@@ -165,9 +218,16 @@ impl Tasks {
         task.poll_interval_ms = Some(MIN_POLL_MS);
         let cancel = stopping.child_token();
         {
-            let mut entries = self.lock()?;
+            let mut entries = match self.lock() {
+                Ok(entries) => entries,
+                Err(e) => {
+                    running.cancel();
+                    return Err(e);
+                }
+            };
             self.sweep(&mut entries);
             if entries.len() >= self.max {
+                running.cancel();
                 return Err(ErrorData::internal_error(
                     format!(
                         "too many tasks: this server keeps {} (running, or ended less than {} ms ago); try again when one is done",
@@ -184,55 +244,137 @@ impl Tasks {
                     end: None,
                     created: Instant::now(),
                     cancel: cancel.clone(),
+                    waiting: None,
                 },
             );
         }
-        let (sink, rx) = super::server::one_result(counted);
         // The spec sends no progress notifications for tasks: the latest
         // report is the task's statusMessage instead.
         let this = Arc::downgrade(self);
         let id = task_id.clone();
-        options.progress = Some(ProgressListener(Arc::new(move |_, p: &Progress| {
+        let listener = ProgressListener(Arc::new(move |_, p: &Progress| {
             if let Some(tasks) = this.upgrade() {
                 tasks.report(&id, p);
             }
-        })));
-        let batch = exec::submit(registry, vec![call], &options, sink, None);
-        let tasks = self.clone();
-        let id = task_id.clone();
-        tokio::spawn(async move {
-            let mut rx = rx;
+        }));
+        tokio::spawn(self.clone().drive(task_id, running, next, can_ask, cancel));
+        Ok((CreateTaskResult::new(task), listener))
+    }
+
+    /// Runs a task's call to its end: each round's result, and while the
+    /// tool asks for input, the wait for the client's answers
+    /// (`tasks/update`) and the next round with them.
+    async fn drive(
+        self: Arc<Self>,
+        task_id: String,
+        mut running: Running,
+        mut next: NextRound,
+        can_ask: Vec<&'static str>,
+        cancel: CancellationToken,
+    ) {
+        let mut round = 0usize;
+        let payload = loop {
             let (result, cancelled) = tokio::select! {
-                r = &mut rx => (r, false),
+                r = &mut running.rx => (r, false),
                 _ = cancel.cancelled() => {
-                    batch.cancel();
-                    (rx.await, true)
+                    running.cancel();
+                    ((&mut running.rx).await, true)
                 }
             };
             // Cancelled before its result was in: the task is cancelled,
             // whatever the tool returned on seeing it (as a cancelled plain
             // call gets no answer).
-            let payload = match result {
-                Ok(_) if cancelled => TaskPayload::Cancelled,
-                Ok(result) if result.outcome == Outcome::Cancelled => TaskPayload::Cancelled,
-                Ok(result) => match super::server::render(&result) {
-                    Ok(rendered) => TaskPayload::Completed {
-                        result: to_object(&rendered),
-                    },
-                    Err(e) => TaskPayload::Failed {
-                        error: to_object(&e),
-                    },
-                },
-                Err(_) => TaskPayload::Failed {
-                    error: to_object(&ErrorData::internal_error(
-                        "the call ended without result",
-                        None,
-                    )),
-                },
+            let result = match result {
+                Ok(_) if cancelled => break TaskPayload::Cancelled,
+                Ok(result) if result.outcome == Outcome::Cancelled => break TaskPayload::Cancelled,
+                Ok(result) => result,
+                Err(_) => {
+                    break TaskPayload::Failed {
+                        error: to_object(&ErrorData::internal_error(
+                            "the call ended without result",
+                            None,
+                        )),
+                    }
+                }
             };
-            tasks.end(&id, payload);
+            let Some(asked) = &result.input_required else {
+                break completed(&result);
+            };
+            round += 1;
+            let failed = |why: String| {
+                completed(&ToolResult::new(
+                    &result.id,
+                    &result.name,
+                    Outcome::ToolError,
+                    why,
+                ))
+            };
+            if round > MAX_DRIVEN_ROUNDS {
+                break failed(format!(
+                    "{} (asked {round} rounds in a row: capstan gave up)",
+                    result.content
+                ));
+            }
+            let requests = match super::input::input_requests(&result.name, asked) {
+                Ok(requests) => requests,
+                Err(why) => break failed(why),
+            };
+            let responses = if requests.is_empty() {
+                None
+            } else {
+                let Some(answers) = self.park(&task_id, round, requests) else {
+                    break TaskPayload::Cancelled; // forgotten: nothing to report to
+                };
+                tokio::select! {
+                    a = answers => match a {
+                        Ok(answers) => Some(Value::Object(answers)),
+                        Err(_) => break TaskPayload::Cancelled,
+                    },
+                    _ = cancel.cancelled() => break TaskPayload::Cancelled,
+                    _ = tokio::time::sleep(ANSWER_WITHIN) => break failed(format!(
+                        "{} (no answer within {} s: capstan gave up)",
+                        result.content,
+                        ANSWER_WITHIN.as_secs()
+                    )),
+                }
+            };
+            running = next(CallInput {
+                responses,
+                state: asked.state.clone(),
+                can_ask: can_ask.clone(),
+            });
+        };
+        self.end(&task_id, payload);
+    }
+
+    /// Marks the task `input_required` with `requests` (keyed for the client
+    /// by round, so a key is never reused in one task); the receiver gets
+    /// the answers by the tool's keys once every request has one.
+    fn park(
+        &self,
+        task_id: &str,
+        round: usize,
+        requests: InputRequests,
+    ) -> Option<oneshot::Receiver<Map<String, Value>>> {
+        let mut entries = self.entries.lock().ok()?;
+        let entry = entries.get_mut(task_id)?;
+        let (tx, rx) = oneshot::channel();
+        let mut keys = HashMap::new();
+        let mut outstanding = InputRequests::new();
+        for (key, request) in requests {
+            let shown = format!("{round}-{key}");
+            keys.insert(shown.clone(), key);
+            outstanding.insert(shown, request);
+        }
+        entry.waiting = Some(Waiting {
+            requests: outstanding,
+            keys,
+            answers: Map::new(),
+            done: Some(tx),
         });
-        Ok(CreateTaskResult::new(task))
+        entry.task.status = TaskStatus::InputRequired;
+        entry.task.last_updated_at = current_timestamp();
+        Some(rx)
     }
 
     fn report(&self, task_id: &str, p: &Progress) {
@@ -288,16 +430,48 @@ impl Tasks {
         Ok(())
     }
 
-    /// `tasks/update`: a capstan tool never waits for input, so there is
-    /// no outstanding request to answer; the responses are ignored, as the
-    /// spec says of keys that are not outstanding.
-    pub(crate) fn update(&self, task_id: &str) -> Result<(), ErrorData> {
+    /// `tasks/update`: the client's answers to the task's outstanding
+    /// requests. An answer to a key that is not outstanding is ignored (the
+    /// spec's rule); each must be an object (-32602 naming the key). Once
+    /// every request has its answer the tool runs again with them.
+    pub(crate) fn update(&self, task_id: &str, responses: InputResponses) -> Result<(), ErrorData> {
+        super::input::check_responses(&responses)?;
         let mut entries = self.lock()?;
         self.sweep(&mut entries);
-        match entries.contains_key(task_id) {
-            true => Ok(()),
-            false => Err(unknown(task_id)),
+        let entry = entries.get_mut(task_id).ok_or_else(|| unknown(task_id))?;
+        let Some(waiting) = &mut entry.waiting else {
+            return Ok(());
+        };
+        for (key, answer) in responses {
+            if waiting.requests.remove(&key).is_some() {
+                if let Some(tool_key) = waiting.keys.remove(&key) {
+                    waiting.answers.insert(tool_key, answer);
+                }
+            }
         }
+        if waiting.requests.is_empty() {
+            let answers = std::mem::take(&mut waiting.answers);
+            if let Some(done) = waiting.done.take() {
+                let _ = done.send(answers);
+            }
+            entry.waiting = None;
+            entry.task.status = TaskStatus::Working;
+            entry.task.last_updated_at = current_timestamp();
+        }
+        Ok(())
+    }
+}
+
+/// A task's end with the call's result (a tool error included); `failed`
+/// if it cannot be rendered.
+fn completed(result: &ToolResult) -> TaskPayload {
+    match super::server::render(result) {
+        Ok(rendered) => TaskPayload::Completed {
+            result: to_object(&rendered),
+        },
+        Err(e) => TaskPayload::Failed {
+            error: to_object(&e),
+        },
     }
 }
 
@@ -332,7 +506,10 @@ mod tests {
                 .is_some_and(|m| m.len() < 300 && m.contains("...")),
             "{e:?}"
         );
-        let e = tasks.update("nope").err().map(|e| e.code.0);
+        let e = tasks
+            .update("nope", InputResponses::new())
+            .err()
+            .map(|e| e.code.0);
         assert_eq!(e, Some(-32602));
     }
 

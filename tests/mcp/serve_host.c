@@ -17,7 +17,10 @@
  *                                    test_custom_header; and for the
  *                                    Tasks extension: greet,
  *                                    slow_compute (task optional),
- *                                    failing_job (task required); and
+ *                                    failing_job (task required),
+ *                                    confirm_delete, multi_input,
+ *                                    test_tool_with_task (tasks that
+ *                                    ask for input); and
  *                                    test_input_required_result_*,
  *                                    test_sampling, test_elicitation,
  *                                    test_elicitation_sep1034_defaults,
@@ -39,12 +42,47 @@
 
 #include "capstan.h"
 
+#include <pthread.h>
+
 static capstan_registry *reg;
 static atomic_int cancels;
 
 static void sleep_ms(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+}
+
+/* Runs `body` for `call` on a thread of its own: the callback returns with
+ * the call still open, as a long-running tool's does (a deferred
+ * completion). capstan's server makes such a call of a task-supporting tool
+ * a task at once; one completed inside its callback is answered directly. */
+struct later {
+    capstan_tool_fn body;
+    capstan_call *call;
+};
+
+static void *later_main(void *p) {
+    struct later l = *(struct later *)p;
+    free(p);
+    l.body(NULL, l.call);
+    return NULL;
+}
+
+static void later(capstan_tool_fn body, capstan_call *call) {
+    struct later *l = malloc(sizeof *l);
+    pthread_t thread;
+    if (l == NULL) {
+        capstan_call_fail(call, "out of memory", CAPSTAN_NTS);
+        return;
+    }
+    l->body = body;
+    l->call = call;
+    if (pthread_create(&thread, NULL, later_main, l) != 0) {
+        free(l);
+        body(NULL, call);
+        return;
+    }
+    pthread_detach(thread);
 }
 
 /* The number after "KEY": in compact JSON arguments (the schema made sure it is there). */
@@ -86,6 +124,11 @@ static void slow(void *ud, capstan_call *call) {
         waited += 10;
     }
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "slow done", CAPSTAN_NTS);
+}
+
+static void slow_later(void *ud, capstan_call *call) {
+    (void)ud;
+    later(slow, call);
 }
 
 static void count_cancels(void *ud, capstan_call *call) {
@@ -190,10 +233,15 @@ static void greet(void *ud, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
 }
 
-static void failing_job(void *ud, capstan_call *call) {
+static void failing_job_body(void *ud, capstan_call *call) {
     (void)ud;
     for (int i = 0; i < 100 && !capstan_call_cancelled(call); i++) sleep_ms(10);
     capstan_call_fail(call, "failing_job failed, as it always does", CAPSTAN_NTS);
+}
+
+static void failing_job(void *ud, capstan_call *call) {
+    (void)ud;
+    later(failing_job_body, call);
 }
 
 /* Tools that ask the client for input (MCP 2026-07-28 multi round-trip
@@ -247,6 +295,52 @@ static void ask_name(void *ud, capstan_call *call) {
     char out[256];
     snprintf(out, sizeof out, "Hello, %.*s!", end ? (int)(end - start) : 0, start);
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+}
+
+/* The Tasks extension's input scenarios: confirm_delete(filename) runs as a
+ * task (it defers) and asks for a confirmation; multi_input, a task too,
+ * asks two things at once; test_tool_with_task (task required) asks for a
+ * name inside its callback (so the request is answered directly, with an
+ * InputRequiredResult), then, given it, greets from a thread of its own (so
+ * that call becomes a task). */
+static void confirm_ask(void *ud, capstan_call *call) {
+    (void)ud;
+    ask(call, "{" ELICIT("confirm", "Delete the file?", "confirm", "boolean") "}", NULL);
+}
+
+static void confirm_delete(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    if (!answered(input, "confirm"))
+        later(confirm_ask, call);
+    else
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT,
+                            strstr(input, "\"confirm\":true") ? "deleted" : "kept", CAPSTAN_NTS);
+}
+
+static void multi_ask(void *ud, capstan_call *call) {
+    (void)ud;
+    ask(call,
+        "{" ELICIT("name", "Your name?", "name", "string") "," ELICIT("confirm", "Go on?", "confirm",
+                                                                      "boolean") "}",
+        NULL);
+}
+
+static void multi_input(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    if (!answered(input, "name") || !answered(input, "confirm"))
+        later(multi_ask, call);
+    else
+        capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "got both", CAPSTAN_NTS);
+}
+
+static void ask_then_task(void *ud, capstan_call *call) {
+    (void)ud;
+    if (!answered(capstan_call_input(call, NULL), "user_name"))
+        ask(call, "{" ELICIT("user_name", "What is your name?", "name", "string") "}", NULL);
+    else
+        later(ask_name, call);
 }
 
 static void ask_sampling(void *ud, capstan_call *call) {
@@ -544,7 +638,7 @@ int main(int argc, char **argv) {
     bad |= reg_task_tool("patient", "Waits `seconds` unless cancelled (may run as a task).",
                          "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":\"number\"}},"
                          "\"required\":[\"seconds\"]}",
-                         slow, "optional");
+                         slow_later, "optional");
     bad |= reg_tool("cancels", "How many slow calls saw their cancellation.", NULL,
                     count_cancels, 0, 0);
     bad |= reg_tool("guarded", "Needs the user's approval.",
@@ -596,9 +690,18 @@ int main(int argc, char **argv) {
         bad |= reg_task_tool("slow_compute", "Waits `seconds` unless cancelled (may run as a task).",
                              "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":"
                              "\"number\"},\"label\":{\"type\":\"string\"}},\"required\":[\"seconds\"]}",
-                             slow, "optional");
+                             slow_later, "optional");
         bad |= reg_task_tool("failing_job", "Fails after about a second (runs as a task only).",
                              NULL, failing_job, "required");
+        bad |= reg_task_tool("confirm_delete", "Asks to confirm deleting `filename` (a task).",
+                             "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":"
+                             "\"string\"}}}",
+                             confirm_delete, "optional");
+        bad |= reg_task_tool("multi_input", "Asks for a name and a confirmation at once (a task).",
+                             NULL, multi_input, "optional");
+        bad |= reg_task_tool("test_tool_with_task",
+                             "Asks for a name, then greets as a task.", NULL, ask_then_task,
+                             "required");
         bad |= reg_tool("test_input_required_result_elicitation", "Asks for a name.", NULL,
                         ask_name, 0, 0);
         bad |= reg_tool("test_input_required_result_sampling", "Asks for a sampled greeting.",

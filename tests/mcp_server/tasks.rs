@@ -1,10 +1,11 @@
 //! Tools run as MCP tasks (the Tasks extension `io.modelcontextprotocol/tasks`,
 //! issue #33), seen by a raw 2026-07-28 client over HTTP: which calls become
-//! tasks, what `tasks/get` reports, that `tasks/cancel` reaches the tool, and
-//! the bounds (tasks kept, time kept).
+//! tasks (and when), what `tasks/get` reports, that `tasks/cancel` reaches
+//! the tool, a task that asks for input (`tasks/update`), and the bounds
+//! (tasks kept, time kept).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use capstan::progress::Progress;
 use capstan::McpMeta;
@@ -24,9 +25,21 @@ struct Seen {
     cancelled: AtomicBool,
 }
 
-/// Adds `name`, with task support `level`: it notes in `seen` that it
-/// started, answers `text` once `gate` opens (or "stuck" after the test's
-/// patience), or notes and answers its cancellation.
+/// Runs `body` with the call on a thread of its own: the callback returns
+/// with the call open, as a long-running tool's does, and the server makes
+/// the call a task at once.
+fn deferred(body: impl Fn(Call) + Send + Sync + 'static) -> impl Fn(Call) + Send + Sync + 'static {
+    let body = Arc::new(body);
+    move |call: Call| {
+        let body = body.clone();
+        std::thread::spawn(move || body(call));
+    }
+}
+
+/// Adds `name`, with task support `level`: from a thread of its own, it
+/// notes in `seen` that it started, answers `text` once `gate` opens (or
+/// "stuck" after the test's patience), or notes and answers its
+/// cancellation.
 fn add_gated(
     reg: &Registry,
     name: &str,
@@ -36,30 +49,40 @@ fn add_gated(
     gate: Arc<AtomicBool>,
     seen: Arc<Seen>,
 ) {
-    let tool = def(name, parameters, move |call| {
-        seen.started.store(true, Ordering::SeqCst);
-        let done = eventually(PATIENCE, || {
-            gate.load(Ordering::SeqCst) || call.is_cancelled()
-        });
-        if call.is_cancelled() {
-            seen.cancelled.store(true, Ordering::SeqCst);
-        }
-        let _ = call.complete_text(if done { text } else { "stuck" });
-    });
+    let tool = def(
+        name,
+        parameters,
+        deferred(move |call| {
+            seen.started.store(true, Ordering::SeqCst);
+            let done = eventually(PATIENCE, || {
+                gate.load(Ordering::SeqCst) || call.is_cancelled()
+            });
+            if call.is_cancelled() {
+                seen.cancelled.store(true, Ordering::SeqCst);
+            }
+            let _ = call.complete_text(if done { text } else { "stuck" });
+        }),
+    );
     reg.register_with_mcp(tool, support(level)).unwrap();
 }
 
-/// Adds `must`: task support required, and it fails.
+/// Adds `must`: task support required, and it fails (from a thread of its
+/// own).
 fn add_must(reg: &Registry) {
-    let tool = def("must", json!({"type": "object"}), |call| {
-        call.fail("must failed").unwrap();
-    });
+    let tool = def(
+        "must",
+        json!({"type": "object"}),
+        deferred(|call| {
+            call.fail("must failed").unwrap();
+        }),
+    );
     reg.register_with_mcp(tool, support("required")).unwrap();
 }
 
 /// A registry with `sum` (plain), `maybe` (task optional: returns "done" once
-/// `gate` opens or it is cancelled), `must` (task required: fails) and
-/// `steps` (task optional, reports progress then waits for `gate`).
+/// `gate` opens or it is cancelled), `must` (task required: fails),
+/// `quick` (task required, answers inside its callback) and `steps` (task
+/// optional, reports progress then waits for `gate` inside its callback).
 fn task_registry(gate: Arc<AtomicBool>, seen: Arc<Seen>) -> Registry {
     let reg = Registry::default();
     let ints =
@@ -71,6 +94,13 @@ fn task_registry(gate: Arc<AtomicBool>, seen: Arc<Seen>) -> Registry {
     .unwrap();
     add_gated(&reg, "maybe", ints, "optional", "done", gate.clone(), seen);
     add_must(&reg);
+    reg.register_with_mcp(
+        def("quick", json!({"type": "object"}), |call| {
+            call.complete_text("quick").unwrap();
+        }),
+        support("required"),
+    )
+    .unwrap();
     reg.register_with_mcp(
         def("steps", json!({"type": "object"}), move |call| {
             let first = Progress {
@@ -197,10 +227,16 @@ fn a_tool_runs_as_a_task_only_if_it_allows_it_and_the_request_declares_the_exten
             .is_some_and(|t| t.contains("must failed")),
         "{done}"
     );
-    // Invalid arguments are the call's result too, as for a plain call.
-    let id = task_id(&call_tool(url, "maybe", json!({"a": "x"}), true));
-    let done = settled(url, &id);
-    assert_eq!(done["result"]["isError"], true, "{done}");
+    // A call answered at once is answered directly, task or not: invalid
+    // arguments (the tool never runs), a tool that completes inside its
+    // callback.
+    let invalid = call_tool(url, "maybe", json!({"a": "x"}), true);
+    assert_eq!(invalid["result"]["resultType"], "complete", "{invalid}");
+    assert_eq!(invalid["result"]["isError"], true, "{invalid}");
+    let quick = call_tool(url, "quick", json!({}), true);
+    assert_eq!(quick["result"]["resultType"], "complete", "{quick}");
+    assert_eq!(quick["result"]["content"][0]["text"], "quick", "{quick}");
+    assert!(quick["result"].get("taskId").is_none(), "{quick}");
     assert!(server.stop());
 }
 
@@ -269,6 +305,9 @@ fn tasks_cancel_cancels_the_call_and_the_tool_sees_it() {
     assert!(server.stop());
 }
 
+/// `steps` works inside its callback: its call becomes a task once it has
+/// run `TASK_AFTER` (1 s), and the task starts with the progress reported
+/// before that.
 #[test]
 fn a_running_task_reports_its_latest_progress_as_its_status_message() {
     let gate = Arc::new(AtomicBool::new(false));
@@ -403,5 +442,242 @@ fn a_mounted_call_that_times_out_cancels_the_servers_task() {
         seen.started.load(Ordering::SeqCst)
     );
     mount.unmount();
+    assert!(server.stop());
+}
+
+/// What `asker` saw in its rounds.
+#[derive(Default)]
+struct Asked {
+    rounds: AtomicUsize,
+    inputs: Mutex<Vec<Value>>,
+}
+
+/// A registry with `asker` (task optional): from a thread of its own, its
+/// first round asks for a name and a confirmation at once with state "s1";
+/// its second says what it got; and `hello` (task required), which asks
+/// for a name inside its callback, then, given one, greets from a thread of
+/// its own.
+fn asking_registry(asked: Arc<Asked>) -> Registry {
+    let reg = Registry::default();
+    let tool = def(
+        "asker",
+        json!({"type": "object"}),
+        deferred(move |call| {
+            asked.rounds.fetch_add(1, Ordering::SeqCst);
+            let input = call.input().map(|i| i.to_json()).unwrap_or(Value::Null);
+            asked.inputs.lock().unwrap().push(input.clone());
+            let answers = &input["inputResponses"];
+            if answers.is_object() {
+                let who = answers["name"]["content"]["name"].as_str().unwrap_or("?");
+                let state = input["requestState"].as_str().unwrap_or("none");
+                call.complete_text(format!("{who}, {} ({state})", answers["go"]["action"]))
+                    .unwrap();
+                return;
+            }
+            let ask = json!({
+                "name": {"method": "elicitation/create", "params": {"message": "Name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}},
+                "go": {"method": "elicitation/create", "params": {"message": "Go on?",
+                    "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
+            });
+            if let Err(e) = call.require_input(ask, Some("s1".into())) {
+                call.fail(format!("could not ask: {e}")).unwrap();
+            }
+        }),
+    );
+    reg.register_with_mcp(tool, support("optional")).unwrap();
+    let hello = def("hello", json!({"type": "object"}), |call| {
+        let input = call.input().map(|i| i.to_json()).unwrap_or(Value::Null);
+        let name = input["inputResponses"]["who"]["content"]["name"].clone();
+        match name.as_str() {
+            None => {
+                let ask = json!({"who": {"method": "elicitation/create", "params": {
+                    "message": "Who?", "requestedSchema": {"type": "object",
+                        "properties": {"name": {"type": "string"}}}}}});
+                if let Err(e) = call.require_input(ask, None) {
+                    call.fail(format!("could not ask: {e}")).unwrap();
+                }
+            }
+            Some(name) => {
+                let name = name.to_owned();
+                std::thread::spawn(move || call.complete_text(format!("Hello, {name}!")));
+            }
+        }
+    });
+    reg.register_with_mcp(hello, support("required")).unwrap();
+    reg
+}
+
+/// A 2026-07-28 call declaring elicitation and the Tasks extension.
+fn call_asking(url: &str, name: &str, extra: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": {}});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        params[k] = v;
+    }
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {TASKS: {}}},
+    });
+    let body =
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": params}).to_string();
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    let (_, _, answer) = raw_exchange(url, &headers, &body);
+    message(&answer)
+}
+
+/// Polls `tasks/get` until the task is `status`; returns what it said.
+fn reached(url: &str, task_id: &str, status: &str) -> Value {
+    let mut last = Value::Null;
+    let done = eventually(PATIENCE, || {
+        last = get(url, task_id);
+        last["result"]["status"] == status
+    });
+    assert!(done, "task {task_id} never {status}: {last}");
+    last["result"].clone()
+}
+
+fn update(url: &str, task_id: &str, responses: Value) -> Value {
+    modern(
+        url,
+        "tasks/update",
+        json!({"taskId": task_id, "inputResponses": responses}),
+        true,
+    )
+}
+
+#[test]
+fn a_task_that_asks_waits_input_required_until_every_request_is_answered_then_runs_again() {
+    let asked = Arc::new(Asked::default());
+    let served = asking_registry(asked.clone());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let id = task_id(&call_asking(url, "asker", json!({})));
+    let waiting = reached(url, &id, "input_required");
+    let requests = waiting["inputRequests"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(requests.len(), 2, "{waiting}");
+    for request in requests.values() {
+        assert_eq!(request["method"], "elicitation/create", "{waiting}");
+    }
+    assert!(waiting.get("requestState").is_none(), "{waiting}");
+    let key_of = |message: &str| {
+        requests
+            .iter()
+            .find(|(_, r)| r["params"]["message"] == message)
+            .map(|(k, _)| k.clone())
+            .unwrap_or_else(|| panic!("no request {message:?}: {waiting}"))
+    };
+    let (name_key, go_key) = (key_of("Name?"), key_of("Go on?"));
+    // An answer that is not an object is refused, naming it; nothing changes.
+    let bad = update(url, &id, json!({ name_key.clone(): 5 }));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&name_key)),
+        "{bad}"
+    );
+    // One answer (and one to a key never asked, ignored): acknowledged, and
+    // the task still waits for the other.
+    let ack = update(
+        url,
+        &id,
+        json!({ name_key.clone(): {"action": "accept", "content": {"name": "Ada"}},
+                "never-asked": {"action": "decline"} }),
+    );
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let still = get(url, &id)["result"].clone();
+    assert_eq!(still["status"], "input_required", "{still}");
+    let left: Vec<&String> = still["inputRequests"]
+        .as_object()
+        .map(|o| o.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(left, vec![&go_key], "{still}");
+    assert_eq!(asked.rounds.load(Ordering::SeqCst), 1);
+    // The last answer: the tool runs again with both, by its own keys, and
+    // its state.
+    let ack = update(
+        url,
+        &id,
+        json!({ go_key: {"action": "accept", "content": {"ok": true}} }),
+    );
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let done = settled(url, &id);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Ada, \"accept\" (s1)",
+        "{done}"
+    );
+    let inputs = asked.inputs.lock().unwrap().clone();
+    assert_eq!(inputs.len(), 2, "{inputs:?}");
+    assert_eq!(
+        inputs[0]["canAsk"],
+        json!(["elicitation/create"]),
+        "{inputs:?}"
+    );
+    assert_eq!(inputs[1]["requestState"], "s1", "{inputs:?}");
+    assert_eq!(
+        inputs[1]["inputResponses"]["go"]["content"]["ok"], true,
+        "{inputs:?}"
+    );
+    assert!(server.stop());
+}
+
+#[test]
+fn a_task_waiting_for_input_is_cancelled_by_tasks_cancel_and_by_the_server_stopping() {
+    let asked = Arc::new(Asked::default());
+    let served = asking_registry(asked.clone());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let id = task_id(&call_asking(url, "asker", json!({})));
+    reached(url, &id, "input_required");
+    let ack = modern(url, "tasks/cancel", json!({"taskId": id}), true);
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let done = settled(url, &id);
+    assert_eq!(done["status"], "cancelled", "{done}");
+    assert!(done.get("inputRequests").is_none(), "{done}");
+    // Answers after that change nothing.
+    let ack = update(url, &id, json!({"1-name": {"action": "decline"}}));
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    assert_eq!(get(url, &id)["result"]["status"], "cancelled");
+    let other = task_id(&call_asking(url, "asker", json!({})));
+    reached(url, &other, "input_required");
+    assert!(server.stop(), "a task waiting for input kept the server");
+    assert_eq!(asked.rounds.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_tool_that_asks_inside_its_callback_is_answered_directly_and_becomes_a_task_on_the_next_round()
+{
+    let served = asking_registry(Arc::default());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let first = call_asking(url, "hello", json!({}));
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert!(first["result"].get("taskId").is_none(), "{first}");
+    assert_eq!(
+        first["result"]["inputRequests"]["who"]["method"], "elicitation/create",
+        "{first}"
+    );
+    let second = call_asking(
+        url,
+        "hello",
+        json!({"inputResponses": {"who": {"action": "accept", "content": {"name": "Alice"}}}}),
+    );
+    let id = task_id(&second);
+    assert!(second["result"].get("requestState").is_none(), "{second}");
+    assert!(second["result"].get("inputRequests").is_none(), "{second}");
+    let done = settled(url, &id);
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Alice!",
+        "{done}"
+    );
     assert!(server.stop());
 }
