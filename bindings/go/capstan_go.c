@@ -238,6 +238,17 @@ capstan_status cg_call_progress(uintptr_t call, double progress, double total, c
     return st;
 }
 
+const char *cg_call_input(uintptr_t call, size_t *len) {
+    return capstan_call_input((const capstan_call *)call, len);
+}
+
+capstan_status cg_call_require_input(uintptr_t call, const char *requests, size_t len, const char *state,
+                                     size_t state_len, char **err) {
+    capstan_status st = capstan_call_require_input((capstan_call *)call, requests, len, state, state_len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
 const char *cg_approval_tool(uintptr_t a, size_t *len) {
     return capstan_approval_tool((const capstan_approval *)a, len);
 }

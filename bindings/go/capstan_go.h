@@ -92,6 +92,12 @@ capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
  * thread, inside this one cgo call). */
 capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
                                 size_t len, char **err);
+/* capstan_call_input. */
+const char *cg_call_input(uintptr_t call, size_t *len);
+/* capstan_call_require_input; on failure *err gets the message (the call
+ * is then still open). */
+capstan_status cg_call_require_input(uintptr_t call, const char *requests, size_t len, const char *state,
+                                     size_t state_len, char **err);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);
 const char *cg_approval_id(uintptr_t a, size_t *len);
