@@ -276,3 +276,25 @@ void cg_approver_cb(void *user_data, capstan_approval *approval) {
 }
 
 void cg_hook_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
+
+static size_t cg_oauth_authorize(void *user_data, const char *url, char *redirect, size_t cap) {
+    return goOAuthAuthorize((uintptr_t)user_data, (char *)url, redirect, cap);
+}
+
+static size_t cg_oauth_load(void *user_data, char *buf, size_t cap) {
+    return goOAuthLoad((uintptr_t)user_data, buf, cap);
+}
+
+static void cg_oauth_save(void *user_data, const char *json, size_t len) {
+    goOAuthSave((uintptr_t)user_data, (char *)json, len);
+}
+
+static void cg_oauth_destroy(void *user_data) { goOAuthDestroy((uintptr_t)user_data); }
+
+void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save) {
+    opts->oauth_authorize = authorize ? cg_oauth_authorize : NULL;
+    opts->oauth_tokens_load = load ? cg_oauth_load : NULL;
+    opts->oauth_tokens_save = save ? cg_oauth_save : NULL;
+    opts->oauth_user_data = (void *)hooks;
+    opts->oauth_destroy = cg_oauth_destroy;
+}

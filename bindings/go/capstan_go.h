@@ -110,6 +110,11 @@ capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t
                              uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
                              size_t approved_count, uintptr_t stream, capstan_stream **out, char **err);
 
+/* Sets the oauth_ callbacks of *opts (those asked for) to trampolines into
+ * oauth.go, with the Go hooks `hooks` (a cgo.Handle) as user data, released
+ * by oauth_destroy. */
+void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save);
+
 /* Trampolines for hooks.go. */
 void cg_event_cb(void *user_data, const capstan_event *event);
 void cg_notify_cb(void *user_data);
