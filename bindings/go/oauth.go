@@ -86,8 +86,8 @@ type oauthHooks struct {
 // bug if ever non-zero); export_test.go reads them.
 var oauthLive, oauthDoubleDestroys atomic.Int64
 
-// newOAuthHooks checks the strings of o and makes the hooks (not yet a
-// handle: see handle).
+// newOAuthHooks checks the strings of o and makes the hooks (their handle
+// comes with fill).
 func newOAuthHooks(o *OAuth, parent context.Context, connectTimeout time.Duration) (*oauthHooks, error) {
 	for _, s := range append([]string{o.RedirectURI, o.ClientID, o.ClientSecret, o.ClientMetadataURL}, o.Scopes...) {
 		if strings.IndexByte(s, 0) >= 0 {
