@@ -238,6 +238,17 @@ capstan_status cg_call_progress(uintptr_t call, double progress, double total, c
     return st;
 }
 
+const char *cg_call_input(uintptr_t call, size_t *len) {
+    return capstan_call_input((const capstan_call *)call, len);
+}
+
+capstan_status cg_call_require_input(uintptr_t call, const char *requests, size_t len, const char *state,
+                                     size_t state_len, char **err) {
+    capstan_status st = capstan_call_require_input((capstan_call *)call, requests, len, state, state_len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
 const char *cg_approval_tool(uintptr_t a, size_t *len) {
     return capstan_approval_tool((const capstan_approval *)a, len);
 }
@@ -265,3 +276,25 @@ void cg_approver_cb(void *user_data, capstan_approval *approval) {
 }
 
 void cg_hook_destroy(void *user_data) { goReleaseHandle((uintptr_t)user_data); }
+
+static size_t cg_oauth_authorize(void *user_data, const char *url, char *redirect, size_t cap) {
+    return goOAuthAuthorize((uintptr_t)user_data, (char *)url, redirect, cap);
+}
+
+static size_t cg_oauth_load(void *user_data, char *buf, size_t cap) {
+    return goOAuthLoad((uintptr_t)user_data, buf, cap);
+}
+
+static void cg_oauth_save(void *user_data, const char *json, size_t len) {
+    goOAuthSave((uintptr_t)user_data, (char *)json, len);
+}
+
+static void cg_oauth_destroy(void *user_data) { goOAuthDestroy((uintptr_t)user_data); }
+
+void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save) {
+    opts->oauth_authorize = authorize ? cg_oauth_authorize : NULL;
+    opts->oauth_tokens_load = load ? cg_oauth_load : NULL;
+    opts->oauth_tokens_save = save ? cg_oauth_save : NULL;
+    opts->oauth_user_data = (void *)hooks;
+    opts->oauth_destroy = cg_oauth_destroy;
+}

@@ -92,6 +92,12 @@ capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
  * thread, inside this one cgo call). */
 capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
                                 size_t len, char **err);
+/* capstan_call_input. */
+const char *cg_call_input(uintptr_t call, size_t *len);
+/* capstan_call_require_input; on failure *err gets the message (the call
+ * is then still open). */
+capstan_status cg_call_require_input(uintptr_t call, const char *requests, size_t len, const char *state,
+                                     size_t state_len, char **err);
 
 const char *cg_approval_tool(uintptr_t a, size_t *len);
 const char *cg_approval_id(uintptr_t a, size_t *len);
@@ -103,6 +109,11 @@ capstan_status cg_approval_decide(uintptr_t a, bool approve, const char *reason,
 capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
                              uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
                              size_t approved_count, uintptr_t stream, capstan_stream **out, char **err);
+
+/* Sets the oauth_ callbacks of *opts (those asked for) to trampolines into
+ * oauth.go, with the Go hooks `hooks` (a cgo.Handle) as user data, released
+ * by oauth_destroy. */
+void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save);
 
 /* Trampolines for hooks.go. */
 void cg_event_cb(void *user_data, const capstan_event *event);

@@ -50,9 +50,12 @@
 //     the binding notices within about 2 ms (it polls
 //     capstan_call_cancelled for every running call in one cgo call). A
 //     tool that ignores ctx keeps running; its late result is dropped.
-//   - Tools, hooks and batches reach Go through runtime/cgo.Handle values,
-//     never Go pointers; a tool's handle is released in its destroy
-//     callback, so a Registry that was closed holds no Go memory.
+//   - Tools, hooks, batches and a mount's OAuth funcs reach Go through
+//     runtime/cgo.Handle values, never Go pointers; a tool's handle is
+//     released in its destroy callback, so a Registry that was closed holds
+//     no Go memory, and a mount's OAuth handle when capstan lets go of it
+//     (during or soon after Close or a failed MountMCP). The OAuth funcs
+//     run on capstan's MCP threads.
 //   - Errors from capstan are *Error values; errors.Is(err, capstan.ErrX)
 //     matches on the status. Messages are read on the OS thread of the
 //     failing call (capstan keeps them per thread).

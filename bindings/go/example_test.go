@@ -96,3 +96,42 @@ data: [DONE]
 	// text: Adding.
 	// tool_calls [{"role":"tool","tool_call_id":"call_1","content":"5"}]
 }
+
+// A tool that asks its MCP client for the user's name, and greets with the
+// answer once the client called it again. Run locally, nothing can answer:
+// the call ends as a tool error saying so.
+func ExampleInputRequired() {
+	reg, err := capstan.New(capstan.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer reg.Close()
+	type answer struct {
+		Action  string `json:"action"`
+		Content struct {
+			Name string `json:"name"`
+		} `json:"content"`
+	}
+	err = reg.Register(capstan.Func("greet", "Greet the user by name.",
+		func(ctx context.Context, _ struct{}) (string, error) {
+			var a answer
+			_ = json.Unmarshal(capstan.InputFrom(ctx).Responses["name"], &a)
+			if a.Action != "accept" {
+				return "", &capstan.InputRequired{State: "asked-name", Requests: map[string]capstan.InputRequest{
+					"name": {Method: capstan.AskElicitation, Params: map[string]any{
+						"message": "What is your name?",
+						"requestedSchema": map[string]any{"type": "object",
+							"properties": map[string]any{"name": map[string]any{"type": "string"}}}}}}}
+			}
+			return "Hello, " + a.Content.Name + "!", nil
+		}))
+	if err != nil {
+		panic(err)
+	}
+	res, err := reg.Execute(context.Background(), []capstan.Call{{ID: "1", Name: "greet", Arguments: json.RawMessage(`{}`)}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res[0].Outcome, res[0].Content)
+	// Output: tool_error unsupported: tool "greet" asked for input (elicitation/create), but its caller cannot be asked: only an MCP client calling a served tool can answer
+}

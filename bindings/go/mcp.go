@@ -211,6 +211,10 @@ type MountOptions struct {
 	ReconnectBackoff time.Duration
 	// ProtocolVersion to ask for; "" = the newest capstan speaks.
 	ProtocolVersion string
+	// OAuth authorizes the mount with a URL whose server asks for OAuth
+	// 2.1; nil: none (a server refusing the request fails the mount with
+	// ErrMCPConnect). Not with Command.
+	OAuth *OAuth
 }
 
 // Mount is an MCP server's tools mounted into a registry.
@@ -225,8 +229,9 @@ type Mount struct {
 // a name already registered, a schema that does not compile) are listed in
 // Info().Problems. Blocks until connected, at most about twice
 // ConnectTimeout. ErrMCPConnect when the server could not be started,
-// reached, initialized or listed (the message says which and why).
-// Close it to unmount.
+// reached, initialized or listed, or its OAuth authorization failed or was
+// refused (the message says which and why; an error of OAuth.Authorize is
+// wrapped too). Close it to unmount.
 func (r *Registry) MountMCP(opts MountOptions) (*Mount, error) {
 	bad := func(msg string) error { return &Error{Op: "MountMCP", Status: ErrInvalidArgument, Message: msg} }
 	all := append(append(append([]string{opts.Dir, opts.URL, opts.Prefix, opts.ProtocolVersion}, opts.Command...), opts.Env...), opts.Headers...)
@@ -288,12 +293,25 @@ func (r *Registry) MountMCP(opts MountOptions) (*Mount, error) {
 	} else {
 		o.max_reconnects = C.uint32_t(min(int64(opts.MaxReconnects), math.MaxUint32-1))
 	}
+	var oauth *oauthHooks
+	if opts.OAuth != nil {
+		var err error
+		if oauth, err = newOAuthHooks(opts.OAuth, r.ctx, opts.ConnectTimeout); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.enter("MountMCP"); err != nil {
 		return nil, err
 	}
 	defer r.leave()
+	if oauth != nil {
+		oauth.fill(&o, str) // released by capstan from here on, whatever happens
+	}
 	m := &Mount{}
 	if err := check("MountMCP", func() C.capstan_status { return C.capstan_mcp_mount_new(r.ptr, &o, &m.ptr) }); err != nil {
+		if oauth != nil {
+			err = oauth.mountError(err)
+		}
 		return nil, err
 	}
 	return m, nil

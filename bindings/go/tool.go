@@ -6,6 +6,7 @@ import "C"
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -230,9 +231,17 @@ func partsResult(v any) (C.capstan_content, string, error) {
 
 // complete hands the tool's answer to capstan. A call that already ended
 // (timeout, cancellation) refuses it; the model already has that result.
+// A tool's *InputRequired asks its caller instead; if capstan refuses, the
+// call fails with capstan's reason.
 func complete(call uintptr, kind C.capstan_content, text string, err error) {
 	if err != nil {
 		msg := err.Error()
+		var ask *InputRequired
+		if errors.As(err, &ask) && ask != nil {
+			if msg = ask.ask(call); msg == "" {
+				return
+			}
+		}
 		C.cg_call_fail(C.uintptr_t(call), stringPtr(msg), C.size_t(len(msg)))
 		return
 	}

@@ -1,0 +1,7 @@
+package capstan
+
+// OAuthHandles returns how many mounts' OAuth hooks capstan has not
+// released yet, and how many releases found theirs released already.
+func OAuthHandles() (live, doubleDestroys int64) {
+	return oauthLive.Load(), oauthDoubleDestroys.Load()
+}
