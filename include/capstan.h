@@ -2752,8 +2752,12 @@ typedef struct capstan_mcp_mount_options {
    * code for tokens, refreshes them when they expire or are refused, and
    * sends the request again. Each authorization is bounded by
    * `connect_timeout_ms`; a request starts at most two (the first and
-   * one step-up). NULL: no OAuth (a 401 fails the mount with
-   * MCP_CONNECT), unless `oauth_tokens_load` gives usable tokens.
+   * one step-up). NULL: no user to ask; with `oauth_client_id` and
+   * `oauth_client_secret` (a client registered beforehand, machine to
+   * machine) capstan gets the tokens with the client-credentials grant
+   * (SEP-1046: HTTP Basic when the server lists only that, else in the
+   * body; `resource` = `url`); without them a 401 fails the mount with
+   * MCP_CONNECT unless `oauth_tokens_load` gives usable tokens.
    */
   capstan_mcp_authorize_fn oauth_authorize;
   /**

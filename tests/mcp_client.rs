@@ -850,4 +850,39 @@ mod with_mcp {
         let stats = stats(&base).expect("stats");
         assert_eq!(stats["authorizations"], 1, "{stats}");
     }
+
+    /// No user to ask: a mount with a pre-registered client's id and secret
+    /// and no authorize callback gets its token with the client-credentials
+    /// grant (SEP-1046), for the server's URL as the resource; a wrong
+    /// secret fails the mount saying which grant failed.
+    #[test]
+    fn a_client_id_and_secret_without_a_user_get_tokens_with_the_client_credentials_grant() {
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let machine = |secret: &str| {
+            let mut options = oauth_mount(&url, agreeing_user());
+            if let Some(oauth) = options.oauth.as_mut() {
+                oauth.authorize = None;
+                oauth.client_id = Some("machine-1".into());
+                oauth.client_secret = Some(secret.into());
+            }
+            options
+        };
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, machine("s3cret")).expect("mount");
+        let r = call(&reg, "o_whoami", json!({}));
+        assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        mount.unmount();
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["client_credentials_grants"], 1, "{stats}");
+        assert_eq!(stats["authorizations"], 0, "{stats}");
+        assert_eq!(stats["registrations"], 0, "{stats}");
+        assert_eq!(stats["resources"], json!([url]), "{stats}");
+        let reg = Registry::default();
+        let Err(err) = Mount::connect(&reg, machine("wrong")) else {
+            panic!("a wrong secret mounted");
+        };
+        let text = err.to_string();
+        assert!(text.contains("client-credentials grant"), "{text}");
+    }
 }

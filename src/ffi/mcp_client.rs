@@ -89,8 +89,12 @@ pub struct capstan_mcp_mount_options {
     /// code for tokens, refreshes them when they expire or are refused, and
     /// sends the request again. Each authorization is bounded by
     /// `connect_timeout_ms`; a request starts at most two (the first and
-    /// one step-up). NULL: no OAuth (a 401 fails the mount with
-    /// MCP_CONNECT), unless `oauth_tokens_load` gives usable tokens.
+    /// one step-up). NULL: no user to ask; with `oauth_client_id` and
+    /// `oauth_client_secret` (a client registered beforehand, machine to
+    /// machine) capstan gets the tokens with the client-credentials grant
+    /// (SEP-1046: HTTP Basic when the server lists only that, else in the
+    /// body; `resource` = `url`); without them a 401 fails the mount with
+    /// MCP_CONNECT unless `oauth_tokens_load` gives usable tokens.
     pub oauth_authorize: capstan_mcp_authorize_fn,
     /// Where the authorization server sends the user back, registered with
     /// the client (e.g. "http://127.0.0.1:8976/callback"). Required with
@@ -393,10 +397,14 @@ mod imp {
         )?;
         let scopes = text(o.oauth_scopes, "opts.oauth_scopes")?;
         let stored = o.oauth_tokens_load.is_some() || o.oauth_tokens_save.is_some();
-        if o.oauth_authorize.is_none() && !stored {
+        // No user to ask, a client id and secret: the client-credentials grant.
+        let machine = client_id.is_some() && client_secret.is_some();
+        if o.oauth_authorize.is_none() && !stored && !machine {
             if redirect_uri.is_some() || client_id.is_some() || client_secret.is_some() {
                 return Err(Fail::BadArgument(
-                    "opts.oauth_* is set without opts.oauth_authorize or a token store".into(),
+                    "opts.oauth_* is set without opts.oauth_authorize, a token store, or a \
+                     client id and secret (for the client-credentials grant)"
+                        .into(),
                 ));
             }
             return Ok(None);

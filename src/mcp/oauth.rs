@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::ClientJsonRpcMessage;
-use rmcp::transport::auth::{AuthClient, AuthError, StoredCredentials};
+use rmcp::transport::auth::{AuthClient, AuthError, ClientCredentialsConfig, StoredCredentials};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse as PostResponse,
     StreamableHttpResponseLimits,
@@ -239,8 +239,12 @@ impl Authorization {
     async fn run(&self, challenge: &str) -> Result<AuthorizationManager, String> {
         let o = &self.options;
         let Some(authorize) = o.authorize.clone() else {
+            if let (Some(id), Some(secret)) = (&o.client_id, &o.client_secret) {
+                return self.client_credentials(challenge, id, secret).await;
+            }
             return Err(format!(
-                "{} asks for OAuth authorization and the mount has no authorize callback",
+                "{} asks for OAuth authorization and the mount has no authorize callback \
+                 (nor a client id and secret for the client-credentials grant)",
                 self.url
             ));
         };
@@ -305,6 +309,61 @@ impl Authorization {
                 _ => format!("OAuth authorization redirect {redirect:?} was refused: {e}"),
             })?;
         Ok(session.auth_manager)
+    }
+}
+
+impl Authorization {
+    /// The client-credentials grant (SEP-1046; OAuth 2.1 section 4.2): a
+    /// pre-registered client with no user gets its tokens from the token
+    /// endpoint with its id and secret (HTTP Basic when that is the only
+    /// method the server lists, else in the body), for the MCP server's URL
+    /// as the resource. The scopes are the host's, else the challenge's.
+    async fn client_credentials(
+        &self,
+        challenge: &str,
+        client_id: &str,
+        client_secret: &str,
+    ) -> Result<AuthorizationManager, String> {
+        let o = &self.options;
+        let mut manager = new_manager(o, &self.url).await?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+            .map_err(|e| format!("OAuth discovery for {} failed: {e}", self.url))?;
+        let token_endpoint = resolution.metadata.token_endpoint.clone();
+        manager.set_metadata(resolution.metadata);
+        let mut scopes = o.scopes.clone();
+        if scopes.is_empty() {
+            if let Ok(base) = url::Url::parse(&self.url) {
+                let params = WWWAuthenticateParams::parse(challenge, &base);
+                scopes = params
+                    .scope
+                    .iter()
+                    .flat_map(|s| s.split_whitespace())
+                    .map(str::to_owned)
+                    .collect();
+            }
+        }
+        let config = ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.to_owned(),
+            client_secret: client_secret.to_owned(),
+            scopes,
+            resource: Some(self.url.clone()),
+        };
+        let refused = |e: AuthError| {
+            format!("OAuth client-credentials grant at {token_endpoint} failed: {e}")
+        };
+        manager
+            .validate_client_credentials_metadata(&config)
+            .map_err(refused)?;
+        manager
+            .configure_client_credentials(&config)
+            .map_err(refused)?;
+        manager
+            .exchange_client_credentials(&config)
+            .await
+            .map_err(refused)?;
+        Ok(manager)
     }
 }
 

@@ -130,6 +130,12 @@ int main(int argc, char **argv) {
     opts.oauth_client_metadata_url = "https://conformance-test.local/client-metadata.json";
     opts.oauth_client_id = context_value("client_id", client_id, sizeof client_id);
     opts.oauth_client_secret = context_value("client_secret", client_secret, sizeof client_secret);
+    if (strncmp(scenario, "auth/client-credentials", 23) == 0) {
+        /* Machine to machine: no user, a client id and secret (SEP-1046). */
+        opts.oauth_authorize = NULL;
+        opts.oauth_redirect_uri = NULL;
+        opts.oauth_client_metadata_url = NULL;
+    }
     capstan_mcp_mount *mount = NULL;
     st = capstan_mcp_mount_new(reg, &opts, &mount);
     if (st != CAPSTAN_OK) {

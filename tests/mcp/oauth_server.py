@@ -10,7 +10,9 @@ One process plays both roles, on 127.0.0.1:PORT (argv[1]):
   string of the authorization URL is never sent by capstan, the test's
   authorize callback decides), and a token endpoint that checks PKCE S256,
   the client, the redirect URI and the resource indicator, and issues access
-  tokens that expire after EXPIRES_IN seconds, with refresh tokens.
+  tokens that expire after EXPIRES_IN seconds, with refresh tokens; and the
+  client-credentials grant for one pre-registered client (MACHINE), its
+  secret in the body or as HTTP Basic.
 GET /stats gives counts of what happened, for the test to check; GET /quit
 ends the server.
 """
@@ -33,7 +35,10 @@ clients = {}  # client_id -> redirect_uris
 codes = {}  # code -> (client_id, redirect_uri, challenge, resource)
 tokens = {}  # access token -> expiry (epoch seconds)
 refresh_tokens = {}  # refresh token -> client_id
+# The one pre-registered client for the client-credentials grant (no user).
+MACHINE = ("machine-1", "s3cret")
 stats = {"registrations": 0, "authorizations": 0, "code_grants": 0, "refresh_grants": 0,
+         "client_credentials_grants": 0,
          "unauthorized": 0, "resources": []}
 
 
@@ -69,9 +74,11 @@ class Handler(BaseHTTPRequestHandler):
                 "token_endpoint": f"{BASE}/token",
                 "registration_endpoint": f"{BASE}/register",
                 "response_types_supported": ["code"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "grant_types_supported": ["authorization_code", "refresh_token",
+                                          "client_credentials"],
                 "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none"],
+                "token_endpoint_auth_methods_supported": ["none", "client_secret_post",
+                                                          "client_secret_basic"],
                 "scopes_supported": ["tools"],
             })
         elif url.path == "/authorize":
@@ -114,14 +121,31 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(201, {"client_id": client_id, "redirect_uris": clients[client_id],
                                  "token_endpoint_auth_method": "none"})
         elif url.path == "/token":
-            self.token(dict(urllib.parse.parse_qsl(body.decode())))
+            self.token(dict(urllib.parse.parse_qsl(body.decode())), self.headers.get("Authorization", ""))
         elif url.path == "/mcp":
             self.mcp(body)
         else:
             self.send_json(404, {"error": "not here"})
 
-    def token(self, form):
+    def token(self, form, authorization):
         grant = form.get("grant_type")
+        if grant == "client_credentials":
+            # The pre-registered machine client, its secret in the body or
+            # as HTTP Basic.
+            given = (form.get("client_id"), form.get("client_secret"))
+            if authorization.startswith("Basic "):
+                pair = base64.b64decode(authorization[6:]).decode()
+                given = tuple(urllib.parse.unquote(p) for p in pair.split(":", 1))
+            if given != MACHINE:
+                self.send_json(401, {"error": "invalid_client"})
+                return
+            stats["client_credentials_grants"] += 1
+            stats["resources"].append(form.get("resource"))
+            access = "at-" + secrets.token_hex(8)
+            tokens[access] = time.time() + EXPIRES_IN
+            self.send_json(200, {"access_token": access, "token_type": "Bearer",
+                                 "expires_in": EXPIRES_IN, "scope": "tools"})
+            return
         if grant == "authorization_code":
             entry = codes.pop(form.get("code", ""), None)
             verifier = form.get("code_verifier", "")

@@ -76,9 +76,11 @@ def conformance(package, url, args, expected, cwd):
 
 def test_conformance_tasks_scenarios_fail_only_as_expected(tmp_path):
     """The Tasks extension (io.modelcontextprotocol/tasks) against
-    serve_host's greet, slow_compute (task optional) and failing_job (task
-    required); the scenarios that need a tool asking for input or ending in
-    a protocol error are listed in the 2026-07-28 expected failures."""
+    serve_host's greet, slow_compute (task optional), failing_job (task
+    required) and the tasks that ask for input (confirm_delete,
+    multi_input, test_tool_with_task); the one check that needs a tool
+    ending in a protocol error is listed in the 2026-07-28 expected
+    failures."""
     package, _, expected = RUNS["0.2.0-alpha.12 @ 2026-07-28"]
     failed = []
     with http_host("", "", "conformance") as (url, _):
