@@ -149,13 +149,14 @@ impl Drop for CancelOnDrop {
 pub(crate) async fn call_tool(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
+    meta: Option<rmcp::model::RequestMetaObject>,
     waiting: &Waiting,
     call: &Call,
 ) -> Result<CallToolResponse, ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-    let handle = peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await?;
+    let mut options = PeerRequestOptions::no_options();
+    options.meta = meta;
+    let handle = peer.send_request_with_option(request, options).await?;
     let key = key(&handle.progress_token);
     waiting.register(&key, call);
     let _registered = Registered { waiting, key };

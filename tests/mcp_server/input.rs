@@ -260,3 +260,59 @@ fn require_input_after_the_call_ended_is_already_completed() {
         .unwrap_err();
     assert!(matches!(e, Error::AlreadyCompleted(_)), "{e}");
 }
+
+/// A gateway: registry B mounts server A (2026-07-28) and serves its tools.
+/// What A's tool asks reaches B's client, whose answers and A's state go
+/// back to A on the next round. For a caller of B that cannot be asked (a
+/// plain execute), the mount declares nothing to A, whose tool is refused
+/// when it asks (and here fails saying so).
+#[test]
+fn a_mounted_servers_input_request_reaches_a_client_of_the_server_that_mounted_it() {
+    let rounds = Arc::new(Rounds::default());
+    let (_a, server_a) = serve(&rounds);
+    let gateway = Registry::default();
+    let mount = mount(&gateway, server_a.url(), vec![]).expect("mount");
+    assert_eq!(mount.info()["era"], "modern", "{}", mount.info());
+    let server_b = HttpServer::start(&gateway, &ServerOptions::default()).unwrap();
+    let url = server_b.url();
+
+    let first = call_modern(url, "s_greet", &["elicitation"], json!({}));
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["name"]["method"], "elicitation/create",
+        "{first}"
+    );
+    assert_eq!(
+        result["inputRequests"]["name"]["params"]["message"], "What is your name?",
+        "{first}"
+    );
+    // A declared only what B's client declared (and the mount's tasks).
+    assert_eq!(
+        rounds.input.lock().unwrap().clone().unwrap()["canAsk"],
+        json!(["elicitation/create"])
+    );
+    let sealed = result["requestState"].as_str().expect("a requestState");
+    let answers = json!({"name": {"action": "accept", "content": {"name": "Ada"}}});
+    let second = call_modern(
+        url,
+        "s_greet",
+        &["elicitation"],
+        json!({"inputResponses": answers, "requestState": sealed}),
+    );
+    assert_eq!(
+        second["result"]["content"][0]["text"], "Hello, Ada! (state round-1)",
+        "{second}"
+    );
+    assert_eq!(
+        rounds.input.lock().unwrap().clone().unwrap()["inputResponses"],
+        answers
+    );
+
+    let plain = call(&gateway, "s_greet", json!({}));
+    assert_eq!(plain.outcome, Outcome::ToolError, "{plain:?}");
+    assert!(plain.content.contains("did not declare"), "{plain:?}");
+    assert!(server_b.stop());
+    mount.unmount();
+    assert!(server_a.stop());
+}

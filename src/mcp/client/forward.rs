@@ -107,7 +107,7 @@ pub(super) async fn forward(
         Value::Object(map) => Some(map.clone()),
         _ => None,
     };
-    let params: CallToolRequestParams =
+    let mut params: CallToolRequestParams =
         match serde_json::from_value(json!({"name": remote, "arguments": arguments})) {
             Ok(p) => p,
             Err(e) => {
@@ -115,10 +115,14 @@ pub(super) async fn forward(
                 return;
             }
         };
+    // A caller that can be asked for input (an MCP client of capstan's own
+    // server) lends the server what it can answer, and its answers.
+    let asking = ask_through(&peer, &call);
+    let meta = asking.as_ref().map(|input| lend_input(input, &mut params));
     let mut shutdown = session.shutdown.subscribe();
     // Dropping `call_tool_once` before its answer sends notifications/cancelled.
     let answer = tokio::select! {
-        answer = crate::mcp::progress::call_tool(&peer, params, &session.progress, &call) => answer,
+        answer = crate::mcp::progress::call_tool(&peer, params, meta, &session.progress, &call) => answer,
         why = stop_wanted(&call, &mut shutdown) => {
             let _ = call.fail(format!("the call was cancelled: {why}"));
             return;
@@ -135,9 +139,20 @@ pub(super) async fn forward(
                 }
             }
         }
+        Ok(CallToolResponse::InputRequired(asked)) if asking.is_some() => {
+            pass_input_on(&session, &call, asked);
+        }
+        Ok(CallToolResponse::InputRequired(_)) => {
+            let _ = call.fail(format!(
+                "{} asks for input to run tool {remote:?}, and this call's caller cannot be \
+                 asked (only an MCP client calling it through capstan's server can answer, \
+                 and only a 2026-07-28 server can ask it this way)",
+                session.describe()
+            ));
+        }
         Ok(_) => {
             let _ = call.fail(format!(
-                "{} answered tool {remote:?} with an input request, which capstan does not support",
+                "{} gave no usable answer to this call: an unknown kind of result",
                 session.describe()
             ));
         }
@@ -189,6 +204,62 @@ pub(super) async fn forward(
             };
             let _ = call.fail(text);
         }
+    }
+}
+
+/// The input of a call whose caller can be asked, when its server is of
+/// the 2026-07-28 era (it asks with an `InputRequiredResult`; an older one
+/// would ask the mount itself, mid-call, which capstan declines).
+fn ask_through(peer: &Peer<RoleClient>, call: &Call) -> Option<Arc<crate::input::CallInput>> {
+    let input = call.input().filter(|i| !i.can_ask.is_empty())?;
+    let modern = peer
+        .peer_info()
+        .is_some_and(|info| !info.protocol_version.has_initialize());
+    modern.then_some(input)
+}
+
+/// Puts the caller's answers and state (the server's own, passed back) on
+/// the request, and returns its `_meta` declaring what the caller can be
+/// asked besides the mount's own capabilities.
+fn lend_input(
+    input: &crate::input::CallInput,
+    params: &mut CallToolRequestParams,
+) -> rmcp::model::RequestMetaObject {
+    if let Some(Value::Object(answers)) = &input.responses {
+        params.input_responses = Some(answers.clone().into_iter().collect());
+    }
+    params.request_state = input.state.clone();
+    let mut capabilities = json!({
+        "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+    });
+    for method in &input.can_ask {
+        let key = match *method {
+            "elicitation/create" => "elicitation",
+            "sampling/createMessage" => "sampling",
+            _ => "roots",
+        };
+        capabilities[key] = json!({});
+    }
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    if let Ok(capabilities) = serde_json::from_value(capabilities) {
+        meta.set_client_capabilities(capabilities);
+    }
+    meta
+}
+
+/// Ends the call asking its caller what the server asked, with the
+/// server's state as the call's own: the caller's answers go back to the
+/// server on the next round.
+fn pass_input_on(session: &Session, call: &Call, asked: rmcp::model::InputRequiredResult) {
+    let requests = match &asked.input_requests {
+        Some(requests) => serde_json::to_value(requests).unwrap_or_else(|_| json!({})),
+        None => json!({}),
+    };
+    if let Err(e) = call.require_input(requests, asked.request_state.clone()) {
+        let _ = call.fail(format!(
+            "{} asked for input that cannot be passed on: {e}",
+            session.describe()
+        ));
     }
 }
 
