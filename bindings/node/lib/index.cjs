@@ -97,6 +97,35 @@ class SchemaError extends CapstanError {
   }
 }
 
+/**
+ * Thrown (or rejected with) by a tool to ask its caller for input instead
+ * of answering (MCP 2026-07-28 multi round-trip requests;
+ * capstan_call_require_input). `requests`: by key, each `{ method:
+ * 'elicitation/create' | 'sampling/createMessage' | 'roots/list', params }`;
+ * `state`: the tool's own text, back in the next round's
+ * `ctx.input.requestState` (sealed by capstan on the way). Only an MCP
+ * client calling a served tool can be asked, and only what it declared
+ * (`ctx.input.canAsk`); for any other caller the call ends as a tool error
+ * saying why. Not a CapstanError: it is the tool's answer, not a failure.
+ */
+class InputRequired extends Error {
+  constructor(requests, state = undefined) {
+    if (requests === null || typeof requests !== 'object' || Array.isArray(requests)) {
+      throw new TypeError('InputRequired: requests must be an object of requests by key');
+    }
+    if (state !== undefined && state !== null && typeof state !== 'string') {
+      throw new TypeError('InputRequired: state must be a string');
+    }
+    const asked = Object.entries(requests)
+      .map(([key, r]) => `${key} (${r !== null && typeof r === 'object' && typeof r.method === 'string' ? r.method : '?'})`)
+      .join(', ');
+    super(`the tool asked for input (${asked || 'another round'}), which its caller cannot give`);
+    this.name = 'InputRequired';
+    this.requests = requests;
+    this.state = state ?? null;
+  }
+}
+
 function takeText(ptr, len) {
   if (ptr === null) return null;
   try {
@@ -335,6 +364,11 @@ function partsOf(value) {
 // Completes a call. capstan hands the parts it accepted (checked and
 // capped) back with the call's result (capstan_result.parts_json).
 function completeCall(call, value, failed) {
+  if (failed && value instanceof InputRequired) {
+    const refusal = askForInput(call, value);
+    if (refusal === null) return;
+    value = refusal;
+  }
   if (failed) {
     const message = value instanceof Error ? value.message || value.name : String(value);
     const bytes = Buffer.from(message, 'utf8');
@@ -376,6 +410,30 @@ function completeCall(call, value, failed) {
   api.call_return(call, kind, bytes, bytes.length);
 }
 
+// Completes the call asking its caller for input; null when done, else the
+// reason capstan refused (the call is still open then, for the tool error).
+function askForInput(call, asked) {
+  let requests;
+  try {
+    requests = Buffer.from(JSON.stringify(asked.requests), 'utf8');
+  } catch (e) {
+    return new Error(`the input requests are not JSON: ${e.message}`);
+  }
+  const state = asked.state === null ? null : Buffer.from(asked.state, 'utf8');
+  const status = api.call_require_input(call, requests, requests.length, state, state === null ? 0 : state.length);
+  // ALREADY_COMPLETED / STALE_HANDLE: nothing waits for the call any more.
+  if (status === OK || status === ERR_ALREADY_COMPLETED || status === ERR_STALE_HANDLE) return null;
+  return new Error(`${asked.message}: ${failure(status).message}`);
+}
+
+// What the caller gave besides the arguments (capstan_call_input), parsed.
+function callInput(call) {
+  const text = callText(api.call_input, call);
+  if (!text) return { canAsk: [] };
+  const value = JSON.parse(text);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { canAsk: [] };
+}
+
 // capstan_call_progress: true when reported, false once the call has its
 // result (it timed out, was cancelled, or the tool already returned).
 const ERR_ALREADY_COMPLETED = 11;
@@ -401,11 +459,17 @@ function toolTrampoline(key, call) {
     }
     const argsText = callText(api.call_arguments, call);
     if (argsText === null) return; // not live: nothing to complete
+    let input;
     const ctx = {
       id: callText(api.call_id, call),
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
       progress: (progress, total, message) => reportProgress(call, progress, total, message),
+      // Read once, while the call is open (its handle stops resolving then).
+      get input() {
+        if (input === undefined) input = callInput(call);
+        return input;
+      },
     };
     const done = (v) => completeCall(call, v, false);
     let value;
@@ -1658,6 +1722,7 @@ module.exports = {
   CapstanError,
   ProviderError,
   SchemaError,
+  InputRequired,
   parseCalls,
   formatResults,
   checkHistory,

@@ -100,6 +100,10 @@ const api = {
   call_return: f('int32_t capstan_call_return(void *call, uint32_t kind, const uint8_t *content, size_t len)'),
   call_fail: f('int32_t capstan_call_fail(void *call, const uint8_t *message, size_t len)'),
   call_progress: f('int32_t capstan_call_progress(void *call, double progress, double total, const uint8_t *message, size_t len)'),
+  call_input: f('void *capstan_call_input(void *call, _Out_ size_t *len)'),
+  call_require_input: f(
+    'int32_t capstan_call_require_input(void *call, const uint8_t *requests, size_t len, const uint8_t *state, size_t state_len)',
+  ),
 
   batch_cancel: f('void capstan_batch_cancel(void *batch)'),
   batch_free: f('void capstan_batch_free(void *batch)'),
