@@ -134,6 +134,8 @@ final class Native {
     static final MethodHandle call_fail = fn("capstan_call_fail", U32, PTR, PTR, SIZE);
     static final MethodHandle call_progress = fn("capstan_call_progress", U32, PTR, ValueLayout.JAVA_DOUBLE,
             ValueLayout.JAVA_DOUBLE, PTR, SIZE);
+    static final MethodHandle call_input = fn("capstan_call_input", PTR, PTR, PTR);
+    static final MethodHandle call_require_input = fn("capstan_call_require_input", U32, PTR, PTR, SIZE, PTR, SIZE);
     // 9-10. running calls, batches
     static final MethodHandle exec_options_init = fn("capstan_exec_options_init", U32, PTR);
     static final MethodHandle registry_execute = fn("capstan_registry_execute", U32, PTR, PTR, SIZE, PTR, PTR, PTR);
