@@ -380,6 +380,40 @@ export interface McpMountOptions {
   maxReconnects?: number;
   reconnectBackoffMs?: number;
   protocolVersion?: string;
+  /** OAuth 2.1 for a `url` whose server asks for authorization (the MCP authorization spec). */
+  oauth?: McpOAuthOptions;
+}
+
+/**
+ * The host's part of an OAuth mount (capstan runs the flow: discovery,
+ * registration, PKCE, code exchange, refresh). Every function runs on the JS
+ * thread; capstan's MCP thread waits for it, each authorization bounded by
+ * the mount's `connectTimeoutMs`.
+ */
+export interface McpOAuthOptions {
+  /**
+   * Shows the authorization URL to the user (opens a browser, prints it),
+   * waits for the redirect to `redirectUri` and returns that whole URL (with
+   * its `code` and `state`). A throw, a rejection or null refuses: while
+   * mounting, the mount fails with CAPSTAN_ERR_MCP_CONNECT saying so.
+   */
+  authorize?: (authorizationUrl: string) => string | null | Promise<string | null>;
+  /** Where the authorization server sends the user back; required with `authorize`. */
+  redirectUri?: string;
+  /** A client registered beforehand (else a client-id metadata document or dynamic registration). */
+  clientId?: string;
+  /** The secret of `clientId` for a confidential client. */
+  clientSecret?: string;
+  /** HTTPS URL of the host's client-id metadata document. */
+  clientMetadataUrl?: string;
+  /** Scopes to ask for (absent: the server's choice). */
+  scopes?: string | string[];
+  /**
+   * Where the tokens are kept between mounts (JSON text holding secrets):
+   * `load()` returns what `save` kept (null: nothing); `save(null)` forgets.
+   * Absent: in memory for the mount's life.
+   */
+  tokens?: { load(): string | null; save(json: string | null): void };
 }
 
 export interface McpMountInfo {

@@ -1016,7 +1016,83 @@ function mountOptions(o) {
     max_reconnects: reconnects(o.maxReconnects),
     reconnect_backoff_ms: milliseconds(o.reconnectBackoffMs, 'reconnectBackoffMs'),
     protocol_version: optionalText(o.protocolVersion, 'protocolVersion'),
+    ...oauthFields(o.oauth),
   };
+}
+
+// The text fields of `oauth` (mount option); its functions are checked here
+// and reach capstan through lib/oauth_relay.cjs.
+function oauthFields(a) {
+  if (a === undefined || a === null) return {};
+  if (typeof a !== 'object') throw new TypeError('mount: oauth must be an object');
+  if (a.authorize !== undefined && a.authorize !== null && typeof a.authorize !== 'function') {
+    throw new TypeError('mount: oauth.authorize must be a function (authorization URL => redirect URL)');
+  }
+  const t = a.tokens;
+  if (t !== undefined && t !== null && (typeof t !== 'object' || typeof t.load !== 'function' || typeof t.save !== 'function')) {
+    throw new TypeError('mount: oauth.tokens must be an object with load() and save(json) functions');
+  }
+  const scopes = Array.isArray(a.scopes) ? a.scopes.join(' ') : optionalText(a.scopes, 'oauth.scopes');
+  return {
+    oauth_redirect_uri: optionalText(a.redirectUri, 'oauth.redirectUri'),
+    oauth_client_id: optionalText(a.clientId, 'oauth.clientId'),
+    oauth_client_secret: optionalText(a.clientSecret, 'oauth.clientSecret'),
+    oauth_client_metadata_url: optionalText(a.clientMetadataUrl, 'oauth.clientMetadataUrl'),
+    oauth_scopes: scopes,
+  };
+}
+
+// Starts the relay of an OAuth mount's callbacks (lib/oauth_relay.cjs) and
+// answers its questions with the host's functions, on the JS thread; resolves
+// to the callback pointers for the mount options. The relay ends itself after
+// oauth_destroy. Until then it is unref'd: it never keeps the process alive.
+function oauthRelay(oauth, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const relay = new Worker(path.join(__dirname, 'oauth_relay.cjs'), { workerData: { timeoutMs } });
+    relay.unref();
+    const answer = (shared, bytes) => {
+      const head = new Int32Array(shared, 0, 2);
+      if (bytes === null || bytes.length > shared.byteLength - 8) {
+        head[1] = -1;
+      } else {
+        new Uint8Array(shared, 8, bytes.length).set(bytes);
+        head[1] = bytes.length;
+      }
+      Atomics.store(head, 0, 1);
+      Atomics.notify(head, 0);
+    };
+    const text = (value, what) => {
+      if (value === undefined || value === null || value === '') return null;
+      if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
+      return Buffer.from(value, 'utf8');
+    };
+    relay.on('message', (m) => {
+      if (m.kind === 'ready') {
+        resolve({ authorize: oauth.authorize ? m.authorize : null, load: oauth.tokens ? m.load : null, save: oauth.tokens ? m.save : null, destroy: m.destroy });
+      } else if (m.kind === 'authorize') {
+        // A rejection, a throw or no URL refuses the authorization.
+        new Promise((r) => r(oauth.authorize(m.url)))
+          .then((redirect) => text(redirect, 'oauth.authorize: the redirect URL'))
+          .then((bytes) => answer(m.shared, bytes), () => answer(m.shared, null));
+      } else if (m.kind === 'load') {
+        let bytes = null;
+        try {
+          bytes = text(oauth.tokens.load(), 'oauth.tokens.load()');
+        } catch {
+          bytes = null;
+        }
+        answer(m.shared, bytes);
+      } else if (m.kind === 'save') {
+        try {
+          oauth.tokens.save(m.json);
+        } catch {
+          // a store that failed keeps what it had; the mount goes on
+        }
+        answer(m.shared, null);
+      }
+    });
+    relay.once('error', reject);
+  });
 }
 
 /** The registry's tools served over MCP (streamable HTTP): `url`, then stop(). */
@@ -1337,8 +1413,12 @@ class Registry {
    * Mounts an MCP server's tools: `command` (program and arguments, run on
    * stdio; env, cwd) or `url` (streamable HTTP; headers), plus prefix,
    * connectTimeoutMs, callTimeoutMs, maxReconnects, reconnectBackoffMs,
-   * protocolVersion. Connecting runs on a worker thread; resolves with the
-   * mount, or rejects (CapstanError CAPSTAN_ERR_MCP_CONNECT saying why).
+   * protocolVersion, and `oauth` for a server asking for OAuth 2.1:
+   * `{ authorize, redirectUri, clientId, clientSecret, clientMetadataUrl,
+   * scopes, tokens: { load, save } }` (`authorize(url)` returns or resolves
+   * to the redirect URL; run on the JS thread). Connecting runs on a worker
+   * thread; resolves with the mount, or rejects (CapstanError
+   * CAPSTAN_ERR_MCP_CONNECT saying why).
    */
   mount(options) {
     let opts;
@@ -1350,7 +1430,19 @@ class Registry {
       return Promise.reject(e);
     }
     this._holds++;
-    return new Promise((resolve, reject) => {
+    const oauth = options.oauth;
+    const relay = oauth
+      ? oauthRelay(oauth, opts.connect_timeout_ms || 10000).then((fns) => {
+          opts.oauth_authorize = fns.authorize;
+          opts.oauth_tokens_load = fns.load;
+          opts.oauth_tokens_save = fns.save;
+          opts.oauth_destroy = fns.destroy;
+        }, (e) => {
+          this._release();
+          throw e;
+        })
+      : Promise.resolve();
+    return relay.then(() => new Promise((resolve, reject) => {
       const worker = new Worker(path.join(__dirname, 'mount_worker.cjs'), { workerData: { registry: reg, options: opts } });
       let settled = false;
       worker.once('message', (m) => {
@@ -1372,7 +1464,7 @@ class Registry {
         this._release();
         if (!settled) reject(new Error(`capstan: the mount worker exited with code ${code}`));
       });
-    });
+    }));
   }
 
   _release() {

@@ -95,6 +95,17 @@ await mount.close();
 await server.stop();
 // @ts-expect-error: command is an array
 void new Registry().mount({ command: 'node server.js' });
+void new Registry().mount({
+  url: 'https://mcp.example.com/mcp',
+  oauth: {
+    authorize: async (url: string) => `http://127.0.0.1:8976/callback?from=${encodeURIComponent(url)}`,
+    redirectUri: 'http://127.0.0.1:8976/callback',
+    scopes: ['tools'],
+    tokens: { load: () => null, save: (json: string | null) => void json },
+  },
+});
+// @ts-expect-error: authorize returns the redirect URL
+void new Registry().mount({ url: 'https://mcp.example.com/mcp', oauth: { authorize: async () => 42 } });
 void outcome;
 // @ts-expect-error: not a format
 parseCalls('openai', {});
