@@ -77,6 +77,31 @@ export interface ToolContext {
    * that is not finite, negative or not above the previous one.
    */
   progress(progress: number, total?: number, message?: string): boolean;
+  /**
+   * What the caller gave besides the arguments (capstan_call_input): `canAsk`,
+   * the methods the tool may ask it for by throwing InputRequired (empty
+   * unless an MCP client calls a served tool), and in a later round
+   * `inputResponses` (the client's answers by the keys the tool asked with,
+   * as sent: check them) and `requestState` (the tool's own state from the
+   * round before, checked intact). Read it while the call is open.
+   */
+  readonly input: CallInput;
+}
+
+/** A method a tool may ask its MCP client for (InputRequired). */
+export type InputMethod = 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
+
+/** ToolContext.input. */
+export interface CallInput {
+  canAsk: InputMethod[];
+  inputResponses?: Record<string, any>;
+  requestState?: string;
+}
+
+/** One request of InputRequired: the MCP request's method and params. */
+export interface InputRequest {
+  method: InputMethod;
+  params?: Record<string, unknown>;
 }
 
 /** What the event hook (Registry.setEventHook) sees. */
@@ -355,6 +380,40 @@ export interface McpMountOptions {
   maxReconnects?: number;
   reconnectBackoffMs?: number;
   protocolVersion?: string;
+  /** OAuth 2.1 for a `url` whose server asks for authorization (the MCP authorization spec). */
+  oauth?: McpOAuthOptions;
+}
+
+/**
+ * The host's part of an OAuth mount (capstan runs the flow: discovery,
+ * registration, PKCE, code exchange, refresh). Every function runs on the JS
+ * thread; capstan's MCP thread waits for it, each authorization bounded by
+ * the mount's `connectTimeoutMs`.
+ */
+export interface McpOAuthOptions {
+  /**
+   * Shows the authorization URL to the user (opens a browser, prints it),
+   * waits for the redirect to `redirectUri` and returns that whole URL (with
+   * its `code` and `state`). A throw, a rejection or null refuses: while
+   * mounting, the mount fails with CAPSTAN_ERR_MCP_CONNECT saying so.
+   */
+  authorize?: (authorizationUrl: string) => string | null | Promise<string | null>;
+  /** Where the authorization server sends the user back; required with `authorize`. */
+  redirectUri?: string;
+  /** A client registered beforehand (else a client-id metadata document or dynamic registration). */
+  clientId?: string;
+  /** The secret of `clientId` for a confidential client. */
+  clientSecret?: string;
+  /** HTTPS URL of the host's client-id metadata document. */
+  clientMetadataUrl?: string;
+  /** Scopes to ask for (absent: the server's choice). */
+  scopes?: string | string[];
+  /**
+   * Where the tokens are kept between mounts (JSON text holding secrets):
+   * `load()` returns what `save` kept (null: nothing); `save(null)` forgets.
+   * Absent: in memory for the mount's life.
+   */
+  tokens?: { load(): string | null; save(json: string | null): void };
 }
 
 export interface McpMountInfo {
@@ -458,6 +517,20 @@ export class ProviderError extends CapstanError {
 
 /** A tool's parameters schema was refused. */
 export class SchemaError extends CapstanError {}
+
+/**
+ * Thrown (or rejected with) by a tool to ask its caller for input instead of
+ * answering (MCP 2026-07-28 multi round-trip requests): `requests` by key
+ * (at most 32), `state` the tool's own text (at most 64 KiB), back sealed in
+ * the next round's `ctx.input.requestState`. Only an MCP client calling a
+ * served tool can be asked, and only what it declared (`ctx.input.canAsk`);
+ * for any other caller the call ends as a tool error saying why.
+ */
+export class InputRequired extends Error {
+  constructor(requests: Record<string, InputRequest>, state?: string | null);
+  readonly requests: Record<string, InputRequest>;
+  readonly state: string | null;
+}
 
 /** The tool calls in a provider response (object, JSON text or bytes). */
 export function parseCalls(format: Format, response: unknown): ToolCall[];

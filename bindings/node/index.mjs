@@ -10,6 +10,7 @@ export const {
   CapstanError,
   ProviderError,
   SchemaError,
+  InputRequired,
   parseCalls,
   formatResults,
   checkHistory,

@@ -97,6 +97,35 @@ class SchemaError extends CapstanError {
   }
 }
 
+/**
+ * Thrown (or rejected with) by a tool to ask its caller for input instead
+ * of answering (MCP 2026-07-28 multi round-trip requests;
+ * capstan_call_require_input). `requests`: by key, each `{ method:
+ * 'elicitation/create' | 'sampling/createMessage' | 'roots/list', params }`;
+ * `state`: the tool's own text, back in the next round's
+ * `ctx.input.requestState` (sealed by capstan on the way). Only an MCP
+ * client calling a served tool can be asked, and only what it declared
+ * (`ctx.input.canAsk`); for any other caller the call ends as a tool error
+ * saying why. Not a CapstanError: it is the tool's answer, not a failure.
+ */
+class InputRequired extends Error {
+  constructor(requests, state = undefined) {
+    if (requests === null || typeof requests !== 'object' || Array.isArray(requests)) {
+      throw new TypeError('InputRequired: requests must be an object of requests by key');
+    }
+    if (state !== undefined && state !== null && typeof state !== 'string') {
+      throw new TypeError('InputRequired: state must be a string');
+    }
+    const asked = Object.entries(requests)
+      .map(([key, r]) => `${key} (${r !== null && typeof r === 'object' && typeof r.method === 'string' ? r.method : '?'})`)
+      .join(', ');
+    super(`the tool asked for input (${asked || 'another round'}), which its caller cannot give`);
+    this.name = 'InputRequired';
+    this.requests = requests;
+    this.state = state ?? null;
+  }
+}
+
 function takeText(ptr, len) {
   if (ptr === null) return null;
   try {
@@ -335,6 +364,11 @@ function partsOf(value) {
 // Completes a call. capstan hands the parts it accepted (checked and
 // capped) back with the call's result (capstan_result.parts_json).
 function completeCall(call, value, failed) {
+  if (failed && value instanceof InputRequired) {
+    const refusal = askForInput(call, value);
+    if (refusal === null) return;
+    value = refusal;
+  }
   if (failed) {
     const message = value instanceof Error ? value.message || value.name : String(value);
     const bytes = Buffer.from(message, 'utf8');
@@ -376,6 +410,30 @@ function completeCall(call, value, failed) {
   api.call_return(call, kind, bytes, bytes.length);
 }
 
+// Completes the call asking its caller for input; null when done, else the
+// reason capstan refused (the call is still open then, for the tool error).
+function askForInput(call, asked) {
+  let requests;
+  try {
+    requests = Buffer.from(JSON.stringify(asked.requests), 'utf8');
+  } catch (e) {
+    return new Error(`the input requests are not JSON: ${e.message}`);
+  }
+  const state = asked.state === null ? null : Buffer.from(asked.state, 'utf8');
+  const status = api.call_require_input(call, requests, requests.length, state, state === null ? 0 : state.length);
+  // ALREADY_COMPLETED / STALE_HANDLE: nothing waits for the call any more.
+  if (status === OK || status === ERR_ALREADY_COMPLETED || status === ERR_STALE_HANDLE) return null;
+  return new Error(`${asked.message}: ${failure(status).message}`);
+}
+
+// What the caller gave besides the arguments (capstan_call_input), parsed.
+function callInput(call) {
+  const text = callText(api.call_input, call);
+  if (!text) return { canAsk: [] };
+  const value = JSON.parse(text);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : { canAsk: [] };
+}
+
 // capstan_call_progress: true when reported, false once the call has its
 // result (it timed out, was cancelled, or the tool already returned).
 const ERR_ALREADY_COMPLETED = 11;
@@ -401,11 +459,17 @@ function toolTrampoline(key, call) {
     }
     const argsText = callText(api.call_arguments, call);
     if (argsText === null) return; // not live: nothing to complete
+    let input;
     const ctx = {
       id: callText(api.call_id, call),
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
       progress: (progress, total, message) => reportProgress(call, progress, total, message),
+      // Read once, while the call is open (its handle stops resolving then).
+      get input() {
+        if (input === undefined) input = callInput(call);
+        return input;
+      },
     };
     const done = (v) => completeCall(call, v, false);
     let value;
@@ -952,7 +1016,83 @@ function mountOptions(o) {
     max_reconnects: reconnects(o.maxReconnects),
     reconnect_backoff_ms: milliseconds(o.reconnectBackoffMs, 'reconnectBackoffMs'),
     protocol_version: optionalText(o.protocolVersion, 'protocolVersion'),
+    ...oauthFields(o.oauth),
   };
+}
+
+// The text fields of `oauth` (mount option); its functions are checked here
+// and reach capstan through lib/oauth_relay.cjs.
+function oauthFields(a) {
+  if (a === undefined || a === null) return {};
+  if (typeof a !== 'object') throw new TypeError('mount: oauth must be an object');
+  if (a.authorize !== undefined && a.authorize !== null && typeof a.authorize !== 'function') {
+    throw new TypeError('mount: oauth.authorize must be a function (authorization URL => redirect URL)');
+  }
+  const t = a.tokens;
+  if (t !== undefined && t !== null && (typeof t !== 'object' || typeof t.load !== 'function' || typeof t.save !== 'function')) {
+    throw new TypeError('mount: oauth.tokens must be an object with load() and save(json) functions');
+  }
+  const scopes = Array.isArray(a.scopes) ? a.scopes.join(' ') : optionalText(a.scopes, 'oauth.scopes');
+  return {
+    oauth_redirect_uri: optionalText(a.redirectUri, 'oauth.redirectUri'),
+    oauth_client_id: optionalText(a.clientId, 'oauth.clientId'),
+    oauth_client_secret: optionalText(a.clientSecret, 'oauth.clientSecret'),
+    oauth_client_metadata_url: optionalText(a.clientMetadataUrl, 'oauth.clientMetadataUrl'),
+    oauth_scopes: scopes,
+  };
+}
+
+// Starts the relay of an OAuth mount's callbacks (lib/oauth_relay.cjs) and
+// answers its questions with the host's functions, on the JS thread; resolves
+// to the callback pointers for the mount options. The relay ends itself after
+// oauth_destroy. Until then it is unref'd: it never keeps the process alive.
+function oauthRelay(oauth, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const relay = new Worker(path.join(__dirname, 'oauth_relay.cjs'), { workerData: { timeoutMs } });
+    relay.unref();
+    const answer = (shared, bytes) => {
+      const head = new Int32Array(shared, 0, 2);
+      if (bytes === null || bytes.length > shared.byteLength - 8) {
+        head[1] = -1;
+      } else {
+        new Uint8Array(shared, 8, bytes.length).set(bytes);
+        head[1] = bytes.length;
+      }
+      Atomics.store(head, 0, 1);
+      Atomics.notify(head, 0);
+    };
+    const text = (value, what) => {
+      if (value === undefined || value === null || value === '') return null;
+      if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
+      return Buffer.from(value, 'utf8');
+    };
+    relay.on('message', (m) => {
+      if (m.kind === 'ready') {
+        resolve({ authorize: oauth.authorize ? m.authorize : null, load: oauth.tokens ? m.load : null, save: oauth.tokens ? m.save : null, destroy: m.destroy });
+      } else if (m.kind === 'authorize') {
+        // A rejection, a throw or no URL refuses the authorization.
+        new Promise((r) => r(oauth.authorize(m.url)))
+          .then((redirect) => text(redirect, 'oauth.authorize: the redirect URL'))
+          .then((bytes) => answer(m.shared, bytes), () => answer(m.shared, null));
+      } else if (m.kind === 'load') {
+        let bytes = null;
+        try {
+          bytes = text(oauth.tokens.load(), 'oauth.tokens.load()');
+        } catch {
+          bytes = null;
+        }
+        answer(m.shared, bytes);
+      } else if (m.kind === 'save') {
+        try {
+          oauth.tokens.save(m.json);
+        } catch {
+          // a store that failed keeps what it had; the mount goes on
+        }
+        answer(m.shared, null);
+      }
+    });
+    relay.once('error', reject);
+  });
 }
 
 /** The registry's tools served over MCP (streamable HTTP): `url`, then stop(). */
@@ -1273,8 +1413,12 @@ class Registry {
    * Mounts an MCP server's tools: `command` (program and arguments, run on
    * stdio; env, cwd) or `url` (streamable HTTP; headers), plus prefix,
    * connectTimeoutMs, callTimeoutMs, maxReconnects, reconnectBackoffMs,
-   * protocolVersion. Connecting runs on a worker thread; resolves with the
-   * mount, or rejects (CapstanError CAPSTAN_ERR_MCP_CONNECT saying why).
+   * protocolVersion, and `oauth` for a server asking for OAuth 2.1:
+   * `{ authorize, redirectUri, clientId, clientSecret, clientMetadataUrl,
+   * scopes, tokens: { load, save } }` (`authorize(url)` returns or resolves
+   * to the redirect URL; run on the JS thread). Connecting runs on a worker
+   * thread; resolves with the mount, or rejects (CapstanError
+   * CAPSTAN_ERR_MCP_CONNECT saying why).
    */
   mount(options) {
     let opts;
@@ -1286,7 +1430,19 @@ class Registry {
       return Promise.reject(e);
     }
     this._holds++;
-    return new Promise((resolve, reject) => {
+    const oauth = options.oauth;
+    const relay = oauth
+      ? oauthRelay(oauth, opts.connect_timeout_ms || 10000).then((fns) => {
+          opts.oauth_authorize = fns.authorize;
+          opts.oauth_tokens_load = fns.load;
+          opts.oauth_tokens_save = fns.save;
+          opts.oauth_destroy = fns.destroy;
+        }, (e) => {
+          this._release();
+          throw e;
+        })
+      : Promise.resolve();
+    return relay.then(() => new Promise((resolve, reject) => {
       const worker = new Worker(path.join(__dirname, 'mount_worker.cjs'), { workerData: { registry: reg, options: opts } });
       let settled = false;
       worker.once('message', (m) => {
@@ -1308,7 +1464,7 @@ class Registry {
         this._release();
         if (!settled) reject(new Error(`capstan: the mount worker exited with code ${code}`));
       });
-    });
+    }));
   }
 
   _release() {
@@ -1658,6 +1814,7 @@ module.exports = {
   CapstanError,
   ProviderError,
   SchemaError,
+  InputRequired,
   parseCalls,
   formatResults,
   checkHistory,

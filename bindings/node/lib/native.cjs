@@ -100,6 +100,10 @@ const api = {
   call_return: f('int32_t capstan_call_return(void *call, uint32_t kind, const uint8_t *content, size_t len)'),
   call_fail: f('int32_t capstan_call_fail(void *call, const uint8_t *message, size_t len)'),
   call_progress: f('int32_t capstan_call_progress(void *call, double progress, double total, const uint8_t *message, size_t len)'),
+  call_input: f('void *capstan_call_input(void *call, _Out_ size_t *len)'),
+  call_require_input: f(
+    'int32_t capstan_call_require_input(void *call, const uint8_t *requests, size_t len, const uint8_t *state, size_t state_len)',
+  ),
 
   batch_cancel: f('void capstan_batch_cancel(void *batch)'),
   batch_free: f('void capstan_batch_free(void *batch)'),
@@ -230,6 +234,18 @@ const McpMountOptions = koffi.struct('capstan_mcp_mount_options', {
   max_reconnects: 'uint32_t',
   reconnect_backoff_ms: 'uint32_t',
   protocol_version: 'const char *',
+  // OAuth: the callbacks are registered on a worker (lib/oauth_relay.cjs),
+  // their addresses passed as pointers.
+  oauth_authorize: 'void *',
+  oauth_redirect_uri: 'const char *',
+  oauth_client_id: 'const char *',
+  oauth_client_secret: 'const char *',
+  oauth_client_metadata_url: 'const char *',
+  oauth_scopes: 'const char *',
+  oauth_tokens_load: 'void *',
+  oauth_tokens_save: 'void *',
+  oauth_user_data: 'void *',
+  oauth_destroy: 'void *',
 });
 api.mcp_server_serve_stdio = f('int32_t capstan_mcp_server_serve_stdio(void *reg, const capstan_mcp_server_options *opts)');
 api.mcp_server_start = f('int32_t capstan_mcp_server_start(void *reg, const capstan_mcp_server_options *opts, _Out_ void **out)');

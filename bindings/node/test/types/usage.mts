@@ -11,6 +11,7 @@ import capstan, {
   type ToolResult,
   type StreamTurn,
   type SearchHit,
+  InputRequired,
   runtime,
 } from 'capstan';
 runtime.configure({ threads: 4 });
@@ -28,6 +29,16 @@ reg
     return { city, cancelled, id: ctx.id };
   })
   .tool('get_time', () => '12:00')
+  .tool('greet', (_args, ctx) => {
+    const canAsk: string[] = ctx.input.canAsk;
+    const answer = ctx.input.inputResponses?.name;
+    if (answer?.action !== 'accept' || !canAsk.length) {
+      throw new InputRequired({ name: { method: 'elicitation/create', params: { message: 'Name?' } } }, ctx.input.requestState ?? 'asked');
+    }
+    // @ts-expect-error: not a method a tool can ask for
+    new InputRequired({ k: { method: 'ping' } });
+    return `Hello, ${answer.content.name}`;
+  })
   .tool(
     {
       name: 'sum',
@@ -84,6 +95,17 @@ await mount.close();
 await server.stop();
 // @ts-expect-error: command is an array
 void new Registry().mount({ command: 'node server.js' });
+void new Registry().mount({
+  url: 'https://mcp.example.com/mcp',
+  oauth: {
+    authorize: async (url: string) => `http://127.0.0.1:8976/callback?from=${encodeURIComponent(url)}`,
+    redirectUri: 'http://127.0.0.1:8976/callback',
+    scopes: ['tools'],
+    tokens: { load: () => null, save: (json: string | null) => void json },
+  },
+});
+// @ts-expect-error: authorize returns the redirect URL
+void new Registry().mount({ url: 'https://mcp.example.com/mcp', oauth: { authorize: async () => 42 } });
 void outcome;
 // @ts-expect-error: not a format
 parseCalls('openai', {});

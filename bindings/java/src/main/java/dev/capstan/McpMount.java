@@ -24,12 +24,20 @@ public final class McpMount implements AutoCloseable {
      * @param callTimeoutMs each mounted tool's timeout, 0 = none
      * @param maxReconnects reconnect attempts in a row after the connection died: 0 = the default, 5;
      *     {@link McpMount#NEVER_RECONNECT} = never
+     * @param protocolVersion the MCP version to ask for (null: 2026-07-28, falling back to 2025-11-25)
+     * @param oauth OAuth 2.1 for a {@code url} whose server asks for it, or null
      */
     public record Options(String url, List<String> command, List<String> headers, String prefix,
-            int connectTimeoutMs, int callTimeoutMs, int maxReconnects) {
+            int connectTimeoutMs, int callTimeoutMs, int maxReconnects, String protocolVersion, OAuth oauth) {
         public Options {
             command = command == null ? List.of() : List.copyOf(command);
             headers = headers == null ? List.of() : List.copyOf(headers);
+        }
+
+        /** Options without a protocol version or OAuth (the 0.4.0 constructor). */
+        public Options(String url, List<String> command, List<String> headers, String prefix,
+                int connectTimeoutMs, int callTimeoutMs, int maxReconnects) {
+            this(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects, null, null);
         }
 
         public static Options url(String url) {
@@ -41,15 +49,90 @@ public final class McpMount implements AutoCloseable {
         }
 
         public Options withPrefix(String p) {
-            return new Options(url, command, headers, p, connectTimeoutMs, callTimeoutMs, maxReconnects);
+            return new Options(url, command, headers, p, connectTimeoutMs, callTimeoutMs, maxReconnects,
+                    protocolVersion, oauth);
         }
 
         public Options withHeaders(List<String> h) {
-            return new Options(url, command, h, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects);
+            return new Options(url, command, h, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects,
+                    protocolVersion, oauth);
         }
 
         public Options withConnectTimeoutMs(int ms) {
-            return new Options(url, command, headers, prefix, ms, callTimeoutMs, maxReconnects);
+            return new Options(url, command, headers, prefix, ms, callTimeoutMs, maxReconnects, protocolVersion,
+                    oauth);
+        }
+
+        /** "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05" (no fallback then). */
+        public Options withProtocolVersion(String v) {
+            return new Options(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects, v,
+                    oauth);
+        }
+
+        public Options withOAuth(OAuth o) {
+            return new Options(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects,
+                    protocolVersion, o);
+        }
+    }
+
+    /**
+     * The host's part of an OAuth authorization: show {@code authorizationUrl} to the user (open a browser,
+     * print it), wait for the authorization server to send them to the redirect URI, and return that whole URL
+     * (with its {@code code} and {@code state}). Null or an exception refuses: while mounting, the mount fails
+     * with MCP_CONNECT saying so. Runs on one of capstan's MCP threads and may block, up to the mount's connect
+     * timeout (capstan stops waiting then).
+     */
+    @FunctionalInterface
+    public interface Authorizer {
+        String authorize(String authorizationUrl) throws Exception;
+    }
+
+    /**
+     * Where an OAuth mount keeps its tokens between mounts (JSON text with the access and refresh tokens and
+     * the client id: a secret, keep it as one). Called on capstan's MCP threads.
+     */
+    public interface TokenStore {
+        /** What {@link #save} kept last, or null: nothing stored. */
+        String load() throws Exception;
+
+        /** Keeps {@code json}; null: forget what was kept. */
+        void save(String json) throws Exception;
+    }
+
+    /**
+     * OAuth 2.1 for an HTTP mount whose server asks for it (the MCP authorization spec; the repository README's
+     * "Servers that ask for OAuth"): capstan discovers the authorization server, registers a client if none is
+     * given, runs PKCE, exchanges the code, refreshes the tokens, and asks the host for what only it can do.
+     *
+     * @param authorizer the user's part (required to authorize; null: only tokens from {@code tokens})
+     * @param redirectUri where the authorization server sends the user back (required with an authorizer)
+     * @param clientId a client registered beforehand, or null
+     * @param clientSecret the secret of {@code clientId} for a confidential client, or null
+     * @param clientMetadataUrl HTTPS URL of the host's client-id metadata document, or null
+     * @param scopes space-separated scopes to ask for; null: the server's choice
+     * @param tokens where the tokens are kept; null: in memory for the mount's life
+     */
+    public record OAuth(Authorizer authorizer, String redirectUri, String clientId, String clientSecret,
+            String clientMetadataUrl, String scopes, TokenStore tokens) {
+        /** An authorizer and its redirect URI, nothing else. */
+        public static OAuth of(Authorizer authorizer, String redirectUri) {
+            return new OAuth(authorizer, redirectUri, null, null, null, null, null);
+        }
+
+        public OAuth withTokens(TokenStore t) {
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, t);
+        }
+
+        public OAuth withClient(String id, String secret) {
+            return new OAuth(authorizer, redirectUri, id, secret, clientMetadataUrl, scopes, tokens);
+        }
+
+        public OAuth withClientMetadataUrl(String u) {
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, u, scopes, tokens);
+        }
+
+        public OAuth withScopes(String s) {
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, s, tokens);
         }
     }
 
@@ -76,10 +159,34 @@ public final class McpMount implements AutoCloseable {
             s.set(Native.U32, Native.off(Native.MCP_MOUNT_OPTIONS, "connect_timeout_ms"), o.connectTimeoutMs());
             s.set(Native.U32, Native.off(Native.MCP_MOUNT_OPTIONS, "call_timeout_ms"), o.callTimeoutMs());
             s.set(Native.U32, Native.off(Native.MCP_MOUNT_OPTIONS, "max_reconnects"), o.maxReconnects());
+            if (o.protocolVersion() != null) {
+                s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "protocol_version"),
+                        Native.utf8(a, o.protocolVersion()));
+            }
+            if (o.oauth() != null) setOAuth(a, s, o.oauth());
             MemorySegment out = a.allocate(Native.PTR);
             Native.check((int) Native.mcp_mount_new.invokeExact(reg, s, out));
             handle = out.get(Native.PTR, 0);
         }
+    }
+
+    /** The oauth_ fields; capstan runs oauth_destroy (dropping the handle) exactly once, even on failure. */
+    private static void setOAuth(Arena a, MemorySegment s, OAuth o) {
+        String[][] texts = {{"oauth_redirect_uri", o.redirectUri()}, {"oauth_client_id", o.clientId()},
+                {"oauth_client_secret", o.clientSecret()}, {"oauth_client_metadata_url", o.clientMetadataUrl()},
+                {"oauth_scopes", o.scopes()}};
+        for (String[] t : texts) {
+            if (t[1] != null) s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, t[0]), Native.utf8(a, t[1]));
+        }
+        if (o.authorizer() != null) {
+            s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_authorize"), Native.AUTHORIZE_STUB);
+        }
+        if (o.tokens() != null) {
+            s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_tokens_load"), Native.TOKENS_LOAD_STUB);
+            s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_tokens_save"), Native.TOKENS_SAVE_STUB);
+        }
+        s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_user_data"), Native.keep(o));
+        s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_destroy"), Native.DESTROY_STUB);
     }
 
     /** {@code {"connected","tools":{local: remote},"problems":[...],"reconnects","gave_up","last_error"}}. */

@@ -134,6 +134,8 @@ final class Native {
     static final MethodHandle call_fail = fn("capstan_call_fail", U32, PTR, PTR, SIZE);
     static final MethodHandle call_progress = fn("capstan_call_progress", U32, PTR, ValueLayout.JAVA_DOUBLE,
             ValueLayout.JAVA_DOUBLE, PTR, SIZE);
+    static final MethodHandle call_input = fn("capstan_call_input", PTR, PTR, PTR);
+    static final MethodHandle call_require_input = fn("capstan_call_require_input", U32, PTR, PTR, SIZE, PTR, SIZE);
     // 9-10. running calls, batches
     static final MethodHandle exec_options_init = fn("capstan_exec_options_init", U32, PTR);
     static final MethodHandle registry_execute = fn("capstan_registry_execute", U32, PTR, PTR, SIZE, PTR, PTR, PTR);
@@ -312,6 +314,9 @@ final class Native {
     static final MemorySegment TEXT_STUB;
     static final MemorySegment EVENT_STUB;
     static final MemorySegment NOTIFY_STUB;
+    static final MemorySegment AUTHORIZE_STUB;
+    static final MemorySegment TOKENS_LOAD_STUB;
+    static final MemorySegment TOKENS_SAVE_STUB;
 
     static {
         try {
@@ -335,6 +340,15 @@ final class Native {
                     FunctionDescriptor.ofVoid(PTR, PTR.withTargetLayout(EVENT)), Arena.global());
             NOTIFY_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onNotify", one),
                     FunctionDescriptor.ofVoid(PTR), Arena.global());
+            AUTHORIZE_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onAuthorize", MethodType.methodType(
+                    long.class, MemorySegment.class, MemorySegment.class, MemorySegment.class, long.class)),
+                    FunctionDescriptor.of(SIZE, PTR, PTR, PTR, SIZE), Arena.global());
+            TOKENS_LOAD_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onTokensLoad", MethodType.methodType(
+                    long.class, MemorySegment.class, MemorySegment.class, long.class)),
+                    FunctionDescriptor.of(SIZE, PTR, PTR, SIZE), Arena.global());
+            TOKENS_SAVE_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onTokensSave", MethodType.methodType(
+                    void.class, MemorySegment.class, MemorySegment.class, long.class)),
+                    FunctionDescriptor.ofVoid(PTR, PTR, SIZE), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -425,6 +439,46 @@ final class Native {
             if (get(userData) instanceof Runnable r) r.run();
         } catch (Throwable ignored) {
             // a notifier's exception must not reach capstan
+        }
+    }
+
+    /** Copies {@code text} into {@code buf} ({@code cap} bytes); its length, or 0 if null, empty or too long. */
+    private static long copyOut(String text, MemorySegment buf, long cap) {
+        if (text == null) return 0;
+        byte[] b = text.getBytes(StandardCharsets.UTF_8);
+        if (b.length == 0 || b.length > cap) return 0;
+        MemorySegment.copy(MemorySegment.ofArray(b), 0, buf.reinterpret(cap), 0, b.length);
+        return b.length;
+    }
+
+    /** capstan_mcp_authorize_fn: the mount's {@link McpMount.Authorizer}; an exception or null refuses. */
+    static long onAuthorize(MemorySegment userData, MemorySegment url, MemorySegment redirect, long cap) {
+        try {
+            if (!(get(userData) instanceof McpMount.OAuth o) || o.authorizer() == null) return 0;
+            String u = url.reinterpret(Long.MAX_VALUE).getString(0);
+            return copyOut(o.authorizer().authorize(u), redirect, cap);
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    /** capstan_mcp_tokens_load_fn: the mount's {@link McpMount.TokenStore#load()}; an exception loads nothing. */
+    static long onTokensLoad(MemorySegment userData, MemorySegment buf, long cap) {
+        try {
+            if (!(get(userData) instanceof McpMount.OAuth o) || o.tokens() == null) return 0;
+            return copyOut(o.tokens().load(), buf, cap);
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    /** capstan_mcp_tokens_save_fn: the mount's {@link McpMount.TokenStore#save(String)} (null: forget). */
+    static void onTokensSave(MemorySegment userData, MemorySegment json, long len) {
+        try {
+            if (!(get(userData) instanceof McpMount.OAuth o) || o.tokens() == null) return;
+            o.tokens().save(len == 0 ? null : text(json, len));
+        } catch (Throwable t) {
+            // a store that failed keeps what it had; the mount goes on
         }
     }
 

@@ -14,6 +14,7 @@ public final class ToolCall {
     private final String tool;
     private final String argumentsJson;
     private JsonNode arguments;
+    private JsonNode input;
 
     ToolCall(MemorySegment call, String id, String tool, String argumentsJson) {
         this.call = call;
@@ -75,6 +76,27 @@ public final class ToolCall {
     /** {@link #progress(double, double, String)} with an unknown total and no message. */
     public boolean progress(double progress) {
         return progress(progress, 0, null);
+    }
+
+    /**
+     * What the caller gave besides the arguments ({@code capstan_call_input}), an object node: {@code canAsk},
+     * the methods the tool may ask it for by throwing {@link InputRequiredException} (empty unless an MCP client
+     * calls a served tool), and in a later round {@code inputResponses} (the client's answers by the keys the tool
+     * asked with, as sent: check them) and {@code requestState} (the tool's own state from the round before,
+     * checked intact). Read while the call is open ({@code {"canAsk":[]}} once it has its result).
+     */
+    public synchronized JsonNode input() {
+        if (input == null) {
+            String text = null;
+            try {
+                text = Native.lent(Native.call_input, call);
+            } catch (Throwable t) {
+                // not live: nothing to read
+            }
+            JsonNode n = text == null || text.isEmpty() ? null : Json.read(text);
+            input = n != null && n.isObject() ? n : Json.read("{\"canAsk\":[]}");
+        }
+        return input;
     }
 
     /** True once the call should stop (timed out, batch cancelled, registry closed). */

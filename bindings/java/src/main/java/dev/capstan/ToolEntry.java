@@ -32,13 +32,13 @@ final class ToolEntry {
             }
             out = handler.call(new ToolCall(call, id, tool, args));
         } catch (Throwable e) {
-            Native.fail(call, describe(e));
+            fail(call, e);
             return;
         }
         if (out instanceof CompletionStage<?> stage) {
             stage.whenComplete((v, e) -> {
                 try {
-                    if (e != null) Native.fail(call, describe(e));
+                    if (e != null) fail(call, e);
                     else complete(call, v);
                 } catch (Throwable t) {
                     // completing refused (timed out, cancelled): capstan already gave the call its result
@@ -80,11 +80,47 @@ final class ToolEntry {
         }
     }
 
-    static String describe(Throwable e) {
+    /** Ends the call for the tool's exception: asking for input (InputRequiredException), else a tool error. */
+    static void fail(MemorySegment call, Throwable e) throws Throwable {
+        e = unwrap(e);
+        if (e instanceof InputRequiredException asked) {
+            String refused = ask(call, asked);
+            if (refused == null) return;
+            Native.fail(call, describe(e) + ": " + refused);
+            return;
+        }
+        Native.fail(call, describe(e));
+    }
+
+    /** Completes the call asking its caller for input; null when done, else why capstan refused (call still open). */
+    static String ask(MemorySegment call, InputRequiredException asked) throws Throwable {
+        String requests;
+        try {
+            requests = Json.write(asked.requests());
+        } catch (RuntimeException e) {
+            return "the input requests are not JSON: " + e.getMessage();
+        }
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment r = Native.utf8(a, requests);
+            MemorySegment s = asked.state() == null ? MemorySegment.NULL : Native.utf8(a, asked.state());
+            long sLen = asked.state() == null ? 0 : Native.utf8Len(s);
+            int st = (int) Native.call_require_input.invokeExact(call, r, Native.utf8Len(r), s, sLen);
+            // ALREADY_COMPLETED / STALE_HANDLE: nothing waits for the call any more
+            if (st == Native.OK || st == Native.ERR_ALREADY_COMPLETED || st == Native.ERR_STALE_HANDLE) return null;
+            return Native.lastError(st).getMessage();
+        }
+    }
+
+    static Throwable unwrap(Throwable e) {
         while ((e instanceof CompletionException || e instanceof ExecutionException
                 || e instanceof java.lang.reflect.InvocationTargetException) && e.getCause() != null) {
             e = e.getCause();
         }
+        return e;
+    }
+
+    static String describe(Throwable e) {
+        e = unwrap(e);
         String m = e.getMessage();
         return m == null || m.isEmpty() ? e.getClass().getSimpleName() : m;
     }
