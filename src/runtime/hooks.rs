@@ -157,7 +157,54 @@ pub(crate) mod runtime_thread {
     }
 
     pub(crate) fn started() {
+        block_sigpipe();
         with_state(|t| t.get_or_insert_with(ThreadHookState::default).before_job());
+    }
+
+    /// capstan's MCP threads write to sockets and pipes whose peer may have
+    /// gone (a client that closed its connection, a server process that
+    /// exited): such a write raises SIGPIPE, whose default kills the
+    /// process, and C hosts rarely ignore it (Rust and Python programs do).
+    /// The signal goes to the thread that wrote, so these threads block it:
+    /// the write fails with EPIPE instead, and the host's own threads keep
+    /// its disposition. (tokio's vectored writes, `writev`, cannot ask for
+    /// `MSG_NOSIGNAL` as its plain writes do.)
+    pub(crate) fn block_sigpipe() {
+        #[cfg(unix)]
+        // SAFETY: a signal set on the stack, filled by libc before use;
+        // pthread_sigmask changes only this thread's mask.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+    }
+
+    #[cfg(all(test, unix))]
+    mod tests {
+        /// A thread capstan's MCP runtimes start blocks SIGPIPE; another
+        /// keeps its mask.
+        #[test]
+        fn an_mcp_runtime_thread_blocks_sigpipe_and_others_do_not() {
+            fn blocked() -> bool {
+                // SAFETY: reads this thread's mask into a set on the stack.
+                unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut set);
+                    libc::sigismember(&set, libc::SIGPIPE) == 1
+                }
+            }
+            let other = std::thread::spawn(blocked).join().unwrap_or(true);
+            assert!(!other);
+            let runtime = std::thread::spawn(|| {
+                super::started();
+                let b = blocked();
+                super::stopping();
+                b
+            });
+            assert!(runtime.join().unwrap_or(false));
+        }
     }
 
     pub(crate) fn unparked() {

@@ -36,6 +36,8 @@ pub fn serve_stdio(registry: &Registry, options: &ServerOptions) -> Result<(), E
 }
 
 fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), Error> {
+    // A client that closed stdout must not kill the host with SIGPIPE.
+    crate::runtime::pool::runtime_thread::block_sigpipe();
     let rt = runtime(0)?;
     let (state, listener) = new_state(registry, options)?;
     // `close` marks the registry closed, then reports a change: the server
