@@ -455,9 +455,9 @@ CXX              ?= g++
 CLANG            ?= clang
 CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -Ibindings/cpp -g -O1 -pthread
 CPP_TESTS        := $(patsubst bindings/cpp/tests/%.cpp,%,$(wildcard bindings/cpp/tests/test_*.cpp))
-CPP_TESTS_NEW    := test_release test_json test_mcp
+CPP_TESTS_NEW    := test_release test_json test_mcp test_input
 CPP_TESTS_20     := $(filter-out $(CPP_TESTS_NEW),$(CPP_TESTS))
-CPP_DEPS         := bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp bindings/cpp/tests/check.hpp include/capstan.h
+CPP_DEPS         := bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp bindings/cpp/tests/check.hpp bindings/cpp/tests/http.hpp include/capstan.h
 
 # `| lib`: the library is linked dynamically, so a rebuilt libcapstan.so
 # needs no relink; the binaries are rebuilt when a header or test changes.

@@ -593,7 +593,9 @@ private:
 /// std::string or const char* converts to text.
 class Output {
 public:
-    enum class Kind { text, json, error, parts };
+    /// input_required: the tool asks its caller for input (see
+    /// Output::input_required and Call::require_input).
+    enum class Kind { text, json, error, parts, input_required };
 
     Output(std::string text) : kind_(Kind::text), content_(std::move(text)) {}
     Output(std::string_view text) : kind_(Kind::text), content_(text) {}
@@ -613,14 +615,63 @@ public:
     /// naming the part. Each provider format renders the parts its way
     /// (format_results, run_turn); Result::content holds their text.
     static Output parts(std::string json) { return Output(Kind::parts, std::move(json)); }
+    /// Asks the caller for input instead of answering (MCP 2026-07-28 multi
+    /// round-trip requests; Call::require_input, which says what is asked
+    /// and who can answer): `requests_json` is a JSON object of requests by
+    /// key, `state` the tool's own text, back in the next round's
+    /// Call::input() "requestState". When capstan refuses (a caller that
+    /// cannot be asked, a request that breaks a rule), the call ends as a
+    /// tool_error with capstan's reason.
+    static Output input_required(std::string requests_json, std::optional<std::string> state = std::nullopt) {
+        Output out(Kind::input_required, std::move(requests_json));
+        out.state_ = std::move(state);
+        return out;
+    }
 
     Kind kind() const noexcept { return kind_; }
+    /// The text, JSON, message or parts; for input_required, the requests.
     const std::string &content() const noexcept { return content_; }
+    /// input_required only: the tool's state (none: std::nullopt).
+    const std::optional<std::string> &state() const noexcept { return state_; }
 
 private:
     Output(Kind kind, std::string content) : kind_(kind), content_(std::move(content)) {}
     Kind kind_;
     std::string content_;
+    std::optional<std::string> state_{};
+};
+
+/// Thrown by a tool to ask its caller for input instead of answering (MCP
+/// 2026-07-28 multi round-trip requests): the wrapper completes the call
+/// with Call::require_input(requests(), state()); when capstan refuses (a
+/// caller that cannot be asked, such as a plain execute or a provider
+/// turn, or a request that breaks a rule), the call ends as a tool_error
+/// whose text is "the tool asked for input: " and capstan's reason.
+///
+///   reg.add(tool, [](capstan::Call &call) {
+///       if (call.input().find("\"inputResponses\"") == std::string_view::npos)
+///           throw capstan::InputRequired(R"({"name":{"method":"elicitation/create",
+///               "params":{"message":"Your name?","requestedSchema":{"type":"object",
+///               "properties":{"name":{"type":"string"}}}}}})", "asked-name");
+///       ... read the answer in call.input() ...
+///   });
+///
+/// Without exceptions: return Output::input_required(...) or call
+/// Call::require_input.
+class InputRequired : public std::runtime_error {
+public:
+    explicit InputRequired(std::string requests_json, std::optional<std::string> state = std::nullopt)
+        : std::runtime_error("the tool asked its caller for input"), requests_(std::move(requests_json)),
+          state_(std::move(state)) {}
+    /// The requests by key, as JSON text.
+    const std::string &requests() const noexcept { return requests_; }
+    const std::optional<std::string> &state() const noexcept { return state_; }
+    /// The same as a tool's return value.
+    Output output() const { return Output::input_required(requests_, state_); }
+
+private:
+    std::string requests_;
+    std::optional<std::string> state_;
 };
 
 /// A tool as the model sees it. Empty `parameters` means {"type":"object"}.
@@ -863,7 +914,7 @@ public:
     }
     Call(Call &&o) noexcept
         : raw_(std::exchange(o.raw_, nullptr)), id_(std::move(o.id_)), tool_(std::move(o.tool_)),
-          arguments_(std::move(o.arguments_)) {}
+          arguments_(std::move(o.arguments_)), input_(std::move(o.input_)) {}
     Call &operator=(Call &&o) noexcept {
         if (this != &o) {
             abandon();
@@ -871,6 +922,7 @@ public:
             id_ = std::move(o.id_);
             tool_ = std::move(o.tool_);
             arguments_ = std::move(o.arguments_);
+            input_ = std::move(o.input_);
         }
         return *this;
     }
@@ -889,6 +941,51 @@ public:
     /// True once the call should stop (timed out, batch cancelled, registry
     /// freed), and for a handle that is no longer open.
     bool cancelled() const noexcept { return raw_ ? capstan_call_cancelled(raw_) : true; }
+
+    /// What the caller gave besides the arguments, and what it can be asked
+    /// (capstan_call_input), as JSON text: {"canAsk": [...]} (the methods
+    /// require_input may ask this caller for, of "elicitation/create",
+    /// "sampling/createMessage" and "roots/list"; empty unless an MCP client
+    /// calls a served tool, not as a task) and, in a later round,
+    /// "inputResponses" (the client's answers by the keys the tool asked
+    /// with, as the client sent them: check them) and "requestState" (the
+    /// tool's own state from the round before; capstan checked it came back
+    /// untampered). Copied on first use, then valid as long as this object;
+    /// empty when first read after the call was completed.
+    std::string_view input() const {
+        if (!input_ && raw_) {
+            std::size_t n = 0;
+            const char *p = capstan_call_input(raw_, &n);
+            input_.emplace(detail::view(p, n));
+        }
+        return input_ ? std::string_view(*input_) : std::string_view();
+    }
+
+    /// Completes the call asking its caller for input (MCP 2026-07-28 multi
+    /// round-trip requests; capstan_call_require_input): `requests_json` is
+    /// a JSON object of requests by key, each {"method": "elicitation/create"
+    /// | "sampling/createMessage" | "roots/list", "params": {...}} (at most
+    /// 32); `state` (at most 64 KiB) is the tool's own, sealed by capstan on
+    /// its way through the client. At least one request or a state. The
+    /// client answers and the tool is called again, input() then holding the
+    /// answers and the state. A refusal leaves the call open (this handle
+    /// still has to complete it): INVALID_ARGUMENT for requests that are not
+    /// JSON or break a rule (the message names the key), UNSUPPORTED when
+    /// the caller cannot be asked or lacks a method's capability (input()'s
+    /// "canAsk"), INVALID_UTF8. After a timeout or cancellation:
+    /// ALREADY_COMPLETED, and the call is over.
+    Expected<void> require_input(std::string_view requests_json, std::optional<std::string_view> state = std::nullopt) {
+        if (!raw_) return Error(CAPSTAN_ERR_ALREADY_COMPLETED, "this capstan::Call was already completed or moved from");
+        capstan_status st = capstan_call_require_input(raw_, detail::ptr(requests_json), requests_json.size(),
+                                                       state ? detail::ptr(*state) : nullptr, state ? state->size() : 0);
+        if (st == CAPSTAN_OK) {
+            raw_ = nullptr;
+            return {};
+        }
+        Error refused = detail::last_error(st);
+        if (st == CAPSTAN_ERR_ALREADY_COMPLETED || st == CAPSTAN_ERR_STALE_HANDLE) raw_ = nullptr;
+        return refused;
+    }
 
     Expected<void> return_text(std::string_view text) {
         return finish([&](capstan_call *c) { return capstan_call_return(c, CAPSTAN_CONTENT_TEXT, detail::ptr(text), text.size()); });
@@ -911,6 +1008,14 @@ public:
         case Output::Kind::json: return return_json(out.content());
         case Output::Kind::error: return fail(out.content());
         case Output::Kind::parts: return return_parts(out.content());
+        case Output::Kind::input_required: {
+            std::optional<std::string_view> state;
+            if (out.state()) state = *out.state();
+            Expected<void> asked = require_input(out.content(), state);
+            // Refused: the tool has returned, so the call ends saying why.
+            if (!asked && open()) (void)fail(std::string("the tool asked for input: ") + asked.error().what());
+            return asked;
+        }
         case Output::Kind::text: break;
         }
         return return_text(out.content());
@@ -956,6 +1061,7 @@ private:
 
     capstan_call *raw_ = nullptr;
     std::string id_, tool_, arguments_;
+    mutable std::optional<std::string> input_;
 };
 
 /// A call waiting for approval, owned by whoever holds this handle (the
@@ -1059,6 +1165,8 @@ struct ToolBox {
             Call call(raw);
             handed = true;
             invoke_tool(self->f, call);
+        } catch (const InputRequired &e) {
+            if (!handed || scope.frame.left_open) ask(raw, e);
         } catch (const std::exception &e) {
             if (!handed || scope.frame.left_open) {
                 Message m("the tool threw: ", e.what());
@@ -1074,6 +1182,19 @@ struct ToolBox {
 #endif
     }
     static void destroy(void *user_data) noexcept { delete static_cast<ToolBox *>(user_data); }
+
+    /// A thrown InputRequired: asks; a refusal (the call still open) ends
+    /// the call with capstan's reason.
+    static void ask(capstan_call *raw, const InputRequired &e) noexcept {
+        const std::optional<std::string> &state = e.state();
+        capstan_status st = capstan_call_require_input(raw, ptr(e.requests()), e.requests().size(),
+                                                       state ? ptr(*state) : nullptr, state ? state->size() : 0);
+        if (st == CAPSTAN_OK || st == CAPSTAN_ERR_ALREADY_COMPLETED || st == CAPSTAN_ERR_STALE_HANDLE) return;
+        char why[400];
+        if (capstan_error_message(why, sizeof why) == 0) std::snprintf(why, sizeof why, "%s", capstan_status_name(st));
+        Message m("the tool asked for input: ", why);
+        capstan_call_fail(raw, m.text, CAPSTAN_NTS);
+    }
 };
 
 /// State kept for a hook (approver, event hook, notifier).
