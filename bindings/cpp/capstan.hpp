@@ -1566,6 +1566,37 @@ struct McpServerOptions {
     std::chrono::milliseconds stop_timeout{0};
 };
 
+/// OAuth 2.1 for a mount over HTTP whose server asks for authorization
+/// (McpMountOptions::oauth; the oauth_ fields of capstan_mcp_mount_options).
+/// capstan runs the MCP authorization flow (discovery, client registration,
+/// PKCE, the code exchange, refresh, a step-up on insufficient_scope); the
+/// host does what only it can. The callbacks are copied into the mount and
+/// destroyed exactly once, after their last call returned, once the mount
+/// lets go of them (when the McpMount is unmounted, or when mount_mcp
+/// fails). They run on capstan's MCP threads, one at a time per mount.
+struct McpOAuth {
+    /// Shows `authorization_url` to the user (opens a browser, prints it),
+    /// waits for the authorization server to send them to `redirect_uri`
+    /// and returns that whole URL, with its code and state (at most
+    /// CAPSTAN_MCP_REDIRECT_MAX bytes). An empty string refuses (mounting
+    /// then fails with MCP_CONNECT saying so); so does an exception, whose
+    /// what() the mount's Error then carries. May block, up to the mount's
+    /// connect_timeout. Empty: no OAuth unless tokens_load gives tokens.
+    std::function<std::string(std::string_view authorization_url)> authorize{};
+    std::string redirect_uri{};  ///< where the user is sent back, e.g. "http://127.0.0.1:8976/callback"; required with authorize
+    std::string client_id{};            ///< a client registered beforehand; empty: capstan registers one
+    std::string client_secret{};        ///< the secret of client_id, for a confidential client
+    std::string client_metadata_url{};  ///< HTTPS URL of the host's client-id metadata document
+    std::string scopes{};               ///< space-separated; empty: the server's choice
+    /// The JSON text tokens_save kept last; "" when none (also the answer
+    /// for text past CAPSTAN_MCP_TOKENS_MAX bytes, or an exception).
+    /// Empty: tokens live in memory for the mount's life.
+    std::function<std::string()> tokens_load{};
+    /// Keeps the tokens (JSON text with the access and refresh tokens and
+    /// the client id: a secret, keep it as one); "" means forget them.
+    std::function<void(std::string_view json)> tokens_save{};
+};
+
 /// Options of Registry::mount_mcp (capstan_mcp_mount_options): set
 /// `command` (a server speaking MCP on stdio, started as a child process)
 /// or `url` (streamable HTTP), not both.
@@ -1581,6 +1612,7 @@ struct McpMountOptions {
     std::chrono::milliseconds reconnect_backoff{0};  ///< wait before the first reconnect, doubled after each; 0: 200 ms
     std::uint32_t max_reconnects = 0;  ///< in a row after the connection died; 0: 5; never_reconnect: never
     std::string protocol_version{};    ///< the MCP version to ask for; empty: the newest capstan speaks
+    std::optional<McpOAuth> oauth{};   ///< url only: OAuth for a server that asks for it
 };
 
 namespace detail {
@@ -1657,7 +1689,90 @@ struct CMcpMountOptions : CStrings {
         ms(o.connect_timeout, "McpMountOptions::connect_timeout is negative", raw.connect_timeout_ms);
         ms(o.call_timeout, "McpMountOptions::call_timeout is negative", raw.call_timeout_ms);
         ms(o.reconnect_backoff, "McpMountOptions::reconnect_backoff is negative", raw.reconnect_backoff_ms);
+        if (o.oauth) {
+            const McpOAuth &a = *o.oauth;
+            for (const std::string *s : {&a.redirect_uri, &a.client_id, &a.client_secret, &a.client_metadata_url, &a.scopes})
+                check(*s);
+            raw.oauth_redirect_uri = str(a.redirect_uri);
+            raw.oauth_client_id = str(a.client_id);
+            raw.oauth_client_secret = str(a.client_secret);
+            raw.oauth_client_metadata_url = str(a.client_metadata_url);
+            raw.oauth_scopes = str(a.scopes);
+        }
     }
+};
+
+/// What an OAuth callback threw, for the mount's Error; shared with the
+/// box, which capstan may destroy on another thread.
+struct OAuthTrouble {
+    std::mutex lock;
+    std::string what;
+    void note(const char *prefix, const char *text) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            std::lock_guard<std::mutex> g(lock);
+            if (what.empty()) what = std::string(prefix) + (text ? text : "");
+        } catch (...) {
+        }
+#else
+        std::lock_guard<std::mutex> g(lock);
+        if (what.empty()) what = std::string(prefix) + (text ? text : "");
+#endif
+    }
+};
+
+/// The host's McpOAuth as capstan's oauth_user_data; capstan runs
+/// `destroy` exactly once (also when mounting fails).
+struct OAuthBox {
+    McpOAuth oauth;
+    std::shared_ptr<OAuthTrouble> trouble;
+
+    template <class F>
+    static void guarded(OAuthBox *self, const char *what, F &&f) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            f();
+        } catch (const std::exception &e) {
+            self->trouble->note(what, e.what());
+        } catch (...) {
+            self->trouble->note(what, "an exception that is not a std::exception");
+        }
+#else
+        (void)self;
+        (void)what;
+        f();
+#endif
+    }
+    static std::size_t authorize(void *ud, const char *url, char *redirect, std::size_t cap) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        std::size_t n = 0;
+        guarded(self, "the authorize callback threw: ", [&] {
+            std::string to = self->oauth.authorize(url ? std::string_view(url) : std::string_view());
+            if (to.size() > cap) {
+                self->trouble->note("the authorize callback's redirect URL is longer than ", "CAPSTAN_MCP_REDIRECT_MAX");
+                return;
+            }
+            std::copy(to.begin(), to.end(), redirect);
+            n = to.size();
+        });
+        return n;
+    }
+    static std::size_t load(void *ud, char *buf, std::size_t cap) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        std::size_t n = 0;
+        guarded(self, "the tokens_load callback threw: ", [&] {
+            std::string json = self->oauth.tokens_load();
+            if (json.size() > cap) return;  // as none stored: capstan authorizes again
+            std::copy(json.begin(), json.end(), buf);
+            n = json.size();
+        });
+        return n;
+    }
+    static void save(void *ud, const char *json, std::size_t len) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        guarded(self, "the tokens_save callback threw: ", [&] { self->oauth.tokens_save(view(json, len)); });
+    }
+    static void destroy(void *ud) noexcept { delete static_cast<OAuthBox *>(ud); }
 };
 
 }  // namespace detail
@@ -2147,13 +2262,38 @@ public:
     /// info_json() "problems". Blocks until connected, at most about twice
     /// connect_timeout. MCP_CONNECT when the server could not be started,
     /// reached, initialized or listed (the message says which and why).
+    /// With McpMountOptions::oauth, a server that asks for OAuth is
+    /// authorized through its callbacks; a refused or failed authorization
+    /// is MCP_CONNECT, the message naming the step (and what a callback
+    /// threw); OAuth with a command, or authorize without redirect_uri, is
+    /// INVALID_ARGUMENT.
     [[nodiscard]] Expected<McpMount> try_mount_mcp(const McpMountOptions &opts) {
         if (!raw_) return moved_from();
         detail::CMcpMountOptions o(opts);
         if (o.bad) return Error(CAPSTAN_ERR_INVALID_ARGUMENT, o.bad);
+        std::shared_ptr<detail::OAuthTrouble> trouble;
+        if (opts.oauth) {
+            trouble = std::make_shared<detail::OAuthTrouble>();
+            const McpOAuth &a = *opts.oauth;
+            // Handed over: capstan runs OAuthBox::destroy exactly once, also on failure.
+            auto *box = new detail::OAuthBox{a, trouble};
+            o.raw.oauth_authorize = a.authorize ? &detail::OAuthBox::authorize : nullptr;
+            o.raw.oauth_tokens_load = a.tokens_load ? &detail::OAuthBox::load : nullptr;
+            o.raw.oauth_tokens_save = a.tokens_save ? &detail::OAuthBox::save : nullptr;
+            o.raw.oauth_user_data = box;
+            o.raw.oauth_destroy = &detail::OAuthBox::destroy;
+        }
         capstan_mcp_mount *mount = nullptr;
         capstan_status st = capstan_mcp_mount_new(raw_, &o.raw, &mount);
-        if (st != CAPSTAN_OK) return detail::last_error(st);
+        if (st != CAPSTAN_OK) {
+            Error e = detail::last_error(st);
+            if (trouble) {
+                std::lock_guard<std::mutex> g(trouble->lock);
+                if (!trouble->what.empty())
+                    return Error(st, std::string(e.what()) + " (" + trouble->what + ")", e.provider(), e.schema_pointer());
+            }
+            return e;
+        }
         return McpMount(mount);
     }
 
