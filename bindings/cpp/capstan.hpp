@@ -1573,7 +1573,8 @@ struct McpServerOptions {
 /// host does what only it can. The callbacks are copied into the mount and
 /// destroyed exactly once, after their last call returned, once the mount
 /// lets go of them (when the McpMount is unmounted, or when mount_mcp
-/// fails). They run on capstan's MCP threads, one at a time per mount.
+/// fails). They run on capstan's MCP threads, possibly on several at once:
+/// make them safe to call so.
 struct McpOAuth {
     /// Shows `authorization_url` to the user (opens a browser, prints it),
     /// waits for the authorization server to send them to `redirect_uri`

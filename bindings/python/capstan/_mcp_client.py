@@ -56,8 +56,8 @@ class OAuth:
     ``tokens_save(json)`` kept last (``None``: nothing kept); ``tokens_save``
     gets ``None`` to forget. The text holds secrets: keep it as one. Without
     them tokens live in memory for the mount's life. Every callable runs on
-    capstan's threads; capstan lets go of them once the mount is unmounted
-    (or failed).
+    capstan's threads (possibly on several at once); capstan lets go of
+    them once the mount is unmounted (or failed).
     """
 
     authorize: Callable[[str], str | None] | None = None

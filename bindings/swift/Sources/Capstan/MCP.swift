@@ -100,8 +100,9 @@ public final class McpServer: @unchecked Sendable {
 /// `capstan_mcp_mount_options`). capstan runs the flow (discovery, client
 /// registration, PKCE, the code exchange, refresh, a step-up on
 /// `insufficient_scope`); the host does what only it can. The closures run
-/// on capstan's MCP threads and are released exactly once, after their last
-/// call, once the mount lets go of them (closed, or failed to mount).
+/// on capstan's MCP threads (possibly on several at once) and are released
+/// exactly once, after their last call, once the mount lets go of them
+/// (closed, or failed to mount).
 public struct McpOAuth: Sendable {
     /// Shows the authorization URL to the user (opens a browser), waits for
     /// the authorization server to send them to `redirectURI` and returns
