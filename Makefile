@@ -441,8 +441,10 @@ go-bench: lib
 # bindings/cpp/capstan.hpp is header-only. cpp-test builds every test as C++17
 # and the older ones also as C++20, under ASan/UBSan (test_no_exceptions with
 # -fno-exceptions: the try_ API only), and runs them. test_release (chrono,
-# typed flags, parts, history, search, deadline) and test_json (the
-# nlohmann::json adapter, capstan_json.hpp; needs nlohmann-json3-dev) are
+# typed flags, parts, history, search, deadline), test_json (the
+# nlohmann::json adapter, capstan_json.hpp; needs nlohmann-json3-dev),
+# test_mcp (serve, mount, OAuth) and test_input (a tool asking its MCP
+# client for input; ~4.5 s of CPU) are
 # built as C++17 only and at -O0, to keep cpp-test's cost: an ASan build of
 # the others costs ~14 s of CPU, test_json's 55 s at -O1 (nlohmann's
 # templates) and 25 s at -O0; test_wrapper's C++20 build already compiles the
@@ -455,9 +457,9 @@ CXX              ?= g++
 CLANG            ?= clang
 CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -Ibindings/cpp -g -O1 -pthread
 CPP_TESTS        := $(patsubst bindings/cpp/tests/%.cpp,%,$(wildcard bindings/cpp/tests/test_*.cpp))
-CPP_TESTS_NEW    := test_release test_json test_mcp
+CPP_TESTS_NEW    := test_release test_json test_mcp test_input
 CPP_TESTS_20     := $(filter-out $(CPP_TESTS_NEW),$(CPP_TESTS))
-CPP_DEPS         := bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp bindings/cpp/tests/check.hpp include/capstan.h
+CPP_DEPS         := bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp bindings/cpp/tests/check.hpp bindings/cpp/tests/http.hpp include/capstan.h
 
 # `| lib`: the library is linked dynamically, so a rebuilt libcapstan.so
 # needs no relink; the binaries are rebuilt when a header or test changes.

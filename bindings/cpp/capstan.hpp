@@ -593,7 +593,9 @@ private:
 /// std::string or const char* converts to text.
 class Output {
 public:
-    enum class Kind { text, json, error, parts };
+    /// input_required: the tool asks its caller for input (see
+    /// Output::input_required and Call::require_input).
+    enum class Kind { text, json, error, parts, input_required };
 
     Output(std::string text) : kind_(Kind::text), content_(std::move(text)) {}
     Output(std::string_view text) : kind_(Kind::text), content_(text) {}
@@ -613,14 +615,63 @@ public:
     /// naming the part. Each provider format renders the parts its way
     /// (format_results, run_turn); Result::content holds their text.
     static Output parts(std::string json) { return Output(Kind::parts, std::move(json)); }
+    /// Asks the caller for input instead of answering (MCP 2026-07-28 multi
+    /// round-trip requests; Call::require_input, which says what is asked
+    /// and who can answer): `requests_json` is a JSON object of requests by
+    /// key, `state` the tool's own text, back in the next round's
+    /// Call::input() "requestState". When capstan refuses (a caller that
+    /// cannot be asked, a request that breaks a rule), the call ends as a
+    /// tool_error with capstan's reason.
+    static Output input_required(std::string requests_json, std::optional<std::string> state = std::nullopt) {
+        Output out(Kind::input_required, std::move(requests_json));
+        out.state_ = std::move(state);
+        return out;
+    }
 
     Kind kind() const noexcept { return kind_; }
+    /// The text, JSON, message or parts; for input_required, the requests.
     const std::string &content() const noexcept { return content_; }
+    /// input_required only: the tool's state (none: std::nullopt).
+    const std::optional<std::string> &state() const noexcept { return state_; }
 
 private:
     Output(Kind kind, std::string content) : kind_(kind), content_(std::move(content)) {}
     Kind kind_;
     std::string content_;
+    std::optional<std::string> state_{};
+};
+
+/// Thrown by a tool to ask its caller for input instead of answering (MCP
+/// 2026-07-28 multi round-trip requests): the wrapper completes the call
+/// with Call::require_input(requests(), state()); when capstan refuses (a
+/// caller that cannot be asked, such as a plain execute or a provider
+/// turn, or a request that breaks a rule), the call ends as a tool_error
+/// whose text is "the tool asked for input: " and capstan's reason.
+///
+///   reg.add(tool, [](capstan::Call &call) {
+///       if (call.input().find("\"inputResponses\"") == std::string_view::npos)
+///           throw capstan::InputRequired(R"({"name":{"method":"elicitation/create",
+///               "params":{"message":"Your name?","requestedSchema":{"type":"object",
+///               "properties":{"name":{"type":"string"}}}}}})", "asked-name");
+///       ... read the answer in call.input() ...
+///   });
+///
+/// Without exceptions: return Output::input_required(...) or call
+/// Call::require_input.
+class InputRequired : public std::runtime_error {
+public:
+    explicit InputRequired(std::string requests_json, std::optional<std::string> state = std::nullopt)
+        : std::runtime_error("the tool asked its caller for input"), requests_(std::move(requests_json)),
+          state_(std::move(state)) {}
+    /// The requests by key, as JSON text.
+    const std::string &requests() const noexcept { return requests_; }
+    const std::optional<std::string> &state() const noexcept { return state_; }
+    /// The same as a tool's return value.
+    Output output() const { return Output::input_required(requests_, state_); }
+
+private:
+    std::string requests_;
+    std::optional<std::string> state_;
 };
 
 /// A tool as the model sees it. Empty `parameters` means {"type":"object"}.
@@ -863,7 +914,7 @@ public:
     }
     Call(Call &&o) noexcept
         : raw_(std::exchange(o.raw_, nullptr)), id_(std::move(o.id_)), tool_(std::move(o.tool_)),
-          arguments_(std::move(o.arguments_)) {}
+          arguments_(std::move(o.arguments_)), input_(std::move(o.input_)) {}
     Call &operator=(Call &&o) noexcept {
         if (this != &o) {
             abandon();
@@ -871,6 +922,7 @@ public:
             id_ = std::move(o.id_);
             tool_ = std::move(o.tool_);
             arguments_ = std::move(o.arguments_);
+            input_ = std::move(o.input_);
         }
         return *this;
     }
@@ -889,6 +941,51 @@ public:
     /// True once the call should stop (timed out, batch cancelled, registry
     /// freed), and for a handle that is no longer open.
     bool cancelled() const noexcept { return raw_ ? capstan_call_cancelled(raw_) : true; }
+
+    /// What the caller gave besides the arguments, and what it can be asked
+    /// (capstan_call_input), as JSON text: {"canAsk": [...]} (the methods
+    /// require_input may ask this caller for, of "elicitation/create",
+    /// "sampling/createMessage" and "roots/list"; empty unless an MCP client
+    /// calls a served tool, not as a task) and, in a later round,
+    /// "inputResponses" (the client's answers by the keys the tool asked
+    /// with, as the client sent them: check them) and "requestState" (the
+    /// tool's own state from the round before; capstan checked it came back
+    /// untampered). Copied on first use, then valid as long as this object;
+    /// empty when first read after the call was completed.
+    std::string_view input() const {
+        if (!input_ && raw_) {
+            std::size_t n = 0;
+            const char *p = capstan_call_input(raw_, &n);
+            input_.emplace(detail::view(p, n));
+        }
+        return input_ ? std::string_view(*input_) : std::string_view();
+    }
+
+    /// Completes the call asking its caller for input (MCP 2026-07-28 multi
+    /// round-trip requests; capstan_call_require_input): `requests_json` is
+    /// a JSON object of requests by key, each {"method": "elicitation/create"
+    /// | "sampling/createMessage" | "roots/list", "params": {...}} (at most
+    /// 32); `state` (at most 64 KiB) is the tool's own, sealed by capstan on
+    /// its way through the client. At least one request or a state. The
+    /// client answers and the tool is called again, input() then holding the
+    /// answers and the state. A refusal leaves the call open (this handle
+    /// still has to complete it): INVALID_ARGUMENT for requests that are not
+    /// JSON or break a rule (the message names the key), UNSUPPORTED when
+    /// the caller cannot be asked or lacks a method's capability (input()'s
+    /// "canAsk"), INVALID_UTF8. After a timeout or cancellation:
+    /// ALREADY_COMPLETED, and the call is over.
+    Expected<void> require_input(std::string_view requests_json, std::optional<std::string_view> state = std::nullopt) {
+        if (!raw_) return Error(CAPSTAN_ERR_ALREADY_COMPLETED, "this capstan::Call was already completed or moved from");
+        capstan_status st = capstan_call_require_input(raw_, detail::ptr(requests_json), requests_json.size(),
+                                                       state ? detail::ptr(*state) : nullptr, state ? state->size() : 0);
+        if (st == CAPSTAN_OK) {
+            raw_ = nullptr;
+            return {};
+        }
+        Error refused = detail::last_error(st);
+        if (st == CAPSTAN_ERR_ALREADY_COMPLETED || st == CAPSTAN_ERR_STALE_HANDLE) raw_ = nullptr;
+        return refused;
+    }
 
     Expected<void> return_text(std::string_view text) {
         return finish([&](capstan_call *c) { return capstan_call_return(c, CAPSTAN_CONTENT_TEXT, detail::ptr(text), text.size()); });
@@ -911,6 +1008,14 @@ public:
         case Output::Kind::json: return return_json(out.content());
         case Output::Kind::error: return fail(out.content());
         case Output::Kind::parts: return return_parts(out.content());
+        case Output::Kind::input_required: {
+            std::optional<std::string_view> state;
+            if (out.state()) state = *out.state();
+            Expected<void> asked = require_input(out.content(), state);
+            // Refused: the tool has returned, so the call ends saying why.
+            if (!asked && open()) (void)fail(std::string("the tool asked for input: ") + asked.error().what());
+            return asked;
+        }
         case Output::Kind::text: break;
         }
         return return_text(out.content());
@@ -956,6 +1061,7 @@ private:
 
     capstan_call *raw_ = nullptr;
     std::string id_, tool_, arguments_;
+    mutable std::optional<std::string> input_;
 };
 
 /// A call waiting for approval, owned by whoever holds this handle (the
@@ -1059,6 +1165,8 @@ struct ToolBox {
             Call call(raw);
             handed = true;
             invoke_tool(self->f, call);
+        } catch (const InputRequired &e) {
+            if (!handed || scope.frame.left_open) ask(raw, e);
         } catch (const std::exception &e) {
             if (!handed || scope.frame.left_open) {
                 Message m("the tool threw: ", e.what());
@@ -1074,6 +1182,19 @@ struct ToolBox {
 #endif
     }
     static void destroy(void *user_data) noexcept { delete static_cast<ToolBox *>(user_data); }
+
+    /// A thrown InputRequired: asks; a refusal (the call still open) ends
+    /// the call with capstan's reason.
+    static void ask(capstan_call *raw, const InputRequired &e) noexcept {
+        const std::optional<std::string> &state = e.state();
+        capstan_status st = capstan_call_require_input(raw, ptr(e.requests()), e.requests().size(),
+                                                       state ? ptr(*state) : nullptr, state ? state->size() : 0);
+        if (st == CAPSTAN_OK || st == CAPSTAN_ERR_ALREADY_COMPLETED || st == CAPSTAN_ERR_STALE_HANDLE) return;
+        char why[400];
+        if (capstan_error_message(why, sizeof why) == 0) std::snprintf(why, sizeof why, "%s", capstan_status_name(st));
+        Message m("the tool asked for input: ", why);
+        capstan_call_fail(raw, m.text, CAPSTAN_NTS);
+    }
 };
 
 /// State kept for a hook (approver, event hook, notifier).
@@ -1445,6 +1566,38 @@ struct McpServerOptions {
     std::chrono::milliseconds stop_timeout{0};
 };
 
+/// OAuth 2.1 for a mount over HTTP whose server asks for authorization
+/// (McpMountOptions::oauth; the oauth_ fields of capstan_mcp_mount_options).
+/// capstan runs the MCP authorization flow (discovery, client registration,
+/// PKCE, the code exchange, refresh, a step-up on insufficient_scope); the
+/// host does what only it can. The callbacks are copied into the mount and
+/// destroyed exactly once, after their last call returned, once the mount
+/// lets go of them (when the McpMount is unmounted, or when mount_mcp
+/// fails). They run on capstan's MCP threads, possibly on several at once:
+/// make them safe to call so.
+struct McpOAuth {
+    /// Shows `authorization_url` to the user (opens a browser, prints it),
+    /// waits for the authorization server to send them to `redirect_uri`
+    /// and returns that whole URL, with its code and state (at most
+    /// CAPSTAN_MCP_REDIRECT_MAX bytes). An empty string refuses (mounting
+    /// then fails with MCP_CONNECT saying so); so does an exception, whose
+    /// what() the mount's Error then carries. May block, up to the mount's
+    /// connect_timeout. Empty: no OAuth unless tokens_load gives tokens.
+    std::function<std::string(std::string_view authorization_url)> authorize{};
+    std::string redirect_uri{};  ///< where the user is sent back, e.g. "http://127.0.0.1:8976/callback"; required with authorize
+    std::string client_id{};            ///< a client registered beforehand; empty: capstan registers one
+    std::string client_secret{};        ///< the secret of client_id, for a confidential client
+    std::string client_metadata_url{};  ///< HTTPS URL of the host's client-id metadata document
+    std::string scopes{};               ///< space-separated; empty: the server's choice
+    /// The JSON text tokens_save kept last; "" when none (also the answer
+    /// for text past CAPSTAN_MCP_TOKENS_MAX bytes, or an exception).
+    /// Empty: tokens live in memory for the mount's life.
+    std::function<std::string()> tokens_load{};
+    /// Keeps the tokens (JSON text with the access and refresh tokens and
+    /// the client id: a secret, keep it as one); "" means forget them.
+    std::function<void(std::string_view json)> tokens_save{};
+};
+
 /// Options of Registry::mount_mcp (capstan_mcp_mount_options): set
 /// `command` (a server speaking MCP on stdio, started as a child process)
 /// or `url` (streamable HTTP), not both.
@@ -1460,6 +1613,7 @@ struct McpMountOptions {
     std::chrono::milliseconds reconnect_backoff{0};  ///< wait before the first reconnect, doubled after each; 0: 200 ms
     std::uint32_t max_reconnects = 0;  ///< in a row after the connection died; 0: 5; never_reconnect: never
     std::string protocol_version{};    ///< the MCP version to ask for; empty: the newest capstan speaks
+    std::optional<McpOAuth> oauth{};   ///< url only: OAuth for a server that asks for it
 };
 
 namespace detail {
@@ -1536,7 +1690,90 @@ struct CMcpMountOptions : CStrings {
         ms(o.connect_timeout, "McpMountOptions::connect_timeout is negative", raw.connect_timeout_ms);
         ms(o.call_timeout, "McpMountOptions::call_timeout is negative", raw.call_timeout_ms);
         ms(o.reconnect_backoff, "McpMountOptions::reconnect_backoff is negative", raw.reconnect_backoff_ms);
+        if (o.oauth) {
+            const McpOAuth &a = *o.oauth;
+            for (const std::string *s : {&a.redirect_uri, &a.client_id, &a.client_secret, &a.client_metadata_url, &a.scopes})
+                check(*s);
+            raw.oauth_redirect_uri = str(a.redirect_uri);
+            raw.oauth_client_id = str(a.client_id);
+            raw.oauth_client_secret = str(a.client_secret);
+            raw.oauth_client_metadata_url = str(a.client_metadata_url);
+            raw.oauth_scopes = str(a.scopes);
+        }
     }
+};
+
+/// What an OAuth callback threw, for the mount's Error; shared with the
+/// box, which capstan may destroy on another thread.
+struct OAuthTrouble {
+    std::mutex lock;
+    std::string what;
+    void note(const char *prefix, const char *text) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            std::lock_guard<std::mutex> g(lock);
+            if (what.empty()) what = std::string(prefix) + (text ? text : "");
+        } catch (...) {
+        }
+#else
+        std::lock_guard<std::mutex> g(lock);
+        if (what.empty()) what = std::string(prefix) + (text ? text : "");
+#endif
+    }
+};
+
+/// The host's McpOAuth as capstan's oauth_user_data; capstan runs
+/// `destroy` exactly once (also when mounting fails).
+struct OAuthBox {
+    McpOAuth oauth;
+    std::shared_ptr<OAuthTrouble> trouble;
+
+    template <class F>
+    static void guarded(OAuthBox *self, const char *what, F &&f) noexcept {
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            f();
+        } catch (const std::exception &e) {
+            self->trouble->note(what, e.what());
+        } catch (...) {
+            self->trouble->note(what, "an exception that is not a std::exception");
+        }
+#else
+        (void)self;
+        (void)what;
+        f();
+#endif
+    }
+    static std::size_t authorize(void *ud, const char *url, char *redirect, std::size_t cap) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        std::size_t n = 0;
+        guarded(self, "the authorize callback threw: ", [&] {
+            std::string to = self->oauth.authorize(url ? std::string_view(url) : std::string_view());
+            if (to.size() > cap) {
+                self->trouble->note("the authorize callback's redirect URL is longer than ", "CAPSTAN_MCP_REDIRECT_MAX");
+                return;
+            }
+            std::copy(to.begin(), to.end(), redirect);
+            n = to.size();
+        });
+        return n;
+    }
+    static std::size_t load(void *ud, char *buf, std::size_t cap) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        std::size_t n = 0;
+        guarded(self, "the tokens_load callback threw: ", [&] {
+            std::string json = self->oauth.tokens_load();
+            if (json.size() > cap) return;  // as none stored: capstan authorizes again
+            std::copy(json.begin(), json.end(), buf);
+            n = json.size();
+        });
+        return n;
+    }
+    static void save(void *ud, const char *json, std::size_t len) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        guarded(self, "the tokens_save callback threw: ", [&] { self->oauth.tokens_save(view(json, len)); });
+    }
+    static void destroy(void *ud) noexcept { delete static_cast<OAuthBox *>(ud); }
 };
 
 }  // namespace detail
@@ -2026,13 +2263,38 @@ public:
     /// info_json() "problems". Blocks until connected, at most about twice
     /// connect_timeout. MCP_CONNECT when the server could not be started,
     /// reached, initialized or listed (the message says which and why).
+    /// With McpMountOptions::oauth, a server that asks for OAuth is
+    /// authorized through its callbacks; a refused or failed authorization
+    /// is MCP_CONNECT, the message naming the step (and what a callback
+    /// threw); OAuth with a command, or authorize without redirect_uri, is
+    /// INVALID_ARGUMENT.
     [[nodiscard]] Expected<McpMount> try_mount_mcp(const McpMountOptions &opts) {
         if (!raw_) return moved_from();
         detail::CMcpMountOptions o(opts);
         if (o.bad) return Error(CAPSTAN_ERR_INVALID_ARGUMENT, o.bad);
+        std::shared_ptr<detail::OAuthTrouble> trouble;
+        if (opts.oauth) {
+            trouble = std::make_shared<detail::OAuthTrouble>();
+            const McpOAuth &a = *opts.oauth;
+            // Handed over: capstan runs OAuthBox::destroy exactly once, also on failure.
+            auto *box = new detail::OAuthBox{a, trouble};
+            o.raw.oauth_authorize = a.authorize ? &detail::OAuthBox::authorize : nullptr;
+            o.raw.oauth_tokens_load = a.tokens_load ? &detail::OAuthBox::load : nullptr;
+            o.raw.oauth_tokens_save = a.tokens_save ? &detail::OAuthBox::save : nullptr;
+            o.raw.oauth_user_data = box;
+            o.raw.oauth_destroy = &detail::OAuthBox::destroy;
+        }
         capstan_mcp_mount *mount = nullptr;
         capstan_status st = capstan_mcp_mount_new(raw_, &o.raw, &mount);
-        if (st != CAPSTAN_OK) return detail::last_error(st);
+        if (st != CAPSTAN_OK) {
+            Error e = detail::last_error(st);
+            if (trouble) {
+                std::lock_guard<std::mutex> g(trouble->lock);
+                if (!trouble->what.empty())
+                    return Error(st, std::string(e.what()) + " (" + trouble->what + ")", e.provider(), e.schema_pointer());
+            }
+            return e;
+        }
         return McpMount(mount);
     }
 

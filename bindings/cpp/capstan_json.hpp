@@ -26,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -115,6 +116,25 @@ auto typed(F fn) {
             (void)call.complete(out);
         }
     };
+}
+
+/// The call's input (Call::input: "canAsk", and in a later round
+/// "inputResponses" and "requestState") as a JSON object; an empty object
+/// when it was first read after the call was completed.
+inline nlohmann::json input(const Call &call) {
+    std::string_view text = call.input();
+    return text.empty() ? nlohmann::json::object() : nlohmann::json::parse(text);
+}
+
+/// A capstan::InputRequired asking for `requests` (an object of requests by
+/// key, each {"method", "params"}), for a tool to throw (a typed tool
+/// too):
+///   nlohmann::json in = capstan::json::input(call);
+///   if (!in.contains("inputResponses"))
+///       throw capstan::json::input_required({{"name", {{"method", "elicitation/create"},
+///                                                      {"params", {{"message", "Your name?"}}}}}});
+inline InputRequired input_required(const nlohmann::json &requests, std::optional<std::string> state = std::nullopt) {
+    return InputRequired(requests.dump(), std::move(state));
 }
 
 /// typed<Args>(fn) with Args deduced from fn's parameter (a lambda or

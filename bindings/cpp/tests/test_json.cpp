@@ -113,6 +113,26 @@ static void a_typed_tool_may_read_its_call() {
     CHECK(json::parse(r.at(0).content) == json({{"id", "call_7"}, {"tool", "who"}, {"cancelled", false}}));
 }
 
+// A typed tool reads its input and asks for more by throwing
+// capstan::json::input_required; a plain execute cannot answer, so the call
+// is a tool error saying why.
+static void a_typed_tool_reads_its_input_and_asks_for_more() {
+    Registry reg;
+    std::string can_ask = "unset";
+    reg.add({"asks", "", ""}, capstan::json::typed([&can_ask](const json &, const Call &c) -> json {
+                json in = capstan::json::input(c);
+                can_ask = in.at("canAsk").dump();
+                if (!in.contains("inputResponses"))
+                    throw capstan::json::input_required({{"where", {{"method", "roots/list"}}}}, "asked");
+                return in["inputResponses"];
+            }));
+    auto r = reg.execute(call("1", "asks"));
+    CHECK(can_ask == "[]");
+    CHECK(r.at(0).outcome == Outcome::tool_error);
+    CHECK_CONTAINS(r.at(0).content, "the tool asked for input: ");
+    CHECK_CONTAINS(r.at(0).content, "roots/list");
+}
+
 static void args_without_default_constructor_and_function_pointers() {
     Registry reg;
     reg.add({"city", "", R"({"type":"object","properties":{"city":{"type":"string"}},"required":["city"]})"},
@@ -148,6 +168,7 @@ int main() {
     arguments_that_do_not_fit_the_struct_are_a_tool_error();
     results_may_be_json_output_or_plain_values();
     a_typed_tool_may_read_its_call();
+    a_typed_tool_reads_its_input_and_asks_for_more();
     args_without_default_constructor_and_function_pointers();
     exceptions_and_bad_utf8_become_tool_errors();
     the_raw_string_api_works_beside_typed_tools();

@@ -53,9 +53,31 @@ static void tools_answer_and_fail_without_exceptions() {
     CHECK(tools.has_value() && check::contains(*tools, R"("name":"later")"));
 }
 
+// Asking for input without exceptions: Call::require_input's refusal is an
+// Expected (the call left open), Output::input_required ends the call with
+// capstan's reason.
+static void a_tool_asks_for_input_without_exceptions() {
+    Registry reg = std::move(*Registry::create());
+    const char *ask = R"({"k":{"method":"roots/list"}})";
+    CHECK(reg.try_add({"asks", "", ""}, [ask](capstan::Call &c) {
+                 Expected<void> asked = c.require_input(ask, "s");
+                 bool refused = !asked && asked.error().status() == CAPSTAN_ERR_UNSUPPORTED && c.open();
+                 (void)c.return_text(refused ? std::string("refused: ") + std::string(c.input()) : "asked");
+             }).has_value());
+    CHECK(reg.try_add({"returns", "", ""}, [ask](std::string_view) { return Output::input_required(ask); }).has_value());
+    Expected<std::vector<capstan::Result>> r =
+        reg.try_execute(R"([{"id":"1","name":"asks"},{"id":"2","name":"returns"}])");
+    CHECK(r.has_value() && r->size() == 2);
+    if (r && r->size() == 2) {
+        CHECK((*r)[0].outcome == Outcome::ok && (*r)[0].content == R"(refused: {"canAsk":[]})");
+        CHECK((*r)[1].outcome == Outcome::tool_error && check::contains((*r)[1].content, "the tool asked for input: "));
+    }
+}
+
 int main() {
     check::watchdog(120);
     errors_come_back_as_expected_values();
     tools_answer_and_fail_without_exceptions();
+    a_tool_asks_for_input_without_exceptions();
     return check::report("test_no_exceptions");
 }

@@ -45,7 +45,7 @@ from ._calls import ToolCall, ToolResult
 from ._content import File, Image
 from ._context import Context
 from ._lifecycle import set_exit_timeout
-from ._mcp_client import McpMount
+from ._mcp_client import McpMount, OAuth
 from ._mcp_server import McpServer
 from ._stream import Stream, StreamTurn
 from ._registry import ToolExport, ToolRegistry, ToolStats, default_registry
@@ -68,6 +68,7 @@ __all__ = [
     "McpMount",
     "McpServer",
     "Messages",
+    "OAuth",
     "ProgressError",
     "ProviderErrorInfo",
     "RegistryClosedError",

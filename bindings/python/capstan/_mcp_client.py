@@ -1,18 +1,148 @@
 """Mounting an MCP server's tools into a registry (``ToolRegistry.mount_mcp``),
-over ``capstan_mcp_mount_new`` (include/capstan.h)."""
+over ``capstan_mcp_mount_new`` (include/capstan.h), with OAuth 2.1 for a
+server over HTTP that asks for it (:class:`OAuth`).
+
+The OAuth callables reach capstan as module-level ctypes trampolines whose
+``user_data`` is an integer key into ``_held`` (never an object address);
+capstan's ``oauth_destroy`` removes the entry once, after the last call."""
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
+import itertools
 import json
-from collections.abc import Mapping, Sequence
-from ctypes import POINTER, Structure, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
 from typing import Any
 
 from ._errors import CapstanError
-from ._lib import lib
+from ._lib import DESTROY_FN, lib
 
 _STALE_HANDLE = 12
+_MCP_CONNECT = 24
+
+AUTHORIZE_FN = CFUNCTYPE(c_size_t, c_void_p, c_char_p, c_void_p, c_size_t)
+TOKENS_LOAD_FN = CFUNCTYPE(c_size_t, c_void_p, c_void_p, c_size_t)
+TOKENS_SAVE_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
+
+
+@dataclasses.dataclass(frozen=True)
+class OAuth:
+    """OAuth 2.1 for :meth:`ToolRegistry.mount_mcp` of a ``url`` whose server
+    asks for authorization (the MCP authorization spec). capstan runs the
+    flow (discovery, client registration, PKCE, the code exchange, refresh,
+    a step-up on ``insufficient_scope``); the host does what only it can::
+
+        def authorize(url: str) -> str | None:
+            webbrowser.open(url)
+            return wait_for_redirect()   # the whole redirect URL, code and state
+
+        registry.mount_mcp(url="https://mcp.example.com/mcp",
+                           oauth=OAuth(authorize, redirect_uri="http://127.0.0.1:8976/callback"))
+
+    ``authorize(url)``: shows the authorization URL to the user, waits for
+    the authorization server to send them to ``redirect_uri`` and returns
+    that whole URL (at most 8192 bytes); ``None`` or ``""`` refuses. It runs
+    on one of capstan's threads and may block up to the mount's
+    ``connect_timeout``. An exception in it refuses too: the mount then
+    raises :class:`CapstanError` (``CAPSTAN_ERR_MCP_CONNECT``) naming it,
+    chained to it. ``redirect_uri`` is required with ``authorize``.
+    ``client_id``/``client_secret``: a client registered beforehand (else
+    capstan registers one); ``client_metadata_url``: an HTTPS client-id
+    metadata document; ``scopes``: space-separated or a list (else the
+    server's choice). ``tokens_load()`` returns the JSON text
+    ``tokens_save(json)`` kept last (``None``: nothing kept); ``tokens_save``
+    gets ``None`` to forget. The text holds secrets: keep it as one. Without
+    them tokens live in memory for the mount's life. Every callable runs on
+    capstan's threads (possibly on several at once); capstan lets go of
+    them once the mount is unmounted (or failed).
+    """
+
+    authorize: Callable[[str], str | None] | None = None
+    redirect_uri: str | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+    client_metadata_url: str | None = None
+    scopes: str | Sequence[str] | None = None
+    tokens_load: Callable[[], str | None] | None = None
+    tokens_save: Callable[[str | None], None] | None = None
+
+
+class _Held:
+    """One mount's OAuth callables, and the first exception one raised."""
+
+    __slots__ = ("oauth", "error", "lock")
+
+    def __init__(self, oauth: OAuth) -> None:
+        self.oauth = oauth
+        self.error: BaseException | None = None
+        self.lock = threading.Lock()
+
+    def note(self, exc: BaseException) -> None:
+        with self.lock:
+            if self.error is None:
+                self.error = exc
+
+
+_held: dict[int, _Held] = {}
+_keys = itertools.count(1)
+
+
+def _on_authorize(key: int, url: bytes | None, redirect: int, cap: int) -> int:
+    held = _held.get(key)
+    if held is None or held.oauth.authorize is None:
+        return 0
+    try:
+        to = held.oauth.authorize((url or b"").decode("utf-8", "replace"))
+        if not to:
+            return 0
+        data = str(to).encode("utf-8")
+        if len(data) > cap:
+            raise ValueError(f"the redirect URL is {len(data)} bytes, more than the {cap} capstan takes")
+    except Exception as exc:
+        held.note(exc)
+        return 0
+    ctypes.memmove(redirect, data, len(data))
+    return len(data)
+
+
+def _on_tokens_load(key: int, buf: int, cap: int) -> int:
+    held = _held.get(key)
+    if held is None or held.oauth.tokens_load is None:
+        return 0
+    try:
+        text = held.oauth.tokens_load()
+        data = b"" if not text else str(text).encode("utf-8")
+    except Exception as exc:
+        held.note(exc)
+        return 0
+    if len(data) > cap:
+        return 0  # as nothing kept: capstan authorizes again
+    ctypes.memmove(buf, data, len(data))
+    return len(data)
+
+
+def _on_tokens_save(key: int, data: int | None, size: int) -> None:
+    held = _held.get(key)
+    if held is None or held.oauth.tokens_save is None:
+        return
+    try:
+        held.oauth.tokens_save(ctypes.string_at(data, size).decode("utf-8", "replace") if data and size else None)
+    except Exception as exc:
+        held.note(exc)
+
+
+def _on_release(key: int) -> None:
+    _held.pop(key, None)
+
+
+# Module-level: ctypes keeps a callback alive only while it is referenced.
+_AUTHORIZE = AUTHORIZE_FN(_on_authorize)
+_TOKENS_LOAD = TOKENS_LOAD_FN(_on_tokens_load)
+_TOKENS_SAVE = TOKENS_SAVE_FN(_on_tokens_save)
+_RELEASE = DESTROY_FN(_on_release)
 
 
 class _MountOptions(Structure):
@@ -32,6 +162,17 @@ class _MountOptions(Structure):
         ("max_reconnects", c_uint32),
         ("reconnect_backoff_ms", c_uint32),
         ("protocol_version", c_char_p),
+        # Appended in 0.4 (OAuth for HTTP mounts).
+        ("oauth_authorize", AUTHORIZE_FN),
+        ("oauth_redirect_uri", c_char_p),
+        ("oauth_client_id", c_char_p),
+        ("oauth_client_secret", c_char_p),
+        ("oauth_client_metadata_url", c_char_p),
+        ("oauth_scopes", c_char_p),
+        ("oauth_tokens_load", TOKENS_LOAD_FN),
+        ("oauth_tokens_save", TOKENS_SAVE_FN),
+        ("oauth_user_data", c_void_p),
+        ("oauth_destroy", DESTROY_FN),
     ]
 
 
@@ -143,18 +284,23 @@ def mount_mcp(
     max_reconnects: int = 5,
     reconnect_backoff: float = 0.2,
     protocol_version: str | None = None,
+    oauth: OAuth | None = None,
 ) -> McpMount:
     """Mounts the tools of an MCP server: ``command`` (argv of a stdio
-    server) or ``url`` (streamable HTTP, with ``headers``). Each remote tool
-    becomes ``prefix + name``. Raises CapstanError (status
-    CAPSTAN_ERR_MCP_CONNECT when the server cannot be reached). When the
-    connection dies the mount reconnects up to ``max_reconnects`` times in
-    a row (5 by default, as in Rust; 0: never), ``reconnect_backoff``
-    seconds apart, doubled after each failure."""
+    server) or ``url`` (streamable HTTP, with ``headers``, and ``oauth`` for
+    a server that asks for authorization, see :class:`OAuth`). Each remote
+    tool becomes ``prefix + name``. Raises CapstanError (status
+    CAPSTAN_ERR_MCP_CONNECT when the server cannot be reached or its
+    authorization failed or was refused). When the connection dies the
+    mount reconnects up to ``max_reconnects`` times in a row (5 by default,
+    as in Rust; 0: never), ``reconnect_backoff`` seconds apart, doubled
+    after each failure."""
     if (command is None) == (url is None):
         raise ValueError("give either command (a list of strings) or url")
     if isinstance(command, str):
         raise TypeError("command is a list of strings (argv), not one string")
+    if oauth is not None and not isinstance(oauth, OAuth):
+        raise TypeError("oauth is a capstan.OAuth")
     opts = _MountOptions()
     opts.struct_size = ctypes.sizeof(_MountOptions)
     keep: list[Any] = []
@@ -180,6 +326,28 @@ def mount_mcp(
     opts.max_reconnects = 2**32 - 1 if max_reconnects == 0 else min(max_reconnects, 2**32 - 2)
     opts.reconnect_backoff_ms = _ms(reconnect_backoff, "reconnect_backoff")
     opts.protocol_version = protocol_version.encode() if protocol_version else None
+    held = None
+    if oauth is not None:
+        scopes = oauth.scopes if oauth.scopes is None or isinstance(oauth.scopes, str) else " ".join(oauth.scopes)
+        for field, text in (
+            ("oauth_redirect_uri", oauth.redirect_uri),
+            ("oauth_client_id", oauth.client_id),
+            ("oauth_client_secret", oauth.client_secret),
+            ("oauth_client_metadata_url", oauth.client_metadata_url),
+            ("oauth_scopes", scopes),
+        ):
+            setattr(opts, field, text.encode() if text else None)
+        held = _Held(oauth)
+        key = next(_keys)
+        _held[key] = held  # capstan runs _RELEASE once, whatever happens below
+        if oauth.authorize is not None:
+            opts.oauth_authorize = _AUTHORIZE
+        if oauth.tokens_load is not None:
+            opts.oauth_tokens_load = _TOKENS_LOAD
+        if oauth.tokens_save is not None:
+            opts.oauth_tokens_save = _TOKENS_SAVE
+        opts.oauth_user_data = key
+        opts.oauth_destroy = _RELEASE
     out = c_void_p()
     ptr = registry._enter()
     try:
@@ -187,10 +355,15 @@ def mount_mcp(
     finally:
         registry._leave()
     if st != 0:
-        raise lib().error(st, "mount_mcp")
+        error = lib().error(st, "mount_mcp")
+        raised = None if held is None else held.error
+        if raised is not None and st == _MCP_CONNECT:
+            error.args = (f"{error.args[0]} ({type(raised).__name__} in an OAuth callback: {raised})",)
+            raise error from raised
+        raise error
     if not out.value:
         raise CapstanError("mount_mcp returned no mount")
     return McpMount(out.value)
 
 
-__all__ = ["McpMount", "mount_mcp", "CapstanError"]
+__all__ = ["McpMount", "OAuth", "mount_mcp", "CapstanError"]

@@ -36,7 +36,7 @@ from ._json import _scan
 from ._lifecycle import _open_registries, _reap_later
 from ._lone import _failed, _now, _ok, _run_here, _tool_function
 from ._hooks import Approver, ToolEvent
-from ._mcp_client import McpMount
+from ._mcp_client import McpMount, OAuth
 from ._provider import Messages
 from ._stream import Stream
 from ._tools import FunctionTool, Tool
@@ -735,13 +735,16 @@ class ToolRegistry:
         max_reconnects: int = 5,
         reconnect_backoff: float = 0.2,
         protocol_version: str | None = None,
+        oauth: OAuth | None = None,
     ) -> McpMount:
         """Mounts the tools of an MCP server into this registry: ``command``
         (argv of a stdio server) or ``url`` (streamable HTTP, with
-        ``headers``); each remote tool becomes ``prefix + name``. Returns the
-        :class:`McpMount` (``unmount()`` removes its tools). Raises
+        ``headers``, and ``oauth`` for a server that asks for OAuth 2.1, see
+        :class:`OAuth`); each remote tool becomes ``prefix + name``. Returns
+        the :class:`McpMount` (``unmount()`` removes its tools). Raises
         CapstanError (``CAPSTAN_ERR_MCP_CONNECT`` when the server cannot be
-        reached). See :func:`capstan._mcp_client.mount_mcp` for reconnects."""
+        reached or its authorization failed). See
+        :func:`capstan._mcp_client.mount_mcp` for reconnects."""
         return _mcp_client.mount_mcp(
             self,
             command,
@@ -755,6 +758,7 @@ class ToolRegistry:
             max_reconnects=max_reconnects,
             reconnect_backoff=reconnect_backoff,
             protocol_version=protocol_version,
+            oauth=oauth,
         )
 
     def execute(

@@ -26,7 +26,8 @@ static void *const swift_uses[] = {
     (void *)capstan_approval_arguments, (void *)capstan_approval_decide, (void *)capstan_approval_id,
     (void *)capstan_approval_tool, (void *)capstan_batch_cancel, (void *)capstan_batch_free,
     (void *)capstan_batch_submit, (void *)capstan_call_arguments, (void *)capstan_call_cancelled,
-    (void *)capstan_call_fail, (void *)capstan_call_id, (void *)capstan_call_progress,
+    (void *)capstan_call_fail, (void *)capstan_call_id, (void *)capstan_call_input, (void *)capstan_call_progress,
+    (void *)capstan_call_require_input,
     (void *)capstan_call_return, (void *)capstan_call_tool, (void *)capstan_error_json,
     (void *)capstan_error_message, (void *)capstan_format_check_history, (void *)capstan_format_parse_calls,
     (void *)capstan_format_write_results, (void *)capstan_mcp_mount_free, (void *)capstan_mcp_mount_info_json,
@@ -56,6 +57,21 @@ int main(void) {
     memset(&event, 0, sizeof event);
     event.progress = 1.0;
     if (meta_def.mcp_meta == NULL || event.progress != 1.0) return 1;
+    /* The OAuth fields and callback types the Swift layer sets (MCP.swift). */
+    capstan_mcp_mount_options mount_opts;
+    memset(&mount_opts, 0, sizeof mount_opts);
+    capstan_mcp_authorize_fn authorize = NULL;
+    capstan_mcp_tokens_load_fn tokens_load = NULL;
+    capstan_mcp_tokens_save_fn tokens_save = NULL;
+    mount_opts.oauth_authorize = authorize;
+    mount_opts.oauth_tokens_load = tokens_load;
+    mount_opts.oauth_tokens_save = tokens_save;
+    mount_opts.oauth_redirect_uri = "http://127.0.0.1:9/callback";
+    mount_opts.oauth_client_id = mount_opts.oauth_client_secret = mount_opts.oauth_client_metadata_url = NULL;
+    mount_opts.oauth_scopes = NULL;
+    mount_opts.oauth_user_data = NULL;
+    mount_opts.oauth_destroy = NULL;
+    if (mount_opts.oauth_redirect_uri == NULL || CAPSTAN_MCP_REDIRECT_MAX < 1 || CAPSTAN_MCP_TOKENS_MAX < 1) return 1;
     capstan_registry *reg = NULL;
     if (capstan_registry_new(NULL, &reg) != CAPSTAN_OK) return 1;
     capstan_tool_def def;

@@ -95,6 +95,121 @@ public final class McpServer: @unchecked Sendable {
     }
 }
 
+/// OAuth 2.1 for a mount over HTTP whose server asks for authorization
+/// (`McpMountOptions.oauth`; the `oauth_` fields of
+/// `capstan_mcp_mount_options`). capstan runs the flow (discovery, client
+/// registration, PKCE, the code exchange, refresh, a step-up on
+/// `insufficient_scope`); the host does what only it can. The closures run
+/// on capstan's MCP threads (possibly on several at once) and are released
+/// exactly once, after their last call, once the mount lets go of them
+/// (closed, or failed to mount).
+public struct McpOAuth: Sendable {
+    /// Shows the authorization URL to the user (opens a browser), waits for
+    /// the authorization server to send them to `redirectURI` and returns
+    /// that whole URL, with its code and state (at most
+    /// `CAPSTAN_MCP_REDIRECT_MAX` bytes). nil or "" refuses (the mount then
+    /// fails with MCP_CONNECT saying so); so does a thrown error, which the
+    /// mount's `CapstanError` names. May block, up to the connect timeout.
+    public var authorize: (@Sendable (String) throws -> String?)?
+    /// Where the user is sent back, e.g. "http://127.0.0.1:8976/callback"; required with `authorize`.
+    public var redirectURI: String?
+    /// A client registered beforehand (nil: capstan registers one), and its secret.
+    public var clientID: String?
+    public var clientSecret: String?
+    /// HTTPS URL of the host's client-id metadata document.
+    public var clientMetadataURL: String?
+    /// Space-separated scopes; nil: the server's choice.
+    public var scopes: String?
+    /// The JSON text `tokensSave` kept last; nil: none. Without the pair,
+    /// tokens live in memory for the mount's life.
+    public var tokensLoad: (@Sendable () -> String?)?
+    /// Keeps the tokens (JSON text holding secrets: the keychain); nil: forget them.
+    public var tokensSave: (@Sendable (String?) -> Void)?
+
+    public init(
+        authorize: (@Sendable (String) throws -> String?)? = nil, redirectURI: String? = nil, clientID: String? = nil,
+        clientSecret: String? = nil, clientMetadataURL: String? = nil, scopes: String? = nil,
+        tokensLoad: (@Sendable () -> String?)? = nil, tokensSave: (@Sendable (String?) -> Void)? = nil
+    ) {
+        self.authorize = authorize
+        self.redirectURI = redirectURI
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.clientMetadataURL = clientMetadataURL
+        self.scopes = scopes
+        self.tokensLoad = tokensLoad
+        self.tokensSave = tokensSave
+    }
+}
+
+/// What an OAuth closure threw, kept for the mount's error (shared with
+/// the box, which capstan may release on another thread).
+final class OAuthTrouble: @unchecked Sendable {
+    private let lock = NSLock()
+    private var first: String?
+    func note(_ what: String) {
+        lock.lock()
+        if first == nil { first = what }
+        lock.unlock()
+    }
+    var what: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return first
+    }
+}
+
+/// The host's McpOAuth as `oauth_user_data`, released by `oauthRelease`.
+final class OAuthBox: @unchecked Sendable {
+    let oauth: McpOAuth
+    let trouble: OAuthTrouble
+    init(_ oauth: McpOAuth, _ trouble: OAuthTrouble) {
+        self.oauth = oauth
+        self.trouble = trouble
+    }
+}
+
+private let oauthAuthorize: capstan_mcp_authorize_fn = { userData, url, redirect, cap in
+    guard let userData, let redirect else { return 0 }
+    let box = Unmanaged<OAuthBox>.fromOpaque(userData).takeUnretainedValue()
+    guard let authorize = box.oauth.authorize else { return 0 }
+    do {
+        guard let to = try authorize(url.map { String(cString: $0) } ?? ""), !to.isEmpty else { return 0 }
+        let bytes = Array(to.utf8)
+        guard bytes.count <= cap else {
+            box.trouble.note("the redirect URL is longer than CAPSTAN_MCP_REDIRECT_MAX")
+            return 0
+        }
+        bytes.withUnsafeBytes { UnsafeMutableRawPointer(redirect).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return bytes.count
+    } catch {
+        box.trouble.note("the authorize closure threw: \(error)")
+        return 0
+    }
+}
+
+private let oauthTokensLoad: capstan_mcp_tokens_load_fn = { userData, buf, cap in
+    guard let userData, let buf, let load = Unmanaged<OAuthBox>.fromOpaque(userData).takeUnretainedValue().oauth.tokensLoad
+    else { return 0 }
+    guard let json = load() else { return 0 }
+    let bytes = Array(json.utf8)
+    guard !bytes.isEmpty, bytes.count <= cap else { return 0 }  // too long: as none kept
+    bytes.withUnsafeBytes { UnsafeMutableRawPointer(buf).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+    return bytes.count
+}
+
+private let oauthTokensSave: capstan_mcp_tokens_save_fn = { userData, json, len in
+    guard let userData, let save = Unmanaged<OAuthBox>.fromOpaque(userData).takeUnretainedValue().oauth.tokensSave else {
+        return
+    }
+    save(len > 0 ? text(json, len) : nil)
+}
+
+private let oauthRelease: capstan_destroy_fn = { userData in
+    guard let userData else { return }
+    Unmanaged<OAuthBox>.fromOpaque(userData).release()
+}
+
 /// Options of `ToolRegistry.mountMCP` (`capstan_mcp_mount_options`): exactly
 /// one of `command` (program and arguments, run on stdio) or `url`.
 public struct McpMountOptions: Sendable {
@@ -113,6 +228,8 @@ public struct McpMountOptions: Sendable {
     public var maxReconnects: UInt32?
     public var reconnectBackoffMs: UInt32
     public var protocolVersion: String?
+    /// `url` only: OAuth 2.1 for a server that asks for it.
+    public var oauth: McpOAuth?
 
     public static func command(_ argv: [String], prefix: String? = nil) -> McpMountOptions {
         McpMountOptions(command: argv, url: nil, prefix: prefix)
@@ -125,7 +242,8 @@ public struct McpMountOptions: Sendable {
     public init(
         command: [String] = [], url: String? = nil, env: [String: String] = [:], cwd: String? = nil,
         headers: [String: String] = [:], prefix: String? = nil, connectTimeoutMs: UInt32 = 0, callTimeoutMs: UInt32 = 0,
-        maxReconnects: UInt32? = nil, reconnectBackoffMs: UInt32 = 0, protocolVersion: String? = nil
+        maxReconnects: UInt32? = nil, reconnectBackoffMs: UInt32 = 0, protocolVersion: String? = nil,
+        oauth: McpOAuth? = nil
     ) {
         self.command = command
         self.url = url
@@ -138,9 +256,13 @@ public struct McpMountOptions: Sendable {
         self.maxReconnects = maxReconnects
         self.reconnectBackoffMs = reconnectBackoffMs
         self.protocolVersion = protocolVersion
+        self.oauth = oauth
     }
 
-    func withC<R>(_ body: (UnsafePointer<capstan_mcp_mount_options>) throws -> R) rethrows -> R {
+    /// `trouble`: where the OAuth closures note what they threw. With
+    /// `oauth`, the box is handed to capstan here, which releases it exactly
+    /// once (also when the mount fails): call this once per mount attempt.
+    func withC<R>(trouble: OAuthTrouble, _ body: (UnsafePointer<capstan_mcp_mount_options>) throws -> R) rethrows -> R {
         var o = capstan_mcp_mount_options()
         o.struct_size = UInt32(MemoryLayout<capstan_mcp_mount_options>.stride)  // zeroed: the defaults
         o.connect_timeout_ms = connectTimeoutMs
@@ -156,20 +278,56 @@ public struct McpMountOptions: Sendable {
                     try withOptionalCString(cwd) { c in
                         try withOptionalCString(url) { u in
                             try withOptionalCString(prefix) { p in
-                                try withOptionalCString(protocolVersion) { v in
-                                    o.argv = argv
-                                    o.argc = argc
-                                    o.env = envp
-                                    o.env_count = envc
-                                    o.headers = hp
-                                    o.header_count = hc
-                                    o.cwd = c
-                                    o.url = u
-                                    o.prefix = p
-                                    o.protocol_version = v
-                                    return try withUnsafePointer(to: &o) { try body($0) }
+                                try withOAuthCStrings { redirect, id, secret, metadata, scopes in
+                                    o.oauth_redirect_uri = redirect
+                                    o.oauth_client_id = id
+                                    o.oauth_client_secret = secret
+                                    o.oauth_client_metadata_url = metadata
+                                    o.oauth_scopes = scopes
+                                    if let oauth {
+                                        o.oauth_authorize = oauth.authorize == nil ? nil : oauthAuthorize
+                                        o.oauth_tokens_load = oauth.tokensLoad == nil ? nil : oauthTokensLoad
+                                        o.oauth_tokens_save = oauth.tokensSave == nil ? nil : oauthTokensSave
+                                        o.oauth_user_data = Unmanaged.passRetained(OAuthBox(oauth, trouble)).toOpaque()
+                                        o.oauth_destroy = oauthRelease
+                                    }
+                                    return try withOptionalCString(protocolVersion) { v in
+                                        o.argv = argv
+                                        o.argc = argc
+                                        o.env = envp
+                                        o.env_count = envc
+                                        o.headers = hp
+                                        o.header_count = hc
+                                        o.cwd = c
+                                        o.url = u
+                                        o.prefix = p
+                                        o.protocol_version = v
+                                        return try withUnsafePointer(to: &o) { try body($0) }
+                                    }
                                 }
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension McpMountOptions {
+    /// The OAuth strings as C strings (NULL when unset), alive during `body`.
+    func withOAuthCStrings<R>(
+        _ body: (
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?
+        ) throws -> R
+    ) rethrows -> R {
+        try withOptionalCString(oauth?.redirectURI) { redirect in
+            try withOptionalCString(oauth?.clientID) { id in
+                try withOptionalCString(oauth?.clientSecret) { secret in
+                    try withOptionalCString(oauth?.clientMetadataURL) { metadata in
+                        try withOptionalCString(oauth?.scopes) { scopes in
+                            try body(redirect, id, secret, metadata, scopes)
                         }
                     }
                 }

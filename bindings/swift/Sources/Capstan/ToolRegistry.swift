@@ -369,11 +369,19 @@ public final class ToolRegistry: @unchecked Sendable {
 
     /// Mounts an MCP server's tools (a command on stdio, or a URL), named
     /// `prefix + remote name`. Connecting blocks, so it runs on a thread of its own.
+    /// With `options.oauth`, a server that asks for OAuth is authorized
+    /// through its closures; a refused or failed authorization throws
+    /// MCP_CONNECT naming the step (and what a closure threw).
     public func mountMCP(_ options: McpMountOptions) async throws -> McpMount {
         let handle = try await onOwnThread { [self] () throws -> Handle in
             var out: OpaquePointer? = nil
-            let status = options.withC { opts in capstan_mcp_mount_new(raw, opts, &out) }
-            guard status == 0, let out else { throw CapstanError.last(status) }
+            let trouble = OAuthTrouble()
+            let status = options.withC(trouble: trouble) { opts in capstan_mcp_mount_new(raw, opts, &out) }
+            guard status == 0, let out else {
+                let error = CapstanError.last(status)
+                guard let what = trouble.what else { throw error }
+                throw CapstanError(status: error.status, message: "\(error.message) (\(what))")
+            }
             return Handle(raw: out)
         }
         return McpMount(handle)
@@ -420,6 +428,20 @@ struct CallHandle: @unchecked Sendable {
     func fail(_ message: String) {
         _ = capstan_call_fail(raw, message, message.utf8.count)
     }
+
+    /// Completes the call asking for input; a refusal (the call left open)
+    /// ends it as a tool error with capstan's reason.
+    func ask(_ asked: InputRequired) {
+        let status = asked.requests.withCString { r in
+            withOptionalCString(asked.state) { s in
+                capstan_call_require_input(raw, r, asked.requests.utf8.count, s, asked.state?.utf8.count ?? 0)
+            }
+        }
+        if status == 0 || status == Int32(CAPSTAN_ERR_ALREADY_COMPLETED) || status == Int32(CAPSTAN_ERR_STALE_HANDLE) {
+            return
+        }
+        fail("the tool asked for input: \(CapstanError.last(status).message)")
+    }
 }
 
 /// How often a running tool's task checks `capstan_call_cancelled` (capstan
@@ -457,6 +479,7 @@ private let toolTrampoline: capstan_tool_fn = { userData, call in
         watcher.cancel()
         switch outcome {
         case .success(let output): handle.complete(output)
+        case .failure(let asked as InputRequired): handle.ask(asked)
         case .failure(let error): handle.fail("\(error)")
         }
     }

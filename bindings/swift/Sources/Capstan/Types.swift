@@ -453,6 +453,20 @@ public struct ToolContext: Sendable {
     /// `progressToken`. Returns false once the call has its result; throws
     /// INVALID_ARGUMENT for a value not finite, negative or not above the
     /// previous report, a negative total or a message over 4096 bytes.
+    /// What the caller gave besides the arguments, and what it can be asked
+    /// (`capstan_call_input`), as JSON text: `{"canAsk": [...]}` (the methods
+    /// a thrown `InputRequired` may ask this caller for, of
+    /// "elicitation/create", "sampling/createMessage", "roots/list"; empty
+    /// unless an MCP client calls a served tool) and, in a later round,
+    /// `"inputResponses"` (the client's answers by the keys the tool asked
+    /// with, as sent: check them) and `"requestState"` (the tool's own state
+    /// from the round before, checked untampered). "" once the call has its
+    /// result.
+    public var input: String {
+        var n = 0
+        return text(capstan_call_input(handle.raw, &n), n)
+    }
+
     @discardableResult
     public func progress(_ value: Double, total: Double = 0, message: String? = nil) throws -> Bool {
         let status = withOptionalCString(message) { m in
@@ -461,6 +475,25 @@ public struct ToolContext: Sendable {
         if status == Int32(CAPSTAN_ERR_ALREADY_COMPLETED) || status == Int32(CAPSTAN_ERR_STALE_HANDLE) { return false }
         try check(status)
         return true
+    }
+}
+
+/// Thrown by a tool body to ask its caller for input instead of answering
+/// (MCP 2026-07-28 multi round-trip requests; `capstan_call_require_input`):
+/// `requests` is the JSON text of an object of requests by key, each
+/// `{"method": "elicitation/create" | "sampling/createMessage" |
+/// "roots/list", "params": {...}}`; `state` is the tool's own text, back in
+/// the next round's `ToolContext.input` as `"requestState"` (sealed by
+/// capstan on its way through the client). Only an MCP client calling a
+/// served tool can answer, and only what it declared (`"canAsk"`); for any
+/// other caller, or requests that break a rule, the call ends as a tool
+/// error: "the tool asked for input: " and capstan's reason.
+public struct InputRequired: Error, Sendable {
+    public let requests: String
+    public let state: String?
+    public init(requests: String, state: String? = nil) {
+        self.requests = requests
+        self.state = state
     }
 }
 

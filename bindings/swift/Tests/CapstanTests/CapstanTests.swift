@@ -380,6 +380,42 @@ final class CapstanTests: XCTestCase {
         }
     }
 
+    func testACallerThatCannotAnswerGetsAToolErrorSayingWhy() async throws {
+        let registry = try ToolRegistry()
+        let seen = Counter()
+        try registry.register("greet") { (_: NoArguments, context: ToolContext) -> ToolOutput in
+            if context.input == #"{"canAsk":[]}"# { seen.add() }
+            throw InputRequired(
+                requests: #"{"name":{"method":"elicitation/create","params":{"message":"Your name?"}}}"#, state: "asked")
+        }
+        let result = try await registry.execute(#"{"id":"1","name":"greet","arguments":{}}"#)
+        XCTAssertEqual(result.first?.outcome, .toolError)
+        XCTAssertTrue(result.first?.content.contains("the tool asked for input: ") ?? false)
+        XCTAssertTrue(result.first?.content.contains("cannot be asked") ?? false)
+        XCTAssertEqual(seen.value, 1)
+    }
+
+    func testOAuthClosuresAreReleasedWhenTheOptionsAreRefused() async throws {
+        final class Probe: @unchecked Sendable {}
+        weak var released: Probe?
+        let registry = try ToolRegistry()
+        do {
+            let probe = Probe()
+            released = probe
+            // authorize without redirectURI: INVALID_ARGUMENT, and capstan lets go of the closures.
+            let oauth = McpOAuth(authorize: { _ in _ = probe; return nil })
+            do {
+                _ = try await registry.mountMCP(McpMountOptions(url: "http://127.0.0.1:9/mcp", oauth: oauth))
+                XCTFail("mounted")
+            } catch let error as CapstanError {
+                XCTAssertEqual(error.status, Int32(CAPSTAN_ERR_INVALID_ARGUMENT))
+            }
+        }
+        // capstan may let go on one of its threads, soon after: a bounded wait.
+        for _ in 0..<100 where released != nil { try await Task.sleep(nanoseconds: 50_000_000) }
+        XCTAssertNil(released)
+    }
+
     func testRuntimeShutdownJoinsTheThreadsAndCapstanGoesOn() async throws {
         do {
             let registry = try registry()
