@@ -256,6 +256,7 @@ mcp-feature-off-test:
 # build is checked by mcp-feature-off-test.
 MCP_DIR         := tests/mcp
 CONFORMANCE     := node --import ./node-compat.mjs node_modules/@modelcontextprotocol/conformance/dist/index.js
+CONFORMANCE_NEXT := node --import ./node-compat.mjs node_modules/conformance-next/dist/index.js
 # Every client scenario of the suite; those listed in the expected-failures
 # file must fail, all others must pass.
 MCP_CLIENT_SCENARIOS := initialize tools_call sse-retry auth/resource-mismatch elicitation-sep1034-client-defaults \
@@ -288,6 +289,10 @@ mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_clie
 	  echo "== conformance client $$s"; \
 	  $(CONFORMANCE) client --command "$(abspath $(BUILD)/mcp/conformance_client)" --scenario $$s \
 	    --timeout 60000 --expected-failures conformance-client-expected-failures; done
+	@echo "== conformance client, 0.2.0-alpha.12 --requirements 2026-07-28 (capstan's default version)"
+	cd $(MCP_DIR) && rm -rf results && CAPSTAN_CONFORMANCE_VERSION= $(CONFORMANCE_NEXT) client \
+	  --command "$(abspath $(BUILD)/mcp/conformance_client)" --requirements 2026-07-28 \
+	  --timeout 60000 --expected-failures conformance-next-client-expected-failures-2026-07-28
 
 # --- install and packages (issue #11) ----------------------------------------
 # `make install PREFIX=/usr/local DESTDIR=` installs the release build:

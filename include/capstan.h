@@ -2534,10 +2534,11 @@ capstan_status capstan_mcp_server_options_init(struct capstan_mcp_server_options
  * `opts->stop_timeout_ms`), or by freeing it from another thread once it
  * serves (header: "Children": it holds its own share of `reg`). Nothing
  * else may write to stdout meanwhile.
- * On POSIX, writing to a stdout whose reader is gone raises SIGPIPE, which
- * ends a process that does not ignore it: a C host serving stdio ignores it
- * (`signal(SIGPIPE, SIG_IGN)`; Rust programs already do), so that the
- * write fails with EPIPE instead.
+ * On POSIX, writing to a pipe or socket whose reader is gone raises
+ * SIGPIPE, which ends a process that does not ignore it: capstan's MCP
+ * threads (this server's, HTTP servers', mounts') block it for themselves,
+ * so such a write fails with EPIPE there, and the host's own threads keep
+ * its disposition.
  * tools/list is the registry as it is at each request, and registering or
  * unregistering a tool sends `notifications/tools/list_changed`. Calls run
  * as with `capstan_registry_execute` (validation, timeouts, approval, stats);

@@ -262,13 +262,21 @@ impl Authorization {
         let mut request =
             AuthorizationRequest::new(o.redirect_uri.clone()).with_client_name(&o.client_name);
         let mut scopes = o.scopes.clone();
-        // A step-up asks for what the 403 names on top of the host's own.
+        // A step-up asks for what the 403 names on top of what was asked
+        // before (the host's scopes, and those granted so far: SEP-2350),
+        // so that it loses none.
         if let Ok(base) = url::Url::parse(&self.url) {
             let params = WWWAuthenticateParams::parse(challenge, &base);
-            if params.is_insufficient_scope() && !scopes.is_empty() {
-                for s in params.scope.iter().flat_map(|s| s.split_whitespace()) {
-                    if !scopes.iter().any(|have| have == s) {
-                        scopes.push(s.to_owned());
+            if params.is_insufficient_scope() {
+                let granted = self.manager.lock().await.get_current_scopes().await;
+                let challenged = params
+                    .scope
+                    .iter()
+                    .flat_map(|s| s.split_whitespace())
+                    .map(str::to_owned);
+                for s in granted.into_iter().chain(challenged) {
+                    if !scopes.contains(&s) {
+                        scopes.push(s);
                     }
                 }
             }
