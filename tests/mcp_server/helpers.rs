@@ -275,3 +275,27 @@ pub(crate) fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
         (out, after.zip(before).map(|(a, b)| a.saturating_sub(b)))
     })
 }
+
+/// One stateless 2026-07-28 `tools/call` of `name` (no arguments) declaring
+/// the client `capabilities`, with `extra` params merged in (the
+/// `inputResponses` and `requestState` of a retry); the JSON-RPC answer.
+pub(crate) fn tools_call_modern(url: &str, name: &str, capabilities: Value, extra: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": {}});
+    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
+        params[k] = v;
+    }
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let body =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}).to_string();
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    let (_, _, answer) = raw_exchange(url, &headers, &body);
+    message(&answer)
+}

@@ -16,28 +16,11 @@ const ALL: &[&str] = &["elicitation", "sampling", "roots"];
 /// One stateless 2026-07-28 `tools/call` declaring `capabilities` (of
 /// elicitation, sampling, roots), with `extra` params merged in.
 fn call_modern(url: &str, name: &str, capabilities: &[&str], extra: Value) -> Value {
-    let mut declared = serde_json::Map::new();
-    for c in capabilities {
-        declared.insert((*c).into(), json!({}));
-    }
-    let mut params = json!({"name": name, "arguments": {}});
-    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-        params[k] = v;
-    }
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": declared,
-    });
-    let body =
-        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}).to_string();
-    let headers = [
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", name),
-    ];
-    let (_, _, answer) = raw_exchange(url, &headers, &body);
-    message(&answer)
+    let declared: serde_json::Map<String, Value> = capabilities
+        .iter()
+        .map(|c| ((*c).to_owned(), json!({})))
+        .collect();
+    tools_call_modern(url, name, Value::Object(declared), extra)
 }
 
 /// What `greet` saw in its rounds.

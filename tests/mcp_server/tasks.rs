@@ -510,24 +510,8 @@ fn asking_registry(asked: Arc<Asked>) -> Registry {
 
 /// A 2026-07-28 call declaring elicitation and the Tasks extension.
 fn call_asking(url: &str, name: &str, extra: Value) -> Value {
-    let mut params = json!({"name": name, "arguments": {}});
-    for (k, v) in extra.as_object().cloned().unwrap_or_default() {
-        params[k] = v;
-    }
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {TASKS: {}}},
-    });
-    let body =
-        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": params}).to_string();
-    let headers = [
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", name),
-    ];
-    let (_, _, answer) = raw_exchange(url, &headers, &body);
-    message(&answer)
+    let capabilities = json!({"elicitation": {}, "extensions": {TASKS: {}}});
+    tools_call_modern(url, name, capabilities, extra)
 }
 
 /// Polls `tasks/get` until the task is `status`; returns what it said.
