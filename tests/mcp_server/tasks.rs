@@ -665,3 +665,34 @@ fn a_tool_that_asks_inside_its_callback_is_answered_directly_and_becomes_a_task_
     );
     assert!(server.stop());
 }
+
+/// A task's tool that asks again every round (here with a state alone, no
+/// request for the client) is run at most 10 rounds: then the task
+/// completes with a tool error saying capstan gave up.
+#[test]
+fn a_task_that_asks_round_after_round_ends_with_a_tool_error_after_ten_rounds() {
+    let reg = Registry::default();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let tool = def(
+        "again",
+        json!({"type": "object"}),
+        deferred(move |call| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            if let Err(e) = call.require_input(json!({}), Some("again".into())) {
+                call.fail(format!("could not ask: {e}")).unwrap();
+            }
+        }),
+    );
+    reg.register_with_mcp(tool, support("optional")).unwrap();
+    let server = HttpServer::start(&reg, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let id = task_id(&call_asking(url, "again", json!({})));
+    let done = settled(url, &id);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(text.contains("capstan gave up"), "{done}");
+    assert_eq!(runs.load(Ordering::SeqCst), 11);
+    assert!(server.stop());
+}
