@@ -326,12 +326,24 @@ type MountProblem struct {
 
 // MountInfo is a mount's state.
 type MountInfo struct {
-	Connected  bool              `json:"connected"`
-	Tools      map[string]string `json:"tools"` // local name: remote name
-	Problems   []MountProblem    `json:"problems"`
-	Reconnects int               `json:"reconnects"` // successful reconnects so far
-	GaveUp     bool              `json:"gave_up"`    // the reconnect attempts ran out
-	LastError  string            `json:"last_error"`
+	// What the last connection negotiated: the protocol version, its era
+	// ("modern": stateless, 2026-07-28 and later; "legacy": initialize and
+	// a session) and the server as it named itself (nil before a connection).
+	ProtocolVersion string            `json:"protocol_version"`
+	Era             string            `json:"era"`
+	Server          *ServerInfo       `json:"server"`
+	Connected       bool              `json:"connected"`
+	Tools           map[string]string `json:"tools"` // local name: remote name
+	Problems        []MountProblem    `json:"problems"`
+	Reconnects      int               `json:"reconnects"` // successful reconnects so far
+	GaveUp          bool              `json:"gave_up"`    // the reconnect attempts ran out
+	LastError       string            `json:"last_error"`
+}
+
+// ServerInfo is the name and version a mounted server gave.
+type ServerInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
 }
 
 // Info returns the mount's state. ErrStaleHandle after Close.

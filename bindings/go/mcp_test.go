@@ -63,6 +63,10 @@ func TestServeAndMountOverHTTP(t *testing.T) {
 	if err != nil || !info.Connected || info.Tools["remote_add"] != "add" || len(info.Problems) != 0 {
 		t.Fatalf("info %+v %v", info, err)
 	}
+	// capstan's server and mount speak 2026-07-28 by default.
+	if info.Era != "modern" || info.ProtocolVersion != "2026-07-28" || info.Server == nil || info.Server.Name == "" {
+		t.Fatalf("negotiated %q %q %+v", info.Era, info.ProtocolVersion, info.Server)
+	}
 	if r := execOne(t, client, call("1", "remote_add", `{"a":2,"b":3}`)); r.Outcome != capstan.OutcomeOK || r.Content != "5" {
 		t.Fatalf("%+v", r)
 	}
