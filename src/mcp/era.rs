@@ -118,15 +118,21 @@ pub(crate) fn accepted_filter(requested: &SubscriptionFilter) -> Option<Subscrip
 /// Serves one `subscriptions/listen` stream: a `tools/list_changed` on it
 /// after each batch of registry changes (`changes` counts them), until the
 /// client cancels the request or closes the stream, or the server stops
-/// (then the stream ends with its final result).
+/// (then the stream ends with its final result). `from`: the count when the
+/// listen was acknowledged; changes since then are announced at once (the
+/// client may have changed the registry right after the acknowledgement).
 pub(crate) async fn listen(
     context: SubscriptionContext,
     mut changes: watch::Receiver<u64>,
+    from: Option<u64>,
     stopping: CancellationToken,
 ) -> Result<(), ErrorData> {
-    changes.mark_unchanged();
+    let missed = from.is_some_and(|f| *changes.borrow_and_update() != f);
     if context.accepted().tools_list_changed != Some(true) {
         context.cancelled().await;
+        return Ok(());
+    }
+    if missed && context.sink().notify_tool_list_changed().await.is_err() {
         return Ok(());
     }
     loop {

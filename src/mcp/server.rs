@@ -200,6 +200,10 @@ struct State {
     /// Batches of registry changes announced so far: each modern client's
     /// `subscriptions/listen` stream watches it (`era::listen`).
     changes: tokio::sync::watch::Sender<u64>,
+    /// The count of `changes` when a `subscriptions/listen` was accepted
+    /// (the lowest, if several were at once): rmcp acknowledges a listen
+    /// before `listen` runs, and a change in between is owed to it.
+    listen_from: Mutex<Option<u64>>,
     /// Cancelled by `stop`: calls in flight are cancelled, new ones refused.
     stopping: CancellationToken,
     in_flight: AtomicUsize,
@@ -401,12 +405,17 @@ impl ServerHandler for Bridge {
         &self,
         requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
+        let now = *self.0.changes.borrow();
+        if let Ok(mut from) = self.0.listen_from.lock() {
+            *from = Some(from.map_or(now, |f| f.min(now)));
+        }
         super::era::accepted_filter(requested)
     }
 
     async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
         let changes = self.0.changes.subscribe();
-        super::era::listen(context, changes, self.0.stopping.clone()).await
+        let from = self.0.listen_from.lock().ok().and_then(|mut f| f.take());
+        super::era::listen(context, changes, from, self.0.stopping.clone()).await
     }
 
     /// For rmcp's check of `Mcp-Param-*` headers against the tool's
@@ -525,6 +534,7 @@ fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>
         peers: Mutex::new(Vec::new()),
         changed,
         changes: tokio::sync::watch::Sender::new(0),
+        listen_from: Mutex::new(None),
         stopping: CancellationToken::new(),
         in_flight: AtomicUsize::new(0),
         idle: Notify::new(),
