@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <csignal>
 
 #include "check.hpp"
 #include "http.hpp"

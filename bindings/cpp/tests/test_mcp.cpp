@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <string>
 
-#include <csignal>
 
 #include "check.hpp"
 #include "http.hpp"

@@ -232,13 +232,10 @@ fn lend_input(
     let mut capabilities = json!({
         "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
     });
-    for method in &input.can_ask {
-        let key = match *method {
-            "elicitation/create" => "elicitation",
-            "sampling/createMessage" => "sampling",
-            _ => "roots",
-        };
-        capabilities[key] = json!({});
+    for (method, capability) in crate::input::METHODS {
+        if input.can_ask.contains(&method) {
+            capabilities[capability] = json!({});
+        }
     }
     let mut meta = rmcp::model::RequestMetaObject::default();
     if let Ok(capabilities) = serde_json::from_value(capabilities) {

@@ -264,13 +264,9 @@ impl State {
         )));
         let mut rx = rx;
         let escalate = async {
-            if may_be_task {
-                tokio::select! {
-                    _ = deferred.1.notified() => {}
-                    _ = tokio::time::sleep(TASK_AFTER) => {}
-                }
-            } else {
-                std::future::pending::<()>().await;
+            tokio::select! {
+                _ = deferred.1.notified() => {}
+                _ = tokio::time::sleep(TASK_AFTER) => {}
             }
         };
         let result = tokio::select! {
@@ -286,7 +282,7 @@ impl State {
                 batch.cancel();
                 rx.await
             }
-            _ = escalate => {
+            _ = escalate, if may_be_task => {
                 // A result that came in meanwhile is handed over with it.
                 let rx = match rx.try_recv() {
                     Ok(result) => ready(result),
