@@ -885,4 +885,58 @@ mod with_mcp {
         let text = err.to_string();
         assert!(text.contains("client-credentials grant"), "{text}");
     }
+
+    /// A store that only loads (tokens an earlier mount kept): once the
+    /// mount refreshed them it uses the refreshed ones, not the expired
+    /// ones the host would still hand back, and never asks the user again.
+    #[test]
+    fn a_store_that_only_loads_gives_the_first_tokens_and_the_mount_keeps_the_refreshed_ones() {
+        #[derive(Default)]
+        struct Kept(std::sync::Mutex<Option<String>>);
+        impl TokenStore for Kept {
+            fn load(&self) -> Option<String> {
+                self.0.lock().unwrap().clone()
+            }
+            fn save(&self, json: Option<&str>) {
+                *self.0.lock().unwrap() = json.map(str::to_owned);
+            }
+        }
+        struct LoadOnly(Option<String>);
+        impl TokenStore for LoadOnly {
+            fn load(&self) -> Option<String> {
+                self.0.clone()
+            }
+            fn save(&self, _: Option<&str>) {}
+        }
+        let (_server, url) = oauth_server(2);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let kept = Arc::new(Kept::default());
+        let reg = Registry::default();
+        let mut options = oauth_mount(&url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.store = Some(kept.clone());
+        }
+        let mount = Mount::connect(&reg, options).expect("mount");
+        mount.unmount();
+        let first = kept.0.lock().unwrap().clone();
+        assert!(first.is_some());
+        let reg = Registry::default();
+        let mut options = oauth_mount(&url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.store = Some(Arc::new(LoadOnly(first)));
+        }
+        let mount = Mount::connect(&reg, options).expect("mount");
+        for _ in 0..2 {
+            std::thread::sleep(Duration::from_millis(2500));
+            let r = call(&reg, "o_whoami", json!({}));
+            assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        }
+        mount.unmount();
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
+        assert!(
+            stats["refresh_grants"].as_u64().is_some_and(|n| n >= 2),
+            "{stats}"
+        );
+    }
 }

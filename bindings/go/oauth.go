@@ -59,10 +59,10 @@ type OAuth struct {
 	// authorization). SaveTokens keeps tokens (JSON text with the access
 	// and refresh tokens and the client id: a secret, keep it as one) for
 	// LoadTokens; nil tokens: forget what was kept. Both are called on
-	// capstan's MCP threads. Neither: tokens live in memory for the mount's
-	// life, and a new mount authorizes again. Only one: the mount keeps
-	// what it saved in memory too (LoadTokens alone gives the first
-	// tokens; SaveTokens alone is told of each change).
+	// capstan's MCP threads. Either way the mount keeps the tokens it got in
+	// memory for its life (LoadTokens gives a new mount its first tokens;
+	// SaveTokens is told of each change); neither: a new mount authorizes
+	// again.
 	LoadTokens func() []byte
 	SaveTokens func(tokens []byte)
 }
@@ -75,11 +75,6 @@ type oauthHooks struct {
 
 	mu      sync.Mutex
 	refusal error // why Authorize refused last, for MountMCP's error
-	// The tokens saved last, and whether any were, for a host that gave
-	// only one of LoadTokens and SaveTokens: capstan, given either
-	// callback, keeps tokens only through them.
-	memory []byte
-	saved  bool
 }
 
 // Live OAuth handles, and destroys of a handle already released (a capstan
@@ -156,11 +151,7 @@ func (h *oauthHooks) authorize(authURL string, redirect []byte) (n C.size_t) {
 	return C.size_t(copy(redirect, url))
 }
 
-// pair says whether the host keeps the tokens both ways.
-func (h *oauthHooks) pair() bool { return h.o.LoadTokens != nil && h.o.SaveTokens != nil }
-
-// load copies the stored tokens into capstan's room: LoadTokens' answer,
-// or, without the pair, what this mount saved since; 0: nothing (tokens
+// load copies LoadTokens' answer into capstan's room; 0: nothing (tokens
 // larger than the room are as good as none: capstan authorizes again).
 func (h *oauthHooks) load(buf []byte) (n C.size_t) {
 	defer func() {
@@ -168,15 +159,10 @@ func (h *oauthHooks) load(buf []byte) (n C.size_t) {
 			n = 0
 		}
 	}()
-	var tokens []byte
-	h.mu.Lock()
-	memory, saved := h.memory, h.saved
-	h.mu.Unlock()
-	if saved && !h.pair() {
-		tokens = memory
-	} else if h.o.LoadTokens != nil {
-		tokens = h.o.LoadTokens()
+	if h.o.LoadTokens == nil {
+		return 0
 	}
+	tokens := h.o.LoadTokens()
 	if len(tokens) > len(buf) {
 		return 0
 	}
@@ -184,11 +170,6 @@ func (h *oauthHooks) load(buf []byte) (n C.size_t) {
 }
 
 func (h *oauthHooks) save(tokens []byte) {
-	if !h.pair() {
-		h.mu.Lock()
-		h.memory, h.saved = tokens, true
-		h.mu.Unlock()
-	}
 	if h.o.SaveTokens != nil {
 		defer func() { _ = recover() }()
 		h.o.SaveTokens(tokens)

@@ -119,26 +119,28 @@ pub struct Authorization {
 }
 
 /// Adapts the host's `TokenStore` (JSON text) to rmcp's credential store.
-/// The tokens are also kept in memory for the mount's life: a host that
-/// gives only a save (or only a load) still has its mount use the tokens
-/// it got, as without a store.
+/// Once the mount has saved (or forgotten) tokens, it reads them back from
+/// memory: they are the newest it has, whether the host gave a load, a
+/// save or both; before that it asks the host's load (tokens of an earlier
+/// mount).
 #[derive(Clone)]
 struct HostStore {
     host: Arc<dyn TokenStore>,
-    memory: Arc<std::sync::Mutex<Option<String>>>,
+    /// What this mount saved last (`Some(None)`: forgot); `None`: nothing yet.
+    saved: Arc<std::sync::Mutex<Option<Option<String>>>>,
 }
 
 impl HostStore {
     fn new(host: Arc<dyn TokenStore>) -> HostStore {
         HostStore {
             host,
-            memory: Arc::default(),
+            saved: Arc::default(),
         }
     }
 
     fn remember(&self, json: Option<&str>) {
-        if let Ok(mut m) = self.memory.lock() {
-            *m = json.map(str::to_owned);
+        if let Ok(mut saved) = self.saved.lock() {
+            *saved = Some(json.map(str::to_owned));
         }
     }
 }
@@ -146,11 +148,16 @@ impl HostStore {
 #[async_trait::async_trait]
 impl CredentialStore for HostStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        let store = self.host.clone();
-        let text = tokio::task::spawn_blocking(move || store.load())
-            .await
-            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
-        let text = text.or_else(|| self.memory.lock().ok().and_then(|m| m.clone()));
+        let saved = self.saved.lock().ok().and_then(|s| s.clone());
+        let text = match saved {
+            Some(text) => text,
+            None => {
+                let store = self.host.clone();
+                tokio::task::spawn_blocking(move || store.load())
+                    .await
+                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            }
+        };
         // Unreadable stored tokens are as good as none: authorize again.
         Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
     }
@@ -265,19 +272,11 @@ impl Authorization {
         // A step-up asks for what the 403 names on top of what was asked
         // before (the host's scopes, and those granted so far: SEP-2350),
         // so that it loses none.
-        if let Ok(base) = url::Url::parse(&self.url) {
-            let params = WWWAuthenticateParams::parse(challenge, &base);
-            if params.is_insufficient_scope() {
-                let granted = self.manager.lock().await.get_current_scopes().await;
-                let challenged = params
-                    .scope
-                    .iter()
-                    .flat_map(|s| s.split_whitespace())
-                    .map(str::to_owned);
-                for s in granted.into_iter().chain(challenged) {
-                    if !scopes.contains(&s) {
-                        scopes.push(s);
-                    }
+        if let Some((true, challenged)) = self.challenge_scopes(challenge) {
+            let granted = self.manager.lock().await.get_current_scopes().await;
+            for s in granted.into_iter().chain(challenged) {
+                if !scopes.contains(&s) {
+                    scopes.push(s);
                 }
             }
         }
@@ -321,6 +320,20 @@ impl Authorization {
 }
 
 impl Authorization {
+    /// What a refusal's `WWW-Authenticate` challenge says: whether it is a
+    /// step-up (403 `insufficient_scope`), and the scopes it names.
+    fn challenge_scopes(&self, challenge: &str) -> Option<(bool, Vec<String>)> {
+        let base = url::Url::parse(&self.url).ok()?;
+        let params = WWWAuthenticateParams::parse(challenge, &base);
+        let scopes = params
+            .scope
+            .iter()
+            .flat_map(|s| s.split_whitespace())
+            .map(str::to_owned)
+            .collect();
+        Some((params.is_insufficient_scope(), scopes))
+    }
+
     /// The client-credentials grant (SEP-1046; OAuth 2.1 section 4.2): a
     /// pre-registered client with no user gets its tokens from the token
     /// endpoint with its id and secret (HTTP Basic when that is the only
@@ -342,15 +355,10 @@ impl Authorization {
         manager.set_metadata(resolution.metadata);
         let mut scopes = o.scopes.clone();
         if scopes.is_empty() {
-            if let Ok(base) = url::Url::parse(&self.url) {
-                let params = WWWAuthenticateParams::parse(challenge, &base);
-                scopes = params
-                    .scope
-                    .iter()
-                    .flat_map(|s| s.split_whitespace())
-                    .map(str::to_owned)
-                    .collect();
-            }
+            scopes = self
+                .challenge_scopes(challenge)
+                .map(|(_, challenged)| challenged)
+                .unwrap_or_default();
         }
         let config = ClientCredentialsConfig::ClientSecret {
             client_id: client_id.to_owned(),
