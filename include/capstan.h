@@ -2602,7 +2602,9 @@ void capstan_mcp_server_free(struct capstan_mcp_server *server);
  * HTTP URL) and registers its tools in a registry until
  * capstan_mcp_mount_free. A server over HTTP that asks for OAuth is
  * authorized through the host's callbacks (capstan_mcp_authorize_fn, and
- * optionally a token store).
+ * optionally a token store). What a server asks while running a tool
+ * (elicitation, sampling, roots) the host answers through
+ * capstan_mcp_input_fn.
  * ======================================================================== */
 
 /**
@@ -2649,6 +2651,52 @@ typedef void (*capstan_mcp_tokens_save_fn)(void *user_data,
  * The room `capstan_mcp_tokens_load_fn` gets for the stored tokens.
  */
 #define CAPSTAN_MCP_TOKENS_MAX 65536
+
+/**
+ * Answers a request a mounted server made: `method` ("elicitation/create",
+ * "sampling/createMessage" or "roots/list") with `params` (JSON text,
+ * `params_len` bytes, NUL-terminated as well), for a call of the mounted
+ * tool `tool` (its local name; NULL for an older server's request made
+ * mid-call, which names no call). Copies the method's result as JSON
+ * text into `answer` (at most `answer_cap` = `CAPSTAN_MCP_INPUT_ANSWER_MAX`
+ * bytes, NUL not needed) and returns its length: an `ElicitResult`
+ * (`{"action": "accept", "content": {...}}`, `"decline"` or `"cancel"`;
+ * the requested schema's defaults are filled in for fields an accepted
+ * answer leaves out), a `CreateMessageResult` or a `ListRootsResult`.
+ * 0, or an answer that is not the method's result, gives no answer: the
+ * call fails as a tool error saying why (an older server's request gets
+ * a JSON-RPC error). May block (a user answering): capstan stops waiting
+ * when the call ends (timeout, cancelled) or, for an older server's
+ * request, after an hour. Runs on a blocking thread of capstan's MCP
+ * runtime; it must not free the mount.
+ */
+typedef size_t (*capstan_mcp_input_fn)(void *user_data,
+                                       const char *tool,
+                                       const char *method,
+                                       const char *params,
+                                       size_t params_len,
+                                       char *answer,
+                                       size_t answer_cap);
+
+/**
+ * The room `capstan_mcp_input_fn` gets for its answer.
+ */
+#define CAPSTAN_MCP_INPUT_ANSWER_MAX (1 << 20)
+
+/**
+ * `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
+ */
+#define CAPSTAN_MCP_INPUT_ELICITATION 1
+
+/**
+ * `capstan_mcp_mount_options.input_methods`: `sampling/createMessage`.
+ */
+#define CAPSTAN_MCP_INPUT_SAMPLING 2
+
+/**
+ * `capstan_mcp_mount_options.input_methods`: `roots/list`.
+ */
+#define CAPSTAN_MCP_INPUT_ROOTS 4
 
 /**
  * Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`
@@ -2812,10 +2860,38 @@ typedef struct capstan_mcp_mount_options {
    * its timeout, when that call returns.
    */
   capstan_destroy_fn oauth_destroy;
+  /**
+   * The host's answers to what the server asks while running a tool
+   * (NULL: the mount answers nothing, and declares nothing). Called for
+   * each request of the methods in `input_methods`, declared to the
+   * server as the client's capabilities: a 2026-07-28 server asks with
+   * an `InputRequiredResult` (the mount answers every request, then
+   * calls the tool again with the answers and the server's state, up to
+   * 10 rounds a call); an older server sends its requests mid-call. A
+   * call from an MCP client of capstan's own server (a gateway) passes
+   * the requests on to that client instead.
+   */
+  capstan_mcp_input_fn input_answer;
+  /**
+   * The methods `input_answer` answers: `CAPSTAN_MCP_INPUT_ELICITATION`,
+   * `CAPSTAN_MCP_INPUT_SAMPLING`, `CAPSTAN_MCP_INPUT_ROOTS`, or'ed; at
+   * least one with `input_answer`.
+   */
+  uint32_t input_methods;
+  /**
+   * Passed to `input_answer` and to `input_destroy`.
+   */
+  void *input_user_data;
+  /**
+   * Called exactly once with `input_user_data` (may be NULL), once the
+   * mount lets go of `input_answer` and its last call returned, as
+   * `oauth_destroy` is.
+   */
+  capstan_destroy_fn input_destroy;
 } capstan_mcp_mount_options;
 
 /** Initializes a capstan_mcp_mount_options (set argv or url after). */
-#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL}
 
 /**
  * Fills `*opts` as `CAPSTAN_MCP_MOUNT_OPTIONS_INIT` does (no server set

@@ -129,7 +129,65 @@ pub struct capstan_mcp_mount_options {
     /// one of capstan's MCP threads; if an `oauth_authorize` call outlived
     /// its timeout, when that call returns.
     pub oauth_destroy: capstan_destroy_fn,
+    /// The host's answers to what the server asks while running a tool
+    /// (NULL: the mount answers nothing, and declares nothing). Called for
+    /// each request of the methods in `input_methods`, declared to the
+    /// server as the client's capabilities: a 2026-07-28 server asks with
+    /// an `InputRequiredResult` (the mount answers every request, then
+    /// calls the tool again with the answers and the server's state, up to
+    /// 10 rounds a call); an older server sends its requests mid-call. A
+    /// call from an MCP client of capstan's own server (a gateway) passes
+    /// the requests on to that client instead.
+    pub input_answer: capstan_mcp_input_fn,
+    /// The methods `input_answer` answers: `CAPSTAN_MCP_INPUT_ELICITATION`,
+    /// `CAPSTAN_MCP_INPUT_SAMPLING`, `CAPSTAN_MCP_INPUT_ROOTS`, or'ed; at
+    /// least one with `input_answer`.
+    pub input_methods: u32,
+    /// Passed to `input_answer` and to `input_destroy`.
+    pub input_user_data: *mut c_void,
+    /// Called exactly once with `input_user_data` (may be NULL), once the
+    /// mount lets go of `input_answer` and its last call returned, as
+    /// `oauth_destroy` is.
+    pub input_destroy: capstan_destroy_fn,
 }
+
+/// Answers a request a mounted server made: `method` ("elicitation/create",
+/// "sampling/createMessage" or "roots/list") with `params` (JSON text,
+/// `params_len` bytes, NUL-terminated as well), for a call of the mounted
+/// tool `tool` (its local name; NULL for an older server's request made
+/// mid-call, which names no call). Copies the method's result as JSON
+/// text into `answer` (at most `answer_cap` = `CAPSTAN_MCP_INPUT_ANSWER_MAX`
+/// bytes, NUL not needed) and returns its length: an `ElicitResult`
+/// (`{"action": "accept", "content": {...}}`, `"decline"` or `"cancel"`;
+/// the requested schema's defaults are filled in for fields an accepted
+/// answer leaves out), a `CreateMessageResult` or a `ListRootsResult`.
+/// 0, or an answer that is not the method's result, gives no answer: the
+/// call fails as a tool error saying why (an older server's request gets
+/// a JSON-RPC error). May block (a user answering): capstan stops waiting
+/// when the call ends (timeout, cancelled) or, for an older server's
+/// request, after an hour. Runs on a blocking thread of capstan's MCP
+/// runtime; it must not free the mount.
+pub type capstan_mcp_input_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        tool: *const c_char,
+        method: *const c_char,
+        params: *const c_char,
+        params_len: usize,
+        answer: *mut c_char,
+        answer_cap: usize,
+    ) -> usize,
+>;
+
+/// The room `capstan_mcp_input_fn` gets for its answer.
+pub const CAPSTAN_MCP_INPUT_ANSWER_MAX: usize = 1 << 20;
+
+/// `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
+pub const CAPSTAN_MCP_INPUT_ELICITATION: u32 = 1;
+/// `capstan_mcp_mount_options.input_methods`: `sampling/createMessage`.
+pub const CAPSTAN_MCP_INPUT_SAMPLING: u32 = 2;
+/// `capstan_mcp_mount_options.input_methods`: `roots/list`.
+pub const CAPSTAN_MCP_INPUT_ROOTS: u32 = 4;
 
 /// The host's part of an OAuth authorization: show `authorization_url`
 /// (NUL-terminated) to the user (open a browser, print it), wait for the
@@ -260,8 +318,10 @@ mod imp {
     ) -> Result<MountOptions, Fail> {
         non_null(opts, "opts")?;
         let o = read_options(opts, MOUNT_OPTIONS_V1, "opts")?.ok_or(Fail::Null("opts"))?;
-        // First, so that oauth_destroy runs once whatever fails below.
+        // First, so that oauth_destroy and input_destroy run once whatever
+        // fails below.
         let oauth = oauth(&o, !o.url.is_null());
+        let input = input(&o);
         let argv = list(o.argv, o.argc, "opts.argv")?;
         let url = c_text(o.url, "opts.url")?;
         let endpoint = match (argv.is_empty(), url) {
@@ -308,7 +368,93 @@ mod imp {
             options.reconnect_backoff = Duration::from_millis(u64::from(o.reconnect_backoff_ms));
         }
         options.oauth = oauth?;
+        options.input = input?;
         Ok(options)
+    }
+
+    impl crate::mcp::client::AnswerInput for OwnedHostFn<capstan_mcp_input_fn> {
+        fn answer(
+            &self,
+            tool: Option<&str>,
+            method: &str,
+            params: &serde_json::Value,
+        ) -> Result<serde_json::Value, String> {
+            let Some(answer) = self.f else {
+                return Err("no input_answer callback".into());
+            };
+            let nul = |text: &str, what: &str| {
+                std::ffi::CString::new(text).map_err(|_| format!("the {what} holds a NUL"))
+            };
+            let tool = tool.map(|t| nul(t, "tool name")).transpose()?;
+            let method_c = nul(method, "method")?;
+            let params_text = params.to_string();
+            let params_len = params_text.len();
+            let params_c = nul(&params_text, "params")?;
+            let mut buf = vec![0u8; CAPSTAN_MCP_INPUT_ANSWER_MAX];
+            // SAFETY: the host's callback, given NUL-terminated text that
+            // outlives the call and room it may fill.
+            let n = unsafe {
+                answer(
+                    self.user_data,
+                    tool.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
+                    method_c.as_ptr(),
+                    params_c.as_ptr(),
+                    params_len,
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                )
+            };
+            match n {
+                0 => Err(format!(
+                    "the host gave no answer to {method} (input_answer returned 0)"
+                )),
+                n if n > buf.len() => Err(format!(
+                    "input_answer returned {n} bytes for {method}, more than \
+                     CAPSTAN_MCP_INPUT_ANSWER_MAX"
+                )),
+                n => serde_json::from_slice(&buf[..n])
+                    .map_err(|e| format!("the host's answer to {method} is not JSON: {e}")),
+            }
+        }
+    }
+
+    /// The host's input answerer, owned at once (so that `input_destroy`
+    /// runs once whatever fails), and its methods checked.
+    unsafe fn input(
+        o: &capstan_mcp_mount_options,
+    ) -> Result<Option<crate::mcp::client::HostInput>, Fail> {
+        let host = Arc::new(OwnedHostFn::new(
+            o.input_answer,
+            o.input_user_data,
+            o.input_destroy,
+        ));
+        if o.input_answer.is_none() {
+            if o.input_methods != 0 {
+                return Err(Fail::BadArgument(
+                    "opts.input_methods is set without opts.input_answer".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        let all =
+            CAPSTAN_MCP_INPUT_ELICITATION | CAPSTAN_MCP_INPUT_SAMPLING | CAPSTAN_MCP_INPUT_ROOTS;
+        if o.input_methods == 0 || o.input_methods & !all != 0 {
+            return Err(Fail::BadArgument(format!(
+                "opts.input_methods {:#x} is not one or more of CAPSTAN_MCP_INPUT_ELICITATION, \
+                 CAPSTAN_MCP_INPUT_SAMPLING and CAPSTAN_MCP_INPUT_ROOTS",
+                o.input_methods
+            )));
+        }
+        let methods: Vec<&str> = [
+            (CAPSTAN_MCP_INPUT_ELICITATION, "elicitation/create"),
+            (CAPSTAN_MCP_INPUT_SAMPLING, "sampling/createMessage"),
+            (CAPSTAN_MCP_INPUT_ROOTS, "roots/list"),
+        ]
+        .into_iter()
+        .filter(|(bit, _)| o.input_methods & bit != 0)
+        .map(|(_, method)| method)
+        .collect();
+        Ok(Some(crate::mcp::client::HostInput::new(&methods, host)?))
     }
 
     /// The host's OAuth callbacks, kept until the last holder lets go
@@ -514,9 +660,11 @@ pub unsafe extern "C" fn capstan_mcp_mount_new(
         #[cfg(not(feature = "mcp"))]
         {
             let _ = reg;
-            // The host handed oauth_user_data over: release it, once.
+            // The host handed oauth_user_data and input_user_data over:
+            // release them, once.
             if let Ok(Some(o)) = read_options(opts, MOUNT_OPTIONS_V1, "opts") {
                 destroy_now(o.oauth_user_data, o.oauth_destroy);
+                destroy_now(o.input_user_data, o.input_destroy);
             }
             non_null(out, "out")?;
             Err(unsupported())

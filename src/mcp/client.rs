@@ -34,10 +34,12 @@ use crate::exec::{Handler, ToolDef};
 use crate::registry::{check_name, Registry};
 use crate::tool::ToolFlags;
 
+mod answer;
 mod connection;
 mod forward;
 mod supervise;
 
+pub use answer::{AnswerInput, HostInput};
 use connection::*;
 use forward::*;
 use supervise::*;
@@ -84,6 +86,11 @@ pub struct MountOptions {
     /// OAuth for an HTTP endpoint that asks for it (`oauth`); None: a 401
     /// fails the connection.
     pub oauth: Option<super::oauth::OAuthOptions>,
+    /// The host answering what the server asks (`answer`): declared to the
+    /// server as the client's capabilities. None: the mount declares none,
+    /// and a request reaches only an MCP client of capstan's own server
+    /// that made the call.
+    pub input: Option<HostInput>,
 }
 
 /// Reconnect attempts in a row by default: with the default backoff they
@@ -112,6 +119,7 @@ impl MountOptions {
             reconnect_backoff: Duration::from_millis(200),
             protocol_version: None,
             oauth: None,
+            input: None,
         }
     }
 }

@@ -65,6 +65,7 @@ pub struct Tool {
 
 impl Tool {
     /// Whether the tool may run as an MCP task (`execution.taskSupport`).
+    #[cfg(feature = "mcp")]
     pub(crate) fn task_support(&self) -> crate::tool_meta::TaskSupport {
         self.mcp.task_support()
     }

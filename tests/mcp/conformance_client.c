@@ -115,6 +115,21 @@ static const char *json_after(const char *text, const char *key, size_t *len) {
     return NULL;
 }
 
+/* The scenarios' elicitation requests (SEP-2322's rounds, SEP-1034's
+ * defaults): the "user" accepts without filling anything in, and capstan
+ * fills in the requested schema's defaults. */
+static size_t answer(void *user_data, const char *tool, const char *method, const char *params,
+                     size_t params_len, char *out, size_t cap) {
+    (void)user_data;
+    (void)params;
+    (void)params_len;
+    static const char accept[] = "{\"action\":\"accept\",\"content\":{}}";
+    printf("asked %s for %s\n", method, tool ? tool : "(no call)");
+    if (strcmp(method, "elicitation/create") != 0 || cap < sizeof accept - 1) return 0;
+    memcpy(out, accept, sizeof accept - 1);
+    return sizeof accept - 1;
+}
+
 static int fail(const char *what, capstan_status st) {
     char msg[1024];
     capstan_error_message(msg, sizeof msg);
@@ -167,6 +182,8 @@ int main(int argc, char **argv) {
     opts.oauth_client_metadata_url = "https://conformance-test.local/client-metadata.json";
     opts.oauth_client_id = context_value("client_id", client_id, sizeof client_id);
     opts.oauth_client_secret = context_value("client_secret", client_secret, sizeof client_secret);
+    opts.input_answer = answer;
+    opts.input_methods = CAPSTAN_MCP_INPUT_ELICITATION;
     if (strncmp(scenario, "auth/client-credentials", 23) == 0) {
         /* Machine to machine: no user, a client id and secret (SEP-1046). */
         opts.oauth_authorize = NULL;
@@ -236,6 +253,17 @@ int main(int argc, char **argv) {
         rc = call(reg, "{\"id\":\"1\",\"name\":\"test_reconnection\",\"arguments\":{}}");
     } else if (strcmp(scenario, "elicitation-sep1034-client-defaults") == 0) {
         rc = call(reg, "{\"id\":\"1\",\"name\":\"test_client_elicitation_defaults\",\"arguments\":{}}");
+    } else if (strcmp(scenario, "sep-2322-client-request-state") == 0) {
+        /* Two tools that ask (with and without a requestState), one between
+         * them that must see nothing of their rounds, one whose result has
+         * no resultType (complete). */
+        const char *tools[] = {"test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state",
+                               "test_mrtr_no_result_type"};
+        for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+            char one[128];
+            snprintf(one, sizeof one, "{\"id\":\"1\",\"name\":\"%s\",\"arguments\":{}}", tools[i]);
+            rc |= call(reg, one);
+        }
     } else if (strncmp(scenario, "auth/", 5) == 0) {
         /* The auth servers' one tool; a step-up scenario refuses it until
          * the client asks for more scopes. */

@@ -4,7 +4,9 @@
  * unmount with calls in flight, unmount twice and NULL, and unmount after
  * the registry was freed; OAuth mounts of tests/mcp/oauth_server.py (beside
  * it) through the host callbacks: authorized, tokens saved, a refusal, each
- * oauth_destroy run once. Every wait is bounded by the tools' timeouts.
+ * oauth_destroy run once; a served tool that asks for input, answered by a
+ * mount's host through input_answer (both protocol eras, a refusal, bad
+ * options, input_destroy run once). Every wait is bounded by the tools' timeouts.
  * POSIX sockets and popen for the OAuth part: this runs on Linux only. */
 #define _POSIX_C_SOURCE 200809L
 #include <netdb.h>
@@ -307,6 +309,137 @@ static void test_oauth_mounts_through_the_host_callbacks(void) {
     pclose(server);
 }
 
+/* A served tool that asks for a name (elicitation) until it gets one. */
+static void ask_name(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *input = capstan_call_input(call, NULL);
+    const char *name = input ? strstr(input, "\"name\":\"") : NULL;
+    if (name == NULL) {
+        const char *ask = "{\"who\":{\"method\":\"elicitation/create\",\"params\":{\"message\":"
+                          "\"Your name?\",\"requestedSchema\":{\"type\":\"object\",\"properties\":"
+                          "{\"name\":{\"type\":\"string\"},\"mood\":{\"type\":\"string\","
+                          "\"default\":\"fine\"}}}}}}";
+        if (capstan_call_require_input(call, ask, CAPSTAN_NTS, "s1", CAPSTAN_NTS) != CAPSTAN_OK)
+            capstan_call_fail(call, "could not ask", CAPSTAN_NTS);
+        return;
+    }
+    /* The default the host left out was filled in by the mount. */
+    const char *mood = strstr(input, "\"mood\":\"fine\"") ? "fine" : "?";
+    char out[256];
+    snprintf(out, sizeof out, "Hello, %.*s (%s)", (int)strcspn(name + 8, "\""), name + 8, mood);
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
+}
+
+typedef struct {
+    atomic_int asked, destroyed, with_tool;
+    int refuse;
+} host_input;
+
+static size_t input_answer(void *ud, const char *tool, const char *method, const char *params,
+                           size_t params_len, char *answer, size_t cap) {
+    host_input *h = ud;
+    atomic_fetch_add(&h->asked, 1);
+    if (tool != NULL && strcmp(tool, "in_ask_name") == 0) atomic_fetch_add(&h->with_tool, 1);
+    CHECK(strcmp(method, "elicitation/create") == 0);
+    CHECK(params_len == strlen(params) && strstr(params, "Your name?") != NULL);
+    CHECK(cap == CAPSTAN_MCP_INPUT_ANSWER_MAX);
+    if (h->refuse) return 0;
+    const char *accept = "{\"action\":\"accept\",\"content\":{\"name\":\"Ada\"}}";
+    memcpy(answer, accept, strlen(accept));
+    return strlen(accept);
+}
+
+static void input_destroy(void *ud) {
+    atomic_fetch_add(&((host_input *)ud)->destroyed, 1);
+}
+
+static capstan_status mount_answering(capstan_registry *reg, const char *url, const char *version,
+                                      host_input *h, capstan_mcp_mount **out) {
+    capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    opts.url = url;
+    opts.prefix = "in_";
+    opts.protocol_version = version;
+    opts.connect_timeout_ms = 60000;
+    opts.input_answer = input_answer;
+    opts.input_methods = CAPSTAN_MCP_INPUT_ELICITATION;
+    opts.input_user_data = h;
+    opts.input_destroy = input_destroy;
+    return capstan_mcp_mount_new(reg, &opts, out);
+}
+
+static void test_a_servers_input_request_is_answered_by_the_host(void) {
+    capstan_registry *served = NULL, *reg = NULL;
+    CHECK(capstan_registry_new(NULL, &served) == CAPSTAN_OK);
+    CHECK(capstan_registry_new(NULL, &reg) == CAPSTAN_OK);
+    capstan_tool_def def = CAPSTAN_TOOL_DEF_INIT;
+    def.name = "ask_name";
+    def.description = "Asks for a name.";
+    def.parameters = "{\"type\":\"object\"}";
+    def.callback = ask_name;
+    CHECK(capstan_registry_add_tool(served, &def) == CAPSTAN_OK);
+    capstan_mcp_server_options sopts = CAPSTAN_MCP_SERVER_OPTIONS_INIT;
+    capstan_mcp_server *server = NULL;
+    char *url = NULL;
+    CHECK(capstan_mcp_server_start(served, &sopts, &server) == CAPSTAN_OK);
+    CHECK(server && capstan_mcp_server_url(server, &url, NULL) == CAPSTAN_OK);
+    if (url == NULL) return;
+
+    /* 2026-07-28 (an InputRequiredResult, answered, the call sent again)
+     * and 2025-11-25 (elicitation/create mid-call, answered in place). */
+    const char *versions[] = {NULL, "2025-11-25"};
+    for (int v = 0; v < 2; v++) {
+        static host_input agree[2];
+        capstan_mcp_mount *mount = NULL;
+        CHECK(mount_answering(reg, url, versions[v], &agree[v], &mount) == CAPSTAN_OK);
+        char *results = run(reg, "{\"id\":\"1\",\"name\":\"in_ask_name\",\"arguments\":{}}");
+        CHECK(results && strstr(results, "Hello, Ada (fine)") && strstr(results, "\"outcome\":\"ok\""));
+        capstan_string_free(results);
+        CHECK(capstan_mcp_mount_free(mount) == CAPSTAN_OK);
+        CHECK(atomic_load(&agree[v].asked) == 1);
+        /* A 2026-07-28 request belongs to the call; an older one names none. */
+        CHECK(atomic_load(&agree[v].with_tool) == (v == 0 ? 1 : 0));
+        CHECK(atomic_load(&agree[v].destroyed) == 1);
+    }
+
+    /* A host that gives no answer: the call fails saying so. */
+    static host_input refuse = {.refuse = 1};
+    capstan_mcp_mount *mount = NULL;
+    CHECK(mount_answering(reg, url, NULL, &refuse, &mount) == CAPSTAN_OK);
+    char *results = run(reg, "{\"id\":\"1\",\"name\":\"in_ask_name\",\"arguments\":{}}");
+    CHECK(results && strstr(results, "\"outcome\":\"tool_error\"") &&
+          strstr(results, "the host gave no answer to elicitation/create"));
+    capstan_string_free(results);
+    CHECK(capstan_mcp_mount_free(mount) == CAPSTAN_OK);
+    CHECK(atomic_load(&refuse.destroyed) == 1);
+
+    /* Bad options: INVALID_ARGUMENT naming the field, input_destroy once. */
+    static host_input bad;
+    capstan_mcp_mount_options opts = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    opts.url = url;
+    opts.input_answer = input_answer;
+    opts.input_methods = 8; /* no such method */
+    opts.input_user_data = &bad;
+    opts.input_destroy = input_destroy;
+    CHECK(capstan_mcp_mount_new(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
+    char msg[512];
+    capstan_error_message(msg, sizeof msg);
+    CHECK(strstr(msg, "opts.input_methods") != NULL);
+    opts.input_methods = 0;
+    CHECK(capstan_mcp_mount_new(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
+    opts.input_answer = NULL;
+    opts.input_methods = CAPSTAN_MCP_INPUT_ROOTS;
+    CHECK(capstan_mcp_mount_new(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
+    capstan_error_message(msg, sizeof msg);
+    CHECK(strstr(msg, "without opts.input_answer") != NULL);
+    CHECK(atomic_load(&bad.destroyed) == 3);
+
+    capstan_string_free(url);
+    CHECK(capstan_mcp_server_stop(server) == CAPSTAN_OK);
+    capstan_mcp_server_free(server);
+    capstan_registry_free(reg);
+    capstan_registry_free(served);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_mcp_client path/to/fastmcp_server.py\n");
@@ -321,6 +454,7 @@ int main(int argc, char **argv) {
     capstan_registry_free(reg);
     test_unmount_after_registry_free();
     test_oauth_mounts_through_the_host_callbacks();
+    test_a_servers_input_request_is_answered_by_the_host();
     if (failures) {
         fprintf(stderr, "test_mcp_client: %d failure(s)\n", failures);
         return 1;

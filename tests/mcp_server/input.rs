@@ -299,3 +299,118 @@ fn a_mounted_servers_input_request_reaches_a_client_of_the_server_that_mounted_i
     mount.unmount();
     assert!(server_a.stop());
 }
+
+/// What a mount's host answerer was asked: (tool, method, params).
+type Asked = Arc<Mutex<Vec<(Option<String>, String, Value)>>>;
+
+/// A mount of `url` whose host answers elicitation with `answer` (or the
+/// error), noting what it was asked.
+fn mount_answering(
+    host: &Registry,
+    url: &str,
+    protocol_version: Option<&str>,
+    answer: Result<Value, String>,
+) -> (Mount, Asked) {
+    use capstan::mcp::client::HostInput;
+    let asked: Asked = Arc::default();
+    let seen = asked.clone();
+    let answerer = move |tool: Option<&str>, method: &str, params: &Value| {
+        seen.lock()
+            .unwrap()
+            .push((tool.map(str::to_owned), method.to_owned(), params.clone()));
+        answer.clone()
+    };
+    let mut options = mount_options(url, vec![]);
+    options.protocol_version = protocol_version.map(str::to_owned);
+    options.input = Some(HostInput::new(&["elicitation/create"], Arc::new(answerer)).unwrap());
+    (Mount::connect(host, options).expect("mount"), asked)
+}
+
+/// A mount whose host answers: a 2026-07-28 server's InputRequiredResult
+/// is answered by the host, and the call goes again with the answers and
+/// the server's state as it came; an older (2025-11-25) server's
+/// elicitation mid-call is answered in place. Either way the tool sees
+/// one call that asked once. The mount declares what its host answers.
+#[test]
+fn a_mounts_host_answers_what_a_server_of_either_era_asks_and_the_call_completes() {
+    for era in [None, Some("2025-11-25")] {
+        let rounds = Arc::new(Rounds::default());
+        let (_a, server) = serve(&rounds);
+        let host = Registry::default();
+        let accept = json!({"action": "accept", "content": {"name": "Ada"}});
+        let (mount, asked) = mount_answering(&host, server.url(), era, Ok(accept));
+        let result = call(&host, "s_greet", json!({}));
+        assert_eq!(
+            (result.outcome, result.content.as_str()),
+            (Outcome::Ok, "Hello, Ada! (state round-1)"),
+            "{era:?}: {result:?}"
+        );
+        let asked = asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 1, "{era:?}: {asked:?}");
+        let (tool, method, params) = &asked[0];
+        // A 2026-07-28 request belongs to the call; an older server's
+        // request names no call.
+        let expected_tool = era.is_none().then(|| "s_greet".to_owned());
+        assert_eq!(tool, &expected_tool, "{era:?}");
+        assert_eq!(method, "elicitation/create");
+        assert_eq!(params["message"], "What is your name?", "{params}");
+        assert_eq!(
+            rounds.runs.load(Ordering::SeqCst),
+            2,
+            "{era:?}: asked, then ran"
+        );
+        if era.is_none() {
+            assert_eq!(
+                rounds.input.lock().unwrap().clone().unwrap()["canAsk"],
+                json!(["elicitation/create"]),
+                "the mount declared what its host answers"
+            );
+        }
+        mount.unmount();
+        assert!(server.stop());
+    }
+}
+
+/// The host's refusal, and an answer that is not an ElicitResult, fail the
+/// call naming why; a server that asks again and again is given up on
+/// after 10 rounds.
+#[test]
+fn a_mounts_host_that_cannot_answer_fails_the_call_saying_why_and_endless_asking_ends() {
+    let rounds = Arc::new(Rounds::default());
+    let (_a, server) = serve(&rounds);
+    let host = Registry::default();
+    let (refusing, _) = mount_answering(&host, server.url(), None, Err("no user here".into()));
+    let result = call(&host, "s_greet", json!({}));
+    assert_eq!(result.outcome, Outcome::ToolError, "{result:?}");
+    assert!(
+        result
+            .content
+            .contains("the host could not answer: request \"name\": no user here"),
+        "{result:?}"
+    );
+    refusing.unmount();
+
+    let (garbled, _) = mount_answering(&host, server.url(), None, Ok(json!({"action": "maybe"})));
+    let result = call(&host, "s_greet", json!({}));
+    assert_eq!(result.outcome, Outcome::ToolError, "{result:?}");
+    assert!(
+        result.content.contains("is not an ElicitResult"),
+        "{result:?}"
+    );
+    garbled.unmount();
+
+    // `greet` asks again whenever its answer is not an acceptance.
+    let (declining, asked) =
+        mount_answering(&host, server.url(), None, Ok(json!({"action": "decline"})));
+    let result = call(&host, "s_greet", json!({}));
+    assert_eq!(result.outcome, Outcome::ToolError, "{result:?}");
+    assert!(
+        result
+            .content
+            .contains("asked for input more than 10 times"),
+        "{result:?}"
+    );
+    assert_eq!(asked.lock().unwrap().len(), 10);
+    declining.unmount();
+    assert!(server.stop());
+}

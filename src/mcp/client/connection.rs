@@ -17,10 +17,36 @@ impl SseRetryPolicy for ResumeBriefly {
     }
 }
 
-/// Hears the server's notifications.
+/// Hears the server's notifications, and has the host answer its requests.
 pub(super) struct Listener {
     session: Weak<Session>,
     protocol_version: Option<String>,
+    input: Option<HostInput>,
+}
+
+impl Listener {
+    /// The host's answer to a request an older server made mid-call,
+    /// bounded by `ANSWER_WAIT`; an error (no answerer for the method, a
+    /// bad answer, no answer in time) goes back to the server as one.
+    async fn ask_host<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<T, rmcp::ErrorData> {
+        let Some(host) = &self.input else {
+            return Err(rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("this client does not answer {method}"),
+                None,
+            ));
+        };
+        let answer = tokio::time::timeout(answer::ANSWER_WAIT, host.ask(None, method, params))
+            .await
+            .unwrap_or_else(|_| Err(format!("the host gave no answer to {method} in time")))
+            .map_err(|why| rmcp::ErrorData::internal_error(why, None))?;
+        serde_json::from_value(answer)
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+    }
 }
 
 impl ClientHandler for Listener {
@@ -34,6 +60,16 @@ impl ClientHandler for Listener {
         if let Some(version) = &self.protocol_version {
             if let Ok(version) = serde_json::from_value(json!(version)) {
                 info.protocol_version = version;
+            }
+        }
+        if let Some(host) = &self.input {
+            let c = &mut info.capabilities;
+            for capability in host.capabilities() {
+                match capability {
+                    "elicitation" => c.elicitation = serde_json::from_value(json!({})).ok(),
+                    "sampling" => c.sampling = serde_json::from_value(json!({})).ok(),
+                    _ => c.roots = serde_json::from_value(json!({})).ok(),
+                }
             }
         }
         // A server may answer with a task: capstan drives it (`remote_tasks`).
@@ -56,6 +92,41 @@ impl ClientHandler for Listener {
         }
         std::future::ready(())
     }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(request).unwrap_or_default();
+        self.ask_host("elicitation/create", params).await
+    }
+
+    // Sampling and roots are deprecated by 2026-07-28 (SEP-2577), and
+    // servers of the older versions still ask them.
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        request: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(request).unwrap_or_default();
+        self.ask_host("sampling/createMessage", params).await
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        match &self.input {
+            Some(host) if host.answers("roots/list") => {
+                self.ask_host("roots/list", json!({})).await
+            }
+            // No roots to offer (rmcp's own answer).
+            _ => Ok(rmcp::model::ListRootsResult::default()),
+        }
+    }
 }
 
 /// One live connection: the service and, for stdio, the child process.
@@ -68,6 +139,7 @@ pub(super) async fn connect(session: &Arc<Session>) -> Result<Connection, String
     let listener = Listener {
         session: Arc::downgrade(session),
         protocol_version: session.options.protocol_version.clone(),
+        input: session.options.input.clone(),
     };
     let timeout = session.options.connect_timeout;
     let lifecycle = crate::mcp::era::lifecycle(session.options.protocol_version.as_deref());

@@ -116,16 +116,60 @@ pub(super) async fn forward(
             }
         };
     // A caller that can be asked for input (an MCP client of capstan's own
-    // server) lends the server what it can answer, and its answers.
+    // server) lends the server what it can answer, and its answers; for
+    // any other caller the host answers, if it does (`answer`).
     let asking = ask_through(&peer, &call);
     let meta = asking.as_ref().map(|input| lend_input(input, &mut params));
+    let host = match asking {
+        None => session.options.input.as_ref(),
+        Some(_) => None,
+    };
     let mut shutdown = session.shutdown.subscribe();
-    // Dropping `call_tool_once` before its answer sends notifications/cancelled.
-    let answer = tokio::select! {
-        answer = crate::mcp::progress::call_tool(&peer, params, meta, &session.progress, &call) => answer,
-        why = stop_wanted(&call, &mut shutdown) => {
-            let _ = call.fail(format!("the call was cancelled: {why}"));
+    let mut rounds = 0;
+    let answer = loop {
+        // Dropping `call_tool` before its answer sends notifications/cancelled.
+        let answer = tokio::select! {
+            answer = crate::mcp::progress::call_tool(&peer, params.clone(), meta.clone(), &session.progress, &call) => answer,
+            why = stop_wanted(&call, &mut shutdown) => {
+                let _ = call.fail(format!("the call was cancelled: {why}"));
+                return;
+            }
+        };
+        let (Some(host), Ok(CallToolResponse::InputRequired(asked))) = (host, &answer) else {
+            break answer;
+        };
+        // The host answers, and the call goes again (a new request) with
+        // the answers and the server's state exactly as it came.
+        rounds += 1;
+        if rounds > super::answer::MAX_ROUNDS {
+            let _ = call.fail(format!(
+                "{} asked for input more than {} times in one call of tool {remote:?}; \
+                 capstan gave up on it",
+                session.describe(),
+                super::answer::MAX_ROUNDS
+            ));
             return;
+        }
+        let answers = tokio::select! {
+            answers = host.answer_all(call.tool(), asked) => answers,
+            why = stop_wanted(&call, &mut shutdown) => {
+                let _ = call.fail(format!("the call was cancelled: {why}"));
+                return;
+            }
+        };
+        match answers {
+            Ok(answers) => {
+                params.input_responses = Some(answers);
+                params.request_state = asked.request_state.clone();
+            }
+            Err(why) => {
+                let _ = call.fail(format!(
+                    "{} asked for input to run tool {remote:?}, and the host could not \
+                     answer: {why}",
+                    session.describe()
+                ));
+                return;
+            }
         }
     };
     match answer {
@@ -145,8 +189,8 @@ pub(super) async fn forward(
         Ok(CallToolResponse::InputRequired(_)) => {
             let _ = call.fail(format!(
                 "{} asks for input to run tool {remote:?}, and this call's caller cannot be \
-                 asked (only an MCP client calling it through capstan's server can answer, \
-                 and only a 2026-07-28 server can ask it this way)",
+                 asked (an MCP client calling it through capstan's server can answer, and \
+                 the host when the mount has an input answerer)",
                 session.describe()
             ));
         }
