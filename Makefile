@@ -288,11 +288,17 @@ mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_clie
 	@set -e; cd $(MCP_DIR) && rm -rf results && for s in $(MCP_CLIENT_SCENARIOS); do \
 	  echo "== conformance client $$s"; \
 	  $(CONFORMANCE) client --command "$(abspath $(BUILD)/mcp/conformance_client)" --scenario $$s \
-	    --timeout 60000 --expected-failures conformance-client-expected-failures; done
+	    --timeout 60000 --expected-failures conformance-client-expected-failures \
+	    > $(abspath $(BUILD)/mcp/conformance-client.log) 2>&1 || { cat $(abspath $(BUILD)/mcp/conformance-client.log); exit 1; }; \
+	  cat $(abspath $(BUILD)/mcp/conformance-client.log); \
+	  if grep "CHECK FAILED" $(abspath $(BUILD)/mcp/conformance-client.log); then exit 1; fi; done
 	@echo "== conformance client, 0.2.0-alpha.12 --requirements 2026-07-28 (capstan's default version)"
-	cd $(MCP_DIR) && rm -rf results && CAPSTAN_CONFORMANCE_VERSION= $(CONFORMANCE_NEXT) client \
+	@set -e; cd $(MCP_DIR) && rm -rf results && CAPSTAN_CONFORMANCE_VERSION= $(CONFORMANCE_NEXT) client \
 	  --command "$(abspath $(BUILD)/mcp/conformance_client)" --requirements 2026-07-28 \
-	  --timeout 60000 --expected-failures conformance-next-client-expected-failures-2026-07-28
+	  --timeout 60000 --expected-failures conformance-next-client-expected-failures-2026-07-28 \
+	  > $(abspath $(BUILD)/mcp/conformance-client.log) 2>&1 || { cat $(abspath $(BUILD)/mcp/conformance-client.log); exit 1; }; \
+	  cat $(abspath $(BUILD)/mcp/conformance-client.log); \
+	  if grep "CHECK FAILED" $(abspath $(BUILD)/mcp/conformance-client.log); then exit 1; fi
 
 # --- install and packages (issue #11) ----------------------------------------
 # `make install PREFIX=/usr/local DESTDIR=` installs the release build:

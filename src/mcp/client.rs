@@ -218,6 +218,9 @@ struct Session {
     progress: Arc<super::progress::Waiting>,
     /// The OAuth tokens, kept across reconnects (made by the first connect).
     authorization: tokio::sync::OnceCell<Arc<super::oauth::Authorization>>,
+    /// The tools the server's `tools/list` answers named over HTTP, as they
+    /// came (`sync_tools` tells those rmcp dropped).
+    listed: Arc<super::wire::ListedTools>,
 }
 
 impl Session {
@@ -310,6 +313,7 @@ impl Mount {
             registering: Mutex::new(()),
             progress: Default::default(),
             authorization: tokio::sync::OnceCell::new(),
+            listed: Arc::default(),
         });
         let (first_tx, first_rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel();

@@ -23,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 mod http;
 
-pub use http::CheckedHttp;
+pub use http::{CheckedHttp, ListedTools};
 
 /// The longest line (one message) read from a server: 16 MiB, as rmcp's
 /// stdio and streamable-HTTP transports allow.

@@ -208,7 +208,8 @@ pub(super) async fn connect(session: &Arc<Session>) -> Result<Connection, String
             // panic): ring, unless the process installed one already.
             #[cfg(feature = "mcp-https")]
             let _ = rustls::crypto::ring::default_provider().install_default();
-            let http = crate::mcp::wire::CheckedHttp::new(session.result_bytes())?;
+            let http =
+                crate::mcp::wire::CheckedHttp::new(session.result_bytes(), session.listed.clone())?;
             let Some(oauth) = &session.options.oauth else {
                 return serve_http(session, listener, lifecycle, http, config, url).await;
             };

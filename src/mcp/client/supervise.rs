@@ -11,9 +11,11 @@ pub(super) async fn sync_tools(
     peer: &Peer<RoleClient>,
     limit: Duration,
 ) -> Result<(), String> {
+    session.listed.take();
     let tools = tokio::time::timeout(limit, list_tools(peer))
         .await
         .map_err(|_| "tools/list did not answer in time".to_string())??;
+    let listed = session.listed.take();
     // Unmount takes this lock after setting `shutdown`: once it has, no
     // tool of this mount is registered again.
     let _registering = session
@@ -71,6 +73,21 @@ pub(super) async fn sync_tools(
             }
             Err(e) => problem(e.to_string()),
         }
+    }
+    // Tools the server listed that rmcp's HTTP transport dropped (invalid
+    // x-mcp-header annotations): not mounted, and said so.
+    for (remote, why) in listed {
+        if mounted.values().any(|r| *r == remote)
+            || problems.iter().any(|p| p["remote"] == remote.as_str())
+        {
+            continue;
+        }
+        let why = why.unwrap_or_else(|| "its x-mcp-header annotations are invalid".into());
+        problems.push(json!({
+            "remote": remote,
+            "local": format!("{}{remote}", session.options.prefix),
+            "problem": format!("{why}: rmcp's HTTP client drops such a tool (a client must not call it)"),
+        }));
     }
     for local in ours.keys() {
         if !mounted.contains_key(local) {

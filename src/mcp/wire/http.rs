@@ -19,13 +19,99 @@ use super::{read_line, unreadable_answer, Bad, Frame};
 /// the server "closed the connection". Here such an event's data becomes
 /// the error answer to its call, as on stdio.
 #[derive(Clone)]
-pub struct CheckedHttp(reqwest::Client, u64);
+pub struct CheckedHttp(reqwest::Client, u64, Arc<ListedTools>);
+
+/// The names of the tools in the server's `tools/list` answers as they came,
+/// each with what is wrong with its `x-mcp-header` annotations, if anything.
+/// rmcp's HTTP transport drops a tool whose annotations are invalid (the
+/// MCP spec: a client must not call it) without a word; the mount tells
+/// the listed names from the ones rmcp passed on, and lists the dropped
+/// ones among its problems, with why.
+#[derive(Default)]
+pub struct ListedTools(std::sync::Mutex<Vec<(String, Option<String>)>>);
+
+impl ListedTools {
+    /// What was noted since the last take.
+    pub fn take(&self) -> Vec<(String, Option<String>)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn note(&self, message: &ServerJsonRpcMessage) {
+        let JsonRpcMessage::Response(response) = message else {
+            return;
+        };
+        let rmcp::model::ServerResult::ListToolsResult(list) = &response.result else {
+            return;
+        };
+        let mut noted = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for tool in &list.tools {
+            noted.push((tool.name.to_string(), header_problem(&tool.input_schema)));
+        }
+    }
+}
+
+/// What is wrong with the `x-mcp-header` annotations of an input schema
+/// (MCP 2026-07-28, custom headers): one may sit only on a property reached
+/// from the root through `properties` alone, of a primitive type, naming a
+/// header (an HTTP token) no other annotation names (letter case aside).
+pub(crate) fn header_problem(schema: &serde_json::Map<String, Value>) -> Option<String> {
+    if schema.contains_key("x-mcp-header") {
+        return Some("x-mcp-header annotates the schema root, not a property".into());
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let mut pending: Vec<(String, &serde_json::Map<String, Value>)> = vec![(String::new(), schema)];
+    while let Some((path, object)) = pending.pop() {
+        let Some(Value::Object(properties)) = object.get("properties") else {
+            continue;
+        };
+        for (name, property) in properties {
+            let Value::Object(property) = property else {
+                continue;
+            };
+            let at = format!("{path}/{name}");
+            pending.push((at.clone(), property));
+            let Some(header) = property.get("x-mcp-header") else {
+                continue;
+            };
+            let Some(header) = header.as_str() else {
+                return Some(format!("property {at}: x-mcp-header is not a string"));
+            };
+            let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+            if header.is_empty() {
+                return Some(format!("property {at}: x-mcp-header is empty"));
+            }
+            if !header.chars().all(token) {
+                return Some(format!(
+                    "property {at}: x-mcp-header {header:?} is not an HTTP header name"
+                ));
+            }
+            if seen.iter().any(|s| s.eq_ignore_ascii_case(header)) {
+                return Some(format!(
+                    "property {at}: x-mcp-header {header:?} names a header another property names"
+                ));
+            }
+            seen.push(header.to_owned());
+            let primitive = matches!(
+                property.get("type").and_then(Value::as_str),
+                Some("string" | "number" | "integer" | "boolean")
+            );
+            if !primitive {
+                return Some(format!(
+                    "property {at}: x-mcp-header is on a property that is not a string, number, \
+                     integer or boolean"
+                ));
+            }
+        }
+    }
+    None
+}
 
 impl CheckedHttp {
     /// The client rmcp's `from_config` builds: no idle connection pool,
     /// only same-origin 307/308 redirects followed (at most 10).
     /// `result_bytes`: the registry's `max_result_bytes` (see `Framer`).
-    pub fn new(result_bytes: u64) -> Result<CheckedHttp, String> {
+    /// `listed`: where the names of the tools the server lists are noted.
+    pub fn new(result_bytes: u64, listed: Arc<ListedTools>) -> Result<CheckedHttp, String> {
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
             let keeps_body = matches!(
                 attempt.status(),
@@ -47,7 +133,7 @@ impl CheckedHttp {
             .pool_max_idle_per_host(0)
             .redirect(redirects)
             .build()
-            .map(|client| CheckedHttp(client, result_bytes))
+            .map(|client| CheckedHttp(client, result_bytes, listed))
             .map_err(|e| format!("the HTTP client could not be made: {e}"))
     }
 }
@@ -72,6 +158,7 @@ struct CheckedEvents {
     /// `Last-Event-ID`) when it breaks, so its end is not the answer's.
     resumable: bool,
     ended: bool,
+    listed: Arc<ListedTools>,
 }
 
 /// An answer's id, read without keeping the rest.
@@ -134,7 +221,7 @@ impl futures_core::Stream for CheckedEvents {
         let result_bytes = self.result_bytes;
         match self.inner.as_mut().poll_next(cx) {
             Poll::Ready(Some(Ok(event))) => {
-                let event = check_event(event, result_bytes);
+                let event = check_event(event, result_bytes, &self.listed);
                 self.note(&event);
                 Poll::Ready(Some(Ok(event)))
             }
@@ -148,7 +235,11 @@ impl futures_core::Stream for CheckedEvents {
     }
 }
 
-fn check_event(mut event: sse_stream::Sse, result_bytes: u64) -> sse_stream::Sse {
+fn check_event(
+    mut event: sse_stream::Sse,
+    result_bytes: u64,
+    listed: &ListedTools,
+) -> sse_stream::Sse {
     let is_message = matches!(event.event.as_deref(), None | Some("") | Some("message"));
     let Some(data) = event.data.as_deref().filter(|_| is_message) else {
         return event;
@@ -157,7 +248,11 @@ fn check_event(mut event: sse_stream::Sse, result_bytes: u64) -> sse_stream::Sse
         event.data = Some(cut);
         return event;
     }
-    if data.trim().is_empty() || serde_json::from_str::<ServerJsonRpcMessage>(data).is_ok() {
+    if data.trim().is_empty() {
+        return event;
+    }
+    if let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(data) {
+        listed.note(&message);
         return event;
     }
     if let Some(Frame::Bad(Bad {
@@ -173,13 +268,19 @@ fn check_event(mut event: sse_stream::Sse, result_bytes: u64) -> sse_stream::Sse
     event
 }
 
-fn checked_events(stream: SseStream, result_bytes: u64, owed: Option<Value>) -> SseStream {
+fn checked_events(
+    stream: SseStream,
+    result_bytes: u64,
+    owed: Option<Value>,
+    listed: Arc<ListedTools>,
+) -> SseStream {
     Box::pin(CheckedEvents {
         inner: stream,
         result_bytes,
         owed,
         resumable: false,
         ended: false,
+        listed,
     })
 }
 
@@ -193,14 +294,20 @@ fn owed_answer(message: &ClientJsonRpcMessage, session_id: &Option<Arc<str>>) ->
 
 fn checked_post(
     answer: Result<PostResponse, HttpError>,
-    result_bytes: u64,
+    http: &CheckedHttp,
     owed: Option<Value>,
 ) -> Result<PostResponse, HttpError> {
     match answer {
         Ok(PostResponse::Sse(stream, session)) => Ok(PostResponse::Sse(
-            checked_events(stream, result_bytes, owed),
+            checked_events(stream, http.1, owed, http.2.clone()),
             session,
         )),
+        Ok(PostResponse::Json(message, session))
+            if !matches!(message, JsonRpcMessage::Error(_)) =>
+        {
+            http.2.note(&message);
+            Ok(PostResponse::Json(message, session))
+        }
         // A stateless request the server could not answer (it stopped
         // mid-call, say) gets an error without id (rmcp 3.11: "no response
         // message received from handler"): it is this request's answer,
@@ -239,7 +346,7 @@ impl StreamableHttpClient for CheckedHttp {
             self.0
                 .post_message(uri, message, session_id, auth_header, custom_headers)
                 .await,
-            self.1,
+            self,
             owed,
         )
     }
@@ -265,7 +372,7 @@ impl StreamableHttpClient for CheckedHttp {
                     max_sse_event_size,
                 )
                 .await,
-            self.1,
+            self,
             owed,
         )
     }
@@ -291,7 +398,7 @@ impl StreamableHttpClient for CheckedHttp {
                     limits,
                 )
                 .await,
-            self.1,
+            self,
             owed,
         )
     }
@@ -319,7 +426,7 @@ impl StreamableHttpClient for CheckedHttp {
         self.0
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await
-            .map(|stream| checked_events(stream, self.1, None))
+            .map(|stream| checked_events(stream, self.1, None, self.2.clone()))
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -341,7 +448,7 @@ impl StreamableHttpClient for CheckedHttp {
                 max_sse_event_size,
             )
             .await
-            .map(|stream| checked_events(stream, self.1, None))
+            .map(|stream| checked_events(stream, self.1, None, self.2.clone()))
     }
 }
 
@@ -371,7 +478,12 @@ mod stream_end_tests {
 
     /// What rmcp reads from a response stream of `events` owing `owed`'s answer.
     fn read(events: Vec<sse_stream::Sse>, owed: Option<Value>) -> Vec<Value> {
-        let mut stream = checked_events(Box::pin(Listed(events.into_iter())), 1 << 20, owed);
+        let mut stream = checked_events(
+            Box::pin(Listed(events.into_iter())),
+            1 << 20,
+            owed,
+            Arc::default(),
+        );
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("runtime");
@@ -412,5 +524,49 @@ mod stream_end_tests {
             1
         );
         assert_eq!(read(vec![message(PROGRESS, None)], None).len(), 1);
+    }
+
+    #[test]
+    fn invalid_x_mcp_header_annotations_are_named_and_valid_ones_pass() {
+        let problem = |schema: Value| header_problem(schema.as_object().unwrap());
+        let prop = |p: Value| json!({"type": "object", "properties": p});
+        assert_eq!(
+            problem(prop(
+                json!({"region": {"type": "string", "x-mcp-header": "Region"},
+                                "n": {"type": "object", "properties": {
+                                    "zone": {"type": "integer", "x-mcp-header": "Zone"}}}})
+            )),
+            None
+        );
+        for (schema, says) in [
+            (
+                json!({"type": "object", "x-mcp-header": "R"}),
+                "the schema root",
+            ),
+            (
+                prop(json!({"r": {"type": "string", "x-mcp-header": ""}})),
+                "/r: x-mcp-header is empty",
+            ),
+            (
+                prop(json!({"r": {"type": "string", "x-mcp-header": 7}})),
+                "is not a string",
+            ),
+            (
+                prop(json!({"r": {"type": "string", "x-mcp-header": "A B"}})),
+                "not an HTTP header name",
+            ),
+            (
+                prop(json!({"r": {"type": "object", "x-mcp-header": "R"}})),
+                "not a string, number",
+            ),
+            (
+                prop(json!({"a": {"type": "string", "x-mcp-header": "Region"},
+                            "b": {"type": "string", "x-mcp-header": "region"}})),
+                "another property names",
+            ),
+        ] {
+            let why = problem(schema.clone()).unwrap_or_default();
+            assert!(why.contains(says), "{schema}: {why}");
+        }
     }
 }
