@@ -382,7 +382,23 @@ export interface McpMountOptions {
   protocolVersion?: string;
   /** OAuth 2.1 for a `url` whose server asks for authorization (the MCP authorization spec). */
   oauth?: McpOAuthOptions;
+  /**
+   * Answers what the server asks while running a tool, for the methods in
+   * `inputMethods`: `tool` is the mounted tool's local name (null for an
+   * older server's request made mid-call), `params` the request's params.
+   * Returns or resolves to the method's result, e.g. `{ action: 'accept',
+   * content: { name: 'Ada' } }`; undefined/null, a throw or a rejection gives
+   * no answer (the call fails as a tool error saying so). Runs on the JS
+   * thread; capstan's MCP thread waits for it (up to `callTimeoutMs`, else
+   * an hour).
+   */
+  input?: (tool: string | null, method: McpInputMethod, params: any) => unknown | Promise<unknown>;
+  /** The methods `input` answers, declared to the server; default ['elicitation/create']. */
+  inputMethods?: McpInputMethod[];
 }
+
+/** What a mounted server may ask its client while running a tool. */
+export type McpInputMethod = 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
 
 /**
  * The host's part of an OAuth mount (capstan runs the flow: discovery,

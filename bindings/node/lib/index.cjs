@@ -1017,7 +1017,31 @@ function mountOptions(o) {
     reconnect_backoff_ms: milliseconds(o.reconnectBackoffMs, 'reconnectBackoffMs'),
     protocol_version: optionalText(o.protocolVersion, 'protocolVersion'),
     ...oauthFields(o.oauth),
+    input_methods: inputMethods(o.input, o.inputMethods),
   };
+}
+
+// capstan_mcp_mount_options.input_methods (CAPSTAN_MCP_INPUT_*).
+const INPUT_METHODS = Object.freeze({ 'elicitation/create': 1, 'sampling/createMessage': 2, 'roots/list': 4 });
+
+// The flags of `inputMethods` (mount option), checked with `input`, the
+// function that answers them (it reaches capstan through lib/input_relay.cjs).
+function inputMethods(answer, methods) {
+  if (answer === undefined || answer === null) {
+    if (methods !== undefined && methods !== null) throw new TypeError('mount: inputMethods needs input (the function that answers them)');
+    return 0;
+  }
+  if (typeof answer !== 'function') throw new TypeError('mount: input must be a function (tool, method, params) => answer');
+  if (methods === undefined || methods === null) return INPUT_METHODS['elicitation/create'];
+  if (!Array.isArray(methods)) throw new TypeError('mount: inputMethods must be an array of method names');
+  const known = Object.keys(INPUT_METHODS).join(', ');
+  let flags = 0;
+  for (const m of methods) {
+    if (!Object.hasOwn(INPUT_METHODS, m)) throw new TypeError(`mount: inputMethods: unknown method ${JSON.stringify(m)}; known: ${known}`);
+    flags |= INPUT_METHODS[m];
+  }
+  if (flags === 0) throw new TypeError(`mount: inputMethods is empty; name at least one of ${known}`);
+  return flags;
 }
 
 // The text fields of `oauth` (mount option); its functions are checked here
@@ -1089,6 +1113,44 @@ function oauthRelay(oauth, timeoutMs) {
           // a store that failed keeps what it had; the mount goes on
         }
         answer(m.shared, null);
+      }
+    });
+    relay.once('error', reject);
+  });
+}
+
+// Starts the relay of a mount's answerer (lib/input_relay.cjs) and answers
+// its questions with the host's `input(tool, method, params)`, on the JS
+// thread; resolves to the callback pointers. As the OAuth relay: ends itself
+// after input_destroy, unref'd until then.
+function inputRelay(input, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const relay = new Worker(path.join(__dirname, 'input_relay.cjs'), { workerData: { timeoutMs } });
+    relay.unref();
+    const reply = (shared, bytes) => {
+      const head = new Int32Array(shared, 0, 2);
+      if (bytes === null || bytes.length > shared.byteLength - 8) {
+        head[1] = -1;
+      } else {
+        new Uint8Array(shared, 8, bytes.length).set(bytes);
+        head[1] = bytes.length;
+      }
+      Atomics.store(head, 0, 1);
+      Atomics.notify(head, 0);
+    };
+    relay.on('message', (m) => {
+      if (m.kind === 'ready') {
+        resolve({ answer: m.answer, destroy: m.destroy });
+      } else if (m.kind === 'input') {
+        // undefined or null, a throw, a rejection or a value JSON cannot
+        // carry: no answer (the call fails as a tool error saying so).
+        new Promise((r) => r(input(m.tool, m.method, JSON.parse(m.params))))
+          .then((value) => {
+            if (value === undefined || value === null) return null;
+            const text = JSON.stringify(value);
+            return text === undefined ? null : Buffer.from(text, 'utf8');
+          })
+          .then((bytes) => reply(m.shared, bytes), () => reply(m.shared, null));
       }
     });
     relay.once('error', reject);
@@ -1416,7 +1478,11 @@ class Registry {
    * protocolVersion, and `oauth` for a server asking for OAuth 2.1:
    * `{ authorize, redirectUri, clientId, clientSecret, clientMetadataUrl,
    * scopes, tokens: { load, save } }` (`authorize(url)` returns or resolves
-   * to the redirect URL; run on the JS thread). Connecting runs on a worker
+   * to the redirect URL; run on the JS thread), and `input(tool, method,
+   * params)` answering what the server asks while running a tool, for the
+   * methods in `inputMethods` (default ['elicitation/create']): returns or
+   * resolves to the method's result (undefined/null, a throw or a rejection:
+   * no answer); run on the JS thread. Connecting runs on a worker
    * thread; resolves with the mount, or rejects (CapstanError
    * CAPSTAN_ERR_MCP_CONNECT saying why).
    */
@@ -1431,17 +1497,25 @@ class Registry {
     }
     this._holds++;
     const oauth = options.oauth;
-    const relay = oauth
+    const input = options.input;
+    const relay = (oauth
       ? oauthRelay(oauth, opts.connect_timeout_ms || 10000).then((fns) => {
           opts.oauth_authorize = fns.authorize;
           opts.oauth_tokens_load = fns.load;
           opts.oauth_tokens_save = fns.save;
           opts.oauth_destroy = fns.destroy;
-        }, (e) => {
-          this._release();
-          throw e;
         })
-      : Promise.resolve();
+      : Promise.resolve())
+      .then(() => input
+        ? inputRelay(input, opts.call_timeout_ms || 3600000).then((fns) => {
+            opts.input_answer = fns.answer;
+            opts.input_destroy = fns.destroy;
+          })
+        : undefined)
+      .catch((e) => {
+        this._release();
+        throw e;
+      });
     return relay.then(() => new Promise((resolve, reject) => {
       const worker = new Worker(path.join(__dirname, 'mount_worker.cjs'), { workerData: { registry: reg, options: opts } });
       let settled = false;

@@ -246,6 +246,12 @@ const McpMountOptions = koffi.struct('capstan_mcp_mount_options', {
   oauth_tokens_save: 'void *',
   oauth_user_data: 'void *',
   oauth_destroy: 'void *',
+  // The host's answers to a server's input requests: the callbacks are
+  // registered on a worker (lib/input_relay.cjs), as OAuth's are.
+  input_answer: 'void *',
+  input_methods: 'uint32_t',
+  input_user_data: 'void *',
+  input_destroy: 'void *',
 });
 api.mcp_server_serve_stdio = f('int32_t capstan_mcp_server_serve_stdio(void *reg, const capstan_mcp_server_options *opts)');
 api.mcp_server_start = f('int32_t capstan_mcp_server_start(void *reg, const capstan_mcp_server_options *opts, _Out_ void **out)');

@@ -1,15 +1,19 @@
 """Mounting an MCP server's tools into a registry (``ToolRegistry.mount_mcp``),
 over ``capstan_mcp_mount_new`` (include/capstan.h), with OAuth 2.1 for a
-server over HTTP that asks for it (:class:`OAuth`).
+server over HTTP that asks for it (:class:`OAuth`), and the host's answers to
+what a mounted server asks while running a tool (``input=``).
 
-The OAuth callables reach capstan as module-level ctypes trampolines whose
-``user_data`` is an integer key into ``_held`` (never an object address);
-capstan's ``oauth_destroy`` removes the entry once, after the last call."""
+The OAuth callables and the answerer reach capstan as module-level ctypes
+trampolines whose ``user_data`` is an integer key into ``_held`` (never an
+object address); capstan's ``oauth_destroy``/``input_destroy`` removes the
+entry once, after the last call."""
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
 import dataclasses
+import inspect
 import itertools
 import json
 import threading
@@ -26,6 +30,12 @@ _MCP_CONNECT = 24
 AUTHORIZE_FN = CFUNCTYPE(c_size_t, c_void_p, c_char_p, c_void_p, c_size_t)
 TOKENS_LOAD_FN = CFUNCTYPE(c_size_t, c_void_p, c_void_p, c_size_t)
 TOKENS_SAVE_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
+INPUT_FN = CFUNCTYPE(c_size_t, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t, c_void_p, c_size_t)
+
+# capstan_mcp_mount_options.input_methods (CAPSTAN_MCP_INPUT_*).
+INPUT_METHODS = {"elicitation/create": 1, "sampling/createMessage": 2, "roots/list": 4}
+
+Answerer = Callable[[str | None, str, Any], Any]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,12 +81,14 @@ class OAuth:
 
 
 class _Held:
-    """One mount's OAuth callables, and the first exception one raised."""
+    """One mount's OAuth callables or answerer, and the first exception one
+    raised."""
 
-    __slots__ = ("oauth", "error", "lock")
+    __slots__ = ("oauth", "answer", "error", "lock")
 
-    def __init__(self, oauth: OAuth) -> None:
+    def __init__(self, oauth: OAuth | None = None, answer: Answerer | None = None) -> None:
         self.oauth = oauth
+        self.answer = answer
         self.error: BaseException | None = None
         self.lock = threading.Lock()
 
@@ -92,7 +104,7 @@ _keys = itertools.count(1)
 
 def _on_authorize(key: int, url: bytes | None, redirect: int, cap: int) -> int:
     held = _held.get(key)
-    if held is None or held.oauth.authorize is None:
+    if held is None or held.oauth is None or held.oauth.authorize is None:
         return 0
     try:
         to = held.oauth.authorize((url or b"").decode("utf-8", "replace"))
@@ -110,7 +122,7 @@ def _on_authorize(key: int, url: bytes | None, redirect: int, cap: int) -> int:
 
 def _on_tokens_load(key: int, buf: int, cap: int) -> int:
     held = _held.get(key)
-    if held is None or held.oauth.tokens_load is None:
+    if held is None or held.oauth is None or held.oauth.tokens_load is None:
         return 0
     try:
         text = held.oauth.tokens_load()
@@ -126,12 +138,35 @@ def _on_tokens_load(key: int, buf: int, cap: int) -> int:
 
 def _on_tokens_save(key: int, data: int | None, size: int) -> None:
     held = _held.get(key)
-    if held is None or held.oauth.tokens_save is None:
+    if held is None or held.oauth is None or held.oauth.tokens_save is None:
         return
     try:
         held.oauth.tokens_save(ctypes.string_at(data, size).decode("utf-8", "replace") if data and size else None)
     except Exception as exc:
         held.note(exc)
+
+
+def _on_input(key: int, tool: bytes | None, method: bytes | None, params: int, size: int, out: int, cap: int) -> int:
+    held = _held.get(key)
+    if held is None or held.answer is None:
+        return 0
+    try:
+        args = json.loads(ctypes.string_at(params, size)) if params and size else {}
+        answer = held.answer(
+            None if tool is None else tool.decode("utf-8", "replace"), (method or b"").decode("utf-8", "replace"), args
+        )
+        if inspect.iscoroutine(answer):
+            answer = asyncio.run(answer)  # a capstan thread: no loop of the host's runs here
+        if answer is None:
+            return 0
+        data = json.dumps(answer, ensure_ascii=False).encode("utf-8")
+        if len(data) > cap:
+            raise ValueError(f"the answer is {len(data)} bytes, more than the {cap} capstan takes")
+    except Exception as exc:
+        held.note(exc)
+        return 0
+    ctypes.memmove(out, data, len(data))
+    return len(data)
 
 
 def _on_release(key: int) -> None:
@@ -142,6 +177,7 @@ def _on_release(key: int) -> None:
 _AUTHORIZE = AUTHORIZE_FN(_on_authorize)
 _TOKENS_LOAD = TOKENS_LOAD_FN(_on_tokens_load)
 _TOKENS_SAVE = TOKENS_SAVE_FN(_on_tokens_save)
+_INPUT = INPUT_FN(_on_input)
 _RELEASE = DESTROY_FN(_on_release)
 
 
@@ -173,6 +209,11 @@ class _MountOptions(Structure):
         ("oauth_tokens_save", TOKENS_SAVE_FN),
         ("oauth_user_data", c_void_p),
         ("oauth_destroy", DESTROY_FN),
+        # Appended in 0.4 (the host answers a server's input requests).
+        ("input_answer", INPUT_FN),
+        ("input_methods", c_uint32),
+        ("input_user_data", c_void_p),
+        ("input_destroy", DESTROY_FN),
     ]
 
 
@@ -200,6 +241,28 @@ def _fns() -> dict[str, Any]:
 def _strings(items: Sequence[str]) -> tuple[Any, int]:
     array = (c_char_p * max(len(items), 1))(*[s.encode() for s in items])
     return array, len(items)
+
+
+def _input_methods(answer: Answerer | None, methods: Sequence[str] | None) -> int:
+    """The CAPSTAN_MCP_INPUT_* flags of ``input_methods``, checked."""
+    if answer is None:
+        if methods is not None:
+            raise ValueError("input_methods needs input (the callable that answers them)")
+        return 0
+    if not callable(answer):
+        raise TypeError("input is a callable (tool, method, params) -> answer or None")
+    if methods is None:
+        return INPUT_METHODS["elicitation/create"]
+    if isinstance(methods, str):
+        raise TypeError("input_methods is a list of method names, not one string")
+    flags = 0
+    for name in methods:
+        if name not in INPUT_METHODS:
+            raise ValueError(f"input_methods: unknown method {name!r}; known: {', '.join(INPUT_METHODS)}")
+        flags |= INPUT_METHODS[name]
+    if flags == 0:
+        raise ValueError(f"input_methods is empty; name at least one of {', '.join(INPUT_METHODS)}")
+    return flags
 
 
 def _ms(seconds: float | None, what: str) -> int:
@@ -285,11 +348,26 @@ def mount_mcp(
     reconnect_backoff: float = 0.2,
     protocol_version: str | None = None,
     oauth: OAuth | None = None,
+    input: Answerer | None = None,
+    input_methods: Sequence[str] | None = None,
 ) -> McpMount:
     """Mounts the tools of an MCP server: ``command`` (argv of a stdio
     server) or ``url`` (streamable HTTP, with ``headers``, and ``oauth`` for
     a server that asks for authorization, see :class:`OAuth`). Each remote
-    tool becomes ``prefix + name``. Raises CapstanError (status
+    tool becomes ``prefix + name``.
+
+    ``input(tool, method, params)`` answers what the server asks while
+    running a tool, for the methods in ``input_methods`` (of
+    "elicitation/create", "sampling/createMessage", "roots/list"; default
+    elicitation only), declared to the server: ``tool`` is the mounted
+    tool's local name (``None`` for an older server's request made
+    mid-call), ``params`` the request's params (parsed JSON). It returns the
+    method's result as a JSON-able value (e.g. ``{"action": "accept",
+    "content": {"name": "Ada"}}``), or ``None`` for no answer: the call then
+    fails as a tool error saying the host gave no answer, as it does when
+    ``input`` raises. It may be ``async def`` (run to completion on its own
+    event loop) and may block (a user answering); it runs on capstan's
+    threads, possibly on several at once. Raises CapstanError (status
     CAPSTAN_ERR_MCP_CONNECT when the server cannot be reached or its
     authorization failed or was refused). When the connection dies the
     mount reconnects up to ``max_reconnects`` times in a row (5 by default,
@@ -301,6 +379,7 @@ def mount_mcp(
         raise TypeError("command is a list of strings (argv), not one string")
     if oauth is not None and not isinstance(oauth, OAuth):
         raise TypeError("oauth is a capstan.OAuth")
+    methods = _input_methods(input, input_methods)
     opts = _MountOptions()
     opts.struct_size = ctypes.sizeof(_MountOptions)
     keep: list[Any] = []
@@ -348,6 +427,13 @@ def mount_mcp(
             opts.oauth_tokens_save = _TOKENS_SAVE
         opts.oauth_user_data = key
         opts.oauth_destroy = _RELEASE
+    if input is not None:
+        key = next(_keys)
+        _held[key] = _Held(answer=input)  # capstan runs _RELEASE once
+        opts.input_answer = _INPUT
+        opts.input_methods = methods
+        opts.input_user_data = key
+        opts.input_destroy = _RELEASE
     out = c_void_p()
     ptr = registry._enter()
     try:

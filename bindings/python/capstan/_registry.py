@@ -736,11 +736,15 @@ class ToolRegistry:
         reconnect_backoff: float = 0.2,
         protocol_version: str | None = None,
         oauth: OAuth | None = None,
+        input: Callable[[str | None, str, Any], Any] | None = None,
+        input_methods: Sequence[str] | None = None,
     ) -> McpMount:
         """Mounts the tools of an MCP server into this registry: ``command``
         (argv of a stdio server) or ``url`` (streamable HTTP, with
         ``headers``, and ``oauth`` for a server that asks for OAuth 2.1, see
-        :class:`OAuth`); each remote tool becomes ``prefix + name``. Returns
+        :class:`OAuth`); each remote tool becomes ``prefix + name``.
+        ``input(tool, method, params)`` answers what the server asks while
+        running a tool (``input_methods``: default ``["elicitation/create"]``). Returns
         the :class:`McpMount` (``unmount()`` removes its tools). Raises
         CapstanError (``CAPSTAN_ERR_MCP_CONNECT`` when the server cannot be
         reached or its authorization failed). See
@@ -759,6 +763,8 @@ class ToolRegistry:
             reconnect_backoff=reconnect_backoff,
             protocol_version=protocol_version,
             oauth=oauth,
+            input=input,
+            input_methods=input_methods,
         )
 
     def execute(

@@ -106,6 +106,13 @@ void new Registry().mount({
 });
 // @ts-expect-error: authorize returns the redirect URL
 void new Registry().mount({ url: 'https://mcp.example.com/mcp', oauth: { authorize: async () => 42 } });
+void new Registry().mount({
+  url: 'https://mcp.example.com/mcp',
+  input: async (tool: string | null, method, params) => (method === 'roots/list' ? { roots: [] } : { action: 'accept', content: { tool, params } }),
+  inputMethods: ['elicitation/create', 'roots/list'],
+});
+// @ts-expect-error: not a method a server may ask
+void new Registry().mount({ url: 'https://mcp.example.com/mcp', input: () => null, inputMethods: ['ping'] });
 void outcome;
 // @ts-expect-error: not a format
 parseCalls('openai', {});

@@ -1,8 +1,13 @@
 package dev.capstan;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * An MCP server's tools mounted into a registry ({@link Registry#mountMcp}): each remote tool is a local
@@ -26,12 +31,21 @@ public final class McpMount implements AutoCloseable {
      *     {@link McpMount#NEVER_RECONNECT} = never
      * @param protocolVersion the MCP version to ask for (null: 2026-07-28, falling back to 2025-11-25)
      * @param oauth OAuth 2.1 for a {@code url} whose server asks for it, or null
+     * @param input the host's answers to what the server asks while running a tool, or null: none
      */
     public record Options(String url, List<String> command, List<String> headers, String prefix,
-            int connectTimeoutMs, int callTimeoutMs, int maxReconnects, String protocolVersion, OAuth oauth) {
+            int connectTimeoutMs, int callTimeoutMs, int maxReconnects, String protocolVersion, OAuth oauth,
+            Input input) {
         public Options {
             command = command == null ? List.of() : List.copyOf(command);
             headers = headers == null ? List.of() : List.copyOf(headers);
+        }
+
+        /** Options without input answers (the constructor before {@code input}). */
+        public Options(String url, List<String> command, List<String> headers, String prefix,
+                int connectTimeoutMs, int callTimeoutMs, int maxReconnects, String protocolVersion, OAuth oauth) {
+            this(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects, protocolVersion,
+                    oauth, null);
         }
 
         /** Options without a protocol version or OAuth (the 0.4.0 constructor). */
@@ -50,28 +64,109 @@ public final class McpMount implements AutoCloseable {
 
         public Options withPrefix(String p) {
             return new Options(url, command, headers, p, connectTimeoutMs, callTimeoutMs, maxReconnects,
-                    protocolVersion, oauth);
+                    protocolVersion, oauth, input);
         }
 
         public Options withHeaders(List<String> h) {
             return new Options(url, command, h, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects,
-                    protocolVersion, oauth);
+                    protocolVersion, oauth, input);
         }
 
         public Options withConnectTimeoutMs(int ms) {
             return new Options(url, command, headers, prefix, ms, callTimeoutMs, maxReconnects, protocolVersion,
-                    oauth);
+                    oauth, input);
         }
 
         /** "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26" or "2024-11-05" (no fallback then). */
         public Options withProtocolVersion(String v) {
             return new Options(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects, v,
-                    oauth);
+                    oauth, input);
         }
 
         public Options withOAuth(OAuth o) {
             return new Options(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects,
-                    protocolVersion, o);
+                    protocolVersion, o, input);
+        }
+
+        /**
+         * The host's answers to what the server asks while running a tool, for {@code methods} (none given:
+         * {@link InputMethod#ELICITATION}), declared to the server. See {@link InputAnswerer}.
+         */
+        public Options withInput(InputAnswerer answerer, InputMethod... methods) {
+            return withInput(new Input(answerer, methods.length == 0 ? Set.of(InputMethod.ELICITATION)
+                    : new HashSet<>(Arrays.asList(methods))));
+        }
+
+        public Options withInput(Input i) {
+            return new Options(url, command, headers, prefix, connectTimeoutMs, callTimeoutMs, maxReconnects,
+                    protocolVersion, oauth, i);
+        }
+    }
+
+    /** What a mounted server may ask its client while running a tool (C's CAPSTAN_MCP_INPUT_*). */
+    public enum InputMethod {
+        ELICITATION("elicitation/create", 1),
+        SAMPLING("sampling/createMessage", 2),
+        ROOTS("roots/list", 4);
+
+        private final String method;
+        final int flag;
+
+        InputMethod(String method, int flag) {
+            this.method = method;
+            this.flag = flag;
+        }
+
+        /** The MCP method's name, e.g. "elicitation/create". */
+        public String method() {
+            return method;
+        }
+
+        /** The method named {@code name} ("elicitation/create", "sampling/createMessage", "roots/list"). */
+        public static InputMethod of(String name) {
+            for (InputMethod m : values()) {
+                if (m.method.equals(name)) return m;
+            }
+            throw new IllegalArgumentException("unknown input method \"" + name
+                    + "\"; known: elicitation/create, sampling/createMessage, roots/list");
+        }
+    }
+
+    /**
+     * Answers a request a mounted server made while running a tool: {@code method} ("elicitation/create",
+     * "sampling/createMessage" or "roots/list") with {@code params}, for a call of the mounted tool {@code tool}
+     * (its local name; null for an older, 2025-11-25, server's request made mid-call, which names no call).
+     * Returns the method's result as anything Jackson writes (a {@code Map}, a {@code JsonNode}, a record), e.g.
+     * {@code Map.of("action", "accept", "content", Map.of("name", "Ada"))}, or a {@code CompletionStage} of it;
+     * null (or a JSON null), an exception or a failed stage gives no answer: the call fails as a tool error
+     * saying the host gave no answer. Runs on one of capstan's MCP threads (possibly several at once) and may
+     * block, as a user answering does: capstan stops waiting when the call ends.
+     */
+    @FunctionalInterface
+    public interface InputAnswerer {
+        Object answer(String tool, String method, JsonNode params) throws Exception;
+    }
+
+    /**
+     * An answerer and the methods it answers (declared to the server as the client's capabilities).
+     *
+     * @param answerer the host's answers (required)
+     * @param methods at least one method
+     */
+    public record Input(InputAnswerer answerer, Set<InputMethod> methods) {
+        public Input {
+            if (answerer == null) throw new IllegalArgumentException("McpMount.Input: methods need an answerer");
+            if (methods == null || methods.isEmpty()) {
+                throw new IllegalArgumentException("McpMount.Input: name at least one method (elicitation/create, "
+                        + "sampling/createMessage, roots/list)");
+            }
+            methods = Set.copyOf(EnumSet.copyOf(methods));
+        }
+
+        int flags() {
+            int f = 0;
+            for (InputMethod m : methods) f |= m.flag;
+            return f;
         }
     }
 
@@ -164,6 +259,7 @@ public final class McpMount implements AutoCloseable {
                         Native.utf8(a, o.protocolVersion()));
             }
             if (o.oauth() != null) setOAuth(a, s, o.oauth());
+            if (o.input() != null) setInput(s, o.input());
             MemorySegment out = a.allocate(Native.PTR);
             Native.check((int) Native.mcp_mount_new.invokeExact(reg, s, out));
             handle = out.get(Native.PTR, 0);
@@ -187,6 +283,14 @@ public final class McpMount implements AutoCloseable {
         }
         s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_user_data"), Native.keep(o));
         s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_destroy"), Native.DESTROY_STUB);
+    }
+
+    /** The input_ fields; capstan runs input_destroy (dropping the handle) exactly once, even on failure. */
+    private static void setInput(MemorySegment s, Input i) {
+        s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "input_answer"), Native.INPUT_STUB);
+        s.set(Native.U32, Native.off(Native.MCP_MOUNT_OPTIONS, "input_methods"), i.flags());
+        s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "input_user_data"), Native.keep(i));
+        s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "input_destroy"), Native.DESTROY_STUB);
     }
 
     /** {@code {"connected","tools":{local: remote},"problems":[...],"reconnects","gave_up","last_error"}}. */

@@ -1,5 +1,6 @@
 package dev.capstan;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.foreign.AddressLayout;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -241,11 +242,14 @@ final class Native {
             PTR.withName("cwd"), PTR.withName("url"), PTR.withName("headers"), SIZE.withName("header_count"),
             PTR.withName("prefix"), U32.withName("connect_timeout_ms"), U32.withName("call_timeout_ms"),
             U32.withName("max_reconnects"), U32.withName("reconnect_backoff_ms"), PTR.withName("protocol_version"),
-            // appended in 0.4 (OAuth for HTTP mounts): left NULL by this binding
+            // appended in 0.4 (OAuth for HTTP mounts)
             PTR.withName("oauth_authorize"), PTR.withName("oauth_redirect_uri"), PTR.withName("oauth_client_id"),
             PTR.withName("oauth_client_secret"), PTR.withName("oauth_client_metadata_url"), PTR.withName("oauth_scopes"),
             PTR.withName("oauth_tokens_load"), PTR.withName("oauth_tokens_save"), PTR.withName("oauth_user_data"),
-            PTR.withName("oauth_destroy"));
+            PTR.withName("oauth_destroy"),
+            // appended in 0.4 (the host answers a server's input requests)
+            PTR.withName("input_answer"), U32.withName("input_methods"), MemoryLayout.paddingLayout(4),
+            PTR.withName("input_user_data"), PTR.withName("input_destroy"));
 
     /** An array of NUL-terminated strings in {@code a}. */
     static MemorySegment cstrings(Arena a, List<String> items) {
@@ -317,6 +321,7 @@ final class Native {
     static final MemorySegment AUTHORIZE_STUB;
     static final MemorySegment TOKENS_LOAD_STUB;
     static final MemorySegment TOKENS_SAVE_STUB;
+    static final MemorySegment INPUT_STUB;
 
     static {
         try {
@@ -349,6 +354,10 @@ final class Native {
             TOKENS_SAVE_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onTokensSave", MethodType.methodType(
                     void.class, MemorySegment.class, MemorySegment.class, long.class)),
                     FunctionDescriptor.ofVoid(PTR, PTR, SIZE), Arena.global());
+            INPUT_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onInput", MethodType.methodType(long.class,
+                    MemorySegment.class, MemorySegment.class, MemorySegment.class, MemorySegment.class, long.class,
+                    MemorySegment.class, long.class)),
+                    FunctionDescriptor.of(SIZE, PTR, PTR, PTR, PTR, SIZE, PTR, SIZE), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -479,6 +488,29 @@ final class Native {
             o.tokens().save(len == 0 ? null : text(json, len));
         } catch (Throwable t) {
             // a store that failed keeps what it had; the mount goes on
+        }
+    }
+
+    /**
+     * capstan_mcp_input_fn: the mount's {@link McpMount.InputAnswerer}; null, an exception or an answer Jackson
+     * cannot write gives no answer (the call fails as a tool error saying so).
+     */
+    static long onInput(MemorySegment userData, MemorySegment tool, MemorySegment method, MemorySegment params,
+            long paramsLen, MemorySegment answer, long cap) {
+        try {
+            if (!(get(userData) instanceof McpMount.Input in)) return 0;
+            String t = tool.address() == 0 ? null : tool.reinterpret(Long.MAX_VALUE).getString(0);
+            String m = method.address() == 0 ? "" : method.reinterpret(Long.MAX_VALUE).getString(0);
+            String p = paramsLen == 0 ? "{}" : text(params, paramsLen);
+            Object result = in.answerer().answer(t, m, Json.read(p));
+            if (result instanceof java.util.concurrent.CompletionStage<?> later) {
+                // capstan stops waiting once the call ends; an hour bounds this thread, as capstan's own wait
+                result = later.toCompletableFuture().get(1, java.util.concurrent.TimeUnit.HOURS);
+            }
+            if (result == null || result instanceof JsonNode n && (n.isNull() || n.isMissingNode())) return 0;
+            return copyOut(Json.write(result), answer, cap);
+        } catch (Throwable e) {
+            return 0;
         }
     }
 
