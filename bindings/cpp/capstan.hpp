@@ -133,6 +133,13 @@ enum class HistoryFlag : std::uint32_t {
     gemini_signatures = CAPSTAN_HISTORY_GEMINI_SIGNATURES,
 };
 
+/// The requests a mount's host answers (McpInput::methods).
+enum class McpInputMethod : std::uint32_t {
+    elicitation = CAPSTAN_MCP_INPUT_ELICITATION,  ///< elicitation/create: a form for the user
+    sampling = CAPSTAN_MCP_INPUT_SAMPLING,        ///< sampling/createMessage: a completion of the host's model
+    roots = CAPSTAN_MCP_INPUT_ROOTS,              ///< roots/list: the host's roots
+};
+
 template <class E>
 struct is_flag_enum : std::false_type {};
 template <> struct is_flag_enum<ToolFlag> : std::true_type {};
@@ -141,6 +148,7 @@ template <> struct is_flag_enum<RegistryFlag> : std::true_type {};
 template <> struct is_flag_enum<ExportFlag> : std::true_type {};
 template <> struct is_flag_enum<SearchFlag> : std::true_type {};
 template <> struct is_flag_enum<HistoryFlag> : std::true_type {};
+template <> struct is_flag_enum<McpInputMethod> : std::true_type {};
 
 /// A set of flags of one kind E (ToolFlag, ExecFlag, ...).
 template <class E>
@@ -1598,6 +1606,37 @@ struct McpOAuth {
     std::function<void(std::string_view json)> tokens_save{};
 };
 
+/// The host's answers to what a mounted server asks while running one of
+/// its tools (McpMountOptions::input; the input_ fields of
+/// capstan_mcp_mount_options): a form for the user, a completion of the
+/// host's model, the host's roots. A 2026-07-28 server asks with an
+/// InputRequiredResult (the mount has every request answered, then calls
+/// the tool again with the answers, up to 10 rounds a call); an older
+/// server (2025-11-25) sends its requests mid-call. `answer` is copied into
+/// the mount and destroyed exactly once, after its last call returned, once
+/// the mount lets go of it (when the McpMount is unmounted, or when
+/// mount_mcp fails). It runs on capstan's MCP threads, possibly on several
+/// at once: make it safe to call so.
+struct McpInput {
+    /// Returns the method's result as JSON text: an ElicitResult
+    /// (`{"action":"accept","content":{...}}`, "decline" or "cancel"; the
+    /// requested schema's defaults are filled in for fields an accepted
+    /// form leaves out), a CreateMessageResult or a ListRootsResult, at most
+    /// CAPSTAN_MCP_INPUT_ANSWER_MAX (1 MiB). `tool` is the mounted tool's
+    /// local name, empty for an older server's request (made mid-call, it
+    /// names no call); `params` the request's params as JSON text. An empty
+    /// string, an exception, a longer answer or one that is not the
+    /// method's result gives no answer: the call ends as a tool_error
+    /// saying so ("the host gave no answer to ..."). May block (a user
+    /// answering): capstan stops waiting when the call ends (for an older
+    /// server's request, after an hour); it must not unmount the mount.
+    std::function<std::string(std::string_view tool, std::string_view method, std::string_view params)> answer{};
+    /// What `answer` answers, declared to the server as the client's
+    /// capabilities: at least one (none, or methods without `answer`, is
+    /// INVALID_ARGUMENT).
+    Flags<McpInputMethod> methods{};
+};
+
 /// Options of Registry::mount_mcp (capstan_mcp_mount_options): set
 /// `command` (a server speaking MCP on stdio, started as a child process)
 /// or `url` (streamable HTTP), not both.
@@ -1614,6 +1653,7 @@ struct McpMountOptions {
     std::uint32_t max_reconnects = 0;  ///< in a row after the connection died; 0: 5; never_reconnect: never
     std::string protocol_version{};    ///< the MCP version to ask for; empty: the newest capstan speaks
     std::optional<McpOAuth> oauth{};   ///< url only: OAuth for a server that asks for it
+    std::optional<McpInput> input{};   ///< answers what the server asks while running a tool; none: nothing answered
 };
 
 namespace detail {
@@ -1774,6 +1814,37 @@ struct OAuthBox {
         guarded(self, "the tokens_save callback threw: ", [&] { self->oauth.tokens_save(view(json, len)); });
     }
     static void destroy(void *ud) noexcept { delete static_cast<OAuthBox *>(ud); }
+};
+
+/// The host's McpInput as capstan's input_user_data; capstan runs `destroy`
+/// exactly once (also when mounting fails).
+struct InputBox {
+    McpInput input;
+
+    static std::size_t answer(void *ud, const char *tool, const char *method, const char *params,
+                              std::size_t params_len, char *out, std::size_t cap) noexcept {
+        auto *self = static_cast<InputBox *>(ud);
+        std::size_t n = 0;
+        auto run = [&] {
+            std::string text = self->input.answer(tool ? std::string_view(tool) : std::string_view(),
+                                                   method ? std::string_view(method) : std::string_view(),
+                                                   view(params, params_len));
+            if (text.size() > cap) return;  // no answer: the call says so
+            std::copy(text.begin(), text.end(), out);
+            n = text.size();
+        };
+#if CAPSTAN_HPP_EXCEPTIONS
+        try {
+            run();
+        } catch (...) {
+            n = 0;  // an exception is no answer, never a crash
+        }
+#else
+        run();
+#endif
+        return n;
+    }
+    static void destroy(void *ud) noexcept { delete static_cast<InputBox *>(ud); }
 };
 
 }  // namespace detail
@@ -2267,7 +2338,9 @@ public:
     /// authorized through its callbacks; a refused or failed authorization
     /// is MCP_CONNECT, the message naming the step (and what a callback
     /// threw); OAuth with a command, or authorize without redirect_uri, is
-    /// INVALID_ARGUMENT.
+    /// INVALID_ARGUMENT. With McpMountOptions::input, what the server asks
+    /// while running a tool is answered by McpInput::answer; input without
+    /// methods, or methods without answer, is INVALID_ARGUMENT.
     [[nodiscard]] Expected<McpMount> try_mount_mcp(const McpMountOptions &opts) {
         if (!raw_) return moved_from();
         detail::CMcpMountOptions o(opts);
@@ -2283,6 +2356,13 @@ public:
             o.raw.oauth_tokens_save = a.tokens_save ? &detail::OAuthBox::save : nullptr;
             o.raw.oauth_user_data = box;
             o.raw.oauth_destroy = &detail::OAuthBox::destroy;
+        }
+        if (opts.input) {
+            // Handed over as well: capstan runs InputBox::destroy exactly once.
+            o.raw.input_answer = opts.input->answer ? &detail::InputBox::answer : nullptr;
+            o.raw.input_methods = opts.input->methods.bits();
+            o.raw.input_user_data = new detail::InputBox{*opts.input};
+            o.raw.input_destroy = &detail::InputBox::destroy;
         }
         capstan_mcp_mount *mount = nullptr;
         capstan_status st = capstan_mcp_mount_new(raw_, &o.raw, &mount);

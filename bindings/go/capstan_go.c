@@ -298,3 +298,18 @@ void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool autho
     opts->oauth_user_data = (void *)hooks;
     opts->oauth_destroy = cg_oauth_destroy;
 }
+
+static size_t cg_input_answer(void *user_data, const char *tool, const char *method, const char *params,
+                              size_t params_len, char *answer, size_t cap) {
+    return goInputAnswer((uintptr_t)user_data, (char *)tool, (char *)method, (char *)params, params_len, answer,
+                         cap);
+}
+
+static void cg_input_destroy(void *user_data) { goInputDestroy((uintptr_t)user_data); }
+
+void cg_mount_input(capstan_mcp_mount_options *opts, uintptr_t hooks, bool answer, uint32_t methods) {
+    opts->input_answer = answer ? cg_input_answer : NULL;
+    opts->input_methods = methods;
+    opts->input_user_data = (void *)hooks;
+    opts->input_destroy = cg_input_destroy;
+}

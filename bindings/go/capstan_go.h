@@ -115,6 +115,11 @@ capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t
  * by oauth_destroy. */
 void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save);
 
+/* Sets the input_ fields of *opts: input_answer (if `answer`) a trampoline
+ * into mountinput.go, with the Go hooks `hooks` (a cgo.Handle) as user
+ * data, released by input_destroy. */
+void cg_mount_input(capstan_mcp_mount_options *opts, uintptr_t hooks, bool answer, uint32_t methods);
+
 /* Trampolines for hooks.go. */
 void cg_event_cb(void *user_data, const capstan_event *event);
 void cg_notify_cb(void *user_data);

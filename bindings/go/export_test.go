@@ -5,3 +5,9 @@ package capstan
 func OAuthHandles() (live, doubleDestroys int64) {
 	return oauthLive.Load(), oauthDoubleDestroys.Load()
 }
+
+// InputHandles returns how many mounts' input hooks capstan has not
+// released yet, and how many releases found theirs released already.
+func InputHandles() (live, doubleDestroys int64) {
+	return inputLive.Load(), inputDoubleDestroys.Load()
+}

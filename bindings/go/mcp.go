@@ -215,6 +215,9 @@ type MountOptions struct {
 	// 2.1; nil: none (a server refusing the request fails the mount with
 	// ErrMCPConnect). Not with Command.
 	OAuth *OAuth
+	// Input answers what the server asks while running a tool (a form, a
+	// completion, the roots); nil: nothing is answered, nor declared.
+	Input *MountInput
 }
 
 // Mount is an MCP server's tools mounted into a registry.
@@ -300,12 +303,22 @@ func (r *Registry) MountMCP(opts MountOptions) (*Mount, error) {
 			return nil, err
 		}
 	}
+	var input *inputHooks
+	if opts.Input != nil {
+		var err error
+		if input, err = newInputHooks(opts.Input, r.ctx, opts.CallTimeout); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.enter("MountMCP"); err != nil {
 		return nil, err
 	}
 	defer r.leave()
 	if oauth != nil {
 		oauth.fill(&o, str) // released by capstan from here on, whatever happens
+	}
+	if input != nil {
+		input.fill(&o) // likewise
 	}
 	m := &Mount{}
 	if err := check("MountMCP", func() C.capstan_status { return C.capstan_mcp_mount_new(r.ptr, &o, &m.ptr) }); err != nil {

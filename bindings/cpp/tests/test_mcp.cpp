@@ -2,14 +2,16 @@
 // another registry, a registry served on stdio by this very program started
 // again as a child and mounted as a command, a tool's MCP metadata
 // (Tool::mcp_meta) in the exports and through a mount, and a mount of
-// tests/mcp/oauth_server.py authorized through McpOAuth's callbacks; against
-// the real library, one function per rule.
+// tests/mcp/oauth_server.py authorized through McpOAuth's callbacks, and a
+// mount whose host answers what the served tool asks (McpInput, both
+// protocol eras); against the real library, one function per rule.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 
 #include "check.hpp"
@@ -333,6 +335,133 @@ static void a_refused_or_failed_authorization_fails_the_mount_saying_why() {
     CHECK(reg.tools_json(Format::describe).find("o_whoami") == std::string::npos);  // nothing registered
 }
 
+// A served tool that asks for a name (thrown InputRequired) until it gets one.
+static const char *ask_name =
+    R"({"name":{"method":"elicitation/create","params":{"message":"What is your name?",)"
+    R"("requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}})";
+
+static void greeter(Registry &reg) {
+    reg.add({"greet", "Greets the user by name, asking for it first.", ""}, [](capstan::Call &call) {
+        std::string input(call.input());
+        std::string who = http::json_string(input, "name");
+        if (input.find(R"("action":"accept")") == std::string::npos || who.empty())
+            throw capstan::InputRequired(ask_name, "round-1");
+        (void)call.return_text("Hello, " + who + "! (state " + http::json_string(input, "requestState") + ")");
+    });
+}
+
+// What a host's answer was called with.
+struct Asked {
+    std::mutex lock;
+    std::vector<std::string> tools;
+    int bad = 0;  // requests that were not the tool's
+    void record(std::string_view tool, std::string_view method, std::string_view params) {
+        std::lock_guard<std::mutex> g(lock);
+        tools.emplace_back(tool);
+        if (method != "elicitation/create" || params.find("What is your name?") == std::string_view::npos) ++bad;
+    }
+};
+
+static capstan::McpMountOptions answering(const std::string &url, const char *version, capstan::McpInput input) {
+    capstan::McpMountOptions mo;
+    mo.url = url;
+    mo.prefix = "in_";
+    mo.protocol_version = version;
+    mo.max_reconnects = capstan::never_reconnect;
+    mo.connect_timeout = 60s;
+    mo.call_timeout = 60s;
+    mo.input = std::move(input);
+    return mo;
+}
+
+static void a_mounts_host_answers_what_the_server_asks_in_both_eras() {
+    Registry served;
+    greeter(served);
+    capstan::McpServer srv = served.serve_mcp({});
+    std::atomic<int> live{0}, twice{0};
+    {
+        Registry reg;
+        // "": 2026-07-28 (an InputRequiredResult, answered, the call sent
+        // again); 2025-11-25: elicitation/create mid-call, answered in place.
+        for (const char *version : {"", "2025-11-25"}) {
+            Asked asked;
+            check::Probe probe(live, twice);
+            capstan::McpInput input;
+            input.methods = capstan::McpInputMethod::elicitation;
+            input.answer = [probe, &asked](std::string_view tool, std::string_view method, std::string_view params) {
+                asked.record(tool, method, params);
+                return std::string(R"({"action":"accept","content":{"name":"Ada"}})");
+            };
+            {
+                auto mount = reg.try_mount_mcp(answering(srv.url(), version, std::move(input)));
+                CHECK(mount.has_value());
+                if (!mount) {
+                    std::fprintf(stderr, "%s: %s\n", version, mount.error().what());
+                    continue;
+                }
+                auto r = reg.execute(call("1", "in_greet"));
+                CHECK(r.at(0).outcome == Outcome::ok);
+                CHECK(r.at(0).content == "Hello, Ada! (state round-1)");
+            }  // unmounted
+            std::lock_guard<std::mutex> g(asked.lock);
+            // A 2026-07-28 request belongs to the call; an older one names none.
+            CHECK(asked.tools.size() == 1);
+            CHECK(!asked.tools.empty() && asked.tools[0] == (*version ? "" : "in_greet"));
+            CHECK(asked.bad == 0);
+        }
+    }
+    CHECK(check::wait_until([&] { return live == 0; }, 10000));
+    CHECK(twice == 0);
+}
+
+static void a_host_that_gives_no_answer_fails_the_call_without_a_crash() {
+    Registry served;
+    greeter(served);
+    capstan::McpServer srv = served.serve_mcp({});
+    std::atomic<int> live{0}, twice{0}, calls{0};
+    Registry reg;
+    std::string huge = R"({"action":"accept","content":{"name":")" + std::string(CAPSTAN_MCP_INPUT_ANSWER_MAX, 'a') + "\"}}";
+    std::vector<std::function<std::string()>> answers = {
+        [] { return std::string(); },
+        []() -> std::string { throw std::runtime_error("the user closed the form"); },
+        []() -> std::string { throw 42; },
+        [&huge] { return huge; },
+    };
+    for (auto &give : answers) {
+        check::Probe probe(live, twice);
+        capstan::McpInput input;
+        input.methods = capstan::McpInputMethod::elicitation | capstan::McpInputMethod::roots;
+        input.answer = [probe, &give, &calls](std::string_view, std::string_view, std::string_view) {
+            ++calls;
+            return give();
+        };
+        auto mount = reg.try_mount_mcp(answering(srv.url(), "", std::move(input)));
+        CHECK(mount.has_value());
+        if (!mount) continue;
+        auto r = reg.execute(call("1", "in_greet"));
+        CHECK(r.at(0).outcome == Outcome::tool_error);
+        CHECK_CONTAINS(r.at(0).content, "the host gave no answer to elicitation/create");
+    }
+    CHECK(calls == 4);
+    // Bad options: capstan refuses them, and still lets go of the callback.
+    {
+        check::Probe probe(live, twice);
+        capstan::McpInput input;
+        input.methods = capstan::McpInputMethod::sampling;  // and no answer
+        auto refused = reg.try_mount_mcp(answering(srv.url(), "", input));
+        CHECK(!refused && refused.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+        if (!refused) CHECK_CONTAINS(refused.error().what(), "without opts.input_answer");
+        input.methods = {};
+        input.answer = [probe](std::string_view, std::string_view, std::string_view) { return std::string("{}"); };
+        refused = reg.try_mount_mcp(answering(srv.url(), "", input));
+        CHECK(!refused && refused.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+        if (!refused) CHECK_CONTAINS(refused.error().what(), "opts.input_methods");
+    }
+    CHECK(reg.tools_json(Format::describe).find("in_greet") == std::string::npos);  // nothing registered
+    CHECK(check::wait_until([&] { return live == 0; }, 10000));
+    CHECK(twice == 0);
+}
+
 static int serve_stdio() {
     Registry reg;
     add_tool(reg);
@@ -360,5 +489,7 @@ int main(int argc, char **argv) {
     a_command_serving_stdio_is_mounted();
     an_oauth_server_is_mounted_through_the_callbacks_and_the_kept_tokens_serve_the_next_mount();
     a_refused_or_failed_authorization_fails_the_mount_saying_why();
+    a_mounts_host_answers_what_the_server_asks_in_both_eras();
+    a_host_that_gives_no_answer_fails_the_call_without_a_crash();
     return check::report("test_mcp");
 }

@@ -72,6 +72,13 @@ int main(void) {
     mount_opts.oauth_user_data = NULL;
     mount_opts.oauth_destroy = NULL;
     if (mount_opts.oauth_redirect_uri == NULL || CAPSTAN_MCP_REDIRECT_MAX < 1 || CAPSTAN_MCP_TOKENS_MAX < 1) return 1;
+    /* The input fields and callback type the Swift layer sets (MCP.swift). */
+    capstan_mcp_input_fn input_answer = NULL;
+    mount_opts.input_answer = input_answer;
+    mount_opts.input_methods = CAPSTAN_MCP_INPUT_ELICITATION | CAPSTAN_MCP_INPUT_SAMPLING | CAPSTAN_MCP_INPUT_ROOTS;
+    mount_opts.input_user_data = NULL;
+    mount_opts.input_destroy = NULL;
+    if (mount_opts.input_methods != 7 || CAPSTAN_MCP_INPUT_ANSWER_MAX < 1) return 1;
     capstan_registry *reg = NULL;
     if (capstan_registry_new(NULL, &reg) != CAPSTAN_OK) return 1;
     capstan_tool_def def;

@@ -210,6 +210,82 @@ private let oauthRelease: capstan_destroy_fn = { userData in
     Unmanaged<OAuthBox>.fromOpaque(userData).release()
 }
 
+/// The requests a mount's host answers (`McpInput.methods`;
+/// `CAPSTAN_MCP_INPUT_*`).
+public struct McpInputMethods: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// `elicitation/create`: a form for the user.
+    public static let elicitation = McpInputMethods(rawValue: UInt32(CAPSTAN_MCP_INPUT_ELICITATION))
+    /// `sampling/createMessage`: a completion of the host's model.
+    public static let sampling = McpInputMethods(rawValue: UInt32(CAPSTAN_MCP_INPUT_SAMPLING))
+    /// `roots/list`: the host's roots.
+    public static let roots = McpInputMethods(rawValue: UInt32(CAPSTAN_MCP_INPUT_ROOTS))
+}
+
+/// The host's answers to what a mounted server asks while running one of
+/// its tools (`McpMountOptions.input`; the `input_` fields of
+/// `capstan_mcp_mount_options`): a form for the user, a completion of the
+/// host's model, the host's roots. A 2026-07-28 server asks with an
+/// `InputRequiredResult` (the mount has every request answered, then calls
+/// the tool again with the answers, up to 10 rounds a call); an older
+/// server (2025-11-25) sends its requests mid-call. The closure runs on
+/// capstan's MCP threads (possibly on several at once) and is released
+/// exactly once, after its last call, once the mount lets go of it (closed,
+/// or failed to mount).
+public struct McpInput: Sendable {
+    /// What `answer` answers, declared to the server as the client's
+    /// capabilities: at least one (none, or methods without `answer`, is
+    /// INVALID_ARGUMENT).
+    public var methods: McpInputMethods
+    /// Given the mounted tool's local name (nil for an older server's
+    /// request: made mid-call, it names no call), the method and the
+    /// request's params as JSON text, returns the method's result as JSON
+    /// text: an `ElicitResult` (`{"action":"accept","content":{...}}`,
+    /// `"decline"` or `"cancel"`; the requested schema's defaults are
+    /// filled in for fields an accepted form leaves out), a
+    /// `CreateMessageResult` or a `ListRootsResult`, at most
+    /// `CAPSTAN_MCP_INPUT_ANSWER_MAX` bytes (1 MiB). nil, "", a thrown
+    /// error, a longer answer or one that is not the method's result gives
+    /// no answer: the call ends as a tool error saying so ("the host gave
+    /// no answer to ..."). May block (a user answering): capstan stops
+    /// waiting when the call ends (for an older server's request, after an
+    /// hour). It must not close the mount.
+    public var answer: (@Sendable (_ tool: String?, _ method: String, _ params: String) throws -> String?)?
+
+    public init(
+        methods: McpInputMethods,
+        answer: (@Sendable (_ tool: String?, _ method: String, _ params: String) throws -> String?)?
+    ) {
+        self.methods = methods
+        self.answer = answer
+    }
+}
+
+/// The host's McpInput as `input_user_data`, released by `inputRelease`.
+final class InputBox: @unchecked Sendable {
+    let input: McpInput
+    init(_ input: McpInput) { self.input = input }
+}
+
+private let inputAnswer: capstan_mcp_input_fn = { userData, tool, method, params, paramsLen, answer, cap in
+    guard let userData, let method, let answer else { return 0 }
+    guard let reply = Unmanaged<InputBox>.fromOpaque(userData).takeUnretainedValue().input.answer else { return 0 }
+    // A thrown error is no answer: the call says so.
+    guard let json = try? reply(tool.map { String(cString: $0) }, String(cString: method), text(params, paramsLen)),
+        !json.isEmpty
+    else { return 0 }
+    let bytes = Array(json.utf8)
+    guard bytes.count <= cap else { return 0 }  // too long: no answer
+    bytes.withUnsafeBytes { UnsafeMutableRawPointer(answer).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+    return bytes.count
+}
+
+private let inputRelease: capstan_destroy_fn = { userData in
+    guard let userData else { return }
+    Unmanaged<InputBox>.fromOpaque(userData).release()
+}
+
 /// Options of `ToolRegistry.mountMCP` (`capstan_mcp_mount_options`): exactly
 /// one of `command` (program and arguments, run on stdio) or `url`.
 public struct McpMountOptions: Sendable {
@@ -230,6 +306,9 @@ public struct McpMountOptions: Sendable {
     public var protocolVersion: String?
     /// `url` only: OAuth 2.1 for a server that asks for it.
     public var oauth: McpOAuth?
+    /// Answers what the server asks while running a tool; nil: nothing is
+    /// answered, nor declared.
+    public var input: McpInput?
 
     public static func command(_ argv: [String], prefix: String? = nil) -> McpMountOptions {
         McpMountOptions(command: argv, url: nil, prefix: prefix)
@@ -243,7 +322,7 @@ public struct McpMountOptions: Sendable {
         command: [String] = [], url: String? = nil, env: [String: String] = [:], cwd: String? = nil,
         headers: [String: String] = [:], prefix: String? = nil, connectTimeoutMs: UInt32 = 0, callTimeoutMs: UInt32 = 0,
         maxReconnects: UInt32? = nil, reconnectBackoffMs: UInt32 = 0, protocolVersion: String? = nil,
-        oauth: McpOAuth? = nil
+        oauth: McpOAuth? = nil, input: McpInput? = nil
     ) {
         self.command = command
         self.url = url
@@ -257,11 +336,13 @@ public struct McpMountOptions: Sendable {
         self.reconnectBackoffMs = reconnectBackoffMs
         self.protocolVersion = protocolVersion
         self.oauth = oauth
+        self.input = input
     }
 
     /// `trouble`: where the OAuth closures note what they threw. With
-    /// `oauth`, the box is handed to capstan here, which releases it exactly
-    /// once (also when the mount fails): call this once per mount attempt.
+    /// `oauth` (and `input`), the box is handed to capstan here, which
+    /// releases it exactly once (also when the mount fails): call this once
+    /// per mount attempt.
     func withC<R>(trouble: OAuthTrouble, _ body: (UnsafePointer<capstan_mcp_mount_options>) throws -> R) rethrows -> R {
         var o = capstan_mcp_mount_options()
         o.struct_size = UInt32(MemoryLayout<capstan_mcp_mount_options>.stride)  // zeroed: the defaults
@@ -290,6 +371,12 @@ public struct McpMountOptions: Sendable {
                                         o.oauth_tokens_save = oauth.tokensSave == nil ? nil : oauthTokensSave
                                         o.oauth_user_data = Unmanaged.passRetained(OAuthBox(oauth, trouble)).toOpaque()
                                         o.oauth_destroy = oauthRelease
+                                    }
+                                    if let input {
+                                        o.input_answer = input.answer == nil ? nil : inputAnswer
+                                        o.input_methods = input.methods.rawValue
+                                        o.input_user_data = Unmanaged.passRetained(InputBox(input)).toOpaque()
+                                        o.input_destroy = inputRelease
                                     }
                                     return try withOptionalCString(protocolVersion) { v in
                                         o.argv = argv

@@ -416,6 +416,90 @@ final class CapstanTests: XCTestCase {
         XCTAssertNil(released)
     }
 
+    /// A served tool that asks for a name (a thrown InputRequired) until it gets one.
+    private func greeter() throws -> ToolRegistry {
+        let served = try ToolRegistry()
+        try served.register("greet") { (_: NoArguments, context: ToolContext) -> ToolOutput in
+            guard context.input.contains(#""action":"accept""#) else {
+                throw InputRequired(
+                    requests: #"{"name":{"method":"elicitation/create","params":{"message":"What is your name?","#
+                        + #""requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}}}"#,
+                    state: "round-1")
+            }
+            return .text(context.input.contains(#""name":"Ada""#) ? "Hello, Ada!" : "Hello, who?")
+        }
+        return served
+    }
+
+    func testAMountsHostAnswersWhatTheServerAsksInBothEras() async throws {
+        final class Asked: @unchecked Sendable {
+            private let lock = NSLock()
+            private var seen: [String] = []
+            func add(_ s: String) { lock.lock(); seen.append(s); lock.unlock() }
+            var values: [String] { lock.lock(); defer { lock.unlock() }; return seen }
+        }
+        let server = try greeter().serveMCP()
+        // nil: 2026-07-28 (an InputRequiredResult, answered, the call sent
+        // again); 2025-11-25: elicitation/create mid-call, answered in place.
+        for (version, wantTool) in [(nil, "in_greet"), ("2025-11-25", "(none)")] as [(String?, String)] {
+            let asked = Asked()
+            let client = try ToolRegistry()
+            let input = McpInput(methods: .elicitation, answer: { tool, method, params in
+                // A 2026-07-28 request belongs to the call; an older one names none.
+                asked.add(tool ?? "(none)")
+                guard method == "elicitation/create", params.contains("What is your name?") else { return nil }
+                return #"{"action":"accept","content":{"name":"Ada"}}"#
+            })
+            let mount = try await client.mountMCP(
+                McpMountOptions(url: server.url, prefix: "in_", connectTimeoutMs: 60_000, protocolVersion: version, input: input))
+            let result = try await client.execute(#"{"id":"1","name":"in_greet","arguments":{}}"#).first
+            XCTAssertEqual(result?.outcome, .ok)
+            XCTAssertEqual(result?.content, "Hello, Ada!")
+            try await mount.close()
+            XCTAssertEqual(asked.values, [wantTool])
+        }
+        await server.stop()
+    }
+
+    func testAHostThatGivesNoAnswerFailsTheCallAndTheClosureIsReleased() async throws {
+        struct Refused: Error {}
+        final class Probe: @unchecked Sendable {}
+        weak var released: Probe?
+        let server = try greeter().serveMCP()
+        let client = try ToolRegistry()
+        let huge = #"{"action":"accept","content":{"name":""# + String(repeating: "a", count: 1 << 20) + #""}}"#
+        let answers: [@Sendable () throws -> String?] = [{ nil }, { "" }, { throw Refused() }, { huge }]
+        for give in answers {
+            let input = McpInput(methods: [.elicitation, .roots], answer: { _, _, _ in try give() })
+            let mount = try await client.mountMCP(McpMountOptions(url: server.url, prefix: "in_", input: input))
+            let result = try await client.execute(#"{"id":"1","name":"in_greet","arguments":{}}"#).first
+            XCTAssertEqual(result?.outcome, .toolError)
+            XCTAssertTrue(result?.content.contains("the host gave no answer to elicitation/create") ?? false)
+            try await mount.close()
+        }
+        // Methods without an answer, or an answer without methods: INVALID_ARGUMENT,
+        // and capstan lets go of the closure.
+        do {
+            let probe = Probe()
+            released = probe
+            for input in [
+                McpInput(methods: .sampling, answer: nil),
+                McpInput(methods: [], answer: { _, _, _ in _ = probe; return nil }),
+            ] {
+                do {
+                    _ = try await client.mountMCP(McpMountOptions(url: server.url, prefix: "in_", input: input))
+                    XCTFail("mounted")
+                } catch let error as CapstanError {
+                    XCTAssertEqual(error.status, Int32(CAPSTAN_ERR_INVALID_ARGUMENT))
+                }
+            }
+        }
+        // capstan may let go on one of its threads, soon after: a bounded wait.
+        for _ in 0..<100 where released != nil { try await Task.sleep(nanoseconds: 50_000_000) }
+        XCTAssertNil(released)
+        await server.stop()
+    }
+
     func testRuntimeShutdownJoinsTheThreadsAndCapstanGoesOn() async throws {
         do {
             let registry = try registry()
