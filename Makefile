@@ -454,7 +454,7 @@ go-bench: lib
 # -fno-exceptions: the try_ API only), and runs them. test_release (chrono,
 # typed flags, parts, history, search, deadline), test_json (the
 # nlohmann::json adapter, capstan_json.hpp; needs nlohmann-json3-dev),
-# test_mcp (serve, mount, OAuth) and test_input (a tool asking its MCP
+# test_mcp (serve, mount, OAuth, a mount answering input) and test_input (a tool asking its MCP
 # client for input; ~4.5 s of CPU) are
 # built as C++17 only and at -O0, to keep cpp-test's cost: an ASan build of
 # the others costs ~14 s of CPU, test_json's 55 s at -O1 (nlohmann's

@@ -2686,17 +2686,17 @@ typedef size_t (*capstan_mcp_input_fn)(void *user_data,
 /**
  * `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
  */
-#define CAPSTAN_MCP_INPUT_ELICITATION 1
+#define CAPSTAN_MCP_INPUT_ELICITATION (1u << 0)
 
 /**
  * `capstan_mcp_mount_options.input_methods`: `sampling/createMessage`.
  */
-#define CAPSTAN_MCP_INPUT_SAMPLING 2
+#define CAPSTAN_MCP_INPUT_SAMPLING (1u << 1)
 
 /**
  * `capstan_mcp_mount_options.input_methods`: `roots/list`.
  */
-#define CAPSTAN_MCP_INPUT_ROOTS 4
+#define CAPSTAN_MCP_INPUT_ROOTS (1u << 2)
 
 /**
  * Options of `capstan_mcp_mount_new`. Start from `CAPSTAN_MCP_MOUNT_OPTIONS_INIT`

@@ -183,11 +183,11 @@ pub type capstan_mcp_input_fn = Option<
 pub const CAPSTAN_MCP_INPUT_ANSWER_MAX: usize = 1 << 20;
 
 /// `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
-pub const CAPSTAN_MCP_INPUT_ELICITATION: u32 = 1;
+pub const CAPSTAN_MCP_INPUT_ELICITATION: u32 = 1u32 << 0;
 /// `capstan_mcp_mount_options.input_methods`: `sampling/createMessage`.
-pub const CAPSTAN_MCP_INPUT_SAMPLING: u32 = 2;
+pub const CAPSTAN_MCP_INPUT_SAMPLING: u32 = 1u32 << 1;
 /// `capstan_mcp_mount_options.input_methods`: `roots/list`.
-pub const CAPSTAN_MCP_INPUT_ROOTS: u32 = 4;
+pub const CAPSTAN_MCP_INPUT_ROOTS: u32 = 1u32 << 2;
 
 /// The host's part of an OAuth authorization: show `authorization_url`
 /// (NUL-terminated) to the user (open a browser, print it), wait for the
