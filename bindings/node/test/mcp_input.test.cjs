@@ -61,7 +61,7 @@ async function callOnce(url, options) {
   }
 }
 
-test('a server\'s input request is answered by the host, for either era', async () => {
+test("a server's input request is answered by the host, for either era", async () => {
   const served = asker();
   const server = served.serve();
   try {
