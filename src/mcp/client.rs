@@ -39,7 +39,7 @@ mod connection;
 mod forward;
 mod supervise;
 
-pub use answer::{AnswerInput, HostInput};
+pub use answer::{AnswerInput, HostInput, MAX_ROUNDS as MAX_INPUT_ROUNDS};
 use connection::*;
 use forward::*;
 use supervise::*;

@@ -5,13 +5,19 @@
 //! the server's `pollIntervalMs` (kept within `MIN_POLL`..`MAX_POLL`; without
 //! one, from `FIRST_POLL` doubling up to `MAX_POLL`) until the task ends;
 //! `tasks/cancel` when the capstan call is cancelled or times out or the
-//! mount goes away. A task that asks for input (`input_required`) is
-//! cancelled: a capstan call cannot answer it.
+//! mount goes away. A task that asks for input (`input_required`) has the
+//! host answer (`client::HostInput`): the answers go back with
+//! `tasks/update`, each request once, and polling goes on; at most
+//! `answer::MAX_ROUNDS` rounds. Without a host that answers, the task is
+//! cancelled.
 
 use std::future::Future;
 use std::time::Duration;
 
-use rmcp::model::{CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams, TaskPayload};
+use rmcp::model::{
+    CallToolResult, CancelTaskParams, CreateTaskResult, GetTaskParams, TaskPayload,
+    UpdateTaskParams,
+};
 use rmcp::{Peer, RoleClient};
 use serde_json::Value;
 
@@ -41,15 +47,27 @@ fn cancel(peer: &Peer<RoleClient>, task_id: &str) {
     });
 }
 
+/// Who answers a task's input requests: the host's answerer, for the
+/// call of the mounted tool `tool`.
+pub(crate) struct Answering<'a> {
+    pub(crate) host: &'a crate::mcp::client::HostInput,
+    pub(crate) tool: &'a str,
+}
+
 /// Drives the task `created` to its end: its `CallToolResult`, or why
 /// there is none. `stop` resolves (with why) when the call should stop.
 pub(crate) async fn drive(
     peer: &Peer<RoleClient>,
     created: CreateTaskResult,
     stop: impl Future<Output = &'static str>,
+    answering: Option<Answering<'_>>,
 ) -> Result<CallToolResult, String> {
     let id = created.task.task_id;
     let mut wait = next_wait(created.task.poll_interval_ms, None);
+    // The keys answered so far (a poll may still list them until the
+    // server has taken the update in), and how many rounds that took.
+    let mut answered = std::collections::BTreeSet::new();
+    let mut rounds = 0;
     tokio::pin!(stop);
     loop {
         let polled = tokio::select! {
@@ -80,11 +98,51 @@ pub(crate) async fn drive(
             TaskPayload::Cancelled => {
                 return Err(format!("its task {id} was cancelled by the server"))
             }
-            TaskPayload::InputRequired { .. } => {
-                cancel(peer, &id);
-                return Err(format!(
-                    "its task {id} asks for input (input_required), which capstan cannot give: the task was cancelled"
-                ));
+            TaskPayload::InputRequired { input_requests } => {
+                let Some(answering) = &answering else {
+                    cancel(peer, &id);
+                    return Err(format!(
+                        "its task {id} asks for input (input_required), and this mount's host \
+                         does not answer: the task was cancelled"
+                    ));
+                };
+                let new: rmcp::model::InputRequests = input_requests
+                    .into_iter()
+                    .filter(|(key, _)| !answered.contains(key))
+                    .collect();
+                if new.is_empty() {
+                    continue;
+                }
+                rounds += 1;
+                if rounds > crate::mcp::client::MAX_INPUT_ROUNDS {
+                    cancel(peer, &id);
+                    return Err(format!(
+                        "its task {id} asked for input more than {} times; capstan gave up on \
+                         it (the task was cancelled)",
+                        crate::mcp::client::MAX_INPUT_ROUNDS
+                    ));
+                }
+                let answers = tokio::select! {
+                    answers = answering.host.answer_all(answering.tool, &new) => answers,
+                    why = &mut stop => {
+                        cancel(peer, &id);
+                        return Err(format!("the call was cancelled: {why} (task {id} cancelled)"));
+                    }
+                };
+                let answers = match answers {
+                    Ok(answers) => answers,
+                    Err(why) => {
+                        cancel(peer, &id);
+                        return Err(format!(
+                            "its task {id} asks for input, and the host could not answer: \
+                             {why} (the task was cancelled)"
+                        ));
+                    }
+                };
+                answered.extend(new.into_keys());
+                peer.update_task(UpdateTaskParams::new(id.clone(), answers))
+                    .await
+                    .map_err(|e| format!("tasks/update of its task {id} failed: {e}"))?;
             }
             _ => {}
         }

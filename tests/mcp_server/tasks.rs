@@ -696,3 +696,79 @@ fn a_task_that_asks_round_after_round_ends_with_a_tool_error_after_ten_rounds() 
     assert_eq!(runs.load(Ordering::SeqCst), 11);
     assert!(server.stop());
 }
+
+/// A mount whose host answers: a server's task that waits `input_required`
+/// gets the host's answers through `tasks/update` and runs on to its end
+/// (`asker`); a tool that asks before it becomes a task is answered, then
+/// runs as a task (`hello`). Without an answerer nothing is declared, and
+/// the tool cannot ask.
+#[test]
+fn a_mounts_host_answers_a_servers_task_that_asks_for_input() {
+    use capstan::mcp::client::HostInput;
+    let asked = Arc::new(Asked::default());
+    let served = asking_registry(asked.clone());
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    // (tool, message) of each request the host was asked.
+    type Seen = Arc<Mutex<Vec<(Option<String>, String)>>>;
+    let seen: Seen = Arc::default();
+    let noted = seen.clone();
+    let answer = move |tool: Option<&str>, _method: &str, params: &Value| {
+        let message = params["message"].as_str().unwrap_or("").to_owned();
+        noted
+            .lock()
+            .unwrap()
+            .push((tool.map(str::to_owned), message.clone()));
+        Ok(match message.as_str() {
+            "Go on?" => json!({"action": "accept", "content": {"ok": true}}),
+            _ => json!({"action": "accept", "content": {"name": "Ada"}}),
+        })
+    };
+    let client = Registry::default();
+    let mut options = mount_options(server.url(), vec![]);
+    options.input = Some(HostInput::new(&["elicitation/create"], Arc::new(answer)).unwrap());
+    let mount = Mount::connect(&client, options).expect("mount");
+
+    let r = call(&client, "s_asker", json!({}));
+    assert_eq!(
+        (r.outcome, r.content.as_str()),
+        (Outcome::Ok, "Ada, \"accept\" (s1)"),
+        "{r:?}"
+    );
+    assert_eq!(
+        asked.rounds.load(Ordering::SeqCst),
+        2,
+        "asked once, then ran"
+    );
+    let mut messages: Vec<_> = seen.lock().unwrap().drain(..).collect();
+    messages.sort();
+    let tool = Some("s_asker".to_owned());
+    assert_eq!(
+        messages,
+        [
+            (tool.clone(), "Go on?".to_owned()),
+            (tool, "Name?".to_owned())
+        ],
+        "each of the task's requests was answered once"
+    );
+
+    let r = call(&client, "s_hello", json!({}));
+    assert_eq!(
+        (r.outcome, r.content.as_str()),
+        (Outcome::Ok, "Hello, Ada!"),
+        "{r:?}"
+    );
+    mount.unmount();
+
+    // No answerer: the mount declares no elicitation, so the tool cannot ask.
+    let plain = Registry::default();
+    let mount = Mount::connect(&plain, mount_options(server.url(), vec![])).expect("mount");
+    let r = call(&plain, "s_asker", json!({}));
+    assert_eq!(r.outcome, Outcome::ToolError, "{r:?}");
+    assert!(
+        r.content
+            .contains("did not declare the \"elicitation\" capability"),
+        "{r:?}"
+    );
+    mount.unmount();
+    assert!(server.stop());
+}

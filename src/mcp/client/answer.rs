@@ -15,7 +15,7 @@ use std::time::Duration;
 // the older versions still ask them.
 #[allow(deprecated)]
 use rmcp::model::{CreateMessageResult, ListRootsResult};
-use rmcp::model::{ElicitResult, InputRequiredResult, InputResponses};
+use rmcp::model::{ElicitResult, InputRequests, InputResponses};
 use serde_json::{json, Value};
 
 use crate::error::Error;
@@ -24,7 +24,7 @@ use crate::input::METHODS;
 /// How many rounds of requests one call may take before the mount gives
 /// up on it (a server asking forever), as capstan's own server allows its
 /// tools.
-pub(super) const MAX_ROUNDS: usize = 10;
+pub const MAX_ROUNDS: usize = 10;
 
 /// How long the mount waits for one answer to a request the server made
 /// mid-call (an older server's), which belongs to no call of the mount's
@@ -130,15 +130,15 @@ impl HostInput {
         checked(method, &params, answer)
     }
 
-    /// Answers every request of an `InputRequiredResult`, one at a time (a
-    /// user answers one question after another), by their keys.
-    pub(super) async fn answer_all(
+    /// Answers every request (of an `InputRequiredResult`, or a task's), one
+    /// at a time (a user answers one question after another), by their keys.
+    pub(crate) async fn answer_all(
         &self,
         tool: &str,
-        asked: &InputRequiredResult,
+        requests: &InputRequests,
     ) -> Result<InputResponses, String> {
         let mut answers = InputResponses::new();
-        for (key, request) in asked.input_requests.iter().flatten() {
+        for (key, request) in requests {
             let request = serde_json::to_value(request).unwrap_or(Value::Null);
             let method = request["method"].as_str().unwrap_or("");
             let Some(method) = METHODS.iter().map(|(m, _)| *m).find(|m| *m == method) else {

@@ -150,8 +150,10 @@ pub(super) async fn forward(
             ));
             return;
         }
+        let none = Default::default();
+        let requests = asked.input_requests.as_ref().unwrap_or(&none);
         let answers = tokio::select! {
-            answers = host.answer_all(call.tool(), asked) => answers,
+            answers = host.answer_all(call.tool(), requests) => answers,
             why = stop_wanted(&call, &mut shutdown) => {
                 let _ = call.fail(format!("the call was cancelled: {why}"));
                 return;
@@ -176,7 +178,11 @@ pub(super) async fn forward(
         Ok(CallToolResponse::Complete(result)) => finish(&session, &call, result),
         Ok(CallToolResponse::Task(created)) => {
             let stop = stop_wanted(&call, &mut shutdown);
-            match crate::mcp::remote_tasks::drive(&peer, created, stop).await {
+            let answering = host.map(|host| crate::mcp::remote_tasks::Answering {
+                host,
+                tool: call.tool(),
+            });
+            match crate::mcp::remote_tasks::drive(&peer, created, stop, answering).await {
                 Ok(result) => finish(&session, &call, result),
                 Err(why) => {
                     let _ = call.fail(format!("{}: {why}", session.describe()));
