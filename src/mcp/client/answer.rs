@@ -131,12 +131,21 @@ impl HostInput {
     }
 
     /// Answers every request (of an `InputRequiredResult`, or a task's), one
-    /// at a time (a user answers one question after another), by their keys.
+    /// at a time (a user answers one question after another), by their keys;
+    /// at most `crate::input::MAX_REQUESTS` (32) in one round, as capstan's
+    /// own tools may ask.
     pub(crate) async fn answer_all(
         &self,
         tool: &str,
         requests: &InputRequests,
     ) -> Result<InputResponses, String> {
+        if requests.len() > crate::input::MAX_REQUESTS {
+            return Err(format!(
+                "it asked {} requests at once, at most {} are answered in one round",
+                requests.len(),
+                crate::input::MAX_REQUESTS
+            ));
+        }
         let mut answers = InputResponses::new();
         for (key, request) in requests {
             let request = serde_json::to_value(request).unwrap_or(Value::Null);
@@ -245,6 +254,37 @@ mod tests {
         let e = checked("sampling/createMessage", &json!({}), json!([1])).unwrap_err();
         assert!(e.contains("not a CreateMessageResult"), "{e}");
         assert!(checked("roots/list", &json!({}), json!({"roots": []})).is_ok());
+    }
+
+    #[test]
+    fn more_than_32_requests_in_one_round_are_refused_before_the_host_is_asked() {
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = asked.clone();
+        let f = move |_: Option<&str>, _: &str, _: &Value| {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(json!({"roots": []}))
+        };
+        let host = HostInput::new(&["roots/list"], Arc::new(f)).unwrap();
+        let requests = |n: usize| -> InputRequests {
+            (0..n)
+                .map(|i| {
+                    let request = json!({"method": "roots/list", "params": {}});
+                    (format!("k{i}"), serde_json::from_value(request).unwrap())
+                })
+                .collect()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let e = rt
+            .block_on(host.answer_all("t", &requests(33)))
+            .unwrap_err();
+        assert!(e.contains("33 requests at once, at most 32"), "{e}");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let answers = rt.block_on(host.answer_all("t", &requests(32))).unwrap();
+        assert_eq!(answers.len(), 32);
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 32);
     }
 
     #[test]
