@@ -1440,7 +1440,54 @@ capstan_status capstan_registry_unload_tools(const struct capstan_registry *reg)
  * A capstan_call is one call of a tool, handed to its callback. It is
  * completed exactly once, with capstan_call_return or capstan_call_fail, from
  * any thread, during or after the callback; its text lives until then.
+ * While it runs it can report progress and send log messages.
  * ======================================================================== */
+
+/**
+ * The severity of a log message (`capstan_call_log`): MCP's levels, the
+ * syslog severities of RFC 5424, least severe first.
+ */
+typedef uint32_t capstan_log_level;
+
+/**
+ * Debugging detail.
+ */
+#define CAPSTAN_LOG_DEBUG 0
+
+/**
+ * Informational.
+ */
+#define CAPSTAN_LOG_INFO 1
+
+/**
+ * Normal but significant.
+ */
+#define CAPSTAN_LOG_NOTICE 2
+
+/**
+ * A warning.
+ */
+#define CAPSTAN_LOG_WARNING 3
+
+/**
+ * An error.
+ */
+#define CAPSTAN_LOG_ERROR 4
+
+/**
+ * A critical condition.
+ */
+#define CAPSTAN_LOG_CRITICAL 5
+
+/**
+ * Action must be taken at once.
+ */
+#define CAPSTAN_LOG_ALERT 6
+
+/**
+ * The system is unusable.
+ */
+#define CAPSTAN_LOG_EMERGENCY 7
 
 /**
  * The call's validated arguments as compact JSON (schema defaults filled in),
@@ -1571,6 +1618,25 @@ capstan_status capstan_call_progress(const struct capstan_call *call,
                                      double total,
                                      const char *message,
                                      size_t len);
+
+/**
+ * Sends a log message of the running call: `message` (`len` bytes, or
+ * `CAPSTAN_NTS`; copied) at `level` (`CAPSTAN_LOG_*`). It reaches the
+ * registry's event hook as a `CAPSTAN_EVENT_LOG` event, on this thread
+ * before this returns, and, for a call from an MCP client that asked for
+ * logs (`logging/setLevel` in a 2025-11-25 session, `_meta`
+ * `io.modelcontextprotocol/logLevel` in a 2026-07-28 request), that
+ * client as `notifications/message` (logger: the tool's name) when
+ * `level` is at or above the one it asked for. Any thread, any number of
+ * times before the call is completed. INVALID_ARGUMENT for an unknown
+ * level or a message over 64 KiB (nothing is sent); INVALID_UTF8;
+ * ALREADY_COMPLETED once the call has its result (timed out, cancelled);
+ * STALE_HANDLE after the host completed it.
+ */
+capstan_status capstan_call_log(const struct capstan_call *call,
+                                capstan_log_level level,
+                                const char *message,
+                                size_t len);
 
 /* ========================================================================
  * 9. Running calls
@@ -2213,6 +2279,12 @@ typedef uint32_t capstan_event_kind;
 #define CAPSTAN_EVENT_PROGRESS 4
 
 /**
+ * A running call sent a log message (`capstan_call_log`): `level` and
+ * `message` set; `duration_us` is the time since its callback started.
+ */
+#define CAPSTAN_EVENT_LOG 5
+
+/**
  * One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
  */
 typedef struct capstan_event {
@@ -2243,10 +2315,16 @@ typedef struct capstan_event {
    */
   double total;
   /**
-   * For PROGRESS: the message (NOT NUL-terminated), NULL when none.
+   * For PROGRESS: the message (NOT NUL-terminated), NULL when none; for
+   * LOG: the log message.
    */
   const char *message;
   size_t message_len;
+  /**
+   * For LOG: its `CAPSTAN_LOG_*` level; else 0. Appended: a hook built
+   * against an older header does not read it.
+   */
+  capstan_log_level level;
 } capstan_event;
 
 /**

@@ -10,6 +10,7 @@ pub mod ffi;
 mod handles;
 pub mod history;
 pub mod input;
+pub mod log;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod observe;

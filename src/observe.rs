@@ -21,6 +21,8 @@ pub enum EventKind {
     Cancelled,
     /// The running call reported progress (`Event::progress`).
     Progress,
+    /// The running call sent a log message (`Event::log`).
+    Log,
 }
 
 /// One event. Borrowed: valid during the hook only.
@@ -37,6 +39,8 @@ pub struct Event<'a> {
     pub duration_us: u64,
     /// For `Progress`: the report.
     pub progress: Option<&'a crate::progress::Progress>,
+    /// For `Log`: the level and the message.
+    pub log: Option<(crate::log::LogLevel, &'a str)>,
 }
 
 pub type EventHook = Arc<dyn Fn(&Event) + Send + Sync>;

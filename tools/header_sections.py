@@ -83,8 +83,9 @@ last call returned).""",
     ("Calls, inside a tool",
      """A capstan_call is one call of a tool, handed to its callback. It is
 completed exactly once, with capstan_call_return or capstan_call_fail, from
-any thread, during or after the callback; its text lives until then.""",
-     [r"capstan_call_\w+"]),
+any thread, during or after the callback; its text lives until then.
+While it runs it can report progress and send log messages.""",
+     [r"capstan_log_level", r"CAPSTAN_LOG_\w+", r"capstan_call_\w+"]),
     ("Running calls",
      """Calls in the normalized form ({"id","name","arguments"}) run with
 capstan_registry_execute (blocking), as a capstan_batch (below), or from a

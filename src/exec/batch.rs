@@ -88,6 +88,7 @@ struct Rules {
     start_inline: bool,
     /// Hears the calls' progress reports.
     on_progress: Option<ProgressListener>,
+    on_log: Option<crate::log::LogListener>,
     /// The caller's input for the calls (`ExecOptions::input`).
     input: Option<Arc<crate::input::CallInput>>,
     /// Hears calls whose callback returned with the call still open.
@@ -197,6 +198,7 @@ impl BatchInner {
                 strict_nulls: options.strict_nulls,
                 start_inline: options.start_inline,
                 on_progress: options.progress.clone(),
+                on_log: options.log.clone(),
                 input: options.input.clone(),
                 on_defer: options.on_defer.clone(),
             },
@@ -544,6 +546,10 @@ impl Owner for BatchInner {
         self.rules.on_progress.as_ref()
     }
 
+    fn log_listener(&self) -> Option<&crate::log::LogListener> {
+        self.rules.on_log.as_ref()
+    }
+
     fn input(&self) -> Option<&Arc<crate::input::CallInput>> {
         self.rules.input.as_ref()
     }
@@ -573,6 +579,7 @@ fn event(kind: EventKind, r: &ToolResult, index: usize) -> Event<'_> {
         outcome: (kind == EventKind::Finished).then_some(r.outcome),
         duration_us: r.duration_us,
         progress: None,
+        log: None,
     }
 }
 

@@ -27,6 +27,8 @@ pub(crate) trait Owner: Send + Sync {
     fn registry(&self) -> &Arc<Shared>;
     /// Hears the progress the calls report.
     fn progress_listener(&self) -> Option<&ProgressListener>;
+    /// Hears the log messages the calls send.
+    fn log_listener(&self) -> Option<&crate::log::LogListener>;
     /// What the caller gave besides the arguments (`ExecOptions::input`).
     fn input(&self) -> Option<&Arc<crate::input::CallInput>>;
     /// Hears calls their tool deferred (`ExecOptions::on_defer`).
@@ -602,10 +604,41 @@ impl Call {
             outcome: None,
             duration_us: cell.started.elapsed().as_micros() as u64,
             progress: Some(report),
+            log: None,
         });
         if let Some(listener) = batch.progress_listener() {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 (listener.0)(cell.index, report)
+            }));
+        }
+        Ok(())
+    }
+
+    /// Sends a log message (MCP's `notifications/message`): to the
+    /// registry's event hook as an `EventKind::Log` event and to the
+    /// batch's log listener, on this thread before this returns. A message
+    /// over `crate::log::MAX_LOG_BYTES` is `InvalidArgument` and goes
+    /// nowhere; one after the call has its result is `AlreadyCompleted`.
+    pub fn log(&self, level: crate::log::LogLevel, message: &str) -> Result<(), Error> {
+        let cell = &self.cell;
+        let batch = cell.batch.lock().ok().and_then(|b| b.clone());
+        let Some(batch) = batch.filter(|_| !cell.is_done()) else {
+            return Err(cell.already_completed());
+        };
+        crate::log::check(message)?;
+        batch.registry().observer.emit(crate::observe::Event {
+            kind: crate::observe::EventKind::Log,
+            tool: cell.name(),
+            id: cell.id(),
+            index: cell.index,
+            outcome: None,
+            duration_us: cell.started.elapsed().as_micros() as u64,
+            progress: None,
+            log: Some((level, message)),
+        });
+        if let Some(listener) = batch.log_listener() {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                (listener.0)(cell.index, level, message)
             }));
         }
         Ok(())

@@ -36,6 +36,8 @@ pub struct ExecOptions {
     pub start_on_wait: bool,
     /// Hears the progress the batch's calls report (`Call::report_progress`).
     pub progress: Option<crate::progress::ProgressListener>,
+    /// Hears the log messages the batch's calls send (`Call::log`).
+    pub log: Option<crate::log::LogListener>,
     /// What the caller gave besides the arguments, and what it can be asked
     /// (`Call::input`, `Call::require_input`): an MCP client's answers.
     pub input: Option<std::sync::Arc<crate::input::CallInput>>,
@@ -69,6 +71,7 @@ impl Default for ExecOptions {
             start_inline: false,
             start_on_wait: false,
             progress: None,
+            log: None,
             input: None,
             on_defer: None,
         }

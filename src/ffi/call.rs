@@ -253,3 +253,36 @@ pub unsafe extern "C" fn capstan_call_progress(
         Ok(())
     })
 }
+
+/// Sends a log message of the running call: `message` (`len` bytes, or
+/// `CAPSTAN_NTS`; copied) at `level` (`CAPSTAN_LOG_*`). It reaches the
+/// registry's event hook as a `CAPSTAN_EVENT_LOG` event, on this thread
+/// before this returns, and, for a call from an MCP client that asked for
+/// logs (`logging/setLevel` in a 2025-11-25 session, `_meta`
+/// `io.modelcontextprotocol/logLevel` in a 2026-07-28 request), that
+/// client as `notifications/message` (logger: the tool's name) when
+/// `level` is at or above the one it asked for. Any thread, any number of
+/// times before the call is completed. INVALID_ARGUMENT for an unknown
+/// level or a message over 64 KiB (nothing is sent); INVALID_UTF8;
+/// ALREADY_COMPLETED once the call has its result (timed out, cancelled);
+/// STALE_HANDLE after the host completed it.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_call_log(
+    call: *const capstan_call,
+    level: capstan_log_level,
+    message: *const c_char,
+    len: usize,
+) -> capstan_status {
+    guard(|| {
+        let call = resolve(call)?;
+        let Some(level) = crate::log::LogLevel::from_index(level) else {
+            return Err(Fail::BadArgument(format!(
+                "log level {level} is not one of CAPSTAN_LOG_DEBUG (0) .. CAPSTAN_LOG_EMERGENCY (7)"
+            )));
+        };
+        non_null(message, "message")?;
+        let message = text(message, len, "message")?;
+        call.log(level, message)?;
+        Ok(())
+    })
+}

@@ -123,6 +123,7 @@ pub(crate) unsafe fn read_exec_options(
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
         start_on_wait: o.flags & CAPSTAN_EXEC_START_ON_WAIT != 0,
         progress: None,
+        log: None,
         input: None,
         on_defer: None,
     };

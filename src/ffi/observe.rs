@@ -137,6 +137,10 @@ type HostHook = OwnedHostFn<unsafe extern "C" fn(*mut c_void, *const capstan_eve
 
 impl HostHook {
     fn call(&self, e: &Event) {
+        let message = match e.log {
+            Some((_, message)) => Some(message),
+            None => e.progress.and_then(|p| p.message.as_deref()),
+        };
         let view = capstan_event {
             kind: match e.kind {
                 EventKind::Started => CAPSTAN_EVENT_STARTED,
@@ -144,6 +148,7 @@ impl HostHook {
                 EventKind::TimedOut => CAPSTAN_EVENT_TIMED_OUT,
                 EventKind::Cancelled => CAPSTAN_EVENT_CANCELLED,
                 EventKind::Progress => CAPSTAN_EVENT_PROGRESS,
+                EventKind::Log => CAPSTAN_EVENT_LOG,
             },
             tool: e.tool.as_ptr().cast(),
             tool_len: e.tool.len(),
@@ -154,14 +159,9 @@ impl HostHook {
             duration_us: e.duration_us,
             progress: e.progress.map_or(0.0, |p| p.progress),
             total: e.progress.and_then(|p| p.total).unwrap_or(0.0),
-            message: e
-                .progress
-                .and_then(|p| p.message.as_deref())
-                .map_or(std::ptr::null(), |m| m.as_ptr().cast()),
-            message_len: e
-                .progress
-                .and_then(|p| p.message.as_deref())
-                .map_or(0, str::len),
+            message: message.map_or(std::ptr::null(), |m| m.as_ptr().cast()),
+            message_len: message.map_or(0, str::len),
+            level: e.log.map_or(0, |(level, _)| level.index()),
         };
         // SAFETY: the host registered f to be called with user_data.
         unsafe { (self.f)(self.user_data, &view) }

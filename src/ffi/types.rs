@@ -368,6 +368,9 @@ pub const CAPSTAN_EVENT_CANCELLED: capstan_event_kind = 3;
 /// `message` set; `duration_us` is the time since its callback started.
 /// Hooks written before this kind existed must ignore kinds they do not know.
 pub const CAPSTAN_EVENT_PROGRESS: capstan_event_kind = 4;
+/// A running call sent a log message (`capstan_call_log`): `level` and
+/// `message` set; `duration_us` is the time since its callback started.
+pub const CAPSTAN_EVENT_LOG: capstan_event_kind = 5;
 
 /// One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
 #[repr(C)]
@@ -388,10 +391,34 @@ pub struct capstan_event {
     pub progress: f64,
     /// For PROGRESS: the total, 0 when unknown; else 0.
     pub total: f64,
-    /// For PROGRESS: the message (NOT NUL-terminated), NULL when none.
+    /// For PROGRESS: the message (NOT NUL-terminated), NULL when none; for
+    /// LOG: the log message.
     pub message: *const c_char,
     pub message_len: usize,
+    /// For LOG: its `CAPSTAN_LOG_*` level; else 0. Appended: a hook built
+    /// against an older header does not read it.
+    pub level: capstan_log_level,
 }
+
+/// The severity of a log message (`capstan_call_log`): MCP's levels, the
+/// syslog severities of RFC 5424, least severe first.
+pub type capstan_log_level = u32;
+/// Debugging detail.
+pub const CAPSTAN_LOG_DEBUG: capstan_log_level = 0;
+/// Informational.
+pub const CAPSTAN_LOG_INFO: capstan_log_level = 1;
+/// Normal but significant.
+pub const CAPSTAN_LOG_NOTICE: capstan_log_level = 2;
+/// A warning.
+pub const CAPSTAN_LOG_WARNING: capstan_log_level = 3;
+/// An error.
+pub const CAPSTAN_LOG_ERROR: capstan_log_level = 4;
+/// A critical condition.
+pub const CAPSTAN_LOG_CRITICAL: capstan_log_level = 5;
+/// Action must be taken at once.
+pub const CAPSTAN_LOG_ALERT: capstan_log_level = 6;
+/// The system is unusable.
+pub const CAPSTAN_LOG_EMERGENCY: capstan_log_level = 7;
 
 /// Observes calls: runs on the thread where the event happens, possibly on
 /// several at once. Must be quick and must not block.

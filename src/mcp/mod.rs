@@ -7,6 +7,7 @@ mod era;
 #[doc(hidden)]
 pub mod fuzz;
 mod input;
+mod log;
 mod meta;
 pub mod oauth;
 mod owed;

@@ -48,36 +48,51 @@ pub(crate) struct Forwarder {
 pub(crate) fn serve(context: &RequestContext<RoleServer>) -> Option<(ProgressListener, Forwarder)> {
     let token = context.meta.get_progress_token()?;
     let peer: Peer<RoleServer> = context.peer.clone();
-    let (tx, mut rx) = mpsc::channel::<Progress>(QUEUED);
-    let stop = CancellationToken::new();
-    let stopped = stop.clone();
-    let task = tokio::spawn(async move {
-        loop {
-            let report = tokio::select! {
-                biased;
-                r = rx.recv() => r,
-                _ = stopped.cancelled() => {
-                    // The result is ready: send what is queued, then stop.
-                    rx.close();
-                    rx.recv().await
-                }
-            };
-            let Some(p) = report else { return };
-            let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-            param.total = p.total;
-            param.message = p.message;
-            if peer.notify_progress(param).await.is_err() {
-                return;
-            }
-        }
+    let (tx, rx) = mpsc::channel::<Progress>(QUEUED);
+    let forwarder = Forwarder::spawn(rx, move |p: Progress| {
+        let peer = peer.clone();
+        let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+        param.total = p.total;
+        param.message = p.message;
+        async move { peer.notify_progress(param).await.is_ok() }
     });
     let listener = ProgressListener(Arc::new(move |_, p: &Progress| {
         let _ = tx.try_send(p.clone());
     }));
-    Some((listener, Forwarder { stop, task }))
+    Some((listener, forwarder))
 }
 
 impl Forwarder {
+    /// Sends what `rx` brings with `send` (which says whether to go on),
+    /// in order, until `finish`.
+    pub(crate) fn spawn<T, F, Fut>(mut rx: mpsc::Receiver<T>, mut send: F) -> Forwarder
+    where
+        T: Send + 'static,
+        F: FnMut(T) -> Fut + Send + 'static,
+        Fut: Future<Output = bool> + Send,
+    {
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let next = tokio::select! {
+                    biased;
+                    r = rx.recv() => r,
+                    _ = stopped.cancelled() => {
+                        // The result is ready: send what is queued, then stop.
+                        rx.close();
+                        rx.recv().await
+                    }
+                };
+                let Some(item) = next else { return };
+                if !send(item).await {
+                    return;
+                }
+            }
+        });
+        Forwarder { stop, task }
+    }
+
     /// Sends the reports still queued (for at most `FLUSH`), so that none
     /// follows the result.
     pub(crate) async fn finish(self) {

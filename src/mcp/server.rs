@@ -214,9 +214,16 @@ struct State {
     codec: rmcp::model::RequestStateCodec,
 }
 
-/// The rmcp handler: one per session, all sharing `State`.
+/// The rmcp handler: one per session, all sharing `State`; the session's
+/// own log level (`logging/setLevel`, a legacy session's).
 #[derive(Clone)]
-struct Bridge(Arc<State>);
+struct Bridge(Arc<State>, super::log::SessionLevel);
+
+impl Bridge {
+    fn new(state: Arc<State>) -> Bridge {
+        Bridge(state, Arc::default())
+    }
+}
 
 /// Counts a call from its submission until its result is delivered (not
 /// until its request future ends: stopping drops those first); `stop` waits
@@ -340,12 +347,16 @@ impl State {
 }
 
 impl ServerHandler for Bridge {
+    // Logging (deprecated by MCP 2026-07-28, SEP-2577, still used by
+    // clients of both eras): advertised, with `set_level` below.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_tasks()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new(
@@ -369,7 +380,26 @@ impl ServerHandler for Bridge {
     ) -> Result<CallToolResponse, ErrorData> {
         // Boxed: rmcp's future for a request is sized for its largest
         // method, and a call's (with its task path) is by far the largest.
-        Box::pin(self.0.call(request, &context)).await
+        Box::pin(self.0.call(request, &context, &self.1)).await
+    }
+
+    /// A legacy session's level for the log messages of its later calls
+    /// (`Call::log`); a 2026-07-28 client sets it per request in `_meta`
+    /// instead (the method was removed).
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if super::era::is_modern(&context.meta) {
+            return Err(removed_error("logging/setLevel"));
+        }
+        let Some(level) = super::log::level_of(request.level) else {
+            return Err(ErrorData::invalid_params("an unknown log level", None));
+        };
+        *self.1.lock().unwrap_or_else(|e| e.into_inner()) = Some(level);
+        Ok(())
     }
 
     /// rmcp reads some requests for a known method whose params do not fit

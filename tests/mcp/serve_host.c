@@ -12,6 +12,8 @@
  *                                    test_embedded_resource,
  *                                    test_multiple_content_types; and
  *                                    test_tool_with_progress,
+ *                                    test_tool_with_logging,
+ *                                    test_logging_tool,
  *                                    test_trigger_tool_change,
  *                                    json_schema_2020_12_tool,
  *                                    test_custom_header; and for the
@@ -581,6 +583,19 @@ static void with_progress(void *ud, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "progress done", CAPSTAN_NTS);
 }
 
+/* Three info log messages 50 ms apart (tools-call-with-logging); sent to
+ * a client that asked for logs (logging/setLevel, _meta logLevel). */
+static void with_logging(void *ud, capstan_call *call) {
+    (void)ud;
+    const char *steps[] = {"Tool execution started", "Tool processing data",
+                           "Tool execution completed"};
+    for (int step = 0; step < 3; step++) {
+        if (step) sleep_ms(50);
+        capstan_call_log(call, CAPSTAN_LOG_INFO, steps[step], CAPSTAN_NTS);
+    }
+    capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "logging done", CAPSTAN_NTS);
+}
+
 /* Registers `late`, or unregisters it when it is there: a tools/list_changed
  * for the suite's subscriptions/listen checks (server-stateless). */
 static void trigger_change(void *ud, capstan_call *call) {
@@ -675,6 +690,10 @@ int main(int argc, char **argv) {
                         NULL, multiple_content_types, 0, 0);
         bad |= reg_tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100.", NULL,
                         with_progress, 0, 0);
+        bad |= reg_tool("test_tool_with_logging", "Logs three info messages.", NULL,
+                        with_logging, 0, 0);
+        bad |= reg_tool("test_logging_tool", "Logs three info messages.", NULL, with_logging,
+                        0, 0);
         bad |= reg_tool("test_trigger_tool_change", "Changes the tool list.", NULL,
                         trigger_change, 0, 0);
         bad |= reg_tool("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features",

@@ -113,7 +113,12 @@ pub(crate) fn address(url: &str) -> &str {
 
 /// Sends one request over a plain socket (with `Host` unless `headers` has
 /// one) and returns the socket to read the answer from.
-fn send_raw(method: &str, url: &str, headers: &[(&str, &str)], body: &str) -> std::net::TcpStream {
+pub(crate) fn send_raw(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> std::net::TcpStream {
     let address = address(url);
     let mut stream = std::net::TcpStream::connect(address).expect("connect");
     stream.set_read_timeout(Some(PATIENCE)).unwrap();

@@ -23,6 +23,8 @@ mod input;
 #[cfg(feature = "mcp")]
 mod lifecycle;
 #[cfg(feature = "mcp")]
+mod log;
+#[cfg(feature = "mcp")]
 mod meta;
 #[cfg(feature = "mcp")]
 mod mount;

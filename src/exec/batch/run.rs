@@ -197,6 +197,7 @@ pub(crate) fn run_call(
             outcome: None,
             duration_us: 0,
             progress: None,
+            log: None,
         });
         let call = Call { cell: cell.clone() };
         let mark = cell.mark_callback();

@@ -24,6 +24,7 @@ use crate::input::METHODS;
 /// How many rounds of requests one call may take before the mount gives
 /// up on it (a server asking forever), as capstan's own server allows its
 /// tools.
+/// cbindgen:ignore
 pub const MAX_ROUNDS: usize = 10;
 
 /// How long the mount waits for one answer to a request the server made

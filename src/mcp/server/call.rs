@@ -99,6 +99,7 @@ impl State {
         self: &Arc<Self>,
         mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        session_level: &super::super::log::SessionLevel,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.stopping.is_cancelled() {
             return Err(ErrorData::internal_error("the server is stopping", None));
@@ -134,8 +135,12 @@ impl State {
             .map(|i| i.can_ask.clone())
             .unwrap_or_default();
         let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let (log, logs) = super::super::log::requested(context, modern, session_level)
+            .map(|min| super::super::log::serve(context, min, &name))
+            .unzip();
         let call = CallRequest::new(request_id_text(&context.id), name, arguments);
         let (progress, forwarder) = super::super::progress::serve(context).unzip();
+
         let route: Option<SharedRoute> = may_be_task.then(|| {
             Arc::new(Mutex::new(Route {
                 to: progress.clone(),
@@ -151,6 +156,7 @@ impl State {
             let options = ExecOptions {
                 deadline_ms: self.options.call_timeout_ms,
                 progress: progress.clone(),
+                log: log.clone(),
                 input: input.take().map(Arc::new),
                 ..ExecOptions::default()
             };
@@ -163,6 +169,9 @@ impl State {
                 Round::Escalated(running) => {
                     if let Some(forwarder) = forwarder {
                         forwarder.finish().await;
+                    }
+                    if let Some(logs) = logs {
+                        logs.finish().await;
                     }
                     let next = self.next_rounds(call, progress);
                     let (created, listener) =
@@ -188,6 +197,9 @@ impl State {
         };
         if let Some(forwarder) = forwarder {
             forwarder.finish().await;
+        }
+        if let Some(logs) = logs {
+            logs.finish().await;
         }
         if let Some(asked) = &result.input_required {
             let answer = if legacy {

@@ -288,7 +288,7 @@ impl HttpServer {
             .enforce_origin_validation()
             .with_max_request_body_bytes(options.max_body_bytes)
             .with_cancellation_token(state.stopping.child_token());
-        let bridge = Bridge(state.clone());
+        let bridge = state.clone();
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(Duration::from_millis(u64::from(
             match options.session_idle_ms {
@@ -301,7 +301,8 @@ impl HttpServer {
             n => n,
         };
         let service = StreamableHttpService::new(
-            move || Ok(bridge.clone()),
+            // A handler per session: its own log level.
+            move || Ok(Bridge::new(bridge.clone())),
             Arc::new(crate::mcp::sessions::Sessions::new(local, max_sessions)),
             config,
         );

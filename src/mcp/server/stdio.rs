@@ -55,7 +55,7 @@ fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), 
             inner: tokio::io::stdin(),
             eof: eof.clone(),
         };
-        let service = Bridge(state.clone())
+        let service = Bridge::new(state.clone())
             .serve((stdin, tokio::io::stdout()))
             .await
             .map_err(|e| Error::Transport(format!("stdio: {e}")))?;
