@@ -30,6 +30,7 @@ from ._errors import (
     CapstanError,
     LibraryNotFoundError,
     InputRequired,
+    LogError,
     ProgressError,
     ProviderErrorInfo,
     RegistryClosedError,
@@ -43,7 +44,7 @@ from ._provider import Messages, format_results, parse_calls
 from ._lib import version
 from ._calls import ToolCall, ToolResult
 from ._content import File, Image
-from ._context import Context
+from ._context import Context, LogLevel
 from ._lifecycle import set_exit_timeout
 from ._mcp_client import McpMount, OAuth
 from ._mcp_server import McpServer
@@ -65,6 +66,8 @@ __all__ = [
     "Image",
     "InputRequired",
     "LibraryNotFoundError",
+    "LogError",
+    "LogLevel",
     "McpMount",
     "McpServer",
     "Messages",

@@ -8,9 +8,10 @@ import time
 from typing import Any
 
 from . import _lib
-from ._errors import ProgressError
+from ._errors import LogError, ProgressError
+from ._lib import LogLevel
 
-__all__ = ["Context"]
+__all__ = ["Context", "LogLevel"]
 
 
 class Context:
@@ -41,7 +42,9 @@ class Context:
     to ask an MCP client). :meth:`progress` reports how far the call got: the registry's event hook
     (:meth:`ToolRegistry.on_event`) sees a ``"progress"`` :class:`ToolEvent`,
     and an MCP client that asked for progress (a ``progressToken``) gets
-    ``notifications/progress``.
+    ``notifications/progress``. :meth:`log` sends a log message: the hook
+    sees a ``"log"`` event, and an MCP client that asked for logs at that
+    level gets ``notifications/message``.
     """
 
     __slots__ = ("call_id", "tool", "deadline", "_handle", "_cancelled")
@@ -87,6 +90,48 @@ class Context:
         if status in (_lib.ERR_ALREADY_COMPLETED, _lib.ERR_STALE_HANDLE):
             return False
         raise library.error(status, f"progress {progress!r} of {self.tool!r} refused", ProgressError)
+
+    def log(self, level: LogLevel, message: str) -> bool:
+        """Sends a log message of the running call (``capstan_call_log``) at
+        ``level``, one of MCP's names ``"debug"``, ``"info"``, ``"notice"``,
+        ``"warning"``, ``"error"``, ``"critical"``, ``"alert"``,
+        ``"emergency"``; ``message`` at most 64 KiB as UTF-8. It reaches the
+        event hook as a ``"log"`` event on this thread before this returns,
+        and an MCP client that asked for logs at or below ``level`` as
+        ``notifications/message``. Any thread, as often as needed while the
+        call runs.
+
+        Returns True once sent; False when the call already has its result
+        (it timed out or was cancelled), or for a lone call that the binding
+        runs itself (the fast path of ``execute``, taken only while no event
+        hook is set: nobody would see the message).
+
+        Raises:
+            LogError: (a ``ValueError``) for a level that is not one of
+                these names (before anything is sent, also on the fast
+                path) or a message capstan refuses.
+        """
+        try:
+            code = _lib.LOG_LEVELS.index(level)
+        except ValueError:
+            names = ", ".join(_lib.LOG_LEVELS)
+            raise LogError(
+                f"log level {level!r} of {self.tool!r} is not one of {names}",
+                "CAPSTAN_ERR_INVALID_ARGUMENT",
+                status_code=_lib.ERR_INVALID_ARGUMENT,
+            ) from None
+        if not isinstance(message, str):
+            raise TypeError(f"log message must be a str, not {type(message).__name__}")
+        if self._handle is None:
+            return False
+        text = message.encode("utf-8", "backslashreplace")
+        library: Any = _lib.lib()
+        status = library.call_log(self._handle, code, text, len(text))
+        if status == _lib.OK:
+            return True
+        if status in (_lib.ERR_ALREADY_COMPLETED, _lib.ERR_STALE_HANDLE):
+            return False
+        raise library.error(status, f"log message of {self.tool!r} refused", LogError)
 
     @property
     def input(self) -> dict[str, Any]:

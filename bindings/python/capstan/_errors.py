@@ -10,6 +10,7 @@ __all__ = [
     "ProviderErrorInfo",
     "LibraryNotFoundError",
     "ProgressError",
+    "LogError",
     "RegistryClosedError",
     "ToolNotFoundError",
     "ValidationError",
@@ -109,6 +110,12 @@ class ProgressError(CapstanError, ValueError):
     """A progress report (:meth:`Context.progress`) was refused: a value not
     finite, negative or not above the call's previous report, a negative
     total, a message past 4096 bytes."""
+
+
+class LogError(CapstanError, ValueError):
+    """A log message (:meth:`Context.log`) was refused: a level that is not
+    one of MCP's (``"debug"`` to ``"emergency"``, :data:`LogLevel`), a
+    message past 64 KiB."""
 
 
 class InputRequired(Exception):

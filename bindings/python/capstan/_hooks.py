@@ -25,6 +25,7 @@ from typing import Any, Literal, Union
 
 from . import _lib
 from ._callbacks import _loop_for_sync_callers, public_id
+from ._context import LogLevel
 
 __all__ = ["ApprovalRequest", "Approver", "EventKind", "ToolEvent"]
 
@@ -46,6 +47,8 @@ class _Event(Structure):
         ("total", c_double),
         ("message", c_void_p),
         ("message_len", c_size_t),
+        # Appended (CAPSTAN_EVENT_LOG): set for "log" events only.
+        ("level", c_uint32),
     ]
 
 
@@ -53,9 +56,10 @@ EVENT_FN = CFUNCTYPE(None, c_void_p, POINTER(_Event))
 APPROVER_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 NOTIFY_FN = CFUNCTYPE(None, c_void_p)
 
-EventKind = Literal["started", "finished", "timed_out", "cancelled", "progress"]
-_KINDS: tuple[EventKind, ...] = ("started", "finished", "timed_out", "cancelled", "progress")
+EventKind = Literal["started", "finished", "timed_out", "cancelled", "progress", "log"]
+_KINDS: tuple[EventKind, ...] = ("started", "finished", "timed_out", "cancelled", "progress", "log")
 _PROGRESS = 4
+_LOG = 5
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,8 +71,10 @@ class ToolEvent:
     ``"progress"`` (the tool reported progress, :meth:`Context.progress`, or
     a mounted MCP server's ``notifications/progress`` for the call:
     ``progress``, ``total`` (None when unknown) and ``message`` (None when
-    none) set, ``duration_us`` the time since the call started).
-    ``call_id`` is the :class:`ToolCall`'s id (the provider's, under
+    none) set, ``duration_us`` the time since the call started), ``"log"``
+    (the tool sent a log message, :meth:`Context.log`: ``level``, one of
+    MCP's names ``"debug"`` to ``"emergency"``, and ``message`` set,
+    ``duration_us`` as for progress). ``call_id`` is the :class:`ToolCall`'s id (the provider's, under
     ``run_turn``); ``index`` the call's position in its batch."""
 
     kind: EventKind
@@ -80,6 +86,7 @@ class ToolEvent:
     progress: float | None = None
     total: float | None = None
     message: str | None = None
+    level: LogLevel | None = None
 
 
 class ApprovalRequest:
@@ -168,6 +175,10 @@ def _on_event(key: int, event: Any) -> None:
         message = _text(e.message, e.message_len) if e.message else None
         total = e.total or None
         hook(ToolEvent(kind, tool, call_id, e.index, None, e.duration_us, e.progress, total, message))
+        return
+    if e.kind == _LOG:
+        level = _lib.LOG_LEVELS[e.level] if e.level < len(_lib.LOG_LEVELS) else None
+        hook(ToolEvent(kind, tool, call_id, e.index, None, e.duration_us, message=_text(e.message, e.message_len), level=level))
         return
     hook(ToolEvent(kind, tool, call_id, e.index, outcome, e.duration_us))
 

@@ -28,7 +28,7 @@ from ctypes import (
     c_void_p,
 )
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ._errors import CapstanError, LibraryNotFoundError, ProviderErrorInfo
 
@@ -78,6 +78,11 @@ DESTROY_FN = CFUNCTYPE(None, c_void_p)
 THREAD_HOOK_FN = CFUNCTYPE(None, c_void_p)
 
 OUTCOMES = ("ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied")
+#: A log message's severity (``capstan_log_level``): MCP's level names, least
+#: severe first.
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+# capstan_log_level by value: CAPSTAN_LOG_DEBUG (0) to CAPSTAN_LOG_EMERGENCY (7).
+LOG_LEVELS: tuple[LogLevel, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 class Result(Structure):
@@ -269,6 +274,8 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_approval_decide": (status, [c_void_p, c_bool, c_char_p, c_size_t]),
             # Runs the event hook on this thread; may send an MCP notification.
             "capstan_call_progress": (status, [c_void_p, ctypes.c_double, ctypes.c_double, c_char_p, c_size_t]),
+            # Runs the event hook on this thread; may send an MCP notification.
+            "capstan_call_log": (status, [c_void_p, c_uint32, c_char_p, c_size_t]),
             # Joins capstan's threads, which may be waiting for the GIL.
             "capstan_runtime_shutdown": (status, [c_uint32]),
             # Replaces a tool of its name, whose destroy may run here.
