@@ -78,6 +78,15 @@ export interface ToolContext {
    */
   progress(progress: number, total?: number, message?: string): boolean;
   /**
+   * Sends a log message (capstan_call_log) at `level`, one of MCP's names.
+   * It reaches the event hook (kind 'log') and an MCP client that asked for
+   * logs at or below `level` (notifications/message). Returns false once the
+   * call has its result; throws CapstanError CAPSTAN_ERR_INVALID_ARGUMENT for
+   * a level that is not one of LogLevel (before anything is sent) or a
+   * message over 64 KiB.
+   */
+  log(level: LogLevel, message: string): boolean;
+  /**
    * What the caller gave besides the arguments (capstan_call_input): `canAsk`,
    * the methods the tool may ask it for by throwing InputRequired (empty
    * unless an MCP client calls a served tool), and in a later round
@@ -87,6 +96,9 @@ export interface ToolContext {
    */
   readonly input: CallInput;
 }
+
+/** A log message's severity (capstan_log_level): MCP's names, least severe first. */
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
 
 /** A method a tool may ask its MCP client for (InputRequired). */
 export type InputMethod = 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
@@ -106,19 +118,22 @@ export interface InputRequest {
 
 /** What the event hook (Registry.setEventHook) sees. */
 export interface CallEvent {
-  kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress';
+  kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress' | 'log';
   tool: string;
   id: string;
   /** Position of the call in its batch. */
   index: number;
-  /** finished, timed_out: since the tool started; progress: the same. */
+  /** finished, timed_out: since the tool started; progress, log: the same. */
   durationUs: number;
   /** finished only. */
   outcome?: Outcome;
   /** progress only. */
   progress?: number;
   total?: number;
+  /** progress (null: none) and log. */
   message?: string | null;
+  /** log only. */
+  level?: LogLevel;
 }
 
 /** MCP `ToolAnnotations`: hints for clients and approvers; capstan enforces none. */

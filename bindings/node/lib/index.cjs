@@ -436,6 +436,7 @@ function callInput(call) {
 
 // capstan_call_progress: true when reported, false once the call has its
 // result (it timed out, was cancelled, or the tool already returned).
+const ERR_INVALID_ARGUMENT = 2;
 const ERR_ALREADY_COMPLETED = 11;
 const ERR_STALE_HANDLE = 12;
 function reportProgress(call, progress, total = 0, message = undefined) {
@@ -444,6 +445,30 @@ function reportProgress(call, progress, total = 0, message = undefined) {
   if (message !== undefined && message !== null && typeof message !== 'string') throw new TypeError('progress: message must be a string');
   const bytes = message === undefined || message === null ? null : Buffer.from(message, 'utf8');
   const status = api.call_progress(call, progress, total, bytes, bytes === null ? 0 : bytes.length);
+  if (status === ERR_ALREADY_COMPLETED || status === ERR_STALE_HANDLE) return false;
+  check(status);
+  return true;
+}
+
+// capstan_log_level by value (CAPSTAN_LOG_DEBUG 0 .. CAPSTAN_LOG_EMERGENCY 7):
+// MCP's level names.
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+// capstan_call_log: true when sent, false once the call has its result (as
+// reportProgress). A level that is not one of LOG_LEVELS throws before
+// anything is sent.
+function sendLog(call, level, message) {
+  const code = typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
+  if (code < 0) {
+    throw new CapstanError({
+      status: 'CAPSTAN_ERR_INVALID_ARGUMENT',
+      status_code: ERR_INVALID_ARGUMENT,
+      message: `log: level ${JSON.stringify(level) ?? String(level)} is not one of ${LOG_LEVELS.join(', ')}`,
+    });
+  }
+  if (typeof message !== 'string') throw new TypeError('log: message must be a string');
+  const bytes = Buffer.from(message, 'utf8');
+  const status = api.call_log(call, code, bytes, bytes.length);
   if (status === ERR_ALREADY_COMPLETED || status === ERR_STALE_HANDLE) return false;
   check(status);
   return true;
@@ -465,6 +490,7 @@ function toolTrampoline(key, call) {
       name: callText(api.call_tool, call),
       cancelled: () => api.call_cancelled(call),
       progress: (progress, total, message) => reportProgress(call, progress, total, message),
+      log: (level, message) => sendLog(call, level, message),
       // Read once, while the call is open (its handle stops resolving then).
       get input() {
         if (input === undefined) input = callInput(call);
@@ -595,7 +621,7 @@ function approverTrampoline(key, approval) {
   }
 }
 
-const EVENT_KINDS = ['started', 'finished', 'timed_out', 'cancelled', 'progress'];
+const EVENT_KINDS = ['started', 'finished', 'timed_out', 'cancelled', 'progress', 'log'];
 
 // The event hook: on the thread where the event happens. For the JS tools
 // that is the JS thread (inside capstan_registry_pump, capstan_call_return or
@@ -618,6 +644,10 @@ function eventTrampoline(key, eventPtr) {
       event.progress = e.progress;
       event.total = e.total;
       event.message = e.message === null ? null : s(e.message, e.message_len);
+    }
+    if (kind === 'log') {
+      event.level = LOG_LEVELS[e.level] ?? `level_${e.level}`;
+      event.message = s(e.message, e.message_len);
     }
     const hook = registry._eventHook;
     queueMicrotask(() => {
@@ -1579,10 +1609,11 @@ class Registry {
 
   /**
    * Sets (null: removes) the event hook: `hook(event)` sees each call start
-   * and end, time out or be cancelled, and each progress report, as
-   * `{ kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress',
-   * tool, id, index, durationUs }` plus `outcome` (finished) and `progress`,
-   * `total`, `message` (progress). It runs on the JS thread, as a microtask
+   * and end, time out or be cancelled, each progress report and each log
+   * message, as `{ kind: 'started' | 'finished' | 'timed_out' | 'cancelled' |
+   * 'progress' | 'log', tool, id, index, durationUs }` plus `outcome`
+   * (finished), `progress`, `total`, `message` (progress) and `level`,
+   * `message` (log). It runs on the JS thread, as a microtask
    * soon after the event; a throw is reported with process.emitWarning.
    */
   setEventHook(hook) {

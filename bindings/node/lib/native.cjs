@@ -100,6 +100,7 @@ const api = {
   call_return: f('int32_t capstan_call_return(void *call, uint32_t kind, const uint8_t *content, size_t len)'),
   call_fail: f('int32_t capstan_call_fail(void *call, const uint8_t *message, size_t len)'),
   call_progress: f('int32_t capstan_call_progress(void *call, double progress, double total, const uint8_t *message, size_t len)'),
+  call_log: f('int32_t capstan_call_log(void *call, uint32_t level, const uint8_t *message, size_t len)'),
   call_input: f('void *capstan_call_input(void *call, _Out_ size_t *len)'),
   call_require_input: f(
     'int32_t capstan_call_require_input(void *call, const uint8_t *requests, size_t len, const uint8_t *state, size_t state_len)',
@@ -200,6 +201,7 @@ const Event = koffi.struct('capstan_event', {
   total: 'double',
   message: 'void *',
   message_len: 'size_t',
+  level: 'uint32_t', // appended with CAPSTAN_EVENT_LOG
 });
 const EventFn = koffi.proto('void capstan_node_event_fn(uintptr_t user_data, void *event)');
 api.registry_set_event_hook = f('int32_t capstan_registry_set_event_hook(void *reg, capstan_node_event_fn *hook, uintptr_t user_data, void *destroy)');

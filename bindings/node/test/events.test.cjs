@@ -82,6 +82,77 @@ test('a tool reports progress through ctx.progress; it reaches the event hook; b
   reg.close();
 });
 
+test('a tool logs through ctx.log; info then warning reach the event hook in order between started and finished; a bad level throws and nothing is sent, a late log returns false', async () => {
+  const reg = new Registry();
+  let ctxSeen = null;
+  const refused = [];
+  reg.tool('chatty', async (_args, ctx) => {
+    ctxSeen = ctx;
+    assert.equal(ctx.log('info', 'started'), true);
+    for (const bad of [
+      () => ctx.log('verbose', 'x'), // not an MCP level
+      () => ctx.log('INFO', 'x'), // the names are lower case
+      () => ctx.log(1, 'x'),
+      () => ctx.log('info', 'x'.repeat(64 * 1024 + 1)), // past 64 KiB: capstan refuses it
+    ]) {
+      try {
+        bad();
+        refused.push('accepted');
+      } catch (e) {
+        refused.push(e instanceof CapstanError ? e.status : String(e));
+      }
+    }
+    assert.throws(() => ctx.log('info', null), TypeError);
+    await new Promise((r) => setTimeout(r, 1));
+    assert.equal(ctx.log('warning', 'half way'), true);
+    return 'done';
+  });
+  const events = [];
+  reg.setEventHook((e) => events.push(e));
+  const [res] = await reg.execute({ id: 'l1', name: 'chatty' });
+  assert.equal(res.content, 'done');
+  await settle();
+  assert.deepEqual(refused, Array(4).fill('CAPSTAN_ERR_INVALID_ARGUMENT'));
+  assert.deepEqual(
+    events.map((e) => [e.kind, e.level, e.message]),
+    [
+      ['started', undefined, undefined],
+      ['log', 'info', 'started'],
+      ['log', 'warning', 'half way'],
+      ['finished', undefined, undefined],
+    ],
+  );
+  assert.equal(events[1].tool, 'chatty');
+  assert.equal(events[1].id, 'l1');
+  // The call has its result: a log now is refused without a throw and reaches nobody.
+  assert.equal(ctxSeen.log('error', 'late'), false);
+  await settle();
+  assert.equal(events.length, 4);
+  // The level is still checked.
+  assert.throws(() => ctxSeen.log('loud', 'late'), (e) => e instanceof CapstanError && /not one of debug, info/.test(e.message));
+  reg.close();
+});
+
+test('every MCP log level reaches the event hook by its name', async () => {
+  const levels = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+  const reg = new Registry();
+  reg.tool('loud', (_args, ctx) => {
+    for (const level of levels) ctx.log(level, level.toUpperCase());
+    return 'ok';
+  });
+  const events = [];
+  reg.setEventHook((e) => {
+    if (e.kind === 'log') events.push([e.level, e.message]);
+  });
+  await reg.execute({ id: 'l2', name: 'loud' });
+  await settle();
+  assert.deepEqual(
+    events,
+    levels.map((l) => [l, l.toUpperCase()]),
+  );
+  reg.close();
+});
+
 test('a call running past deadlineMs ends timeout saying so; the tool sees the cancellation; the hook sees timed_out', async () => {
   const reg = new Registry();
   let ctxSeen = null;

@@ -11,6 +11,7 @@ import capstan, {
   type ToolResult,
   type StreamTurn,
   type SearchHit,
+  type LogLevel,
   InputRequired,
   runtime,
 } from 'capstan';
@@ -25,7 +26,15 @@ reg
     const reported: boolean = ctx.progress(1, 2, 'half');
     // @ts-expect-error: progress is a number
     ctx.progress('1');
+    const level: LogLevel = 'warning';
+    const logged: boolean = ctx.log(level, 'half way');
+    ctx.log('emergency', 'down');
+    // @ts-expect-error: a level is one of MCP's names
+    ctx.log('verbose', 'x');
+    // @ts-expect-error: the message is a string
+    ctx.log('info', 1);
     void reported;
+    void logged;
     return { city, cancelled, id: ctx.id };
   })
   .tool('get_time', () => '12:00')
@@ -59,6 +68,13 @@ check.findings.map((f) => f.kind === 'missing_result' && f.entry);
 // @ts-expect-error: MCP has no conversations
 checkHistory('mcp', []);
 reg.setEventHook((e) => (e.kind === 'progress' ? e.progress?.toFixed() : e.outcome?.length));
+reg.setEventHook((e) => {
+  const level: LogLevel | undefined = e.kind === 'log' ? e.level : undefined;
+  // @ts-expect-error: a level is one of MCP's names
+  const wrong: 'verbose' | undefined = e.level;
+  void level;
+  void wrong;
+});
 // @ts-expect-error: events have these kinds only
 reg.setEventHook((e) => e.kind === 'begun');
 reg.setEventHook(null);
