@@ -135,6 +135,7 @@ final class Native {
     static final MethodHandle call_fail = fn("capstan_call_fail", U32, PTR, PTR, SIZE);
     static final MethodHandle call_progress = fn("capstan_call_progress", U32, PTR, ValueLayout.JAVA_DOUBLE,
             ValueLayout.JAVA_DOUBLE, PTR, SIZE);
+    static final MethodHandle call_log = fn("capstan_call_log", U32, PTR, U32, PTR, SIZE);
     static final MethodHandle call_input = fn("capstan_call_input", PTR, PTR, PTR);
     static final MethodHandle call_require_input = fn("capstan_call_require_input", U32, PTR, PTR, SIZE, PTR, SIZE);
     // 9-10. running calls, batches
@@ -276,7 +277,9 @@ final class Native {
             ValueLayout.JAVA_LONG.withName("duration_us"),
             // appended in 0.4 (CAPSTAN_EVENT_PROGRESS): set for PROGRESS only
             ValueLayout.JAVA_DOUBLE.withName("progress"), ValueLayout.JAVA_DOUBLE.withName("total"),
-            PTR.withName("message"), SIZE.withName("message_len"));
+            PTR.withName("message"), SIZE.withName("message_len"),
+            // appended in 0.4 (CAPSTAN_EVENT_LOG): set for LOG only; the struct ends padded to 8
+            U32.withName("level"), MemoryLayout.paddingLayout(4));
 
     static long off(MemoryLayout s, String field) {
         return s.byteOffset(MemoryLayout.PathElement.groupElement(field));
@@ -539,7 +542,8 @@ final class Native {
                 ToolEvent.Kind kind = ToolEvent.Kind.of(e.get(U32, off(EVENT, "kind")));
                 if (kind == null) return; // a kind this binding does not know: ignored, as the header asks
                 boolean progress = kind == ToolEvent.Kind.PROGRESS;
-                MemorySegment message = progress ? e.get(PTR, off(EVENT, "message")) : MemorySegment.NULL;
+                boolean log = kind == ToolEvent.Kind.LOG;
+                MemorySegment message = progress || log ? e.get(PTR, off(EVENT, "message")) : MemorySegment.NULL;
                 h.fire(new ToolEvent(kind,
                         text(e.get(PTR, off(EVENT, "tool")), e.get(SIZE, off(EVENT, "tool_len"))),
                         text(e.get(PTR, off(EVENT, "id")), e.get(SIZE, off(EVENT, "id_len"))),
@@ -547,8 +551,9 @@ final class Native {
                         e.get(ValueLayout.JAVA_LONG, off(EVENT, "duration_us")),
                         progress ? e.get(ValueLayout.JAVA_DOUBLE, off(EVENT, "progress")) : 0,
                         progress ? e.get(ValueLayout.JAVA_DOUBLE, off(EVENT, "total")) : 0,
-                        message.equals(MemorySegment.NULL) ? null
-                                : text(message, e.get(SIZE, off(EVENT, "message_len")))));
+                        message.equals(MemorySegment.NULL) ? (log ? "" : null)
+                                : text(message, e.get(SIZE, off(EVENT, "message_len"))),
+                        log ? LogLevel.of(e.get(U32, off(EVENT, "level"))) : null));
             }
         } catch (Throwable ignored) {
             // EventEntry.fire catches the hook's exceptions; nothing may cross into C

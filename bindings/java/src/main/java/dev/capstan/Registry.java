@@ -621,7 +621,7 @@ public final class Registry implements AutoCloseable {
 
     /**
      * Sets (null: removes) the hook that sees each call start and end, time out or be cancelled, and each
-     * progress report ({@link ToolCall#progress}). It runs on the thread where the event happens, possibly on
+     * progress report ({@link ToolCall#progress}) and log message ({@link ToolCall#log}). It runs on the thread where the event happens, possibly on
      * several at once: it must be quick and thread-safe. Kinds this binding does not know are not passed on.
      */
     public void setEventHook(Consumer<ToolEvent> hook) {

@@ -79,6 +79,43 @@ public final class ToolCall {
     }
 
     /**
+     * Sends a log message of the running call ({@code capstan_call_log}) at {@code level}. It reaches the
+     * registry's event hook as a {@link ToolEvent.Kind#LOG} event, on this thread before this returns, and an MCP
+     * client that asked for logs at or below {@code level} as {@code notifications/message}. Any thread, until
+     * the call has its result.
+     *
+     * @return true when sent, false once the call has its result (timed out, cancelled, returned)
+     * @throws NullPointerException for a null level or message
+     * @throws CapstanException INVALID_ARGUMENT for a message over 64 KiB
+     */
+    public boolean log(LogLevel level, String message) {
+        java.util.Objects.requireNonNull(level, "level");
+        java.util.Objects.requireNonNull(message, "message");
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            MemorySegment m = Native.utf8(a, message);
+            int st = (int) Native.call_log.invokeExact(call, level.ordinal(), m, Native.utf8Len(m));
+            if (st == Native.ERR_ALREADY_COMPLETED || st == Native.ERR_STALE_HANDLE) return false;
+            Native.check(st);
+            return true;
+        } catch (CapstanException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * {@link #log(LogLevel, String)} at the level of MCP's name ({@code "debug"}, {@code "info"},
+     * {@code "notice"}, {@code "warning"}, {@code "error"}, {@code "critical"}, {@code "alert"},
+     * {@code "emergency"}).
+     *
+     * @throws IllegalArgumentException for any other name, before anything is sent
+     */
+    public boolean log(String level, String message) {
+        return log(LogLevel.ofMcpName(level), message);
+    }
+
+    /**
      * What the caller gave besides the arguments ({@code capstan_call_input}), an object node: {@code canAsk},
      * the methods the tool may ask it for by throwing {@link InputRequiredException} (empty unless an MCP client
      * calls a served tool), and in a later round {@code inputResponses} (the client's answers by the keys the tool
