@@ -211,7 +211,42 @@ enum class EventKind : capstan_event_kind {
     timed_out = CAPSTAN_EVENT_TIMED_OUT,
     cancelled = CAPSTAN_EVENT_CANCELLED,
     progress = CAPSTAN_EVENT_PROGRESS,  ///< a running call reported progress (Call::progress)
+    log = CAPSTAN_EVENT_LOG,            ///< a running call sent a log message (Call::log)
 };
+
+/// The severity of a log message (Call::log): MCP's levels, the syslog
+/// severities of RFC 5424, least severe first.
+enum class LogLevel : capstan_log_level {
+    debug = CAPSTAN_LOG_DEBUG,
+    info = CAPSTAN_LOG_INFO,
+    notice = CAPSTAN_LOG_NOTICE,
+    warning = CAPSTAN_LOG_WARNING,
+    error = CAPSTAN_LOG_ERROR,
+    critical = CAPSTAN_LOG_CRITICAL,
+    alert = CAPSTAN_LOG_ALERT,
+    emergency = CAPSTAN_LOG_EMERGENCY,
+};
+
+namespace detail {
+inline constexpr const char *log_level_names[] = {"debug", "info",     "notice", "warning",
+                                                  "error", "critical", "alert",  "emergency"};
+}  // namespace detail
+
+/// The MCP name of a level ("debug" .. "emergency"); "unknown" for a value
+/// that is not a level.
+inline const char *log_level_name(LogLevel level) noexcept {
+    const auto i = static_cast<capstan_log_level>(level);
+    return i < 8 ? detail::log_level_names[i] : "unknown";
+}
+
+/// The level with MCP's name `name` ("debug" .. "emergency"); nullopt for
+/// any other name.
+inline std::optional<LogLevel> log_level_from_name(std::string_view name) noexcept {
+    for (capstan_log_level i = 0; i < 8; ++i) {
+        if (name == detail::log_level_names[i]) return static_cast<LogLevel>(i);
+    }
+    return std::nullopt;
+}
 
 /// The name an outcome has in result JSON ("ok", "tool_error", ...).
 inline const char *outcome_name(Outcome o) noexcept {
@@ -750,10 +785,11 @@ struct Event {
     std::string_view id;
     std::size_t index;
     Outcome outcome;  ///< for finished
-    std::uint64_t duration_us;  ///< for finished and timed_out; for progress, since the tool started
+    std::uint64_t duration_us;  ///< for finished and timed_out; for progress and log, since the tool started
     double progress = 0;  ///< for progress: the value reported (grows with every report)
     double total = 0;     ///< for progress: the total, 0 when unknown
-    std::string_view message{};  ///< for progress: the message, empty when none
+    std::string_view message{};  ///< for progress: the message, empty when none; for log: the log message
+    LogLevel level = LogLevel::debug;  ///< for log: its level
 };
 
 /// Output of Registry::tools_export.
@@ -1048,6 +1084,23 @@ public:
         return {};
     }
 
+    /// Sends a log message (capstan_call_log) at `level`. It reaches the
+    /// registry's event hook as EventKind::log, on this thread before this
+    /// returns, and an MCP client that asked for logs at `level` or below as
+    /// notifications/message (logger: the tool's name). Any thread, any
+    /// number of times while the call is open. INVALID_ARGUMENT for a level
+    /// that is not a LogLevel or a message over 64 KiB (nothing is sent);
+    /// INVALID_UTF8 for a message that is not UTF-8; ALREADY_COMPLETED once
+    /// the call has its result (timed out, cancelled) or this handle
+    /// completed it.
+    Expected<void> log(LogLevel level, std::string_view message) const {
+        if (!raw_) return Error(CAPSTAN_ERR_ALREADY_COMPLETED, "this capstan::Call was already completed or moved from");
+        capstan_status st = capstan_call_log(raw_, static_cast<capstan_log_level>(level),
+                                             message.data() ? message.data() : "", message.size());
+        if (st != CAPSTAN_OK) return detail::last_error(st);
+        return {};
+    }
+
     /// The C handle (for capstan_* functions not wrapped here); NULL once completed.
     capstan_call *get() const noexcept { return raw_; }
 
@@ -1271,6 +1324,10 @@ struct EventBox : HookBase {
         if (ev.kind == EventKind::progress) {
             ev.progress = e->progress;
             ev.total = e->total;
+            ev.message = view(e->message, e->message_len);
+        }
+        if (ev.kind == EventKind::log) {
+            ev.level = static_cast<LogLevel>(e->level);
             ev.message = view(e->message, e->message_len);
         }
 #if CAPSTAN_HPP_EXCEPTIONS

@@ -238,6 +238,12 @@ capstan_status cg_call_progress(uintptr_t call, double progress, double total, c
     return st;
 }
 
+capstan_status cg_call_log(uintptr_t call, capstan_log_level level, const char *message, size_t len, char **err) {
+    capstan_status st = capstan_call_log((const capstan_call *)call, level, message, len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
 const char *cg_call_input(uintptr_t call, size_t *len) {
     return capstan_call_input((const capstan_call *)call, len);
 }

@@ -92,6 +92,8 @@ capstan_status cg_call_fail(uintptr_t call, const char *message, size_t len);
  * thread, inside this one cgo call). */
 capstan_status cg_call_progress(uintptr_t call, double progress, double total, const char *message,
                                 size_t len, char **err);
+/* capstan_call_log; on failure *err gets the message. */
+capstan_status cg_call_log(uintptr_t call, capstan_log_level level, const char *message, size_t len, char **err);
 /* capstan_call_input. */
 const char *cg_call_input(uintptr_t call, size_t *len);
 /* capstan_call_require_input; on failure *err gets the message (the call

@@ -54,6 +54,7 @@ const (
 	EventTimedOut  EventKind = C.CAPSTAN_EVENT_TIMED_OUT // a call ran past its deadline
 	EventCancelled EventKind = C.CAPSTAN_EVENT_CANCELLED // a call ended cancelled
 	EventProgress  EventKind = C.CAPSTAN_EVENT_PROGRESS  // a running call reported progress (ReportProgress)
+	EventLog       EventKind = C.CAPSTAN_EVENT_LOG       // a running call sent a log message (Log)
 )
 
 // Event is something that happened to a call.
@@ -62,16 +63,18 @@ type Event struct {
 	Tool, ID string
 	Index    int           // position of the call in its batch
 	Outcome  Outcome       // for EventFinished
-	Duration time.Duration // for EventFinished and EventTimedOut; for EventProgress, since the tool started
+	Duration time.Duration // for EventFinished and EventTimedOut; for EventProgress and EventLog, since the tool started
 	// For EventProgress: the value reported, the total (0 when unknown) and
-	// the message ("" when none).
+	// the message ("" when none). For EventLog: the message.
 	Progress, Total float64
 	Message         string
+	Level           LogLevel // for EventLog
 }
 
 // SetEventHook sets (nil: removes) the function that observes every call
-// starting, finishing, timing out or being cancelled, and the progress tools
-// report (ReportProgress; also a mounted MCP server's progress for a call). It runs on the thread
+// starting, finishing, timing out or being cancelled, the progress tools
+// report (ReportProgress; also a mounted MCP server's progress for a call)
+// and the log messages they send (Log). It runs on the thread
 // where the event happens, possibly on several at once: it must be quick and
 // must not block. A panic in it is swallowed.
 func (r *Registry) SetEventHook(hook func(Event)) error {
@@ -148,6 +151,12 @@ func goEvent(h C.uintptr_t, e *C.capstan_event) {
 	}
 	if ev.Kind == EventProgress {
 		ev.Progress, ev.Total = float64(e.progress), float64(e.total)
+		if e.message != nil {
+			ev.Message = C.GoStringN(e.message, C.int(e.message_len))
+		}
+	}
+	if ev.Kind == EventLog {
+		ev.Level = LogLevel(e.level)
 		if e.message != nil {
 			ev.Message = C.GoStringN(e.message, C.int(e.message_len))
 		}

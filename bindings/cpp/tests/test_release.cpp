@@ -373,6 +373,48 @@ static void progress_reaches_the_event_hook_and_bad_reports_are_refused() {
           refused[2] == CAPSTAN_ERR_INVALID_UTF8 && refused[3] == CAPSTAN_ERR_ALREADY_COMPLETED);
 }
 
+static void log_messages_reach_the_event_hook_in_order_and_bad_ones_are_refused() {
+    Registry reg;
+    std::mutex mu;
+    std::vector<std::string> seen;  // "level/message/tool"
+    reg.set_event_hook([&](const capstan::Event &e) {
+        if (e.kind != capstan::EventKind::log) return;
+        std::lock_guard<std::mutex> lock(mu);
+        seen.push_back(std::string(capstan::log_level_name(e.level)) + "/" + std::string(e.message) + "/" +
+                       std::string(e.tool));
+    });
+    std::vector<capstan_status> refused;
+    std::size_t seen_after_first = 99;
+    std::atomic<bool> tool_done{false};
+    reg.add({"chatty", "", ""}, [&](Call &c) {
+        CHECK(c.log(capstan::LogLevel::info, "starting").has_value());
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            seen_after_first = seen.size();  // the hook ran before log() returned
+        }
+        refused.push_back(status_of(c.log(static_cast<capstan::LogLevel>(8), "no such level")));
+        refused.push_back(status_of(c.log(capstan::LogLevel::info, std::string(64 * 1024 + 1, 'x'))));
+        refused.push_back(status_of(c.log(capstan::LogLevel::info, "\xff")));
+        CHECK(c.log(capstan::LogLevel::warning, "disk almost full").has_value());
+        (void)c.return_text("done");
+        refused.push_back(status_of(c.log(capstan::LogLevel::error, "late")));  // completed by this handle
+        tool_done = true;  // last: execute may have returned already
+    });
+    CHECK(reg.execute(call("c1", "chatty")).at(0).content == "done");
+    CHECK(check::wait_until([&] { return tool_done.load(); }));
+    CHECK(seen_after_first == 1);
+    CHECK(seen.size() == 2);
+    CHECK(seen.size() == 2 && seen[0] == "info/starting/chatty" && seen[1] == "warning/disk almost full/chatty");
+    CHECK(refused.size() == 4);
+    CHECK(refused.size() == 4 && refused[0] == CAPSTAN_ERR_INVALID_ARGUMENT && refused[1] == CAPSTAN_ERR_INVALID_ARGUMENT &&
+          refused[2] == CAPSTAN_ERR_INVALID_UTF8 && refused[3] == CAPSTAN_ERR_ALREADY_COMPLETED);
+    // the MCP names, both ways
+    CHECK(std::string(capstan::log_level_name(capstan::LogLevel::emergency)) == "emergency");
+    CHECK(std::string(capstan::log_level_name(static_cast<capstan::LogLevel>(8))) == "unknown");
+    CHECK(capstan::log_level_from_name("notice") == capstan::LogLevel::notice);
+    CHECK(!capstan::log_level_from_name("warn").has_value());
+}
+
 static void gemini_lowering_writes_the_openapi_subset() {
     Registry reg;
     reg.add({"t", "", R"({"type":"object","$defs":{"p":{"type":"string","pattern":"^x","const":"xy"}},)"
@@ -459,6 +501,7 @@ int main() {
     a_stream_passes_text_on_and_runs_calls_as_they_complete();
     whole_turn_starts_with_the_thinking_block();
     progress_reaches_the_event_hook_and_bad_reports_are_refused();
+    log_messages_reach_the_event_hook_in_order_and_bad_ones_are_refused();
     gemini_lowering_writes_the_openapi_subset();
     configure_runtime_caps_the_pool_threads();
     runtime_shutdown_joins_the_pool_and_capstan_goes_on_after_it();

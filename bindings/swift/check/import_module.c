@@ -26,7 +26,8 @@ static void *const swift_uses[] = {
     (void *)capstan_approval_arguments, (void *)capstan_approval_decide, (void *)capstan_approval_id,
     (void *)capstan_approval_tool, (void *)capstan_batch_cancel, (void *)capstan_batch_free,
     (void *)capstan_batch_submit, (void *)capstan_call_arguments, (void *)capstan_call_cancelled,
-    (void *)capstan_call_fail, (void *)capstan_call_id, (void *)capstan_call_input, (void *)capstan_call_progress,
+    (void *)capstan_call_fail, (void *)capstan_call_id, (void *)capstan_call_input, (void *)capstan_call_log,
+    (void *)capstan_call_progress,
     (void *)capstan_call_require_input,
     (void *)capstan_call_return, (void *)capstan_call_tool, (void *)capstan_error_json,
     (void *)capstan_error_message, (void *)capstan_format_check_history, (void *)capstan_format_parse_calls,
@@ -56,7 +57,8 @@ int main(void) {
     capstan_event event;
     memset(&event, 0, sizeof event);
     event.progress = 1.0;
-    if (meta_def.mcp_meta == NULL || event.progress != 1.0) return 1;
+    event.level = CAPSTAN_LOG_WARNING; /* appended after message_len */
+    if (meta_def.mcp_meta == NULL || event.progress != 1.0 || event.level != 3) return 1;
     /* The OAuth fields and callback types the Swift layer sets (MCP.swift). */
     capstan_mcp_mount_options mount_opts;
     memset(&mount_opts, 0, sizeof mount_opts);

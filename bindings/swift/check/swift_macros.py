@@ -41,7 +41,7 @@ CAST_TYPES = {"int": "int", "long": "long", "unsigned": "unsigned int", "short":
 EXPECTED = [
     (re.compile(r"^CAPSTAN_NTS$"), "Int", "a size_t length (Swift Int)"),
     (re.compile(r"^CAPSTAN_(OK|ERR_\w+)$"), "Int32", "capstan_status (int32_t)"),
-    (re.compile(r"^CAPSTAN_(CONTENT|FORMAT|OUTCOME|EVENT)_\w+$"), "UInt32", "a uint32_t typedef"),
+    (re.compile(r"^CAPSTAN_(CONTENT|FORMAT|OUTCOME|EVENT|LOG)_\w+$"), "UInt32", "a uint32_t typedef"),
     (re.compile(r"^CAPSTAN_(TOOL|REGISTRY|EXEC|EXPORT)_\w+$"), "UInt32", "a uint32_t flags field"),
     (re.compile(r"^CAPSTAN_MCP_INPUT_(ELICITATION|SAMPLING|ROOTS)$"), "UInt32", "a uint32_t flags field (input_methods)"),
     (re.compile(r"^CAPSTAN_VERSION_\w+$"), None, "a version number or string"),

@@ -285,7 +285,7 @@ public final class ToolRegistry: @unchecked Sendable {
     // MARK: events and statistics
 
     /// Sets (nil: removes) the hook that sees each call start and end, time
-    /// out or be cancelled, and each progress report. It runs on the thread
+    /// out or be cancelled, each progress report and log message. It runs on the thread
     /// where the event happens (a pool thread, capstan's timer, the thread
     /// reporting progress), possibly on several at once: keep it quick, never
     /// block in it. Kinds this binding does not know are not passed on.
@@ -496,12 +496,14 @@ private let eventTrampoline: capstan_event_fn = { userData, event in
     let e = event.pointee
     guard let kind = ToolEvent.Kind(rawValue: e.kind) else { return }  // newer kinds: ignored, as the header asks
     let progress = kind == .progress
+    let log = kind == .log
     box.hook(
         ToolEvent(
             kind: kind, tool: text(e.tool, e.tool_len), id: text(e.id, e.id_len), index: e.index,
             outcome: kind == .finished ? Outcome(rawValue: e.outcome) : nil, durationMicroseconds: e.duration_us,
             progress: progress ? e.progress : 0, total: progress ? e.total : 0,
-            message: progress && e.message != nil ? text(e.message, e.message_len) : nil))
+            message: (progress || log) && e.message != nil ? text(e.message, e.message_len) : nil,
+            level: log ? LogLevel(rawValue: e.level) : nil))
 }
 
 private let releaseBox: capstan_destroy_fn = { userData in

@@ -332,12 +332,28 @@ public struct ToolResult: Sendable {
     }
 }
 
-/// A call starting, ending or reporting progress, as the event hook sees it
-/// (`ToolRegistry.setEventHook`).
+/// The severity of a log message (`ToolContext.log`, `capstan_log_level`):
+/// MCP's levels, the syslog severities of RFC 5424, least severe first.
+/// `name` is MCP's name; `LogLevel(name:)` reads one.
+public enum LogLevel: UInt32, Sendable, CaseIterable {
+    case debug = 0, info, notice, warning, error, critical, alert, emergency
+
+    /// MCP's name: "debug", "info", ..., "emergency".
+    public var name: String { "\(self)" }
+
+    /// The level with MCP's name `name`; nil for any other name.
+    public init?(name: String) {
+        guard let level = LogLevel.allCases.first(where: { $0.name == name }) else { return nil }
+        self = level
+    }
+}
+
+/// A call starting, ending, reporting progress or sending a log message, as
+/// the event hook sees it (`ToolRegistry.setEventHook`).
 public struct ToolEvent: Sendable {
     /// `CAPSTAN_EVENT_*`.
     public enum Kind: UInt32, Sendable {
-        case started = 0, finished, timedOut, cancelled, progress
+        case started = 0, finished, timedOut, cancelled, progress, log
     }
     public let kind: Kind
     public let tool: String
@@ -346,14 +362,16 @@ public struct ToolEvent: Sendable {
     public let index: Int
     /// `.finished` only.
     public let outcome: Outcome?
-    /// Microseconds since the tool started (finished, timed out, progress).
+    /// Microseconds since the tool started (finished, timed out, progress, log).
     public let durationMicroseconds: UInt64
     /// `.progress` only: the value reported, growing with each report.
     public let progress: Double
     /// `.progress` only: the total, 0 when unknown.
     public let total: Double
-    /// `.progress` only: the message, if any.
+    /// `.progress`: the message, if any; `.log`: the log message.
     public let message: String?
+    /// `.log` only: the message's level.
+    public let level: LogLevel?
 }
 
 /// MCP annotations of a tool: hints for clients and approvers; capstan enforces none.
@@ -471,6 +489,22 @@ public struct ToolContext: Sendable {
     public func progress(_ value: Double, total: Double = 0, message: String? = nil) throws -> Bool {
         let status = withOptionalCString(message) { m in
             capstan_call_progress(handle.raw, value, total, m, message?.utf8.count ?? 0)
+        }
+        if status == Int32(CAPSTAN_ERR_ALREADY_COMPLETED) || status == Int32(CAPSTAN_ERR_STALE_HANDLE) { return false }
+        try check(status)
+        return true
+    }
+
+    /// Sends a log message (`capstan_call_log`) at `level`. It reaches the
+    /// event hook (`.log`) on this thread before this returns, and an MCP
+    /// client that asked for logs at `level` or below as
+    /// `notifications/message` (logger: the tool's name). Returns false once
+    /// the call has its result; throws INVALID_ARGUMENT for a message over
+    /// 64 KiB (nothing is sent).
+    @discardableResult
+    public func log(_ level: LogLevel, _ message: String) throws -> Bool {
+        let status = message.withCString { m in
+            capstan_call_log(handle.raw, capstan_log_level(level.rawValue), m, message.utf8.count)
         }
         if status == Int32(CAPSTAN_ERR_ALREADY_COMPLETED) || status == Int32(CAPSTAN_ERR_STALE_HANDLE) { return false }
         try check(status)

@@ -163,6 +163,9 @@ final class CapstanTests: XCTestCase {
         XCTAssertEqual(capstan_name_check("fine_name", capstanNTS), Int32(CAPSTAN_OK))
         XCTAssertEqual(ToolEvent.Kind.finished.rawValue, UInt32(CAPSTAN_EVENT_FINISHED))
         XCTAssertEqual(ToolEvent.Kind.progress.rawValue, UInt32(CAPSTAN_EVENT_PROGRESS))
+        XCTAssertEqual(ToolEvent.Kind.log.rawValue, UInt32(CAPSTAN_EVENT_LOG))
+        XCTAssertEqual(LogLevel.debug.rawValue, UInt32(CAPSTAN_LOG_DEBUG))
+        XCTAssertEqual(LogLevel.emergency.rawValue, UInt32(CAPSTAN_LOG_EMERGENCY))
         XCTAssertEqual(ExportFlags.geminiLower.rawValue, UInt32(CAPSTAN_EXPORT_GEMINI_LOWER))
     }
 
@@ -213,6 +216,41 @@ final class CapstanTests: XCTestCase {
         XCTAssertEqual(progress.map(\.total), [4, 0])
         XCTAssertEqual(progress.map(\.message), ["one", nil])
         XCTAssertEqual(progress.first?.id, "p1")
+    }
+
+    func testLogMessagesReachTheEventHookInOrderAndBadOnesThrow() async throws {
+        let registry = try ToolRegistry()
+        let refused = Counter()
+        let kept = ContextBox()
+        try registry.register("chatty") { (_: NoArguments, ctx: ToolContext) in
+            kept.set(ctx)
+            XCTAssertTrue(try ctx.log(.info, "starting"))
+            do {
+                try ctx.log(.info, String(repeating: "x", count: 64 * 1024 + 1))
+            } catch let e as CapstanError where e.status == Int32(CAPSTAN_ERR_INVALID_ARGUMENT) {
+                refused.add()
+            }
+            try ctx.log(.warning, "disk almost full")
+            return .text("done")
+        }
+        let events = EventLog()
+        try registry.setEventHook { events.add($0) }
+        let results = try await registry.execute(#"{"id":"l1","name":"chatty","arguments":{}}"#)
+        XCTAssertEqual(results.first?.content, "done")
+        XCTAssertEqual(refused.value, 1)
+        // After the tool returned: false, and nothing reaches the hook.
+        XCTAssertEqual(try kept.get()?.log(.error, "late"), false)
+        let logs = events.all.filter { $0.kind == .log }
+        XCTAssertEqual(logs.map(\.level), [.info, .warning])
+        XCTAssertEqual(logs.map(\.message), ["starting", "disk almost full"])
+        XCTAssertEqual(logs.first?.id, "l1")
+        XCTAssertEqual(logs.first?.tool, "chatty")
+        // A level outside MCP's eight cannot be made.
+        XCTAssertNil(LogLevel(rawValue: 8))
+        XCTAssertNil(LogLevel(name: "warn"))
+        XCTAssertEqual(LogLevel(name: "critical"), .critical)
+        XCTAssertEqual(LogLevel.allCases.map(\.name),
+                       ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"])
     }
 
     func testATimeoutCancelsTheSwiftTask() async throws {
@@ -509,6 +547,13 @@ final class CapstanTests: XCTestCase {
         let again = try registry()
         XCTAssertEqual(try await again.execute(#"{"id":"1","name":"sum","arguments":{"a":1,"b":2}}"#).first?.content, "3")
     }
+}
+
+private final class ContextBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var ctx: ToolContext?
+    func set(_ c: ToolContext) { lock.lock(); ctx = c; lock.unlock() }
+    func get() -> ToolContext? { lock.lock(); defer { lock.unlock() }; return ctx }
 }
 
 private final class EventLog: @unchecked Sendable {
