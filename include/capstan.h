@@ -1591,7 +1591,10 @@ const char *capstan_call_input(const struct capstan_call *call,
  * except that a refusal leaves the call open for the tool to complete
  * another way: INVALID_ARGUMENT for requests that are not JSON or break a
  * rule (the message names the key), UNSUPPORTED when the caller cannot be
- * asked or lacks a method's capability (`canAsk`), INVALID_UTF8.
+ * asked or lacks a method's capability (`canAsk`), INVALID_UTF8. A tool
+ * refused for a capability its MCP client did not declare that then fails
+ * the call gets that client (2026-07-28) MissingRequiredClientCapability
+ * (-32021) naming the capabilities, not its tool error.
  */
 capstan_status capstan_call_require_input(struct capstan_call *call,
                                           const char *requests_json,
@@ -2759,7 +2762,7 @@ typedef size_t (*capstan_mcp_input_fn)(void *user_data,
 /**
  * The room `capstan_mcp_input_fn` gets for its answer.
  */
-#define CAPSTAN_MCP_INPUT_ANSWER_MAX (1 << 20)
+#define CAPSTAN_MCP_INPUT_ANSWER_MAX 1048576
 
 /**
  * `capstan_mcp_mount_options.input_methods`: `elicitation/create`.

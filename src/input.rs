@@ -39,6 +39,11 @@ pub struct CallInput {
     pub state: Option<String>,
     /// The methods of `METHODS` this caller can be asked.
     pub can_ask: Vec<&'static str>,
+    /// The capabilities (of `METHODS`) the tool asked for and the caller
+    /// did not declare (its `require_input` was refused for them): the MCP
+    /// server answers a 2026-07-28 call that then failed with
+    /// MissingRequiredClientCapability (-32021) naming them.
+    pub missing: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
 }
 
 impl CallInput {
@@ -143,6 +148,13 @@ impl InputRequired {
                 )));
             }
             if !can_ask.contains(&method) {
+                if let Some(input) = input {
+                    if let Ok(mut missing) = input.missing.lock() {
+                        if !missing.contains(&capability) {
+                            missing.push(capability);
+                        }
+                    }
+                }
                 return Err(Error::Unsupported(if input.is_none() {
                     format!(
                         "tool {tool:?} asked for input ({method}), but its caller cannot be \
@@ -256,6 +268,7 @@ mod tests {
             responses: Some(json!({"k": {"action": "accept"}})),
             state: Some("s1".into()),
             can_ask: vec!["roots/list"],
+            ..Default::default()
         };
         assert_eq!(
             input.to_json(),

@@ -154,7 +154,9 @@ func callModern(t *testing.T, url, name string, capabilities []string, extra map
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
+	// 400 carries the JSON-RPC errors the spec gives that status
+	// (MissingRequiredClientCapability, -32021): the caller checks which.
+	if err != nil || (resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusBadRequest) {
 		t.Fatalf("%d %s %v", resp.StatusCode, raw, err)
 	}
 	// Plain JSON, or the first server-sent event carrying a message.
@@ -233,12 +235,13 @@ func TestAnMCPClientAnswersWhatAGoToolAsksAndATamperedStateIsRefused(t *testing.
 		t.Fatalf("the tool ran on a refused round: %d runs, want %d", r.runs(), runs)
 	}
 
-	// A client that did not declare elicitation cannot be asked for it: a
-	// tool error saying so.
+	// A client that did not declare elicitation cannot be asked for it: the
+	// tool's ask is refused, it fails, and the 2026-07-28 client gets
+	// MissingRequiredClientCapability (-32021) naming elicitation.
 	answer := callModern(t, srv.URL(), "greet", []string{"sampling"}, nil)
-	result, _ = answer["result"].(map[string]any)
-	content, _ = result["content"].([]any)
-	if result["isError"] != true || len(content) != 1 || !strings.Contains(fmt.Sprint(content[0].(map[string]any)["text"]), `did not declare the "elicitation" capability`) {
+	e, _ := answer["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	if e["code"] != float64(-32021) || fmt.Sprint(data["requiredCapabilities"]) != "map[elicitation:map[]]" {
 		t.Fatalf("undeclared capability: %v", answer)
 	}
 	if in := r.last(); !reflect.DeepEqual(in.CanAsk, []string{capstan.AskSampling}) {

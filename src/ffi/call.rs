@@ -192,7 +192,10 @@ pub unsafe extern "C" fn capstan_call_input(
 /// except that a refusal leaves the call open for the tool to complete
 /// another way: INVALID_ARGUMENT for requests that are not JSON or break a
 /// rule (the message names the key), UNSUPPORTED when the caller cannot be
-/// asked or lacks a method's capability (`canAsk`), INVALID_UTF8.
+/// asked or lacks a method's capability (`canAsk`), INVALID_UTF8. A tool
+/// refused for a capability its MCP client did not declare that then fails
+/// the call gets that client (2026-07-28) MissingRequiredClientCapability
+/// (-32021) naming the capabilities, not its tool error.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_call_require_input(
     call: *mut capstan_call,

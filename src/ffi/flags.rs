@@ -96,6 +96,26 @@ pub(crate) const MCP_SERVER: Family = Family {
     flags: &[],
 };
 
+pub(crate) const MCP_INPUT: Family = Family {
+    field: "capstan_mcp_mount_options.input_methods",
+    noun: "MCP input method",
+    takes: "CAPSTAN_MCP_INPUT_* flags",
+    flags: &[
+        (
+            super::mcp_client::CAPSTAN_MCP_INPUT_ELICITATION,
+            "CAPSTAN_MCP_INPUT_ELICITATION",
+        ),
+        (
+            super::mcp_client::CAPSTAN_MCP_INPUT_SAMPLING,
+            "CAPSTAN_MCP_INPUT_SAMPLING",
+        ),
+        (
+            super::mcp_client::CAPSTAN_MCP_INPUT_ROOTS,
+            "CAPSTAN_MCP_INPUT_ROOTS",
+        ),
+    ],
+};
+
 /// Every family but the exec options' (read from `exec_flags::NAMES`).
 const FAMILIES: &[&Family] = &[
     &REGISTRY,
@@ -105,6 +125,7 @@ const FAMILIES: &[&Family] = &[
     &SEARCH,
     &SEARCH_TOOL,
     &MCP_SERVER,
+    &MCP_INPUT,
 ];
 
 /// The field of the `CAPSTAN_EXEC_*` flags.

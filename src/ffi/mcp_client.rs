@@ -180,7 +180,7 @@ pub type capstan_mcp_input_fn = Option<
 >;
 
 /// The room `capstan_mcp_input_fn` gets for its answer.
-pub const CAPSTAN_MCP_INPUT_ANSWER_MAX: usize = 1 << 20;
+pub const CAPSTAN_MCP_INPUT_ANSWER_MAX: usize = 1_048_576;
 
 /// `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
 pub const CAPSTAN_MCP_INPUT_ELICITATION: u32 = 1u32 << 0;
@@ -436,14 +436,13 @@ mod imp {
             }
             return Ok(None);
         }
-        let all =
-            CAPSTAN_MCP_INPUT_ELICITATION | CAPSTAN_MCP_INPUT_SAMPLING | CAPSTAN_MCP_INPUT_ROOTS;
-        if o.input_methods == 0 || o.input_methods & !all != 0 {
-            return Err(Fail::BadArgument(format!(
-                "opts.input_methods {:#x} is not one or more of CAPSTAN_MCP_INPUT_ELICITATION, \
-                 CAPSTAN_MCP_INPUT_SAMPLING and CAPSTAN_MCP_INPUT_ROOTS",
-                o.input_methods
-            )));
+        super::super::flags::check(o.input_methods, &super::super::flags::MCP_INPUT)?;
+        if o.input_methods == 0 {
+            return Err(Fail::BadArgument(
+                "opts.input_methods is 0: name one or more of CAPSTAN_MCP_INPUT_ELICITATION, \
+                 CAPSTAN_MCP_INPUT_SAMPLING and CAPSTAN_MCP_INPUT_ROOTS"
+                    .into(),
+            ));
         }
         let methods: Vec<&str> = [
             (CAPSTAN_MCP_INPUT_ELICITATION, "elicitation/create"),

@@ -86,6 +86,7 @@ pub(crate) fn call_input(
         responses,
         state,
         can_ask: can_ask(context),
+        ..Default::default()
     }))
 }
 
@@ -154,6 +155,7 @@ pub(crate) fn legacy_input(context: &RequestContext<RoleServer>) -> CallInput {
         responses: None,
         state: None,
         can_ask: can_ask(context),
+        ..Default::default()
     }
 }
 
@@ -206,6 +208,7 @@ pub(crate) async fn ask_legacy_client(
         responses: Some(Value::Object(responses)),
         state: asked.state.clone(),
         can_ask: can_ask.to_vec(),
+        ..Default::default()
     }
 }
 

@@ -342,6 +342,7 @@ impl Tasks {
                 responses,
                 state: asked.state.clone(),
                 can_ask: can_ask.clone(),
+                ..Default::default()
             });
         };
         self.end(&task_id, payload);

@@ -14,6 +14,8 @@
  *                                    test_tool_with_progress,
  *                                    test_tool_with_logging,
  *                                    test_logging_tool,
+ *                                    test_streaming_elicitation,
+ *                                    test_missing_capability,
  *                                    test_trigger_tool_change,
  *                                    json_schema_2020_12_tool,
  *                                    test_custom_header; and for the
@@ -723,6 +725,14 @@ int main(int argc, char **argv) {
                              "required");
         bad |= reg_tool("test_input_required_result_elicitation", "Asks for a name.", NULL,
                         ask_name, 0, 0);
+        /* server-stateless: a modern call that asks gets an InputRequiredResult,
+         * never a request of the server's own on its response stream. */
+        bad |= reg_tool("test_streaming_elicitation", "Asks for a name.", NULL, ask_name, 0, 0);
+        /* Needs sampling: a 2026-07-28 client that did not declare it gets
+         * MissingRequiredClientCapability (-32021), as the tool's ask is
+         * refused and it fails. */
+        bad |= reg_tool("test_missing_capability", "Asks for a sampled greeting.", NULL,
+                        ask_sampling, 0, 0);
         bad |= reg_tool("test_input_required_result_sampling", "Asks for a sampled greeting.",
                         NULL, ask_sampling, 0, 0);
         bad |= reg_tool("test_input_required_result_list_roots", "Asks for the client's roots.",

@@ -91,11 +91,22 @@ def test_a_tool_gets_the_answers_to_what_it_asks_in_both_eras(mode):
 
 
 def test_a_client_that_declared_nothing_cannot_be_asked_and_the_tool_says_so(mode):
+    """The tool's ask is refused and it fails: a legacy client gets the tool
+    error; a 2026-07-28 client MissingRequiredClientCapability (-32021)
+    naming what the tool needed."""
+
     async def body():
         with http_host(mode="conformance") as (url, _):
             async with Client(url, mode=mode, read_timeout_seconds=BOUND) as c:
-                r = await c.call_tool("test_input_required_result_elicitation", {})
-                assert r.is_error, r
-                assert 'did not declare the "elicitation" capability' in text_of(r), r
+                if mode == "legacy":
+                    r = await c.call_tool("test_input_required_result_elicitation", {})
+                    assert r.is_error, r
+                    assert 'did not declare the "elicitation" capability' in text_of(r), r
+                    return
+                with pytest.raises(Exception) as raised:
+                    await c.call_tool("test_input_required_result_elicitation", {})
+                error = getattr(raised.value, "error", None)
+                assert getattr(error, "code", None) == -32021, repr(raised.value)
+                assert error.data["requiredCapabilities"] == {"elicitation": {}}, error
 
     run(body())

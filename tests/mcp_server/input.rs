@@ -179,12 +179,20 @@ fn a_changed_or_foreign_state_and_a_malformed_answer_are_refused_before_the_tool
     );
 }
 
+/// The tool's `require_input` is refused (the call stays open for it to
+/// complete another way); when it then fails, a 2026-07-28 client gets
+/// MissingRequiredClientCapability (-32021) naming what the tool needed.
 #[test]
 fn a_tool_cannot_ask_what_the_client_did_not_declare_and_the_call_stays_open() {
     let rounds = Arc::new(Rounds::default());
     let (_reg, server) = serve(&rounds);
     let answer = call_modern(server.url(), "greet", &["sampling"], json!({}));
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(answer["error"]["code"], -32021, "{answer}");
+    assert_eq!(
+        answer["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}}),
+        "{answer}"
+    );
     let refused = rounds.refused.lock().unwrap().clone().unwrap();
     assert!(
         refused.contains("did not declare the \"elicitation\" capability"),
@@ -294,7 +302,12 @@ fn a_mounted_servers_input_request_reaches_a_client_of_the_server_that_mounted_i
 
     let plain = call(&gateway, "s_greet", json!({}));
     assert_eq!(plain.outcome, Outcome::ToolError, "{plain:?}");
-    assert!(plain.content.contains("did not declare"), "{plain:?}");
+    assert!(
+        plain
+            .content
+            .contains("it needs the client capabilities [elicitation]"),
+        "{plain:?}"
+    );
     assert!(server_b.stop());
     mount.unmount();
     assert!(server_a.stop());

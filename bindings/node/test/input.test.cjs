@@ -105,14 +105,15 @@ for (const tool of ['greet', 'greetNow']) {
   });
 }
 
-test('a client that did not declare the capability asked for gets a tool error saying so', async () => {
+test('a client that did not declare the capability asked for gets MissingRequiredClientCapability naming it', async () => {
   const seen = [];
   const reg = greeter(seen);
   const server = reg.serve();
   try {
+    // The tool's ask is refused (it fails then): a 2026-07-28 client gets -32021.
     const answer = await callModern(server.url, 'greet', ['sampling']);
-    assert.equal(answer.result.isError, true, JSON.stringify(answer));
-    assert.match(answer.result.content[0].text, /did not declare the "elicitation" capability/);
+    assert.equal(answer.error?.code, -32021, JSON.stringify(answer));
+    assert.deepEqual(answer.error.data.requiredCapabilities, { elicitation: {} });
     assert.deepEqual(seen[0].canAsk, ['sampling/createMessage']);
   } finally {
     await server.stop();

@@ -246,6 +246,22 @@ pub(super) async fn forward(
                         error.message
                     )
                 }
+                rmcp::ServiceError::McpError(error)
+                    if error.code == rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+                {
+                    let needs = error
+                        .data
+                        .as_ref()
+                        .and_then(|d| d.get("requiredCapabilities"))
+                        .and_then(Value::as_object)
+                        .map(|c| c.keys().cloned().collect::<Vec<_>>().join(", "))
+                        .unwrap_or_default();
+                    format!(
+                        "{} refused the call: it needs the client capabilities [{needs}], which \
+                         this call's caller cannot give (MissingRequiredClientCapability)",
+                        session.describe()
+                    )
+                }
                 rmcp::ServiceError::UnexpectedResponse => format!(
                     "{} gave no usable answer to this call: its result is not a tool result",
                     session.describe()

@@ -89,6 +89,23 @@ fn ready(result: ToolResult) -> tokio::sync::oneshot::Receiver<ToolResult> {
     rx
 }
 
+/// A 2026-07-28 call whose tool asked for what the client did not declare
+/// (its `require_input` refused) and then failed: the spec's answer is
+/// MissingRequiredClientCapability (-32021, HTTP 400) naming what it needed,
+/// not a tool error (the client can declare it and call again).
+fn missing_capabilities(input: &CallInput) -> Option<ErrorData> {
+    let missing = input.missing.lock().ok()?;
+    if missing.is_empty() {
+        return None;
+    }
+    let required: serde_json::Map<String, Value> = missing
+        .iter()
+        .map(|capability| ((*capability).to_owned(), Value::Object(Default::default())))
+        .collect();
+    let required = serde_json::from_value(Value::Object(required)).ok()?;
+    Some(ErrorData::missing_required_client_capability(required))
+}
+
 fn escalated(batch: CancelOnDrop, rx: tokio::sync::oneshot::Receiver<ToolResult>) -> Round {
     let batch = batch.into_inner();
     Round::Escalated(super::super::tasks::Running { batch, rx })
@@ -152,12 +169,15 @@ impl State {
             None => progress,
         };
         let mut rounds = 0;
+        // The last round's input: what its tool asked and was refused.
+        let mut last_input: Option<Arc<CallInput>>;
         let result = loop {
+            last_input = input.take().map(Arc::new);
             let options = ExecOptions {
                 deadline_ms: self.options.call_timeout_ms,
                 progress: progress.clone(),
                 log: log.clone(),
-                input: input.take().map(Arc::new),
+                input: last_input.clone(),
                 ..ExecOptions::default()
             };
             let this_can_ask = options.input.as_ref().map(|i| i.can_ask.clone());
@@ -200,6 +220,11 @@ impl State {
         }
         if let Some(logs) = logs {
             logs.finish().await;
+        }
+        if modern && result.outcome == Outcome::ToolError {
+            if let Some(error) = last_input.as_deref().and_then(missing_capabilities) {
+                return Err(error);
+            }
         }
         if let Some(asked) = &result.input_required {
             let answer = if legacy {

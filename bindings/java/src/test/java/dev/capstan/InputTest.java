@@ -112,13 +112,15 @@ class InputTest {
     }
 
     @Test
-    void aClientThatDidNotDeclareTheCapabilityGetsAToolErrorSayingSo() throws Exception {
+    void aClientThatDidNotDeclareTheCapabilityGetsMissingRequiredClientCapability() throws Exception {
+        // The tool's ask is refused and it fails: a 2026-07-28 client gets
+        // -32021 naming what the tool needed.
         List<JsonNode> seen = Collections.synchronizedList(new ArrayList<>());
         try (Registry reg = greeter(seen); McpServer server = reg.serveMcp(McpServer.Options.DEFAULTS)) {
             JsonNode answer = callModern(server.url(), "greet", List.of("sampling"), Map.of());
-            assertTrue(answer.path("result").path("isError").asBoolean(), answer.toString());
-            assertTrue(answer.path("result").path("content").get(0).path("text").asText()
-                    .contains("did not declare the \"elicitation\" capability"), answer.toString());
+            assertEquals(-32021, answer.path("error").path("code").asInt(), answer.toString());
+            assertEquals(Json.read("{\"elicitation\":{}}"),
+                    answer.path("error").path("data").path("requiredCapabilities"), answer.toString());
             assertEquals(Json.read("[\"sampling/createMessage\"]"), seen.get(0).path("canAsk"));
         }
     }
