@@ -584,10 +584,7 @@ impl Call {
     /// `AlreadyCompleted` once the call has its result.
     pub fn report_progress(&self, report: &crate::progress::Progress) -> Result<(), Error> {
         let cell = &self.cell;
-        let batch = cell.batch.lock().ok().and_then(|b| b.clone());
-        let Some(batch) = batch.filter(|_| !cell.is_done()) else {
-            return Err(cell.already_completed());
-        };
+        let batch = self.running_batch()?;
         {
             let mut last = cell
                 .last_progress
@@ -596,22 +593,50 @@ impl Call {
             report.check(*last)?;
             *last = Some(report.progress);
         }
-        batch.registry().observer.emit(crate::observe::Event {
-            kind: crate::observe::EventKind::Progress,
-            tool: cell.name(),
-            id: cell.id(),
-            index: cell.index,
-            outcome: None,
-            duration_us: cell.started.elapsed().as_micros() as u64,
-            progress: Some(report),
-            log: None,
-        });
+        self.tell_running(
+            &*batch,
+            crate::observe::EventKind::Progress,
+            Some(report),
+            None,
+        );
         if let Some(listener) = batch.progress_listener() {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 (listener.0)(cell.index, report)
             }));
         }
         Ok(())
+    }
+
+    /// The call's batch while the call runs; `AlreadyCompleted` once it has
+    /// its result.
+    fn running_batch(&self) -> Result<Arc<dyn Owner>, Error> {
+        let cell = &self.cell;
+        let batch = cell.batch.lock().ok().and_then(|b| b.clone());
+        batch
+            .filter(|_| !cell.is_done())
+            .ok_or_else(|| cell.already_completed())
+    }
+
+    /// Tells the registry's event hook what the running call sent: its
+    /// progress, or a log message.
+    fn tell_running(
+        &self,
+        batch: &dyn Owner,
+        kind: crate::observe::EventKind,
+        progress: Option<&crate::progress::Progress>,
+        log: Option<(crate::log::LogLevel, &str)>,
+    ) {
+        let cell = &self.cell;
+        batch.registry().observer.emit(crate::observe::Event {
+            kind,
+            tool: cell.name(),
+            id: cell.id(),
+            index: cell.index,
+            outcome: None,
+            duration_us: cell.started.elapsed().as_micros() as u64,
+            progress,
+            log,
+        });
     }
 
     /// Sends a log message (MCP's `notifications/message`): to the
@@ -621,21 +646,14 @@ impl Call {
     /// nowhere; one after the call has its result is `AlreadyCompleted`.
     pub fn log(&self, level: crate::log::LogLevel, message: &str) -> Result<(), Error> {
         let cell = &self.cell;
-        let batch = cell.batch.lock().ok().and_then(|b| b.clone());
-        let Some(batch) = batch.filter(|_| !cell.is_done()) else {
-            return Err(cell.already_completed());
-        };
+        let batch = self.running_batch()?;
         crate::log::check(message)?;
-        batch.registry().observer.emit(crate::observe::Event {
-            kind: crate::observe::EventKind::Log,
-            tool: cell.name(),
-            id: cell.id(),
-            index: cell.index,
-            outcome: None,
-            duration_us: cell.started.elapsed().as_micros() as u64,
-            progress: None,
-            log: Some((level, message)),
-        });
+        self.tell_running(
+            &*batch,
+            crate::observe::EventKind::Log,
+            None,
+            Some((level, message)),
+        );
         if let Some(listener) = batch.log_listener() {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 (listener.0)(cell.index, level, message)

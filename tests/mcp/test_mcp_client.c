@@ -224,12 +224,18 @@ static void oauth_destroy(void *ud) { atomic_fetch_add(&((host_oauth *)ud)->dest
 
 /* oauth_destroy may run on one of capstan's threads soon after the mount
  * let go: wait for it, bounded. */
-static int destroyed_once(host_oauth *h) {
-    for (int i = 0; i < 200 && atomic_load(&h->destroyed) == 0; i++) {
+/* `*count` reached 1 and stayed there (bounded wait: a destroy may run on
+ * one of capstan's threads, soon after the unmount). */
+static int once(atomic_int *count) {
+    for (int i = 0; i < 200 && atomic_load(count) == 0; i++) {
         struct timespec ts = {0, 50 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    return atomic_load(&h->destroyed) == 1;
+    return atomic_load(count) == 1;
+}
+
+static int destroyed_once(host_oauth *h) {
+    return once(&h->destroyed);
 }
 
 static capstan_status mount_oauth(capstan_registry *reg, const char *port, host_oauth *h,
@@ -353,15 +359,6 @@ static void input_destroy(void *ud) {
     atomic_fetch_add(&((host_input *)ud)->destroyed, 1);
 }
 
-/* input_destroy ran once (bounded wait: it may run on one of capstan's
- * threads, soon after the unmount). */
-static int input_destroyed_once(host_input *h) {
-    for (int i = 0; i < 200 && atomic_load(&h->destroyed) == 0; i++) {
-        struct timespec ts = {0, 50 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    return atomic_load(&h->destroyed) == 1;
-}
 
 static capstan_status mount_answering(capstan_registry *reg, const char *url, const char *version,
                                       host_input *h, capstan_mcp_mount **out) {
@@ -408,7 +405,7 @@ static void test_a_servers_input_request_is_answered_by_the_host(void) {
         CHECK(atomic_load(&agree[v].asked) == 1);
         /* A 2026-07-28 request belongs to the call; an older one names none. */
         CHECK(atomic_load(&agree[v].with_tool) == (v == 0 ? 1 : 0));
-        CHECK(input_destroyed_once(&agree[v]));
+        CHECK(once(&agree[v].destroyed));
     }
 
     /* A host that gives no answer: the call fails saying so. */
@@ -420,7 +417,7 @@ static void test_a_servers_input_request_is_answered_by_the_host(void) {
           strstr(results, "the host gave no answer to elicitation/create"));
     capstan_string_free(results);
     CHECK(capstan_mcp_mount_free(mount) == CAPSTAN_OK);
-    CHECK(input_destroyed_once(&refuse));
+    CHECK(once(&refuse.destroyed));
 
     /* Bad options: INVALID_ARGUMENT naming the field, input_destroy once. */
     static host_input bad;

@@ -1096,6 +1096,20 @@ function oauthFields(a) {
   };
 }
 
+// Hands a relay worker (lib/relay_worker.cjs) its answer: `bytes`, or none
+// (null, or more than its buffer holds), and wakes it.
+function replyToRelay(shared, bytes) {
+  const head = new Int32Array(shared, 0, 2);
+  if (bytes === null || bytes.length > shared.byteLength - 8) {
+    head[1] = -1;
+  } else {
+    new Uint8Array(shared, 8, bytes.length).set(bytes);
+    head[1] = bytes.length;
+  }
+  Atomics.store(head, 0, 1);
+  Atomics.notify(head, 0);
+}
+
 // Starts the relay of an OAuth mount's callbacks (lib/oauth_relay.cjs) and
 // answers its questions with the host's functions, on the JS thread; resolves
 // to the callback pointers for the mount options. The relay ends itself after
@@ -1104,17 +1118,6 @@ function oauthRelay(oauth, timeoutMs) {
   return new Promise((resolve, reject) => {
     const relay = new Worker(path.join(__dirname, 'oauth_relay.cjs'), { workerData: { timeoutMs } });
     relay.unref();
-    const answer = (shared, bytes) => {
-      const head = new Int32Array(shared, 0, 2);
-      if (bytes === null || bytes.length > shared.byteLength - 8) {
-        head[1] = -1;
-      } else {
-        new Uint8Array(shared, 8, bytes.length).set(bytes);
-        head[1] = bytes.length;
-      }
-      Atomics.store(head, 0, 1);
-      Atomics.notify(head, 0);
-    };
     const text = (value, what) => {
       if (value === undefined || value === null || value === '') return null;
       if (typeof value !== 'string') throw new TypeError(`${what} must be a string`);
@@ -1127,7 +1130,7 @@ function oauthRelay(oauth, timeoutMs) {
         // A rejection, a throw or no URL refuses the authorization.
         new Promise((r) => r(oauth.authorize(m.url)))
           .then((redirect) => text(redirect, 'oauth.authorize: the redirect URL'))
-          .then((bytes) => answer(m.shared, bytes), () => answer(m.shared, null));
+          .then((bytes) => replyToRelay(m.shared, bytes), () => replyToRelay(m.shared, null));
       } else if (m.kind === 'load') {
         let bytes = null;
         try {
@@ -1135,14 +1138,14 @@ function oauthRelay(oauth, timeoutMs) {
         } catch {
           bytes = null;
         }
-        answer(m.shared, bytes);
+        replyToRelay(m.shared, bytes);
       } else if (m.kind === 'save') {
         try {
           oauth.tokens.save(m.json);
         } catch {
           // a store that failed keeps what it had; the mount goes on
         }
-        answer(m.shared, null);
+        replyToRelay(m.shared, null);
       }
     });
     relay.once('error', reject);
@@ -1157,17 +1160,6 @@ function inputRelay(input, timeoutMs) {
   return new Promise((resolve, reject) => {
     const relay = new Worker(path.join(__dirname, 'input_relay.cjs'), { workerData: { timeoutMs } });
     relay.unref();
-    const reply = (shared, bytes) => {
-      const head = new Int32Array(shared, 0, 2);
-      if (bytes === null || bytes.length > shared.byteLength - 8) {
-        head[1] = -1;
-      } else {
-        new Uint8Array(shared, 8, bytes.length).set(bytes);
-        head[1] = bytes.length;
-      }
-      Atomics.store(head, 0, 1);
-      Atomics.notify(head, 0);
-    };
     relay.on('message', (m) => {
       if (m.kind === 'ready') {
         resolve({ answer: m.answer, destroy: m.destroy });
@@ -1180,7 +1172,7 @@ function inputRelay(input, timeoutMs) {
             const text = JSON.stringify(value);
             return text === undefined ? null : Buffer.from(text, 'utf8');
           })
-          .then((bytes) => reply(m.shared, bytes), () => reply(m.shared, null));
+          .then((bytes) => replyToRelay(m.shared, bytes), () => replyToRelay(m.shared, null));
       }
     });
     relay.once('error', reject);
