@@ -2683,7 +2683,8 @@ void capstan_mcp_server_free(struct capstan_mcp_server *server);
  * HTTP URL) and registers its tools in a registry until
  * capstan_mcp_mount_free. A server over HTTP that asks for OAuth is
  * authorized through the host's callbacks (capstan_mcp_authorize_fn, and
- * optionally a token store). What a server asks while running a tool
+ * optionally a token store), or without a user: a client secret or key, or
+ * a JWT from the host (capstan_mcp_assertion_fn). What a server asks while running a tool
  * (elicitation, sampling, roots) the host answers through
  * capstan_mcp_input_fn.
  * ======================================================================== */
@@ -2732,6 +2733,24 @@ typedef void (*capstan_mcp_tokens_save_fn)(void *user_data,
  * The room `capstan_mcp_tokens_load_fn` gets for the stored tokens.
  */
 #define CAPSTAN_MCP_TOKENS_MAX 65536
+
+/**
+ * Copies a JWT for a grant without a user (see
+ * `capstan_mcp_mount_options.oauth_assertion`) for `audience`
+ * (NUL-terminated) into `out` (at most `cap` = `CAPSTAN_MCP_ASSERTION_MAX`
+ * bytes, NUL not needed) and returns its length; 0: none (the
+ * authorization fails, saying so). Runs on a blocking thread of capstan's
+ * MCP runtime; it must not free the mount.
+ */
+typedef size_t (*capstan_mcp_assertion_fn)(void *user_data,
+                                           const char *audience,
+                                           char *out,
+                                           size_t cap);
+
+/**
+ * The room `capstan_mcp_assertion_fn` gets for its JWT.
+ */
+#define CAPSTAN_MCP_ASSERTION_MAX 16384
 
 /**
  * Answers a request a mounted server made: `method` ("elicitation/create",
@@ -2969,10 +2988,54 @@ typedef struct capstan_mcp_mount_options {
    * `oauth_destroy` is.
    */
   capstan_destroy_fn input_destroy;
+  /**
+   * PEM text of `oauth_client_id`'s private key (PKCS#8, an EC P-256
+   * key: ES256, the one algorithm capstan signs with). The client then
+   * authenticates at the token endpoint with a signed assertion
+   * (private_key_jwt, RFC 7523) instead of a secret: for the
+   * client-credentials grant when there is no `oauth_authorize`
+   * (SEP-1046), and for the grants of `oauth_assertion`. Copied during
+   * the call; NULL: none. A key that is not such PEM text fails the
+   * mount with INVALID_ARGUMENT.
+   */
+  const char *oauth_client_key;
+  /**
+   * A grant without a user, from a JWT the host gets elsewhere (NULL:
+   * none). Without `oauth_idp_token_endpoint` it is the workload's
+   * identity token from its platform (workload identity federation,
+   * SEP-1933): capstan sends it in the JWT-bearer grant (RFC 7523) to the
+   * server's authorization server, whose issuer is the `audience` asked
+   * for. With it, the user's ID token from the enterprise identity
+   * provider (enterprise-managed authorization, SEP-990; `audience` is
+   * `oauth_idp_issuer`): capstan exchanges it there for an ID-JAG (RFC
+   * 8693), then sends that in the JWT-bearer grant, authenticated as
+   * `oauth_client_id` (with its secret or key). Called with
+   * `oauth_user_data` for each authorization: a refused grant fails the
+   * request with the server's error, without retrying or trying another
+   * grant. Used when there is no `oauth_authorize`.
+   */
+  capstan_mcp_assertion_fn oauth_assertion;
+  /**
+   * The enterprise identity provider's issuer identifier (SEP-990; the
+   * ID-JAG's `iss`). Set all three `oauth_idp_` strings or none.
+   */
+  const char *oauth_idp_issuer;
+  /**
+   * Its token endpoint, where the ID token is exchanged.
+   */
+  const char *oauth_idp_token_endpoint;
+  /**
+   * The host's client id at the identity provider.
+   */
+  const char *oauth_idp_client_id;
+  /**
+   * That client's secret (HTTP Basic); NULL: a public client.
+   */
+  const char *oauth_idp_client_secret;
 } capstan_mcp_mount_options;
 
 /** Initializes a capstan_mcp_mount_options (set argv or url after). */
-#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /**
  * Fills `*opts` as `CAPSTAN_MCP_MOUNT_OPTIONS_INIT` does (no server set

@@ -648,11 +648,16 @@ mod with_mcp {
     /// tests/mcp/oauth_server.py on a fresh port, its access tokens living
     /// `expires_in` seconds; its MCP url once it answers.
     fn oauth_server(expires_in: u32) -> (Server, String) {
+        oauth_server_in(expires_in, "")
+    }
+
+    /// The same in `mode` ("dpop", "dpop-nonce": see the script).
+    fn oauth_server_in(expires_in: u32, mode: &str) -> (Server, String) {
         let port = free_port();
         let server = Server(
             std::process::Command::new(python())
                 .arg(mcp_dir().join("oauth_server.py"))
-                .args([port.to_string(), expires_in.to_string()])
+                .args([port.to_string(), expires_in.to_string(), mode.to_owned()])
                 .stdout(std::process::Stdio::null())
                 .spawn()
                 .expect("python"),
@@ -884,6 +889,180 @@ mod with_mcp {
         };
         let text = err.to_string();
         assert!(text.contains("client-credentials grant"), "{text}");
+    }
+
+    /// The key of the test server's client `keyed-1` (tests/fixtures/oauth).
+    fn keyed_client(url: &str, pem: &str) -> MountOptions {
+        let mut options = oauth_mount(url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.authorize = None;
+            oauth.client_id = Some("keyed-1".into());
+            oauth.client_key = Some(pem.into());
+        }
+        options
+    }
+
+    fn fixture_key() -> String {
+        let path = mcp_dir().join("../fixtures/oauth/client_key.pem");
+        std::fs::read_to_string(path).expect("tests/fixtures/oauth/client_key.pem")
+    }
+
+    /// A key this test made, which the server does not know.
+    const OTHER_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg+uBqcy5Hhr0eWm7w
+wglahD6+bE6hCM1mmkktNnT/2yahRANCAATxblLhN7NYS7lgdK8Tv961828n7ARu
+tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
+-----END PRIVATE KEY-----
+";
+
+    /// A client id and key without a user: the client-credentials grant
+    /// authenticated with private_key_jwt (the server checks the ES256
+    /// signature with the client's public key, `iss`/`sub`, `aud` = its
+    /// issuer, `exp` and a fresh `jti`); another key is refused with the
+    /// server's error; text that is no key fails before any request.
+    #[test]
+    fn a_client_key_gets_tokens_with_a_signed_assertion_and_another_key_is_refused() {
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, keyed_client(&url, &fixture_key())).expect("mount");
+        let r = call(&reg, "o_whoami", json!({}));
+        assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        mount.unmount();
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["key_grants"], 1, "{stats}");
+        assert_eq!(stats["client_credentials_grants"], 0, "{stats}");
+        assert_eq!(stats["resources"], json!([url]), "{stats}");
+        let reg = Registry::default();
+        let Err(err) = Mount::connect(&reg, keyed_client(&url, OTHER_KEY)) else {
+            panic!("another key mounted");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("client-credentials grant") && text.contains("invalid_client"),
+            "{text}"
+        );
+        let Err(err) = Mount::connect(&reg, keyed_client(&url, "not a key")) else {
+            panic!("a key that is no key mounted");
+        };
+        assert!(err.to_string().contains("PKCS#8 EC P-256"), "{err}");
+        assert_eq!(self::stats(&base).expect("stats")["key_grants"], 1);
+    }
+
+    /// A workload identity token from the host (SEP-1933): the JWT-bearer
+    /// grant with the assertion the host gave for the authorization
+    /// server's issuer; a refusal fails the mount with the server's error,
+    /// and is not retried nor followed by another grant.
+    #[test]
+    fn a_workload_assertion_gets_tokens_with_the_jwt_bearer_grant_and_a_refusal_is_final() {
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let asked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let workload = |scopes: Vec<String>| {
+            let mut options = oauth_mount(&url, agreeing_user());
+            let asked = asked.clone();
+            if let Some(oauth) = options.oauth.as_mut() {
+                oauth.authorize = None;
+                oauth.scopes = scopes;
+                oauth.assertion = Some(Arc::new(move |audience: &str| {
+                    asked.lock().unwrap().push(audience.to_owned());
+                    Ok(format!("workload:{audience}"))
+                }));
+            }
+            options
+        };
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, workload(vec![])).expect("mount");
+        let r = call(&reg, "o_whoami", json!({}));
+        assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        mount.unmount();
+        assert_eq!(
+            *asked.lock().unwrap(),
+            vec![base.clone()],
+            "the audience is the issuer"
+        );
+        let Err(err) = Mount::connect(&Registry::default(), workload(vec!["rejected".into()]))
+        else {
+            panic!("a refused grant mounted");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("JWT-bearer grant") && text.contains("invalid_scope"),
+            "{text}"
+        );
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["jwt_bearer_grants"], 1, "{stats}");
+        assert_eq!(
+            asked.lock().unwrap().len(),
+            2,
+            "asked once per mount, not again"
+        );
+        for other in [
+            "authorizations",
+            "registrations",
+            "client_credentials_grants",
+            "key_grants",
+        ] {
+            assert_eq!(stats[other], 0, "no other grant was tried: {stats}");
+        }
+    }
+
+    /// An authorization server that offers DPoP: the token request carries
+    /// a proof, the token is bound to the mount's key, and every request to
+    /// the MCP server presents it with the DPoP scheme and a fresh proof
+    /// (the server refuses a Bearer use of a bound token, a replayed proof
+    /// and one for another request or key).
+    #[test]
+    fn dpop_binds_the_token_to_the_mounts_key_and_every_request_proves_it() {
+        let (_server, url) = oauth_server_in(3600, "dpop");
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
+        for _ in 0..3 {
+            let r = call(&reg, "o_whoami", json!({}));
+            assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        }
+        mount.unmount();
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["dpop_tokens"], 1, "{stats}");
+        assert!(
+            stats["dpop_requests"].as_u64().unwrap() >= 5,
+            "list, calls: {stats}"
+        );
+        assert_eq!(stats["bad_proofs"], json!([]), "{stats}");
+        // A machine client gets a bound token the same way.
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, keyed_client(&url, &fixture_key())).expect("mount");
+        assert_eq!(call(&reg, "o_whoami", json!({})).outcome, Outcome::Ok);
+        mount.unmount();
+        let stats = self::stats(&base).expect("stats");
+        assert_eq!(
+            (stats["dpop_tokens"].as_u64(), stats["key_grants"].as_u64()),
+            (Some(2), Some(1)),
+            "{stats}"
+        );
+        assert_eq!(stats["bad_proofs"], json!([]), "{stats}");
+    }
+
+    /// Servers that want DPoP nonces: the token request and the MCP request
+    /// are sent again, once each, with the nonce the server gave.
+    #[test]
+    fn dpop_requests_are_sent_again_with_the_nonce_a_server_asks_for() {
+        let (_server, url) = oauth_server_in(3600, "dpop-nonce");
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
+        let r = call(&reg, "o_whoami", json!({}));
+        assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+        mount.unmount();
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["as_nonce_challenges"], 1, "{stats}");
+        assert!(
+            stats["rs_nonce_challenges"].as_u64().unwrap() >= 1,
+            "{stats}"
+        );
+        assert!(stats["dpop_requests"].as_u64().unwrap() >= 2, "{stats}");
+        assert_eq!(stats["dpop_tokens"], 1, "{stats}");
     }
 
     /// A store that only loads (tokens an earlier mount kept): once the

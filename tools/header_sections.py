@@ -137,11 +137,13 @@ capstan_mcp_server_stop, free it with capstan_mcp_server_free).""",
 HTTP URL) and registers its tools in a registry until
 capstan_mcp_mount_free. A server over HTTP that asks for OAuth is
 authorized through the host's callbacks (capstan_mcp_authorize_fn, and
-optionally a token store). What a server asks while running a tool
+optionally a token store), or without a user: a client secret or key, or
+a JWT from the host (capstan_mcp_assertion_fn). What a server asks while running a tool
 (elicitation, sampling, roots) the host answers through
 capstan_mcp_input_fn.""",
      [r"capstan_mcp_authorize_fn", r"capstan_mcp_tokens_load_fn", r"capstan_mcp_tokens_save_fn",
-      r"CAPSTAN_MCP_REDIRECT_MAX", r"CAPSTAN_MCP_TOKENS_MAX", r"capstan_mcp_input_fn",
+      r"CAPSTAN_MCP_REDIRECT_MAX", r"CAPSTAN_MCP_TOKENS_MAX", r"capstan_mcp_assertion_fn",
+      r"CAPSTAN_MCP_ASSERTION_MAX", r"capstan_mcp_input_fn",
       r"CAPSTAN_MCP_INPUT_\w+", r"capstan_mcp_mount_options", r"CAPSTAN_MCP_MOUNT_OPTIONS_INIT",
       r"capstan_mcp_mount_options_init", r"CAPSTAN_MCP_RECONNECT_NEVER", r"capstan_mcp_mount_\w+"]),
 ]

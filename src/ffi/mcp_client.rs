@@ -149,7 +149,57 @@ pub struct capstan_mcp_mount_options {
     /// mount lets go of `input_answer` and its last call returned, as
     /// `oauth_destroy` is.
     pub input_destroy: capstan_destroy_fn,
+    /// PEM text of `oauth_client_id`'s private key (PKCS#8, an EC P-256
+    /// key: ES256, the one algorithm capstan signs with). The client then
+    /// authenticates at the token endpoint with a signed assertion
+    /// (private_key_jwt, RFC 7523) instead of a secret: for the
+    /// client-credentials grant when there is no `oauth_authorize`
+    /// (SEP-1046), and for the grants of `oauth_assertion`. Copied during
+    /// the call; NULL: none. A key that is not such PEM text fails the
+    /// mount with INVALID_ARGUMENT.
+    pub oauth_client_key: *const c_char,
+    /// A grant without a user, from a JWT the host gets elsewhere (NULL:
+    /// none). Without `oauth_idp_token_endpoint` it is the workload's
+    /// identity token from its platform (workload identity federation,
+    /// SEP-1933): capstan sends it in the JWT-bearer grant (RFC 7523) to the
+    /// server's authorization server, whose issuer is the `audience` asked
+    /// for. With it, the user's ID token from the enterprise identity
+    /// provider (enterprise-managed authorization, SEP-990; `audience` is
+    /// `oauth_idp_issuer`): capstan exchanges it there for an ID-JAG (RFC
+    /// 8693), then sends that in the JWT-bearer grant, authenticated as
+    /// `oauth_client_id` (with its secret or key). Called with
+    /// `oauth_user_data` for each authorization: a refused grant fails the
+    /// request with the server's error, without retrying or trying another
+    /// grant. Used when there is no `oauth_authorize`.
+    pub oauth_assertion: capstan_mcp_assertion_fn,
+    /// The enterprise identity provider's issuer identifier (SEP-990; the
+    /// ID-JAG's `iss`). Set all three `oauth_idp_` strings or none.
+    pub oauth_idp_issuer: *const c_char,
+    /// Its token endpoint, where the ID token is exchanged.
+    pub oauth_idp_token_endpoint: *const c_char,
+    /// The host's client id at the identity provider.
+    pub oauth_idp_client_id: *const c_char,
+    /// That client's secret (HTTP Basic); NULL: a public client.
+    pub oauth_idp_client_secret: *const c_char,
 }
+
+/// Copies a JWT for a grant without a user (see
+/// `capstan_mcp_mount_options.oauth_assertion`) for `audience`
+/// (NUL-terminated) into `out` (at most `cap` = `CAPSTAN_MCP_ASSERTION_MAX`
+/// bytes, NUL not needed) and returns its length; 0: none (the
+/// authorization fails, saying so). Runs on a blocking thread of capstan's
+/// MCP runtime; it must not free the mount.
+pub type capstan_mcp_assertion_fn = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        audience: *const c_char,
+        out: *mut c_char,
+        cap: usize,
+    ) -> usize,
+>;
+
+/// The room `capstan_mcp_assertion_fn` gets for its JWT.
+pub const CAPSTAN_MCP_ASSERTION_MAX: usize = 16384;
 
 /// Answers a request a mounted server made: `method` ("elicitation/create",
 /// "sampling/createMessage" or "roots/list") with `params` (JSON text,
@@ -246,7 +296,7 @@ mod imp {
     use super::super::boundary::*;
     use super::*;
     use crate::mcp::client::{Endpoint, Mount, MountOptions};
-    use crate::mcp::oauth::{OAuthOptions, TokenStore};
+    use crate::mcp::oauth::{IdentityProvider, OAuthOptions, TokenStore};
 
     fn mounts() -> std::sync::MutexGuard<'static, HashMap<usize, Arc<Mount>>> {
         static MOUNTS: OnceLock<Mutex<HashMap<usize, Arc<Mount>>>> = OnceLock::new();
@@ -460,6 +510,7 @@ mod imp {
     /// (then `oauth_destroy` runs).
     struct HostOAuth {
         authorize: capstan_mcp_authorize_fn,
+        assertion: capstan_mcp_assertion_fn,
         load: capstan_mcp_tokens_load_fn,
         save: capstan_mcp_tokens_save_fn,
     }
@@ -514,6 +565,36 @@ mod imp {
         }
     }
 
+    fn assertion(host: &OwnedHostFn<HostOAuth>, audience: &str) -> Result<String, String> {
+        let Some(assertion) = host.f.assertion else {
+            return Err("no assertion callback".into());
+        };
+        let audience =
+            std::ffi::CString::new(audience).map_err(|_| "the audience holds a NUL".to_string())?;
+        let mut buf = vec![0u8; CAPSTAN_MCP_ASSERTION_MAX];
+        // SAFETY: the host's callback, given the audience and room it may fill.
+        let n = unsafe {
+            assertion(
+                host.user_data,
+                audience.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        match n {
+            0 => Err("the host's assertion callback returned 0".into()),
+            n if n > buf.len() => Err(format!(
+                "the host's assertion callback returned {n} bytes, more than \
+                 CAPSTAN_MCP_ASSERTION_MAX"
+            )),
+            n => {
+                buf.truncate(n);
+                String::from_utf8(buf)
+                    .map_err(|_| "the assertion from the host's callback is not UTF-8".into())
+            }
+        }
+    }
+
     unsafe fn oauth(
         o: &capstan_mcp_mount_options,
         http: bool,
@@ -522,6 +603,7 @@ mod imp {
         let host = Arc::new(OwnedHostFn::new(
             HostOAuth {
                 authorize: o.oauth_authorize,
+                assertion: o.oauth_assertion,
                 load: o.oauth_tokens_load,
                 save: o.oauth_tokens_save,
             },
@@ -541,14 +623,63 @@ mod imp {
             "opts.oauth_client_metadata_url",
         )?;
         let scopes = text(o.oauth_scopes, "opts.oauth_scopes")?;
-        let stored = o.oauth_tokens_load.is_some() || o.oauth_tokens_save.is_some();
-        // No user to ask, a client id and secret: the client-credentials grant.
-        let machine = client_id.is_some() && client_secret.is_some();
-        if o.oauth_authorize.is_none() && !stored && !machine {
-            if redirect_uri.is_some() || client_id.is_some() || client_secret.is_some() {
+        let client_key = text(o.oauth_client_key, "opts.oauth_client_key")?;
+        let idp = [
+            text(o.oauth_idp_issuer, "opts.oauth_idp_issuer")?,
+            text(o.oauth_idp_token_endpoint, "opts.oauth_idp_token_endpoint")?,
+            text(o.oauth_idp_client_id, "opts.oauth_idp_client_id")?,
+        ];
+        let idp_secret = text(o.oauth_idp_client_secret, "opts.oauth_idp_client_secret")?;
+        let identity_provider = match idp {
+            [Some(issuer), Some(token_endpoint), Some(client_id)] => Some(IdentityProvider {
+                issuer,
+                token_endpoint,
+                client_id,
+                client_secret: idp_secret,
+            }),
+            [None, None, None] if idp_secret.is_none() => None,
+            _ => {
                 return Err(Fail::BadArgument(
-                    "opts.oauth_* is set without opts.oauth_authorize, a token store, or a \
-                     client id and secret (for the client-credentials grant)"
+                    "opts.oauth_idp_issuer, opts.oauth_idp_token_endpoint and \
+                     opts.oauth_idp_client_id go together: set all three or none"
+                        .into(),
+                ))
+            }
+        };
+        if identity_provider.is_some() && o.oauth_assertion.is_none() {
+            return Err(Fail::BadArgument(
+                "opts.oauth_idp_* needs opts.oauth_assertion (the user's ID token there)".into(),
+            ));
+        }
+        if client_secret.is_some() && client_id.is_none() {
+            return Err(Fail::BadArgument(
+                "opts.oauth_client_secret needs opts.oauth_client_id".into(),
+            ));
+        }
+        if client_key.is_some() && client_id.is_none() {
+            return Err(Fail::BadArgument(
+                "opts.oauth_client_key needs opts.oauth_client_id".into(),
+            ));
+        }
+        if let Some(pem) = &client_key {
+            crate::mcp::oauth::check_client_key(pem)
+                .map_err(|e| Fail::BadArgument(format!("opts.oauth_client_key: {e}")))?;
+        }
+        let stored = o.oauth_tokens_load.is_some() || o.oauth_tokens_save.is_some();
+        // No user to ask: the client-credentials grant (a client id with its
+        // secret or key), or a grant from the host's assertion.
+        let machine = (client_id.is_some() && (client_secret.is_some() || client_key.is_some()))
+            || o.oauth_assertion.is_some();
+        if o.oauth_authorize.is_none() && !stored && !machine {
+            if redirect_uri.is_some()
+                || client_id.is_some()
+                || client_secret.is_some()
+                || client_key.is_some()
+            {
+                return Err(Fail::BadArgument(
+                    "opts.oauth_* is set without opts.oauth_authorize, a token store, a client \
+                     id and secret or key (for the client-credentials grant), or \
+                     opts.oauth_assertion"
                         .into(),
                 ));
             }
@@ -564,14 +695,11 @@ mod imp {
                 "opts.oauth_authorize needs opts.oauth_redirect_uri".into(),
             ));
         }
-        if client_secret.is_some() && client_id.is_none() {
-            return Err(Fail::BadArgument(
-                "opts.oauth_client_secret needs opts.oauth_client_id".into(),
-            ));
-        }
         let mut options = OAuthOptions::new(redirect_uri.unwrap_or_default());
         options.client_id = client_id;
         options.client_secret = client_secret;
+        options.client_key = client_key;
+        options.identity_provider = identity_provider;
         options.client_metadata_url = metadata_url;
         options.scopes = scopes
             .map(|s| s.split_whitespace().map(str::to_owned).collect())
@@ -579,6 +707,10 @@ mod imp {
         if o.oauth_authorize.is_some() {
             let host = host.clone();
             options.authorize = Some(Arc::new(move |url: &str| authorize(&host, url)));
+        }
+        if o.oauth_assertion.is_some() {
+            let host = host.clone();
+            options.assertion = Some(Arc::new(move |audience: &str| assertion(&host, audience)));
         }
         if stored {
             options.store = Some(host);

@@ -77,19 +77,36 @@ static size_t authorize(void *user_data, const char *url, char *redirect, size_t
 }
 
 /* The value of "key":"..." in the suite's MCP_CONFORMANCE_CONTEXT (its
- * pre-registered client), copied into out; NULL if absent. */
+ * pre-registered client, keys, tokens), unescaped into out; NULL if absent
+ * or longer than cap. */
 static const char *context_value(const char *key, char *out, size_t cap) {
     const char *ctx = getenv("MCP_CONFORMANCE_CONTEXT");
     char pat[64];
     snprintf(pat, sizeof pat, "\"%s\":\"", key);
     const char *v = ctx ? strstr(ctx, pat) : NULL;
     if (!v) return NULL;
-    v += strlen(pat);
-    size_t len = strcspn(v, "\"");
-    if (len >= cap) return NULL;
-    memcpy(out, v, len);
-    out[len] = 0;
+    size_t n = 0;
+    for (v += strlen(pat); *v && *v != '"'; v++) {
+        char c = *v;
+        if (c == '\\' && v[1]) c = *++v == 'n' ? '\n' : *v;
+        if (n + 1 >= cap) return NULL;
+        out[n++] = c;
+    }
+    out[n] = 0;
     return out;
+}
+
+/* The JWT the suite gave for a grant without a user (a workload identity
+ * token, or an enterprise ID token). */
+static char assertion_jwt[8192];
+
+static size_t give_assertion(void *user_data, const char *audience, char *out, size_t cap) {
+    (void)user_data;
+    (void)audience;
+    size_t len = strlen(assertion_jwt);
+    if (len == 0 || len > cap) return 0;
+    memcpy(out, assertion_jwt, len);
+    return len;
 }
 
 /* The JSON object or array after "key": in text (strings and escapes
@@ -188,8 +205,19 @@ int main(int argc, char **argv) {
     opts.oauth_client_secret = context_value("client_secret", client_secret, sizeof client_secret);
     opts.input_answer = answer;
     opts.input_methods = CAPSTAN_MCP_INPUT_ELICITATION;
-    if (strncmp(scenario, "auth/client-credentials", 23) == 0) {
-        /* Machine to machine: no user, a client id and secret (SEP-1046). */
+    /* Grants without a user: a client key (private_key_jwt), a workload
+     * identity token, or an enterprise ID token and its identity provider. */
+    static char client_key[4096], idp_issuer[256], idp_token_endpoint[256], idp_client_id[256];
+    opts.oauth_client_key = context_value("private_key_pem", client_key, sizeof client_key);
+    if (context_value("valid_jwt", assertion_jwt, sizeof assertion_jwt) != NULL ||
+        context_value("idp_id_token", assertion_jwt, sizeof assertion_jwt) != NULL)
+        opts.oauth_assertion = give_assertion;
+    opts.oauth_idp_issuer = context_value("idp_issuer", idp_issuer, sizeof idp_issuer);
+    opts.oauth_idp_token_endpoint =
+        context_value("idp_token_endpoint", idp_token_endpoint, sizeof idp_token_endpoint);
+    opts.oauth_idp_client_id = context_value("idp_client_id", idp_client_id, sizeof idp_client_id);
+    if (strncmp(scenario, "auth/client-credentials", 23) == 0 || opts.oauth_assertion != NULL) {
+        /* Machine to machine: no user (SEP-1046, SEP-1933, SEP-990). */
         opts.oauth_authorize = NULL;
         opts.oauth_redirect_uri = NULL;
         opts.oauth_client_metadata_url = NULL;

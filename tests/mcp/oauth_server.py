@@ -12,13 +12,25 @@ One process plays both roles, on 127.0.0.1:PORT (argv[1]):
   the client, the redirect URI and the resource indicator, and issues access
   tokens that expire after EXPIRES_IN seconds, with refresh tokens; and the
   client-credentials grant for one pre-registered client (MACHINE), its
-  secret in the body or as HTTP Basic.
+  secret in the body or as HTTP Basic; the same grant for a client that
+  authenticates with a signed assertion (KEYED, private_key_jwt, ES256, its
+  public key tests/fixtures/oauth/client_key.jwk.json); and the JWT-bearer
+  grant (RFC 7523) for an assertion "workload:<issuer>" (what the tests'
+  host gives for that audience; the scope "rejected" is refused).
+With argv[3] "dpop" (or "dpop-nonce") the authorization server offers DPoP
+(RFC 9449): a token request with a valid proof gets a token bound to the
+proof's key (token_type DPoP), and the MCP server then takes that token
+only with the DPoP scheme and a valid, fresh proof for the request (and,
+with "dpop-nonce", only proofs carrying the nonces the servers hand out).
+Signatures are checked here with a few lines of P-256 arithmetic, so that the
+server stays standard-library only.
 GET /stats gives counts of what happened, for the test to check; GET /quit
 ends the server.
 """
 
 import base64
 import hashlib
+import os
 import json
 import secrets
 import sys
@@ -29,7 +41,115 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT = int(sys.argv[1])  # 0: any free port, printed on stdout as the first line
 EXPIRES_IN = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
+MODE = sys.argv[3] if len(sys.argv) > 3 else ""
+DPOP = MODE.startswith("dpop")
+NONCE = MODE == "dpop-nonce"
+AS_NONCE, RS_NONCE = "as-nonce-1", "rs-nonce-1"
 SERVER = None
+KEYED = "keyed-1"
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "oauth",
+                       "client_key.jwk.json")) as f:
+    KEYED_JWK = json.load(f)
+
+# ECDSA P-256 (FIPS 186-4; curve parameters of SEC 2), verification only.
+P = 2**256 - 2**224 + 2**192 + 2**96 - 1
+N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551
+A = P - 3
+B = 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b
+G = (0x6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296,
+     0x4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5)
+
+
+def point_add(p1, p2):
+    if p1 is None:
+        return p2
+    if p2 is None:
+        return p1
+    (x1, y1), (x2, y2) = p1, p2
+    if x1 == x2 and (y1 + y2) % P == 0:
+        return None
+    if p1 == p2:
+        slope = (3 * x1 * x1 + A) * pow(2 * y1, -1, P) % P
+    else:
+        slope = (y2 - y1) * pow(x2 - x1, -1, P) % P
+    x3 = (slope * slope - x1 - x2) % P
+    return (x3, (slope * (x1 - x3) - y1) % P)
+
+
+def point_mul(k, point):
+    result = None
+    while k:
+        if k & 1:
+            result = point_add(result, point)
+        point = point_add(point, point)
+        k >>= 1
+    return result
+
+
+def b64d(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def b64e(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def verify_jws(jws, jwk):
+    """(header, claims) of a compact ES256 JWS whose signature verifies with
+    the EC P-256 public JWK, else None."""
+    try:
+        head, body, sig = jws.split(".")
+        header, claims, raw = json.loads(b64d(head)), json.loads(b64d(body)), b64d(sig)
+        if header.get("alg") != "ES256" or len(raw) != 64 or jwk.get("crv") != "P-256":
+            return None
+        r, s = int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")
+        q = (int.from_bytes(b64d(jwk["x"]), "big"), int.from_bytes(b64d(jwk["y"]), "big"))
+        if not (0 < r < N and 0 < s < N) or (q[1] ** 2 - q[0] ** 3 - A * q[0] - B) % P:
+            return None
+        e = int.from_bytes(hashlib.sha256(f"{head}.{body}".encode()).digest(), "big")
+        w = pow(s, -1, N)
+        point = point_add(point_mul(e * w % N, G), point_mul(r * w % N, q))
+        if point is None or point[0] % N != r:
+            return None
+        return header, claims
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def thumbprint(jwk):
+    """RFC 7638 SHA-256 thumbprint of an EC public JWK."""
+    members = json.dumps({k: jwk[k] for k in ("crv", "kty", "x", "y")}, separators=(",", ":"),
+                         sort_keys=True)
+    return b64e(hashlib.sha256(members.encode()).digest())
+
+
+seen_jtis = set()
+dpop_tokens = {}  # access token -> thumbprint of the key it is bound to
+
+
+def check_proof(proof, method, url, token=None, nonce=None):
+    """Why a DPoP proof is not good for this request, or None (RFC 9449
+    section 4.3), and the thumbprint of its key."""
+    try:
+        jwk = json.loads(b64d(proof.split(".")[0])).get("jwk") or {}
+    except (AttributeError, ValueError):
+        return "no valid proof", None
+    checked = verify_jws(proof, jwk)
+    if checked is None:
+        return "no valid proof", None
+    header, claims = checked
+    if header.get("typ") != "dpop+jwt" or "d" in header["jwk"]:
+        return "bad proof header", None
+    if claims.get("htm") != method or claims.get("htu") != url:
+        return f"proof for {claims.get('htm')} {claims.get('htu')}", None
+    if abs(time.time() - claims.get("iat", 0)) > 300 or claims.get("jti") in seen_jtis:
+        return "stale or replayed proof", None
+    if token is not None and claims.get("ath") != b64e(hashlib.sha256(token.encode()).digest()):
+        return "ath does not match the token", None
+    if nonce is not None and claims.get("nonce") != nonce:
+        return "use_dpop_nonce", None
+    seen_jtis.add(claims["jti"])
+    return None, thumbprint(header["jwk"])
 
 clients = {}  # client_id -> redirect_uris
 codes = {}  # code -> (client_id, redirect_uri, challenge, resource)
@@ -38,7 +158,9 @@ refresh_tokens = {}  # refresh token -> client_id
 # The one pre-registered client for the client-credentials grant (no user).
 MACHINE = ("machine-1", "s3cret")
 stats = {"registrations": 0, "authorizations": 0, "code_grants": 0, "refresh_grants": 0,
-         "client_credentials_grants": 0,
+         "client_credentials_grants": 0, "key_grants": 0, "jwt_bearer_grants": 0,
+         "dpop_tokens": 0, "dpop_requests": 0, "as_nonce_challenges": 0,
+         "rs_nonce_challenges": 0, "bad_proofs": [],
          "unauthorized": 0, "resources": []}
 
 
@@ -69,16 +191,20 @@ class Handler(BaseHTTPRequestHandler):
                                  "scopes_supported": ["tools"]})
         elif url.path == "/.well-known/oauth-authorization-server":
             self.send_json(200, {
+                **({"dpop_signing_alg_values_supported": ["ES256"]} if DPOP else {}),
                 "issuer": BASE,
                 "authorization_endpoint": f"{BASE}/authorize",
                 "token_endpoint": f"{BASE}/token",
                 "registration_endpoint": f"{BASE}/register",
                 "response_types_supported": ["code"],
                 "grant_types_supported": ["authorization_code", "refresh_token",
-                                          "client_credentials"],
+                                          "client_credentials",
+                                          "urn:ietf:params:oauth:grant-type:jwt-bearer"],
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": ["none", "client_secret_post",
-                                                          "client_secret_basic"],
+                                                          "client_secret_basic",
+                                                          "private_key_jwt"],
+                "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
                 "scopes_supported": ["tools"],
             })
         elif url.path == "/authorize":
@@ -129,6 +255,53 @@ class Handler(BaseHTTPRequestHandler):
 
     def token(self, form, authorization):
         grant = form.get("grant_type")
+        bound = None
+        if DPOP:
+            # A proof is optional (a token without one is a Bearer token);
+            # a bad one is refused.
+            proof = self.headers.get("DPoP")
+            if proof is not None:
+                why, bound = check_proof(proof, "POST", f"{BASE}/token",
+                                         nonce=AS_NONCE if NONCE else None)
+                if why == "use_dpop_nonce":
+                    stats["as_nonce_challenges"] += 1
+                    self.send_json(400, {"error": "use_dpop_nonce"}, [("DPoP-Nonce", AS_NONCE)])
+                    return
+                if why is not None:
+                    stats["bad_proofs"].append(why)
+                    self.send_json(400, {"error": "invalid_dpop_proof", "error_description": why})
+                    return
+        self.bound = bound
+        if grant == "client_credentials" and "client_assertion" in form:
+            # The keyed client (private_key_jwt, RFC 7523 section 2.2).
+            checked = verify_jws(form["client_assertion"], KEYED_JWK)
+            claims = checked[1] if checked else {}
+            if (form.get("client_assertion_type")
+                    != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+                    or claims.get("iss") != KEYED or claims.get("sub") != KEYED
+                    or claims.get("aud") != BASE or claims.get("exp", 0) < time.time()
+                    or claims.get("jti") in seen_jtis):
+                self.send_json(401, {"error": "invalid_client",
+                                     "error_description": "bad client assertion"})
+                return
+            seen_jtis.add(claims["jti"])
+            stats["key_grants"] += 1
+            stats["resources"].append(form.get("resource"))
+            self.issue(None)
+            return
+        if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            if form.get("assertion") != "workload:" + BASE:
+                self.send_json(400, {"error": "invalid_grant",
+                                     "error_description": "not the workload's assertion"})
+                return
+            if "rejected" in form.get("scope", "").split():
+                self.send_json(400, {"error": "invalid_scope",
+                                     "error_description": "scope rejected is not granted"})
+                return
+            stats["jwt_bearer_grants"] += 1
+            stats["resources"].append(form.get("resource"))
+            self.issue(None)
+            return
         if grant == "client_credentials":
             # The pre-registered machine client, its secret in the body or
             # as HTTP Basic.
@@ -141,10 +314,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
             stats["client_credentials_grants"] += 1
             stats["resources"].append(form.get("resource"))
-            access = "at-" + secrets.token_hex(8)
-            tokens[access] = time.time() + EXPIRES_IN
-            self.send_json(200, {"access_token": access, "token_type": "Bearer",
-                                 "expires_in": EXPIRES_IN, "scope": "tools"})
+            self.issue(None)
             return
         if grant == "authorization_code":
             entry = codes.pop(form.get("code", ""), None)
@@ -167,22 +337,52 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self.send_json(400, {"error": "unsupported_grant_type"})
             return
-        access = "at-" + secrets.token_hex(8)
         refresh = "rt-" + secrets.token_hex(8)
-        tokens[access] = time.time() + EXPIRES_IN
         refresh_tokens[refresh] = client_id
-        self.send_json(200, {"access_token": access, "token_type": "Bearer",
-                             "expires_in": EXPIRES_IN, "refresh_token": refresh,
-                             "scope": "tools"})
+        self.issue(refresh)
+
+    def issue(self, refresh):
+        """An access token (bound to the proof's key if the request had one)."""
+        access = "at-" + secrets.token_hex(8)
+        tokens[access] = time.time() + EXPIRES_IN
+        answer = {"access_token": access, "token_type": "Bearer", "expires_in": EXPIRES_IN,
+                  "scope": "tools"}
+        if refresh is not None:
+            answer["refresh_token"] = refresh
+        if self.bound is not None:
+            dpop_tokens[access] = self.bound
+            stats["dpop_tokens"] += 1
+            answer["token_type"] = "DPoP"
+        self.send_json(200, answer)
+
+    def refuse(self, error, scheme="Bearer", headers=()):
+        stats["unauthorized"] += 1
+        self.send_json(401, {"error": error}, [(
+            "WWW-Authenticate",
+            f'{scheme} error="{error}", resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"'),
+            *headers])
 
     def mcp(self, body):
         auth = self.headers.get("Authorization", "")
-        token = auth[7:] if auth.startswith("Bearer ") else None
-        if token is None or tokens.get(token, 0) < time.time():
-            stats["unauthorized"] += 1
-            self.send_json(401, {"error": "invalid_token"}, [(
-                "WWW-Authenticate",
-                f'Bearer error="invalid_token", resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"')])
+        scheme, _, token = auth.partition(" ")
+        if tokens.get(token, 0) < time.time():
+            self.refuse("invalid_token", "DPoP" if DPOP else "Bearer")
+            return
+        if token in dpop_tokens:
+            # A bound token: the DPoP scheme and a proof of its key for this request.
+            why, key = check_proof(self.headers.get("DPoP"), "POST", RESOURCE, token,
+                                   RS_NONCE if NONCE else None)
+            if why == "use_dpop_nonce":
+                stats["rs_nonce_challenges"] += 1
+                self.refuse("use_dpop_nonce", "DPoP", [("DPoP-Nonce", RS_NONCE)])
+                return
+            if scheme != "DPoP" or why is not None or key != dpop_tokens[token]:
+                stats["bad_proofs"].append(why or f"scheme {scheme}")
+                self.refuse("invalid_token", "DPoP")
+                return
+            stats["dpop_requests"] += 1
+        elif scheme != "Bearer":
+            self.refuse("invalid_token")
             return
         message = json.loads(body)
         if "id" not in message:

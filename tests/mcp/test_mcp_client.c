@@ -175,6 +175,7 @@ typedef struct {
     int refuse;
     char tokens[CAPSTAN_MCP_TOKENS_MAX];
     size_t tokens_len;
+    char audience[128];
     pthread_mutex_t lock;
 } host_oauth;
 
@@ -218,6 +219,15 @@ static void oauth_save(void *ud, const char *json, size_t len) {
     h->tokens_len = len < sizeof h->tokens ? len : 0;
     if (json) memcpy(h->tokens, json, h->tokens_len);
     pthread_mutex_unlock(&h->lock);
+}
+
+/* A workload identity token, as the test server wants it for `audience`
+ * ("workload:" + its issuer); the audience asked for is kept. */
+static size_t workload_assertion(void *ud, const char *audience, char *out, size_t cap) {
+    host_oauth *h = ud;
+    snprintf(h->audience, sizeof h->audience, "%s", audience);
+    int n = snprintf(out, cap, "workload:%s", audience);
+    return n > 0 && (size_t)n <= cap ? (size_t)n : 0;
 }
 
 static void oauth_destroy(void *ud) { atomic_fetch_add(&((host_oauth *)ud)->destroyed, 1); }
@@ -300,6 +310,59 @@ static void test_oauth_mounts_through_the_host_callbacks(void) {
     opts.oauth_destroy = oauth_destroy;
     CHECK(capstan_mcp_mount_new(reg, &opts, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
     CHECK(destroyed_once(&bad));
+
+    /* A grant without a user from the host's JWT (oauth_assertion): the
+     * JWT-bearer grant, for the authorization server's issuer. */
+    static host_oauth workload = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    char url[64], issuer[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%s/mcp", port);
+    snprintf(issuer, sizeof issuer, "http://127.0.0.1:%s", port);
+    capstan_mcp_mount_options w = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+    w.url = url;
+    w.prefix = "w_";
+    w.protocol_version = "2025-11-25";
+    w.connect_timeout_ms = 60000;
+    w.oauth_assertion = workload_assertion;
+    w.oauth_user_data = &workload;
+    w.oauth_destroy = oauth_destroy;
+    mount = NULL;
+    CHECK(capstan_mcp_mount_new(reg, &w, &mount) == CAPSTAN_OK);
+    if (mount) {
+        char *results = run(reg, "{\"id\":\"1\",\"name\":\"w_whoami\",\"arguments\":{}}");
+        CHECK(results && strstr(results, "\"outcome\":\"ok\""));
+        capstan_string_free(results);
+        CHECK(capstan_mcp_mount_free(mount) == CAPSTAN_OK);
+    }
+    CHECK(destroyed_once(&workload));
+    CHECK(strcmp(workload.audience, issuer) == 0);
+
+    /* The new OAuth fields' rules: INVALID_ARGUMENT naming the field, and
+     * oauth_destroy once. */
+    static const struct {
+        const char *key, *id, *idp_issuer, *why;
+        int assertion;
+    } rules[] = {
+        {"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "c", NULL,
+         "opts.oauth_client_key", 0},
+        {"k", NULL, NULL, "opts.oauth_client_key needs opts.oauth_client_id", 0},
+        {NULL, NULL, "http://idp", "go together", 1},
+    };
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+        static host_oauth ruled[3];
+        capstan_mcp_mount_options r = CAPSTAN_MCP_MOUNT_OPTIONS_INIT;
+        r.url = "http://127.0.0.1:9/mcp";
+        r.oauth_client_key = rules[i].key;
+        r.oauth_client_id = rules[i].id;
+        r.oauth_idp_issuer = rules[i].idp_issuer;
+        r.oauth_assertion = rules[i].assertion ? workload_assertion : NULL;
+        r.oauth_user_data = &ruled[i];
+        r.oauth_destroy = oauth_destroy;
+        mount = NULL;
+        CHECK(capstan_mcp_mount_new(reg, &r, &mount) == CAPSTAN_ERR_INVALID_ARGUMENT);
+        capstan_error_message(msg, sizeof msg);
+        CHECK(strstr(msg, rules[i].why) != NULL);
+        CHECK(destroyed_once(&ruled[i]));
+    }
 
     /* A binding built before the OAuth fields passes its smaller size: still
      * accepted (the mount fails only at connecting to a closed port). */

@@ -10,6 +10,21 @@
 //! for a step-up), ask the host to present the authorization URL and hand
 //! back the redirect, keep the tokens where the host says, and bound it all
 //! by the mount's connect timeout.
+//!
+//! Beyond rmcp: grants without a user (`grants.rs`: private_key_jwt,
+//! workload identity, enterprise-managed) and DPoP (`dpop.rs`), with the
+//! ES256 signing both need (`jwt.rs`).
+
+mod dpop;
+mod grants;
+mod jwt;
+
+pub use grants::IdentityProvider;
+
+/// Whether `pem` is a client key capstan can sign with (`client_key`).
+pub fn check_client_key(pem: &str) -> Result<(), String> {
+    jwt::Es256::from_pem(pem).map(drop)
+}
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -38,6 +53,12 @@ type SseStream =
 /// May block; runs on a blocking thread of the mounts' runtime.
 pub type Authorize = dyn Fn(&str) -> Result<String, String> + Send + Sync;
 
+/// The host's part of a grant without a user: a JWT it got elsewhere for
+/// the audience given (the authorization server's issuer for a workload
+/// identity token, the identity provider's for an enterprise ID token), or
+/// why not. May block; runs on a blocking thread of the mounts' runtime.
+pub type Assertion = dyn Fn(&str) -> Result<String, String> + Send + Sync;
+
 /// Where the tokens live between mounts (the host's keychain, a file).
 /// Without one they live in memory for the mount's life.
 pub trait TokenStore: Send + Sync {
@@ -61,6 +82,15 @@ pub struct OAuthOptions {
     /// accepts them, else dynamic client registration.
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+    /// PEM text of `client_id`'s private key (PKCS#8, EC P-256): the client
+    /// authenticates with private_key_jwt (ES256) instead of a secret.
+    pub client_key: Option<String>,
+    /// A JWT from the host for a grant without a user: with
+    /// `identity_provider`, the user's ID token there (enterprise-managed
+    /// authorization, SEP-990); without, the workload's identity token for
+    /// the JWT-bearer grant (SEP-1933).
+    pub assertion: Option<Arc<Assertion>>,
+    pub identity_provider: Option<IdentityProvider>,
     /// HTTPS URL of the host's client-id metadata document (SEP-991).
     pub client_metadata_url: Option<String>,
     /// Scopes to ask for; empty: those of the server's challenge, else its
@@ -77,6 +107,12 @@ impl std::fmt::Debug for OAuthOptions {
             .field("redirect_uri", &self.redirect_uri)
             .field("client_id", &self.client_id)
             .field("client_metadata_url", &self.client_metadata_url)
+            .field(
+                "client_key",
+                &self.client_key.as_ref().map(|_| "[REDACTED]"),
+            )
+            .field("assertion", &self.assertion.is_some())
+            .field("identity_provider", &self.identity_provider)
             .field("scopes", &self.scopes)
             .finish_non_exhaustive()
     }
@@ -89,6 +125,9 @@ impl OAuthOptions {
             redirect_uri: redirect_uri.into(),
             client_id: None,
             client_secret: None,
+            client_key: None,
+            assertion: None,
+            identity_provider: None,
             client_metadata_url: None,
             scopes: Vec::new(),
             client_name: "capstan".into(),
@@ -116,6 +155,8 @@ pub struct Authorization {
     /// refused together run one flow, not one each.
     flows: Mutex<()>,
     completed: AtomicU64,
+    /// The mount's DPoP key, used if its authorization server offers DPoP.
+    dpop: Arc<dpop::Dpop>,
 }
 
 /// Adapts the host's `TokenStore` (JSON text) to rmcp's credential store.
@@ -125,13 +166,14 @@ pub struct Authorization {
 /// mount).
 #[derive(Clone)]
 struct HostStore {
-    host: Arc<dyn TokenStore>,
+    /// None: in memory only.
+    host: Option<Arc<dyn TokenStore>>,
     /// What this mount saved last (`Some(None)`: forgot); `None`: nothing yet.
     saved: Arc<std::sync::Mutex<Option<Option<String>>>>,
 }
 
 impl HostStore {
-    fn new(host: Arc<dyn TokenStore>) -> HostStore {
+    fn new(host: Option<Arc<dyn TokenStore>>) -> HostStore {
         HostStore {
             host,
             saved: Arc::default(),
@@ -152,7 +194,9 @@ impl CredentialStore for HostStore {
         let text = match saved {
             Some(text) => text,
             None => {
-                let store = self.host.clone();
+                let Some(store) = self.host.clone() else {
+                    return Ok(None);
+                };
                 tokio::task::spawn_blocking(move || store.load())
                     .await
                     .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
@@ -166,7 +210,9 @@ impl CredentialStore for HostStore {
         let json = serde_json::to_string(&credentials)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
         self.remember(Some(&json));
-        let store = self.host.clone();
+        let Some(store) = self.host.clone() else {
+            return Ok(());
+        };
         tokio::task::spawn_blocking(move || store.save(Some(&json)))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
@@ -174,7 +220,9 @@ impl CredentialStore for HostStore {
 
     async fn clear(&self) -> Result<(), AuthError> {
         self.remember(None);
-        let store = self.host.clone();
+        let Some(store) = self.host.clone() else {
+            return Ok(());
+        };
         tokio::task::spawn_blocking(move || store.save(None))
             .await
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
@@ -189,7 +237,7 @@ impl Authorization {
         url: &str,
         limit: Duration,
     ) -> Result<Arc<Authorization>, String> {
-        let mut manager = new_manager(&options, url).await?;
+        let (mut manager, _) = new_manager(&options, url, None).await?;
         if options.store.is_some() {
             // Stored tokens need the server's metadata (for refresh); a
             // failure here leaves the 401 to start a fresh authorization.
@@ -202,6 +250,7 @@ impl Authorization {
             manager: Arc::new(Mutex::new(manager)),
             flows: Mutex::new(()),
             completed: AtomicU64::new(0),
+            dpop: dpop::Dpop::new(),
         }))
     }
 
@@ -212,6 +261,7 @@ impl Authorization {
         let placeholder = AuthorizationManager::new(self.url.as_str())
             .await
             .map_err(|e| format!("OAuth for {}: {e}", self.url))?;
+        let http = dpop::DpopHttp::new(http, self.dpop.clone())?;
         let mut inner = AuthClient::new(http, placeholder);
         inner.auth_manager = self.manager.clone();
         Ok(Authorized {
@@ -246,26 +296,24 @@ impl Authorization {
     async fn run(&self, challenge: &str) -> Result<AuthorizationManager, String> {
         let o = &self.options;
         let Some(authorize) = o.authorize.clone() else {
+            if o.assertion.is_some() || (o.client_id.is_some() && o.client_key.is_some()) {
+                return self.grant(challenge).await;
+            }
             if let (Some(id), Some(secret)) = (&o.client_id, &o.client_secret) {
                 return self.client_credentials(challenge, id, secret).await;
             }
             return Err(format!(
                 "{} asks for OAuth authorization and the mount has no authorize callback \
-                 (nor a client id and secret for the client-credentials grant)",
+                 (nor a client id and secret or key for the client-credentials grant, nor an \
+                 assertion)",
                 self.url
             ));
         };
-        let mut manager = new_manager(o, &self.url).await?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(Some(challenge))
-            .await
-            .map_err(|e| format!("OAuth discovery for {} failed: {e}", self.url))?;
-        let metadata = resolution.metadata;
+        let (manager, _, metadata, _) = self.discover(challenge).await?;
         let (token_endpoint, registration) = (
             metadata.token_endpoint.clone(),
             metadata.registration_endpoint.clone(),
         );
-        manager.set_metadata(metadata);
         let mut request =
             AuthorizationRequest::new(o.redirect_uri.clone()).with_client_name(&o.client_name);
         let mut scopes = o.scopes.clone();
@@ -346,13 +394,8 @@ impl Authorization {
         client_secret: &str,
     ) -> Result<AuthorizationManager, String> {
         let o = &self.options;
-        let mut manager = new_manager(o, &self.url).await?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(Some(challenge))
-            .await
-            .map_err(|e| format!("OAuth discovery for {} failed: {e}", self.url))?;
-        let token_endpoint = resolution.metadata.token_endpoint.clone();
-        manager.set_metadata(resolution.metadata);
+        let (mut manager, _, metadata, _) = self.discover(challenge).await?;
+        let token_endpoint = metadata.token_endpoint.clone();
         let mut scopes = o.scopes.clone();
         if scopes.is_empty() {
             scopes = self
@@ -383,21 +426,31 @@ impl Authorization {
     }
 }
 
-async fn new_manager(options: &OAuthOptions, url: &str) -> Result<AuthorizationManager, String> {
-    let mut manager = AuthorizationManager::new(url)
-        .await
-        .map_err(|e| format!("OAuth for {url}: {e}"))?;
-    if let Some(store) = &options.store {
-        manager.set_credential_store(HostStore::new(store.clone()));
+/// A manager for `url` keeping its tokens in the host's store (or in
+/// memory), and that store. Its OAuth requests go through rmcp's client,
+/// which checks the addresses discovered metadata names, or through `http`
+/// (DPoP proofs; the endpoints it reaches are those the checked discovery
+/// found).
+async fn new_manager(
+    options: &OAuthOptions,
+    url: &str,
+    http: Option<Arc<dpop::TokenHttp>>,
+) -> Result<(AuthorizationManager, HostStore), String> {
+    let mut manager = match http {
+        None => AuthorizationManager::new(url).await,
+        Some(http) => AuthorizationManager::new_with_oauth_http_client(url, http).await,
     }
-    Ok(manager)
+    .map_err(|e| format!("OAuth for {url}: {e}"))?;
+    let store = HostStore::new(options.store.clone());
+    manager.set_credential_store(store.clone());
+    Ok((manager, store))
 }
 
 /// A connection's HTTP client: rmcp's `AuthClient` (tokens, refresh), and
 /// a fresh authorization when the server still refuses.
 #[derive(Clone)]
 pub struct Authorized {
-    inner: AuthClient<CheckedHttp>,
+    inner: AuthClient<dpop::DpopHttp<CheckedHttp>>,
     authorization: Arc<Authorization>,
 }
 
