@@ -378,11 +378,12 @@ uninstall:
 # every file install wrote.
 INSTALL_TEST := $(abspath $(BUILD)/install-test)
 # The installed (stripped) default .so may not grow past this (issue #28; the
-# README's Sizes): 14.71 MB measured with the fat-LTO profile and the
-# dependencies' opt-levels of Cargo.toml, OAuth for mounts (#33) included,
-# so a change that adds 0.3 MB fails here. The issue's goal is 8 MB, not reached (BENCHMARKS.md,
-# Library size).
-INSTALL_MAX_SO_BYTES ?= 15000000
+# README's Sizes): 15.30 MB measured with the fat-LTO profile and the
+# dependencies' opt-levels of Cargo.toml, OAuth for mounts (#33) with its
+# grants without a user and DPoP included (those added 0.42 MB: this bound
+# was 15,000,000 before them), so a change that adds 0.2 MB fails here. The
+# issue's goal is 8 MB, not reached (BENCHMARKS.md, Library size).
+INSTALL_MAX_SO_BYTES ?= 15500000
 install-test: lib
 	rm -rf $(INSTALL_TEST)
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix
