@@ -1005,6 +1005,20 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
         ] {
             assert_eq!(stats[other], 0, "no other grant was tried: {stats}");
         }
+        // A refusal 100,000 characters long is quoted, cut.
+        let mut options = workload(vec![]);
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.assertion = Some(Arc::new(|_: &str| Ok("long".to_owned())));
+        }
+        let Err(err) = Mount::connect(&Registry::default(), options) else {
+            panic!("a refused grant mounted");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("invalid_grant: xxx") && text.contains("xxx..."),
+            "{text}"
+        );
+        assert!(text.len() < 2000, "{} bytes", text.len());
     }
 
     /// An authorization server that offers DPoP: the token request carries

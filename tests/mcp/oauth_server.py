@@ -290,6 +290,10 @@ class Handler(BaseHTTPRequestHandler):
             self.issue(None)
             return
         if grant == "urn:ietf:params:oauth:grant-type:jwt-bearer":
+            if form.get("assertion") == "long":
+                # A server that says too much: the client must not pass it all on.
+                self.send_json(400, {"error": "invalid_grant", "error_description": "x" * 100000})
+                return
             if form.get("assertion") != "workload:" + BASE:
                 self.send_json(400, {"error": "invalid_grant",
                                      "error_description": "not the workload's assertion"})

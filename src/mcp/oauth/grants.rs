@@ -33,6 +33,8 @@ use super::{Authorization, HostStore};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/// The most of a server's error text an error message quotes.
+const MAX_QUOTED: usize = 300;
 /// The client id a token is kept under when the host named none (a
 /// workload identity token names its workload itself).
 const NO_CLIENT: &str = "capstan";
@@ -372,12 +374,12 @@ async fn token_request(
                     None => error.to_owned(),
                 }
             })
-            .unwrap_or_else(|| {
-                String::from_utf8_lossy(answer.body())
-                    .chars()
-                    .take(200)
-                    .collect()
-            });
+            .unwrap_or_else(|| String::from_utf8_lossy(answer.body()).into_owned());
+        // What a server says is quoted, not trusted to be short.
+        let mut said: String = said.chars().take(MAX_QUOTED).collect();
+        if said.chars().count() == MAX_QUOTED {
+            said.push_str("...");
+        }
         return Err(format!(
             "OAuth {grant} at {endpoint} was refused (HTTP {}): {said}",
             answer.status().as_u16()
