@@ -1631,6 +1631,18 @@ struct McpServerOptions {
     std::chrono::milliseconds stop_timeout{0};
 };
 
+/// An enterprise identity provider (McpOAuth::identity_provider; the
+/// oauth_idp_ fields of capstan_mcp_mount_options), where the user's ID
+/// token from McpOAuth::assertion is exchanged for an ID-JAG
+/// (enterprise-managed authorization, SEP-990). issuer, token_endpoint and
+/// client_id go together (INVALID_ARGUMENT otherwise).
+struct McpIdentityProvider {
+    std::string issuer{};          ///< its issuer identifier (the ID-JAG's iss)
+    std::string token_endpoint{};  ///< where the ID token is exchanged
+    std::string client_id{};       ///< the host's client there
+    std::string client_secret{};   ///< that client's secret; empty: a public client
+};
+
 /// OAuth 2.1 for a mount over HTTP whose server asks for authorization
 /// (McpMountOptions::oauth; the oauth_ fields of capstan_mcp_mount_options).
 /// capstan runs the MCP authorization flow (discovery, client registration,
@@ -1661,6 +1673,33 @@ struct McpOAuth {
     /// Keeps the tokens (JSON text with the access and refresh tokens and
     /// the client id: a secret, keep it as one); "" means forget them.
     std::function<void(std::string_view json)> tokens_save{};
+
+    // Without authorize (no user to ask) the mount still gets tokens: with
+    // client_id and client_secret or client_key (the client-credentials
+    // grant), or with assertion (the JWT-bearer grant). DPoP (RFC 9449) is
+    // automatic when the authorization server offers ES256.
+
+    /// PEM text of client_id's private key (PKCS#8, an EC P-256 key:
+    /// ES256): the client authenticates at the token endpoint with a signed
+    /// assertion (private_key_jwt) instead of client_secret. Text that is
+    /// not such a key, or a key without client_id, is INVALID_ARGUMENT
+    /// naming opts.oauth_client_key.
+    std::string client_key{};
+    /// Returns a JWT the host got elsewhere for `audience`. Without
+    /// identity_provider it is the workload's identity token (SEP-1933),
+    /// sent in the JWT-bearer grant (RFC 7523) to the server's
+    /// authorization server, whose issuer is `audience`; with it, the
+    /// user's ID token (`audience` is identity_provider->issuer),
+    /// exchanged there for an ID-JAG sent in the JWT-bearer grant as
+    /// client_id. An empty string refuses (mounting then fails with
+    /// MCP_CONNECT saying so); so does an exception, whose what() the
+    /// mount's Error then carries, or a JWT longer than
+    /// CAPSTAN_MCP_ASSERTION_MAX. A grant the server refuses fails the
+    /// mount with the server's error, and is not tried again. Called for
+    /// each authorization; used when authorize is empty.
+    std::function<std::string(std::string_view audience)> assertion{};
+    /// Enterprise-managed authorization (SEP-990): needs assertion.
+    std::optional<McpIdentityProvider> identity_provider{};
 };
 
 /// The host's answers to what a mounted server asks while running one of
@@ -1789,13 +1828,23 @@ struct CMcpMountOptions : CStrings {
         ms(o.reconnect_backoff, "McpMountOptions::reconnect_backoff is negative", raw.reconnect_backoff_ms);
         if (o.oauth) {
             const McpOAuth &a = *o.oauth;
-            for (const std::string *s : {&a.redirect_uri, &a.client_id, &a.client_secret, &a.client_metadata_url, &a.scopes})
+            for (const std::string *s :
+                 {&a.redirect_uri, &a.client_id, &a.client_secret, &a.client_metadata_url, &a.scopes, &a.client_key})
                 check(*s);
             raw.oauth_redirect_uri = str(a.redirect_uri);
             raw.oauth_client_id = str(a.client_id);
             raw.oauth_client_secret = str(a.client_secret);
             raw.oauth_client_metadata_url = str(a.client_metadata_url);
             raw.oauth_scopes = str(a.scopes);
+            raw.oauth_client_key = str(a.client_key);
+            if (const auto &idp = a.identity_provider) {
+                for (const std::string *s : {&idp->issuer, &idp->token_endpoint, &idp->client_id, &idp->client_secret})
+                    check(*s);
+                raw.oauth_idp_issuer = str(idp->issuer);
+                raw.oauth_idp_token_endpoint = str(idp->token_endpoint);
+                raw.oauth_idp_client_id = str(idp->client_id);
+                raw.oauth_idp_client_secret = str(idp->client_secret);
+            }
         }
     }
 };
@@ -1869,6 +1918,20 @@ struct OAuthBox {
     static void save(void *ud, const char *json, std::size_t len) noexcept {
         auto *self = static_cast<OAuthBox *>(ud);
         guarded(self, "the tokens_save callback threw: ", [&] { self->oauth.tokens_save(view(json, len)); });
+    }
+    static std::size_t assertion(void *ud, const char *audience, char *out, std::size_t cap) noexcept {
+        auto *self = static_cast<OAuthBox *>(ud);
+        std::size_t n = 0;
+        guarded(self, "the assertion callback threw: ", [&] {
+            std::string jwt = self->oauth.assertion(audience ? std::string_view(audience) : std::string_view());
+            if (jwt.size() > cap) {
+                self->trouble->note("the assertion callback's JWT is longer than ", "CAPSTAN_MCP_ASSERTION_MAX");
+                return;
+            }
+            std::copy(jwt.begin(), jwt.end(), out);
+            n = jwt.size();
+        });
+        return n;
     }
     static void destroy(void *ud) noexcept { delete static_cast<OAuthBox *>(ud); }
 };
@@ -2394,8 +2457,10 @@ public:
     /// With McpMountOptions::oauth, a server that asks for OAuth is
     /// authorized through its callbacks; a refused or failed authorization
     /// is MCP_CONNECT, the message naming the step (and what a callback
-    /// threw); OAuth with a command, or authorize without redirect_uri, is
-    /// INVALID_ARGUMENT. With McpMountOptions::input, what the server asks
+    /// threw); OAuth with a command, authorize without redirect_uri, a
+    /// client_key without client_id or that is no P-256 PKCS#8 PEM, or an
+    /// identity_provider without assertion (or with an empty issuer,
+    /// token_endpoint or client_id) is INVALID_ARGUMENT. With McpMountOptions::input, what the server asks
     /// while running a tool is answered by McpInput::answer; input without
     /// methods, or methods without answer, is INVALID_ARGUMENT.
     [[nodiscard]] Expected<McpMount> try_mount_mcp(const McpMountOptions &opts) {
@@ -2411,6 +2476,7 @@ public:
             o.raw.oauth_authorize = a.authorize ? &detail::OAuthBox::authorize : nullptr;
             o.raw.oauth_tokens_load = a.tokens_load ? &detail::OAuthBox::load : nullptr;
             o.raw.oauth_tokens_save = a.tokens_save ? &detail::OAuthBox::save : nullptr;
+            o.raw.oauth_assertion = a.assertion ? &detail::OAuthBox::assertion : nullptr;
             o.raw.oauth_user_data = box;
             o.raw.oauth_destroy = &detail::OAuthBox::destroy;
         }

@@ -295,12 +295,18 @@ static void cg_oauth_save(void *user_data, const char *json, size_t len) {
     goOAuthSave((uintptr_t)user_data, (char *)json, len);
 }
 
+static size_t cg_oauth_assertion(void *user_data, const char *audience, char *out, size_t cap) {
+    return goOAuthAssertion((uintptr_t)user_data, (char *)audience, out, cap);
+}
+
 static void cg_oauth_destroy(void *user_data) { goOAuthDestroy((uintptr_t)user_data); }
 
-void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save) {
+void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save,
+                    bool assertion) {
     opts->oauth_authorize = authorize ? cg_oauth_authorize : NULL;
     opts->oauth_tokens_load = load ? cg_oauth_load : NULL;
     opts->oauth_tokens_save = save ? cg_oauth_save : NULL;
+    opts->oauth_assertion = assertion ? cg_oauth_assertion : NULL;
     opts->oauth_user_data = (void *)hooks;
     opts->oauth_destroy = cg_oauth_destroy;
 }

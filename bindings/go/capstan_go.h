@@ -115,7 +115,8 @@ capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t
 /* Sets the oauth_ callbacks of *opts (those asked for) to trampolines into
  * oauth.go, with the Go hooks `hooks` (a cgo.Handle) as user data, released
  * by oauth_destroy. */
-void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save);
+void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool authorize, bool load, bool save,
+                    bool assertion);
 
 /* Sets the input_ fields of *opts: input_answer (if `answer`) a trampoline
  * into mountinput.go, with the Go hooks `hooks` (a cgo.Handle) as user

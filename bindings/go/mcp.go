@@ -233,8 +233,8 @@ type Mount struct {
 // Info().Problems. Blocks until connected, at most about twice
 // ConnectTimeout. ErrMCPConnect when the server could not be started,
 // reached, initialized or listed, or its OAuth authorization failed or was
-// refused (the message says which and why; an error of OAuth.Authorize is
-// wrapped too). Close it to unmount.
+// refused (the message says which and why; an error of OAuth.Authorize or
+// OAuth.Assertion is wrapped too). Close it to unmount.
 func (r *Registry) MountMCP(opts MountOptions) (*Mount, error) {
 	bad := func(msg string) error { return &Error{Op: "MountMCP", Status: ErrInvalidArgument, Message: msg} }
 	all := append(append(append([]string{opts.Dir, opts.URL, opts.Prefix, opts.ProtocolVersion}, opts.Command...), opts.Env...), opts.Headers...)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -60,9 +61,12 @@ func startOAuthServer(t *testing.T) *oauthServer {
 }
 
 type oauthStats struct {
-	Registrations  int `json:"registrations"`
-	Authorizations int `json:"authorizations"`
-	CodeGrants     int `json:"code_grants"`
+	Registrations           int `json:"registrations"`
+	Authorizations          int `json:"authorizations"`
+	CodeGrants              int `json:"code_grants"`
+	ClientCredentialsGrants int `json:"client_credentials_grants"`
+	KeyGrants               int `json:"key_grants"`
+	JWTBearerGrants         int `json:"jwt_bearer_grants"`
 }
 
 func (s *oauthServer) stats(t *testing.T) oauthStats {
@@ -279,6 +283,154 @@ func TestARefusedOrBadOAuthFailsTheMountAndReleasesTheHooksOnce(t *testing.T) {
 	}
 	if _, err := reg.MountMCP(server.mountOptions(&capstan.OAuth{Scopes: []string{"a\x00b"}})); !errors.Is(err, capstan.ErrInvalidArgument) {
 		t.Fatalf("NUL: %v", err)
+	}
+	allReleased(t)
+}
+
+// clientKey is the test-only private key of the test server's client
+// keyed-1 (tests/fixtures/oauth/client_key.pem).
+func clientKey(t *testing.T) string {
+	t.Helper()
+	pem, err := os.ReadFile(filepath.Join("..", "..", "tests", "fixtures", "oauth", "client_key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem)
+}
+
+func TestAClientKeyMountsWithTheClientCredentialsGrantSignedByIt(t *testing.T) {
+	needMCP(t, capstan.FeatureMCPMount|capstan.FeatureMCPHTTP)
+	server := startOAuthServer(t)
+	reg := newRegistry(t)
+	mount, err := reg.MountMCP(server.mountOptions(&capstan.OAuth{ClientID: "keyed-1", ClientKey: clientKey(t)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who := whoami(t, reg); !strings.HasPrefix(who, "at-") {
+		t.Fatalf("whoami %q", who)
+	}
+	if err := mount.Close(); err != nil {
+		t.Fatal(err)
+	}
+	allReleased(t)
+	// The server checked the ES256 signature of the client assertion with
+	// keyed-1's public key: a grant without a secret, and no user.
+	if st := server.stats(t); st.KeyGrants != 1 || st.ClientCredentialsGrants != 0 || st.Authorizations != 0 || st.Registrations != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+var errNoWorkloadToken = errors.New("the platform gave no identity token")
+
+func TestAWorkloadAssertionMountsWithTheJWTBearerGrantAndARefusalFailsTheMount(t *testing.T) {
+	needMCP(t, capstan.FeatureMCPMount|capstan.FeatureMCPHTTP)
+	server := startOAuthServer(t)
+	reg := newRegistry(t)
+	var mu sync.Mutex
+	var audiences []string
+	workload := &capstan.OAuth{Assertion: func(ctx context.Context, audience string) (string, error) {
+		mu.Lock()
+		audiences = append(audiences, audience)
+		mu.Unlock()
+		if _, ok := ctx.Deadline(); !ok {
+			return "", errors.New("Assertion's ctx has no deadline")
+		}
+		return "workload:" + audience, nil // what the test server takes from its issuer's workload
+	}}
+	asked := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), audiences...) }
+	mount, err := reg.MountMCP(server.mountOptions(workload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who := whoami(t, reg); !strings.HasPrefix(who, "at-") {
+		t.Fatalf("whoami %q", who)
+	}
+	if err := mount.Close(); err != nil {
+		t.Fatal(err)
+	}
+	allReleased(t)
+	if a := asked(); len(a) != 1 || a[0] != server.base {
+		t.Fatalf("Assertion was asked for %q, want once for the issuer %q", a, server.base)
+	}
+	if st := server.stats(t); st.JWTBearerGrants != 1 || st.KeyGrants != 0 || st.ClientCredentialsGrants != 0 || st.Authorizations != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// A grant the authorization server refuses fails the mount with its
+	// error, not tried again.
+	rejected := *workload
+	rejected.Scopes = []string{"rejected"}
+	_, err = reg.MountMCP(server.mountOptions(&rejected))
+	if !errors.Is(err, capstan.ErrMCPConnect) || !strings.Contains(err.Error(), "invalid_scope") {
+		t.Fatalf("a refused grant: %v", err)
+	}
+	allReleased(t)
+	if a := asked(); len(a) != 2 {
+		t.Fatalf("Assertion asked %d times for two mounts", len(a))
+	}
+
+	// The host refusing (an error, a panic, no JWT) fails the mount saying
+	// so, its error wrapped; no grant is asked for.
+	for name, assertion := range map[string]func(context.Context, string) (string, error){
+		"an error": func(context.Context, string) (string, error) { return "", errNoWorkloadToken },
+		"a panic":  func(context.Context, string) (string, error) { panic("no platform") },
+		"no JWT":   func(context.Context, string) (string, error) { return "", nil },
+	} {
+		_, err := reg.MountMCP(server.mountOptions(&capstan.OAuth{Assertion: assertion}))
+		if !errors.Is(err, capstan.ErrMCPConnect) || !strings.Contains(err.Error(), "OAuth.Assertion") {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "an error" && !errors.Is(err, errNoWorkloadToken) {
+			t.Fatalf("the Assertion error is not wrapped: %v", err)
+		}
+		if name == "a panic" && !strings.Contains(err.Error(), "Assertion panicked: no platform") {
+			t.Fatalf("the panic is not named: %v", err)
+		}
+		allReleased(t)
+	}
+	if st := server.stats(t); st.JWTBearerGrants != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if r := execOne(t, reg, call("1", "o_whoami", `{}`)); r.Outcome != capstan.OutcomeUnknownTool {
+		t.Fatalf("a failed mount registered its tools: %+v", r)
+	}
+}
+
+func TestGrantsWithoutAUserRefuseBadOptionsNamingTheProblem(t *testing.T) {
+	needMCP(t, capstan.FeatureMCPMount|capstan.FeatureMCPHTTP)
+	reg := newRegistry(t)
+	opts := func(o *capstan.OAuth) capstan.MountOptions {
+		return capstan.MountOptions{URL: "http://127.0.0.1:9/mcp", MaxReconnects: capstan.NeverReconnect, OAuth: o}
+	}
+	idp := &capstan.IdentityProvider{Issuer: "https://idp.example", TokenEndpoint: "https://idp.example/token", ClientID: "host"}
+	never := func(context.Context, string) (string, error) { return "", errors.New("never asked") }
+	for _, c := range []struct {
+		name, why string
+		o         *capstan.OAuth
+	}{
+		{"an identity provider without Assertion", "opts.oauth_idp_* needs opts.oauth_assertion",
+			&capstan.OAuth{ClientID: "c", ClientSecret: "s", IdentityProvider: idp}},
+		{"half an identity provider", "go together",
+			&capstan.OAuth{ClientID: "c", Assertion: never, IdentityProvider: &capstan.IdentityProvider{Issuer: "https://idp.example"}}},
+		{"a key without a client id", "opts.oauth_client_key needs opts.oauth_client_id",
+			&capstan.OAuth{ClientKey: clientKey(t)}},
+		{"a key that is not PEM", "opts.oauth_client_key: ",
+			&capstan.OAuth{ClientID: "keyed-1", ClientKey: "not a key"}},
+		{"PEM that is no key", "opts.oauth_client_key: ",
+			&capstan.OAuth{ClientID: "keyed-1", ClientKey: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"}},
+	} {
+		_, err := reg.MountMCP(opts(c.o))
+		var e *capstan.Error
+		if !errors.Is(err, capstan.ErrInvalidArgument) || !errors.As(err, &e) || !strings.Contains(e.Message, c.why) {
+			t.Fatalf("%s: %v, want ErrInvalidArgument naming %q", c.name, err, c.why)
+		}
+		allReleased(t)
+	}
+	if _, err := reg.MountMCP(opts(&capstan.OAuth{ClientID: "c", ClientKey: "a\x00b"})); !errors.Is(err, capstan.ErrInvalidArgument) {
+		t.Fatalf("NUL in ClientKey: %v", err)
+	}
+	if _, err := reg.MountMCP(opts(&capstan.OAuth{Assertion: never, IdentityProvider: &capstan.IdentityProvider{Issuer: "a\x00b"}})); !errors.Is(err, capstan.ErrInvalidArgument) {
+		t.Fatalf("NUL in IdentityProvider: %v", err)
 	}
 	allReleased(t)
 }

@@ -2,7 +2,8 @@
 // another registry, a registry served on stdio by this very program started
 // again as a child and mounted as a command, a tool's MCP metadata
 // (Tool::mcp_meta) in the exports and through a mount, and a mount of
-// tests/mcp/oauth_server.py authorized through McpOAuth's callbacks, and a
+// tests/mcp/oauth_server.py authorized through McpOAuth's callbacks (also
+// without a user: a client key, a workload assertion), and a
 // mount whose host answers what the served tool asks (McpInput, both
 // protocol eras); against the real library, one function per rule.
 #include <chrono>
@@ -335,6 +336,168 @@ static void a_refused_or_failed_authorization_fails_the_mount_saying_why() {
     CHECK(reg.tools_json(Format::describe).find("o_whoami") == std::string::npos);  // nothing registered
 }
 
+// The test-only private key of the test server's client keyed-1.
+static std::string client_key() {
+    std::string pem;
+    if (FILE *f = std::fopen((repo_root() + "tests/fixtures/oauth/client_key.pem").c_str(), "rb")) {
+        char buf[512];
+        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) pem.append(buf, n);
+        std::fclose(f);
+    }
+    return pem;
+}
+
+static void a_client_key_mounts_with_the_client_credentials_grant_signed_by_it() {
+    OAuthServer server;
+    CHECK(!server.base.empty());
+    if (server.base.empty()) return;
+    std::string key = client_key();
+    CHECK_CONTAINS(key, "BEGIN PRIVATE KEY");
+    {
+        Registry reg;
+        capstan::McpMountOptions mo = oauth_mount(server);
+        capstan::McpOAuth oauth;
+        oauth.client_id = "keyed-1";
+        oauth.client_key = key;
+        mo.oauth = oauth;
+        auto mount = reg.try_mount_mcp(mo);
+        CHECK(mount.has_value());
+        if (!mount) std::fprintf(stderr, "keyed-1: %s\n", mount.error().what());
+        auto r = reg.execute(call("1", "o_whoami"));
+        CHECK(r.at(0).outcome == Outcome::ok);
+        CHECK(r.at(0).content.rfind("at-", 0) == 0);
+    }
+    // The server checked the ES256 client assertion with keyed-1's public
+    // key: no secret, no user, no registration.
+    std::string stats = server.stats();
+    CHECK_CONTAINS(stats, R"("key_grants": 1)");
+    CHECK_CONTAINS(stats, R"("client_credentials_grants": 0)");
+    CHECK_CONTAINS(stats, R"("authorizations": 0)");
+    CHECK_CONTAINS(stats, R"("registrations": 0)");
+}
+
+static void a_workload_assertion_mounts_with_the_jwt_bearer_grant_and_a_refusal_fails_the_mount() {
+    OAuthServer server;
+    CHECK(!server.base.empty());
+    if (server.base.empty()) return;
+    std::atomic<int> live{0}, twice{0};
+    std::mutex lock;
+    std::vector<std::string> audiences;
+    {
+        Registry reg;
+        capstan::McpMountOptions mo = oauth_mount(server);
+        capstan::McpOAuth oauth;
+        check::Probe probe(live, twice);
+        oauth.assertion = [probe, &lock, &audiences](std::string_view audience) {
+            std::lock_guard<std::mutex> g(lock);
+            audiences.emplace_back(audience);
+            return "workload:" + std::string(audience);  // what the test server takes from its issuer's workload
+        };
+        mo.oauth = oauth;
+        {
+            auto mount = reg.try_mount_mcp(mo);
+            CHECK(mount.has_value());
+            if (!mount) std::fprintf(stderr, "workload: %s\n", mount.error().what());
+            auto r = reg.execute(call("1", "o_whoami"));
+            CHECK(r.at(0).outcome == Outcome::ok);
+            CHECK(r.at(0).content.rfind("at-", 0) == 0);
+        }
+        {
+            std::lock_guard<std::mutex> g(lock);
+            CHECK(audiences.size() == 1);
+            CHECK(!audiences.empty() && audiences[0] == server.base);  // the authorization server's issuer
+        }
+        std::string stats = server.stats();
+        CHECK_CONTAINS(stats, R"("jwt_bearer_grants": 1)");
+        CHECK_CONTAINS(stats, R"("key_grants": 0)");
+        CHECK_CONTAINS(stats, R"("authorizations": 0)");
+
+        // A grant the authorization server refuses fails the mount with
+        // its error, and is not tried again.
+        mo.oauth->scopes = "rejected";
+        auto refused = reg.try_mount_mcp(mo);
+        CHECK(!refused && refused.error().status() == CAPSTAN_ERR_MCP_CONNECT);
+        if (!refused) CHECK_CONTAINS(refused.error().what(), "invalid_scope");
+        CHECK_CONTAINS(server.stats(), R"("jwt_bearer_grants": 1)");
+
+        // The host refusing: an exception (named in the error) or no JWT.
+        mo.oauth->scopes.clear();
+        mo.oauth->assertion = [probe](std::string_view) -> std::string { throw std::runtime_error("no platform token"); };
+        auto thrown = reg.try_mount_mcp(mo);
+        CHECK(!thrown && thrown.error().status() == CAPSTAN_ERR_MCP_CONNECT);
+        if (!thrown) CHECK_CONTAINS(thrown.error().what(), "the assertion callback threw: no platform token");
+        mo.oauth->assertion = [probe](std::string_view) { return std::string(); };
+        auto none = reg.try_mount_mcp(mo);
+        CHECK(!none && none.error().status() == CAPSTAN_ERR_MCP_CONNECT);
+        if (!none) CHECK_CONTAINS(none.error().what(), "assertion callback returned 0");
+        mo.oauth->assertion = [probe](std::string_view) { return std::string(CAPSTAN_MCP_ASSERTION_MAX + 1, 'x'); };
+        auto long_one = reg.try_mount_mcp(mo);
+        CHECK(!long_one && long_one.error().status() == CAPSTAN_ERR_MCP_CONNECT);
+        if (!long_one) CHECK_CONTAINS(long_one.error().what(), "longer than CAPSTAN_MCP_ASSERTION_MAX");
+        CHECK_CONTAINS(server.stats(), R"("jwt_bearer_grants": 1)");
+        CHECK(reg.tools_json(Format::describe).find("o_whoami") == std::string::npos);  // nothing registered
+    }
+    CHECK(check::wait_until([&] { return live == 0; }, 10000));
+    CHECK(twice == 0);
+}
+
+static void grants_without_a_user_refuse_bad_options_naming_the_problem() {
+    Registry reg;
+    std::atomic<int> live{0}, twice{0};
+    {
+        check::Probe probe(live, twice);
+        capstan::McpIdentityProvider idp;
+        idp.issuer = "https://idp.example";
+        idp.token_endpoint = "https://idp.example/token";
+        idp.client_id = "host";
+        struct Case {
+            const char *name, *why;
+            capstan::McpOAuth oauth;
+        };
+        std::vector<Case> cases(5);
+        cases[0] = {"an identity provider without assertion", "opts.oauth_idp_* needs opts.oauth_assertion", {}};
+        cases[0].oauth.client_id = "c";
+        cases[0].oauth.client_secret = "s";
+        cases[0].oauth.identity_provider = idp;
+        cases[1] = {"half an identity provider", "go together", {}};
+        cases[1].oauth.client_id = "c";
+        cases[1].oauth.assertion = [probe](std::string_view) { return std::string("never asked"); };
+        cases[1].oauth.identity_provider = capstan::McpIdentityProvider{};
+        cases[1].oauth.identity_provider->issuer = "https://idp.example";
+        cases[2] = {"a key without a client id", "opts.oauth_client_key needs opts.oauth_client_id", {}};
+        cases[2].oauth.client_key = client_key();
+        cases[3] = {"a key that is not PEM", "opts.oauth_client_key: ", {}};
+        cases[3].oauth.client_id = "keyed-1";
+        cases[3].oauth.client_key = "not a key";
+        cases[4] = {"PEM that is no key", "opts.oauth_client_key: ", {}};
+        cases[4].oauth.client_id = "keyed-1";
+        cases[4].oauth.client_key = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        for (const Case &c : cases) {
+            capstan::McpMountOptions mo;
+            mo.url = "http://127.0.0.1:9/mcp";
+            mo.max_reconnects = capstan::never_reconnect;
+            mo.oauth = c.oauth;
+            auto m = reg.try_mount_mcp(mo);
+            CHECK(!m && m.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+            if (!m) CHECK_CONTAINS(m.error().what(), c.why);
+            if (m || std::string(m.error().what()).find(c.why) == std::string::npos) std::fprintf(stderr, "%s\n", c.name);
+        }
+        capstan::McpMountOptions nul;
+        nul.url = "http://127.0.0.1:9/mcp";
+        nul.oauth = capstan::McpOAuth{};
+        nul.oauth->client_id = "c";
+        nul.oauth->client_key = std::string("a\0b", 3);
+        CHECK(reg.try_mount_mcp(nul).error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+        nul.oauth->client_key.clear();
+        nul.oauth->identity_provider = idp;
+        nul.oauth->identity_provider->client_secret = std::string("a\0b", 3);
+        CHECK(reg.try_mount_mcp(nul).error().status() == CAPSTAN_ERR_INVALID_ARGUMENT);
+    }
+    // capstan let go of every copy of the callbacks, once.
+    CHECK(check::wait_until([&] { return live == 0; }, 10000));
+    CHECK(twice == 0);
+}
+
 // A served tool that asks for a name (thrown InputRequired) until it gets one.
 static const char *ask_name =
     R"({"name":{"method":"elicitation/create","params":{"message":"What is your name?",)"
@@ -489,6 +652,9 @@ int main(int argc, char **argv) {
     a_command_serving_stdio_is_mounted();
     an_oauth_server_is_mounted_through_the_callbacks_and_the_kept_tokens_serve_the_next_mount();
     a_refused_or_failed_authorization_fails_the_mount_saying_why();
+    a_client_key_mounts_with_the_client_credentials_grant_signed_by_it();
+    a_workload_assertion_mounts_with_the_jwt_bearer_grant_and_a_refusal_fails_the_mount();
+    grants_without_a_user_refuse_bad_options_naming_the_problem();
     a_mounts_host_answers_what_the_server_asks_in_both_eras();
     a_host_that_gives_no_answer_fails_the_call_without_a_crash();
     return check::report("test_mcp");

@@ -126,10 +126,39 @@ public struct McpOAuth: Sendable {
     /// Keeps the tokens (JSON text holding secrets: the keychain); nil: forget them.
     public var tokensSave: (@Sendable (String?) -> Void)?
 
+    // Without `authorize` (no user to ask) the mount still gets tokens: with
+    // `clientID` and `clientSecret` or `clientKey` (the client-credentials
+    // grant), or with `assertion` (the JWT-bearer grant). DPoP (RFC 9449) is
+    // automatic when the authorization server offers ES256.
+
+    /// PEM text of `clientID`'s private key (PKCS#8, an EC P-256 key:
+    /// ES256): the client authenticates at the token endpoint with a signed
+    /// assertion (private_key_jwt) instead of `clientSecret`. Text that is
+    /// not such a key, or a key without `clientID`, is INVALID_ARGUMENT
+    /// naming `opts.oauth_client_key`.
+    public var clientKey: String?
+    /// Returns a JWT the host got elsewhere for the audience it is given.
+    /// Without `identityProvider` it is the workload's identity token
+    /// (SEP-1933), sent in the JWT-bearer grant (RFC 7523) to the server's
+    /// authorization server, whose issuer is the audience; with it, the
+    /// user's ID token (the audience is `identityProvider.issuer`),
+    /// exchanged there for an ID-JAG sent in the JWT-bearer grant as
+    /// `clientID`. nil or "" refuses (the mount then fails with MCP_CONNECT
+    /// saying so); so does a thrown error, which the mount's `CapstanError`
+    /// names, or a JWT longer than `CAPSTAN_MCP_ASSERTION_MAX` bytes. A
+    /// grant the server refuses fails the mount with the server's error,
+    /// and is not tried again. Called for each authorization; used when
+    /// `authorize` is nil.
+    public var assertion: (@Sendable (_ audience: String) throws -> String?)?
+    /// Enterprise-managed authorization (SEP-990): needs `assertion`.
+    public var identityProvider: McpIdentityProvider?
+
     public init(
         authorize: (@Sendable (String) throws -> String?)? = nil, redirectURI: String? = nil, clientID: String? = nil,
         clientSecret: String? = nil, clientMetadataURL: String? = nil, scopes: String? = nil,
-        tokensLoad: (@Sendable () -> String?)? = nil, tokensSave: (@Sendable (String?) -> Void)? = nil
+        tokensLoad: (@Sendable () -> String?)? = nil, tokensSave: (@Sendable (String?) -> Void)? = nil,
+        clientKey: String? = nil, assertion: (@Sendable (_ audience: String) throws -> String?)? = nil,
+        identityProvider: McpIdentityProvider? = nil
     ) {
         self.authorize = authorize
         self.redirectURI = redirectURI
@@ -139,6 +168,30 @@ public struct McpOAuth: Sendable {
         self.scopes = scopes
         self.tokensLoad = tokensLoad
         self.tokensSave = tokensSave
+        self.clientKey = clientKey
+        self.assertion = assertion
+        self.identityProvider = identityProvider
+    }
+}
+
+/// An enterprise identity provider (`McpOAuth.identityProvider`; the
+/// `oauth_idp_` fields of `capstan_mcp_mount_options`), where the user's ID
+/// token from `McpOAuth.assertion` is exchanged for an ID-JAG
+/// (enterprise-managed authorization, SEP-990).
+public struct McpIdentityProvider: Sendable {
+    /// Its issuer identifier (the ID-JAG's `iss`).
+    public var issuer: String
+    /// Where the ID token is exchanged.
+    public var tokenEndpoint: String
+    /// The host's client there, and its secret (nil: a public client).
+    public var clientID: String
+    public var clientSecret: String?
+
+    public init(issuer: String, tokenEndpoint: String, clientID: String, clientSecret: String? = nil) {
+        self.issuer = issuer
+        self.tokenEndpoint = tokenEndpoint
+        self.clientID = clientID
+        self.clientSecret = clientSecret
     }
 }
 
@@ -203,6 +256,25 @@ private let oauthTokensSave: capstan_mcp_tokens_save_fn = { userData, json, len 
         return
     }
     save(len > 0 ? text(json, len) : nil)
+}
+
+private let oauthAssertion: capstan_mcp_assertion_fn = { userData, audience, out, cap in
+    guard let userData, let out else { return 0 }
+    let box = Unmanaged<OAuthBox>.fromOpaque(userData).takeUnretainedValue()
+    guard let assertion = box.oauth.assertion else { return 0 }
+    do {
+        guard let jwt = try assertion(audience.map { String(cString: $0) } ?? ""), !jwt.isEmpty else { return 0 }
+        let bytes = Array(jwt.utf8)
+        guard bytes.count <= cap else {
+            box.trouble.note("the assertion closure's JWT is longer than CAPSTAN_MCP_ASSERTION_MAX")
+            return 0
+        }
+        bytes.withUnsafeBytes { UnsafeMutableRawPointer(out).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return bytes.count
+    } catch {
+        box.trouble.note("the assertion closure threw: \(error)")
+        return 0
+    }
 }
 
 private let oauthRelease: capstan_destroy_fn = { userData in
@@ -360,36 +432,44 @@ public struct McpMountOptions: Sendable {
                         try withOptionalCString(url) { u in
                             try withOptionalCString(prefix) { p in
                                 try withOAuthCStrings { redirect, id, secret, metadata, scopes in
-                                    o.oauth_redirect_uri = redirect
-                                    o.oauth_client_id = id
-                                    o.oauth_client_secret = secret
-                                    o.oauth_client_metadata_url = metadata
-                                    o.oauth_scopes = scopes
-                                    if let oauth {
-                                        o.oauth_authorize = oauth.authorize == nil ? nil : oauthAuthorize
-                                        o.oauth_tokens_load = oauth.tokensLoad == nil ? nil : oauthTokensLoad
-                                        o.oauth_tokens_save = oauth.tokensSave == nil ? nil : oauthTokensSave
-                                        o.oauth_user_data = Unmanaged.passRetained(OAuthBox(oauth, trouble)).toOpaque()
-                                        o.oauth_destroy = oauthRelease
-                                    }
-                                    if let input {
-                                        o.input_answer = input.answer == nil ? nil : inputAnswer
-                                        o.input_methods = input.methods.rawValue
-                                        o.input_user_data = Unmanaged.passRetained(InputBox(input)).toOpaque()
-                                        o.input_destroy = inputRelease
-                                    }
-                                    return try withOptionalCString(protocolVersion) { v in
-                                        o.argv = argv
-                                        o.argc = argc
-                                        o.env = envp
-                                        o.env_count = envc
-                                        o.headers = hp
-                                        o.header_count = hc
-                                        o.cwd = c
-                                        o.url = u
-                                        o.prefix = p
-                                        o.protocol_version = v
-                                        return try withUnsafePointer(to: &o) { try body($0) }
+                                    try withOAuthGrantCStrings { key, idpIssuer, idpEndpoint, idpID, idpSecret in
+                                        o.oauth_redirect_uri = redirect
+                                        o.oauth_client_id = id
+                                        o.oauth_client_secret = secret
+                                        o.oauth_client_metadata_url = metadata
+                                        o.oauth_scopes = scopes
+                                        o.oauth_client_key = key
+                                        o.oauth_idp_issuer = idpIssuer
+                                        o.oauth_idp_token_endpoint = idpEndpoint
+                                        o.oauth_idp_client_id = idpID
+                                        o.oauth_idp_client_secret = idpSecret
+                                        if let oauth {
+                                            o.oauth_authorize = oauth.authorize == nil ? nil : oauthAuthorize
+                                            o.oauth_tokens_load = oauth.tokensLoad == nil ? nil : oauthTokensLoad
+                                            o.oauth_tokens_save = oauth.tokensSave == nil ? nil : oauthTokensSave
+                                            o.oauth_assertion = oauth.assertion == nil ? nil : oauthAssertion
+                                            o.oauth_user_data = Unmanaged.passRetained(OAuthBox(oauth, trouble)).toOpaque()
+                                            o.oauth_destroy = oauthRelease
+                                        }
+                                        if let input {
+                                            o.input_answer = input.answer == nil ? nil : inputAnswer
+                                            o.input_methods = input.methods.rawValue
+                                            o.input_user_data = Unmanaged.passRetained(InputBox(input)).toOpaque()
+                                            o.input_destroy = inputRelease
+                                        }
+                                        return try withOptionalCString(protocolVersion) { v in
+                                            o.argv = argv
+                                            o.argc = argc
+                                            o.env = envp
+                                            o.env_count = envc
+                                            o.headers = hp
+                                            o.header_count = hc
+                                            o.cwd = c
+                                            o.url = u
+                                            o.prefix = p
+                                            o.protocol_version = v
+                                            return try withUnsafePointer(to: &o) { try body($0) }
+                                        }
                                     }
                                 }
                             }
@@ -415,6 +495,30 @@ extension McpMountOptions {
                     try withOptionalCString(oauth?.clientMetadataURL) { metadata in
                         try withOptionalCString(oauth?.scopes) { scopes in
                             try body(redirect, id, secret, metadata, scopes)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension McpMountOptions {
+    /// The strings of the grants without a user (the client key and the
+    /// identity provider) as C strings (NULL when unset), alive during `body`.
+    func withOAuthGrantCStrings<R>(
+        _ body: (
+            UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
+            UnsafePointer<CChar>?
+        ) throws -> R
+    ) rethrows -> R {
+        let idp = oauth?.identityProvider
+        return try withOptionalCString(oauth?.clientKey) { key in
+            try withOptionalCString(idp?.issuer) { issuer in
+                try withOptionalCString(idp?.tokenEndpoint) { endpoint in
+                    try withOptionalCString(idp?.clientID) { id in
+                        try withOptionalCString(idp?.clientSecret) { secret in
+                            try body(key, issuer, endpoint, id, secret)
                         }
                     }
                 }

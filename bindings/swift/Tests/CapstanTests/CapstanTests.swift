@@ -454,6 +454,40 @@ final class CapstanTests: XCTestCase {
         XCTAssertNil(released)
     }
 
+    func testGrantsWithoutAUserRefuseBadOptionsNamingTheProblemAndReleaseTheClosures() async throws {
+        final class Probe: @unchecked Sendable {}
+        weak var released: Probe?
+        let registry = try ToolRegistry()
+        do {
+            let probe = Probe()
+            released = probe
+            let idp = McpIdentityProvider(
+                issuer: "https://idp.example", tokenEndpoint: "https://idp.example/token", clientID: "host")
+            let cases: [(McpOAuth, String)] = [
+                (McpOAuth(clientID: "c", clientSecret: "s", identityProvider: idp),
+                 "opts.oauth_idp_* needs opts.oauth_assertion"),
+                (McpOAuth(clientID: "c", assertion: { _ in _ = probe; return nil },
+                          identityProvider: McpIdentityProvider(issuer: "https://idp.example", tokenEndpoint: "", clientID: "")),
+                 "go together"),
+                (McpOAuth(clientKey: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"),
+                 "opts.oauth_client_key needs opts.oauth_client_id"),
+                (McpOAuth(clientID: "keyed-1", clientKey: "not a key"), "opts.oauth_client_key: "),
+            ]
+            for (oauth, why) in cases {
+                do {
+                    _ = try await registry.mountMCP(McpMountOptions(url: "http://127.0.0.1:9/mcp", oauth: oauth))
+                    XCTFail("mounted: \(why)")
+                } catch let error as CapstanError {
+                    XCTAssertEqual(error.status, Int32(CAPSTAN_ERR_INVALID_ARGUMENT))
+                    XCTAssertTrue(error.message.contains(why), error.message)
+                }
+            }
+        }
+        // capstan may let go on one of its threads, soon after: a bounded wait.
+        for _ in 0..<100 where released != nil { try await Task.sleep(nanoseconds: 50_000_000) }
+        XCTAssertNil(released)
+    }
+
     /// A served tool that asks for a name (a thrown InputRequired) until it gets one.
     private func greeter() throws -> ToolRegistry {
         let served = try ToolRegistry()
