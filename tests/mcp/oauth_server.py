@@ -172,13 +172,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_json(self, status, body, headers=()):
         data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away (a mount being freed): nothing to tell it
 
     def body(self):
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
