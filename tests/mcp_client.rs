@@ -816,6 +816,53 @@ mod with_mcp {
         assert_eq!(stats["authorizations"], 1, "{stats}");
     }
 
+    /// A DPoP-bound token kept in the host's store comes with its key: the
+    /// next mount presents it (no new authorization), and once it expired
+    /// refreshes it with a proof of that key (the test server binds a
+    /// refresh token to the key, as RFC 9449 has it for public clients).
+    #[test]
+    fn a_stored_dpop_bound_token_is_used_and_refreshed_by_the_next_mount_with_its_key() {
+        #[derive(Default)]
+        struct Kept(std::sync::Mutex<Option<String>>);
+        impl TokenStore for Kept {
+            fn load(&self) -> Option<String> {
+                self.0.lock().unwrap().clone()
+            }
+            fn save(&self, json: Option<&str>) {
+                *self.0.lock().unwrap() = json.map(str::to_owned);
+            }
+        }
+        let (_server, url) = oauth_server_in(3, "dpop");
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let kept = Arc::new(Kept::default());
+        let mount_and_call = || {
+            let reg = Registry::default();
+            let mut options = oauth_mount(&url, agreeing_user());
+            if let Some(oauth) = options.oauth.as_mut() {
+                oauth.store = Some(kept.clone());
+            }
+            let mount = Mount::connect(&reg, options).expect("mount");
+            let r = call(&reg, "o_whoami", json!({}));
+            assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
+            mount.unmount();
+        };
+        mount_and_call();
+        let stored = kept.0.lock().unwrap().clone().unwrap_or_default();
+        assert!(
+            stored.contains("capstan_dpop_key")
+                && stored.to_lowercase().contains("\"token_type\":\"dpop\""),
+            "{stored}"
+        );
+        mount_and_call(); // the token is still live
+        std::thread::sleep(Duration::from_secs(4));
+        mount_and_call(); // expired: refreshed with the kept key
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
+        assert_eq!(stats["refresh_grants"], 1, "{stats}");
+        assert_eq!(stats["dpop_tokens"], 2, "{stats}");
+        assert_eq!(stats["bad_proofs"], json!([]), "{stats}");
+    }
+
     /// A store that only saves (its load always finds nothing), as a host
     /// that writes tokens for later but reads none back: the mount still
     /// uses the tokens it got (kept in memory too), and asks the user once.

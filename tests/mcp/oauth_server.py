@@ -154,7 +154,7 @@ def check_proof(proof, method, url, token=None, nonce=None):
 clients = {}  # client_id -> redirect_uris
 codes = {}  # code -> (client_id, redirect_uri, challenge, resource)
 tokens = {}  # access token -> expiry (epoch seconds)
-refresh_tokens = {}  # refresh token -> client_id
+refresh_tokens = {}  # refresh token -> (client_id, thumbprint of its DPoP key or None)
 # The one pre-registered client for the client-credentials grant (no user).
 MACHINE = ("machine-1", "s3cret")
 stats = {"registrations": 0, "authorizations": 0, "code_grants": 0, "refresh_grants": 0,
@@ -336,16 +336,23 @@ class Handler(BaseHTTPRequestHandler):
             stats["resources"].append(form.get("resource"))
             client_id = entry[0]
         elif grant == "refresh_token":
-            client_id = refresh_tokens.pop(form.get("refresh_token", ""), None)
+            client_id, key = refresh_tokens.pop(form.get("refresh_token", ""), (None, None))
             if client_id is None:
                 self.send_json(400, {"error": "invalid_grant"})
+                return
+            if key is not None and self.bound != key:
+                # A public client's refresh token is bound to its DPoP key
+                # (RFC 9449 section 5): only a proof of that key refreshes it.
+                stats["bad_proofs"].append("refresh without the token's key")
+                self.send_json(400, {"error": "invalid_grant",
+                                     "error_description": "refresh token bound to another key"})
                 return
             stats["refresh_grants"] += 1
         else:
             self.send_json(400, {"error": "unsupported_grant_type"})
             return
         refresh = "rt-" + secrets.token_hex(8)
-        refresh_tokens[refresh] = client_id
+        refresh_tokens[refresh] = (client_id, self.bound)
         self.issue(refresh)
 
     def issue(self, refresh):

@@ -61,21 +61,63 @@ pub fn offered(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> bool 
         .is_some_and(|algs| algs.iter().any(|a| a == "ES256"))
 }
 
+/// Where a mount's stored tokens keep the key a DPoP-bound token is bound
+/// to (beside rmcp's fields), so that the next mount can use and refresh it.
+const KEPT_KEY: &str = "capstan_dpop_key";
+
 impl Dpop {
     pub fn new() -> Arc<Dpop> {
-        let key = Es256::generate();
+        Dpop::with(Es256::generate(), false)
+    }
+
+    fn with(key: Es256, bound: bool) -> Arc<Dpop> {
         let jwk = key.public_jwk();
         Arc::new(Dpop {
             key,
             jwk,
-            bound: AtomicBool::new(false),
+            bound: AtomicBool::new(bound),
             nonces: Mutex::new((None, None)),
         })
+    }
+
+    /// The key of stored tokens (JSON text a mount kept), if they are bound
+    /// to one; else a new key.
+    pub fn from_stored(stored: Option<&str>) -> Arc<Dpop> {
+        let kept = stored
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .filter(|v| {
+                v.pointer("/token_response/token_type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| t.eq_ignore_ascii_case("DPoP"))
+            })
+            .and_then(|v| Es256::from_secret(v.get(KEPT_KEY)?.as_str()?));
+        match kept {
+            Some(key) => Dpop::with(key, true),
+            None => Dpop::new(),
+        }
+    }
+
+    /// `credentials` (rmcp's stored form, as JSON) with the key if the token
+    /// is bound to it.
+    pub fn keep(&self, credentials: &mut Value) {
+        if let Value::Object(fields) = credentials {
+            if self.bound() {
+                fields.insert(KEPT_KEY.into(), self.key.secret().into());
+            } else {
+                fields.remove(KEPT_KEY);
+            }
+        }
     }
 
     /// Whether the current access token is DPoP-bound.
     pub fn bound(&self) -> bool {
         self.bound.load(Ordering::Acquire)
+    }
+
+    /// The tokens to come are Bearer tokens (the authorization server does
+    /// not offer DPoP, or no longer).
+    pub fn unbind(&self) {
+        self.bound.store(false, Ordering::Release);
     }
 
     fn nonces(&self) -> std::sync::MutexGuard<'_, (Option<String>, Option<String>)> {
@@ -535,6 +577,29 @@ mod tests {
         let (_, again) = self::claims(&dpop.proof("POST", "http://127.0.0.1:9/mcp", None, None));
         assert_ne!(claims["jti"], again["jti"]);
         assert!(again.get("ath").is_none() && again.get("nonce").is_none());
+    }
+
+    #[test]
+    fn a_bound_tokens_key_is_kept_and_read_back_and_an_unbound_one_is_not() {
+        let dpop = Dpop::new();
+        let mut stored = json!({"client_id": "c", "token_response": {"access_token": "t", "token_type": "DPoP"}});
+        dpop.keep(&mut stored);
+        assert!(
+            stored.get(KEPT_KEY).is_none(),
+            "not bound yet: nothing to keep"
+        );
+        dpop.bound.store(true, Ordering::Release);
+        dpop.keep(&mut stored);
+        let again = Dpop::from_stored(Some(&stored.to_string()));
+        assert!(again.bound());
+        assert_eq!(again.jwk, dpop.jwk, "the same key");
+        // A Bearer token, garbage or nothing: a new key, unbound.
+        stored["token_response"]["token_type"] = "Bearer".into();
+        for text in [Some(stored.to_string()), Some("{".into()), None] {
+            let fresh = Dpop::from_stored(text.as_deref());
+            assert!(!fresh.bound());
+            assert_ne!(fresh.jwk, dpop.jwk);
+        }
     }
 
     #[test]

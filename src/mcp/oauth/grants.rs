@@ -205,16 +205,19 @@ impl Authorization {
         String,
     > {
         let o = &self.options;
-        let (mut manager, mut store) = super::new_manager(o, &self.url, None).await?;
+        let (mut manager, mut store) = super::new_manager(o, &self.url, &self.dpop, None).await?;
         let found = |e| format!("OAuth discovery for {} failed: {e}", self.url);
         let mut resolution = manager
             .resolve_metadata_from_challenge(Some(challenge))
             .await
             .map_err(found)?;
         let dpop = dpop::offered(&resolution.metadata).then(|| self.dpop.clone());
+        if dpop.is_none() {
+            self.dpop.unbind();
+        }
         if let Some(dpop) = &dpop {
             let http = Arc::new(TokenHttp::new(Some(dpop.clone()))?);
-            (manager, store) = super::new_manager(o, &self.url, Some(http)).await?;
+            (manager, store) = super::new_manager(o, &self.url, &self.dpop, Some(http)).await?;
             resolution = manager
                 .resolve_metadata_from_challenge(Some(challenge))
                 .await

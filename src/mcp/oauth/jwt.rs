@@ -37,6 +37,17 @@ impl Es256 {
             })
     }
 
+    /// The private key as base64url of its 32-byte scalar, to be kept (a
+    /// secret) and read back by `from_secret`.
+    pub fn secret(&self) -> String {
+        B64.encode(self.0.to_bytes())
+    }
+
+    pub fn from_secret(text: &str) -> Option<Es256> {
+        let bytes = B64.decode(text).ok().filter(|b| b.len() == 32)?;
+        SigningKey::from_slice(&bytes).ok().map(Es256)
+    }
+
     /// The public key as a JWK (RFC 7518 section 6.2), for a DPoP proof's
     /// header.
     pub fn public_jwk(&self) -> Value {
@@ -162,6 +173,22 @@ mod tests {
             &key.public_jwk(),
         );
         assert_ne!(claims["jti"], again["jti"]);
+    }
+
+    #[test]
+    fn a_kept_secret_gives_the_same_key_back_and_garbage_none() {
+        let key = Es256::generate();
+        let again = Es256::from_secret(&key.secret()).expect("read back");
+        assert_eq!(again.public_jwk(), key.public_jwk());
+        assert!(Es256::from_secret("not base64!").is_none());
+        assert!(
+            Es256::from_secret(&B64.encode([0u8; 32])).is_none(),
+            "zero is no key"
+        );
+        assert!(
+            Es256::from_secret(&B64.encode([1u8; 31])).is_none(),
+            "too short"
+        );
     }
 
     #[test]

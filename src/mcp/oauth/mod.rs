@@ -170,13 +170,16 @@ struct HostStore {
     host: Option<Arc<dyn TokenStore>>,
     /// What this mount saved last (`Some(None)`: forgot); `None`: nothing yet.
     saved: Arc<std::sync::Mutex<Option<Option<String>>>>,
+    /// The mount's DPoP key, kept with a token bound to it.
+    dpop: Arc<dpop::Dpop>,
 }
 
 impl HostStore {
-    fn new(host: Option<Arc<dyn TokenStore>>) -> HostStore {
+    fn new(host: Option<Arc<dyn TokenStore>>, dpop: Arc<dpop::Dpop>) -> HostStore {
         HostStore {
             host,
             saved: Arc::default(),
+            dpop,
         }
     }
 
@@ -207,8 +210,10 @@ impl CredentialStore for HostStore {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let json = serde_json::to_string(&credentials)
+        let mut json = serde_json::to_value(&credentials)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+        self.dpop.keep(&mut json);
+        let json = json.to_string();
         self.remember(Some(&json));
         let Some(store) = self.host.clone() else {
             return Ok(());
@@ -237,7 +242,21 @@ impl Authorization {
         url: &str,
         limit: Duration,
     ) -> Result<Arc<Authorization>, String> {
-        let (mut manager, _) = new_manager(&options, url, None).await?;
+        // Stored tokens bound to a DPoP key come with it: the mount goes on
+        // with that key (its token requests carry proofs, so that a refresh
+        // of a bound refresh token works), else with a new one.
+        let stored = match options.store.clone() {
+            Some(store) => tokio::task::spawn_blocking(move || store.load())
+                .await
+                .unwrap_or(None),
+            None => None,
+        };
+        let dpop = dpop::Dpop::from_stored(stored.as_deref());
+        let http = match dpop.bound() {
+            true => Some(Arc::new(dpop::TokenHttp::new(Some(dpop.clone()))?)),
+            false => None,
+        };
+        let (mut manager, _) = new_manager(&options, url, &dpop, http).await?;
         if options.store.is_some() {
             // Stored tokens need the server's metadata (for refresh); a
             // failure here leaves the 401 to start a fresh authorization.
@@ -250,7 +269,7 @@ impl Authorization {
             manager: Arc::new(Mutex::new(manager)),
             flows: Mutex::new(()),
             completed: AtomicU64::new(0),
-            dpop: dpop::Dpop::new(),
+            dpop,
         }))
     }
 
@@ -434,6 +453,7 @@ impl Authorization {
 async fn new_manager(
     options: &OAuthOptions,
     url: &str,
+    dpop: &Arc<dpop::Dpop>,
     http: Option<Arc<dpop::TokenHttp>>,
 ) -> Result<(AuthorizationManager, HostStore), String> {
     let mut manager = match http {
@@ -441,7 +461,7 @@ async fn new_manager(
         Some(http) => AuthorizationManager::new_with_oauth_http_client(url, http).await,
     }
     .map_err(|e| format!("OAuth for {url}: {e}"))?;
-    let store = HostStore::new(options.store.clone());
+    let store = HostStore::new(options.store.clone(), dpop.clone());
     manager.set_credential_store(store.clone());
     Ok((manager, store))
 }
