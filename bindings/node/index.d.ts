@@ -445,6 +445,38 @@ export interface McpOAuthOptions {
    * Absent: in memory for the mount's life.
    */
   tokens?: { load(): string | null; save(json: string | null): void };
+  /**
+   * PEM text of `clientId`'s private key (PKCS#8, EC P-256): the client
+   * authenticates with a signed assertion (private_key_jwt, ES256) instead
+   * of a secret; without `authorize`, tokens come from the
+   * client-credentials grant. A key that is not such PEM text, or one
+   * without `clientId`, fails the mount with CAPSTAN_ERR_INVALID_ARGUMENT.
+   */
+  clientKey?: string;
+  /**
+   * A grant without a user (used when there is no `authorize`): returns or
+   * resolves to a JWT the host got elsewhere for `audience`. Alone, the
+   * workload's identity token, sent in the JWT-bearer grant to the server's
+   * authorization server (`audience` is its issuer); with
+   * `identityProvider`, the user's ID token there (`audience` is its
+   * issuer). A throw, a rejection or null refuses: the mount fails with
+   * CAPSTAN_ERR_MCP_CONNECT.
+   */
+  assertion?: (audience: string) => string | null | Promise<string | null>;
+  /** The enterprise identity provider (enterprise-managed authorization, SEP-990); needs `assertion`. */
+  identityProvider?: McpIdentityProvider;
+}
+
+/** An enterprise identity provider, where capstan exchanges the user's ID token for an ID-JAG. */
+export interface McpIdentityProvider {
+  /** Its issuer identifier. */
+  issuer: string;
+  /** Its token endpoint. */
+  tokenEndpoint: string;
+  /** The host's client id there. */
+  clientId: string;
+  /** That client's secret; absent: a public client. */
+  clientSecret?: string;
 }
 
 export interface McpMountInfo {

@@ -1086,6 +1086,13 @@ function oauthFields(a) {
   if (t !== undefined && t !== null && (typeof t !== 'object' || typeof t.load !== 'function' || typeof t.save !== 'function')) {
     throw new TypeError('mount: oauth.tokens must be an object with load() and save(json) functions');
   }
+  if (a.assertion !== undefined && a.assertion !== null && typeof a.assertion !== 'function') {
+    throw new TypeError('mount: oauth.assertion must be a function (audience => JWT)');
+  }
+  const idp = a.identityProvider ?? {};
+  if (typeof idp !== 'object') {
+    throw new TypeError('mount: oauth.identityProvider must be an object { issuer, tokenEndpoint, clientId, clientSecret }');
+  }
   const scopes = Array.isArray(a.scopes) ? a.scopes.join(' ') : optionalText(a.scopes, 'oauth.scopes');
   return {
     oauth_redirect_uri: optionalText(a.redirectUri, 'oauth.redirectUri'),
@@ -1093,6 +1100,12 @@ function oauthFields(a) {
     oauth_client_secret: optionalText(a.clientSecret, 'oauth.clientSecret'),
     oauth_client_metadata_url: optionalText(a.clientMetadataUrl, 'oauth.clientMetadataUrl'),
     oauth_scopes: scopes,
+    oauth_client_key: optionalText(a.clientKey, 'oauth.clientKey'),
+    // capstan checks that the three go together and need an assertion.
+    oauth_idp_issuer: optionalText(idp.issuer, 'oauth.identityProvider.issuer'),
+    oauth_idp_token_endpoint: optionalText(idp.tokenEndpoint, 'oauth.identityProvider.tokenEndpoint'),
+    oauth_idp_client_id: optionalText(idp.clientId, 'oauth.identityProvider.clientId'),
+    oauth_idp_client_secret: optionalText(idp.clientSecret, 'oauth.identityProvider.clientSecret'),
   };
 }
 
@@ -1125,11 +1138,22 @@ function oauthRelay(oauth, timeoutMs) {
     };
     relay.on('message', (m) => {
       if (m.kind === 'ready') {
-        resolve({ authorize: oauth.authorize ? m.authorize : null, load: oauth.tokens ? m.load : null, save: oauth.tokens ? m.save : null, destroy: m.destroy });
+        resolve({
+          authorize: oauth.authorize ? m.authorize : null,
+          load: oauth.tokens ? m.load : null,
+          save: oauth.tokens ? m.save : null,
+          assertion: oauth.assertion ? m.assertion : null,
+          destroy: m.destroy,
+        });
       } else if (m.kind === 'authorize') {
         // A rejection, a throw or no URL refuses the authorization.
         new Promise((r) => r(oauth.authorize(m.url)))
           .then((redirect) => text(redirect, 'oauth.authorize: the redirect URL'))
+          .then((bytes) => replyToRelay(m.shared, bytes), () => replyToRelay(m.shared, null));
+      } else if (m.kind === 'assertion') {
+        // As authorize: a rejection, a throw or no JWT refuses the grant.
+        new Promise((r) => r(oauth.assertion(m.audience)))
+          .then((jwt) => text(jwt, 'oauth.assertion: the JWT'))
           .then((bytes) => replyToRelay(m.shared, bytes), () => replyToRelay(m.shared, null));
       } else if (m.kind === 'load') {
         let bytes = null;
@@ -1499,8 +1523,9 @@ class Registry {
    * connectTimeoutMs, callTimeoutMs, maxReconnects, reconnectBackoffMs,
    * protocolVersion, and `oauth` for a server asking for OAuth 2.1:
    * `{ authorize, redirectUri, clientId, clientSecret, clientMetadataUrl,
-   * scopes, tokens: { load, save } }` (`authorize(url)` returns or resolves
-   * to the redirect URL; run on the JS thread), and `input(tool, method,
+   * scopes, tokens: { load, save }, clientKey, assertion, identityProvider }`
+   * (`authorize(url)` returns or resolves to the redirect URL,
+   * `assertion(audience)` to a JWT; run on the JS thread), and `input(tool, method,
    * params)` answering what the server asks while running a tool, for the
    * methods in `inputMethods` (default ['elicitation/create']): returns or
    * resolves to the method's result (undefined/null, a throw or a rejection:
@@ -1525,6 +1550,7 @@ class Registry {
           opts.oauth_authorize = fns.authorize;
           opts.oauth_tokens_load = fns.load;
           opts.oauth_tokens_save = fns.save;
+          opts.oauth_assertion = fns.assertion;
           opts.oauth_destroy = fns.destroy;
         })
       : Promise.resolve())

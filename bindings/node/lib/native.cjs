@@ -254,6 +254,14 @@ const McpMountOptions = koffi.struct('capstan_mcp_mount_options', {
   input_methods: 'uint32_t',
   input_user_data: 'void *',
   input_destroy: 'void *',
+  // Grants without a user: the assertion callback is registered on the OAuth
+  // relay's worker, as authorize is.
+  oauth_client_key: 'const char *',
+  oauth_assertion: 'void *',
+  oauth_idp_issuer: 'const char *',
+  oauth_idp_token_endpoint: 'const char *',
+  oauth_idp_client_id: 'const char *',
+  oauth_idp_client_secret: 'const char *',
 });
 api.mcp_server_serve_stdio = f('int32_t capstan_mcp_server_serve_stdio(void *reg, const capstan_mcp_server_options *opts)');
 api.mcp_server_start = f('int32_t capstan_mcp_server_start(void *reg, const capstan_mcp_server_options *opts, _Out_ void **out)');

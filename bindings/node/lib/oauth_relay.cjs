@@ -1,6 +1,6 @@
 'use strict';
 // One OAuth mount's callbacks (capstan_mcp_authorize_fn, the token store,
-// oauth_destroy), registered on this worker: capstan calls them on its MCP
+// capstan_mcp_assertion_fn, oauth_destroy), registered on this worker: capstan calls them on its MCP
 // threads, koffi runs them here, and each one asks the JS thread (where the
 // host's functions live, an async authorize among them) through a message,
 // then waits on a SharedArrayBuffer for the answer, bounded by the mount's
@@ -12,6 +12,10 @@ const { ask, copyOut, serve } = require('./relay_worker.cjs');
 
 function authorize(_ud, url, redirect, cap) {
   return copyOut(ask({ kind: 'authorize', url }, Number(cap)), redirect);
+}
+
+function assertion(_ud, audience, out, cap) {
+  return copyOut(ask({ kind: 'assertion', audience }, Number(cap)), out);
 }
 
 function load(_ud, buf, cap) {
@@ -29,7 +33,8 @@ serve(
     [authorize, 'size_t capstan_node_authorize_fn(void *ud, const char *url, void *redirect, size_t cap)'],
     [load, 'size_t capstan_node_tokens_load_fn(void *ud, void *buf, size_t cap)'],
     [save, 'void capstan_node_tokens_save_fn(void *ud, void *json, size_t len)'],
+    [assertion, 'size_t capstan_node_assertion_fn(void *ud, const char *audience, void *out, size_t cap)'],
   ],
-  ['authorize', 'load', 'save'],
+  ['authorize', 'load', 'save', 'assertion'],
   'void capstan_node_oauth_destroy_fn(void *ud)',
 );

@@ -1,7 +1,8 @@
 'use strict';
 // The worker that carries an OAuth mount's callbacks (lib/oauth_relay.cjs)
 // ends once capstan lets go of them (oauth_destroy): after the mount is
-// closed, after a refused authorization, and after options capstan refused.
+// closed (one authorized by a user, one by a workload assertion), after a
+// refused authorization, and after options capstan refused.
 // Its own file: worker_threads.Worker is watched before the binding loads.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -40,6 +41,9 @@ test('the relay of an OAuth mount ends once capstan lets go of its callbacks', a
     await allEnded(2);
     await assert.rejects(reg.mount({ url: server.url, oauth: { authorize: browser } })); // no redirectUri
     await allEnded(3);
+    const workload = await reg.mount({ url: server.url, protocolVersion: '2025-11-25', connectTimeoutMs: 60000, oauth: { assertion: (aud) => `workload:${aud}` } });
+    await workload.close();
+    await allEnded(4);
   } finally {
     reg.close();
     await server.quit();

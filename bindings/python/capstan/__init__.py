@@ -46,7 +46,7 @@ from ._calls import ToolCall, ToolResult
 from ._content import File, Image
 from ._context import Context, LogLevel
 from ._lifecycle import set_exit_timeout
-from ._mcp_client import McpMount, OAuth
+from ._mcp_client import IdentityProvider, McpMount, OAuth
 from ._mcp_server import McpServer
 from ._stream import Stream, StreamTurn
 from ._registry import ToolExport, ToolRegistry, ToolStats, default_registry
@@ -63,6 +63,7 @@ __all__ = [
     "File",
     "FunctionTool",
     "HistoryCheck",
+    "IdentityProvider",
     "Image",
     "InputRequired",
     "LibraryNotFoundError",

@@ -31,11 +31,26 @@ AUTHORIZE_FN = CFUNCTYPE(c_size_t, c_void_p, c_char_p, c_void_p, c_size_t)
 TOKENS_LOAD_FN = CFUNCTYPE(c_size_t, c_void_p, c_void_p, c_size_t)
 TOKENS_SAVE_FN = CFUNCTYPE(None, c_void_p, c_void_p, c_size_t)
 INPUT_FN = CFUNCTYPE(c_size_t, c_void_p, c_char_p, c_char_p, c_void_p, c_size_t, c_void_p, c_size_t)
+ASSERTION_FN = CFUNCTYPE(c_size_t, c_void_p, c_char_p, c_void_p, c_size_t)
 
 # capstan_mcp_mount_options.input_methods (CAPSTAN_MCP_INPUT_*).
 INPUT_METHODS = {"elicitation/create": 1, "sampling/createMessage": 2, "roots/list": 4}
 
 Answerer = Callable[[str | None, str, Any], Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class IdentityProvider:
+    """The enterprise identity provider of :attr:`OAuth.identity_provider`
+    (enterprise-managed authorization, SEP-990): its ``issuer`` identifier,
+    the ``token_endpoint`` where capstan exchanges the user's ID token for
+    an ID-JAG, and the host's ``client_id`` there (with its
+    ``client_secret``, None for a public client)."""
+
+    issuer: str
+    token_endpoint: str
+    client_id: str
+    client_secret: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +83,23 @@ class OAuth:
     them tokens live in memory for the mount's life. Every callable runs on
     capstan's threads (possibly on several at once); capstan lets go of
     them once the mount is unmounted (or failed).
+
+    Without a user (no ``authorize``): ``client_id`` with ``client_secret``
+    or ``client_key`` (PEM text of the client's PKCS#8 EC P-256 private key:
+    it authenticates with a signed assertion, private_key_jwt, ES256) gets
+    tokens with the client-credentials grant. ``assertion(audience)``
+    returns a JWT the host got elsewhere (``None`` or ``""``: none): alone,
+    the workload's identity token, sent in the JWT-bearer grant to the
+    server's authorization server, whose issuer is ``audience``; with
+    ``identity_provider`` (:class:`IdentityProvider`), the user's ID token
+    from that enterprise identity provider (``audience`` is its issuer),
+    which capstan exchanges there for an ID-JAG first. It runs on one of
+    capstan's threads; an exception in it refuses, as in ``authorize``. A
+    key that is not such PEM text, a key without ``client_id`` or an
+    identity provider without ``assertion`` raise :class:`CapstanError`
+    (``CAPSTAN_ERR_INVALID_ARGUMENT``) naming the option. DPoP needs nothing
+    from the host: capstan binds its tokens when the authorization server
+    offers it.
     """
 
     authorize: Callable[[str], str | None] | None = None
@@ -78,6 +110,9 @@ class OAuth:
     scopes: str | Sequence[str] | None = None
     tokens_load: Callable[[], str | None] | None = None
     tokens_save: Callable[[str | None], None] | None = None
+    client_key: str | None = None
+    assertion: Callable[[str], str | None] | None = None
+    identity_provider: IdentityProvider | None = None
 
 
 class _Held:
@@ -117,6 +152,26 @@ def _on_authorize(key: int, url: bytes | None, redirect: int, cap: int) -> int:
         held.note(exc)
         return 0
     ctypes.memmove(redirect, data, len(data))
+    return len(data)
+
+
+def _on_assertion(key: int, audience: bytes | None, out: int, cap: int) -> int:
+    held = _held.get(key)
+    if held is None or held.oauth is None or held.oauth.assertion is None:
+        return 0
+    try:
+        jwt = held.oauth.assertion((audience or b"").decode("utf-8", "replace"))
+        if not jwt:
+            return 0
+        if not isinstance(jwt, str):
+            raise TypeError(f"assertion returned {type(jwt).__name__}, not the JWT as a str")
+        data = jwt.encode("utf-8")
+        if len(data) > cap:
+            raise ValueError(f"the assertion is {len(data)} bytes, more than the {cap} capstan takes")
+    except Exception as exc:
+        held.note(exc)
+        return 0
+    ctypes.memmove(out, data, len(data))
     return len(data)
 
 
@@ -178,6 +233,7 @@ _AUTHORIZE = AUTHORIZE_FN(_on_authorize)
 _TOKENS_LOAD = TOKENS_LOAD_FN(_on_tokens_load)
 _TOKENS_SAVE = TOKENS_SAVE_FN(_on_tokens_save)
 _INPUT = INPUT_FN(_on_input)
+_ASSERTION = ASSERTION_FN(_on_assertion)
 _RELEASE = DESTROY_FN(_on_release)
 
 
@@ -214,6 +270,13 @@ class _MountOptions(Structure):
         ("input_methods", c_uint32),
         ("input_user_data", c_void_p),
         ("input_destroy", DESTROY_FN),
+        # Appended in 0.4 (grants without a user).
+        ("oauth_client_key", c_char_p),
+        ("oauth_assertion", ASSERTION_FN),
+        ("oauth_idp_issuer", c_char_p),
+        ("oauth_idp_token_endpoint", c_char_p),
+        ("oauth_idp_client_id", c_char_p),
+        ("oauth_idp_client_secret", c_char_p),
     ]
 
 
@@ -379,6 +442,12 @@ def mount_mcp(
         raise TypeError("command is a list of strings (argv), not one string")
     if oauth is not None and not isinstance(oauth, OAuth):
         raise TypeError("oauth is a capstan.OAuth")
+    if oauth is not None and oauth.identity_provider is not None and not isinstance(
+        oauth.identity_provider, IdentityProvider
+    ):
+        raise TypeError("oauth.identity_provider is a capstan.IdentityProvider")
+    if oauth is not None and oauth.assertion is not None and not callable(oauth.assertion):
+        raise TypeError("oauth.assertion is a callable (audience) -> JWT or None")
     methods = _input_methods(input, input_methods)
     opts = _MountOptions()
     opts.struct_size = ctypes.sizeof(_MountOptions)
@@ -408,12 +477,18 @@ def mount_mcp(
     held = None
     if oauth is not None:
         scopes = oauth.scopes if oauth.scopes is None or isinstance(oauth.scopes, str) else " ".join(oauth.scopes)
+        idp = oauth.identity_provider
         for field, text in (
             ("oauth_redirect_uri", oauth.redirect_uri),
             ("oauth_client_id", oauth.client_id),
             ("oauth_client_secret", oauth.client_secret),
             ("oauth_client_metadata_url", oauth.client_metadata_url),
             ("oauth_scopes", scopes),
+            ("oauth_client_key", oauth.client_key),
+            ("oauth_idp_issuer", None if idp is None else idp.issuer),
+            ("oauth_idp_token_endpoint", None if idp is None else idp.token_endpoint),
+            ("oauth_idp_client_id", None if idp is None else idp.client_id),
+            ("oauth_idp_client_secret", None if idp is None else idp.client_secret),
         ):
             setattr(opts, field, text.encode() if text else None)
         held = _Held(oauth)
@@ -421,6 +496,8 @@ def mount_mcp(
         _held[key] = held  # capstan runs _RELEASE once, whatever happens below
         if oauth.authorize is not None:
             opts.oauth_authorize = _AUTHORIZE
+        if oauth.assertion is not None:
+            opts.oauth_assertion = _ASSERTION
         if oauth.tokens_load is not None:
             opts.oauth_tokens_load = _TOKENS_LOAD
         if oauth.tokens_save is not None:
@@ -452,4 +529,4 @@ def mount_mcp(
     return McpMount(out.value)
 
 
-__all__ = ["McpMount", "OAuth", "mount_mcp", "CapstanError"]
+__all__ = ["IdentityProvider", "McpMount", "OAuth", "mount_mcp", "CapstanError"]

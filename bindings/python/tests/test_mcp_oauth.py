@@ -2,10 +2,14 @@
 OAuth 2.1 (tests/mcp/oauth_server.py, standard library only) is authorized
 through the host's callables, which capstan calls on its own threads; the
 tokens kept serve the next mount without a new authorization; a refusal or
-an exception in authorize fails the mount cleanly, saying why."""
+an exception in authorize fails the mount cleanly, saying why. Without a
+user: a client key (private_key_jwt) and the host's workload assertion (the
+JWT-bearer grant) get tokens, and the options capstan refuses name the
+problem."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import subprocess
 import sys
@@ -18,11 +22,14 @@ from pathlib import Path
 import pytest
 
 import capstan
-from capstan import CapstanError, OAuth, ToolCall, ToolRegistry
+from capstan import CapstanError, IdentityProvider, OAuth, ToolCall, ToolRegistry
 from capstan import _mcp_client
+from capstan._lib import lib
 
 SERVER = Path(__file__).resolve().parents[3] / "tests" / "mcp" / "oauth_server.py"
 REDIRECT = "http://127.0.0.1:9/callback"
+# The test-only key of oauth_server.py's client "keyed-1" (tests/fixtures/README.md).
+CLIENT_KEY = (Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "oauth" / "client_key.pem").read_text()
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -149,5 +156,108 @@ def test_a_refusal_and_bad_options_fail_the_mount(oauth_server):
     assert _released()
 
 
+def _mount_whoami(base: str, oauth: OAuth) -> None:
+    """Mounts the server with ``oauth`` and calls whoami: the access token."""
+    with ToolRegistry() as registry:
+        with registry.mount_mcp(
+            url=f"{base}/mcp", prefix="o_", protocol_version="2025-11-25", oauth=oauth, connect_timeout=60
+        ) as mount:
+            assert mount.tools == {"o_whoami": "whoami"}
+            result = registry.execute(ToolCall("o_whoami", {}))
+            assert not result.is_error, result
+            assert result.content.startswith("at-"), result
+
+
+def test_a_client_key_gets_tokens_with_a_signed_assertion(oauth_server):
+    _mount_whoami(oauth_server, OAuth(client_id="keyed-1", client_key=CLIENT_KEY))
+    stats = _stats(oauth_server)
+    assert stats["key_grants"] == 1, stats
+    assert stats["client_credentials_grants"] == 0, stats  # not with a secret
+    assert stats["authorizations"] == 0 and stats["registrations"] == 0, stats
+    assert stats["resources"] == [f"{oauth_server}/mcp"], stats
+    assert _released()
+
+
+def test_a_workload_assertion_gets_tokens_with_the_jwt_bearer_grant_and_a_refusal_fails_the_mount(oauth_server):
+    asked: list[str] = []
+    threads: list[str] = []
+
+    def workload(audience: str) -> str | None:
+        asked.append(audience)
+        threads.append(threading.current_thread().name)
+        return f"workload:{audience}"  # what the test server takes from its workloads
+
+    _mount_whoami(oauth_server, OAuth(assertion=workload))
+    assert asked == [oauth_server], "the audience is the authorization server's issuer"
+    assert threads[0] != threading.current_thread().name
+    assert _stats(oauth_server)["jwt_bearer_grants"] == 1
+
+    with ToolRegistry() as registry:
+        with pytest.raises(CapstanError) as err:
+            registry.mount_mcp(
+                url=f"{oauth_server}/mcp",
+                protocol_version="2025-11-25",
+                oauth=OAuth(assertion=workload, scopes=["rejected"]),
+                connect_timeout=60,
+            )
+        assert err.value.status == "CAPSTAN_ERR_MCP_CONNECT"
+        assert "invalid_scope" in str(err.value), err.value
+        assert len(asked) == 2, "asked once for the refused mount, not again"
+
+        def broken(audience: str) -> str | None:
+            raise RuntimeError("no workload identity here")
+
+        with pytest.raises(CapstanError) as err:
+            registry.mount_mcp(url=f"{oauth_server}/mcp", protocol_version="2025-11-25", oauth=OAuth(assertion=broken))
+        assert err.value.status == "CAPSTAN_ERR_MCP_CONNECT"
+        assert "RuntimeError in an OAuth callback: no workload identity here" in str(err.value)
+        assert isinstance(err.value.__cause__, RuntimeError)
+        assert registry.schemas("openai") == []  # nothing mounted
+    stats = _stats(oauth_server)
+    assert stats["jwt_bearer_grants"] == 1, stats
+    for other in ("authorizations", "registrations", "client_credentials_grants", "key_grants"):
+        assert stats[other] == 0, stats
+    assert _released()
+
+
+def test_options_without_a_user_that_capstan_refuses_name_the_problem():
+    url = "http://127.0.0.1:9/mcp"  # never reached: the options fail first
+    idp = IdentityProvider(issuer="https://idp.example.com", token_endpoint="https://idp.example.com/token",
+                           client_id="host-1")
+    not_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+    for oauth, why in (
+        (OAuth(identity_provider=idp), "opts.oauth_idp_* needs opts.oauth_assertion"),
+        (OAuth(client_key=CLIENT_KEY), "opts.oauth_client_key needs opts.oauth_client_id"),
+        (OAuth(client_id="keyed-1", client_key=not_pem), "opts.oauth_client_key: "),
+        (OAuth(client_id="keyed-1", client_key="not a key"), "PKCS#8 EC P-256"),
+        (
+            OAuth(assertion=lambda audience: None, identity_provider=IdentityProvider("https://idp.example.com", "", "h")),
+            "go together",
+        ),
+    ):
+        with ToolRegistry() as registry:
+            with pytest.raises(CapstanError) as err:
+                registry.mount_mcp(url=url, oauth=oauth)
+            assert err.value.status == "CAPSTAN_ERR_INVALID_ARGUMENT", err.value
+            assert why in str(err.value), err.value
+    with ToolRegistry() as registry:
+        with pytest.raises(TypeError):
+            registry.mount_mcp(url=url, oauth=OAuth(assertion=lambda a: None, identity_provider={"issuer": "x"}))  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            registry.mount_mcp(url=url, oauth=OAuth(assertion="workload:x"))  # type: ignore[arg-type]
+    assert _released()
+
+
+def test_the_mount_options_have_the_librarys_layout():
+    """The binding's struct is as big as capstan_mcp_mount_options (else the
+    fields appended last are never read)."""
+    init = lib().blocking.capstan_mcp_mount_options_init
+    init.restype, init.argtypes = ctypes.c_int32, [ctypes.c_void_p]
+    opts = _mcp_client._MountOptions()
+    assert init(ctypes.addressof(opts)) == 0
+    assert opts.struct_size == ctypes.sizeof(_mcp_client._MountOptions)
+
+
 def test_oauth_is_public():
     assert "OAuth" in capstan.__all__
+    assert "IdentityProvider" in capstan.__all__

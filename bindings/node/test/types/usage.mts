@@ -120,6 +120,22 @@ void new Registry().mount({
     tokens: { load: () => null, save: (json: string | null) => void json },
   },
 });
+void new Registry().mount({
+  url: 'https://mcp.example.com/mcp',
+  oauth: { clientId: 'svc-1', clientKey: '-----BEGIN PRIVATE KEY-----\n...' },
+});
+void new Registry().mount({
+  url: 'https://mcp.example.com/mcp',
+  oauth: {
+    clientId: 'host-1',
+    assertion: async (audience: string) => `id-token-for-${audience}`,
+    identityProvider: { issuer: 'https://idp.example.com', tokenEndpoint: 'https://idp.example.com/token', clientId: 'host-1' },
+  },
+});
+// @ts-expect-error: the identity provider needs its token endpoint and client id
+void new Registry().mount({ url: 'https://mcp.example.com/mcp', oauth: { assertion: () => null, identityProvider: { issuer: 'https://idp.example.com' } } });
+// @ts-expect-error: assertion returns the JWT
+void new Registry().mount({ url: 'https://mcp.example.com/mcp', oauth: { assertion: () => 42 } });
 // @ts-expect-error: authorize returns the redirect URL
 void new Registry().mount({ url: 'https://mcp.example.com/mcp', oauth: { authorize: async () => 42 } });
 void new Registry().mount({

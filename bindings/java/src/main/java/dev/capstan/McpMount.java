@@ -195,9 +195,36 @@ public final class McpMount implements AutoCloseable {
     }
 
     /**
+     * The host's part of a grant without a user: a JWT it got elsewhere for {@code audience}. Without an
+     * identity provider, the workload's identity token from its platform (workload identity federation), sent in
+     * the JWT-bearer grant (RFC 7523) to the server's authorization server, whose issuer is {@code audience};
+     * with {@link OAuth#withIdentityProvider}, the user's ID token from that enterprise identity provider
+     * ({@code audience} is its issuer), which capstan exchanges there for an ID-JAG first. Null or an exception
+     * refuses: while mounting, the mount fails with MCP_CONNECT saying so. Runs on one of capstan's MCP threads.
+     */
+    @FunctionalInterface
+    public interface Assertion {
+        String assertion(String audience) throws Exception;
+    }
+
+    /**
+     * An enterprise identity provider (enterprise-managed authorization, SEP-990).
+     *
+     * @param issuer its issuer identifier (the ID-JAG's {@code iss})
+     * @param tokenEndpoint its token endpoint, where capstan exchanges the user's ID token
+     * @param clientId the host's client id there
+     * @param clientSecret that client's secret, or null for a public client
+     */
+    public record IdentityProvider(String issuer, String tokenEndpoint, String clientId, String clientSecret) {
+    }
+
+    /**
      * OAuth 2.1 for an HTTP mount whose server asks for it (the MCP authorization spec; the repository README's
      * "Servers that ask for OAuth"): capstan discovers the authorization server, registers a client if none is
      * given, runs PKCE, exchanges the code, refreshes the tokens, and asks the host for what only it can do.
+     * Without an authorizer, tokens come from a grant without a user: the client-credentials grant for
+     * {@code clientId} with its secret or {@code clientKey}, or the JWT-bearer grant with {@code assertion}'s
+     * JWT. DPoP needs nothing from the host: capstan binds its tokens when the authorization server offers it.
      *
      * @param authorizer the user's part (required to authorize; null: only tokens from {@code tokens})
      * @param redirectUri where the authorization server sends the user back (required with an authorizer)
@@ -206,28 +233,72 @@ public final class McpMount implements AutoCloseable {
      * @param clientMetadataUrl HTTPS URL of the host's client-id metadata document, or null
      * @param scopes space-separated scopes to ask for; null: the server's choice
      * @param tokens where the tokens are kept; null: in memory for the mount's life
+     * @param clientKey PEM text of {@code clientId}'s private key (PKCS#8, EC P-256): the client authenticates
+     *     with a signed assertion (private_key_jwt, ES256) instead of a secret; or null. A key that is not such
+     *     PEM text, or one without a client id, fails the mount with INVALID_ARGUMENT naming it
+     * @param assertion a JWT for a grant without a user (see {@link Assertion}), or null
+     * @param identityProvider the enterprise identity provider {@code assertion}'s ID token is from, or null;
+     *     needs {@code assertion} (else INVALID_ARGUMENT)
      */
     public record OAuth(Authorizer authorizer, String redirectUri, String clientId, String clientSecret,
-            String clientMetadataUrl, String scopes, TokenStore tokens) {
+            String clientMetadataUrl, String scopes, TokenStore tokens, String clientKey, Assertion assertion,
+            IdentityProvider identityProvider) {
+        /** OAuth without a client key, assertion or identity provider (the constructor before them). */
+        public OAuth(Authorizer authorizer, String redirectUri, String clientId, String clientSecret,
+                String clientMetadataUrl, String scopes, TokenStore tokens) {
+            this(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens, null, null,
+                    null);
+        }
+
         /** An authorizer and its redirect URI, nothing else. */
         public static OAuth of(Authorizer authorizer, String redirectUri) {
             return new OAuth(authorizer, redirectUri, null, null, null, null, null);
         }
 
+        /** No user: the client-credentials grant for {@code clientId}, authenticated with its private key. */
+        public static OAuth ofClientKey(String clientId, String pem) {
+            return of(null, null).withClientKey(clientId, pem);
+        }
+
+        /** No user: the JWT-bearer grant with the host's assertion (a workload identity token). */
+        public static OAuth ofAssertion(Assertion assertion) {
+            return of(null, null).withAssertion(assertion);
+        }
+
         public OAuth withTokens(TokenStore t) {
-            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, t);
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, t, clientKey,
+                    assertion, identityProvider);
         }
 
         public OAuth withClient(String id, String secret) {
-            return new OAuth(authorizer, redirectUri, id, secret, clientMetadataUrl, scopes, tokens);
+            return new OAuth(authorizer, redirectUri, id, secret, clientMetadataUrl, scopes, tokens, clientKey,
+                    assertion, identityProvider);
+        }
+
+        /** The client {@code id} authenticating with its private key ({@code pem}) instead of a secret. */
+        public OAuth withClientKey(String id, String pem) {
+            return new OAuth(authorizer, redirectUri, id, clientSecret, clientMetadataUrl, scopes, tokens, pem,
+                    assertion, identityProvider);
+        }
+
+        public OAuth withAssertion(Assertion a) {
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens,
+                    clientKey, a, identityProvider);
+        }
+
+        public OAuth withIdentityProvider(IdentityProvider idp) {
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens,
+                    clientKey, assertion, idp);
         }
 
         public OAuth withClientMetadataUrl(String u) {
-            return new OAuth(authorizer, redirectUri, clientId, clientSecret, u, scopes, tokens);
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, u, scopes, tokens, clientKey, assertion,
+                    identityProvider);
         }
 
         public OAuth withScopes(String s) {
-            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, s, tokens);
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, s, tokens, clientKey,
+                    assertion, identityProvider);
         }
     }
 
@@ -270,12 +341,25 @@ public final class McpMount implements AutoCloseable {
     private static void setOAuth(Arena a, MemorySegment s, OAuth o) {
         String[][] texts = {{"oauth_redirect_uri", o.redirectUri()}, {"oauth_client_id", o.clientId()},
                 {"oauth_client_secret", o.clientSecret()}, {"oauth_client_metadata_url", o.clientMetadataUrl()},
-                {"oauth_scopes", o.scopes()}};
+                {"oauth_scopes", o.scopes()}, {"oauth_client_key", o.clientKey()}};
         for (String[] t : texts) {
             if (t[1] != null) s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, t[0]), Native.utf8(a, t[1]));
         }
         if (o.authorizer() != null) {
             s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_authorize"), Native.AUTHORIZE_STUB);
+        }
+        IdentityProvider idp = o.identityProvider();
+        if (idp != null) {
+            // capstan checks that the three go together (and need an assertion)
+            String[][] idpTexts = {{"oauth_idp_issuer", idp.issuer()},
+                    {"oauth_idp_token_endpoint", idp.tokenEndpoint()}, {"oauth_idp_client_id", idp.clientId()},
+                    {"oauth_idp_client_secret", idp.clientSecret()}};
+            for (String[] t : idpTexts) {
+                if (t[1] != null) s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, t[0]), Native.utf8(a, t[1]));
+            }
+        }
+        if (o.assertion() != null) {
+            s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_assertion"), Native.ASSERTION_STUB);
         }
         if (o.tokens() != null) {
             s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "oauth_tokens_load"), Native.TOKENS_LOAD_STUB);

@@ -250,7 +250,11 @@ final class Native {
             PTR.withName("oauth_destroy"),
             // appended in 0.4 (the host answers a server's input requests)
             PTR.withName("input_answer"), U32.withName("input_methods"), MemoryLayout.paddingLayout(4),
-            PTR.withName("input_user_data"), PTR.withName("input_destroy"));
+            PTR.withName("input_user_data"), PTR.withName("input_destroy"),
+            // appended in 0.4 (grants without a user)
+            PTR.withName("oauth_client_key"), PTR.withName("oauth_assertion"), PTR.withName("oauth_idp_issuer"),
+            PTR.withName("oauth_idp_token_endpoint"), PTR.withName("oauth_idp_client_id"),
+            PTR.withName("oauth_idp_client_secret"));
 
     /** An array of NUL-terminated strings in {@code a}. */
     static MemorySegment cstrings(Arena a, List<String> items) {
@@ -325,6 +329,7 @@ final class Native {
     static final MemorySegment TOKENS_LOAD_STUB;
     static final MemorySegment TOKENS_SAVE_STUB;
     static final MemorySegment INPUT_STUB;
+    static final MemorySegment ASSERTION_STUB;
 
     static {
         try {
@@ -361,6 +366,9 @@ final class Native {
                     MemorySegment.class, MemorySegment.class, MemorySegment.class, MemorySegment.class, long.class,
                     MemorySegment.class, long.class)),
                     FunctionDescriptor.of(SIZE, PTR, PTR, PTR, PTR, SIZE, PTR, SIZE), Arena.global());
+            ASSERTION_STUB = LINKER.upcallStub(l.findStatic(Native.class, "onAssertion", MethodType.methodType(
+                    long.class, MemorySegment.class, MemorySegment.class, MemorySegment.class, long.class)),
+                    FunctionDescriptor.of(SIZE, PTR, PTR, PTR, SIZE), Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -469,6 +477,17 @@ final class Native {
             if (!(get(userData) instanceof McpMount.OAuth o) || o.authorizer() == null) return 0;
             String u = url.reinterpret(Long.MAX_VALUE).getString(0);
             return copyOut(o.authorizer().authorize(u), redirect, cap);
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    /** capstan_mcp_assertion_fn: the mount's {@link McpMount.Assertion}; an exception or null refuses. */
+    static long onAssertion(MemorySegment userData, MemorySegment audience, MemorySegment out, long cap) {
+        try {
+            if (!(get(userData) instanceof McpMount.OAuth o) || o.assertion() == null) return 0;
+            String aud = audience.address() == 0 ? "" : audience.reinterpret(Long.MAX_VALUE).getString(0);
+            return copyOut(o.assertion().assertion(aud), out, cap);
         } catch (Throwable t) {
             return 0;
         }

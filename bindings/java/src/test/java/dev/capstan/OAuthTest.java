@@ -27,13 +27,20 @@ import org.junit.jupiter.api.Test;
  * Mounting an MCP server that asks for OAuth 2.1 (tests/mcp/oauth_server.py: the MCP server and its
  * authorization server in one stdlib-only Python process): the host's authorizer follows the authorization URL
  * as a browser would, the tokens go to the host's store, a second mount with them needs no new authorization,
- * and a refused authorization fails the mount saying so.
+ * and a refused authorization fails the mount saying so. Without a user: a client key (private_key_jwt) and the
+ * host's workload assertion (the JWT-bearer grant) get tokens, and the options capstan refuses name the problem.
  */
 class OAuthTest {
     static final String REDIRECT = "http://127.0.0.1:9/callback";
     static Process server;
     static String base;
     static final HttpClient HTTP = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).build();
+
+    /** The test-only key of oauth_server.py's client "keyed-1" (tests/fixtures/README.md). */
+    static String clientKey() throws Exception {
+        return Files.readString(Path.of(System.getProperty("user.dir"), "..", "..", "tests", "fixtures", "oauth",
+                "client_key.pem"));
+    }
 
     @BeforeAll
     static void start() throws Exception {
@@ -151,6 +158,97 @@ class OAuthTest {
             CapstanException e = assertThrows(CapstanException.class,
                     () -> reg.mountMcp(options(McpMount.OAuth.of(url -> null, null))));
             assertEquals("CAPSTAN_ERR_INVALID_ARGUMENT", e.status(), e.getMessage());
+        }
+        awaitHandles(handles);
+    }
+
+    /** Mounts with {@code oauth} and calls whoami (the access token). */
+    static void mountWhoami(Registry reg, McpMount.OAuth oauth) throws Exception {
+        try (McpMount m = reg.mountMcp(options(oauth))) {
+            assertEquals("whoami", Json.read(m.infoJson()).path("tools").path("o_whoami").asText());
+            ToolResult r = reg.execute(List.of(Call.of("1", "o_whoami", Map.of()))).get(0);
+            assertEquals(Outcome.OK, r.outcome(), r.content());
+            assertTrue(r.content().startsWith("at-"), r.content());
+        }
+    }
+
+    static int grown(JsonNode before, JsonNode after, String counter) {
+        return after.path(counter).asInt() - before.path(counter).asInt();
+    }
+
+    @Test
+    void aClientKeyGetsTokensWithASignedAssertion() throws Exception {
+        int handles = Native.liveHandles();
+        JsonNode before = stats();
+        try (Registry reg = new Registry()) {
+            mountWhoami(reg, McpMount.OAuth.ofClientKey("keyed-1", clientKey()));
+        }
+        JsonNode after = stats();
+        assertEquals(1, grown(before, after, "key_grants"), after.toString());
+        assertEquals(0, grown(before, after, "client_credentials_grants"), "not with a secret");
+        assertEquals(0, grown(before, after, "authorizations"), after.toString());
+        awaitHandles(handles);
+    }
+
+    @Test
+    void aWorkloadAssertionGetsTokensWithTheJwtBearerGrantAndARefusedGrantFailsTheMount() throws Exception {
+        int handles = Native.liveHandles();
+        JsonNode before = stats();
+        List<String> asked = new CopyOnWriteArrayList<>();
+        McpMount.Assertion workload = audience -> {
+            asked.add(audience);
+            return "workload:" + audience; // what the test server takes from its workloads
+        };
+        try (Registry reg = new Registry()) {
+            mountWhoami(reg, McpMount.OAuth.ofAssertion(workload));
+            assertEquals(List.of(base), asked, "the audience is the authorization server's issuer");
+            assertEquals(1, grown(before, stats(), "jwt_bearer_grants"));
+
+            CapstanException e = assertThrows(CapstanException.class,
+                    () -> reg.mountMcp(options(McpMount.OAuth.ofAssertion(workload).withScopes("rejected"))));
+            assertEquals("CAPSTAN_ERR_MCP_CONNECT", e.status(), e.getMessage());
+            assertTrue(e.getMessage().contains("invalid_scope"), e.getMessage());
+            assertEquals(2, asked.size(), "asked once for the refused mount, not again");
+            List<McpMount.Assertion> refusing = List.of(audience -> null, audience -> {
+                throw new java.io.IOException("no workload identity here");
+            });
+            for (McpMount.Assertion a : refusing) {
+                e = assertThrows(CapstanException.class, () -> reg.mountMcp(options(McpMount.OAuth.ofAssertion(a))));
+                assertEquals("CAPSTAN_ERR_MCP_CONNECT", e.status(), e.getMessage());
+            }
+            assertEquals(Outcome.UNKNOWN_TOOL,
+                    reg.execute(List.of(Call.of("x", "o_whoami", Map.of()))).get(0).outcome(), "nothing mounted");
+        }
+        JsonNode after = stats();
+        assertEquals(1, grown(before, after, "jwt_bearer_grants"), after.toString());
+        for (String other : List.of("authorizations", "registrations", "client_credentials_grants", "key_grants")) {
+            assertEquals(0, grown(before, after, other), "no other grant was tried: " + other);
+        }
+        awaitHandles(handles);
+    }
+
+    @Test
+    void optionsWithoutAUserThatCapstanRefusesNameTheProblem() throws Exception {
+        int handles = Native.liveHandles();
+        McpMount.IdentityProvider idp = new McpMount.IdentityProvider("https://idp.example.com",
+                "https://idp.example.com/token", "host-1", null);
+        McpMount.OAuth none = McpMount.OAuth.of(null, null);
+        Map<String, McpMount.OAuth> cases = Map.of(
+                "opts.oauth_idp_* needs opts.oauth_assertion", none.withIdentityProvider(idp),
+                "opts.oauth_client_key needs opts.oauth_client_id", none.withClientKey(null, clientKey()),
+                "opts.oauth_client_key: ", McpMount.OAuth.ofClientKey("keyed-1",
+                        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"),
+                "PKCS#8 EC P-256", McpMount.OAuth.ofClientKey("keyed-1", "not a key"),
+                "go together", McpMount.OAuth.ofAssertion(audience -> null).withIdentityProvider(
+                        new McpMount.IdentityProvider("https://idp.example.com", null, "h", null)));
+        try (Registry reg = new Registry()) {
+            for (Map.Entry<String, McpMount.OAuth> c : cases.entrySet()) {
+                // never reached: the options fail first
+                CapstanException e = assertThrows(CapstanException.class, () -> reg.mountMcp(
+                        McpMount.Options.url("http://127.0.0.1:9/mcp").withOAuth(c.getValue())), c.getKey());
+                assertEquals("CAPSTAN_ERR_INVALID_ARGUMENT", e.status(), e.getMessage());
+                assertTrue(e.getMessage().contains(c.getKey()), e.getMessage());
+            }
         }
         awaitHandles(handles);
     }
