@@ -114,13 +114,7 @@ impl Authorization {
     pub(super) async fn grant(&self, challenge: &str) -> Result<AuthorizationManager, String> {
         let o = &self.options;
         let (mut manager, store, metadata, http) = self.discover(challenge).await?;
-        let mut scopes = o.scopes.clone();
-        if scopes.is_empty() {
-            scopes = self
-                .challenge_scopes(challenge)
-                .map(|(_, challenged)| challenged)
-                .unwrap_or_default();
-        }
+        let scopes = self.machine_scopes(challenge);
         let key = match &o.client_key {
             Some(pem) => Some(Arc::new(Es256::from_pem(pem)?)),
             None => None,

@@ -401,6 +401,17 @@ impl Authorization {
         Some((params.is_insufficient_scope(), scopes))
     }
 
+    /// The scopes a grant without a user asks for: the host's, else the
+    /// challenge's.
+    fn machine_scopes(&self, challenge: &str) -> Vec<String> {
+        if !self.options.scopes.is_empty() {
+            return self.options.scopes.clone();
+        }
+        self.challenge_scopes(challenge)
+            .map(|(_, challenged)| challenged)
+            .unwrap_or_default()
+    }
+
     /// The client-credentials grant (SEP-1046; OAuth 2.1 section 4.2): a
     /// pre-registered client with no user gets its tokens from the token
     /// endpoint with its id and secret (HTTP Basic when that is the only
@@ -412,16 +423,9 @@ impl Authorization {
         client_id: &str,
         client_secret: &str,
     ) -> Result<AuthorizationManager, String> {
-        let o = &self.options;
         let (mut manager, _, metadata, _) = self.discover(challenge).await?;
         let token_endpoint = metadata.token_endpoint.clone();
-        let mut scopes = o.scopes.clone();
-        if scopes.is_empty() {
-            scopes = self
-                .challenge_scopes(challenge)
-                .map(|(_, challenged)| challenged)
-                .unwrap_or_default();
-        }
+        let scopes = self.machine_scopes(challenge);
         let config = ClientCredentialsConfig::ClientSecret {
             client_id: client_id.to_owned(),
             client_secret: client_secret.to_owned(),
