@@ -13,6 +13,8 @@ mod flags;
 mod init;
 mod lent;
 mod mcp_client;
+#[cfg(feature = "mcp")]
+mod mcp_host;
 mod mcp_server;
 mod misc;
 mod observe;
