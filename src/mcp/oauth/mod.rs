@@ -252,11 +252,17 @@ impl Authorization {
             None => None,
         };
         let dpop = dpop::Dpop::from_stored(stored.as_deref());
-        let http = match dpop.bound() {
-            true => Some(Arc::new(dpop::TokenHttp::new(Some(dpop.clone()))?)),
-            false => None,
-        };
-        let (mut manager, _) = new_manager(&options, url, &dpop, http).await?;
+        let (mut manager, _) = new_manager(&options, url, &dpop, None).await?;
+        if dpop.bound() {
+            // The metadata found through rmcp's client (which checks the
+            // addresses it names), for a manager whose token requests carry
+            // proofs; without it, the 401 starts a fresh authorization.
+            if let Ok(Ok(found)) = tokio::time::timeout(limit, manager.resolve_metadata()).await {
+                let http = Arc::new(dpop::TokenHttp::new(Some(dpop.clone()))?);
+                (manager, _) = new_manager(&options, url, &dpop, Some(http)).await?;
+                manager.set_metadata(found.metadata);
+            }
+        }
         if options.store.is_some() {
             // Stored tokens need the server's metadata (for refresh); a
             // failure here leaves the 401 to start a fresh authorization.
