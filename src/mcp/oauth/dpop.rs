@@ -190,8 +190,20 @@ impl TokenHttp {
                 .build()
                 .map_err(|e| format!("the OAuth HTTP client could not be made: {e}"))
         };
+        // Redirects are followed only within the origin asked (as rmcp's
+        // own OAuth client does for discovery), at most 10.
+        let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+            let first = attempt.previous().first().map(|u| u.origin());
+            if first.as_ref() != Some(&attempt.url().origin()) {
+                attempt.error("an OAuth redirect to another origin")
+            } else if attempt.previous().len() > 10 {
+                attempt.error("more than 10 OAuth redirects")
+            } else {
+                attempt.follow()
+            }
+        });
         Ok(TokenHttp {
-            follow: build(reqwest::redirect::Policy::limited(10))?,
+            follow: build(same_origin)?,
             stop: build(reqwest::redirect::Policy::none())?,
             dpop,
         })
@@ -600,6 +612,66 @@ mod tests {
             assert!(!fresh.bound());
             assert_ne!(fresh.jwk, dpop.jwk);
         }
+    }
+
+    /// A server that answers each connection with the next of the answers
+    /// `answers(its port)` gives (raw HTTP), on a thread; its port.
+    fn answering(answers: impl FnOnce(u16) -> Vec<String> + Send + 'static) -> u16 {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for answer in answers(port) {
+                let Ok((mut s, _)) = listener.accept() else {
+                    return;
+                };
+                let mut buf = [0u8; 4096];
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(answer.as_bytes());
+            }
+        });
+        port
+    }
+
+    fn redirect(to: String) -> String {
+        format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    }
+
+    const OK: &str = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+
+    #[test]
+    fn oauth_redirects_are_followed_within_the_origin_only() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let http = TokenHttp::new(None).unwrap();
+        let get = |port: u16| {
+            http::Request::get(format!("http://127.0.0.1:{port}/.well-known/a"))
+                .body(Vec::new())
+                .unwrap()
+        };
+        // To another origin (another port): refused.
+        let elsewhere = answering(|_| vec![OK.to_owned()]);
+        let port = answering(move |_| vec![redirect(format!("http://127.0.0.1:{elsewhere}/x"))]);
+        let err = runtime
+            .block_on(http.send(get(port), true))
+            .expect_err("a redirect to another origin was followed");
+        assert!(err.contains("failed"), "{err}");
+        // Within the origin: followed.
+        let port = answering(|port| {
+            vec![
+                redirect(format!("http://127.0.0.1:{port}/y")),
+                OK.to_owned(),
+            ]
+        });
+        let answer = runtime
+            .block_on(http.send(get(port), true))
+            .expect("a redirect within the origin is followed");
+        assert_eq!(
+            (answer.status().as_u16(), answer.body().as_slice()),
+            (200, &b"{}"[..])
+        );
     }
 
     #[test]
