@@ -250,18 +250,28 @@ fn a_quick_tool_that_turns_slow(runner: Runner) {
          before 50 us were up (timers, siblings beside it): {tries:?}"
     );
 
-    // The slow call ended the tool's quick streak.
-    let round = flip.round(runner, 4, Some(Duration::from_secs(5)));
-    assert!(
-        round.started_beside_first.load(Ordering::SeqCst) >= 1,
-        "no sibling started beside the blocked call"
-    );
-    assert_eq!(round.most.load(Ordering::SeqCst), 3);
-    if let Runner::Execute = runner {
-        let timers = round.timers_at_first.load(Ordering::SeqCst);
+    // The slow call ended the tool's quick streak. The join timer is seen
+    // live by the first call unless it already fired (the executing thread
+    // preempted for more than its 50 us between arming it and starting the
+    // call, on a loaded machine): a few tries, as above; an implementation
+    // that arms none fails every one.
+    let mut timers_seen = Vec::new();
+    for _ in 0..5 {
+        let round = flip.round(runner, 4, Some(Duration::from_secs(5)));
         assert!(
-            timers >= 1,
-            "execute armed no join timer before a call not known quick"
+            round.started_beside_first.load(Ordering::SeqCst) >= 1,
+            "no sibling started beside the blocked call"
+        );
+        assert_eq!(round.most.load(Ordering::SeqCst), 3);
+        timers_seen.push(round.timers_at_first.load(Ordering::SeqCst));
+        if !matches!(runner, Runner::Execute) || timers_seen.last() >= Some(&1) {
+            break;
+        }
+    }
+    if let Runner::Execute = runner {
+        assert!(
+            timers_seen.iter().any(|&t| t >= 1),
+            "execute armed no join timer before a call not known quick: {timers_seen:?}"
         );
     }
 }
