@@ -651,7 +651,8 @@ mod with_mcp {
         oauth_server_in(expires_in, "")
     }
 
-    /// The same in `mode` ("dpop", "dpop-nonce": see the script).
+    /// The same in `mode` ("dpop", "dpop-nonce", "legacy-issuer",
+    /// "foreign-issuer": see the script).
     fn oauth_server_in(expires_in: u32, mode: &str) -> (Server, String) {
         let port = free_port();
         let server = Server(
@@ -730,6 +731,42 @@ mod with_mcp {
     }
 
     #[test]
+    fn a_2025_03_26_server_whose_root_metadata_names_an_issuer_of_its_origin_is_mounted() {
+        // No protected resource metadata; the root metadata's issuer is
+        // BASE/oauth (RFC 8414 would want BASE): taken, as it is the MCP
+        // server's own origin, and the authorization response's `iss` is
+        // held to it.
+        let (_server, url) = oauth_server_in(3600, "legacy-issuer");
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
+        let token = call(&reg, "o_whoami", json!({}));
+        assert_eq!(token.outcome, Outcome::Ok, "{}", token.content);
+        assert!(token.content.starts_with("at-"), "{}", token.content);
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["authorizations"], 1, "{stats}");
+        assert_eq!(stats["code_grants"], 1, "{stats}");
+        mount.unmount();
+    }
+
+    #[test]
+    fn root_metadata_naming_an_issuer_of_another_origin_fails_the_mount() {
+        let (_server, url) = oauth_server_in(3600, "foreign-issuer");
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let reg = Registry::default();
+        let Err(err) = Mount::connect(&reg, oauth_mount(&url, agreeing_user())) else {
+            panic!("mounted with another origin's authorization server metadata");
+        };
+        let text = err.to_string();
+        assert!(text.contains("OAuth discovery"), "{text}");
+        assert!(text.contains("issuer mismatch"), "{text}");
+        assert!(text.contains("http://localhost:"), "{text}");
+        let stats = stats(&base).expect("stats");
+        assert_eq!(stats["authorizations"], 0, "{stats}");
+        assert!(reg.names().is_empty());
+    }
+
+    #[test]
     fn an_expired_oauth_token_is_refreshed_without_asking_the_user_again() {
         // Tokens live 2 s: after 3 s the next call's token is refused or
         // seen to be expired, and the refresh token gets a new one.
@@ -792,28 +829,43 @@ mod with_mcp {
                 *self.0.lock().unwrap() = json.map(str::to_owned);
             }
         }
-        let (_server, url) = oauth_server(3600);
-        let base = url.trim_end_matches("/mcp").to_owned();
-        let kept = Arc::new(Kept::default());
-        for _ in 0..2 {
-            let reg = Registry::default();
-            let mut options = oauth_mount(&url, agreeing_user());
-            if let Some(oauth) = options.oauth.as_mut() {
-                oauth.store = Some(kept.clone());
+        // Also for a 2025-03-26 server whose metadata names a path issuer,
+        // its tokens expired by the next mount: the refresh needs that
+        // metadata, found again by the next mount's discovery.
+        for (mode, expires_in) in [("", 3600), ("legacy-issuer", 2)] {
+            let (_server, url) = oauth_server_in(expires_in, mode);
+            let base = url.trim_end_matches("/mcp").to_owned();
+            let kept = Arc::new(Kept::default());
+            for round in 0..2 {
+                if round == 1 && expires_in < 3 {
+                    std::thread::sleep(Duration::from_secs(3));
+                }
+                let reg = Registry::default();
+                let mut options = oauth_mount(&url, agreeing_user());
+                if let Some(oauth) = options.oauth.as_mut() {
+                    oauth.store = Some(kept.clone());
+                }
+                let mount = Mount::connect(&reg, options).expect("mount");
+                let whoami = call(&reg, "o_whoami", json!({}));
+                assert_eq!(whoami.outcome, Outcome::Ok, "{mode}: {}", whoami.content);
+                mount.unmount();
             }
-            let mount = Mount::connect(&reg, options).expect("mount");
-            assert_eq!(call(&reg, "o_whoami", json!({})).outcome, Outcome::Ok);
-            mount.unmount();
+            assert!(kept
+                .0
+                .lock()
+                .unwrap()
+                .as_deref()
+                .unwrap_or("")
+                .contains("access_token"));
+            let stats = stats(&base).expect("stats");
+            assert_eq!(stats["authorizations"], 1, "{mode}: {stats}");
+            if expires_in < 3 {
+                assert!(
+                    stats["refresh_grants"].as_u64() >= Some(1),
+                    "{mode}: {stats}"
+                );
+            }
         }
-        assert!(kept
-            .0
-            .lock()
-            .unwrap()
-            .as_deref()
-            .unwrap_or("")
-            .contains("access_token"));
-        let stats = stats(&base).expect("stats");
-        assert_eq!(stats["authorizations"], 1, "{stats}");
     }
 
     /// A DPoP-bound token kept in the host's store comes with its key: the

@@ -22,6 +22,12 @@ With argv[3] "dpop" (or "dpop-nonce") the authorization server offers DPoP
 proof's key (token_type DPoP), and the MCP server then takes that token
 only with the DPoP scheme and a valid, fresh proof for the request (and,
 with "dpop-nonce", only proofs carrying the nonces the servers hand out).
+With argv[3] "legacy-issuer" the server is one of the 2025-03-26 era: no
+protected resource metadata (404, and a challenge that names none) and
+authorization server metadata at the root whose issuer is BASE/oauth (the
+conformance suite's oauth-metadata-backcompat); "foreign-issuer" the same
+with an issuer of another origin (localhost for 127.0.0.1), which a client
+must refuse.
 Signatures are checked here with a few lines of P-256 arithmetic, so that the
 server stays standard-library only.
 GET /stats gives counts of what happened, for the test to check; GET /quit
@@ -44,6 +50,7 @@ EXPIRES_IN = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
 MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 DPOP = MODE.startswith("dpop")
 NONCE = MODE == "dpop-nonce"
+LEGACY = MODE in ("legacy-issuer", "foreign-issuer")
 AS_NONCE, RS_NONCE = "as-nonce-1", "rs-nonce-1"
 SERVER = None
 KEYED = "keyed-1"
@@ -189,13 +196,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
-        if url.path == "/.well-known/oauth-protected-resource/mcp":
+        if url.path == "/.well-known/oauth-protected-resource/mcp" and not LEGACY:
             self.send_json(200, {"resource": RESOURCE, "authorization_servers": [BASE],
                                  "scopes_supported": ["tools"]})
         elif url.path == "/.well-known/oauth-authorization-server":
             self.send_json(200, {
                 **({"dpop_signing_alg_values_supported": ["ES256"]} if DPOP else {}),
-                "issuer": BASE,
+                "issuer": ISSUER,
                 "authorization_endpoint": f"{BASE}/authorize",
                 "token_endpoint": f"{BASE}/token",
                 "registration_endpoint": f"{BASE}/register",
@@ -223,7 +230,7 @@ class Handler(BaseHTTPRequestHandler):
             codes[code] = (query["client_id"], query["redirect_uri"], query["code_challenge"],
                            query.get("resource"))
             to = query["redirect_uri"] + "?" + urllib.parse.urlencode(
-                {"code": code, "state": query.get("state", ""), "iss": BASE})
+                {"code": code, "state": query.get("state", ""), "iss": ISSUER})
             self.send_response(302)
             self.send_header("Location", to)
             self.send_header("Content-Length", "0")
@@ -371,10 +378,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def refuse(self, error, scheme="Bearer", headers=()):
         stats["unauthorized"] += 1
-        self.send_json(401, {"error": error}, [(
-            "WWW-Authenticate",
-            f'{scheme} error="{error}", resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"'),
-            *headers])
+        pointer = "" if LEGACY else \
+            f', resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"'
+        self.send_json(401, {"error": error}, [
+            ("WWW-Authenticate", f'{scheme} error="{error}"{pointer}'), *headers])
 
     def mcp(self, body):
         auth = self.headers.get("Authorization", "")
@@ -425,5 +432,7 @@ SERVER = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
 PORT = SERVER.server_address[1]
 BASE = f"http://127.0.0.1:{PORT}"
 RESOURCE = f"{BASE}/mcp"
+ISSUER = {"legacy-issuer": f"{BASE}/oauth",
+          "foreign-issuer": f"http://localhost:{PORT}/oauth"}.get(MODE, BASE)
 print(PORT, flush=True)
 SERVER.serve_forever()

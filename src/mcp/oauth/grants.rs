@@ -201,24 +201,22 @@ impl Authorization {
         let o = &self.options;
         let (mut manager, mut store) = super::new_manager(o, &self.url, &self.dpop, None).await?;
         let found = |e| format!("OAuth discovery for {} failed: {e}", self.url);
-        let mut resolution = manager
-            .resolve_metadata_from_challenge(Some(challenge))
+        let mut metadata = super::issuer::resolve(&manager, &self.url, Some(challenge))
             .await
             .map_err(found)?;
-        let dpop = dpop::offered(&resolution.metadata).then(|| self.dpop.clone());
+        let dpop = dpop::offered(&metadata).then(|| self.dpop.clone());
         if dpop.is_none() {
             self.dpop.unbind();
         }
         if let Some(dpop) = &dpop {
             let http = Arc::new(TokenHttp::new(Some(dpop.clone()))?);
             (manager, store) = super::new_manager(o, &self.url, &self.dpop, Some(http)).await?;
-            resolution = manager
-                .resolve_metadata_from_challenge(Some(challenge))
+            metadata = super::issuer::resolve(&manager, &self.url, Some(challenge))
                 .await
                 .map_err(found)?;
         }
-        manager.set_metadata(resolution.metadata.clone());
-        Ok((manager, store, resolution.metadata, TokenHttp::new(dpop)?))
+        manager.set_metadata(metadata.clone());
+        Ok((manager, store, metadata, TokenHttp::new(dpop)?))
     }
 
     /// `scope` (if any) and `resource` (RFC 8707: the MCP server).

@@ -17,6 +17,7 @@
 
 mod dpop;
 mod grants;
+mod issuer;
 mod jwt;
 
 pub use grants::IdentityProvider;
@@ -253,14 +254,18 @@ impl Authorization {
         };
         let dpop = dpop::Dpop::from_stored(stored.as_deref());
         let (mut manager, _) = new_manager(&options, url, &dpop, None).await?;
-        if dpop.bound() {
+        if stored.is_some() {
             // The metadata found through rmcp's client (which checks the
-            // addresses it names), for a manager whose token requests carry
-            // proofs; without it, the 401 starts a fresh authorization.
-            if let Ok(Ok(found)) = tokio::time::timeout(limit, manager.resolve_metadata()).await {
-                let http = Arc::new(dpop::TokenHttp::new(Some(dpop.clone()))?);
-                (manager, _) = new_manager(&options, url, &dpop, Some(http)).await?;
-                manager.set_metadata(found.metadata);
+            // addresses it names) for the stored tokens' refresh; when they
+            // are bound to a DPoP key, for a manager whose token requests
+            // carry proofs. Without it, the 401 starts a fresh authorization.
+            let found = tokio::time::timeout(limit, issuer::resolve(&manager, url, None)).await;
+            if let Ok(Ok(found)) = found {
+                if dpop.bound() {
+                    let http = Arc::new(dpop::TokenHttp::new(Some(dpop.clone()))?);
+                    (manager, _) = new_manager(&options, url, &dpop, Some(http)).await?;
+                }
+                manager.set_metadata(found);
             }
         }
         if options.store.is_some() {

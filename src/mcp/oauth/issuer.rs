@@ -1,0 +1,154 @@
+//! Authorization server metadata through rmcp's discovery, with the one
+//! exception capstan makes to its issuer check.
+//!
+//! RFC 8414 section 3.3: the `issuer` of metadata must be the issuer
+//! identifier the metadata URL was made from, so that one authorization
+//! server cannot pass itself off as another (the mix-up attacks). rmcp
+//! enforces it everywhere. A server of the 2025-03-26 era has no protected
+//! resource metadata: the client makes the metadata URL from the MCP
+//! server's origin (the spec's "authorization base URL"), an issuer it
+//! guessed rather than one anybody named, and such servers often answer
+//! with an issuer that has a path (`https://host/oauth`); the conformance
+//! suite's `auth/2025-03-26-oauth-metadata-backcompat` is one. Such metadata
+//! is taken when its issuer has the MCP server's own origin: it can then
+//! claim no other origin's authorization server, which is what the check
+//! defends, and the issuer it states is the one the authorization response
+//! (RFC 9207 `iss`) and stored tokens are then held to. Any other mismatch
+//! still fails, as does one where the metadata came from anywhere but the
+//! origin's root well-known URLs.
+
+use rmcp::transport::auth::{AuthError, AuthorizationMetadata};
+use rmcp::transport::AuthorizationManager;
+
+use super::dpop::TokenHttp;
+
+/// The well-known URLs, at an origin's root, where rmcp looks for metadata
+/// whose issuer is that origin.
+const ROOT_METADATA: [&str; 2] = [
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+];
+
+/// The authorization server metadata `manager` finds for the MCP server at `url` (from the
+/// 401's `challenge` if any), taking same-origin metadata of a server
+/// without protected resource metadata (see the module's text).
+pub(super) async fn resolve(
+    manager: &AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, AuthError> {
+    let error = match manager.resolve_metadata_from_challenge(challenge).await {
+        Err(e @ AuthError::AuthorizationServerMismatch { .. }) => e,
+        other => return other.map(|resolution| resolution.metadata),
+    };
+    let AuthError::AuthorizationServerMismatch {
+        expected_issuer,
+        received_issuer,
+    } = &error
+    else {
+        return Err(error);
+    };
+    if !same_origin_issuer(url, expected_issuer, received_issuer) {
+        return Err(error);
+    }
+    root_metadata(url, received_issuer).await.ok_or(error)
+}
+
+/// Whether a mismatch is the exception: the issuer expected is the MCP
+/// server's origin itself (the metadata came from the origin's root), and
+/// the one received is a URL of that origin.
+fn same_origin_issuer(url: &str, expected: &str, received: &str) -> bool {
+    let (Ok(server), Ok(expected), Ok(received)) = (
+        url::Url::parse(url),
+        url::Url::parse(expected),
+        url::Url::parse(received),
+    ) else {
+        return false;
+    };
+    let root = matches!(expected.path(), "" | "/");
+    root && expected.query().is_none()
+        && received.query().is_none()
+        && received.fragment().is_none()
+        && received.username().is_empty()
+        && expected.origin() == server.origin()
+        && received.origin() == server.origin()
+        && server.origin().is_tuple()
+}
+
+/// The metadata at the root of `url`'s origin whose issuer is `issuer`
+/// (what rmcp's discovery read and refused), read again: rmcp gives back
+/// only the error. Redirects are followed within the origin only.
+async fn root_metadata(url: &str, issuer: &str) -> Option<AuthorizationMetadata> {
+    let http = TokenHttp::new(None).ok()?;
+    let origin = url::Url::parse(url).ok()?.origin().ascii_serialization();
+    for path in ROOT_METADATA {
+        let request = http::Request::get(format!("{origin}{path}"))
+            .header(http::header::ACCEPT, "application/json")
+            .body(Vec::new())
+            .ok()?;
+        let Ok(answer) = http.send(request, true).await else {
+            continue;
+        };
+        if !answer.status().is_success() {
+            continue;
+        }
+        let Ok(metadata) = serde_json::from_slice::<AuthorizationMetadata>(answer.body()) else {
+            continue;
+        };
+        if metadata.issuer.as_deref() == Some(issuer) {
+            return Some(metadata);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_origin_issuer;
+
+    #[test]
+    fn only_a_root_issuer_mismatch_within_the_servers_origin_is_excepted() {
+        let server = "https://mcp.example.com/mcp";
+        let root = "https://mcp.example.com/";
+        assert!(same_origin_issuer(
+            server,
+            root,
+            "https://mcp.example.com/oauth"
+        ));
+        assert!(same_origin_issuer(
+            server,
+            "https://mcp.example.com",
+            "https://mcp.example.com/tenant/1"
+        ));
+        // Another origin: scheme, host or port.
+        for other in [
+            "https://evil.example.com/oauth",
+            "http://mcp.example.com/oauth",
+            "https://mcp.example.com:8443/oauth",
+        ] {
+            assert!(!same_origin_issuer(server, root, other), "{other}");
+        }
+        // The issuer expected was named (protected resource metadata, a
+        // path-aware URL), not guessed from the origin.
+        assert!(!same_origin_issuer(
+            server,
+            "https://mcp.example.com/as",
+            "https://mcp.example.com/oauth"
+        ));
+        // The expected root is not the server's origin.
+        assert!(!same_origin_issuer(
+            server,
+            "https://as.example.com/",
+            "https://as.example.com/oauth"
+        ));
+        // Not an issuer identifier (RFC 8414: no query or fragment).
+        for odd in [
+            "https://mcp.example.com/oauth?x=1",
+            "https://mcp.example.com/oauth#f",
+            "https://user@mcp.example.com/oauth",
+            "not a url",
+        ] {
+            assert!(!same_origin_issuer(server, root, odd), "{odd}");
+        }
+    }
+}
