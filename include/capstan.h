@@ -25,7 +25,10 @@
  *    a NULL options pointer means defaults. Zero-filled fields mean defaults.
  *    Fill one with its CAPSTAN_<STRUCT>_INIT macro or, from a host without
  *    a C preprocessor, its capstan_<struct>_init() function (the same
- *    bytes). Both directions of version skew are defined: a struct_size
+ *    bytes, and as many as this library's struct has: a binding built for
+ *    an older header must not call it into its smaller struct, but zero
+ *    the struct and set struct_size to its own size itself, as the macro
+ *    does). Both directions of version skew are defined: a struct_size
  *    smaller than the library's struct (an older header) reads the missing
  *    fields as zero; a larger one (a newer header) is accepted only if every
  *    byte past what the library knows is zero, else INVALID_ARGUMENT naming

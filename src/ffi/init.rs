@@ -2,7 +2,10 @@
 //! without a C preprocessor (Go's cgo shim, Python ctypes, Swift, Node,
 //! Java). Each fills the whole struct: `struct_size` = the size this library
 //! knows, every other field zero (the defaults), exactly what the struct's
-//! `CAPSTAN_<STRUCT>_INIT` macro gives.
+//! `CAPSTAN_<STRUCT>_INIT` macro gives. As many bytes as this library's
+//! struct has: a binding for an older header that called one into its own,
+//! smaller struct would have it overrun; such a binding fills its struct
+//! itself (the Java binding does so for every struct).
 
 use super::boundary::*;
 use super::mcp_client::capstan_mcp_mount_options;

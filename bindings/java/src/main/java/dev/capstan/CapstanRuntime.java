@@ -20,8 +20,7 @@ public final class CapstanRuntime {
             throw new IllegalArgumentException("threads and keepAliveMs must be >= 0 (0: capstan's default)");
         }
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment o = Native.initStruct(a, Native.RUNTIME_OPTIONS, Native.runtime_options_init,
-                    "capstan_runtime_options");
+            MemorySegment o = Native.initStruct(a, Native.RUNTIME_OPTIONS);
             o.set(Native.U32, Native.off(Native.RUNTIME_OPTIONS, "threads"), threads);
             o.set(Native.U32, Native.off(Native.RUNTIME_OPTIONS, "keep_alive_ms"), keepAliveMs);
             Native.check((int) Native.runtime_configure.invokeExact(o));

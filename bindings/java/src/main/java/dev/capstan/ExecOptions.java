@@ -46,14 +46,14 @@ public record ExecOptions(boolean sequential, int limit, int timeoutMs, int dead
         return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, strictNulls, ids);
     }
 
-    /** The C struct in {@code a} (filled by capstan_exec_options_init first, then our fields). */
+    /** The C struct in {@code a} (the defaults of its INIT macro, then our fields). */
     MemorySegment toNative(Arena a) throws Throwable {
         return toNative(a, 0);
     }
 
     /** As {@link #toNative(Arena)}, with {@code extraFlags} (CAPSTAN_EXEC_*) set too. */
     MemorySegment toNative(Arena a, int extraFlags) throws Throwable {
-        MemorySegment s = Native.initStruct(a, Native.EXEC_OPTIONS, Native.exec_options_init, "capstan_exec_options");
+        MemorySegment s = Native.initStruct(a, Native.EXEC_OPTIONS);
         int flags = (sequential ? 1 : 0) | (strictNulls ? 4 : 0) | extraFlags;
         s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "flags"), flags);
         s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "limit"), limit);

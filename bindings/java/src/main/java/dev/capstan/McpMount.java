@@ -306,8 +306,7 @@ public final class McpMount implements AutoCloseable {
 
     McpMount(MemorySegment reg, Options o) throws Throwable {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment s = Native.initStruct(a, Native.MCP_MOUNT_OPTIONS, Native.mcp_mount_options_init,
-                    "capstan_mcp_mount_options");
+            MemorySegment s = Native.initStruct(a, Native.MCP_MOUNT_OPTIONS);
             if (o.url() != null) {
                 s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, "url"), Native.utf8(a, o.url()));
             }

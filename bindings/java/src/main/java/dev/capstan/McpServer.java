@@ -51,8 +51,7 @@ public final class McpServer implements AutoCloseable {
     }
 
     static MemorySegment toNative(Arena a, Options o) throws Throwable {
-        MemorySegment s = Native.initStruct(a, Native.MCP_SERVER_OPTIONS, Native.mcp_server_options_init,
-                "capstan_mcp_server_options");
+        MemorySegment s = Native.initStruct(a, Native.MCP_SERVER_OPTIONS);
         set(a, s, "address", o.address());
         set(a, s, "bearer_token", o.bearerToken());
         set(a, s, "allowed_hosts", o.allowedHosts());

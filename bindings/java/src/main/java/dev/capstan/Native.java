@@ -264,14 +264,29 @@ final class Native {
     }
 
     /** Fills an options struct with its capstan _init and checks the size capstan wrote against our layout. */
-    static MemorySegment initStruct(Arena a, MemoryLayout layout, MethodHandle init, String name) throws Throwable {
+    /** The largest struct_size the library accepts (capstan.h): room for any version's struct. */
+    static final long MAX_STRUCT_SIZE = 4096;
+
+    /**
+     * A {@code layout} as its CAPSTAN_<STRUCT>_INIT macro gives it at this binding's version:
+     * zero, struct_size = this binding's size. So a jar and a library of other versions work
+     * together as the header's version-skew rules say (an older struct's missing fields read as
+     * zero; a newer one's fields the library does not know are refused if set). The library's
+     * capstan_<struct>_init is not called into it: that writes the library's own size, which
+     * overruns the struct of a binding older than the library.
+     */
+    static MemorySegment initStruct(Arena a, MemoryLayout layout) {
         MemorySegment s = a.allocate(layout);
-        check((int) init.invokeExact(s));
-        if (s.get(U32, 0) != (int) layout.byteSize()) {
-            throw new IllegalStateException(name + ": the library's struct_size " + s.get(U32, 0)
-                    + " is not this binding's " + layout.byteSize());
-        }
+        s.fill((byte) 0);
+        s.set(U32, 0, (int) layout.byteSize());
         return s;
+    }
+
+    /** The library's struct_size of a struct: its {@code init} run into room for any version. */
+    static int librarySize(Arena a, MethodHandle init) throws Throwable {
+        MemorySegment scratch = a.allocate(MAX_STRUCT_SIZE, 8);
+        check((int) init.invokeExact(scratch));
+        return scratch.get(U32, 0);
     }
 
     static final MemoryLayout EVENT = MemoryLayout.structLayout(

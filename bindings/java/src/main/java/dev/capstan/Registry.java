@@ -105,7 +105,7 @@ public final class Registry implements AutoCloseable {
             ToolHandler handler) {
         if (handler == null) throw new IllegalArgumentException("tool " + name + ": handler is null");
         return with((r, a) -> {
-            MemorySegment def = Native.initStruct(a, Native.TOOL_DEF, Native.tool_def_init, "capstan_tool_def");
+            MemorySegment def = Native.initStruct(a, Native.TOOL_DEF);
             def.set(Native.PTR, Native.off(Native.TOOL_DEF, "name"), Native.utf8(a, name));
             if (description != null) {
                 def.set(Native.PTR, Native.off(Native.TOOL_DEF, "description"), Native.utf8(a, description));
@@ -237,8 +237,7 @@ public final class Registry implements AutoCloseable {
         for (ExportFlag f : flags) bits |= f.bit;
         int exportFlags = bits;
         return with((r, a) -> {
-            MemorySegment opts = Native.initStruct(a, Native.EXPORT_OPTIONS, Native.export_options_init,
-                    "capstan_export_options");
+            MemorySegment opts = Native.initStruct(a, Native.EXPORT_OPTIONS);
             opts.set(Native.U32, Native.off(Native.EXPORT_OPTIONS, "flags"), exportFlags);
             MemorySegment out = a.allocate(Native.PTR);
             MemorySegment len = a.allocate(Native.SIZE);
@@ -320,8 +319,7 @@ public final class Registry implements AutoCloseable {
             throw new IllegalArgumentException("search limit must be 1 to 100, not " + limit);
         }
         return with((r, a) -> {
-            MemorySegment opts = Native.initStruct(a, Native.SEARCH_OPTIONS, Native.search_options_init,
-                    "capstan_search_options");
+            MemorySegment opts = Native.initStruct(a, Native.SEARCH_OPTIONS);
             opts.set(Native.U32, Native.off(Native.SEARCH_OPTIONS, "flags"), regex ? 1 : 0);
             opts.set(Native.U32, Native.off(Native.SEARCH_OPTIONS, "limit"), limit);
             MemorySegment q = Native.utf8(a, query);
@@ -342,8 +340,7 @@ public final class Registry implements AutoCloseable {
      */
     public Registry addSearchTool(SearchToolOptions options) {
         return with((r, a) -> {
-            MemorySegment o = Native.initStruct(a, Native.SEARCH_TOOL_OPTIONS, Native.search_tool_options_init,
-                    "capstan_search_tool_options");
+            MemorySegment o = Native.initStruct(a, Native.SEARCH_TOOL_OPTIONS);
             o.set(Native.U32, Native.off(Native.SEARCH_TOOL_OPTIONS, "flags"), options.regex() ? 1 : 0);
             o.set(Native.U32, Native.off(Native.SEARCH_TOOL_OPTIONS, "limit"), options.limit());
             if (options.name() != null) {

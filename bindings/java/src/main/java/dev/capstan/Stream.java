@@ -115,8 +115,7 @@ public final class Stream implements AutoCloseable {
                 long off = Native.off(Native.EXEC_OPTIONS, "flags");
                 opts.set(Native.U32, off, opts.get(Native.U32, off) | 16);
             }
-            MemorySegment sinkStruct = Native.initStruct(a, Native.STREAM_SINK, Native.stream_sink_init,
-                    "capstan_stream_sink");
+            MemorySegment sinkStruct = Native.initStruct(a, Native.STREAM_SINK);
             sinkStruct.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_text"), Native.TEXT_STUB);
             sinkStruct.set(Native.PTR, Native.off(Native.STREAM_SINK, "on_result"), Native.RESULT_STUB);
             sinkStruct.set(Native.PTR, Native.off(Native.STREAM_SINK, "user_data"), userData);
