@@ -713,40 +713,28 @@ mod with_mcp {
 
     #[test]
     fn an_oauth_server_is_mounted_through_the_hosts_authorize_callback() {
-        let (_server, url) = oauth_server(3600);
-        let base = url.trim_end_matches("/mcp").to_owned();
-        let reg = Registry::default();
-        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
-        let token = call(&reg, "o_whoami", json!({}));
-        assert_eq!(token.outcome, Outcome::Ok, "{}", token.content);
-        assert!(token.content.starts_with("at-"), "{}", token.content);
-        let stats = stats(&base).expect("stats");
-        // Discovery from the 401, dynamic registration, one authorization,
-        // PKCE checked by the server, the resource indicator sent.
-        assert_eq!(stats["registrations"], 1, "{stats}");
-        assert_eq!(stats["authorizations"], 1, "{stats}");
-        assert_eq!(stats["code_grants"], 1, "{stats}");
-        assert_eq!(stats["resources"], json!([url]), "{stats}");
-        mount.unmount();
-    }
-
-    #[test]
-    fn a_2025_03_26_server_whose_root_metadata_names_an_issuer_of_its_origin_is_mounted() {
-        // No protected resource metadata; the root metadata's issuer is
-        // BASE/oauth (RFC 8414 would want BASE): taken, as it is the MCP
-        // server's own origin, and the authorization response's `iss` is
-        // held to it.
-        let (_server, url) = oauth_server_in(3600, "legacy-issuer");
-        let base = url.trim_end_matches("/mcp").to_owned();
-        let reg = Registry::default();
-        let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect("mount");
-        let token = call(&reg, "o_whoami", json!({}));
-        assert_eq!(token.outcome, Outcome::Ok, "{}", token.content);
-        assert!(token.content.starts_with("at-"), "{}", token.content);
-        let stats = stats(&base).expect("stats");
-        assert_eq!(stats["authorizations"], 1, "{stats}");
-        assert_eq!(stats["code_grants"], 1, "{stats}");
-        mount.unmount();
+        // Also a 2025-03-26 server: no protected resource metadata, and root
+        // metadata whose issuer is BASE/oauth (RFC 8414 would want BASE):
+        // taken, as it is the MCP server's own origin, and the
+        // authorization response's `iss` is held to it.
+        for mode in ["", "legacy-issuer"] {
+            let (_server, url) = oauth_server_in(3600, mode);
+            let base = url.trim_end_matches("/mcp").to_owned();
+            let reg = Registry::default();
+            let mount = Mount::connect(&reg, oauth_mount(&url, agreeing_user())).expect(mode);
+            let token = call(&reg, "o_whoami", json!({}));
+            assert_eq!(token.outcome, Outcome::Ok, "{mode}: {}", token.content);
+            assert!(token.content.starts_with("at-"), "{}", token.content);
+            let stats = stats(&base).expect("stats");
+            // Discovery from the 401, dynamic registration, one
+            // authorization, PKCE checked by the server, the resource
+            // indicator sent.
+            assert_eq!(stats["registrations"], 1, "{mode}: {stats}");
+            assert_eq!(stats["authorizations"], 1, "{mode}: {stats}");
+            assert_eq!(stats["code_grants"], 1, "{mode}: {stats}");
+            assert_eq!(stats["resources"], json!([url]), "{mode}: {stats}");
+            mount.unmount();
+        }
     }
 
     #[test]
