@@ -255,10 +255,13 @@ impl Authorization {
         let dpop = dpop::Dpop::from_stored(stored.as_deref());
         let (mut manager, _) = new_manager(&options, url, &dpop, None).await?;
         if stored.is_some() {
-            // The metadata found through rmcp's client (which checks the
-            // addresses it names) for the stored tokens' refresh; when they
-            // are bound to a DPoP key, for a manager whose token requests
-            // carry proofs. Without it, the 401 starts a fresh authorization.
+            // Stored tokens need the server's metadata (for refresh), found
+            // through rmcp's client (which checks the addresses it names);
+            // when they are bound to a DPoP key, for a manager whose token
+            // requests carry proofs. If it cannot be found, the stored
+            // access token is still presented, and a 401 starts a fresh
+            // authorization (loading the store without it would only try
+            // the same discovery again).
             let found = tokio::time::timeout(limit, issuer::resolve(&manager, url, None)).await;
             if let Ok(Ok(found)) = found {
                 if dpop.bound() {
@@ -266,12 +269,8 @@ impl Authorization {
                     (manager, _) = new_manager(&options, url, &dpop, Some(http)).await?;
                 }
                 manager.set_metadata(found);
+                let _ = tokio::time::timeout(limit, manager.initialize_from_store()).await;
             }
-        }
-        if options.store.is_some() {
-            // Stored tokens need the server's metadata (for refresh); a
-            // failure here leaves the 401 to start a fresh authorization.
-            let _ = tokio::time::timeout(limit, manager.initialize_from_store()).await;
         }
         Ok(Arc::new(Authorization {
             options,
