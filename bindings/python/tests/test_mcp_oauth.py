@@ -253,9 +253,12 @@ def test_the_mount_options_have_the_librarys_layout():
     fields appended last are never read)."""
     init = lib().blocking.capstan_mcp_mount_options_init
     init.restype, init.argtypes = ctypes.c_int32, [ctypes.c_void_p]
-    opts = _mcp_client._MountOptions()
-    assert init(ctypes.addressof(opts)) == 0
-    assert opts.struct_size == ctypes.sizeof(_mcp_client._MountOptions)
+    # Room for any version's struct (struct_size is at most 4096): _init
+    # writes the library's size, which would overrun a smaller struct.
+    room = (ctypes.c_uint64 * 512)()
+    assert init(ctypes.addressof(room)) == 0
+    library_size = ctypes.c_uint32.from_buffer(room).value
+    assert library_size == ctypes.sizeof(_mcp_client._MountOptions)
 
 
 def test_oauth_is_public():
