@@ -13,9 +13,12 @@
 //! is taken when its issuer has the MCP server's own origin: it can then
 //! claim no other origin's authorization server, which is what the check
 //! defends, and the issuer it states is the one the authorization response
-//! (RFC 9207 `iss`) and stored tokens are then held to. Any other mismatch
-//! still fails, as does one where the metadata came from anywhere but the
-//! origin's root well-known URLs.
+//! (RFC 9207 `iss`) and stored tokens are then held to. The exception holds
+//! whenever the issuer expected is the MCP server's origin itself, which
+//! rmcp's error says: guessed so, or named so by protected resource metadata
+//! (the same origin either way). Any other mismatch still fails: another
+//! origin, or an issuer expected with a path (named, or from a path-aware
+//! well-known URL).
 
 use rmcp::transport::auth::{AuthError, AuthorizationMetadata};
 use rmcp::transport::AuthorizationManager;
@@ -29,9 +32,9 @@ const ROOT_METADATA: [&str; 2] = [
     "/.well-known/openid-configuration",
 ];
 
-/// The authorization server metadata `manager` finds for the MCP server at `url` (from the
-/// 401's `challenge` if any), taking same-origin metadata of a server
-/// without protected resource metadata (see the module's text).
+/// The authorization server metadata `manager` finds for the MCP server at
+/// `url` (from the 401's `challenge` if any), with the same-origin
+/// exception (see the module's text).
 pub(super) async fn resolve(
     manager: &AuthorizationManager,
     url: &str,
