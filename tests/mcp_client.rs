@@ -711,6 +711,28 @@ mod with_mcp {
         options
     }
 
+    /// `oauth_mount` with an agreeing user, its tokens kept in `store`.
+    fn stored_mount(url: &str, store: Arc<dyn TokenStore>) -> MountOptions {
+        let mut options = oauth_mount(url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.store = Some(store);
+        }
+        options
+    }
+
+    /// A host's token store in memory: the JSON saved last.
+    #[derive(Default)]
+    struct Kept(std::sync::Mutex<Option<String>>);
+
+    impl TokenStore for Kept {
+        fn load(&self) -> Option<String> {
+            self.0.lock().unwrap().clone()
+        }
+        fn save(&self, json: Option<&str>) {
+            *self.0.lock().unwrap() = json.map(str::to_owned);
+        }
+    }
+
     #[test]
     fn an_oauth_server_is_mounted_through_the_hosts_authorize_callback() {
         // Also a 2025-03-26 server: no protected resource metadata, and root
@@ -807,16 +829,6 @@ mod with_mcp {
 
     #[test]
     fn stored_oauth_tokens_are_used_by_the_next_mount() {
-        #[derive(Default)]
-        struct Kept(std::sync::Mutex<Option<String>>);
-        impl TokenStore for Kept {
-            fn load(&self) -> Option<String> {
-                self.0.lock().unwrap().clone()
-            }
-            fn save(&self, json: Option<&str>) {
-                *self.0.lock().unwrap() = json.map(str::to_owned);
-            }
-        }
         // Also for a 2025-03-26 server whose metadata names a path issuer,
         // its tokens expired by the next mount: the refresh needs that
         // metadata, found again by the next mount's discovery.
@@ -829,10 +841,7 @@ mod with_mcp {
                     std::thread::sleep(Duration::from_secs(3));
                 }
                 let reg = Registry::default();
-                let mut options = oauth_mount(&url, agreeing_user());
-                if let Some(oauth) = options.oauth.as_mut() {
-                    oauth.store = Some(kept.clone());
-                }
+                let options = stored_mount(&url, kept.clone());
                 let mount = Mount::connect(&reg, options).expect("mount");
                 let whoami = call(&reg, "o_whoami", json!({}));
                 assert_eq!(whoami.outcome, Outcome::Ok, "{mode}: {}", whoami.content);
@@ -862,25 +871,12 @@ mod with_mcp {
     /// refresh token to the key, as RFC 9449 has it for public clients).
     #[test]
     fn a_stored_dpop_bound_token_is_used_and_refreshed_by_the_next_mount_with_its_key() {
-        #[derive(Default)]
-        struct Kept(std::sync::Mutex<Option<String>>);
-        impl TokenStore for Kept {
-            fn load(&self) -> Option<String> {
-                self.0.lock().unwrap().clone()
-            }
-            fn save(&self, json: Option<&str>) {
-                *self.0.lock().unwrap() = json.map(str::to_owned);
-            }
-        }
         let (_server, url) = oauth_server_in(3, "dpop");
         let base = url.trim_end_matches("/mcp").to_owned();
         let kept = Arc::new(Kept::default());
         let mount_and_call = || {
             let reg = Registry::default();
-            let mut options = oauth_mount(&url, agreeing_user());
-            if let Some(oauth) = options.oauth.as_mut() {
-                oauth.store = Some(kept.clone());
-            }
+            let options = stored_mount(&url, kept.clone());
             let mount = Mount::connect(&reg, options).expect("mount");
             let r = call(&reg, "o_whoami", json!({}));
             assert_eq!(r.outcome, Outcome::Ok, "{r:?}");
@@ -922,10 +918,7 @@ mod with_mcp {
         let base = url.trim_end_matches("/mcp").to_owned();
         let saved = Arc::new(SaveOnly::default());
         let reg = Registry::default();
-        let mut options = oauth_mount(&url, agreeing_user());
-        if let Some(oauth) = options.oauth.as_mut() {
-            oauth.store = Some(saved.clone());
-        }
+        let options = stored_mount(&url, saved.clone());
         let mount = Mount::connect(&reg, options).expect("mount");
         for _ in 0..3 {
             let r = call(&reg, "o_whoami", json!({}));
@@ -1171,16 +1164,6 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
     /// ones the host would still hand back, and never asks the user again.
     #[test]
     fn a_store_that_only_loads_gives_the_first_tokens_and_the_mount_keeps_the_refreshed_ones() {
-        #[derive(Default)]
-        struct Kept(std::sync::Mutex<Option<String>>);
-        impl TokenStore for Kept {
-            fn load(&self) -> Option<String> {
-                self.0.lock().unwrap().clone()
-            }
-            fn save(&self, json: Option<&str>) {
-                *self.0.lock().unwrap() = json.map(str::to_owned);
-            }
-        }
         struct LoadOnly(Option<String>);
         impl TokenStore for LoadOnly {
             fn load(&self) -> Option<String> {
@@ -1192,19 +1175,13 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
         let base = url.trim_end_matches("/mcp").to_owned();
         let kept = Arc::new(Kept::default());
         let reg = Registry::default();
-        let mut options = oauth_mount(&url, agreeing_user());
-        if let Some(oauth) = options.oauth.as_mut() {
-            oauth.store = Some(kept.clone());
-        }
+        let options = stored_mount(&url, kept.clone());
         let mount = Mount::connect(&reg, options).expect("mount");
         mount.unmount();
         let first = kept.0.lock().unwrap().clone();
         assert!(first.is_some());
         let reg = Registry::default();
-        let mut options = oauth_mount(&url, agreeing_user());
-        if let Some(oauth) = options.oauth.as_mut() {
-            oauth.store = Some(Arc::new(LoadOnly(first)));
-        }
+        let options = stored_mount(&url, Arc::new(LoadOnly(first)));
         let mount = Mount::connect(&reg, options).expect("mount");
         for _ in 0..2 {
             std::thread::sleep(Duration::from_millis(2500));

@@ -40,21 +40,20 @@ pub(super) async fn resolve(
     url: &str,
     challenge: Option<&str>,
 ) -> Result<AuthorizationMetadata, AuthError> {
-    let error = match manager.resolve_metadata_from_challenge(challenge).await {
-        Err(e @ AuthError::AuthorizationServerMismatch { .. }) => e,
-        other => return other.map(|resolution| resolution.metadata),
-    };
-    let AuthError::AuthorizationServerMismatch {
-        expected_issuer,
-        received_issuer,
-    } = &error
-    else {
-        return Err(error);
-    };
-    if !same_origin_issuer(url, expected_issuer, received_issuer) {
-        return Err(error);
+    match manager.resolve_metadata_from_challenge(challenge).await {
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if same_origin_issuer(url, &expected_issuer, &received_issuer) => {
+            root_metadata(url, &received_issuer).await.ok_or(
+                AuthError::AuthorizationServerMismatch {
+                    expected_issuer,
+                    received_issuer,
+                },
+            )
+        }
+        other => other.map(|resolution| resolution.metadata),
     }
-    root_metadata(url, received_issuer).await.ok_or(error)
 }
 
 /// Whether a mismatch is the exception: the issuer expected is the MCP
