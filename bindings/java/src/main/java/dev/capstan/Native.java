@@ -110,7 +110,6 @@ final class Native {
     // 4. runtime
     static final MethodHandle runtime_set_thread_hooks = fn("capstan_runtime_set_thread_hooks", U32, PTR, PTR, PTR, PTR);
     static final MethodHandle runtime_shutdown = fn("capstan_runtime_shutdown", U32, U32);
-    static final MethodHandle runtime_options_init = fn("capstan_runtime_options_init", U32, PTR);
     static final MethodHandle runtime_configure = fn("capstan_runtime_configure", U32, PTR);
     // 5. formats
     static final MethodHandle format_parse_calls = fn("capstan_format_parse_calls", U32, U32, PTR, SIZE, PTR, PTR);
@@ -120,7 +119,6 @@ final class Native {
     static final MethodHandle registry_free = fn("capstan_registry_free", null, PTR);
     static final MethodHandle registry_close = fn("capstan_registry_close", U32, PTR, U32);
     // 7. tools
-    static final MethodHandle tool_def_init = fn("capstan_tool_def_init", U32, PTR);
     static final MethodHandle name_check = fn("capstan_name_check", U32, PTR, SIZE);
     static final MethodHandle registry_add_tool = fn("capstan_registry_add_tool", U32, PTR, PTR);
     static final MethodHandle registry_remove_tool = fn("capstan_registry_remove_tool", U32, PTR, PTR, SIZE);
@@ -139,7 +137,6 @@ final class Native {
     static final MethodHandle call_input = fn("capstan_call_input", PTR, PTR, PTR);
     static final MethodHandle call_require_input = fn("capstan_call_require_input", U32, PTR, PTR, SIZE, PTR, SIZE);
     // 9-10. running calls, batches
-    static final MethodHandle exec_options_init = fn("capstan_exec_options_init", U32, PTR);
     static final MethodHandle registry_execute = fn("capstan_registry_execute", U32, PTR, PTR, SIZE, PTR, PTR, PTR);
     static final MethodHandle registry_run_turn = fn("capstan_registry_run_turn", U32, PTR, U32, PTR, SIZE, PTR, PTR, PTR);
     static final MethodHandle batch_submit = fn("capstan_batch_submit", U32, PTR, PTR, SIZE, PTR, PTR, PTR, PTR);
@@ -154,7 +151,6 @@ final class Native {
     static final MethodHandle approval_decide = fn("capstan_approval_decide", U32, PTR, BOOL, PTR, SIZE);
 
     // 14. streams
-    static final MethodHandle stream_sink_init = fn("capstan_stream_sink_init", U32, PTR);
     static final MethodHandle stream_new = fn("capstan_stream_new", U32, PTR, U32, PTR, PTR, PTR);
     static final MethodHandle stream_feed = fn("capstan_stream_feed", U32, PTR, PTR, SIZE);
     static final MethodHandle stream_finish = fn("capstan_stream_finish", U32, PTR, PTR, PTR);
@@ -167,19 +163,16 @@ final class Native {
     static final MethodHandle runtime_abandon_thread_hooks = fn("capstan_runtime_abandon_thread_hooks", U32, U32);
 
     // 15-16. MCP
-    static final MethodHandle mcp_server_options_init = fn("capstan_mcp_server_options_init", U32, PTR);
     static final MethodHandle mcp_server_start = fn("capstan_mcp_server_start", U32, PTR, PTR, PTR);
     static final MethodHandle mcp_server_url = fn("capstan_mcp_server_url", U32, PTR, PTR, PTR);
     static final MethodHandle mcp_server_stop = fn("capstan_mcp_server_stop", U32, PTR);
     static final MethodHandle mcp_server_free = fn("capstan_mcp_server_free", null, PTR);
-    static final MethodHandle mcp_mount_options_init = fn("capstan_mcp_mount_options_init", U32, PTR);
     static final MethodHandle mcp_mount_new = fn("capstan_mcp_mount_new", U32, PTR, PTR, PTR);
     static final MethodHandle mcp_mount_free = fn("capstan_mcp_mount_free", U32, PTR);
     static final MethodHandle mcp_mount_info_json = fn("capstan_mcp_mount_info_json", U32, PTR, PTR, PTR);
     static final MethodHandle mcp_server_serve_stdio = fn("capstan_mcp_server_serve_stdio", U32, PTR, PTR);
 
     // 7, 9, 11. export, names, check_call, main thread and wake-ups
-    static final MethodHandle export_options_init = fn("capstan_export_options_init", U32, PTR);
     static final MethodHandle registry_names_json = fn("capstan_registry_names_json", U32, PTR, PTR, PTR);
     static final MethodHandle registry_check_call = fn("capstan_registry_check_call", U32, PTR, PTR, SIZE, PTR, SIZE,
             U32, PTR, PTR, PTR);
@@ -190,14 +183,12 @@ final class Native {
     // 5, 7. history check, tool search
     static final MethodHandle format_check_history = fn("capstan_format_check_history", U32, U32, PTR, SIZE, U32,
             PTR, PTR, PTR, PTR);
-    static final MethodHandle search_options_init = fn("capstan_search_options_init", U32, PTR);
-    static final MethodHandle search_tool_options_init = fn("capstan_search_tool_options_init", U32, PTR);
     static final MethodHandle registry_search_json = fn("capstan_registry_search_json", U32, PTR, PTR, SIZE, PTR, PTR,
             PTR);
     static final MethodHandle registry_add_search_tool = fn("capstan_registry_add_search_tool", U32, PTR, PTR);
     static final MethodHandle registry_unload_tools = fn("capstan_registry_unload_tools", U32, PTR);
 
-    // ---- structs (layouts checked against the struct_size capstan's _init writes) ----
+    // ---- structs (layouts checked against the library's by LayoutTest) ----
     static final MemoryLayout TOOL_DEF = MemoryLayout.structLayout(
             U32.withName("struct_size"), MemoryLayout.paddingLayout(4),
             PTR.withName("name"), PTR.withName("description"), PTR.withName("parameters"),
@@ -263,10 +254,6 @@ final class Native {
         return arr;
     }
 
-    /** Fills an options struct with its capstan _init and checks the size capstan wrote against our layout. */
-    /** The largest struct_size the library accepts (capstan.h): room for any version's struct. */
-    static final long MAX_STRUCT_SIZE = 4096;
-
     /**
      * A {@code layout} as its CAPSTAN_<STRUCT>_INIT macro gives it at this binding's version:
      * zero, struct_size = this binding's size. So a jar and a library of other versions work
@@ -280,13 +267,6 @@ final class Native {
         s.fill((byte) 0);
         s.set(U32, 0, (int) layout.byteSize());
         return s;
-    }
-
-    /** The library's struct_size of a struct: its {@code init} run into room for any version. */
-    static int librarySize(Arena a, MethodHandle init) throws Throwable {
-        MemorySegment scratch = a.allocate(MAX_STRUCT_SIZE, 8);
-        check((int) init.invokeExact(scratch));
-        return scratch.get(U32, 0);
     }
 
     static final MemoryLayout EVENT = MemoryLayout.structLayout(
