@@ -13,6 +13,10 @@ SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 # from starving the timer threads (a 2 ms timeout then took over 5 s).
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
+# `make` alone builds the library (the README's promise): mk/setup.mk's
+# targets come first in the file, so the default goal is named here.
+.DEFAULT_GOAL := all
+
 include mk/setup.mk
 include mk/java.mk
 
@@ -25,6 +29,25 @@ EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
         go-test go-module-test go-bench cpp-test cpp-examples swift-modulemap-check
 
 all: lib
+
+# `make help`: the targets a user needs, one line each.
+.PHONY: help
+help:
+	@echo 'capstan: make targets'
+	@echo '  make              build the release library (target/release/libcapstan.so, .a)'
+	@echo '  make demo         build and run the C demo (builds the library first)'
+	@echo '  make test         install what the suites need (make setup), then run and time every suite'
+	@echo '  make check        the everyday loop: the Rust tests and the plain C tests'
+	@echo '  make setup        install the test prerequisites (Debian packages, cargo tools, venv, node modules)'
+	@echo '  make install      install library, header, pkg-config and CMake files (PREFIX=/usr/local)'
+	@echo '  make uninstall    remove what make install installed'
+	@echo '  make header       regenerate include/capstan.h with cbindgen'
+	@echo '  make bench        run the benchmarks and print figures (not in make test)'
+	@echo '  make fuzz         run every fuzz target for FUZZ_SECONDS (not in make test)'
+	@echo '  make soak         the long soak runs (not in make test)'
+	@echo '  make mutants      mutation testing with cargo-mutants (not in make test)'
+	@echo '  make python-test  one suite of make test (also: go-test node-test java-test cpp-test c-test-plain ...)'
+	@echo '  make clean        remove build products'
 
 # The .so carries a SONAME (build.rs); the link of that name lets programs
 # linked against target/release find the library there at run time.
@@ -331,7 +354,14 @@ INSTALL_BUILD      := $(if $(shell command -v $(CARGO) 2>/dev/null),lib,$(if $(w
 # ${prefix}-relative in the .pc when under PREFIX, so --define-prefix works.
 PC_LIBDIR          := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INSTALL_LIBDIR))
 PC_INCLUDEDIR      := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INSTALL_INCLUDEDIR))
-PKG_SED            := sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(PC_LIBDIR)|g' \
+# A libdir the dynamic linker searches (ldconfig's directories: /usr/lib,
+# /usr/local/lib on Debian, ...) needs only `ldconfig`, which install runs
+# when it can; any other gets a run path in capstan.pc's Libs, so a program
+# built through pkg-config runs with no LD_LIBRARY_PATH (issue 49).
+LD_SEARCHED        := $(shell ldconfig -v -N 2>/dev/null | sed -n 's|^\(/[^:]*\):.*|\1|p') \
+                      /lib /lib64 /usr/lib /usr/lib64 $(addprefix /usr/lib/,$(shell $(CC) -print-multiarch 2>/dev/null))
+PC_RPATH           ?= $(if $(filter $(patsubst %/,%,$(INSTALL_LIBDIR)),$(LD_SEARCHED)),,-Wl,-rpath,$${libdir} )
+PKG_SED            := sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@RPATH@|$(PC_RPATH)|g' -e 's|@LIBDIR@|$(PC_LIBDIR)|g' \
                       -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|g' -e 's|@VERSION@|$(CRATE_VERSION)|g' \
                       -e 's|@VERSION_MAJOR@|$(CRATE_MAJOR)|g' -e 's|@VERSION_MINOR@|$(CRATE_MINOR)|g' \
                       -e 's|@SONAME@|$(SONAME)|g' -e 's|@LIBS_PRIVATE@|$(STATIC_LIBS)|g' \
@@ -358,6 +388,14 @@ install: $(INSTALL_BUILD)
 	@echo "generate $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfigVersion.cmake"
 	@$(PKG_SED) packaging/cmake/capstanConfigVersion.cmake.in > $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfigVersion.cmake
 	install -m 644 LICENSE $(DESTDIR)$(INSTALL_LICENSEDIR)/LICENSE
+	@if [ -n "$(PC_RPATH)" ]; then \
+	  echo "install: $(INSTALL_LIBDIR) is not a directory the dynamic linker searches: programs built through"; \
+	  echo "  pkg-config or CMake find it by their run path; others need LD_LIBRARY_PATH=$(INSTALL_LIBDIR) (or CAPSTAN_LIB)"; \
+	elif [ -z "$(DESTDIR)" ] && [ -w "$(INSTALL_LIBDIR)" ] && command -v ldconfig >/dev/null 2>&1; then \
+	  echo "ldconfig"; ldconfig || echo "install: ldconfig failed: run it as root so that programs find $(SONAME)"; \
+	else \
+	  echo "install: run 'ldconfig' as root so that programs find $(SONAME) in $(INSTALL_LIBDIR)"; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so.$(CRATE_VERSION) $(DESTDIR)$(INSTALL_LIBDIR)/$(SONAME) \

@@ -40,4 +40,19 @@ if grep -q '^also' "$tmp/table2"; then echo "FAILED: the run went on after a fai
 status=$?
 [ "$status" = 0 ] && echo "ok: a run that passes exits 0" || { echo "FAILED: exit status $status, not 0"; bad=1; }
 expect "all passed" "$tmp/table3" '^total .* 2/2 passed$'
+
+# The Makefile's entry points (issue 49): `make` alone builds the library and
+# nothing else (no set-up), and every target `make help` names exists.
+make -C "$root" --no-print-directory -n >"$tmp/default" 2>&1
+if head -1 "$tmp/default" | grep -q '^cargo rustc --release --lib' && ! grep -qE 'setup|apt-get' "$tmp/default"; then
+  echo "ok: plain make builds the library"
+else echo "FAILED: plain make does not start with the library build:"; cat "$tmp/default"; bad=1; fi
+make -C "$root" --no-print-directory help >"$tmp/help" 2>&1 || { echo "FAILED: make help"; bad=1; }
+# The rule database (-p), read without running any recipe (`make -n test`
+# would run mk/suites.sh: its recipe is marked `+`).
+make -C "$root" --no-print-directory -pn help 2>/dev/null | sed -n 's/^\([a-z][a-z0-9-]*\):.*/\1/p' | sort -u >"$tmp/targets"
+for t in $(sed -n 's/^  make \([a-z][a-z0-9-]*\).*/\1/p' "$tmp/help"); do
+  grep -qx "$t" "$tmp/targets" || { echo "FAILED: make help names '$t', which the Makefile does not define"; bad=1; }
+done
+expect "make help names make test" "$tmp/help" '^  make test '
 exit $bad

@@ -53,13 +53,14 @@ pass "installed libcapstan.so.$version is $so_bytes B (bound $max_so_bytes B)"
   fail "pkg-config --modversion capstan is $(pkg-config --modversion capstan), Cargo.toml says $version"
 pass "capstan.pc has version $version"
 
-# C, shared, through pkg-config: the program records the SONAME.
+# C, shared, through pkg-config alone: the program records the SONAME, and
+# runs with no LD_LIBRARY_PATH (the prefix is not one the dynamic linker
+# searches: capstan.pc's Libs carry the run path).
 # shellcheck disable=SC2046 # pkg-config output is a list of flags
-"$CC" -std=c11 -Wall -Wextra -Werror -pedantic consumer.c -o c_shared \
-  $(pkg-config --cflags --libs capstan) -Wl,-rpath,"$(pkg-config --variable=libdir capstan)"
+"$CC" -std=c11 -Wall -Wextra -Werror -pedantic consumer.c -o c_shared $(pkg-config --cflags --libs capstan)
 grep -q "(NEEDED).*\[$soname\]" <<<"$(readelf -d c_shared)" || fail "c_shared does not need $soname"
-./c_shared "$version" || fail "c_shared"
-pass "C through pkg-config --cflags --libs capstan"
+env -u LD_LIBRARY_PATH ./c_shared "$version" || fail "c_shared (built through pkg-config alone) does not run without LD_LIBRARY_PATH"
+pass "C through pkg-config --cflags --libs capstan, run with no LD_LIBRARY_PATH"
 
 # C, static, through pkg-config --static, as the README writes it: -lcapstan
 # becomes the archive, the rest is Libs.private.
@@ -73,7 +74,7 @@ pass "C statically through pkg-config --static ($static_flags)"
 # C++ on the installed capstan.hpp and capstan_json.hpp through pkg-config.
 # shellcheck disable=SC2046
 "$CXX" -std=c++17 -Wall -Wextra -Werror -pedantic consumer_hpp.cpp -o cpp_pkgconfig \
-  $(pkg-config --cflags --libs capstan) -Wl,-rpath,"$(pkg-config --variable=libdir capstan)"
+  $(pkg-config --cflags --libs capstan)
 ./cpp_pkgconfig "$version" || fail "cpp_pkgconfig"
 pass "C++ (capstan.hpp, capstan_json.hpp) through pkg-config --cflags --libs capstan"
 
