@@ -51,7 +51,16 @@ declare -A FEATURES=([mount_reader]=mcp [server_request]=mcp)
 # not notice. `long` keeps the default.
 BUILD_FLAGS=()
 if [ "$mode" = smoke ]; then BUILD_FLAGS=(--codegen-units 16); fi
-build() { cargo fuzz build "${BUILD_FLAGS[@]}"; }
+# fuzz/Cargo.lock is committed: a build must not rewrite it (it did whenever
+# capstan gained a dependency and the lock was not refreshed with it), so a
+# stale lock fails here, saying how to refresh it.
+locked() {
+  cargo metadata --locked --offline --format-version 1 >/dev/null 2>&1 || cargo metadata --locked --format-version 1 >/dev/null 2>&1 || {
+    echo "fuzz/Cargo.lock does not match fuzz/Cargo.toml and ../Cargo.toml: run 'cargo metadata --format-version 1 >/dev/null' in fuzz/ and commit fuzz/Cargo.lock" >&2
+    exit 1
+  }
+}
+build() { locked; cargo fuzz build "${BUILD_FLAGS[@]}"; }
 
 run() {
   local target=$1 corpus=$2 max_len=$3
