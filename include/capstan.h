@@ -951,6 +951,19 @@ typedef struct capstan_registry_options {
 #define CAPSTAN_REGISTRY_STRICT_DEFAULTS (1u << 1)
 
 /**
+ * Registry flag: `capstan_registry_add_tool` refuses (INVALID_SCHEMA) a
+ * parameters schema with a key one or two edits from a JSON Schema keyword
+ * (`"requried"`, `"propertes"`, `"tpye"`): the message names the key, where
+ * (a JSON Pointer) and the keyword meant. Without it such a schema registers
+ * (JSON Schema ignores unknown keywords, so the key checks nothing and the
+ * model reads it as written) and the tool's `"warnings"` in
+ * `CAPSTAN_FORMAT_DESCRIBE` output say "did you mean". Vendor keys far from
+ * every keyword, `x-` keys and OpenAPI's (`nullable`, `example`) are never
+ * reported.
+ */
+#define CAPSTAN_REGISTRY_STRICT_KEYWORDS (1u << 2)
+
+/**
  * Fills `*opts` as `CAPSTAN_REGISTRY_OPTIONS_INIT` does (the defaults).
  * NULL_PARAMETER if `opts` is NULL. Any thread.
  */

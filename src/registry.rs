@@ -36,6 +36,11 @@ pub struct RegistryOptions {
     /// (`Error::InvalidSchema` naming the default's JSON Pointer) instead of
     /// registering it with a warning and never filling that default.
     pub strict_defaults: bool,
+    /// Refuse a schema with a key one or two edits from a JSON Schema
+    /// keyword (`requried`, `propertes`: `Error::InvalidSchema` naming the
+    /// key, where, and the keyword meant) instead of registering it with a
+    /// warning.
+    pub strict_keywords: bool,
     /// Bound on one result's content-part data, in decoded bytes (image,
     /// audio and resource blobs together); 0 = `parts::DEFAULT_MAX_RESULT_BYTES`
     /// (10 MiB). A result past it becomes a tool error for that call.
@@ -287,9 +292,18 @@ impl Registry {
         let output_schema = mcp.compile_output_schema(&format!("tool {:?}", def.name))?;
         if let (true, Some(first)) = (
             self.shared.options.strict_defaults,
-            schema.warnings().first(),
+            schema.default_warnings().first(),
         ) {
             return Err(Error::InvalidSchema(first.clone()));
+        }
+        if let (true, Some(first)) = (
+            self.shared.options.strict_keywords,
+            schema.keyword_warnings().first(),
+        ) {
+            return Err(Error::InvalidSchema(format!(
+                "tool {:?}: {first}",
+                def.name
+            )));
         }
         let name = def.name.clone();
         let stats = self.shared.observer.stats_for(&name);

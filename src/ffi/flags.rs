@@ -32,6 +32,10 @@ pub(crate) const REGISTRY: Family = Family {
             CAPSTAN_REGISTRY_STRICT_DEFAULTS,
             "CAPSTAN_REGISTRY_STRICT_DEFAULTS",
         ),
+        (
+            CAPSTAN_REGISTRY_STRICT_KEYWORDS,
+            "CAPSTAN_REGISTRY_STRICT_KEYWORDS",
+        ),
     ],
 };
 

@@ -69,6 +69,7 @@ pub unsafe extern "C" fn capstan_registry_new(
         let registry = Registry::new(RegistryOptions {
             coerce: flags & CAPSTAN_REGISTRY_COERCE != 0,
             strict_defaults: flags & CAPSTAN_REGISTRY_STRICT_DEFAULTS != 0,
+            strict_keywords: flags & CAPSTAN_REGISTRY_STRICT_KEYWORDS != 0,
             max_result_bytes: opts.map(|o| o.max_result_bytes).unwrap_or(0),
         });
         *out = Box::into_raw(Box::new(registry)).cast::<capstan_registry>();

@@ -187,6 +187,16 @@ pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;
 /// filled in, and the tool's `"warnings"` in `CAPSTAN_FORMAT_DESCRIBE` output
 /// (`capstan_registry_tools_json`) say so.
 pub const CAPSTAN_REGISTRY_STRICT_DEFAULTS: u32 = 1u32 << 1;
+/// Registry flag: `capstan_registry_add_tool` refuses (INVALID_SCHEMA) a
+/// parameters schema with a key one or two edits from a JSON Schema keyword
+/// (`"requried"`, `"propertes"`, `"tpye"`): the message names the key, where
+/// (a JSON Pointer) and the keyword meant. Without it such a schema registers
+/// (JSON Schema ignores unknown keywords, so the key checks nothing and the
+/// model reads it as written) and the tool's `"warnings"` in
+/// `CAPSTAN_FORMAT_DESCRIBE` output say "did you mean". Vendor keys far from
+/// every keyword, `x-` keys and OpenAPI's (`nullable`, `example`) are never
+/// reported.
+pub const CAPSTAN_REGISTRY_STRICT_KEYWORDS: u32 = 1u32 << 2;
 
 /// Exec flag: run the calls one by one, in order (default: in parallel).
 pub const CAPSTAN_EXEC_SEQUENTIAL: u32 = 1u32 << 0;

@@ -34,6 +34,7 @@
 //!   rather than risk the compiler's stack.
 
 mod budget;
+mod keywords;
 mod message;
 mod shape;
 
@@ -68,7 +69,10 @@ pub struct Schema {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     shape: Arc<Shape>,
+    /// The defaults' warnings, then the misspelled keywords'.
     warnings: Arc<[String]>,
+    /// How many of `warnings` are about defaults.
+    default_warnings: usize,
 }
 
 impl Prepared {
@@ -122,14 +126,18 @@ impl Schema {
             prepared: Prepared {
                 shape: Arc::new(Shape::default()),
                 warnings: Arc::from(Vec::new()),
+                default_warnings: 0,
             },
             object_root: false,
         };
         let mut shape = Shape::build(schema);
-        let warnings = compiled.check_defaults(&mut shape);
+        let mut warnings = compiled.check_defaults(&mut shape);
+        let default_warnings = warnings.len();
+        warnings.extend(keywords::near_misses(schema));
         compiled.prepared = Prepared {
             shape: Arc::new(shape),
             warnings: warnings.into(),
+            default_warnings,
         };
         Ok(compiled)
     }
@@ -141,9 +149,20 @@ impl Schema {
 
     /// Problems that do not stop the schema from working, each naming where in
     /// the schema (a JSON Pointer): a `default` that fails its own schema (it is
-    /// never filled in).
+    /// never filled in), then a key one or two edits from a keyword
+    /// (`requried`: it checks nothing; see `keywords.rs`).
     pub fn warnings(&self) -> &[String] {
         &self.prepared.warnings
+    }
+
+    /// The warnings about defaults (what `strict_defaults` refuses).
+    pub fn default_warnings(&self) -> &[String] {
+        &self.prepared.warnings[..self.prepared.default_warnings]
+    }
+
+    /// The warnings about misspelled keywords (what `strict_keywords` refuses).
+    pub fn keyword_warnings(&self) -> &[String] {
+        &self.prepared.warnings[self.prepared.default_warnings..]
     }
 
     /// Checks every default against the schema where it would be filled in;

@@ -14,7 +14,15 @@ __all__ = [
     "RegistryClosedError",
     "ToolNotFoundError",
     "ValidationError",
+    "SchemaWarning",
 ]
+
+
+class SchemaWarning(UserWarning):
+    """A tool's schema as derived or registered will not say what the model
+    should send: a parameter without a usable type annotation (its schema is
+    ``{}``, any JSON value), or a misspelled JSON Schema keyword. Turn it into
+    an error with ``warnings.simplefilter("error", capstan.SchemaWarning)``."""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,11 @@ import re
 import sys
 import types
 import typing
+import warnings
 from typing import Any, Callable, Literal, Union, get_args, get_origin
 
 from ._context import Context
+from ._errors import SchemaWarning
 
 __all__ = ["function_schema", "parse_docstring", "python_type_to_schema"]
 
@@ -461,9 +463,12 @@ def function_schema(
         annotation = hints.get(parameter.name, parameter.annotation)
         if annotation is Context:
             continue  # given by capstan, not by the model
+        written = parameter.annotation if isinstance(parameter.annotation, str) else annotation
         if isinstance(annotation, str):
             annotation = inspect.Parameter.empty  # unresolvable forward reference
         schema = _to_schema(annotation, defs)
+        if not schema and annotation is not Any:
+            _warn_untyped(fn, parameter.name, written)
         doc = arg_docs.get(parameter.name)
         if doc:
             schema.setdefault("description", doc)
@@ -480,6 +485,28 @@ def function_schema(
     if defs:
         out["$defs"] = defs
     return out
+
+
+def _warn_untyped(fn: Any, name: str, annotation: Any) -> None:
+    """A parameter whose schema came out ``{}`` without the host saying ``Any``:
+    the model is told nothing about it, so say so (issue 49)."""
+    where = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+    if annotation is inspect.Parameter.empty:
+        why = "has no type annotation"
+    elif isinstance(annotation, str):
+        why = f"has the annotation {annotation!r}, which does not resolve to a type"
+    else:
+        shown = getattr(annotation, "__qualname__", None) or repr(annotation)
+        why = (
+            f"has the type {shown}, which has no JSON Schema form "
+            "(use a scalar, list, dict, Literal, Enum, dataclass, TypedDict or pydantic model)"
+        )
+    warnings.warn(
+        f"capstan: parameter {name!r} of {where} {why}: its schema is {{}}, so the model "
+        "may send any JSON value for it; annotate it (or with typing.Any to mean any value)",
+        SchemaWarning,
+        stacklevel=4,
+    )
 
 
 def resolved_hints(fn: Any, localns: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -6,7 +6,9 @@ from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
 import pytest
 
-from capstan import function_schema, parse_docstring, python_type_to_schema
+import warnings
+
+from capstan import SchemaWarning, function_schema, parse_docstring, python_type_to_schema
 
 S = python_type_to_schema
 
@@ -287,3 +289,30 @@ def test_future_annotations_resolve():
     assert schema["required"] == ["point", "label"]
     local = make_local_tool()
     assert local.parameters["properties"]["item"]["properties"] == {"n": {"type": "integer"}}
+
+
+def test_a_parameter_without_a_usable_type_warns_naming_it():
+    class Thing:
+        pass
+
+    def untyped(city, when: Thing, note: "Undefined", n: int, anything: Any):  # noqa: F821
+        pass
+
+    with pytest.warns(SchemaWarning) as caught:
+        schema = function_schema(untyped)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 3, messages
+    assert "parameter 'city' of " in messages[0] and "has no type annotation" in messages[0]
+    assert "parameter 'when'" in messages[1] and "Thing, which has no JSON Schema form" in messages[1]
+    assert "parameter 'note'" in messages[2] and "does not resolve to a type" in messages[2]
+    # The schema is still permissive for them, as before: the warning says so.
+    assert schema["properties"]["city"] == {}
+
+
+def test_typed_and_any_parameters_do_not_warn():
+    def typed(city: str, n: int = 1, anything: Any = None) -> str:
+        return city
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SchemaWarning)
+        function_schema(typed)
