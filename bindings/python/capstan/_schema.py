@@ -467,7 +467,7 @@ def function_schema(
         if isinstance(annotation, str):
             annotation = inspect.Parameter.empty  # unresolvable forward reference
         schema = _to_schema(annotation, defs)
-        if not schema and annotation is not Any:
+        if not schema and annotation is not Any and annotation is not object:
             _warn_untyped(fn, parameter.name, written)
         doc = arg_docs.get(parameter.name)
         if doc:
@@ -503,7 +503,7 @@ def _warn_untyped(fn: Any, name: str, annotation: Any) -> None:
         )
     warnings.warn(
         f"capstan: parameter {name!r} of {where} {why}: its schema is {{}}, so the model "
-        "may send any JSON value for it; annotate it (or with typing.Any to mean any value)",
+        "may send any JSON value for it; annotate it (typing.Any or object to mean any value)",
         SchemaWarning,
         stacklevel=4,
     )
