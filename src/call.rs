@@ -115,6 +115,14 @@ impl CallRequest {
             id: obj.remove("id"),
             name: obj.remove("name"),
             arguments: obj.remove("arguments"),
+            function: obj
+                .contains_key("function")
+                .then_some(serde::de::IgnoredAny),
+            function_call: obj
+                .contains_key("functionCall")
+                .then_some(serde::de::IgnoredAny),
+            input: obj.contains_key("input").then_some(serde::de::IgnoredAny),
+            args: obj.contains_key("args").then_some(serde::de::IgnoredAny),
         }
         .into_request(index)
     }
@@ -392,7 +400,22 @@ struct WireCall {
     name: Option<Value>,
     #[serde(default)]
     arguments: Option<Value>,
+    // Keys of the providers' own call shapes, read only to say what to do
+    // when a provider's call is given here as it came (issue 49).
+    #[serde(default)]
+    function: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "functionCall")]
+    function_call: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    input: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    args: Option<serde::de::IgnoredAny>,
 }
+
+/// What a call in a provider's own shape should go to instead.
+const PROVIDER_SHAPE_HINT: &str = "capstan's calls are {\"id\", \"name\", \"arguments\"}: \
+     pass a provider's response to capstan_registry_run_turn (or its calls to \
+     capstan_format_parse_calls), which read its shape";
 
 impl WireCall {
     fn into_request(self, index: usize) -> Result<CallRequest, Error> {
@@ -404,11 +427,39 @@ impl WireCall {
                 )))
             }
             None => {
+                let shape = if self.function.is_some() {
+                    " (it looks like an OpenAI Chat tool call, {\"function\": {...}})"
+                } else if self.function_call.is_some() {
+                    " (it looks like a Gemini part, {\"functionCall\": {...}})"
+                } else {
+                    ""
+                };
+                let hint = if shape.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {PROVIDER_SHAPE_HINT}")
+                };
                 return Err(Error::InvalidCalls(format!(
-                    "call {index}: missing \"name\""
-                )))
+                    "call {index}: missing \"name\"{shape}{hint}"
+                )));
             }
         };
+        // A provider's arguments key, without capstan's: the call would run
+        // with no arguments; refuse it, saying which key was meant.
+        if self.arguments.is_none() {
+            let found = if self.input.is_some() {
+                Some(("input", "an Anthropic tool_use block"))
+            } else if self.args.is_some() {
+                Some(("args", "a Gemini functionCall"))
+            } else {
+                None
+            };
+            if let Some((key, shape)) = found {
+                return Err(Error::InvalidCalls(format!(
+                    "call {index}: \"{key}\" without \"arguments\" (it looks like {shape}); {PROVIDER_SHAPE_HINT}"
+                )));
+            }
+        }
         let id = match self.id {
             Some(Value::String(s)) => s,
             Some(Value::Number(n)) => n.to_string(),
@@ -472,5 +523,31 @@ mod tests {
         assert!(err("{\"name\":").contains("not valid JSON"));
         assert!(err("42").contains("call object or an array"));
         assert!(err("").contains("not valid JSON"));
+    }
+
+    #[test]
+    fn a_provider_shaped_call_says_where_it_belongs() {
+        let err = |t: &str| match CallRequest::list_from_str(t) {
+            Err(Error::InvalidCalls(m)) => m,
+            other => panic!("{t}: {other:?}"),
+        };
+        let chat = err(r#"{"id":"c1","type":"function","function":{"name":"a","arguments":"{}"}}"#);
+        assert!(
+            chat.contains("call 0: missing \"name\" (it looks like an OpenAI Chat tool call"),
+            "{chat}"
+        );
+        assert!(chat.contains("capstan_registry_run_turn"), "{chat}");
+        let anthropic = err(r#"{"type":"tool_use","id":"t1","name":"a","input":{"x":1}}"#);
+        assert!(
+            anthropic.contains(
+                "\"input\" without \"arguments\" (it looks like an Anthropic tool_use block)"
+            ),
+            "{anthropic}"
+        );
+        let gemini = err(r#"[{"name":"a","args":{"x":1}}]"#);
+        assert!(gemini.contains("Gemini functionCall"), "{gemini}");
+        assert!(err(r#"[{"functionCall":{"name":"a"}}]"#).contains("Gemini part"));
+        // capstan's own shape with a stray key still parses.
+        assert!(CallRequest::list_from_str(r#"{"name":"a","arguments":{},"input":1}"#).is_ok());
     }
 }
