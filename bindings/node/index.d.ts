@@ -1,7 +1,7 @@
 // Types of the capstan Node.js binding (hand-written; lib/index.cjs is the code).
 
 /** Provider wire formats; `describe` is capstan's own normalized form. */
-export type Format = 'describe' | 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini' | 'mcp';
+export type Format = 'describe' | 'openai' | 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini' | 'mcp';
 
 export const FORMATS: Readonly<Record<Format, number>>;
 
@@ -249,7 +249,7 @@ export interface ExecOptions {
 }
 
 /** Streamed-response formats (server-sent-events bodies; Gemini: `alt=sse`). */
-export type StreamFormat = 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini';
+export type StreamFormat = 'openai' | 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini';
 
 export interface StreamOptions extends ExecOptions {
   /** Start each call once its arguments are complete, before the body ends (runStream: default true). */
@@ -302,6 +302,8 @@ export interface RegistryOptions {
   coerce?: boolean;
   /** Refuse schemas whose `default` fails its own subschema. */
   strictDefaults?: boolean;
+  /** Refuse schemas with a misspelled keyword (`requried`); without it, `describe` warns. */
+  strictKeywords?: boolean;
 }
 
 export interface ExportOptions {

@@ -22,8 +22,10 @@ const { Worker } = require('node:worker_threads');
 const native = require('./native.cjs');
 const { koffi, api } = native;
 
+// `openai` is an alias of `openai_chat`, as in the Python binding.
 const FORMATS = Object.freeze({
   describe: 0,
+  openai: 1,
   openai_chat: 1,
   openai_responses: 2,
   anthropic: 3,
@@ -45,6 +47,7 @@ const EXEC_EARLY_DISPATCH = 1 << 4;
 const EXEC_WHOLE_TURN = 1 << 5;
 const REGISTRY_COERCE = 1 << 0;
 const REGISTRY_STRICT_DEFAULTS = 1 << 1;
+const REGISTRY_STRICT_KEYWORDS = 1 << 2;
 const EXPORT_STRICT = 1 << 0;
 const EXPORT_GEMINI_LOWER = 1 << 1;
 const CONTENT_TEXT = 0;
@@ -56,7 +59,7 @@ const SEARCH_REGEX = 1 << 0;
 const OK = 0;
 const ERR_PROVIDER_ERROR = 18;
 const ERR_INVALID_SCHEMA = 5;
-const STREAM_FORMATS = Object.freeze({ openai_chat: 1, openai_responses: 2, anthropic: 3, gemini: 4 });
+const STREAM_FORMATS = Object.freeze({ openai: 1, openai_chat: 1, openai_responses: 2, anthropic: 3, gemini: 4 });
 
 // --- errors ---------------------------------------------------------------
 
@@ -199,9 +202,19 @@ function jsonBytes(value, what) {
   return Buffer.from(JSON.stringify(value), 'utf8');
 }
 
+// A call without an id gets `call_<index>`, as the C ABI and every other
+// binding give it (issue 49).
 function normalizedCall(call, i) {
-  if (call === null || typeof call !== 'object') throw new TypeError(`calls[${i}] is not an object`);
-  const out = { id: call.id ?? '', name: call.name, arguments: call.arguments ?? {} };
+  if (typeof call === 'string') {
+    throw new TypeError(
+      `calls[${i}] is a string: execute takes call objects {id, name, arguments} ` +
+        '(JSON.parse the text first; a provider response goes to runTurn)',
+    );
+  }
+  if (call === null || typeof call !== 'object' || Array.isArray(call)) {
+    throw new TypeError(`calls[${i}] is not a call object {id, name, arguments}`);
+  }
+  const out = { id: call.id ?? `call_${i}`, name: call.name, arguments: call.arguments ?? {} };
   return out;
 }
 
@@ -1268,6 +1281,7 @@ class Registry {
     let flags = 0;
     if (options.coerce) flags |= REGISTRY_COERCE;
     if (options.strictDefaults) flags |= REGISTRY_STRICT_DEFAULTS;
+    if (options.strictKeywords) flags |= REGISTRY_STRICT_KEYWORDS;
     const out = [null];
     check(api.registry_new({ struct_size: native.sizes.RegistryOptions, flags }, out));
     this._ptr = out[0];

@@ -145,7 +145,17 @@ test('malformed responses and unknown formats', () => {
     () => parseCalls('anthropic', '{"content": [{"type": "tool_use"}]}'),
     (e) => e instanceof CapstanError && !(e instanceof ProviderError) && e.status === 'CAPSTAN_ERR_INVALID_RESPONSE' && /content\[0\]/.test(e.message),
   );
-  assert.throws(() => parseCalls('openai', {}), (e) => e instanceof TypeError && /openai_chat/.test(e.message));
+  assert.throws(() => parseCalls('openai_chatt', {}), (e) => e instanceof TypeError && /openai_chat/.test(e.message));
+});
+
+// The bindings agree (issue 49): `openai` is `openai_chat` here as in Python.
+test('openai is an alias of openai_chat', () => {
+  const reg = new Registry();
+  reg.tool({ name: 'get_time', parameters: { type: 'object' } }, () => '');
+  assert.deepEqual(reg.tools('openai'), reg.tools('openai_chat'));
+  const body = { choices: [{ message: { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_time', arguments: '{}' } }] } }] };
+  assert.deepEqual(parseCalls('openai', body), parseCalls('openai_chat', body));
+  reg.close();
 });
 
 test('tools() in each format', () => {

@@ -299,3 +299,19 @@ test('close() during a batch bigger than its limit: the calls not started end ca
   );
   assert.equal(r[4].content, 'Cancelled before it started.');
 });
+
+// The bindings agree (issue 49): a call without an id gets call_<index>, as in C.
+test('a call without an id gets call_<index>', async () => {
+  const reg = new Registry();
+  reg.tool({ name: 'time' }, () => '12:00');
+  const results = await reg.execute([{ name: 'time' }, { id: 'b', name: 'time' }, { name: 'time' }]);
+  assert.deepEqual(results.map((r) => r.id), ['call_0', 'b', 'call_2']);
+  reg.close();
+});
+
+test('JSON text given to execute says to parse it', () => {
+  const reg = new Registry();
+  reg.tool({ name: 'time' }, () => '12:00');
+  assert.throws(() => reg.submit(['{"name": "time"}']), (e) => e instanceof TypeError && /is a string: execute takes call objects/.test(e.message) && /JSON\.parse/.test(e.message));
+  reg.close();
+});
