@@ -35,6 +35,13 @@ java-test: lib $(JAVA_STAMP)
 	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
 	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" CAPSTAN_LIB=$(abspath $(LIB)) $(MVN) $(MVN_FLAGS) -o test
 	@echo "java-test: bindings/java's JUnit suite passed against $(LIB)"
+	@old=$$(ls -d /usr/lib/jvm/java-17-openjdk-* 2>/dev/null | head -1); \
+	  if [ -z "$$old" ]; then echo "java-test: no JDK 17 here: the older-JDK message is not checked"; exit 0; fi; \
+	  log=$(abspath $(BUILD))/java/jdk17.log; mkdir -p $(dir $(abspath $(BUILD))/java/x); \
+	  if (cd $(JAVA_DIR) && JAVA_HOME="$$old" $(MVN) $(MVN_FLAGS) -o validate) >"$$log" 2>&1; then \
+	    echo "java-test: a build with $$old was not refused"; exit 1; fi; \
+	  grep -q "needs a JDK 22 or newer" "$$log" || { cat "$$log"; echo "java-test: JDK 17 failed without saying a JDK 22 is needed"; exit 1; }; \
+	  echo "java-test: a build with $$old is refused, saying a JDK 22 or newer is needed"
 
 # Benchmark (not a test; not in make test): bindings/java/bench next to
 # langchain4j's tool execution, one call and batches of 100. Installs the

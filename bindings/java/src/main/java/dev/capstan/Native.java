@@ -58,9 +58,30 @@ final class Native {
         }
         String[] found = locate();
         LIB_SOURCE = found[0];
-        LIB = found[1] != null
-                ? SymbolLookup.libraryLookup(Path.of(found[1]), Arena.global())
-                : SymbolLookup.libraryLookup(found[0], Arena.global());
+        LIB = load(found);
+    }
+
+    /** The library found by {@link #locate}; when it cannot be opened, an error that says
+     *  where capstan looked and how to point it at the library (issue 49). */
+    private static SymbolLookup load(String[] found) {
+        try {
+            return found[1] != null
+                    ? SymbolLookup.libraryLookup(Path.of(found[1]), Arena.global())
+                    : SymbolLookup.libraryLookup(found[0], Arena.global());
+        } catch (IllegalArgumentException | UnsatisfiedLinkError e) {
+            String tried = found[1] != null
+                    ? found[1]
+                    : found[0] + " in java.library.path ("
+                            + System.getProperty("java.library.path", "")
+                            + ") and the system's library search (LD_LIBRARY_PATH, the ld.so cache)";
+            UnsatisfiedLinkError error = new UnsatisfiedLinkError(
+                    "capstan: cannot open the native library: tried " + tried
+                            + ". Set CAPSTAN_LIB (or -Dcapstan.lib=) to the path of libcapstan.so"
+                            + " (libcapstan.dylib, capstan.dll), built by 'make lib' into target/release"
+                            + " or installed by 'make install'. (" + e.getMessage() + ")");
+            error.initCause(e);
+            throw error;
+        }
     }
 
     /** {path, null} or {name, null}: where the library is, and how it was found. */

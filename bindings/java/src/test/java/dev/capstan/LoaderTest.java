@@ -75,6 +75,17 @@ class LoaderTest {
         }
     }
 
+    /** Issue 49: with no library anywhere, the error says where it looked and what to set. */
+    @Test
+    void aMissingLibraryNamesWhatWasTriedAndWhatToSet() throws Exception {
+        Map<String, String> env = new java.util.HashMap<>();
+        env.put("LD_LIBRARY_PATH", "/nonexistent");
+        String err = probe(env, "-Djava.library.path=/nonexistent");
+        assertTrue(err.startsWith("error=java.lang.UnsatisfiedLinkError: capstan: cannot open the native library: tried "
+                + System.mapLibraryName("capstan") + " in java.library.path (/nonexistent)"), err);
+        assertTrue(err.contains("Set CAPSTAN_LIB (or -Dcapstan.lib=)"), err);
+    }
+
     @Test
     void aVirtualThreadCanExecuteAndReadErrors() throws Exception {
         java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
