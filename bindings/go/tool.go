@@ -84,14 +84,64 @@ func SchemaFor[T any]() (json.RawMessage, error) {
 		return nil, &Error{Op: "SchemaFor", Status: ErrInvalidSchema,
 			Message: fmt.Sprintf("tool arguments must be a struct, not %s", t)}
 	}
+	if where, kind := noJSONForm(t, t.Name(), map[reflect.Type]bool{}); where != "" {
+		return nil, &Error{Op: "SchemaFor", Status: ErrInvalidSchema,
+			Message: fmt.Sprintf("%s is a %s, which has no JSON form: tag it `json:\"-\"` or leave it out of the arguments struct", where, kind)}
+	}
+	return reflectSchema(t)
+}
+
+// reflectSchema runs the reflector, turning a panic inside it (a type it
+// cannot describe) into an error naming the type.
+func reflectSchema(t reflect.Type) (b json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, &Error{Op: "SchemaFor", Status: ErrInvalidSchema,
+				Message: fmt.Sprintf("no JSON Schema can be derived from %s: %v", t, p)}
+		}
+	}()
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
 	s := r.ReflectFromType(t)
 	s.Version = ""
-	b, err := json.Marshal(s)
+	b, err = json.Marshal(s)
 	if err != nil {
 		return nil, &Error{Op: "SchemaFor", Status: ErrInvalidSchema, Message: err.Error()}
 	}
 	return b, nil
+}
+
+// noJSONForm finds a field that encoding/json cannot carry (a channel, a
+// func, a complex number, an unsafe pointer) among what a model's arguments
+// would fill: exported fields not tagged `json:"-"`, through structs,
+// pointers, slices, arrays and map values. It returns the field's path and
+// kind, or "" (issue 49: the reflector panicked on a chan field).
+func noJSONForm(t reflect.Type, path string, seen map[reflect.Type]bool) (string, reflect.Kind) {
+	switch t.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.UnsafePointer:
+		return path, t.Kind()
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return noJSONForm(t.Elem(), path+"[]", seen)
+	case reflect.Map:
+		return noJSONForm(t.Elem(), path+"[key]", seen)
+	case reflect.Struct:
+		if seen[t] {
+			return "", 0
+		}
+		seen[t] = true
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() && !f.Anonymous {
+				continue
+			}
+			if tag := f.Tag.Get("json"); tag == "-" {
+				continue
+			}
+			if where, kind := noJSONForm(f.Type, path+"."+f.Name, seen); where != "" {
+				return where, kind
+			}
+		}
+	}
+	return "", 0
 }
 
 type callInfoKey struct{}

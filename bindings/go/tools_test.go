@@ -66,6 +66,34 @@ func TestSchemaForRejectsNonStruct(t *testing.T) {
 	}
 }
 
+// Issue 49: a field with no JSON form is an error naming it, not a panic
+// inside the schema reflector; a field tagged json:"-" is left out.
+func TestSchemaForNamesAFieldWithNoJSONForm(t *testing.T) {
+	type inner struct {
+		Done chan bool
+	}
+	type withChan struct {
+		City  string `json:"city"`
+		Inner []inner
+	}
+	_, err := capstan.SchemaFor[withChan]()
+	if !errors.Is(err, capstan.ErrInvalidSchema) || !strings.Contains(err.Error(), "withChan.Inner[].Done is a chan, which has no JSON form") {
+		t.Fatalf("got %v", err)
+	}
+	tool := capstan.Func("c", "", func(ctx context.Context, in withChan) (string, error) { return "", nil })
+	if err := newRegistry(t).Register(tool); !errors.Is(err, capstan.ErrInvalidSchema) {
+		t.Fatalf("Register: %v", err)
+	}
+	type skipped struct {
+		City string    `json:"city"`
+		Hook func()    `json:"-"`
+		Done chan bool `json:"-"`
+	}
+	if _, err := capstan.SchemaFor[skipped](); err != nil {
+		t.Fatalf("json:\"-\" fields must be left out: %v", err)
+	}
+}
+
 func TestInvalidArgumentsNeverReachTheTool(t *testing.T) {
 	called := false
 	reg := newRegistry(t, capstan.Func("weather", "", func(ctx context.Context, in weatherIn) (string, error) {
