@@ -477,7 +477,14 @@ func appendCalls(b []byte, calls []Call) []byte {
 		b = appendString(b, c.Name)
 		if len(c.Arguments) > 0 {
 			b = append(b, `,"arguments":`...)
-			b = append(b, c.Arguments...) // capstan parses it and says what is wrong
+			if json.Valid(c.Arguments) {
+				b = append(b, c.Arguments...)
+			} else {
+				// As text: capstan fails this call alone (invalid_arguments,
+				// line and column within its own arguments) instead of the
+				// whole batch failing on the array assembled here (issue 49).
+				b = appendString(b, string(c.Arguments))
+			}
 		}
 		b = append(b, '}')
 	}

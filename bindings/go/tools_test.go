@@ -111,6 +111,26 @@ func TestInvalidArgumentsNeverReachTheTool(t *testing.T) {
 	}
 }
 
+// Issue 49: arguments that are not JSON fail their own call, with a position
+// inside those arguments; the other calls of the batch run.
+func TestArgumentsThatAreNotJSONFailOnlyTheirCall(t *testing.T) {
+	reg := newRegistry(t, capstan.Func("weather", "", func(ctx context.Context, in weatherIn) (string, error) {
+		return "ok", nil
+	}))
+	res, err := reg.Execute(context.Background(), []capstan.Call{
+		call("1", "weather", `{"city":"Oslo"}`), call("2", "weather", `{"city": Oslo}`),
+	})
+	if err != nil {
+		t.Fatalf("the batch failed: %v", err)
+	}
+	if res[0].Outcome != capstan.OutcomeOK {
+		t.Errorf("call 1: %+v", res[0])
+	}
+	if res[1].Outcome != capstan.OutcomeInvalidArguments || !strings.Contains(res[1].Content, "column 10") {
+		t.Errorf("call 2 must be invalid_arguments at column 10 of its own arguments: %+v", res[1])
+	}
+}
+
 func TestStringResultIsTextOtherResultsAreJSON(t *testing.T) {
 	ret := func(name string, v any) capstan.Tool {
 		return capstan.Tool{Name: name, Func: func(context.Context, json.RawMessage) (any, error) { return v, nil }}
