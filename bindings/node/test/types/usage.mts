@@ -147,7 +147,7 @@ void new Registry().mount({
 void new Registry().mount({ url: 'https://mcp.example.com/mcp', input: () => null, inputMethods: ['ping'] });
 void outcome;
 // @ts-expect-error: not a format
-parseCalls('openai', {});
+parseCalls('openai_chatt', {});
 // @ts-expect-error: streams take no MCP
 reg.stream('mcp');
 // @ts-expect-error: a tool needs a function
