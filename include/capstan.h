@@ -1255,7 +1255,7 @@ typedef struct capstan_export_options {
  * `capstan_export_options.deferred`: deferred tools are left out of the
  * provider formats until the search tool finds them (the default).
  */
-#define CAPSTAN_EXPORT_DEFERRED_HIDE 0
+#define CAPSTAN_EXPORT_DEFERRED_HIDE 0u
 
 /**
  * `capstan_export_options.deferred`: the provider's own deferred loading,
@@ -1275,7 +1275,7 @@ typedef struct capstan_export_options {
  * The registry remembers the last export per format: exporting again
  * without it returns to JSON search results.
  */
-#define CAPSTAN_EXPORT_DEFERRED_NATIVE 1
+#define CAPSTAN_EXPORT_DEFERRED_NATIVE 1u
 
 /**
  * Export flag: OpenAI strict mode (every property required, optional ones
@@ -1849,7 +1849,8 @@ typedef struct capstan_exec_options {
 #define CAPSTAN_EXEC_START_INLINE (1u << 3)
 
 /**
- * Exec flag (streams only; other functions ignore it): start each call the
+ * Exec flag (streams, and `capstan_registry_needs_approval`'s preview of
+ * them; the other functions refuse it, INVALID_ARGUMENT): start each call the
  * moment its arguments are complete, before the response ends, unless its
  * tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
  * response can still fail after a call is complete (see that flag), so only
@@ -2018,7 +2019,10 @@ capstan_status capstan_registry_run_turn(struct capstan_registry *reg,
  * Which calls of `calls_json` would wait for approval (their tool is flagged
  * `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
  * `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
- * caller. Runs nothing.
+ * caller. Runs nothing. `opts` are the options the calls will run with, so
+ * it takes every flag a function running calls takes (execute, submit, run
+ * turn, streams), to be passed the same struct; none changes its answer,
+ * and a flag no function takes is INVALID_ARGUMENT.
  */
 capstan_status capstan_registry_needs_approval(const struct capstan_registry *reg,
                                                const char *calls_json,

@@ -171,6 +171,21 @@ fn header_declares_only_capstan_names_at_file_scope() {
     );
 }
 
+/// The values of `uint32_t` option fields that are not flags (issue 48):
+/// unsigned too, so that comparing them with the field never warns.
+#[test]
+fn option_value_macros_are_unsigned() {
+    let header = header();
+    let values: Vec<&str> = header
+        .lines()
+        .filter(|l| l.starts_with("#define CAPSTAN_EXPORT_DEFERRED_"))
+        .collect();
+    assert_eq!(values.len(), 2, "{values:?}");
+    for line in values {
+        assert!(line.ends_with('u'), "a value that is not unsigned: {line}");
+    }
+}
+
 #[test]
 fn flag_macros_are_unsigned() {
     let header = header();

@@ -363,7 +363,10 @@ pub unsafe extern "C" fn capstan_batch_free(batch: *mut capstan_batch) {
 /// Which calls of `calls_json` would wait for approval (their tool is flagged
 /// `CAPSTAN_TOOL_REQUIRES_APPROVAL` and their id is not in
 /// `opts->approved_ids`): `*out` gets `[{"index","id","name"}]`, owned by the
-/// caller. Runs nothing.
+/// caller. Runs nothing. `opts` are the options the calls will run with, so
+/// it takes every flag a function running calls takes (execute, submit, run
+/// turn, streams), to be passed the same struct; none changes its answer,
+/// and a flag no function takes is INVALID_ARGUMENT.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_needs_approval(
     reg: *const capstan_registry,

@@ -33,7 +33,8 @@ const _: () = assert!(CAPSTAN_STREAM_MAX_BUFFERED == crate::stream::DEFAULT_MAX_
 /// and a host that then asks again would run the side effect twice.
 pub const CAPSTAN_TOOL_WAIT_FOR_RESPONSE: u32 = 1u32 << 3;
 
-/// Exec flag (streams only; other functions ignore it): start each call the
+/// Exec flag (streams, and `capstan_registry_needs_approval`'s preview of
+/// them; the other functions refuse it, INVALID_ARGUMENT): start each call the
 /// moment its arguments are complete, before the response ends, unless its
 /// tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
 /// response can still fail after a call is complete (see that flag), so only

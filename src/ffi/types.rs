@@ -545,7 +545,7 @@ pub struct capstan_export_options {
 
 /// `capstan_export_options.deferred`: deferred tools are left out of the
 /// provider formats until the search tool finds them (the default).
-pub const CAPSTAN_EXPORT_DEFERRED_HIDE: u32 = 0;
+pub const CAPSTAN_EXPORT_DEFERRED_HIDE: u32 = 0u32;
 /// `capstan_export_options.deferred`: the provider's own deferred loading,
 /// in `CAPSTAN_FORMAT_OPENAI_RESPONSES` and `CAPSTAN_FORMAT_ANTHROPIC` (the
 /// other formats export as with `CAPSTAN_EXPORT_DEFERRED_HIDE`). Every tool
@@ -562,7 +562,7 @@ pub const CAPSTAN_EXPORT_DEFERRED_HIDE: u32 = 0;
 /// (`{"type": "tool_reference", "tool_name"}`), which the API loads.
 /// The registry remembers the last export per format: exporting again
 /// without it returns to JSON search results.
-pub const CAPSTAN_EXPORT_DEFERRED_NATIVE: u32 = 1;
+pub const CAPSTAN_EXPORT_DEFERRED_NATIVE: u32 = 1u32;
 
 /// Export flag: OpenAI strict mode (every property required, optional ones
 /// nullable, `additionalProperties: false`, no `default`); schemas that cannot
