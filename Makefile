@@ -19,6 +19,7 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 
 include mk/setup.mk
 include mk/java.mk
+include mk/csharp.mk
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
@@ -567,7 +568,7 @@ fmt-check:
 TEST_SUITES := fmt-check suites-check clippy rust-test matrix-check header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test go-module-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
-  windows-test i686-test cross-check node-test java-test
+  windows-test i686-test cross-check node-test java-test csharp-test
 
 test:
 	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/test-times.txt setup lib $(TEST_SUITES)
