@@ -172,7 +172,8 @@ namespace Capstan
                             Func<ToolCall, string> handler, ToolFlags flags = ToolFlags.None, uint timeoutMs = 0)
         {
             if (handler == null) throw new ArgumentNullException("handler");
-            Add(name, description, parametersJson, new Callbacks.Entry(handler, null), flags, timeoutMs);
+            Add(name, description, parametersJson,
+                new Callbacks.Entry(c => new Callbacks.Reply(handler(c), false), null), flags, timeoutMs);
         }
 
         /// <summary>Registers a tool whose handler returns a task: the call
@@ -182,7 +183,41 @@ namespace Capstan
                                  Func<ToolCall, Task<string>> handler, ToolFlags flags = ToolFlags.None, uint timeoutMs = 0)
         {
             if (handler == null) throw new ArgumentNullException("handler");
-            Add(name, description, parametersJson, new Callbacks.Entry(null, handler), flags, timeoutMs);
+            Add(name, description, parametersJson,
+                new Callbacks.Entry(null, c =>
+                {
+                    var t = handler(c);
+                    return t == null ? null : t.ContinueWith(r => new Callbacks.Reply(r.Result, false), TaskContinuationOptions.ExecuteSynchronously);
+                }), flags, timeoutMs);
+        }
+
+        /// <summary>Registers every public static method of <paramref name="type"/>
+        /// marked <see cref="ToolAttribute"/>: its schema derived from its
+        /// parameters (see <see cref="MethodTools"/>), its arguments converted
+        /// to their types, its return value the result (a string as text,
+        /// anything else as JSON, a <c>Task</c> awaited). Returns how many.</summary>
+        public int AddTools(Type type)
+        {
+            return AddMethods(type, null);
+        }
+
+        /// <summary><see cref="AddTools(Type)"/> for the instance and static
+        /// methods of <paramref name="target"/>'s type, instance ones called on it.</summary>
+        public int AddTools(object target)
+        {
+            if (target == null) throw new ArgumentNullException("target");
+            return AddMethods(target.GetType(), target);
+        }
+
+        private int AddMethods(Type type, object target)
+        {
+            int n = 0;
+            foreach (var tool in MethodTools.Of(type, target))
+            {
+                Add(tool.Name, tool.Description, tool.Schema, tool.Entry, tool.Flags, tool.TimeoutMs);
+                n++;
+            }
+            return n;
         }
 
         private void Add(string name, string description, string parametersJson, Callbacks.Entry entry,
@@ -325,16 +360,29 @@ namespace Capstan
     /// GCHandle.</summary>
     internal static class Callbacks
     {
+        /// <summary>What a tool answered: text, or JSON text (<c>CAPSTAN_CONTENT_JSON</c>).</summary>
+        internal struct Reply
+        {
+            internal Reply(string text, bool json)
+            {
+                Text = text;
+                IsJson = json;
+            }
+
+            internal readonly string Text;
+            internal readonly bool IsJson;
+        }
+
         internal sealed class Entry
         {
-            internal Entry(Func<ToolCall, string> sync, Func<ToolCall, Task<string>> async)
+            internal Entry(Func<ToolCall, Reply> sync, Func<ToolCall, Task<Reply>> async)
             {
                 Sync = sync;
                 Async = async;
             }
 
-            internal readonly Func<ToolCall, string> Sync;
-            internal readonly Func<ToolCall, Task<string>> Async;
+            internal readonly Func<ToolCall, Reply> Sync;
+            internal readonly Func<ToolCall, Task<Reply>> Async;
         }
 
         // The delegates live as long as the process: capstan keeps their pointers.
@@ -375,7 +423,7 @@ namespace Capstan
             }
         }
 
-        private static void Finish(IntPtr call, Task<string> t)
+        private static void Finish(IntPtr call, Task<Reply> t)
         {
             try
             {
@@ -394,10 +442,10 @@ namespace Capstan
             return e.GetType().Name + ": " + e.Message;
         }
 
-        private static void Return(IntPtr call, string text)
+        private static void Return(IntPtr call, Reply reply)
         {
-            var b = Text.Bytes(text ?? "");
-            Native.capstan_call_return(call, Native.ContentText, b, (UIntPtr)b.Length);
+            var b = Text.Bytes(reply.Text ?? "");
+            Native.capstan_call_return(call, reply.IsJson ? Native.ContentJson : Native.ContentText, b, (UIntPtr)b.Length);
         }
 
         private static void Fail(IntPtr call, string message)

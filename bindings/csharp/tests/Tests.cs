@@ -9,6 +9,63 @@ using System.Threading;
 using System.Threading.Tasks;
 using Capstan;
 
+
+public enum Unit { Celsius, Fahrenheit }
+
+public class Point
+{
+    public double X;
+    public double Y;
+    [Param("A label shown beside the point.")]
+    public string Label { get; set; }
+}
+
+public static class WeatherTools
+{
+    [Tool("Current temperature in a city.")]
+    public static object GetWeather([Param("The city's name.")] string city, Unit unit = Unit.Celsius, int? days = null)
+    {
+        return new Dictionary<string, object> { { "city", city }, { "unit", unit }, { "t", unit == Unit.Celsius ? 21 : 70 }, { "days", days } };
+    }
+
+    [Tool("Sums points.", Name = "sum_points")]
+    public static double Sum(Point[] points, List<int> weights)
+    {
+        double s = 0;
+        for (int i = 0; i < points.Length; i++) s += (points[i].X + points[i].Y) * weights[i];
+        return s;
+    }
+
+    [Tool("Echoes later.")]
+    public static async Task<string> EchoLater(string text, ToolCall call)
+    {
+        await Task.Delay(10);
+        return text + " (" + call.Id + ")";
+    }
+
+    [Tool("Fails.")]
+    public static string Broken()
+    {
+        throw new InvalidOperationException("the sensor is offline");
+    }
+
+    public static string NotATool() { return ""; }
+}
+
+public sealed class Counter
+{
+    private int n;
+
+    [Tool("Counts up.")]
+    public int Next() { return ++n; }
+}
+
+public static class BadTools
+{
+    [Tool("Takes a callback.")]
+    public static string Hook(Action callback) { return ""; }
+}
+
 internal static class Tests
 {
     private static int passed, failed;
@@ -243,6 +300,66 @@ internal static class Tests
             catch (FormatException e)
             {
                 Check(e.Message.Contains("offset 7"), e.Message);
+            }
+        });
+
+        Run("tools from static methods: schema from the parameter types, arguments converted", () =>
+        {
+            using (var reg = new Registry())
+            {
+                Check(reg.AddTools(typeof(WeatherTools)) == 4, "four tools");
+                var described = (List<object>)Json.Parse(reg.ToolsJson(Format.Describe));
+                Dictionary<string, object> weather = null;
+                foreach (Dictionary<string, object> t in described) if ((string)t["name"] == "get_weather") weather = t;
+                Check(weather != null && (string)weather["description"] == "Current temperature in a city.", "get_weather described");
+                var schema = (Dictionary<string, object>)weather["parameters"];
+                var props = (Dictionary<string, object>)schema["properties"];
+                Check((string)((Dictionary<string, object>)props["city"])["description"] == "The city's name.", "param description");
+                var unit = (Dictionary<string, object>)props["unit"];
+                Check(((List<object>)unit["enum"]).Count == 2 && (string)unit["default"] == "Celsius", "enum with its default");
+                Check((string)((Dictionary<string, object>)props["days"])["type"] == "integer", "nullable int");
+                var required = (List<object>)schema["required"];
+                Check(required.Count == 1 && (string)required[0] == "city", "only city is required");
+                var r = reg.Execute("[{\"id\":\"1\",\"name\":\"get_weather\",\"arguments\":{\"city\":\"Oslo\"}}," +
+                    "{\"id\":\"2\",\"name\":\"get_weather\",\"arguments\":{\"city\":\"Rome\",\"unit\":\"Fahrenheit\",\"days\":3}}," +
+                    "{\"id\":\"3\",\"name\":\"get_weather\",\"arguments\":{\"city\":\"Rome\",\"unit\":\"Kelvin\"}}," +
+                    "{\"id\":\"4\",\"name\":\"sum_points\",\"arguments\":{\"points\":[{\"X\":1,\"Y\":2,\"Label\":\"a\"},{\"X\":0.5,\"Y\":0.5}],\"weights\":[2,10]}}]");
+                Check(r[0].Content == "{\"city\":\"Oslo\",\"unit\":\"Celsius\",\"t\":21,\"days\":null}", r[0].Content);
+                Check(r[1].Content == "{\"city\":\"Rome\",\"unit\":\"Fahrenheit\",\"t\":70,\"days\":3}", r[1].Content);
+                Check(r[2].Outcome == "invalid_arguments" && r[2].Content.Contains("Kelvin"), r[2].Content);
+                Check(r[3].Outcome == "ok" && r[3].Content == "16", r[3].Content);
+            }
+        });
+
+        Run("method tools: Task results, exceptions as tool errors, instance methods", () =>
+        {
+            using (var reg = new Registry())
+            {
+                reg.AddTools(typeof(WeatherTools));
+                var r = reg.Execute("[{\"id\":\"e\",\"name\":\"echo_later\",\"arguments\":{\"text\":\"hi\"}},{\"id\":\"b\",\"name\":\"broken\"}]");
+                Check(r[0].Outcome == "ok" && r[0].Content == "hi (e)", r[0].Content);
+                Check(r[1].Outcome == "tool_error" && r[1].Content == "InvalidOperationException: the sensor is offline", r[1].Content);
+                var counter = new Counter();
+                Check(reg.AddTools(counter) == 1, "one instance tool");
+                var n = reg.Execute("[{\"name\":\"next\"}]");
+                n = reg.Execute("[{\"name\":\"next\"}]");
+                Check(n[0].Content == "2", n[0].Content);
+            }
+        });
+
+        Run("a parameter with no JSON form is refused at registration, naming it", () =>
+        {
+            using (var reg = new Registry())
+            {
+                try
+                {
+                    reg.AddTools(typeof(BadTools));
+                    Check(false, "no exception");
+                }
+                catch (ArgumentException e)
+                {
+                    Check(e.Message.Contains("BadTools.Hook(callback) is a Action"), e.Message);
+                }
             }
         });
 
