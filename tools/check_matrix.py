@@ -20,6 +20,7 @@ DIRS = {
     "C++": ["bindings/cpp/tests"],
     "Node": ["bindings/node/test"],
     "Java": ["bindings/java/src/test/java/dev/capstan"],
+    "C#": ["bindings/csharp/tests"],
 }
 UNCHECKED = {"Capability", "Swift"}
 
