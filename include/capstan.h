@@ -1268,7 +1268,10 @@ typedef struct capstan_export_options {
  * defaults without one), added when a tool is deferred; the model's
  * `tool_search_call` items are answered by `capstan_registry_run_turn`
  * with capstan's search, as `tool_search_output` items listing the found
- * tools' full definitions (strict when this export was).
+ * tools' full definitions (strict when this export was), each tool defined
+ * once per turn. A turn's answers to searches write at most 8 times the
+ * response's bytes (1 MiB at least): past that a search is answered with
+ * an error (here: no tools, `"status": "incomplete"`), the other calls run.
  * Anthropic: the search tool is exported as a tool; after such an export
  * its results in `capstan_registry_run_turn` are `tool_reference` blocks
  * (`{"type": "tool_reference", "tool_name"}`), which the API loads.

@@ -6,7 +6,7 @@
 //! through it (see `Extension`). Nothing here names the executor.
 
 mod activity;
-mod search;
+pub(crate) mod search;
 mod tool;
 mod wake;
 

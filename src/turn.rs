@@ -18,7 +18,8 @@ pub fn run_turn(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls(fmt, response)?;
-    Ok(answer(registry, fmt, calls, options))
+    let body_bytes = crate::registry::search::json_bytes(response);
+    Ok(answer(registry, fmt, calls, options, body_bytes))
 }
 
 /// [`run_turn`] on the response's JSON text (see
@@ -31,7 +32,7 @@ pub fn run_turn_text(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls_text(fmt, response)?;
-    Ok(answer(registry, fmt, calls, options))
+    Ok(answer(registry, fmt, calls, options, response.len()))
 }
 
 /// [`run_turn_text`] returning the whole turn: the model's own turn as the
@@ -51,7 +52,7 @@ pub fn run_whole_turn_text(
     let ids = crate::history::ids::unique(fmt, &ids);
     let mut entries = crate::history::turn::model_turn(fmt, &body, &calls, &ids)?;
     let any_call = !calls.is_empty();
-    match answer(registry, fmt, calls, options) {
+    match answer(registry, fmt, calls, options, response.len()) {
         Value::Array(results) => entries.extend(results),
         // Anthropic and Gemini answer in one message: none without calls.
         results if any_call => entries.push(results),
@@ -70,19 +71,22 @@ pub fn run_whole_turn_text(
 /// `tool_search_call`, read as [`providers::NATIVE_SEARCH_CALL`]) is answered
 /// by the registry's search, no host tool involved; the other calls run as
 /// usual. Under Anthropic native deferred loading the search tool's results
-/// become `tool_reference` blocks.
+/// become `tool_reference` blocks. What the searches write together is
+/// bounded by the response's `body_bytes` (`registry::search::TurnSearches`).
 fn answer(
     registry: &Registry,
     fmt: Format,
     calls: Vec<CallRequest>,
     options: &ExecOptions,
+    body_bytes: usize,
 ) -> Value {
+    let mut searches = registry.turn_searches(fmt, body_bytes, &calls);
     let mut slots: Vec<Option<ToolResult>> = Vec::with_capacity(calls.len());
     let mut run = Vec::new();
     let mut run_slots = Vec::new();
     for call in calls {
         if call.name == providers::NATIVE_SEARCH_CALL {
-            slots.push(Some(registry.answer_native_search(&call)));
+            slots.push(Some(searches.answer_native(&call)));
         } else {
             run_slots.push(slots.len());
             slots.push(None);
@@ -99,5 +103,6 @@ fn answer(
     if fmt == Format::Anthropic {
         registry.mark_tool_references(&mut results);
     }
+    searches.bound_results(&mut results);
     crate::history::ids::format_results(fmt, results)
 }

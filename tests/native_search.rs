@@ -189,7 +189,7 @@ fn without_a_search_tool_the_native_search_uses_the_defaults() {
 }
 
 #[test]
-fn a_native_search_that_cannot_run_lists_no_tools() {
+fn a_native_search_that_cannot_run_lists_no_tools_and_is_incomplete() {
     let reg = registry(true);
     let response = json!({"type": "tool_search_call", "id": "tsc_1", "call_id": "c1",
         "execution": "client", "status": "completed", "arguments": {"query": "  "}});
@@ -203,7 +203,7 @@ fn a_native_search_that_cannot_run_lists_no_tools() {
     assert_eq!(
         items,
         json!([{"type": "tool_search_output", "call_id": "c1", "execution": "client",
-            "status": "completed", "tools": []}])
+            "status": "incomplete", "tools": []}])
     );
 }
 
@@ -312,5 +312,163 @@ fn other_formats_ignore_the_native_option() {
         let tools = reg.export_tools(fmt, &native()).tools.to_string();
         assert!(!tools.contains("forecast_weather"), "{}", fmt.name());
         assert!(!tools.contains("defer_loading"), "{}", fmt.name());
+    }
+}
+
+// --- what a turn's searches may write (issue 45, finding 12) ---------------
+
+/// A turn's output stays within this many times the bytes of the response,
+/// as `capstan_stream_finish`'s does (README, Limits, Search).
+const TURN_EXPANSION: usize = 8;
+
+/// `count` deferred tools, all found by the query "records", each with a
+/// parameters schema of about 1 KB, and the search tool listing `limit`.
+fn wide_registry(count: usize, limit: usize) -> Registry {
+    let reg = Registry::default();
+    let long = "A property of the record, described at some length. ".repeat(4);
+    for i in 0..count {
+        let properties: serde_json::Map<String, Value> = (0..4)
+            .map(|p| {
+                (
+                    format!("field_{p}"),
+                    json!({"type": "string", "description": long}),
+                )
+            })
+            .collect();
+        let mut d = def(
+            &format!("records_op{i}"),
+            &format!("Operation {i} on records"),
+            ToolFlags::DEFERRED,
+        );
+        d.parameters = json!({"type": "object", "properties": properties});
+        reg.register(d).unwrap();
+    }
+    reg.register(def("always_here", "A tool always shown", 0))
+        .unwrap();
+    reg.add_search_tool(SearchToolOptions {
+        limit,
+        ..Default::default()
+    })
+    .unwrap();
+    reg
+}
+
+/// A Responses body of `searches` client tool searches, then one function
+/// call. With `same`, each searches for "records"; else search `i` for
+/// "records {i}", which finds tool `i` first.
+fn many_openai_searches(searches: usize, same: bool) -> String {
+    let mut output: Vec<Value> = (0..searches)
+        .map(|i| {
+            let query = if same {
+                "records".to_owned()
+            } else {
+                format!("records {i}")
+            };
+            json!({"type": "tool_search_call", "call_id": format!("c{i}"),
+                "execution": "client", "arguments": {"query": query}})
+        })
+        .collect();
+    output.push(json!({"type": "function_call", "call_id": "here",
+        "name": "always_here", "arguments": "{\"city\":\"Oslo\"}"}));
+    json!({ "output": output }).to_string()
+}
+
+#[test]
+fn a_turn_of_many_searches_writes_at_most_8_times_its_bytes() {
+    let reg = wide_registry(1_500, 10);
+    reg.export_tools(Format::OpenAiResponses, &native());
+    // 1,500 searches: a body of about 150 KB, past the 1 MiB that a turn's
+    // searches may always write; each finds a tool no other one found.
+    let body = many_openai_searches(1_500, false);
+    let items = capstan::turn::run_turn_text(
+        &reg,
+        Format::OpenAiResponses,
+        &body,
+        &ExecOptions::default(),
+    )
+    .unwrap();
+    let out = items.to_string().len();
+    assert!(
+        out <= body.len() * TURN_EXPANSION,
+        "{} bytes in, {out} out",
+        body.len()
+    );
+    let items = items.as_array().unwrap();
+    assert_eq!(items.len(), 1_501);
+    // The searches past the bound say so, with no tools; the ones before it
+    // are whole; the function call is answered as usual.
+    let first = &items[0];
+    assert_eq!(first["status"], "completed");
+    assert_eq!(first["tools"].as_array().unwrap().len(), 10);
+    let last = &items[1_499];
+    assert_eq!(last["type"], "tool_search_output");
+    assert_eq!(last["call_id"], "c1499");
+    assert_eq!(last["status"], "incomplete", "{last}");
+    assert_eq!(last["tools"], json!([]));
+    assert_eq!(items[1_500]["output"], "sunny in Oslo");
+}
+
+#[test]
+fn a_tool_definition_is_listed_once_per_turn() {
+    let reg = wide_registry(30, 10);
+    reg.export_tools(Format::OpenAiResponses, &native());
+    let body = many_openai_searches(3, true);
+    let items = capstan::turn::run_turn_text(
+        &reg,
+        Format::OpenAiResponses,
+        &body,
+        &ExecOptions::default(),
+    )
+    .unwrap();
+    let mut listed = std::collections::HashSet::new();
+    for item in &items.as_array().unwrap()[..3] {
+        assert_eq!(item["status"], "completed", "{item}");
+        for name in names(&item["tools"]) {
+            assert!(listed.insert(name.to_owned()), "{name} listed twice");
+        }
+    }
+    // The first search listed the 10 best; the same query again found them
+    // again, and its answer does not repeat them.
+    assert_eq!(listed.len(), 10);
+    assert_eq!(names(&items[1]["tools"]), Vec::<&str>::new());
+    assert_eq!(reg.loaded_tools().len(), 10);
+}
+
+/// An Anthropic body of `searches` calls of the search tool for "records".
+fn many_anthropic_searches(searches: usize) -> String {
+    let content: Vec<Value> = (0..searches)
+        .map(|i| {
+            json!({"type": "tool_use", "id": format!("t{i}"), "name": "tool_search",
+                "input": {"query": "records"}})
+        })
+        .collect();
+    json!({"role": "assistant", "content": content}).to_string()
+}
+
+#[test]
+fn anthropic_search_answers_of_a_turn_write_at_most_8_times_its_bytes() {
+    // Tool references (after a native export) and JSON names and
+    // descriptions (after another) alike.
+    let reg = wide_registry(400, 100);
+    let body = many_anthropic_searches(2_500);
+    for options in [native(), ExportOptions::default()] {
+        reg.export_tools(Format::Anthropic, &options);
+        let message =
+            capstan::turn::run_turn_text(&reg, Format::Anthropic, &body, &ExecOptions::default())
+                .unwrap();
+        let out = message.to_string().len();
+        assert!(
+            out <= body.len() * TURN_EXPANSION,
+            "native {}: {} bytes in, {out} out",
+            options.native_search,
+            body.len()
+        );
+        let blocks = message["content"].as_array().unwrap();
+        assert_eq!(blocks.len(), 2_500);
+        assert!(blocks[0].get("is_error").is_none(), "{}", blocks[0]);
+        let last = &blocks[2_499];
+        assert_eq!(last["is_error"], true, "{last}");
+        let text = last["content"].as_str().unwrap();
+        assert!(text.contains("this turn's searches"), "{text}");
     }
 }

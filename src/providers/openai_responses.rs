@@ -197,17 +197,20 @@ pub(super) fn format(results: &[ToolResult]) -> Value {
     let items = results.iter().map(|r| {
         if r.name == super::NATIVE_SEARCH_CALL {
             // ResponseToolSearchOutputItemParam: the tools found, as their
-            // full definitions (none when the search could not run).
+            // full definitions. The item has no text: a search that could
+            // not run, or was past what a turn's searches may write, lists
+            // none and is "incomplete".
             let tools = match serde_json::from_str::<Value>(&r.content) {
-                Ok(tools @ Value::Array(_)) if !r.is_error() => tools,
-                _ => json!([]),
+                Ok(tools @ Value::Array(_)) if !r.is_error() => Some(tools),
+                _ => None,
             };
+            let status = if tools.is_some() { "completed" } else { "incomplete" };
             return json!({
                 "type": "tool_search_output",
                 "call_id": r.id,
                 "execution": "client",
-                "status": "completed",
-                "tools": tools,
+                "status": status,
+                "tools": tools.unwrap_or_else(|| json!([])),
             });
         }
         json!({"type": "function_call_output", "call_id": r.id, "output": super::parts::openai_responses_output(r)})

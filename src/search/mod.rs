@@ -26,6 +26,14 @@ pub const MAX_RESULTS: usize = 100;
 pub const DEFAULT_RESULTS: usize = 5;
 /// Cap on a compiled regular expression (the `regex` crate's size limit).
 pub const MAX_REGEX_COMPILED_BYTES: usize = 1 << 20;
+/// What one turn's answers to searches may write together (`run_turn`: its
+/// `tool_search_output` items, its search tool results, `tool_reference`
+/// blocks included, as written): this many times the bytes of the model's
+/// response, as a stream's output is bounded.
+pub(crate) const TURN_SEARCH_EXPANSION: usize = 8;
+/// What one turn's answers to searches may always write, whatever the
+/// response's size: a search of typical tools at the largest limit fits.
+pub(crate) const TURN_SEARCH_MIN_BYTES: usize = 1 << 20;
 
 /// How the query is read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
