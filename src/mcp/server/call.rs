@@ -215,7 +215,12 @@ impl State {
         let result = loop {
             last_input = input.take().map(Arc::new);
             let options = ExecOptions {
-                deadline_ms: deadline.map_or(0, left_ms),
+                // A later round gets what is left (the first, all of it:
+                // its timeout text names the host's figure).
+                deadline_ms: match rounds {
+                    0 => self.options.call_timeout_ms,
+                    _ => deadline.map_or(0, left_ms),
+                },
                 progress: progress.clone(),
                 log: log.clone(),
                 input: last_input.clone(),
