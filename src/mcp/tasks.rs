@@ -36,9 +36,9 @@
 //! error saying its result was dropped and why); a result larger than the
 //! bound alone is kept as such a tool error; a `tasks/update` whose answers
 //! find no room is refused (-32602 saying so), and a task whose tool asks
-//! for input that finds none completes with a tool error. Task ids are random v4 UUIDs: whoever has one may poll
-//! or cancel its task (the spec's model; the bearer token, if any, still
-//! guards every request).
+//! for input that finds none completes with a tool error. Task ids are
+//! random v4 UUIDs: whoever has one may poll or cancel its task (the spec's
+//! model; the bearer token, if any, still guards every request).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
