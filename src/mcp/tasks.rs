@@ -56,6 +56,9 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::input::MAX_DRIVEN_ROUNDS;
+use room::{dropped_result, json_size};
+
+mod room;
 use crate::call::{Outcome, ToolResult};
 use crate::exec;
 use crate::input::CallInput;
@@ -200,45 +203,6 @@ impl Tasks {
                 max_bytes
             },
         }
-    }
-
-    /// Makes room for `need` more bytes in the table: ended tasks' results
-    /// are dropped, oldest first, until the bytes held and `need` fit
-    /// `max_bytes`. False when they cannot (what is left is held by tasks
-    /// waiting for input).
-    fn make_room(&self, entries: &mut HashMap<String, Entry>, need: usize) -> bool {
-        let mut held: usize = entries.values().map(|e| e.bytes).sum();
-        // Nothing is dropped in vain: only if dropping can make room at all.
-        let waiting: usize = entries
-            .values()
-            .filter(|e| e.end.is_none())
-            .map(|e| e.bytes)
-            .sum();
-        if waiting.saturating_add(need) > self.max_bytes {
-            return false;
-        }
-        while held.saturating_add(need) > self.max_bytes {
-            let oldest = entries
-                .values_mut()
-                .filter(|e| e.bytes > 0)
-                .filter_map(|e| e.end.as_ref().map(|(_, at)| *at).map(|at| (at, e)))
-                .min_by_key(|(at, _)| *at)
-                .map(|(_, e)| e);
-            let Some(entry) = oldest else {
-                return false;
-            };
-            held -= entry.bytes;
-            let text = format!(
-                "The task's result ({} bytes) was dropped to make room for newer tasks' \
-                 results: this server keeps at most {} bytes for its tasks (max_task_bytes).",
-                entry.bytes, self.max_bytes
-            );
-            if let Some((payload, _)) = &mut entry.end {
-                *payload = dropped_result(text);
-            }
-            entry.bytes = 0;
-        }
-        true
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, HashMap<String, Entry>>, ErrorData> {
@@ -602,34 +566,6 @@ fn completed(result: &ToolResult) -> TaskPayload {
             error: to_object(&e),
         },
     }
-}
-
-/// A result dropped for `max_task_bytes`: the task completes with a tool
-/// error saying so.
-fn dropped_result(text: String) -> TaskPayload {
-    TaskPayload::Completed {
-        result: to_object(&serde_json::json!({
-            "content": [{"type": "text", "text": text}],
-            "isError": true,
-        })),
-    }
-}
-
-/// The length of `value` as JSON text, counted without making the text.
-fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 fn duration_ms(d: Duration) -> u64 {
