@@ -18,7 +18,7 @@ use rmcp::model::{
     CallToolRequestParams, InputRequest, InputRequests, InputRequiredResult, RequestStateCodec,
     SealOptions,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
@@ -174,42 +174,111 @@ fn can_ask(context: &RequestContext<RoleServer>) -> Vec<&'static str> {
         .collect()
 }
 
+/// Why a legacy client's answers did not come.
+pub(crate) enum Unanswered {
+    /// The client went away (closed its connection or session, or
+    /// cancelled the call): the call ends without an answer.
+    Gone,
+    /// The server is stopping.
+    Stopping,
+    /// The call's timeout passed while the client had not answered `method`.
+    TimedOut { method: String },
+}
+
+/// What ends the wait for a legacy client's answers: the call's deadline
+/// (`until`), the client going away (`gone`: the request's token, cancelled
+/// when its connection closes), the server stopping.
+pub(crate) struct AskBounds<'a> {
+    pub(crate) until: Option<std::time::Instant>,
+    pub(crate) gone: &'a tokio_util::sync::CancellationToken,
+    pub(crate) stopping: &'a tokio_util::sync::CancellationToken,
+}
+
 /// Asks a legacy session's client what the tool asked, one server-initiated
 /// request after another, and gives the next round's input: each answer by
 /// its key (an `{"error": ...}` object for a request the client refused or
 /// could not be sent), the tool's state as it gave it (it never left the
-/// server), and what the client can be asked.
+/// server), and what the client can be asked. A client that does not
+/// answer holds the call no longer than `bounds` allow: the request is
+/// cancelled (`notifications/cancelled`) and the call ends.
 pub(crate) async fn ask_legacy_client(
     peer: &rmcp::Peer<RoleServer>,
     asked: &InputRequired,
     can_ask: &[&'static str],
-) -> CallInput {
+    bounds: &AskBounds<'_>,
+) -> Result<CallInput, Unanswered> {
     let mut responses = serde_json::Map::new();
     for (key, request) in &asked.requests {
         let answer = match read_request(request) {
             Err(e) => error_answer(format!("capstan could not send request {key:?}: {e}")),
-            Ok(request) => {
-                let request = match request {
+            Ok(read) => {
+                let method = request.get("method").and_then(Value::as_str).unwrap_or("?");
+                let request = match read {
                     InputRequest::CreateMessage(r) => r.into(),
                     InputRequest::Elicitation(r) => r.into(),
                     InputRequest::ListRoots(r) => r.into(),
                     _ => rmcp::model::ServerRequest::PingRequest(Default::default()),
                 };
-                match peer.send_request(request).await {
-                    Ok(result) => serde_json::to_value(result)
-                        .unwrap_or_else(|e| error_answer(format!("unreadable answer: {e}"))),
-                    Err(e) => error_answer(format!("the client did not answer: {e}")),
-                }
+                ask_one(peer, request, method, bounds).await?
             }
         };
         responses.insert(key.clone(), answer);
     }
-    CallInput {
+    Ok(CallInput {
         responses: Some(Value::Object(responses)),
         state: asked.state.clone(),
         can_ask: can_ask.to_vec(),
         ..Default::default()
+    })
+}
+
+/// One request to a legacy client, and its answer (or an error object),
+/// within `bounds`.
+async fn ask_one(
+    peer: &rmcp::Peer<RoleServer>,
+    request: rmcp::model::ServerRequest,
+    method: &str,
+    bounds: &AskBounds<'_>,
+) -> Result<Value, Unanswered> {
+    let mut options = rmcp::service::PeerRequestOptions::no_options();
+    if let Some(until) = bounds.until {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(Unanswered::TimedOut {
+                method: method.to_owned(),
+            });
+        }
+        // rmcp cancels the request when it times out (and forgets it).
+        options.timeout = Some(left);
     }
+    let handle = match peer.send_request_with_option(request, options).await {
+        Ok(handle) => handle,
+        Err(ServiceError::TransportClosed) => return Err(Unanswered::Gone),
+        Err(e) => return Ok(error_answer(format!("the client did not answer: {e}"))),
+    };
+    let id = handle.id.clone();
+    let ended = tokio::select! {
+        answer = handle.await_response() => match answer {
+            Ok(result) => {
+                return Ok(serde_json::to_value(result)
+                    .unwrap_or_else(|e| error_answer(format!("unreadable answer: {e}"))))
+            }
+            Err(ServiceError::Timeout { .. }) => {
+                return Err(Unanswered::TimedOut { method: method.to_owned() })
+            }
+            Err(ServiceError::TransportClosed) => return Err(Unanswered::Gone),
+            Err(e) => return Ok(error_answer(format!("the client did not answer: {e}"))),
+        },
+        _ = bounds.gone.cancelled() => Unanswered::Gone,
+        _ = bounds.stopping.cancelled() => Unanswered::Stopping,
+    };
+    // The request is withdrawn: rmcp forgets its pending answer once this
+    // notification is sent (or fails to be).
+    let cancelled = rmcp::model::CancelledNotification::new(
+        rmcp::model::CancelledNotificationParam::new(Some(id), Some("the call ended".into())),
+    );
+    let _ = peer.send_notification(cancelled.into()).await;
+    Err(ended)
 }
 
 /// A request a tool asked for, as rmcp's type (`params` may be left out:

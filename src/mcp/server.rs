@@ -101,6 +101,11 @@ pub struct ServerOptions {
     /// How long an ended task's result stays readable with `tasks/get`
     /// (0: `DEFAULT_TASK_KEEP_MS`, 5 minutes).
     pub task_keep_ms: u32,
+    /// Bytes (as JSON text) the tasks hold in all: ended tasks' results,
+    /// and the requests and answers of tasks waiting for input. Past it,
+    /// ended tasks' results are dropped oldest first (`super::tasks`)
+    /// (0: `DEFAULT_MAX_TASK_BYTES`, 64 MiB).
+    pub max_task_bytes: usize,
 }
 
 impl Default for ServerOptions {
@@ -121,6 +126,7 @@ impl Default for ServerOptions {
             tools_meta: Map::new(),
             max_tasks: 0,
             task_keep_ms: 0,
+            max_task_bytes: 0,
         }
     }
 }
@@ -571,6 +577,7 @@ fn new_state(registry: &Registry, options: &ServerOptions) -> Result<(Arc<State>
         tasks: Arc::new(super::tasks::Tasks::new(
             options.max_tasks,
             options.task_keep_ms,
+            options.max_task_bytes,
         )),
         codec: super::input::new_codec()?,
     });

@@ -29,9 +29,16 @@
 //! Bounds (README, Limits): at most `max_tasks` tasks are kept per server,
 //! running or ended (a call past it gets an error); an ended task is kept
 //! `task_keep_ms` after it ended, then forgotten (`tasks/get` answers
-//! "unknown task"). Task ids are random v4 UUIDs: whoever has one may poll
-//! or cancel its task (the spec's model; the bearer token, if any, still
-//! guards every request).
+//! "unknown task"). What the tasks hold (ended tasks' results, the requests
+//! of tasks waiting for input and the answers given so far) is bounded by
+//! `max_task_bytes` in all, counted as JSON text: past it, ended tasks'
+//! results are dropped oldest first (each task stays, completed with a tool
+//! error saying its result was dropped and why); a result larger than the
+//! bound alone is kept as such a tool error; a `tasks/update` whose answers
+//! find no room is refused (-32602 saying so), and a task whose tool asks
+//! for input that finds none completes with a tool error. Task ids are
+//! random v4 UUIDs: whoever has one may poll or cancel its task (the spec's
+//! model; the bearer token, if any, still guards every request).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -49,6 +56,9 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::input::MAX_DRIVEN_ROUNDS;
+use room::{dropped_result, json_size};
+
+mod room;
 use crate::call::{Outcome, ToolResult};
 use crate::exec;
 use crate::input::CallInput;
@@ -59,6 +69,8 @@ use crate::tool_meta::TaskSupport;
 pub(crate) const DEFAULT_MAX_TASKS: usize = 1024;
 /// Default time an ended task's result is kept (5 minutes).
 pub(crate) const DEFAULT_TASK_KEEP_MS: u32 = 300_000;
+/// Default bound on the bytes the tasks of one server hold (64 MiB).
+pub(crate) const DEFAULT_MAX_TASK_BYTES: usize = 64 * 1024 * 1024;
 /// The `pollIntervalMs` suggested to clients: a quarter of the task's age,
 /// within these bounds (a short task is polled soon, a long one rarely).
 const MIN_POLL_MS: u64 = 50;
@@ -88,6 +100,7 @@ pub(crate) struct Tasks {
     entries: Mutex<HashMap<String, Entry>>,
     max: usize,
     keep: Duration,
+    max_bytes: usize,
 }
 
 struct Entry {
@@ -99,6 +112,9 @@ struct Entry {
     cancel: CancellationToken,
     /// The tool's requests the client has not answered yet.
     waiting: Option<Waiting>,
+    /// What this entry holds of `max_task_bytes`: its result, or its
+    /// outstanding requests and the answers so far (JSON text bytes).
+    bytes: usize,
 }
 
 /// A task waiting for its client's answers (`input_required`).
@@ -169,8 +185,8 @@ fn unknown(task_id: &str) -> ErrorData {
 }
 
 impl Tasks {
-    /// `max` 0 and `keep_ms` 0 mean the defaults.
-    pub(crate) fn new(max: usize, keep_ms: u32) -> Tasks {
+    /// `max`, `keep_ms` and `max_bytes` 0 mean the defaults.
+    pub(crate) fn new(max: usize, keep_ms: u32, max_bytes: usize) -> Tasks {
         let max = if max == 0 { DEFAULT_MAX_TASKS } else { max };
         let keep_ms = if keep_ms == 0 {
             DEFAULT_TASK_KEEP_MS
@@ -181,6 +197,11 @@ impl Tasks {
             entries: Mutex::new(HashMap::new()),
             max,
             keep: Duration::from_millis(u64::from(keep_ms)),
+            max_bytes: if max_bytes == 0 {
+                DEFAULT_MAX_TASK_BYTES
+            } else {
+                max_bytes
+            },
         }
     }
 
@@ -245,6 +266,7 @@ impl Tasks {
                     created: Instant::now(),
                     cancel: cancel.clone(),
                     waiting: None,
+                    bytes: 0,
                 },
             );
         }
@@ -322,8 +344,11 @@ impl Tasks {
             let responses = if requests.is_empty() {
                 None
             } else {
-                let Some(answers) = self.park(&task_id, round, requests) else {
-                    break TaskPayload::Cancelled; // forgotten: nothing to report to
+                let answers = match self.park(&task_id, round, requests) {
+                    Ok(answers) => answers,
+                    Err(Some(why)) => break failed(format!("{} ({why})", result.content)),
+                    // Forgotten: nothing to report to.
+                    Err(None) => break TaskPayload::Cancelled,
                 };
                 tokio::select! {
                     a = answers => match a {
@@ -350,15 +375,28 @@ impl Tasks {
 
     /// Marks the task `input_required` with `requests` (keyed for the client
     /// by round, so a key is never reused in one task); the receiver gets
-    /// the answers by the tool's keys once every request has one.
+    /// the answers by the tool's keys once every request has one. `Err`
+    /// with why when the requests find no room in `max_bytes`, without when
+    /// the task is forgotten.
     fn park(
         &self,
         task_id: &str,
         round: usize,
         requests: InputRequests,
-    ) -> Option<oneshot::Receiver<Map<String, Value>>> {
-        let mut entries = self.entries.lock().ok()?;
-        let entry = entries.get_mut(task_id)?;
+    ) -> Result<oneshot::Receiver<Map<String, Value>>, Option<String>> {
+        let mut entries = self.entries.lock().map_err(|_| None)?;
+        let size = json_size(&requests);
+        if !entries.contains_key(task_id) {
+            return Err(None);
+        }
+        if !self.make_room(&mut entries, size) {
+            return Err(Some(format!(
+                "its requests ({size} bytes) find no room: this server keeps at most {} bytes \
+                 for its tasks (max_task_bytes)",
+                self.max_bytes
+            )));
+        }
+        let entry = entries.get_mut(task_id).ok_or(None)?;
         let (tx, rx) = oneshot::channel();
         let mut keys = HashMap::new();
         let mut outstanding = InputRequests::new();
@@ -375,7 +413,8 @@ impl Tasks {
         });
         entry.task.status = TaskStatus::InputRequired;
         entry.task.last_updated_at = current_timestamp();
-        Some(rx)
+        entry.bytes = size;
+        Ok(rx)
     }
 
     fn report(&self, task_id: &str, p: &Progress) {
@@ -404,6 +443,35 @@ impl Tasks {
         let Some(entry) = entries.get_mut(task_id) else {
             return;
         };
+        entry.bytes = 0;
+        // The requests and partial answers of a task that ended waiting go.
+        entry.waiting = None;
+        // Only a result is counted (a failure or a cancellation is small).
+        let size = match &payload {
+            TaskPayload::Completed { result } => json_size(result),
+            _ => 0,
+        };
+        let (payload, kept) = if size > self.max_bytes {
+            let text = format!(
+                "The task's result was {size} bytes, more than this server keeps for its tasks \
+                 ({} bytes, max_task_bytes): it was dropped.",
+                self.max_bytes
+            );
+            (dropped_result(text), 0)
+        } else if self.make_room(&mut entries, size) {
+            (payload, size)
+        } else {
+            let text = format!(
+                "The task's result ({size} bytes) was dropped: tasks waiting for input hold the \
+                 room this server keeps for its tasks ({} bytes, max_task_bytes).",
+                self.max_bytes
+            );
+            (dropped_result(text), 0)
+        };
+        let Some(entry) = entries.get_mut(task_id) else {
+            return;
+        };
+        entry.bytes = kept;
         let now = Instant::now();
         entry.task.status = payload.status();
         entry.task.last_updated_at = current_timestamp();
@@ -440,6 +508,29 @@ impl Tasks {
         let mut entries = self.lock()?;
         self.sweep(&mut entries);
         let entry = entries.get_mut(task_id).ok_or_else(|| unknown(task_id))?;
+        let Some(waiting) = &entry.waiting else {
+            return Ok(());
+        };
+        // The answers to outstanding requests take room until the last one
+        // comes (then they go to the tool's next round).
+        let need: usize = responses
+            .iter()
+            .filter(|(key, _)| waiting.requests.contains_key(*key))
+            .map(|(key, answer)| key.len() + json_size(answer))
+            .sum();
+        if need > 0 && !self.make_room(&mut entries, need) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "tasks/update refused: its answers ({need} bytes) find no room, this server \
+                     keeps at most {} bytes for its tasks (max_task_bytes); answer in smaller parts \
+                     or cancel a task waiting for input",
+                    self.max_bytes
+                ),
+                None,
+            ));
+        }
+        let entry = entries.get_mut(task_id).ok_or_else(|| unknown(task_id))?;
+        entry.bytes = entry.bytes.saturating_add(need);
         let Some(waiting) = &mut entry.waiting else {
             return Ok(());
         };
@@ -456,6 +547,7 @@ impl Tasks {
                 let _ = done.send(answers);
             }
             entry.waiting = None;
+            entry.bytes = 0;
             entry.task.status = TaskStatus::Working;
             entry.task.last_updated_at = current_timestamp();
         }
@@ -494,7 +586,7 @@ mod tests {
 
     #[test]
     fn an_unknown_task_id_is_named_in_the_error_and_a_long_one_cut() {
-        let tasks = Tasks::new(0, 0);
+        let tasks = Tasks::new(0, 0, 0);
         let e = tasks.get("nope").err().map(|e| e.message.to_string());
         assert!(
             e.as_deref().is_some_and(|m| m.contains("\"nope\"")),

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use rmcp::model::{JsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::ServerJsonRpcMessage;
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{json, Value};
@@ -360,10 +360,11 @@ where
 /// Messages to the server queued at most: past it a send fails at once.
 pub(crate) const MAX_QUEUED: usize = 4096;
 
-/// Answers to the server's own requests (ping, roots/list, sampling,
-/// elicitation) queued at most: past it the server's requests are dropped
-/// unread, so a server that sends requests and does not read the answers
-/// costs bounded memory.
+/// Answers owed to the server's own requests (ping, roots/list, sampling,
+/// elicitation) at most, received and not yet answered and written: past
+/// it `owed::Owed` refuses them, so a server that sends requests faster
+/// than they are answered, or does not read the answers, costs bounded
+/// memory and reaches the host a bounded number at a time.
 pub(crate) const MAX_QUEUED_ANSWERS: usize = 256;
 
 /// One line queued (counted in the shared count until dropped).
@@ -421,13 +422,8 @@ where
                 let (took, frame) = self.framer.push(&self.chunk[self.start..self.end]);
                 self.start += took;
                 match frame {
-                    Some(Frame::Message(message)) => {
-                        let request = matches!(*message, JsonRpcMessage::Request(_));
-                        if request && self.queued.load(Ordering::SeqCst) >= MAX_QUEUED_ANSWERS {
-                            continue;
-                        }
-                        return Some(*message);
-                    }
+                    // The server's requests are bounded by `owed::Owed`.
+                    Some(Frame::Message(message)) => return Some(*message),
                     Some(Frame::Bad(Bad {
                         id: Some(id),
                         request: false,

@@ -555,3 +555,64 @@ fn list_changed_in_a_tight_loop_costs_a_listing_per_half_second() {
     assert!(listings >= 2, "list_changed was heard: {listings}");
     mount.unmount();
 }
+
+/// A stdio server's burst of 2,000 `elicitation/create` requests: the host
+/// is asked at most 256 at once (the answers owed, as over HTTP), and every
+/// request past them is refused at once with a JSON-RPC error saying why
+/// (before, all 2,000 were taken, and reached the host 512 at a time).
+#[test]
+fn a_stdio_servers_requests_past_256_owed_answers_are_refused_with_a_json_rpc_error() {
+    use capstan::mcp::client::HostInput;
+    let active = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(AtomicBool::new(false));
+    let (now, peak, released) = (active.clone(), most.clone(), release.clone());
+    let answerer = move |_: Option<&str>, _: &str, _: &Value| {
+        let at = now.fetch_add(1, Ordering::SeqCst) + 1;
+        peak.fetch_max(at, Ordering::SeqCst);
+        eventually(PATIENCE * 2, || released.load(Ordering::SeqCst));
+        now.fetch_sub(1, Ordering::SeqCst);
+        Ok(json!({"action": "decline"}))
+    };
+    let client = Registry::default();
+    let mut options = script_options("ask_burst.py", &[]);
+    options.input = Some(HostInput::new(&["elicitation/create"], Arc::new(answerer)).unwrap());
+    let mount = Mount::connect(&client, options).expect("mount");
+    let burst = call(&client, "s_burst", json!({"n": 2000}));
+    assert_eq!(burst.content, "sent", "{burst:?}");
+    let tally = || -> Value {
+        let result = call(&client, "s_tally", json!({}));
+        serde_json::from_str(&result.content).unwrap_or_else(|e| panic!("{e}: {result:?}"))
+    };
+    let mut last = Value::Null;
+    let held = eventually(PATIENCE, || {
+        std::thread::sleep(Duration::from_millis(50));
+        last = tally();
+        last["refused"] == 2000 - 256 && active.load(Ordering::SeqCst) == 256
+    });
+    let at_once = most.load(Ordering::SeqCst);
+    release.store(true, Ordering::SeqCst);
+    assert!(
+        held,
+        "server heard {last}; the host holds {} (at most {at_once} at once)",
+        active.load(Ordering::SeqCst)
+    );
+    assert_eq!(at_once, 256, "{last}");
+    assert_eq!(last["codes"], json!([-32000]), "{last}");
+    let why = last["message"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("256 answers to this server's requests are owed"),
+        "{why}"
+    );
+    // Once the host answers, the 256 answers reach the server.
+    assert!(
+        eventually(PATIENCE, || {
+            std::thread::sleep(Duration::from_millis(50));
+            last = tally();
+            last["answered"] == 256
+        }),
+        "{last}"
+    );
+    assert!(mount.is_connected());
+    mount.unmount();
+}

@@ -427,3 +427,126 @@ fn a_mounts_host_that_cannot_answer_fails_the_call_saying_why_and_endless_asking
     declining.unmount();
     assert!(server.stop());
 }
+
+/// A 2025-11-25 client whose host never answers the tool's
+/// `elicitation/create` holds the call no longer than the call's timeout:
+/// the call ends timed out, saying what went unanswered (before, it waited
+/// for ever, and 12,000 such calls held 260 MB).
+#[test]
+fn a_legacy_client_that_never_answers_holds_the_call_no_longer_than_its_timeout() {
+    use capstan::mcp::client::HostInput;
+    use std::sync::atomic::AtomicBool;
+    let rounds = Arc::new(Rounds::default());
+    let served = input_registry(rounds.clone());
+    let options = ServerOptions {
+        call_timeout_ms: 500,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).unwrap();
+    let host = Registry::default();
+    let release = Arc::new(AtomicBool::new(false));
+    let released = release.clone();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let heard = asked.clone();
+    let silent = move |_: Option<&str>, _: &str, _: &Value| {
+        heard.fetch_add(1, Ordering::SeqCst);
+        eventually(PATIENCE * 2, || released.load(Ordering::SeqCst));
+        Ok(json!({"action": "decline"}))
+    };
+    let mut mount_options = mount_options(server.url(), vec![]);
+    mount_options.protocol_version = Some("2025-11-25".into());
+    mount_options.input = Some(HostInput::new(&["elicitation/create"], Arc::new(silent)).unwrap());
+    let mount = Mount::connect(&host, mount_options).expect("mount");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let caller = host.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(call(&caller, "s_greet", json!({})));
+    });
+    let result = rx.recv_timeout(PATIENCE);
+    release.store(true, Ordering::SeqCst);
+    let result = result.expect("the call never ended: an unanswered elicitation held it");
+    assert_eq!(result.outcome, Outcome::ToolError, "{result:?}");
+    assert!(
+        result.content.contains(
+            "timed out: the client did not answer its elicitation/create request within the \
+             call's timeout"
+        ),
+        "{result:?}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 1, "the client was asked");
+    assert_eq!(rounds.runs.load(Ordering::SeqCst), 1, "the tool ran once");
+    mount.unmount();
+    assert!(server.stop());
+}
+
+/// Reads `stream` until its text holds `needle`; the text so far.
+fn read_until(stream: &mut std::net::TcpStream, needle: &str) -> String {
+    let mut text = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&text).contains(needle) {
+        let n = stream
+            .read(&mut buf)
+            .unwrap_or_else(|e| panic!("no {needle:?} ({e}): {}", String::from_utf8_lossy(&text)));
+        assert!(
+            n > 0,
+            "closed before {needle:?}: {}",
+            String::from_utf8_lossy(&text)
+        );
+        text.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// The first SSE event of `text` whose data holds `needle`, as JSON.
+fn event_with(text: &str, needle: &str) -> Value {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .find(|d| d.contains(needle))
+        .and_then(|d| serde_json::from_str(d).ok())
+        .unwrap_or_else(|| panic!("no event with {needle:?}: {text}"))
+}
+
+/// A 2025-11-25 client that goes away (closes the connection of its
+/// `tools/call`) while the tool's `elicitation/create` waits for its answer
+/// ends the call: capstan withdraws the request (`notifications/cancelled`
+/// on the session's event stream) and the tool does not run again (before,
+/// the call waited for ever).
+#[test]
+fn a_legacy_client_that_goes_away_ends_the_call_waiting_for_its_answer() {
+    let rounds = Arc::new(Rounds::default());
+    let (_reg, server) = serve(&rounds);
+    let url = server.url();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string();
+    let (status, head, _) = raw_exchange(url, &[], &initialize);
+    assert_eq!(status, 200, "{head}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .expect("a session id")
+        .trim()
+        .to_string();
+    let with_session = [("Mcp-Session-Id", session.as_str())];
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(raw_exchange(url, &with_session, initialized).0, 202);
+    // The session's own event stream, where a withdrawn request is told.
+    let mut events = send_raw("GET", url, &with_session, "");
+    read_until(&mut events, "\r\n\r\n");
+    let call = json!({"jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+        "params": {"name": "greet", "arguments": {}}})
+    .to_string();
+    let mut post = send_raw("POST", url, &with_session, &call);
+    let asked = read_until(&mut post, "elicitation/create");
+    let request = event_with(&asked, "elicitation/create");
+    drop(post);
+    let told = read_until(&mut events, "notifications/cancelled");
+    let withdrawn = event_with(&told, "notifications/cancelled");
+    assert_eq!(
+        withdrawn["params"]["requestId"], request["id"],
+        "{withdrawn} {request}"
+    );
+    assert_eq!(rounds.runs.load(Ordering::SeqCst), 1, "the tool ran once");
+    assert!(server.stop());
+}

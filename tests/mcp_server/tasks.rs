@@ -772,3 +772,115 @@ fn a_mounts_host_answers_a_servers_task_that_asks_for_input() {
     mount.unmount();
     assert!(server.stop());
 }
+
+/// `big` (task required): from a thread of its own, a text of
+/// `arguments.n` bytes.
+fn big_registry() -> Registry {
+    let reg = Registry::default();
+    let tool = def(
+        "big",
+        json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+        deferred(|call| {
+            let n = call.arguments()["n"].as_u64().unwrap_or(0) as usize;
+            let _ = call.complete_text("x".repeat(n));
+        }),
+    );
+    reg.register_with_mcp(tool, support("required")).unwrap();
+    reg
+}
+
+/// A finished task's result text and whether it is an error.
+fn result_of(url: &str, task_id: &str) -> (String, bool) {
+    let done = settled(url, task_id);
+    assert_eq!(done["status"], "completed", "{done}");
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (text, done["result"]["isError"] == true)
+}
+
+#[test]
+fn ended_tasks_results_are_bounded_in_bytes_and_the_oldest_dropped_first_saying_so() {
+    let served = big_registry();
+    let options = ServerOptions {
+        max_task_bytes: 100_000,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let url = server.url();
+    let run = |n: usize| {
+        let id = task_id(&call_tool(url, "big", json!({ "n": n }), true));
+        settled(url, &id);
+        id
+    };
+    let (a, b) = (run(40_000), run(40_000));
+    assert_eq!(result_of(url, &a), ("x".repeat(40_000), false));
+    // A third result would pass 100,000 bytes: the oldest is dropped, and
+    // its task says so.
+    let c = run(40_000);
+    let (text, error) = result_of(url, &a);
+    assert!(error, "{}", &text[..text.len().min(200)]);
+    assert!(text.contains("was dropped to make room"), "{text}");
+    assert!(text.contains("at most 100000 bytes"), "{text}");
+    for kept in [&b, &c] {
+        assert_eq!(result_of(url, kept), ("x".repeat(40_000), false));
+    }
+    // A result larger than the bound alone is kept as a tool error saying
+    // so, and costs the others nothing.
+    let d = run(200_000);
+    let (text, error) = result_of(url, &d);
+    assert!(error, "{}", &text[..text.len().min(200)]);
+    assert!(text.contains("more than this server keeps"), "{text}");
+    for kept in [&b, &c] {
+        assert_eq!(result_of(url, kept), ("x".repeat(40_000), false));
+    }
+    assert!(server.stop());
+}
+
+#[test]
+fn partial_answers_of_tasks_waiting_for_input_are_bounded_in_bytes() {
+    let asked = Arc::new(Asked::default());
+    let served = asking_registry(asked.clone());
+    let options = ServerOptions {
+        max_task_bytes: 100_000,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let url = server.url();
+    // Four tasks waiting for two answers each get one of 30,000 bytes:
+    // three fit in 100,000 bytes, the fourth is refused saying why.
+    let name = "y".repeat(30_000);
+    let mut answered = Vec::new();
+    for n in 0..4 {
+        let id = task_id(&call_asking(url, "asker", json!({})));
+        let waiting = reached(url, &id, "input_required");
+        let key = waiting["inputRequests"]
+            .as_object()
+            .and_then(|r| r.iter().find(|(_, r)| r["params"]["message"] == "Name?"))
+            .map(|(k, _)| k.clone())
+            .unwrap_or_else(|| panic!("no Name? request: {waiting}"));
+        let answer = json!({ key.clone(): {"action": "accept", "content": {"name": name}} });
+        let ack = update(url, &id, answer.clone());
+        if n < 3 {
+            assert_eq!(
+                ack["result"],
+                json!({"resultType": "complete"}),
+                "{n}: {ack}"
+            );
+            answered.push(id);
+            continue;
+        }
+        assert_eq!(ack["error"]["code"], -32602, "{ack}");
+        let message = ack["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("find no room"), "{message}");
+        assert!(message.contains("100000"), "{message}");
+        // A task that ends gives its room back.
+        let cancelled = modern(url, "tasks/cancel", json!({"taskId": answered[0]}), true);
+        assert!(cancelled.get("error").is_none(), "{cancelled}");
+        reached(url, &answered[0], "cancelled");
+        let ack = update(url, &id, answer);
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    }
+    assert!(server.stop());
+}

@@ -169,7 +169,13 @@ pub(super) async fn connect(session: &Arc<Session>) -> Result<Connection, String
                 timeout,
                 listener.serve_with_lifecycle(
                     crate::mcp::progress::Tap::new(
-                        crate::mcp::wire::StdioWire::new(stdout, stdin, session.result_bytes()),
+                        // Answers owed to the server bounded as over HTTP:
+                        // the wire bounds only those waiting to be written.
+                        crate::mcp::owed::Owed::new(crate::mcp::wire::StdioWire::new(
+                            stdout,
+                            stdin,
+                            session.result_bytes(),
+                        )),
                         &session.progress,
                     ),
                     lifecycle,
@@ -239,7 +245,7 @@ pub(super) async fn serve_http<C: rmcp::transport::streamable_http_client::Strea
     let timeout = session.options.connect_timeout;
     let transport = StreamableHttpClientTransport::with_client(http, config);
     // Answers owed to the server bounded (its requests on the event
-    // stream), as `StdioWire` bounds them over stdio.
+    // stream), as over stdio.
     let transport = crate::mcp::owed::Owed::new(transport);
     let transport = crate::mcp::progress::Tap::new(transport, &session.progress);
     match tokio::time::timeout(timeout, listener.serve_with_lifecycle(transport, lifecycle)).await {

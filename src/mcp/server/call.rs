@@ -15,13 +15,14 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
+use super::super::input::{ask_legacy_client, AskBounds, Unanswered};
 use super::{one_result, render, request_id_text, CancelOnDrop, InFlight, State};
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::exec::{self, DeferListener, ExecOptions};
@@ -106,6 +107,38 @@ fn missing_capabilities(input: &CallInput) -> Option<ErrorData> {
     Some(ErrorData::missing_required_client_capability(required))
 }
 
+/// How much of a deadline is left, in ms: at least 1 (0 would mean none).
+fn left_ms(deadline: Instant) -> u32 {
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis();
+    u32::try_from(left).unwrap_or(u32::MAX).max(1)
+}
+
+/// The end of a call whose legacy client did not answer what its tool asked
+/// (the server stopping, or the call's time up): cancelled or timed out,
+/// saying which request went unanswered.
+fn unanswered(round: &ToolResult, ended: Unanswered) -> ToolResult {
+    let (outcome, text) = match ended {
+        Unanswered::TimedOut { method } => (
+            Outcome::Timeout,
+            format!(
+                "Tool \"{}\" timed out: the client did not answer its {method} request \
+                 within the call's timeout",
+                round.name
+            ),
+        ),
+        _ => (
+            Outcome::Cancelled,
+            format!(
+                "Tool \"{}\" was cancelled: the server is stopping",
+                round.name
+            ),
+        ),
+    };
+    ToolResult::new(&round.id, &round.name, outcome, text)
+}
+
 fn escalated(batch: CancelOnDrop, rx: tokio::sync::oneshot::Receiver<ToolResult>) -> Round {
     let batch = batch.into_inner();
     Round::Escalated(super::super::tasks::Running { batch, rx })
@@ -132,7 +165,9 @@ impl State {
             let text = self.registry.shared.unknown_tool_text(&name);
             return Err(ErrorData::invalid_params(text, None));
         }
-        let support = tool.map_or(TaskSupport::Forbidden, |t| t.task_support());
+        let support = tool
+            .as_ref()
+            .map_or(TaskSupport::Forbidden, |t| t.task_support());
         let declared = context
             .client_capabilities()
             .is_some_and(|c| c.supports_tasks());
@@ -169,12 +204,23 @@ impl State {
             None => progress,
         };
         let mut rounds = 0;
+        // `call_timeout_ms` bounds the whole call from its arrival: its
+        // rounds and the waits for a legacy client's answers between them.
+        let deadline = (self.options.call_timeout_ms > 0).then(|| {
+            Instant::now() + Duration::from_millis(u64::from(self.options.call_timeout_ms))
+        });
+        let tool_timeout_ms = tool.as_ref().map_or(0, |t| t.meta.timeout_ms);
         // The last round's input: what its tool asked and was refused.
         let mut last_input: Option<Arc<CallInput>>;
         let result = loop {
             last_input = input.take().map(Arc::new);
             let options = ExecOptions {
-                deadline_ms: self.options.call_timeout_ms,
+                // A later round gets what is left (the first, all of it:
+                // its timeout text names the host's figure).
+                deadline_ms: match rounds {
+                    0 => self.options.call_timeout_ms,
+                    _ => deadline.map_or(0, left_ms),
+                },
                 progress: progress.clone(),
                 log: log.clone(),
                 input: last_input.clone(),
@@ -207,10 +253,25 @@ impl State {
                     if legacy && rounds < super::super::input::MAX_DRIVEN_ROUNDS =>
                 {
                     rounds += 1;
-                    input = Some(
-                        super::super::input::ask_legacy_client(&context.peer, asked, &can_ask)
-                            .await,
-                    );
+                    // Without a call timeout, the tool's own bounds each wait.
+                    let until = deadline.or_else(|| {
+                        (tool_timeout_ms > 0).then(|| {
+                            Instant::now() + Duration::from_millis(u64::from(tool_timeout_ms))
+                        })
+                    });
+                    let bounds = AskBounds {
+                        until,
+                        gone: &context.ct,
+                        stopping: &self.stopping,
+                    };
+                    match ask_legacy_client(&context.peer, asked, &can_ask, &bounds).await {
+                        Ok(answers) => input = Some(answers),
+                        Err(Unanswered::Gone) => {
+                            // As a cancelled call: no answer is sent.
+                            return Err(ErrorData::internal_error("cancelled by the client", None));
+                        }
+                        Err(ended) => break unanswered(&result, ended),
+                    }
                 }
                 _ => break result,
             }
