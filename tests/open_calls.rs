@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use capstan::{submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags};
+use capstan::{
+    submit, Call, CallRequest, ExecOptions, Outcome, Registry, Sink, ToolDef, ToolFlags,
+};
 use serde_json::json;
 
 #[path = "common/wait.rs"]
@@ -95,7 +97,15 @@ fn open_calls_whose_callback_returned_hold_no_pool_thread() {
     // submits each call), and one batch whose limit lets all its calls run.
     let n = 4 * CAP;
     let mut batches: Vec<_> = (0..n)
-        .map(|_| submit(&reg, calls("open", 1), &ExecOptions::default(), Sink::Queue, None))
+        .map(|_| {
+            submit(
+                &reg,
+                calls("open", 1),
+                &ExecOptions::default(),
+                Sink::Queue,
+                None,
+            )
+        })
         .collect();
     let wide = ExecOptions {
         limit: n,
@@ -111,7 +121,10 @@ fn open_calls_whose_callback_returned_hold_no_pool_thread() {
     );
     assert_eq!(held.complete_all(), all);
     for b in &batches {
-        assert!(b.wait(Some(PATIENCE)), "a completed call was never delivered");
+        assert!(
+            b.wait(Some(PATIENCE)),
+            "a completed call was never delivered"
+        );
     }
     let results: Vec<_> = batches.iter().flat_map(|b| b.poll(usize::MAX)).collect();
     assert_eq!(results.len(), all);
@@ -127,17 +140,28 @@ fn a_plain_call_is_not_starved_by_open_calls() {
     reg.register(plain("plain")).unwrap();
     // As many open calls as the cap: each held its thread until completed.
     let open: Vec<_> = (0..CAP)
-        .map(|_| submit(&reg, calls("open", 1), &ExecOptions::default(), Sink::Queue, None))
+        .map(|_| {
+            submit(
+                &reg,
+                calls("open", 1),
+                &ExecOptions::default(),
+                Sink::Queue,
+                None,
+            )
+        })
         .collect();
     assert!(wait::eventually(PATIENCE, || held.started() == CAP));
-    let batch = submit(&reg, calls("plain", 1), &ExecOptions::default(), Sink::Queue, None);
+    let batch = submit(
+        &reg,
+        calls("plain", 1),
+        &ExecOptions::default(),
+        Sink::Queue,
+        None,
+    );
     // A wait with a time limit does not run the call on this thread.
     let done = batch.wait(Some(PATIENCE));
     held.complete_all();
-    assert!(
-        done,
-        "a plain call waited for {CAP} open calls to complete"
-    );
+    assert!(done, "a plain call waited for {CAP} open calls to complete");
     assert_eq!(batch.poll(1)[0].1.content, "plain");
     for b in &open {
         assert!(b.wait(Some(PATIENCE)));

@@ -213,7 +213,8 @@ impl BatchInner {
             Route::MainThread if hold != Hold::No => {
                 let index = ready.index;
                 self.queue_main(ready.pending(self));
-                if hold == Hold::Park && self.park(index, None, Some((origin, index + 1..claimed_to)))
+                if hold == Hold::Park
+                    && self.park(index, None, Some((origin, index + 1..claimed_to)))
                 {
                     return Next::Parked;
                 }
