@@ -119,10 +119,13 @@
  *  - capstan's own threads: at most capstan_runtime_options.threads pool
  *    threads run host callbacks (replacements of stuck callbacks included),
  *    plus the timer thread when it delivers timeouts with every pool thread
- *    busy; besides them only the MCP connection threads do.
+ *    busy; besides them only the MCP connection threads do. The cap counts
+ *    callbacks running: a call whose callback returned with the call still
+ *    open (completed later, an MCP task) holds no thread.
  *    None wakes on a tick: idle costs no wake-up. capstan_runtime_shutdown
  *    ends and joins every one of them (then the library may be unloaded);
- *    capstan starts them again when next needed.
+ *    capstan starts them again when next needed. It is refused
+ *    (CAPSTAN_ERR_WRONG_CONTEXT) inside a callback and on capstan's threads.
  *
  * Platforms (README.md, "Platforms", says what is built and tested where)
  *  - One header for Linux, Android, macOS, iOS, the BSDs and Windows, on 32-
@@ -628,8 +631,14 @@ capstan_status capstan_runtime_configure(const struct capstan_runtime_options *o
  *
  * capstan keeps working after this, whatever it returned: the next call
  * that needs a thread starts it again (and `capstan_runtime_configure`'s
- * options stay in force). Call it from a host thread, never from inside a
- * tool, result or hook callback (it would wait for itself).
+ * options stay in force).
+ *
+ * Call it from a host thread outside any callback. From inside a tool,
+ * result or approval callback capstan runs (on any thread, the host's own
+ * included), or on one of capstan's threads (a pool thread, in a thread
+ * hook too, the timer thread, an MCP connection thread), it would wait for
+ * itself: it returns CAPSTAN_ERR_WRONG_CONTEXT at once, stopping nothing,
+ * whatever `timeout_ms`.
  */
 capstan_status capstan_runtime_shutdown(uint32_t timeout_ms);
 

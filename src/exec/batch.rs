@@ -4,6 +4,7 @@
 
 mod ending;
 mod join;
+mod park;
 mod pipeline;
 mod run;
 mod wait;
@@ -17,6 +18,7 @@ use std::time::Instant;
 
 pub(crate) use join::JOIN_AFTER;
 pub(crate) use pipeline::Origin;
+use run::Next;
 
 use super::approval::ApprovalCell;
 use super::cell::{CallCell, Owner};
@@ -74,6 +76,9 @@ struct Slot {
     delivered: AtomicBool,
     cell: OnceLock<Weak<CallCell>>,
     approval: OnceLock<Weak<ApprovalCell>>,
+    /// The driver parked on this call, resumed once its result is handed
+    /// over (see `park`).
+    parked: park::Parked,
 }
 
 /// What the batch's options say about its calls.
@@ -189,6 +194,7 @@ impl BatchInner {
                     delivered: AtomicBool::new(false),
                     cell: OnceLock::new(),
                     approval: OnceLock::new(),
+                    parked: park::Parked::default(),
                 })
                 .collect(),
             rules: Rules {
@@ -302,8 +308,9 @@ impl BatchInner {
                 self.registry.wake.signal();
             }
         }
-        if let Some(flag) = self.slots.get(index).map(|s| &s.delivered) {
-            flag.store(true, Ordering::SeqCst);
+        if let Some(slot) = self.slots.get(index) {
+            slot.delivered.store(true, Ordering::SeqCst);
+            slot.parked.resume();
         }
         if self.delivery.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.ending.deadline_timer.cancel();
@@ -425,15 +432,29 @@ impl BatchInner {
             self.drivers.driving.fetch_sub(1, Ordering::SeqCst);
             return;
         }
+        self.go_on(origin, first);
+    }
+
+    /// Runs calls as a driver already counted in `driving`, the calls
+    /// `first` first, until none is left to start. A driver parked on an
+    /// open call keeps its count: that call's completion resumes it.
+    fn go_on(self: &Arc<Self>, origin: Origin, first: Range<usize>) {
+        let mut parked = false;
         self.registry.clone().run_callback(|| {
             let mut cache = ToolCache::default();
             let mut claimed = Some(first);
             while let Some(chunk) = claimed {
                 for i in chunk.clone() {
-                    // Stuck in a callback past its timeout and replaced: the
-                    // replacement has the rest of this chunk and the batch.
-                    if !self.start(i, chunk.end, origin, &mut cache) {
-                        return;
+                    match self.start(i, chunk.end, origin, &mut cache) {
+                        Next::Go => {}
+                        // Stuck in a callback past its timeout and replaced:
+                        // the replacement has the rest of this chunk and the
+                        // batch.
+                        Next::Stop => return,
+                        Next::Parked => {
+                            parked = true;
+                            return;
+                        }
                     }
                 }
                 claimed = (origin == Origin::Caller || !self.crowded())
@@ -441,7 +462,9 @@ impl BatchInner {
                     .flatten();
             }
         });
-        self.drivers.driving.fetch_sub(1, Ordering::SeqCst);
+        if !parked {
+            self.drivers.driving.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     /// Keeps the approval call `index` waits for, to expire or cancel it.

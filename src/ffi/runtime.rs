@@ -83,8 +83,14 @@ pub unsafe extern "C" fn capstan_runtime_configure(
 ///
 /// capstan keeps working after this, whatever it returned: the next call
 /// that needs a thread starts it again (and `capstan_runtime_configure`'s
-/// options stay in force). Call it from a host thread, never from inside a
-/// tool, result or hook callback (it would wait for itself).
+/// options stay in force).
+///
+/// Call it from a host thread outside any callback. From inside a tool,
+/// result or approval callback capstan runs (on any thread, the host's own
+/// included), or on one of capstan's threads (a pool thread, in a thread
+/// hook too, the timer thread, an MCP connection thread), it would wait for
+/// itself: it returns CAPSTAN_ERR_WRONG_CONTEXT at once, stopping nothing,
+/// whatever `timeout_ms`.
 #[no_mangle]
 pub extern "C" fn capstan_runtime_shutdown(timeout_ms: u32) -> capstan_status {
     guard(|| {

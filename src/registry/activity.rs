@@ -123,7 +123,9 @@ impl Shared {
         let pushed = IN_CALLBACK
             .try_with(|v| v.try_borrow_mut().map(|mut v| v.push(key)).is_ok())
             .unwrap_or(false);
+        let frame = crate::runtime::InCallback::enter();
         f();
+        drop(frame);
         if pushed {
             let _ = IN_CALLBACK.try_with(|v| v.try_borrow_mut().map(|mut v| v.pop()));
         }

@@ -157,6 +157,7 @@ pub(crate) mod runtime_thread {
     }
 
     pub(crate) fn started() {
+        crate::runtime::mark_own_thread();
         block_sigpipe();
         with_state(|t| t.get_or_insert_with(ThreadHookState::default).before_job());
     }

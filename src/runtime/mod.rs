@@ -84,6 +84,44 @@ pub(crate) fn on_shutdown(stop: Stop) {
     }
 }
 
+thread_local! {
+    /// This thread is one of capstan's own (a pool thread, the timer thread,
+    /// a thread of an MCP runtime), for its whole life.
+    static OWN_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Host callbacks capstan runs on this thread right now, on any thread.
+    static CALLBACKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread as one of capstan's own, for its whole life.
+pub(crate) fn mark_own_thread() {
+    let _ = OWN_THREAD.try_with(|own| own.set(true));
+}
+
+/// Counts a host callback (tool, result, approval) running on this thread
+/// until dropped: on a host's own thread too, `shutdown` must not wait there.
+pub(crate) struct InCallback(bool);
+
+impl InCallback {
+    pub(crate) fn enter() -> InCallback {
+        InCallback(CALLBACKS.try_with(|n| n.set(n.get() + 1)).is_ok())
+    }
+}
+
+impl Drop for InCallback {
+    fn drop(&mut self) {
+        if self.0 {
+            let _ = CALLBACKS.try_with(|n| n.set(n.get().saturating_sub(1)));
+        }
+    }
+}
+
+/// True on a thread `shutdown` would wait for: one of capstan's own, or
+/// one inside a host callback capstan runs.
+fn waited_for_here() -> bool {
+    OWN_THREAD.try_with(|own| own.get()).unwrap_or(false)
+        || CALLBACKS.try_with(|n| n.get() > 0).unwrap_or(false)
+}
+
 /// Ends every thread capstan started and joins it: the MCP client's
 /// connection threads (no mount may be left), the timer thread (no timer may
 /// be armed: no call with a timeout and no batch with a deadline may still
@@ -92,9 +130,18 @@ pub(crate) fn on_shutdown(stop: Stop) {
 /// nothing. Err says what still runs. Threads start again on demand: capstan
 /// works as before after this, whatever it returned.
 ///
-/// Must not be called from a thread of capstan's (a tool or result
-/// callback, a hook): it would wait for itself.
+/// `WrongContext`, at once and doing nothing, on a thread of capstan's or
+/// inside a callback capstan runs (a tool, result or hook callback, on any
+/// thread): it would wait for itself.
 pub fn shutdown(timeout: Option<Duration>) -> Result<(), Error> {
+    if waited_for_here() {
+        return Err(Error::WrongContext(
+            "the runtime shutdown was called from inside a callback capstan runs or on one of \
+             capstan's threads; it waits for those threads and callbacks to end, so there it \
+             would wait for itself: call it from a host thread outside any callback"
+                .into(),
+        ));
+    }
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
     let mut left = Vec::new();
     let parts: Vec<Stop> = PARTS.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -134,6 +134,7 @@ fn keep_alive(idle: usize) -> Duration {
 }
 
 fn worker() {
+    super::mark_own_thread();
     let mut hooks = ThreadHookState::default();
     let mut st = state();
     loop {

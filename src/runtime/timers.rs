@@ -205,6 +205,7 @@ pub(crate) fn after(delay: Duration, job: impl FnOnce() + Send + 'static) -> Tim
 }
 
 fn timer_thread(epoch: u64) {
+    super::mark_own_thread();
     // The join delay is 50 us: Linux's default 50 us of timer slack would
     // double it. Sleeps here end at a deadline, never on a tick.
     #[cfg(target_os = "linux")]

@@ -13,7 +13,7 @@
 use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
-use super::run::{run_call, PendingRun, Ready};
+use super::run::{run_call, Driver, Hold, Next, PendingRun, Ready};
 use super::BatchInner;
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::check;
@@ -52,24 +52,24 @@ enum Route {
 
 impl BatchInner {
     /// Starts call `index`, claimed by this worker with the calls up to
-    /// `claimed_to`; false if this worker must stop (see `run::run_call`).
+    /// `claimed_to`; what this worker does next (see `run::run_call`).
     pub(super) fn start(
         self: &Arc<Self>,
         index: usize,
         claimed_to: usize,
         origin: Origin,
         cache: &mut ToolCache,
-    ) -> bool {
+    ) -> Next {
         let Some(req) = self.slots[index]
             .call
             .lock()
             .ok()
             .and_then(|mut c| c.take())
         else {
-            return true;
+            return Next::Go;
         };
         let Some(ready) = self.admit(index, req, cache) else {
-            return true;
+            return Next::Go;
         };
         let flags = ready.tool.meta.flags;
         let asks = flags.requires_approval() && !self.rules.approved.contains(&ready.id);
@@ -79,7 +79,7 @@ impl BatchInner {
         self.before_watched_call(ready.tool, may_wait, origin);
         if asks {
             self.request_approval(ready.pending(self));
-            return true;
+            return Next::Go;
         }
         self.dispatch(ready, claimed_to, origin)
     }
@@ -186,25 +186,44 @@ impl BatchInner {
         }
     }
 
-    /// Step 3: runs the call where `route` says. False if this worker must
-    /// stop (see `run::run_call`).
-    fn dispatch(self: &Arc<Self>, ready: Ready<'_>, claimed_to: usize, origin: Origin) -> bool {
+    /// What a driver does while a call it started is open: an inline start
+    /// never waits for a call the tool completes later; the caller of
+    /// `execute` waits for the batch anyway; a pool thread never waits (it
+    /// parks, see `park`).
+    fn hold(&self, origin: Origin) -> Hold {
+        if self.rules.start_inline {
+            Hold::No
+        } else if origin == Origin::Caller {
+            Hold::Wait
+        } else {
+            Hold::Park
+        }
+    }
+
+    /// Step 3: runs the call where `route` says; what this worker does next
+    /// (see `run::run_call`).
+    fn dispatch(self: &Arc<Self>, ready: Ready<'_>, claimed_to: usize, origin: Origin) -> Next {
+        let hold = self.hold(origin);
         match self.route(ready.tool, origin) {
-            // An inline start never waits for a call the tool completes later.
-            Route::Here => run_call(self, ready, !self.rules.start_inline, Some(claimed_to)),
+            Route::Here => run_call(self, ready, hold, Some(Driver { claimed_to, origin })),
             // A driver holds its place in the limit until its call completes,
             // wherever the call runs: a main-thread call completed later
             // (an async tool of a UI or event loop) would otherwise let the
             // pump start the whole batch at once, sequential or not.
-            Route::MainThread if !self.rules.start_inline => {
+            Route::MainThread if hold != Hold::No => {
                 let index = ready.index;
                 self.queue_main(ready.pending(self));
+                if hold == Hold::Park
+                    && self.park(index, None, Some((origin, index + 1..claimed_to)))
+                {
+                    return Next::Parked;
+                }
                 self.wait_until(None, || self.result_arrived(index));
-                true
+                Next::Go
             }
             _ => {
                 self.dispatch_pending(ready.pending(self), origin);
-                true
+                Next::Go
             }
         }
     }

@@ -68,9 +68,10 @@ impl PendingRun {
     }
 
     /// Runs the tool on this thread, which does not drive the batch (see
-    /// `run_call`). With `wait`, returns only once the call is done (a
-    /// deferred completion, a timeout or a cancellation).
-    pub(crate) fn run(self, wait: bool) {
+    /// `run_call`). With `hold`, the call holds its tool (a serial tool's
+    /// turn) until it is done, not just until its callback returns; this
+    /// thread never waits for it.
+    pub(crate) fn run(self, hold: bool) {
         let PendingRun {
             batch,
             index,
@@ -86,7 +87,8 @@ impl PendingRun {
             tool: &tool,
             arguments,
         };
-        run_call(&batch, ready, wait, None);
+        let hold = if hold { Hold::Park } else { Hold::No };
+        run_call(&batch, ready, hold, None);
     }
 }
 
@@ -114,19 +116,52 @@ impl Waiting for PendingRun {
     }
 }
 
+/// What the thread that ran a call's callback does when the callback
+/// returned with the call still open (the tool completes it later).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// Goes on at once; the call holds nothing (an inline start, a pump).
+    No,
+    /// Waits until the call is done: the caller of `execute`, a host
+    /// thread that waits for the whole batch anyway.
+    Wait,
+    /// Goes on at once, free (a pool thread): the call holds its tool and
+    /// its driver's place in the batch's limit until it is done, and its
+    /// completion resumes the driver (see `park`).
+    Park,
+}
+
+/// What a driver does after starting a call.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Starts its next call.
+    Go,
+    /// Stops: it was stuck in a timed-out callback and replaced.
+    Stop,
+    /// Stops: its call is open and the call's completion resumes the driver.
+    Parked,
+}
+
+/// The thread running a call drives its batch (it claims calls in a loop),
+/// as `origin`, and has claimed the calls up to `claimed_to` with this one.
+#[derive(Clone, Copy)]
+pub(crate) struct Driver {
+    pub(crate) claimed_to: usize,
+    pub(crate) origin: Origin,
+}
+
 /// Runs a call of `batch` on this thread (see `PendingRun::run`): the
 /// dispatch step's end, where the tool's callback runs; the call completes
-/// (`CallCell::finish`) from there, now or later.
-/// `driver`: `Some(end)` when this thread drives the batch (it claims calls
-/// in a loop) and has claimed the calls up to `end` with this one.
-/// Returns false if the call timed out in its callback and another worker
+/// (`CallCell::finish`) from there, now or later; `hold` says what this
+/// thread does if later.
+/// `Next::Stop` if the call timed out in its callback and another worker
 /// took over the batch: a driver must then stop starting calls.
 pub(crate) fn run_call(
     batch: &Arc<BatchInner>,
     call: Ready<'_>,
-    wait: bool,
-    driver: Option<usize>,
-) -> bool {
+    hold: Hold,
+    driver: Option<Driver>,
+) -> Next {
     let Ready {
         index,
         id,
@@ -139,17 +174,17 @@ pub(crate) fn run_call(
             let text = "Cancelled before it started.".to_string();
             tool.stats.finished(Outcome::Cancelled, 0, false);
             batch.deliver(index, ToolResult::new(id, name, Outcome::Cancelled, text));
-            return true;
+            return Next::Go;
         }
         // Only an `exec::ToolDef` registers (`Runnable`), so every tool has one.
         let Some(handler) = tool.handler::<Box<dyn Handler>>() else {
             let text = format!("Tool \"{name}\" has no handler.");
             tool.stats.finished(Outcome::ToolError, 0, false);
             batch.deliver(index, ToolResult::new(id, name, Outcome::ToolError, text));
-            return true;
+            return Next::Go;
         };
         tool.enter();
-        let claimed_to = driver.unwrap_or(index + 1);
+        let claimed_to = driver.map_or(index + 1, |d| d.claimed_to);
         let cell = CallCell::new(id, name, arguments, tool, batch.clone(), index, claimed_to);
         if driver.is_none() {
             cell.run_off_batch();
@@ -159,13 +194,13 @@ pub(crate) fn run_call(
         if batch.is_cancelled() {
             cell.cancel("Cancelled before it started.");
             tool.leave();
-            return true;
+            return Next::Go;
         }
         if batch.deadline_passed() {
             // It waited past the batch's deadline (for a serial turn or a worker).
             let _ = cell.finish(Outcome::Timeout, batch.late_start_text(cell.name()));
             tool.leave();
-            return true;
+            return Next::Go;
         }
         let timeout_ms = batch.timeout_for(tool);
         if timeout_ms > 0 {
@@ -213,10 +248,23 @@ pub(crate) fn run_call(
         drop(mark);
         let keep_going = cell.callback_returned();
         cell.note_if_deferred();
-        if wait {
-            batch.wait_until(None, || cell.is_done());
+        match hold {
+            Hold::Wait => {
+                batch.wait_until(None, || cell.is_done());
+            }
+            Hold::Park if !cell.is_done() => {
+                let resume = driver.map(|d| (d.origin, index + 1..d.claimed_to));
+                if batch.park(index, Some((tool.clone(), cell.clone())), resume) {
+                    return Next::Parked;
+                }
+            }
+            _ => {}
         }
         tool.leave();
-        keep_going
+        if keep_going {
+            Next::Go
+        } else {
+            Next::Stop
+        }
     }
 }
