@@ -57,6 +57,8 @@ pub(crate) const DEFAULT_MAX_SESSIONS: usize = 1024;
 pub(crate) const DEFAULT_SESSION_IDLE_MS: u32 = 300_000;
 /// Default cap on connections open at once; more wait to be accepted.
 pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default cap on a stdio client's requests taken and not yet answered.
+pub(crate) const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 256;
 
 /// How to serve. `Default` is loopback on a port the OS picks, no token.
 #[derive(Clone, Debug)]
@@ -90,6 +92,12 @@ pub struct ServerOptions {
     /// HTTP only: a session without requests this long is closed (0:
     /// `DEFAULT_SESSION_IDLE_MS`, 5 minutes).
     pub session_idle_ms: u32,
+    /// stdio only: requests taken and not yet answered (a request counts
+    /// from its line until its answer is written, or until its handler
+    /// ended after the client cancelled it); a request past it gets a
+    /// JSON-RPC error (-32000, "Server busy") at once
+    /// (0: `DEFAULT_MAX_REQUESTS_IN_FLIGHT`, 256).
+    pub max_requests_in_flight: usize,
     /// `serverInfo.name`.
     pub name: String,
     /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to
@@ -117,6 +125,7 @@ impl Default for ServerOptions {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_ms: DEFAULT_SESSION_IDLE_MS,
+            max_requests_in_flight: DEFAULT_MAX_REQUESTS_IN_FLIGHT,
             name: "capstan".into(),
             tools_meta: Map::new(),
             max_tasks: 0,
