@@ -3,10 +3,11 @@
 //! - requests taken and not yet answered: at most `max_requests_in_flight`
 //!   (a request counts from its line until its answer is written, or until
 //!   its handler ended after the client cancelled it). Past it a request
-//!   gets a JSON-RPC error at once. stdin is always read, so its end is
-//!   always seen; a client with [`MAX_REFUSALS_WAITING`] of those errors
-//!   not yet written (it does not read its stdout) is disconnected, as if
-//!   stdin had ended.
+//!   gets a JSON-RPC error at once, and stdin is read on (so its end is
+//!   seen). While [`MAX_REFUSALS_WAITING`] of those errors wait to be
+//!   written (the client reads its stdout slower than it writes), stdin
+//!   waits; when none of them is written for [`DEAF_AFTER`] the client is
+//!   taken not to read at all and disconnected, as if stdin had ended.
 //! - a request whose id is already in flight gets an error at once, as
 //!   over HTTP (rmcp would answer only one of the two).
 //! - a line over [`MAX_LINE_BYTES`]: rmcp drops it without a word; here a
@@ -35,13 +36,19 @@ use crate::mcp::wire::{IdScan, MAX_LINE_BYTES};
 const MAX_REFUSED_LINES: usize = 64;
 
 /// Refusals waiting to be written at most (about 200 bytes each): past it
-/// the client is taken not to read its stdout, and the session ends.
+/// stdin is not read until one is written.
 pub(crate) const MAX_REFUSALS_WAITING: usize = 4096;
+
+/// With `MAX_REFUSALS_WAITING` refusals waiting, this long without one
+/// written ends the session (the client does not read its stdout).
+const DEAF_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The requests taken and not yet answered, by id (as JSON text).
 pub(super) struct Ledger {
     max: usize,
     state: Mutex<LedgerState>,
+    /// Told when a refusal was written.
+    written: Notify,
 }
 
 #[derive(Default)]
@@ -61,8 +68,6 @@ enum Taken {
     Yes,
     Duplicate,
     Busy,
-    /// The client does not read its refusals.
-    Deaf,
 }
 
 fn key(id: &RequestId) -> String {
@@ -74,6 +79,7 @@ impl Ledger {
         Arc::new(Ledger {
             max,
             state: Mutex::new(LedgerState::default()),
+            written: Notify::new(),
         })
     }
 
@@ -86,13 +92,25 @@ impl Ledger {
         let key = key(id);
         if state.taken.contains_key(&key) {
             Taken::Duplicate
-        } else if state.refusing >= MAX_REFUSALS_WAITING {
-            Taken::Deaf
         } else if state.taken.len() >= self.max {
             Taken::Busy
         } else {
             state.taken.insert(key, Slot::default());
             Taken::Yes
+        }
+    }
+
+    /// Waits while `MAX_REFUSALS_WAITING` refusals are not written; false
+    /// when none was written for `DEAF_AFTER`.
+    async fn room_to_refuse(&self) -> bool {
+        loop {
+            let written = self.written.notified();
+            if self.state().refusing < MAX_REFUSALS_WAITING {
+                return true;
+            }
+            if tokio::time::timeout(DEAF_AFTER, written).await.is_err() {
+                return false;
+            }
         }
     }
 
@@ -145,8 +163,11 @@ impl Refusing {
 
 impl Drop for Refusing {
     fn drop(&mut self) {
-        let mut state = self.0.state();
-        state.refusing = state.refusing.saturating_sub(1);
+        {
+            let mut state = self.0.state();
+            state.refusing = state.refusing.saturating_sub(1);
+        }
+        self.0.written.notify_waiters();
     }
 }
 
@@ -372,6 +393,9 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
+            if !self.ledger.room_to_refuse().await {
+                return None;
+            }
             self.refuse_oversized();
             // Cancel-safe both ways: rmcp keeps a partial line between
             // calls, and a refusal heard is taken from the queue above.
@@ -399,7 +423,6 @@ where
                             );
                             self.refuse(id, -32000, message);
                         }
-                        Taken::Deaf => return None,
                     }
                     // Lets the refusal be written before the next line is
                     // read (one thread serves stdio).
@@ -544,11 +567,6 @@ mod tests {
         assert!(matches!(ledger.take(&a), Taken::Duplicate));
         assert!(matches!(ledger.take(&b), Taken::Yes));
         assert!(matches!(ledger.take(&c), Taken::Busy));
-        let refusals: Vec<Refusing> = (0..MAX_REFUSALS_WAITING)
-            .map(|_| Refusing::new(&ledger))
-            .collect();
-        assert!(matches!(ledger.take(&c), Taken::Deaf));
-        drop(refusals);
         drop(Answered(ledger.clone(), key(&a)));
         assert!(matches!(ledger.take(&c), Taken::Yes));
         // A cancelled request frees its slot once its handler ended.
