@@ -23,7 +23,7 @@ fn main() {
 /// returns, says on stderr how it ended and whether `hold` had finished.
 #[cfg(feature = "mcp")]
 mod child {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::time::Duration;
 
     use capstan::mcp::server::{serve_stdio, ServerOptions};
@@ -31,6 +31,9 @@ mod child {
     use serde_json::json;
 
     static HOLD_FINISHED: AtomicBool = AtomicBool::new(false);
+    /// `hold` calls running now, and the most ever at once.
+    static HOLDING: AtomicUsize = AtomicUsize::new(0);
+    static HOLD_PEAK: AtomicUsize = AtomicUsize::new(0);
 
     fn def(name: &str, f: impl Fn(Call) + Send + Sync + 'static) -> ToolDef {
         ToolDef {
@@ -53,12 +56,15 @@ mod child {
         }))
         .unwrap();
         reg.register(def("hold", |call| {
+            let now = HOLDING.fetch_add(1, Ordering::SeqCst) + 1;
+            HOLD_PEAK.fetch_max(now, Ordering::SeqCst);
             let end = std::time::Instant::now() + Duration::from_secs(60);
             while !call.is_cancelled() && std::time::Instant::now() < end {
                 std::thread::sleep(Duration::from_millis(5));
             }
             std::thread::sleep(Duration::from_millis(300));
             HOLD_FINISHED.store(true, Ordering::SeqCst);
+            HOLDING.fetch_sub(1, Ordering::SeqCst);
             let _ = call.complete_text("cancelled");
         }))
         .unwrap();
@@ -69,8 +75,13 @@ mod child {
             let _ = call.complete_text("closing");
         }))
         .unwrap();
+        let in_flight = std::env::var("CAPSTAN_STDIO_IN_FLIGHT")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
         let options = ServerOptions {
             name: "stdio-child".into(),
+            max_requests_in_flight: in_flight,
             ..ServerOptions::default()
         };
         // From a thread with the stack a host may give a blocking FFI call
@@ -82,9 +93,10 @@ mod child {
             .join()
             .expect("serve_stdio returned");
         eprintln!(
-            "REPORT ok={} hold_finished={}",
+            "REPORT ok={} hold_finished={} hold_peak={}",
             result.is_ok(),
-            HOLD_FINISHED.load(Ordering::SeqCst)
+            HOLD_FINISHED.load(Ordering::SeqCst),
+            HOLD_PEAK.load(Ordering::SeqCst)
         );
     }
 }
@@ -112,8 +124,14 @@ mod parent {
 
     impl Server {
         fn start() -> Server {
+            Server::start_with(0)
+        }
+
+        /// A server with `max_requests_in_flight` (0: the default).
+        fn start_with(in_flight: usize) -> Server {
             let mut child = Command::new(std::env::current_exe().unwrap())
                 .env("CAPSTAN_STDIO_SERVE", "1")
+                .env("CAPSTAN_STDIO_IN_FLIGHT", in_flight.to_string())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -166,6 +184,24 @@ mod parent {
                     return message;
                 }
             }
+        }
+
+        /// The answers to `ids`, in whatever order they come.
+        fn answers(&self, ids: &[u64]) -> std::collections::HashMap<u64, Value> {
+            let end = Instant::now() + PATIENCE;
+            let mut got = std::collections::HashMap::new();
+            while got.len() < ids.len() {
+                let left = end.saturating_duration_since(Instant::now());
+                let line = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                    panic!("no answer to some of {ids:?}: got {:?}", got.keys())
+                });
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("{e}: not JSON on stdout: {line:?}"));
+                if let Some(id) = message["id"].as_u64().filter(|id| ids.contains(id)) {
+                    got.insert(id, message);
+                }
+            }
+            got
         }
 
         fn initialize(&mut self) -> Value {
@@ -247,7 +283,10 @@ mod parent {
         server.stdin = None;
         let report = server.report();
         let took = began.elapsed();
-        assert_eq!(report, "REPORT ok=true hold_finished=true");
+        assert!(
+            report.starts_with("REPORT ok=true hold_finished=true"),
+            "{report}"
+        );
         // The call is cancelled at stdin's end (issue 29: it was 5 s later,
         // whatever stop_timeout_ms said) and `hold` ends 300 ms after: the
         // server exits in about 0.3 s; 3 s is ten times that, and below the
@@ -287,9 +326,104 @@ mod parent {
         assert!(report.contains("ok=true"), "{report}");
     }
 
+    /// Issue 45: a client flooding requests made the host grow without
+    /// bound (3.3 GB in 30 s). Requests taken and not yet answered are
+    /// bounded: past the bound a request is refused at once, and a request
+    /// the client cancelled frees its slot once its handler ended.
+    fn requests_in_flight_never_exceed_the_bound_and_the_ones_past_it_are_refused() {
+        let mut server = Server::start_with(8);
+        server.initialize();
+        for id in 100..120 {
+            server.call(id, "hold", json!({}));
+        }
+        let refused: Vec<u64> = (108..120).collect();
+        for (id, answer) in server.answers(&refused) {
+            assert_eq!(answer["error"]["code"], -32000, "{id}: {answer}");
+            let text = answer["error"]["message"].as_str().unwrap_or("");
+            assert!(text.contains("8 requests are in flight"), "{text}");
+        }
+        for id in 100..104 {
+            server.send(
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "test"}}),
+            );
+        }
+        // The cancelled holds end 300 ms after they see it: until then the
+        // bound still refuses; a slot comes free after (bounded wait).
+        let mut sum = Value::Null;
+        for id in 200..400 {
+            server.call(id, "add", json!({"a": 40, "b": 2}));
+            let answer = server.answer(id);
+            if answer["error"]["code"] != -32000 {
+                sum = answer;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(sum["result"]["content"][0]["text"], "42", "{sum}");
+        server.stdin = None;
+        let report = server.report();
+        assert!(report.contains("ok=true"), "{report}");
+        assert!(report.ends_with("hold_peak=8"), "{report}");
+    }
+
+    /// Issue 45: rmcp dropped a line over 16 MiB without an answer, so its
+    /// request waited for ever. Its id (at the start or at the end of the
+    /// line) gets an invalid-request error naming the bound; the server
+    /// reads on.
+    fn a_request_line_over_16_mib_is_answered_with_an_error_naming_the_bound() {
+        let mut server = Server::start();
+        server.initialize();
+        let pad = "x".repeat(16 * 1024 * 1024);
+        let first = format!(
+            r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"add","arguments":{{"pad":"{pad}"}}}}}}"#
+        );
+        let last = format!(
+            r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"add","arguments":{{"pad":"{pad}"}}}},"id":"late"}}"#
+        );
+        for line in [first, last] {
+            let stdin = server.stdin.as_mut().expect("stdin open");
+            writeln!(stdin, "{line}").unwrap();
+            stdin.flush().unwrap();
+        }
+        server.call(79, "add", json!({"a": 1, "b": 2}));
+        let mut seen = Vec::new();
+        let end = Instant::now() + PATIENCE;
+        while seen.len() < 3 {
+            let left = end.saturating_duration_since(Instant::now());
+            let line = server
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to 77, \"late\" or 79: got {seen:?}"));
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if [json!(77), json!("late"), json!(79)].contains(&message["id"]) {
+                seen.push(message);
+            }
+        }
+        for message in &seen {
+            if message["id"] == 79 {
+                assert_eq!(message["result"]["content"][0]["text"], "3", "{message}");
+                continue;
+            }
+            assert_eq!(message["error"]["code"], -32600, "{message}");
+            let text = message["error"]["message"].as_str().unwrap_or("");
+            assert!(text.contains("16777216 bytes"), "{text}");
+        }
+        server.stdin = None;
+        assert!(server.report().contains("ok=true"));
+    }
+
     pub fn run() {
         type Case = (&'static str, fn());
-        let cases: [Case; 4] = [
+        let cases: [Case; 6] = [
+            (
+                "requests_in_flight_never_exceed_the_bound_and_the_ones_past_it_are_refused",
+                requests_in_flight_never_exceed_the_bound_and_the_ones_past_it_are_refused,
+            ),
+            (
+                "a_request_line_over_16_mib_is_answered_with_an_error_naming_the_bound",
+                a_request_line_over_16_mib_is_answered_with_an_error_naming_the_bound,
+            ),
             (
                 "a_client_that_stops_reading_stdout_holds_the_server_no_longer_than_stop_timeout",
                 a_client_that_stops_reading_stdout_holds_the_server_no_longer_than_stop_timeout,

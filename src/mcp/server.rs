@@ -51,12 +51,17 @@ pub(crate) const DEFAULT_STOP_TIMEOUT_MS: u32 = 5000;
 /// the connection (or the end of its previous answer): a connection idle or
 /// sending its headers slowly for longer is closed.
 pub(crate) const DEFAULT_HEADER_TIMEOUT_MS: u32 = 10_000;
+/// Default time a request's body has to arrive whole, counted from the end
+/// of its head: a connection sending it slowly for longer gets 408 and is closed.
+pub(crate) const DEFAULT_BODY_TIMEOUT_MS: u32 = 30_000;
 /// Default cap on sessions open at once (about 55 KB each).
 pub(crate) const DEFAULT_MAX_SESSIONS: usize = 1024;
 /// Default time a session may stay idle before it is closed (rmcp's keep-alive).
 pub(crate) const DEFAULT_SESSION_IDLE_MS: u32 = 300_000;
 /// Default cap on connections open at once; more wait to be accepted.
 pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// Default cap on a stdio client's requests taken and not yet answered.
+pub(crate) const DEFAULT_MAX_REQUESTS_IN_FLIGHT: usize = 256;
 
 /// How to serve. `Default` is loopback on a port the OS picks, no token.
 #[derive(Clone, Debug)]
@@ -81,8 +86,14 @@ pub struct ServerOptions {
     /// long after it opened, or after its previous answer, is closed
     /// (0: `DEFAULT_HEADER_TIMEOUT_MS`, 10 s).
     pub header_timeout_ms: u32,
+    /// HTTP only: a request's body must arrive whole this long after its
+    /// head; past it the request gets 408 and the connection is closed
+    /// (0: `DEFAULT_BODY_TIMEOUT_MS`, 30 s).
+    pub body_timeout_ms: u32,
     /// HTTP only: connections served at once; more wait in the listen
-    /// queue until one closes (0: `DEFAULT_MAX_CONNECTIONS`, 256).
+    /// queue until one closes (0: `DEFAULT_MAX_CONNECTIONS`, 256). Event
+    /// streams (a GET, a `subscriptions/listen`) take at most half of them:
+    /// a GET past it gets 405 (MCP: no stream offered), a listen 503.
     pub max_connections: usize,
     /// HTTP only: sessions open at once; an `initialize` past it gets an
     /// HTTP 500 saying "too many sessions" (0: `DEFAULT_MAX_SESSIONS`, 1024).
@@ -90,6 +101,12 @@ pub struct ServerOptions {
     /// HTTP only: a session without requests this long is closed (0:
     /// `DEFAULT_SESSION_IDLE_MS`, 5 minutes).
     pub session_idle_ms: u32,
+    /// stdio only: requests taken and not yet answered (a request counts
+    /// from its line until its answer is written, or until its handler
+    /// ended after the client cancelled it); a request past it gets a
+    /// JSON-RPC error (-32000, "Server busy") at once
+    /// (0: `DEFAULT_MAX_REQUESTS_IN_FLIGHT`, 256).
+    pub max_requests_in_flight: usize,
     /// `serverInfo.name`.
     pub name: String,
     /// Per tool name: `{"title"?, "annotations"?, "outputSchema"?}` added to
@@ -119,9 +136,11 @@ impl Default for ServerOptions {
             call_timeout_ms: 0,
             stop_timeout_ms: DEFAULT_STOP_TIMEOUT_MS,
             header_timeout_ms: DEFAULT_HEADER_TIMEOUT_MS,
+            body_timeout_ms: DEFAULT_BODY_TIMEOUT_MS,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_ms: DEFAULT_SESSION_IDLE_MS,
+            max_requests_in_flight: DEFAULT_MAX_REQUESTS_IN_FLIGHT,
             name: "capstan".into(),
             tools_meta: Map::new(),
             max_tasks: 0,

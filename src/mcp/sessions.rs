@@ -7,15 +7,22 @@
 //!   leave the first unanswered for good);
 //! - a POST whose answer stream goes away before the answer (the client
 //!   closed its connection) cancels its request, as the client's
-//!   `notifications/cancelled` would.
+//!   `notifications/cancelled` would;
+//! - a session's GET stream is read off rmcp's channel at once (`Relay`):
+//!   rmcp's session worker waits while that channel (16 messages) is full,
+//!   so a client that asked for logs and did not read its GET stream
+//!   stalled every later answer of its session (issue 45). Log messages and
+//!   progress reports past [`MAX_DROPPABLE`] waiting are dropped instead,
+//!   counted, and a warning log message tells the client how many once it
+//!   reads again; past [`MAX_WAITING`] messages in all the stream is closed.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use futures_core::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerNotification};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
@@ -127,6 +134,122 @@ impl Drop for Guard {
     }
 }
 
+/// Log messages and progress reports waiting on a GET stream at most;
+/// more are dropped (and counted).
+pub(crate) const MAX_DROPPABLE: usize = 64;
+
+/// Messages waiting on a GET stream at most: past it the client is taken
+/// not to read, and the stream is closed (it may open another).
+pub(crate) const MAX_WAITING: usize = 1024;
+
+/// A stream read off rmcp's channel by a task of its own (see the module).
+struct Relay {
+    shared: Arc<Mutex<Relayed>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Default)]
+struct Relayed {
+    waiting: VecDeque<ServerSseMessage>,
+    /// Of `waiting`, the log messages and progress reports.
+    droppable: usize,
+    /// Dropped since the client was last told.
+    dropped: u64,
+    ended: bool,
+    waker: Option<Waker>,
+}
+
+impl Relayed {
+    fn wake(&mut self) {
+        if let Some(waker) = self.waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+fn droppable(item: &ServerSseMessage) -> bool {
+    matches!(
+        item.message.as_deref(),
+        Some(ServerJsonRpcMessage::Notification(n)) if matches!(
+            n.notification,
+            ServerNotification::LoggingMessageNotification(_)
+                | ServerNotification::ProgressNotification(_)
+        )
+    )
+}
+
+/// The warning that tells the client how many messages it lost.
+fn dropped_note(dropped: u64) -> Option<ServerSseMessage> {
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+        "level": "warning", "logger": "capstan",
+        "data": format!("capstan dropped {dropped} log or progress messages: this event stream \
+            was not read ({MAX_DROPPABLE} were waiting)")}});
+    serde_json::from_value::<ServerJsonRpcMessage>(note)
+        .ok()
+        .map(ServerSseMessage::from_message)
+}
+
+impl Relay {
+    fn spawn<S>(inner: S) -> Relay
+    where
+        S: Stream<Item = ServerSseMessage> + Send + 'static,
+    {
+        let shared = Arc::new(Mutex::new(Relayed::default()));
+        let into = shared.clone();
+        let task = tokio::spawn(async move {
+            let mut inner = std::pin::pin!(inner);
+            while let Some(item) = std::future::poll_fn(|cx| inner.as_mut().poll_next(cx)).await {
+                let mut relayed = into.lock().unwrap_or_else(|e| e.into_inner());
+                let droppable = droppable(&item);
+                if droppable && relayed.droppable >= MAX_DROPPABLE {
+                    relayed.dropped += 1;
+                    continue;
+                }
+                if relayed.waiting.len() >= MAX_WAITING {
+                    break;
+                }
+                relayed.droppable += usize::from(droppable);
+                relayed.waiting.push_back(item);
+                relayed.wake();
+            }
+            let mut relayed = into.lock().unwrap_or_else(|e| e.into_inner());
+            relayed.ended = true;
+            relayed.wake();
+        });
+        Relay { shared, task }
+    }
+}
+
+impl Stream for Relay {
+    type Item = ServerSseMessage;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<ServerSseMessage>> {
+        let mut relayed = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        if relayed.dropped > 0 {
+            let dropped = std::mem::take(&mut relayed.dropped);
+            if let Some(note) = dropped_note(dropped) {
+                return Poll::Ready(Some(note));
+            }
+        }
+        if let Some(item) = relayed.waiting.pop_front() {
+            if droppable(&item) {
+                relayed.droppable = relayed.droppable.saturating_sub(1);
+            }
+            return Poll::Ready(Some(item));
+        }
+        if relayed.ended {
+            return Poll::Ready(None);
+        }
+        relayed.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 impl SessionManager for Sessions {
     type Error = SessionsError;
     type Transport = <Local as SessionManager>::Transport;
@@ -207,7 +330,7 @@ impl SessionManager for Sessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.create_standalone_stream(id).await?)
+        Ok(Relay::spawn(self.inner.create_standalone_stream(id).await?))
     }
 
     async fn resume(
@@ -215,6 +338,6 @@ impl SessionManager for Sessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        Ok(self.inner.resume(id, last_event_id).await?)
+        Ok(Relay::spawn(self.inner.resume(id, last_event_id).await?))
     }
 }

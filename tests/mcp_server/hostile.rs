@@ -616,3 +616,93 @@ fn a_stdio_servers_requests_past_256_owed_answers_are_refused_with_a_json_rpc_er
     assert!(mount.is_connected());
     mount.unmount();
 }
+
+/// The status line of what `stream` got, within `PATIENCE`.
+fn status_of(stream: &mut TcpStream) -> String {
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut head = [0u8; 12];
+    match stream.read_exact(&mut head) {
+        Ok(()) => String::from_utf8_lossy(&head).into_owned(),
+        Err(e) => format!("nothing: {e}"),
+    }
+}
+
+/// A fresh client's `initialize` is answered (within `PATIENCE`).
+fn a_fresh_client_is_answered(url: &str) -> Option<u16> {
+    let url = url.to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(raw_post(&url, &[], INITIALIZE));
+    });
+    rx.recv_timeout(PATIENCE).ok()
+}
+
+/// Issue 45: connections that sent a request head and then no body took
+/// every slot for as long as they liked (another client waited > 90 s).
+/// A body must arrive whole within body_timeout_ms: past it, 408 and the
+/// connection closes, so a fresh client is served.
+#[test]
+fn a_body_that_does_not_arrive_gets_408_and_frees_its_connection() {
+    let served = served_registry();
+    let options = ServerOptions {
+        max_connections: 4,
+        header_timeout_ms: 600_000,
+        body_timeout_ms: 500,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let address = address(server.url()).to_string();
+    let mut slow: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = TcpStream::connect(&address).unwrap();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{{"
+            );
+            s.write_all(head.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    assert_eq!(a_fresh_client_is_answered(server.url()), Some(200));
+    for s in &mut slow {
+        let status = status_of(s);
+        assert_eq!(status, "HTTP/1.1 408", "{status}");
+    }
+    assert!(server.stop());
+}
+
+/// Issue 45: as many unread GET streams as max_connections took every slot.
+/// Event streams take at most half of them; a GET past it gets 405 (MCP:
+/// the server offers no stream) and its connection closes, so a fresh
+/// client is served.
+#[test]
+fn event_streams_take_at_most_half_the_connections() {
+    let served = served_registry();
+    let options = ServerOptions {
+        max_connections: 4,
+        header_timeout_ms: 600_000,
+        ..ServerOptions::default()
+    };
+    let server = HttpServer::start(&served, &options).expect("start");
+    let address = address(server.url()).to_string();
+    let sessions: Vec<String> = (0..4).map(|_| raw_session(server.url())).collect();
+    let mut streams: Vec<TcpStream> = sessions
+        .iter()
+        .map(|session| {
+            let mut s = TcpStream::connect(&address).unwrap();
+            let head = format!(
+                "GET /mcp HTTP/1.1\r\nHost: {address}\r\nAccept: text/event-stream\r\n\
+                 Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n"
+            );
+            s.write_all(head.as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    let statuses: Vec<String> = streams.iter_mut().map(status_of).collect();
+    let open = statuses.iter().filter(|s| *s == "HTTP/1.1 200").count();
+    let refused = statuses.iter().filter(|s| *s == "HTTP/1.1 405").count();
+    assert_eq!((open, refused), (2, 2), "{statuses:?}");
+    assert_eq!(a_fresh_client_is_answered(server.url()), Some(200));
+    drop(streams);
+    assert!(server.stop());
+}

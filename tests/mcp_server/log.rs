@@ -205,3 +205,67 @@ fn a_modern_request_gets_logs_at_the_level_in_its_meta_and_set_level_is_gone() {
     assert_eq!(message(&body)["error"]["code"], -32601, "{body}");
     assert!(server.stop());
 }
+
+/// Issue 45: a legacy session that asked for logs and held a GET stream it
+/// did not read stalled every later answer of the session once the stream
+/// filled. A slow log reader loses log messages, and is told how many;
+/// its answers still come.
+#[test]
+fn a_session_that_does_not_read_its_get_stream_loses_log_messages_never_answers() {
+    let served = Registry::default();
+    served
+        .register(def("loud", json!({"type": "object"}), |call| {
+            let text = "x".repeat(16 * 1024);
+            for _ in 0..64 {
+                let _ = call.log(LogLevel::Info, &text);
+            }
+            call.complete_text("done").unwrap();
+        }))
+        .unwrap();
+    let server = HttpServer::start(&served, &ServerOptions::default()).expect("start");
+    let url = server.url();
+    let session = raw_session(url);
+    let headers = [("Mcp-Session-Id", session.as_str())];
+    let set = r#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}"#;
+    let (status, _, body) = raw_exchange(url, &headers, set);
+    assert_eq!(status, 200, "{body}");
+    // Opened, never read until every answer came.
+    let mut stream = send_raw("GET", url, &headers, "");
+    for id in 10..40 {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"loud","arguments":{{}}}}}}"#
+        );
+        // In a thread: a stalled answer keeps its stream open for ever
+        // (rmcp's keep-alive), which no read timeout would end.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (url, session) = (url.to_string(), session.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(raw_exchange(&url, &[("Mcp-Session-Id", &session)], &call));
+        });
+        let (status, _, body) = rx
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|_| panic!("no answer to call {id}: the session stalled"));
+        assert_eq!(status, 200, "{body}");
+        let answer = message(&body);
+        assert_eq!(answer["result"]["content"][0]["text"], "done", "{id}");
+    }
+    // 30 calls of 64 messages of 16 KiB: far more than the stream holds.
+    let mut heard = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let end = std::time::Instant::now() + PATIENCE;
+    let told = loop {
+        if std::time::Instant::now() > end {
+            break false;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break false,
+            Ok(n) => heard.extend_from_slice(&buf[..n]),
+        }
+        let text = String::from_utf8_lossy(&heard);
+        if text.contains("capstan dropped") {
+            break true;
+        }
+    };
+    assert!(told, "the stream did not say messages were dropped");
+    assert!(server.stop());
+}

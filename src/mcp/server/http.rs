@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::{
     new_state, params_problem, removed_error, runtime, Bridge, ServerOptions, State,
-    DEFAULT_HEADER_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_MS, KNOWN_METHODS,
+    DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HEADER_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS, KNOWN_METHODS,
 };
 use crate::error::Error;
 use crate::registry::Registry;
@@ -35,9 +35,14 @@ pub struct HttpServer {
 
 /// A JSON-RPC error without id, with `status`.
 fn refused(status: hyper::StatusCode, code: i64, message: &str) -> HttpResponse {
+    refused_id(Value::Null, status, code, message)
+}
+
+/// A JSON-RPC error to `id`, with `status`.
+fn refused_id(id: Value, status: hyper::StatusCode, code: i64, message: &str) -> HttpResponse {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": code, "message": message},
     })
     .to_string();
@@ -196,30 +201,162 @@ fn invalid_params(body: &[u8]) -> Option<HttpResponse> {
     Some(response)
 }
 
+/// The event streams (a GET, a `subscriptions/listen`) served at once:
+/// at most half of `max_connections`, so that clients holding streams they
+/// do not read cannot take every connection.
+struct Streams {
+    permits: Arc<tokio::sync::Semaphore>,
+    max: usize,
+}
+
+impl Streams {
+    fn new(max_connections: usize) -> Streams {
+        let max = (max_connections / 2).max(1);
+        Streams {
+            permits: Arc::new(tokio::sync::Semaphore::new(max)),
+            max,
+        }
+    }
+
+    fn refusal(&self) -> String {
+        format!(
+            "too many event streams: {} are open (half of max_connections, capstan's limit); \
+             close one, or retry later",
+            self.max
+        )
+    }
+}
+
+/// A response body that holds a stream's permit until it ends.
+struct Held {
+    inner: http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl hyper::body::Body for Held {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// `response`, holding `permit` until its body ends.
+fn held(response: HttpResponse, permit: tokio::sync::OwnedSemaphorePermit) -> HttpResponse {
+    let (parts, inner) = response.into_parts();
+    hyper::Response::from_parts(
+        parts,
+        Held {
+            inner,
+            _permit: permit,
+        }
+        .boxed(),
+    )
+}
+
+/// The connection ends after `response` (its request's body was not read whole).
+fn closing(mut response: HttpResponse) -> HttpResponse {
+    response.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    response
+}
+
+/// The id of a `subscriptions/listen` request, which opens a stream.
+fn listen_id(body: &[u8]) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<Value>,
+        method: Option<String>,
+    }
+    let head: Head = serde_json::from_slice(body).ok()?;
+    (head.method.as_deref() == Some("subscriptions/listen")).then(|| head.id.unwrap_or(Value::Null))
+}
+
+/// What `serve` needs besides the request.
+struct Limits {
+    max_body: usize,
+    body_timeout: Duration,
+    streams: Streams,
+}
+
 /// Serves one request: reads a POST body (up to `max_body` bytes, 413
-/// past it) so that a refusal of it can be told apart, then hands it to rmcp.
+/// past it, within `body_timeout`, 408 past it) so that a refusal of it
+/// can be told apart, then hands it to rmcp. A GET stream or a
+/// `subscriptions/listen` past the streams' share is refused.
 async fn serve(
     service: StreamableHttpService<Bridge, crate::mcp::sessions::Sessions>,
     request: hyper::Request<hyper::body::Incoming>,
-    max_body: usize,
+    limits: &Limits,
 ) -> HttpResponse {
     if request.method() != hyper::Method::POST {
-        return jsonrpc_errors(service.handle(request).await).await;
+        if request.method() != hyper::Method::GET {
+            return jsonrpc_errors(service.handle(request).await).await;
+        }
+        // MCP: a server that offers no stream answers a GET with 405.
+        let Ok(permit) = limits.streams.permits.clone().try_acquire_owned() else {
+            let message = limits.streams.refusal();
+            return closing(refused(
+                hyper::StatusCode::METHOD_NOT_ALLOWED,
+                -32000,
+                &message,
+            ));
+        };
+        return held(jsonrpc_errors(service.handle(request).await).await, permit);
     }
     let (parts, body) = request.into_parts();
-    let body = match http_body_util::Limited::new(body, max_body).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+    let max_body = limits.max_body;
+    let read = http_body_util::Limited::new(body, max_body).collect();
+    let body = match tokio::time::timeout(limits.body_timeout, read).await {
+        Ok(Ok(b)) => b.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             let message = format!("Payload Too Large: the body is over {max_body} bytes");
             return refused(hyper::StatusCode::PAYLOAD_TOO_LARGE, -32600, &message);
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             let message = format!("Bad Request: could not read the body: {e}");
             return refused(hyper::StatusCode::BAD_REQUEST, -32600, &message);
         }
+        Err(_) => {
+            let message = format!(
+                "Request Timeout: the body did not arrive whole within {} ms (body_timeout_ms)",
+                limits.body_timeout.as_millis()
+            );
+            return closing(refused(
+                hyper::StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                &message,
+            ));
+        }
+    };
+    let permit = match listen_id(&body) {
+        None => None,
+        Some(id) => match limits.streams.permits.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                let message = limits.streams.refusal();
+                return refused_id(id, hyper::StatusCode::SERVICE_UNAVAILABLE, -32000, &message);
+            }
+        },
     };
     let request = hyper::Request::from_parts(parts, Full::new(body.clone()));
     let response = service.handle(request).await;
+    if let Some(permit) = permit {
+        return held(jsonrpc_errors(response).await, permit);
+    }
     if response.status() == hyper::StatusCode::UNSUPPORTED_MEDIA_TYPE {
         if let Some(answer) = invalid_params(&body) {
             return answer;
@@ -307,7 +444,18 @@ impl HttpServer {
             config,
         );
         let token = options.bearer_token.clone();
-        let max_body = options.max_body_bytes;
+        let max_connections = match options.max_connections {
+            0 => DEFAULT_MAX_CONNECTIONS,
+            n => n,
+        };
+        let limits = Arc::new(Limits {
+            max_body: options.max_body_bytes,
+            body_timeout: Duration::from_millis(u64::from(match options.body_timeout_ms {
+                0 => DEFAULT_BODY_TIMEOUT_MS,
+                n => n,
+            })),
+            streams: Streams::new(max_connections),
+        });
         let stopping = state.stopping.clone();
         // enter, not block_on: the caller may be on another runtime's thread.
         let accept = {
@@ -326,10 +474,7 @@ impl HttpServer {
             0 => DEFAULT_HEADER_TIMEOUT_MS,
             n => n,
         }));
-        let connections = Arc::new(tokio::sync::Semaphore::new(match options.max_connections {
-            0 => DEFAULT_MAX_CONNECTIONS,
-            n => n,
-        }));
+        let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
         rt.spawn(async move {
             loop {
                 // A connection over the cap waits in the listen queue.
@@ -357,8 +502,10 @@ impl HttpServer {
                 };
                 let service = service.clone();
                 let token = token.clone();
+                let limits = limits.clone();
                 let handler = hyper::service::service_fn(move |request| {
                     let service = service.clone();
+                    let limits = limits.clone();
                     let refusal = ambiguous_host(request.headers());
                     let ok = authorized(request.headers(), &token);
                     async move {
@@ -368,7 +515,7 @@ impl HttpServer {
                         if !ok {
                             return Ok(unauthorized());
                         }
-                        Ok(serve(service, request, max_body).await)
+                        Ok(serve(service, request, &limits).await)
                     }
                 });
                 tokio::spawn(async move {

@@ -7,9 +7,11 @@ use std::time::{Duration, Instant};
 use rmcp::ServiceExt;
 use tokio::sync::Notify;
 
-use super::{new_state, runtime, Bridge, ServerOptions};
+use super::{new_state, runtime, Bridge, ServerOptions, DEFAULT_MAX_REQUESTS_IN_FLIGHT};
 use crate::error::Error;
 use crate::registry::Registry;
+
+mod wire;
 
 /// The stack of the thread `serve_stdio` serves on.
 const STDIO_STACK_BYTES: usize = 8 * 1024 * 1024;
@@ -55,8 +57,16 @@ fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), 
             inner: tokio::io::stdin(),
             eof: eof.clone(),
         };
-        let service = Bridge::new(state.clone())
-            .serve((stdin, tokio::io::stdout()))
+        let ledger = wire::Ledger::new(match options.max_requests_in_flight {
+            0 => DEFAULT_MAX_REQUESTS_IN_FLIGHT,
+            n => n,
+        });
+        let service = wire::Counted {
+            inner: Bridge::new(state.clone()),
+            ledger: ledger.clone(),
+        };
+        let service = service
+            .serve(wire::Wire::new(stdin, tokio::io::stdout(), ledger))
             .await
             .map_err(|e| Error::Transport(format!("stdio: {e}")))?;
         let mut stop = Some(service.cancellation_token());
