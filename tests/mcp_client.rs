@@ -1189,8 +1189,14 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
 
         mount_and_call(&url_b);
         let stats_b = stats(&base(&url_b)).expect("stats");
-        assert!(!saw(&stats_b, &access_a), "A's access token reached B: {stats_b}");
-        assert!(!saw(&stats_b, &refresh_a), "A's refresh token reached B: {stats_b}");
+        assert!(
+            !saw(&stats_b, &access_a),
+            "A's access token reached B: {stats_b}"
+        );
+        assert!(
+            !saw(&stats_b, &refresh_a),
+            "A's refresh token reached B: {stats_b}"
+        );
         assert_eq!(stats_b["authorizations"], 1, "B asked its user: {stats_b}");
         let from_b = record(&kept);
         assert_eq!(from_b["resource"], json!(url_b), "{from_b}");
@@ -1203,8 +1209,14 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
 
         mount_and_call(&url_a);
         let stats_a = stats(&base(&url_a)).expect("stats");
-        assert!(!saw(&stats_a, &access_b), "B's access token reached A: {stats_a}");
-        assert!(!saw(&stats_a, &refresh_b), "B's refresh token reached A: {stats_a}");
+        assert!(
+            !saw(&stats_a, &access_b),
+            "B's access token reached A: {stats_a}"
+        );
+        assert!(
+            !saw(&stats_a, &refresh_b),
+            "B's refresh token reached A: {stats_a}"
+        );
         assert_eq!(stats_a["authorizations"], 2, "A asked again: {stats_a}");
 
         // A's own record, less what says whom it is for: not used.
@@ -1256,7 +1268,10 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
             panic!("mounted through another origin's authorization server");
         };
         let text = err.to_string();
-        assert!(text.contains("client_issuer") && text.contains(&as_base), "{text}");
+        assert!(
+            text.contains("client_issuer") && text.contains(&as_base),
+            "{text}"
+        );
         let mut keyed = keyed_client(&url, &fixture_key());
         let Err(err) = Mount::connect(&Registry::default(), keyed.clone()) else {
             panic!("mounted through another origin's authorization server");
@@ -1273,13 +1288,19 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
             panic!("mounted through another issuer than the one pinned");
         };
         assert!(err.to_string().contains("pinned"), "{err}");
-        assert_eq!(self::stats(&as_base).expect("stats")["client_credentials"], 0);
+        assert_eq!(
+            self::stats(&as_base).expect("stats")["client_credentials"],
+            0
+        );
         // Pinned to the issuer it names: sent there. (The MCP server, another
         // process, does not know that server's tokens: the mount may fail
         // after.)
         let _ = Mount::connect(&Registry::default(), machine(Some(&as_base)));
         let stats = self::stats(&as_base).expect("stats");
-        assert!(stats["client_credentials_grants"].as_u64() >= Some(1), "{stats}");
+        assert!(
+            stats["client_credentials_grants"].as_u64() >= Some(1),
+            "{stats}"
+        );
     }
 
     /// Issue 45, finding 3: OAuth errors never carry codes, tokens, secrets
@@ -1288,11 +1309,11 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
     fn oauth_errors_never_carry_codes_tokens_or_secrets() {
         let (_server, url) = oauth_server(3600);
         let base = url.trim_end_matches("/mcp").to_owned();
-        let mount_error = |options: MountOptions| match Mount::connect(&Registry::default(), options)
-        {
-            Ok(_) => panic!("mounted"),
-            Err(e) => e.to_string(),
-        };
+        let mount_error =
+            |options: MountOptions| match Mount::connect(&Registry::default(), options) {
+                Ok(_) => panic!("mounted"),
+                Err(e) => e.to_string(),
+            };
         let clean = |path: &str, text: &str, secrets: &[&str]| {
             for secret in secrets {
                 assert!(!text.contains(secret), "{path}: {secret} in {text}");
@@ -1358,7 +1379,11 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
             oauth.authorize = None;
         }
         let text = mount_error(options);
-        clean("refused refresh", &text, &["REFRESH-SECRET-6", "ACCESS-SECRET-6"]);
+        clean(
+            "refused refresh",
+            &text,
+            &["REFRESH-SECRET-6", "ACCESS-SECRET-6"],
+        );
         assert!(stats(&base).is_some());
     }
 

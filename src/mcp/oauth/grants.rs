@@ -34,7 +34,12 @@ use super::{Authorization, HostStore};
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /// The form members of a token request that are credentials.
-const SENT_SECRETS: [&str; 4] = ["assertion", "client_secret", "client_assertion", "subject_token"];
+const SENT_SECRETS: [&str; 4] = [
+    "assertion",
+    "client_secret",
+    "client_assertion",
+    "subject_token",
+];
 /// The most of a server's error text an error message quotes.
 const MAX_QUOTED: usize = 300;
 /// The client id a token is kept under when the host named none (a

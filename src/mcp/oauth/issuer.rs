@@ -164,10 +164,19 @@ mod tests {
     #[test]
     fn client_credentials_go_only_to_the_servers_origin_or_the_pinned_issuer() {
         let server = "https://mcp.example.com/mcp";
-        let own = metadata(Some("https://mcp.example.com"), "https://mcp.example.com/token");
+        let own = metadata(
+            Some("https://mcp.example.com"),
+            "https://mcp.example.com/token",
+        );
         let legacy = metadata(None, "https://mcp.example.com/token");
-        let idp = metadata(Some("https://idp.example.com"), "https://idp.example.com/token");
-        let sneaky = metadata(Some("https://mcp.example.com"), "https://evil.example.com/token");
+        let idp = metadata(
+            Some("https://idp.example.com"),
+            "https://idp.example.com/token",
+        );
+        let sneaky = metadata(
+            Some("https://mcp.example.com"),
+            "https://evil.example.com/token",
+        );
         assert!(credentials_may_go(server, None, &own).is_ok());
         assert!(credentials_may_go(server, None, &legacy).is_ok());
         for other in [&idp, &sneaky] {

@@ -231,9 +231,10 @@ impl HostStore {
             (None, _, _) | (_, None, _) => {
                 Some("they do not say which server and authorization server they are for".into())
             }
-            (Some(resource), _, _) if resource != self.resource => {
-                Some(format!("they were issued for {resource}, not {}", self.resource))
-            }
+            (Some(resource), _, _) if resource != self.resource => Some(format!(
+                "they were issued for {resource}, not {}",
+                self.resource
+            )),
             (_, Some(_), None) => Some(
                 "the server's authorization server could not be found to check their issuer".into(),
             ),
@@ -283,7 +284,10 @@ impl CredentialStore for HostStore {
         // none: its token endpoint stands for it).
         if let Some(record) = json.as_object_mut() {
             record.insert(RESOURCE_KEY.into(), self.resource.clone().into());
-            if record.get(ISSUER_KEY).is_none_or(serde_json::Value::is_null) {
+            if record
+                .get(ISSUER_KEY)
+                .is_none_or(serde_json::Value::is_null)
+            {
                 let issuer = self.issuer.lock().ok().and_then(|i| i.clone());
                 record.insert(ISSUER_KEY.into(), issuer.into());
             }
@@ -493,18 +497,15 @@ impl Authorization {
             })
             .unwrap_or_default();
         let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
-        session
-            .handle_callback_url(&redirect)
-            .await
-            .map_err(|e| {
-                let text = match e {
-                    AuthError::TokenExchangeFailed(_) => {
-                        format!("OAuth token request to {token_endpoint} failed: {e}")
-                    }
-                    _ => format!("OAuth authorization redirect {redirect:?} was refused: {e}"),
-                };
-                redact::redact(&text, &sent)
-            })?;
+        session.handle_callback_url(&redirect).await.map_err(|e| {
+            let text = match e {
+                AuthError::TokenExchangeFailed(_) => {
+                    format!("OAuth token request to {token_endpoint} failed: {e}")
+                }
+                _ => format!("OAuth authorization redirect {redirect:?} was refused: {e}"),
+            };
+            redact::redact(&text, &sent)
+        })?;
         Ok(session.auth_manager)
     }
 }

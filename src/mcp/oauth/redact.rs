@@ -53,7 +53,11 @@ fn is_word(c: char) -> bool {
 
 /// Where a parameter's value ends (in a URL, a form, a header, a sentence).
 fn ends_value(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '&' | '"' | '\'' | '#' | '<' | '>' | ',' | ';' | ')' | ']' | '}' | '\\')
+    c.is_whitespace()
+        || matches!(
+            c,
+            '&' | '"' | '\'' | '#' | '<' | '>' | ',' | ';' | ')' | ']' | '}' | '\\'
+        )
 }
 
 /// `name=value` and `"name": "value"` of a `SENSITIVE` name.
@@ -222,7 +226,10 @@ mod tests {
         );
         assert!(!text.contains("SplxlOBeZQQYbYS6WxSbIA"), "{text}");
         assert!(!text.contains("xyz123"), "{text}");
-        assert!(text.contains("http://127.0.0.1:9/callback?code=[REDACTED]"), "{text}");
+        assert!(
+            text.contains("http://127.0.0.1:9/callback?code=[REDACTED]"),
+            "{text}"
+        );
         assert!(text.contains("iss=http%3A%2F%2Fas"), "{text}");
         let twice = redact("callback?code=c0de-1234&state=s", &["c0de-1234"]);
         assert_eq!(twice, "callback?code=[REDACTED]&state=[REDACTED]");
@@ -232,15 +239,33 @@ mod tests {
     fn tokens_secrets_assertions_and_keys_are_removed_wherever_they_appear() {
         let jwt = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl";
         let cases = [
-            ("{\"access_token\": \"at-1234abcd\", \"token_type\": \"Bearer\"}", "at-1234abcd"),
+            (
+                "{\"access_token\": \"at-1234abcd\", \"token_type\": \"Bearer\"}",
+                "at-1234abcd",
+            ),
             ("{\"refresh_token\":\"rt-99887766\"}", "rt-99887766"),
-            ("grant_type=refresh_token&refresh_token=rt-55443322&resource=x", "rt-55443322"),
+            (
+                "grant_type=refresh_token&refresh_token=rt-55443322&resource=x",
+                "rt-55443322",
+            ),
             ("client_id=m&client_secret=hunter22&x=1", "hunter22"),
-            ("sent Authorization: Bearer at-0badc0de0badc0de", "at-0badc0de0badc0de"),
-            ("sent DPoP at-feedfacefeedface and a proof", "at-feedfacefeedface"),
-            ("Basic bWFjaGluZS0xOnMzY3JldA== was refused", "bWFjaGluZS0xOnMzY3JldA"),
+            (
+                "sent Authorization: Bearer at-0badc0de0badc0de",
+                "at-0badc0de0badc0de",
+            ),
+            (
+                "sent DPoP at-feedfacefeedface and a proof",
+                "at-feedfacefeedface",
+            ),
+            (
+                "Basic bWFjaGluZS0xOnMzY3JldA== was refused",
+                "bWFjaGluZS0xOnMzY3JldA",
+            ),
             (&format!("bad client assertion {jwt}"), "c2lnbmF0dXJl"),
-            ("-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG\n-----END PRIVATE KEY-----\n", "MIGHAgEAMBMG"),
+            (
+                "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG\n-----END PRIVATE KEY-----\n",
+                "MIGHAgEAMBMG",
+            ),
             ("the secret s3cr3t-value is wrong", "s3cr3t-value"),
         ];
         for (text, secret) in cases {
