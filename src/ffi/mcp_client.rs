@@ -188,7 +188,9 @@ pub struct capstan_mcp_mount_options {
     /// authorization server of the MCP server's own origin (its issuer and
     /// token endpoint); for any other, the mount fails with MCP_CONNECT
     /// naming the authorization server and this field, and nothing is sent.
-    /// Copied during the call; set without either of them: INVALID_ARGUMENT.
+    /// "*": to whichever authorization server the MCP server names (only for
+    /// a server trusted as far as the credentials). Copied during the call;
+    /// set without either of them: INVALID_ARGUMENT.
     pub oauth_client_issuer: *const c_char,
 }
 

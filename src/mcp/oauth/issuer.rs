@@ -104,6 +104,10 @@ async fn root_metadata(url: &str, issuer: &str) -> Option<AuthorizationMetadata>
     None
 }
 
+/// The pin that lets client credentials go to any authorization server the
+/// MCP server names (the host trusts that server as far as its secret).
+pub const ANY_ISSUER: &str = "*";
+
 /// Whether the host's client secret or key may go to the authorization
 /// server of `metadata`, found for the MCP server at `url`: with a pinned
 /// issuer, only if it is that issuer (metadata whose `issuer` rmcp or
@@ -121,6 +125,9 @@ pub(super) fn credentials_may_go(
         .issuer
         .as_deref()
         .unwrap_or(metadata.token_endpoint.as_str());
+    if pinned == Some(ANY_ISSUER) {
+        return Ok(());
+    }
     if let Some(pinned) = pinned {
         let trim = |s: &str| s.trim_end_matches('/').to_owned();
         if metadata.issuer.as_deref().map(trim) == Some(trim(pinned)) {
@@ -188,6 +195,10 @@ mod tests {
         // Pinned: nothing else, not even the server's own origin.
         for other in [&own, &legacy] {
             assert!(credentials_may_go(server, pin, other).is_err());
+        }
+        // The host's explicit "any": wherever the server says.
+        for any in [&own, &legacy, &idp, &sneaky] {
+            assert!(credentials_may_go(server, Some(super::ANY_ISSUER), any).is_ok());
         }
     }
 

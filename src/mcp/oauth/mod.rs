@@ -26,6 +26,7 @@ mod redact;
 
 pub use authorized::Authorized;
 pub use grants::IdentityProvider;
+pub use issuer::ANY_ISSUER;
 
 /// Whether `pem` is a client key capstan can sign with (`client_key`).
 pub fn check_client_key(pem: &str) -> Result<(), String> {
@@ -84,6 +85,8 @@ pub struct OAuthOptions {
     /// server only (its metadata's `issuer` must be this, exactly), never
     /// to another one an MCP server names. None: only to an authorization
     /// server of the MCP server's own origin (issuer and token endpoint).
+    /// `ANY_ISSUER` ("*"): to whichever one the MCP server names, for a
+    /// server the host trusts as far as its credentials.
     pub client_issuer: Option<String>,
     /// A JWT from the host for a grant without a user: with
     /// `identity_provider`, the user's ID token there (enterprise-managed
