@@ -3064,10 +3064,23 @@ typedef struct capstan_mcp_mount_options {
    * That client's secret (HTTP Basic); NULL: a public client.
    */
   const char *oauth_idp_client_secret;
+  /**
+   * The issuer identifier of the authorization server that
+   * `oauth_client_secret` or `oauth_client_key` belong to: they are sent
+   * only to that authorization server (its metadata's `issuer` must be
+   * this), never to another one the MCP server names. NULL: only to an
+   * authorization server of the MCP server's own origin (its issuer and
+   * token endpoint); for any other, the mount fails with MCP_CONNECT
+   * naming the authorization server and this field, and nothing is sent.
+   * "*": to whichever authorization server the MCP server names (only for
+   * a server trusted as far as the credentials). Copied during the call;
+   * set without either of them: INVALID_ARGUMENT.
+   */
+  const char *oauth_client_issuer;
 } capstan_mcp_mount_options;
 
 /** Initializes a capstan_mcp_mount_options (set argv or url after). */
-#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define CAPSTAN_MCP_MOUNT_OPTIONS_INIT {(uint32_t)sizeof(capstan_mcp_mount_options), NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
 
 /**
  * Fills `*opts` as `CAPSTAN_MCP_MOUNT_OPTIONS_INIT` does (no server set

@@ -1138,6 +1138,255 @@ tI1+TdurNOnXf7cxvH9Pis+4Lo16jPCwnXtDT5+pO+UZy5RBeLgyd4YP
         assert_eq!(stats["bad_proofs"], json!([]), "{stats}");
     }
 
+    /// The JSON record a token store holds.
+    fn record(kept: &Kept) -> Value {
+        let text = kept.0.lock().unwrap().clone().expect("a saved record");
+        serde_json::from_str(&text).expect("JSON")
+    }
+
+    /// The access and refresh tokens of a stored record.
+    fn tokens_of(record: &Value) -> (String, String) {
+        let t = &record["token_response"];
+        let s = |k: &str| t[k].as_str().expect(k).to_owned();
+        (s("access_token"), s("refresh_token"))
+    }
+
+    /// Whether a test server ever saw `token`, presented to its MCP
+    /// endpoint or sent to its token endpoint.
+    fn saw(stats: &Value, token: &str) -> bool {
+        ["presented", "refreshes"].iter().any(|k| {
+            stats[*k]
+                .as_array()
+                .is_some_and(|seen| seen.iter().any(|t| t == token))
+        })
+    }
+
+    /// Issue 45, finding 1: a token goes only to the server and the
+    /// authorization server it was issued for. One store, two servers: A
+    /// (with metadata) and B (none: a 2025-03-26 server whose endpoints are
+    /// guessed at its origin). A's tokens never reach B, neither the access
+    /// token at its MCP endpoint nor the refresh token at its /token; the
+    /// tokens B issued are kept with their resource and issuer, and never
+    /// reach A. A record that does not say whom it is for is not used: a
+    /// mount without a user to ask fails, saying why.
+    #[test]
+    fn stored_tokens_never_reach_another_issuer() {
+        let (_a, url_a) = oauth_server(3600);
+        let (_b, url_b) = oauth_server_in(3600, "no-metadata");
+        let base = |url: &str| url.trim_end_matches("/mcp").to_owned();
+        let kept = Arc::new(Kept::default());
+        let mount_and_call = |url: &str| {
+            let reg = Registry::default();
+            let mount = Mount::connect(&reg, stored_mount(url, kept.clone())).expect(url);
+            let r = call(&reg, "o_whoami", json!({}));
+            assert_eq!(r.outcome, Outcome::Ok, "{url}: {r:?}");
+            mount.unmount();
+        };
+        mount_and_call(&url_a);
+        let from_a = record(&kept);
+        assert_eq!(from_a["resource"], json!(url_a), "{from_a}");
+        let (access_a, refresh_a) = tokens_of(&from_a);
+
+        mount_and_call(&url_b);
+        let stats_b = stats(&base(&url_b)).expect("stats");
+        assert!(
+            !saw(&stats_b, &access_a),
+            "A's access token reached B: {stats_b}"
+        );
+        assert!(
+            !saw(&stats_b, &refresh_a),
+            "A's refresh token reached B: {stats_b}"
+        );
+        assert_eq!(stats_b["authorizations"], 1, "B asked its user: {stats_b}");
+        let from_b = record(&kept);
+        assert_eq!(from_b["resource"], json!(url_b), "{from_b}");
+        assert_eq!(
+            from_b["issuer"],
+            json!(format!("{}/token", base(&url_b))),
+            "a server without metadata: its token endpoint stands for the issuer"
+        );
+        let (access_b, refresh_b) = tokens_of(&from_b);
+
+        mount_and_call(&url_a);
+        let stats_a = stats(&base(&url_a)).expect("stats");
+        assert!(
+            !saw(&stats_a, &access_b),
+            "B's access token reached A: {stats_a}"
+        );
+        assert!(
+            !saw(&stats_a, &refresh_b),
+            "B's refresh token reached A: {stats_a}"
+        );
+        assert_eq!(stats_a["authorizations"], 2, "A asked again: {stats_a}");
+
+        // A's own record, less what says whom it is for: not used.
+        let mut anonymous = record(&kept);
+        let (access, _) = tokens_of(&anonymous);
+        if let Some(r) = anonymous.as_object_mut() {
+            r.remove("resource");
+        }
+        *kept.0.lock().unwrap() = Some(anonymous.to_string());
+        let mut options = stored_mount(&url_a, kept.clone());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.authorize = None;
+        }
+        let presented_before = stats(&base(&url_a)).expect("stats")["presented"].clone();
+        let Err(err) = Mount::connect(&Registry::default(), options) else {
+            panic!("mounted with a record that does not say whom it is for");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("stored tokens were not used") && text.contains("do not say"),
+            "{text}"
+        );
+        assert!(!text.contains(&access), "{text}");
+        let presented_after = stats(&base(&url_a)).expect("stats")["presented"].clone();
+        assert_eq!(presented_before, presented_after, "the token was presented");
+    }
+
+    /// Issue 45, finding 2: a client secret or key goes only to the
+    /// authorization server the host named for it. A server whose metadata
+    /// names an authorization server of another origin does not get the
+    /// host's client credentials sent there (the mount fails saying why and
+    /// how to pin); pinned (`client_issuer`), they go to that issuer.
+    #[test]
+    fn client_credentials_go_only_to_the_authorization_server_the_host_named() {
+        let (_as, as_url) = oauth_server(3600);
+        let as_base = as_url.trim_end_matches("/mcp").to_owned();
+        let (_mcp, url) = oauth_server_in(3600, &format!("as={as_base}"));
+        let machine = |pinned: Option<&str>| {
+            let mut options = oauth_mount(&url, agreeing_user());
+            if let Some(oauth) = options.oauth.as_mut() {
+                oauth.authorize = None;
+                oauth.client_id = Some("machine-1".into());
+                oauth.client_secret = Some("s3cret".into());
+                oauth.client_issuer = pinned.map(str::to_owned);
+            }
+            options
+        };
+        let Err(err) = Mount::connect(&Registry::default(), machine(None)) else {
+            panic!("mounted through another origin's authorization server");
+        };
+        let text = err.to_string();
+        assert!(
+            text.contains("client_issuer") && text.contains(&as_base),
+            "{text}"
+        );
+        let mut keyed = keyed_client(&url, &fixture_key());
+        let Err(err) = Mount::connect(&Registry::default(), keyed.clone()) else {
+            panic!("mounted through another origin's authorization server");
+        };
+        assert!(err.to_string().contains("client_issuer"), "{err}");
+        let stats = stats(&as_base).expect("stats");
+        assert_eq!(stats["client_credentials"], 0, "credentials sent: {stats}");
+        // A pin to another issuer: not sent either.
+        if let Some(oauth) = keyed.oauth.as_mut() {
+            oauth.client_issuer = Some("https://as.example.com".into());
+        }
+        assert!(Mount::connect(&Registry::default(), keyed).is_err());
+        let Err(err) = Mount::connect(&Registry::default(), machine(Some(&url))) else {
+            panic!("mounted through another issuer than the one pinned");
+        };
+        assert!(err.to_string().contains("pinned"), "{err}");
+        assert_eq!(
+            self::stats(&as_base).expect("stats")["client_credentials"],
+            0
+        );
+        // Pinned to the issuer it names: sent there. (The MCP server, another
+        // process, does not know that server's tokens: the mount may fail
+        // after.)
+        let _ = Mount::connect(&Registry::default(), machine(Some(&as_base)));
+        let stats = self::stats(&as_base).expect("stats");
+        assert!(
+            stats["client_credentials_grants"].as_u64() >= Some(1),
+            "{stats}"
+        );
+    }
+
+    /// Issue 45, finding 3: OAuth errors never carry codes, tokens, secrets
+    /// or keys, whatever the failure and whatever the server quotes back.
+    #[test]
+    fn oauth_errors_never_carry_codes_tokens_or_secrets() {
+        let (_server, url) = oauth_server(3600);
+        let base = url.trim_end_matches("/mcp").to_owned();
+        let mount_error =
+            |options: MountOptions| match Mount::connect(&Registry::default(), options) {
+                Ok(_) => panic!("mounted"),
+                Err(e) => e.to_string(),
+            };
+        let clean = |path: &str, text: &str, secrets: &[&str]| {
+            for secret in secrets {
+                assert!(!text.contains(secret), "{path}: {secret} in {text}");
+            }
+            assert!(!text.contains("eyJ"), "{path}: a JWT in {text}");
+        };
+        // A redirect that is refused (its state is not the one sent).
+        let redirect: Arc<Authorize> = Arc::new(|_: &str| {
+            Ok("http://127.0.0.1:9/callback?code=CODE-SECRET-1&state=not-sent".into())
+        });
+        let text = mount_error(oauth_mount(&url, redirect));
+        assert!(text.contains("redirect"), "{text}");
+        clean("refused redirect", &text, &["CODE-SECRET-1"]);
+        // A code the token endpoint refuses (and quotes back).
+        let iss = base.clone();
+        let wrong_code: Arc<Authorize> = Arc::new(move |auth_url: &str| {
+            let state = auth_url
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix("state="))
+                .unwrap_or_default();
+            Ok(format!(
+                "http://127.0.0.1:9/callback?code=CODE-SECRET-2&state={state}&iss={iss}"
+            ))
+        });
+        let text = mount_error(oauth_mount(&url, wrong_code));
+        clean("refused code", &text, &["CODE-SECRET-2"]);
+        // A wrong client secret, quoted back by the server.
+        let mut options = oauth_mount(&url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.authorize = None;
+            oauth.client_id = Some("machine-1".into());
+            oauth.client_secret = Some("SECRET-3-wrong".into());
+        }
+        let text = mount_error(options);
+        assert!(text.contains("client-credentials grant"), "{text}");
+        clean("wrong secret", &text, &["SECRET-3-wrong"]);
+        // A key the server does not know: its signed assertion quoted back.
+        let text = mount_error(keyed_client(&url, OTHER_KEY));
+        assert!(text.contains("invalid_client"), "{text}");
+        clean("unknown key", &text, &["PRIVATE KEY"]);
+        // A workload assertion refused, quoted back.
+        let mut options = oauth_mount(&url, agreeing_user());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.authorize = None;
+            oauth.assertion = Some(Arc::new(|_: &str| Ok("ASSERTION-SECRET-5".to_owned())));
+        }
+        let text = mount_error(options);
+        assert!(text.contains("JWT-bearer grant"), "{text}");
+        clean("refused assertion", &text, &["ASSERTION-SECRET-5"]);
+        // A refresh token refused, quoted back: the stored tokens expired,
+        // and no user to ask.
+        let kept = Arc::new(Kept::default());
+        let mut options = stored_mount(&url, kept.clone());
+        Mount::connect(&Registry::default(), options.clone())
+            .expect("mount")
+            .unmount();
+        let mut stale = record(&kept);
+        stale["token_response"]["refresh_token"] = "REFRESH-SECRET-6".into();
+        stale["token_response"]["access_token"] = "ACCESS-SECRET-6".into();
+        stale["token_received_at"] = 1.into();
+        *kept.0.lock().unwrap() = Some(stale.to_string());
+        if let Some(oauth) = options.oauth.as_mut() {
+            oauth.authorize = None;
+        }
+        let text = mount_error(options);
+        clean(
+            "refused refresh",
+            &text,
+            &["REFRESH-SECRET-6", "ACCESS-SECRET-6"],
+        );
+        assert!(stats(&base).is_some());
+    }
+
     /// Servers that want DPoP nonces: the token request and the MCP request
     /// are sent again, once each, with the nonce the server gave.
     #[test]

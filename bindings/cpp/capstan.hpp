@@ -1685,6 +1685,11 @@ struct McpOAuth {
     /// not such a key, or a key without client_id, is INVALID_ARGUMENT
     /// naming opts.oauth_client_key.
     std::string client_key{};
+    /// The issuer identifier of the authorization server client_secret or
+    /// client_key belong to: they are sent there only. Empty: only to an
+    /// authorization server of the MCP server's own origin (another one
+    /// fails the mount with MCP_CONNECT, and nothing is sent).
+    std::string client_issuer{};
     /// Returns a JWT the host got elsewhere for `audience`. Without
     /// identity_provider it is the workload's identity token (SEP-1933),
     /// sent in the JWT-bearer grant (RFC 7523) to the server's
@@ -1829,7 +1834,8 @@ struct CMcpMountOptions : CStrings {
         if (o.oauth) {
             const McpOAuth &a = *o.oauth;
             for (const std::string *s :
-                 {&a.redirect_uri, &a.client_id, &a.client_secret, &a.client_metadata_url, &a.scopes, &a.client_key})
+                 {&a.redirect_uri, &a.client_id, &a.client_secret, &a.client_metadata_url, &a.scopes, &a.client_key,
+                  &a.client_issuer})
                 check(*s);
             raw.oauth_redirect_uri = str(a.redirect_uri);
             raw.oauth_client_id = str(a.client_id);
@@ -1837,6 +1843,7 @@ struct CMcpMountOptions : CStrings {
             raw.oauth_client_metadata_url = str(a.client_metadata_url);
             raw.oauth_scopes = str(a.scopes);
             raw.oauth_client_key = str(a.client_key);
+            raw.oauth_client_issuer = str(a.client_issuer);
             if (const auto &idp = a.identity_provider) {
                 for (const std::string *s : {&idp->issuer, &idp->token_endpoint, &idp->client_id, &idp->client_secret})
                     check(*s);

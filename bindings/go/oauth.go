@@ -101,6 +101,12 @@ type OAuth struct {
 	// IdentityProvider is the enterprise identity provider where
 	// Assertion's ID token is exchanged (SEP-990); it needs Assertion.
 	IdentityProvider *IdentityProvider
+	// ClientIssuer is the issuer identifier of the authorization server
+	// ClientSecret or ClientKey belong to: they are sent there only. ""
+	// sends them only to an authorization server of the MCP server's own
+	// origin; another one fails the mount (ErrMCPConnect), and nothing is
+	// sent.
+	ClientIssuer string
 }
 
 // IdentityProvider is an enterprise identity provider (OAuth.
@@ -128,7 +134,7 @@ var oauthLive, oauthDoubleDestroys atomic.Int64
 // newOAuthHooks checks the strings of o and makes the hooks (their handle
 // comes with fill).
 func newOAuthHooks(o *OAuth, parent context.Context, connectTimeout time.Duration) (*oauthHooks, error) {
-	strs := []string{o.RedirectURI, o.ClientID, o.ClientSecret, o.ClientMetadataURL, o.ClientKey}
+	strs := []string{o.RedirectURI, o.ClientID, o.ClientSecret, o.ClientMetadataURL, o.ClientKey, o.ClientIssuer}
 	if p := o.IdentityProvider; p != nil {
 		strs = append(strs, p.Issuer, p.TokenEndpoint, p.ClientID, p.ClientSecret)
 	}
@@ -153,6 +159,7 @@ func (h *oauthHooks) fill(opts *C.capstan_mcp_mount_options, str func(string) *C
 	opts.oauth_client_metadata_url = str(h.o.ClientMetadataURL)
 	opts.oauth_scopes = str(strings.Join(h.o.Scopes, " "))
 	opts.oauth_client_key = str(h.o.ClientKey)
+	opts.oauth_client_issuer = str(h.o.ClientIssuer)
 	if p := h.o.IdentityProvider; p != nil {
 		opts.oauth_idp_issuer = str(p.Issuer)
 		opts.oauth_idp_token_endpoint = str(p.TokenEndpoint)

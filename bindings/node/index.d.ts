@@ -456,6 +456,13 @@ export interface McpOAuthOptions {
    */
   clientKey?: string;
   /**
+   * The issuer identifier of the authorization server `clientSecret` or
+   * `clientKey` belong to: they are sent there only. Without it, only to an
+   * authorization server of the MCP server's own origin (another one fails
+   * the mount, and nothing is sent).
+   */
+  clientIssuer?: string;
+  /**
    * A grant without a user (used when there is no `authorize`): returns or
    * resolves to a JWT the host got elsewhere for `audience`. Alone, the
    * workload's identity token, sent in the JWT-bearer grant to the server's

@@ -181,6 +181,17 @@ pub struct capstan_mcp_mount_options {
     pub oauth_idp_client_id: *const c_char,
     /// That client's secret (HTTP Basic); NULL: a public client.
     pub oauth_idp_client_secret: *const c_char,
+    /// The issuer identifier of the authorization server that
+    /// `oauth_client_secret` or `oauth_client_key` belong to: they are sent
+    /// only to that authorization server (its metadata's `issuer` must be
+    /// this), never to another one the MCP server names. NULL: only to an
+    /// authorization server of the MCP server's own origin (its issuer and
+    /// token endpoint); for any other, the mount fails with MCP_CONNECT
+    /// naming the authorization server and this field, and nothing is sent.
+    /// "*": to whichever authorization server the MCP server names (only for
+    /// a server trusted as far as the credentials). Copied during the call;
+    /// set without either of them: INVALID_ARGUMENT.
+    pub oauth_client_issuer: *const c_char,
 }
 
 /// Copies a JWT for a grant without a user (see

@@ -216,6 +216,7 @@ pub(super) unsafe fn oauth(
         text(o.oauth_idp_client_id, "opts.oauth_idp_client_id")?,
     ];
     let idp_secret = text(o.oauth_idp_client_secret, "opts.oauth_idp_client_secret")?;
+    let client_issuer = text(o.oauth_client_issuer, "opts.oauth_client_issuer")?;
     let identity_provider = match idp {
         [Some(issuer), Some(token_endpoint), Some(client_id)] => Some(IdentityProvider {
             issuer,
@@ -245,6 +246,13 @@ pub(super) unsafe fn oauth(
     if client_key.is_some() && client_id.is_none() {
         return Err(Fail::BadArgument(
             "opts.oauth_client_key needs opts.oauth_client_id".into(),
+        ));
+    }
+    if client_issuer.is_some() && client_secret.is_none() && client_key.is_none() {
+        return Err(Fail::BadArgument(
+            "opts.oauth_client_issuer pins where opts.oauth_client_secret or \
+             opts.oauth_client_key go: set one of them"
+                .into(),
         ));
     }
     if let Some(pem) = &client_key {
@@ -285,6 +293,7 @@ pub(super) unsafe fn oauth(
     options.client_id = client_id;
     options.client_secret = client_secret;
     options.client_key = client_key;
+    options.client_issuer = client_issuer;
     options.identity_provider = identity_provider;
     options.client_metadata_url = metadata_url;
     options.scopes = scopes

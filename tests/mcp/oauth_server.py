@@ -27,7 +27,14 @@ protected resource metadata (404, and a challenge that names none) and
 authorization server metadata at the root whose issuer is BASE/oauth (the
 conformance suite's oauth-metadata-backcompat); "foreign-issuer" the same
 with an issuer of another origin (localhost for 127.0.0.1), which a client
-must refuse.
+must refuse. With argv[3] "no-metadata" the server publishes no OAuth
+metadata at all (a 2025-03-26 server whose client guesses /authorize, /token
+and /register at its origin), and its redirect carries no `iss`. With
+argv[3] "as=URL" its protected resource metadata names the authorization
+server at URL (another process: a third origin) instead of its own.
+The refusals of the token endpoint quote back the credentials they were
+sent, as a careless (or hostile) server might: a client must not pass them
+on in its error text.
 Signatures are checked here with a few lines of P-256 arithmetic, so that the
 server stays standard-library only.
 GET /stats gives counts of what happened, for the test to check; GET /quit
@@ -50,7 +57,9 @@ EXPIRES_IN = int(sys.argv[2]) if len(sys.argv) > 2 else 3600
 MODE = sys.argv[3] if len(sys.argv) > 3 else ""
 DPOP = MODE.startswith("dpop")
 NONCE = MODE == "dpop-nonce"
-LEGACY = MODE in ("legacy-issuer", "foreign-issuer")
+NO_METADATA = MODE == "no-metadata"
+LEGACY = MODE in ("legacy-issuer", "foreign-issuer", "no-metadata")
+NAMED_AS = MODE[3:] if MODE.startswith("as=") else None
 AS_NONCE, RS_NONCE = "as-nonce-1", "rs-nonce-1"
 SERVER = None
 KEYED = "keyed-1"
@@ -168,7 +177,11 @@ stats = {"registrations": 0, "authorizations": 0, "code_grants": 0, "refresh_gra
          "client_credentials_grants": 0, "key_grants": 0, "jwt_bearer_grants": 0,
          "dpop_tokens": 0, "dpop_requests": 0, "as_nonce_challenges": 0,
          "rs_nonce_challenges": 0, "bad_proofs": [],
-         "unauthorized": 0, "resources": []}
+         "unauthorized": 0, "resources": [],
+         # Every credential that reached this server: the tokens presented
+         # to /mcp, the refresh tokens and the client credentials (a secret
+         # or an assertion) sent to /token.
+         "presented": [], "refreshes": [], "client_credentials": 0}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -197,9 +210,9 @@ class Handler(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
         if url.path == "/.well-known/oauth-protected-resource/mcp" and not LEGACY:
-            self.send_json(200, {"resource": RESOURCE, "authorization_servers": [BASE],
+            self.send_json(200, {"resource": RESOURCE, "authorization_servers": [NAMED_AS or BASE],
                                  "scopes_supported": ["tools"]})
-        elif url.path == "/.well-known/oauth-authorization-server":
+        elif url.path == "/.well-known/oauth-authorization-server" and not NO_METADATA:
             self.send_json(200, {
                 **({"dpop_signing_alg_values_supported": ["ES256"]} if DPOP else {}),
                 "issuer": ISSUER,
@@ -230,7 +243,8 @@ class Handler(BaseHTTPRequestHandler):
             codes[code] = (query["client_id"], query["redirect_uri"], query["code_challenge"],
                            query.get("resource"))
             to = query["redirect_uri"] + "?" + urllib.parse.urlencode(
-                {"code": code, "state": query.get("state", ""), "iss": ISSUER})
+                {"code": code, "state": query.get("state", ""),
+                 **({} if NO_METADATA else {"iss": ISSUER})})
             self.send_response(302)
             self.send_header("Location", to)
             self.send_header("Content-Length", "0")
@@ -265,6 +279,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def token(self, form, authorization):
         grant = form.get("grant_type")
+        if "refresh_token" in form:
+            stats["refreshes"].append(form["refresh_token"])
+        if ("client_secret" in form or "client_assertion" in form
+                or authorization.startswith("Basic ")):
+            stats["client_credentials"] += 1
         bound = None
         if DPOP:
             # A proof is optional (a token without one is a Bearer token);
@@ -291,8 +310,8 @@ class Handler(BaseHTTPRequestHandler):
                     or claims.get("iss") != KEYED or claims.get("sub") != KEYED
                     or claims.get("aud") != BASE or claims.get("exp", 0) < time.time()
                     or claims.get("jti") in seen_jtis):
-                self.send_json(401, {"error": "invalid_client",
-                                     "error_description": "bad client assertion"})
+                self.send_json(401, {"error": "invalid_client", "error_description":
+                                     "bad client assertion " + form["client_assertion"]})
                 return
             seen_jtis.add(claims["jti"])
             stats["key_grants"] += 1
@@ -305,8 +324,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(400, {"error": "invalid_grant", "error_description": "x" * 100000})
                 return
             if form.get("assertion") != "workload:" + BASE:
-                self.send_json(400, {"error": "invalid_grant",
-                                     "error_description": "not the workload's assertion"})
+                self.send_json(400, {"error": "invalid_grant", "error_description":
+                                     "not the workload's assertion: " + form.get("assertion", "")})
                 return
             if "rejected" in form.get("scope", "").split():
                 self.send_json(400, {"error": "invalid_scope",
@@ -324,7 +343,8 @@ class Handler(BaseHTTPRequestHandler):
                 pair = base64.b64decode(authorization[6:]).decode()
                 given = tuple(urllib.parse.unquote(p) for p in pair.split(":", 1))
             if given != MACHINE:
-                self.send_json(401, {"error": "invalid_client"})
+                self.send_json(401, {"error": "invalid_client", "error_description":
+                                     f"no client {given[0]} with secret {given[1]}"})
                 return
             stats["client_credentials_grants"] += 1
             stats["resources"].append(form.get("resource"))
@@ -337,7 +357,8 @@ class Handler(BaseHTTPRequestHandler):
                 hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
             if (entry is None or entry[0] != form.get("client_id")
                     or entry[1] != form.get("redirect_uri") or entry[2] != challenge):
-                self.send_json(400, {"error": "invalid_grant"})
+                self.send_json(400, {"error": "invalid_grant", "error_description":
+                                     "unknown code " + form.get("code", "")})
                 return
             stats["code_grants"] += 1
             stats["resources"].append(form.get("resource"))
@@ -345,7 +366,8 @@ class Handler(BaseHTTPRequestHandler):
         elif grant == "refresh_token":
             client_id, key = refresh_tokens.pop(form.get("refresh_token", ""), (None, None))
             if client_id is None:
-                self.send_json(400, {"error": "invalid_grant"})
+                self.send_json(400, {"error": "invalid_grant", "error_description":
+                                     "unknown refresh token " + form.get("refresh_token", "")})
                 return
             if key is not None and self.bound != key:
                 # A public client's refresh token is bound to its DPoP key
@@ -386,6 +408,8 @@ class Handler(BaseHTTPRequestHandler):
     def mcp(self, body):
         auth = self.headers.get("Authorization", "")
         scheme, _, token = auth.partition(" ")
+        if token:
+            stats["presented"].append(token)
         if tokens.get(token, 0) < time.time():
             self.refuse("invalid_token", "DPoP" if DPOP else "Bearer")
             return

@@ -1119,6 +1119,7 @@ function oauthFields(a) {
     oauth_idp_token_endpoint: optionalText(idp.tokenEndpoint, 'oauth.identityProvider.tokenEndpoint'),
     oauth_idp_client_id: optionalText(idp.clientId, 'oauth.identityProvider.clientId'),
     oauth_idp_client_secret: optionalText(idp.clientSecret, 'oauth.identityProvider.clientSecret'),
+    oauth_client_issuer: optionalText(a.clientIssuer, 'oauth.clientIssuer'),
   };
 }
 
@@ -1537,7 +1538,8 @@ class Registry {
    * connectTimeoutMs, callTimeoutMs, maxReconnects, reconnectBackoffMs,
    * protocolVersion, and `oauth` for a server asking for OAuth 2.1:
    * `{ authorize, redirectUri, clientId, clientSecret, clientMetadataUrl,
-   * scopes, tokens: { load, save }, clientKey, assertion, identityProvider }`
+   * scopes, tokens: { load, save }, clientKey, assertion, identityProvider,
+   * clientIssuer }`
    * (`authorize(url)` returns or resolves to the redirect URL,
    * `assertion(audience)` to a JWT; run on the JS thread), and `input(tool, method,
    * params)` answering what the server asks while running a tool, for the

@@ -262,6 +262,8 @@ const McpMountOptions = koffi.struct('capstan_mcp_mount_options', {
   oauth_idp_token_endpoint: 'const char *',
   oauth_idp_client_id: 'const char *',
   oauth_idp_client_secret: 'const char *',
+  // The issuer the client's secret or key are pinned to.
+  oauth_client_issuer: 'const char *',
 });
 api.mcp_server_serve_stdio = f('int32_t capstan_mcp_server_serve_stdio(void *reg, const capstan_mcp_server_options *opts)');
 api.mcp_server_start = f('int32_t capstan_mcp_server_start(void *reg, const capstan_mcp_server_options *opts, _Out_ void **out)');

@@ -100,6 +100,11 @@ class OAuth:
     (``CAPSTAN_ERR_INVALID_ARGUMENT``) naming the option. DPoP needs nothing
     from the host: capstan binds its tokens when the authorization server
     offers it.
+
+    ``client_issuer``: the issuer identifier of the authorization server
+    ``client_secret`` or ``client_key`` belong to; they are sent there
+    only. Without it they go only to an authorization server of the MCP
+    server's own origin; another one fails the mount, and nothing is sent.
     """
 
     authorize: Callable[[str], str | None] | None = None
@@ -113,6 +118,7 @@ class OAuth:
     client_key: str | None = None
     assertion: Callable[[str], str | None] | None = None
     identity_provider: IdentityProvider | None = None
+    client_issuer: str | None = None
 
 
 class _Held:
@@ -277,6 +283,8 @@ class _MountOptions(Structure):
         ("oauth_idp_token_endpoint", c_char_p),
         ("oauth_idp_client_id", c_char_p),
         ("oauth_idp_client_secret", c_char_p),
+        # Appended in 0.4 (the issuer client credentials are pinned to).
+        ("oauth_client_issuer", c_char_p),
     ]
 
 
@@ -489,6 +497,7 @@ def mount_mcp(
             ("oauth_idp_token_endpoint", None if idp is None else idp.token_endpoint),
             ("oauth_idp_client_id", None if idp is None else idp.client_id),
             ("oauth_idp_client_secret", None if idp is None else idp.client_secret),
+            ("oauth_client_issuer", oauth.client_issuer),
         ):
             setattr(opts, field, text.encode() if text else None)
         held = _Held(oauth)

@@ -220,6 +220,23 @@ def test_a_workload_assertion_gets_tokens_with_the_jwt_bearer_grant_and_a_refusa
     assert _released()
 
 
+def test_a_client_key_goes_only_to_the_issuer_it_is_pinned_to(oauth_server):
+    with ToolRegistry() as registry:
+        with pytest.raises(CapstanError) as err:
+            registry.mount_mcp(
+                url=f"{oauth_server}/mcp",
+                protocol_version="2025-11-25",
+                oauth=OAuth(client_id="keyed-1", client_key=CLIENT_KEY, client_issuer="https://as.example.com"),
+                connect_timeout=60,
+            )
+        assert err.value.status == "CAPSTAN_ERR_MCP_CONNECT"
+        assert "client_issuer" in str(err.value), err.value
+    assert _stats(oauth_server)["client_credentials"] == 0, "the key signed nothing for that server"
+    _mount_whoami(oauth_server, OAuth(client_id="keyed-1", client_key=CLIENT_KEY, client_issuer=oauth_server))
+    assert _stats(oauth_server)["key_grants"] == 1
+    assert _released()
+
+
 def test_options_without_a_user_that_capstan_refuses_name_the_problem():
     url = "http://127.0.0.1:9/mcp"  # never reached: the options fail first
     idp = IdentityProvider(issuer="https://idp.example.com", token_endpoint="https://idp.example.com/token",
@@ -228,6 +245,7 @@ def test_options_without_a_user_that_capstan_refuses_name_the_problem():
     for oauth, why in (
         (OAuth(identity_provider=idp), "opts.oauth_idp_* needs opts.oauth_assertion"),
         (OAuth(client_key=CLIENT_KEY), "opts.oauth_client_key needs opts.oauth_client_id"),
+        (OAuth(client_id="keyed-1", client_issuer="https://as.example.com"), "opts.oauth_client_issuer"),
         (OAuth(client_id="keyed-1", client_key=not_pem), "opts.oauth_client_key: "),
         (OAuth(client_id="keyed-1", client_key="not a key"), "PKCS#8 EC P-256"),
         (

@@ -66,13 +66,21 @@ impl Authorized {
             let challenge = match send().await {
                 Err(StreamableHttpError::AuthRequired(e)) => e.www_authenticate_header.clone(),
                 Err(StreamableHttpError::InsufficientScope(e)) => e.www_authenticate_header.clone(),
+                // A refresh that failed quotes its token endpoint's answer.
+                Err(StreamableHttpError::Auth(AuthError::TokenRefreshFailed(text))) => {
+                    let text = self.authorization.redact(&text);
+                    return Err(HttpError::Auth(AuthError::TokenRefreshFailed(text)));
+                }
                 other => return other,
             };
             if authorizations == AUTHORIZATIONS_PER_REQUEST {
-                return Err(HttpError::Auth(AuthError::AuthorizationFailed(format!(
-                    "{} still refuses the request after {authorizations} authorizations: {challenge}",
-                    self.authorization.url
-                ))));
+                return Err(HttpError::Auth(AuthError::AuthorizationFailed(
+                    self.authorization.redact(&format!(
+                        "{} still refuses the request after {authorizations} authorizations: \
+                         {challenge}",
+                        self.authorization.url
+                    )),
+                )));
             }
             authorizations += 1;
             self.authorization

@@ -33,6 +33,13 @@ use super::{Authorization, HostStore};
 
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const CLIENT_ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+/// The form members of a token request that are credentials.
+const SENT_SECRETS: [&str; 4] = [
+    "assertion",
+    "client_secret",
+    "client_assertion",
+    "subject_token",
+];
 /// The most of a server's error text an error message quotes.
 const MAX_QUOTED: usize = 300;
 /// The client id a token is kept under when the host named none (a
@@ -114,6 +121,7 @@ impl Authorization {
     pub(super) async fn grant(&self, challenge: &str) -> Result<AuthorizationManager, String> {
         let o = &self.options;
         let (mut manager, store, metadata, http) = self.discover(challenge).await?;
+        self.check_credentials(&metadata)?;
         let scopes = self.machine_scopes(challenge);
         let key = match &o.client_key {
             Some(pem) => Some(Arc::new(Es256::from_pem(pem)?)),
@@ -215,6 +223,7 @@ impl Authorization {
                 .await
                 .map_err(found)?;
         }
+        store.bind(&metadata);
         manager.set_metadata(metadata.clone());
         Ok((manager, store, metadata, TokenHttp::new(dpop)?))
     }
@@ -370,7 +379,17 @@ async fn token_request(
                 }
             })
             .unwrap_or_else(|| String::from_utf8_lossy(answer.body()).into_owned());
-        // What a server says is quoted, not trusted to be short.
+        // What a server says is quoted, not trusted to be short, nor to
+        // keep to itself what it was sent.
+        let mut sent: Vec<&str> = form
+            .iter()
+            .filter(|(k, _)| SENT_SECRETS.contains(k))
+            .map(|(_, v)| v.as_str())
+            .collect();
+        if let ClientAuth::Basic(_, secret) = auth {
+            sent.push(secret);
+        }
+        let said = super::redact::redact(&said, &sent);
         let mut said: String = said.chars().take(MAX_QUOTED).collect();
         if said.chars().count() == MAX_QUOTED {
             said.push_str("...");

@@ -104,9 +104,103 @@ async fn root_metadata(url: &str, issuer: &str) -> Option<AuthorizationMetadata>
     None
 }
 
+/// The pin that lets client credentials go to any authorization server the
+/// MCP server names (the host trusts that server as far as its secret).
+pub const ANY_ISSUER: &str = "*";
+
+/// Whether the host's client secret or key may go to the authorization
+/// server of `metadata`, found for the MCP server at `url`: with a pinned
+/// issuer, only if it is that issuer (metadata whose `issuer` rmcp or
+/// `resolve` checked against the URL it was read from, so its token
+/// endpoint is that issuer's word); without, only if the issuer and the
+/// token endpoint are of the MCP server's origin. An MCP server names its
+/// authorization server itself: without this, any server could have a
+/// host's credentials sent to a third origin it chose.
+pub(super) fn credentials_may_go(
+    url: &str,
+    pinned: Option<&str>,
+    metadata: &AuthorizationMetadata,
+) -> Result<(), String> {
+    let named = metadata
+        .issuer
+        .as_deref()
+        .unwrap_or(metadata.token_endpoint.as_str());
+    if pinned == Some(ANY_ISSUER) {
+        return Ok(());
+    }
+    if let Some(pinned) = pinned {
+        let trim = |s: &str| s.trim_end_matches('/').to_owned();
+        if metadata.issuer.as_deref().map(trim) == Some(trim(pinned)) {
+            return Ok(());
+        }
+        return Err(format!(
+            "{url} names the authorization server {named}, not {pinned}, the issuer the \
+             client credentials are pinned to (client_issuer): they were not sent"
+        ));
+    }
+    let origin = |s: &str| url::Url::parse(s).ok().map(|u| u.origin());
+    let server = origin(url).filter(url::Origin::is_tuple);
+    let same = |s: &str| server.is_some() && origin(s) == server;
+    let issuer_ok = metadata.issuer.as_deref().is_none_or(same);
+    if issuer_ok && same(&metadata.token_endpoint) {
+        return Ok(());
+    }
+    Err(format!(
+        "{url} names the authorization server {named} (token endpoint {}), of another \
+         origin: the client secret or key is sent only to the MCP server's own origin or \
+         to the issuer pinned for it (client_issuer), so it was not sent",
+        metadata.token_endpoint
+    ))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::same_origin_issuer;
+    use super::{credentials_may_go, same_origin_issuer};
+
+    fn metadata(issuer: Option<&str>, token: &str) -> super::AuthorizationMetadata {
+        let mut m = serde_json::json!({
+            "authorization_endpoint": "https://x/authorize",
+            "token_endpoint": token,
+        });
+        if let Some(issuer) = issuer {
+            m["issuer"] = issuer.into();
+        }
+        serde_json::from_value(m).expect("metadata")
+    }
+
+    #[test]
+    fn client_credentials_go_only_to_the_servers_origin_or_the_pinned_issuer() {
+        let server = "https://mcp.example.com/mcp";
+        let own = metadata(
+            Some("https://mcp.example.com"),
+            "https://mcp.example.com/token",
+        );
+        let legacy = metadata(None, "https://mcp.example.com/token");
+        let idp = metadata(
+            Some("https://idp.example.com"),
+            "https://idp.example.com/token",
+        );
+        let sneaky = metadata(
+            Some("https://mcp.example.com"),
+            "https://evil.example.com/token",
+        );
+        assert!(credentials_may_go(server, None, &own).is_ok());
+        assert!(credentials_may_go(server, None, &legacy).is_ok());
+        for other in [&idp, &sneaky] {
+            let err = credentials_may_go(server, None, other).unwrap_err();
+            assert!(err.contains("client_issuer"), "{err}");
+        }
+        let pin = Some("https://idp.example.com/");
+        assert!(credentials_may_go(server, pin, &idp).is_ok());
+        // Pinned: nothing else, not even the server's own origin.
+        for other in [&own, &legacy] {
+            assert!(credentials_may_go(server, pin, other).is_err());
+        }
+        // The host's explicit "any": wherever the server says.
+        for any in [&own, &legacy, &idp, &sneaky] {
+            assert!(credentials_may_go(server, Some(super::ANY_ISSUER), any).is_ok());
+        }
+    }
 
     #[test]
     fn only_a_root_issuer_mismatch_within_the_servers_origin_is_excepted() {

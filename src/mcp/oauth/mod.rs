@@ -22,9 +22,11 @@ mod dpop;
 mod grants;
 mod issuer;
 mod jwt;
+mod redact;
 
 pub use authorized::Authorized;
 pub use grants::IdentityProvider;
+pub use issuer::ANY_ISSUER;
 
 /// Whether `pem` is a client key capstan can sign with (`client_key`).
 pub fn check_client_key(pem: &str) -> Result<(), String> {
@@ -78,6 +80,14 @@ pub struct OAuthOptions {
     /// PEM text of `client_id`'s private key (PKCS#8, EC P-256): the client
     /// authenticates with private_key_jwt (ES256) instead of a secret.
     pub client_key: Option<String>,
+    /// The issuer identifier of the authorization server `client_secret`
+    /// or `client_key` belong to. They are sent to that authorization
+    /// server only (its metadata's `issuer` must be this, exactly), never
+    /// to another one an MCP server names. None: only to an authorization
+    /// server of the MCP server's own origin (issuer and token endpoint).
+    /// `ANY_ISSUER` ("*"): to whichever one the MCP server names, for a
+    /// server the host trusts as far as its credentials.
+    pub client_issuer: Option<String>,
     /// A JWT from the host for a grant without a user: with
     /// `identity_provider`, the user's ID token there (enterprise-managed
     /// authorization, SEP-990); without, the workload's identity token for
@@ -105,6 +115,7 @@ impl std::fmt::Debug for OAuthOptions {
                 &self.client_key.as_ref().map(|_| "[REDACTED]"),
             )
             .field("assertion", &self.assertion.is_some())
+            .field("client_issuer", &self.client_issuer)
             .field("identity_provider", &self.identity_provider)
             .field("scopes", &self.scopes)
             .finish_non_exhaustive()
@@ -119,6 +130,7 @@ impl OAuthOptions {
             client_id: None,
             client_secret: None,
             client_key: None,
+            client_issuer: None,
             assertion: None,
             identity_provider: None,
             client_metadata_url: None,
@@ -145,13 +157,18 @@ pub struct Authorization {
     completed: AtomicU64,
     /// The mount's DPoP key, used if its authorization server offers DPoP.
     dpop: Arc<dpop::Dpop>,
+    /// Why the tokens in the host's store were not used, if they were not.
+    passed_over: Option<String>,
 }
 
 /// Adapts the host's `TokenStore` (JSON text) to rmcp's credential store.
 /// Once the mount has saved (or forgotten) tokens, it reads them back from
 /// memory: they are the newest it has, whether the host gave a load, a
 /// save or both; before that it asks the host's load (tokens of an earlier
-/// mount).
+/// mount), and takes them only if they were issued for this mount's server
+/// by the authorization server its discovery found (`bind`): a token goes
+/// nowhere else, neither the access token to another MCP server nor the
+/// refresh token to another token endpoint.
 #[derive(Clone)]
 struct HostStore {
     /// None: in memory only.
@@ -160,14 +177,75 @@ struct HostStore {
     saved: Arc<std::sync::Mutex<Option<Option<String>>>>,
     /// The mount's DPoP key, kept with a token bound to it.
     dpop: Arc<dpop::Dpop>,
+    /// The MCP server's URL: the resource every record this store keeps is
+    /// for (its `resource`).
+    resource: String,
+    /// The authorization server discovery found for the resource (see
+    /// `issuer_of`); None until then, and until then the host's records
+    /// are not used.
+    issuer: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+/// The members of a stored record that say whom its tokens are for.
+const RESOURCE_KEY: &str = "resource";
+const ISSUER_KEY: &str = "issuer";
+
+/// What a record's `issuer` holds for the authorization server of
+/// `metadata`: its issuer identifier, or for a server that states none (a
+/// 2025-03-26 server without metadata, whose endpoints are guessed from
+/// its origin) its token endpoint, where the refresh token would go.
+fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> String {
+    metadata
+        .issuer
+        .clone()
+        .unwrap_or_else(|| metadata.token_endpoint.clone())
 }
 
 impl HostStore {
-    fn new(host: Option<Arc<dyn TokenStore>>, dpop: Arc<dpop::Dpop>) -> HostStore {
+    fn new(host: Option<Arc<dyn TokenStore>>, dpop: Arc<dpop::Dpop>, resource: &str) -> HostStore {
         HostStore {
             host,
             saved: Arc::default(),
             dpop,
+            resource: resource.to_owned(),
+            issuer: Arc::default(),
+        }
+    }
+
+    /// From now on the host's records are taken if they were issued by
+    /// the authorization server of `metadata` (found by discovery).
+    fn bind(&self, metadata: &rmcp::transport::auth::AuthorizationMetadata) {
+        if let Ok(mut issuer) = self.issuer.lock() {
+            *issuer = Some(issuer_of(metadata));
+        }
+    }
+
+    /// Why the host's record `text` is not for this mount, or None: it is
+    /// (its resource is the mount's server, its issuer the one discovery
+    /// found). A record without them (capstan's before they were kept, or
+    /// the host's own) proves nothing, and is not used.
+    fn refusal(&self, text: &str) -> Option<String> {
+        let Ok(record) = serde_json::from_str::<serde_json::Value>(text) else {
+            return Some("they are not JSON capstan can read".into());
+        };
+        let field = |key| record.get(key).and_then(serde_json::Value::as_str);
+        let issuer = self.issuer.lock().ok().and_then(|i| i.clone());
+        match (field(RESOURCE_KEY), field(ISSUER_KEY), issuer) {
+            (None, _, _) | (_, None, _) => {
+                Some("they do not say which server and authorization server they are for".into())
+            }
+            (Some(resource), _, _) if resource != self.resource => Some(format!(
+                "they were issued for {resource}, not {}",
+                self.resource
+            )),
+            (_, Some(_), None) => Some(
+                "the server's authorization server could not be found to check their issuer".into(),
+            ),
+            (_, Some(theirs), Some(ours)) if theirs != ours => Some(format!(
+                "they were issued by {theirs}, and {} names {ours}",
+                self.resource
+            )),
+            _ => None,
         }
     }
 
@@ -188,9 +266,12 @@ impl CredentialStore for HostStore {
                 let Some(store) = self.host.clone() else {
                     return Ok(None);
                 };
-                tokio::task::spawn_blocking(move || store.load())
+                let text = tokio::task::spawn_blocking(move || store.load())
                     .await
-                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+                    .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
+                // Tokens not proven to be this server's are not sent: the
+                // server's 401 asks for a fresh authorization.
+                text.filter(|t| self.refusal(t).is_none())
             }
         };
         // Unreadable stored tokens are as good as none: authorize again.
@@ -201,6 +282,19 @@ impl CredentialStore for HostStore {
         let mut json = serde_json::to_value(&credentials)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?;
         self.dpop.keep(&mut json);
+        // Whom the tokens are for, so that a later mount of another server
+        // does not take them (rmcp keeps no issuer when the server states
+        // none: its token endpoint stands for it).
+        if let Some(record) = json.as_object_mut() {
+            record.insert(RESOURCE_KEY.into(), self.resource.clone().into());
+            if record
+                .get(ISSUER_KEY)
+                .is_none_or(serde_json::Value::is_null)
+            {
+                let issuer = self.issuer.lock().ok().and_then(|i| i.clone());
+                record.insert(ISSUER_KEY.into(), issuer.into());
+            }
+        }
         let json = json.to_string();
         self.remember(Some(&json));
         let Some(store) = self.host.clone() else {
@@ -240,24 +334,27 @@ impl Authorization {
             None => None,
         };
         let dpop = dpop::Dpop::from_stored(stored.as_deref());
-        let (mut manager, _) = new_manager(&options, url, &dpop, None).await?;
-        if stored.is_some() {
-            // Stored tokens need the server's metadata (for refresh), found
-            // through rmcp's client (which checks the addresses it names);
-            // when they are bound to a DPoP key, for a manager whose token
-            // requests carry proofs. If it cannot be found, the stored
-            // access token is still presented, and a 401 starts a fresh
-            // authorization (loading the store without it would only try
-            // the same discovery again).
+        let (mut manager, mut store) = new_manager(&options, url, &dpop, None).await?;
+        let mut passed_over = None;
+        if let Some(text) = &stored {
+            // Stored tokens need the server's metadata: its authorization
+            // server is the one they must have been issued by, and refresh
+            // goes there. It is found through rmcp's client (which checks
+            // the addresses it names); when they are bound to a DPoP key,
+            // for a manager whose token requests carry proofs. If it cannot
+            // be found, the stored tokens are not sent, and a 401 starts a
+            // fresh authorization.
             let found = tokio::time::timeout(limit, issuer::resolve(&manager, url, None)).await;
             if let Ok(Ok(found)) = found {
                 if dpop.bound() {
                     let http = Arc::new(dpop::TokenHttp::new(Some(dpop.clone()))?);
-                    (manager, _) = new_manager(&options, url, &dpop, Some(http)).await?;
+                    (manager, store) = new_manager(&options, url, &dpop, Some(http)).await?;
                 }
+                store.bind(&found);
                 manager.set_metadata(found);
                 let _ = tokio::time::timeout(limit, manager.initialize_from_store()).await;
             }
+            passed_over = store.refusal(text);
         }
         Ok(Arc::new(Authorization {
             options,
@@ -267,6 +364,7 @@ impl Authorization {
             flows: Mutex::new(()),
             completed: AtomicU64::new(0),
             dpop,
+            passed_over,
         }))
     }
 
@@ -287,10 +385,40 @@ impl Authorization {
                     self.url,
                     limit.as_millis()
                 )
-            })??;
+            })?
+            .map_err(|e| self.redact(&e))?;
         *self.manager.lock().await = manager;
         self.completed.fetch_add(1, Ordering::AcqRel);
         Ok(())
+    }
+
+    /// `text` without the credentials it may quote (`redact.rs`), the
+    /// mount's own secrets included.
+    fn redact(&self, text: &str) -> String {
+        let o = &self.options;
+        let idp = o.identity_provider.as_ref();
+        let secrets: Vec<&str> = [
+            o.client_secret.as_deref(),
+            o.client_key.as_deref(),
+            idp.and_then(|p| p.client_secret.as_deref()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        redact::redact(text, &secrets)
+    }
+
+    /// Whether the mount's client secret or key may go to the authorization
+    /// server of `metadata` (see `OAuthOptions::client_issuer`).
+    fn check_credentials(
+        &self,
+        metadata: &rmcp::transport::auth::AuthorizationMetadata,
+    ) -> Result<(), String> {
+        let o = &self.options;
+        if o.client_secret.is_none() && o.client_key.is_none() {
+            return Ok(());
+        }
+        issuer::credentials_may_go(&self.url, o.client_issuer.as_deref(), metadata)
     }
 
     async fn run(&self, challenge: &str) -> Result<AuthorizationManager, String> {
@@ -302,14 +430,21 @@ impl Authorization {
             if let (Some(id), Some(secret)) = (&o.client_id, &o.client_secret) {
                 return self.client_credentials(challenge, id, secret).await;
             }
+            let stored = match &self.passed_over {
+                Some(why) => format!("; the stored tokens were not used: {why}"),
+                None => String::new(),
+            };
             return Err(format!(
                 "{} asks for OAuth authorization and the mount has no authorize callback \
                  (nor a client id and secret or key for the client-credentials grant, nor an \
-                 assertion)",
+                 assertion){stored}",
                 self.url
             ));
         };
         let (manager, _, metadata, _) = self.discover(challenge).await?;
+        if o.client_id.is_some() {
+            self.check_credentials(&metadata)?;
+        }
         let (token_endpoint, registration) = (
             metadata.token_endpoint.clone(),
             metadata.registration_endpoint.clone(),
@@ -354,15 +489,26 @@ impl Authorization {
             .await
             .map_err(|e| format!("the authorize callback failed: {e}"))?
             .map_err(|why| format!("OAuth authorization was refused: {why}"))?;
-        session
-            .handle_callback_url(&redirect)
-            .await
-            .map_err(|e| match e {
+        // The code and state the redirect carries, which a server may quote
+        // back in its refusal.
+        let sent: Vec<String> = url::Url::parse(&redirect)
+            .map(|u| {
+                u.query_pairs()
+                    .filter(|(k, _)| k == "code" || k == "state")
+                    .map(|(_, v)| v.into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
+        session.handle_callback_url(&redirect).await.map_err(|e| {
+            let text = match e {
                 AuthError::TokenExchangeFailed(_) => {
                     format!("OAuth token request to {token_endpoint} failed: {e}")
                 }
                 _ => format!("OAuth authorization redirect {redirect:?} was refused: {e}"),
-            })?;
+            };
+            redact::redact(&text, &sent)
+        })?;
         Ok(session.auth_manager)
     }
 }
@@ -405,6 +551,7 @@ impl Authorization {
         client_secret: &str,
     ) -> Result<AuthorizationManager, String> {
         let (mut manager, _, metadata, _) = self.discover(challenge).await?;
+        self.check_credentials(&metadata)?;
         let token_endpoint = metadata.token_endpoint.clone();
         let scopes = self.machine_scopes(challenge);
         let config = ClientCredentialsConfig::ClientSecret {
@@ -446,7 +593,7 @@ async fn new_manager(
         Some(http) => AuthorizationManager::new_with_oauth_http_client(url, http).await,
     }
     .map_err(|e| format!("OAuth for {url}: {e}"))?;
-    let store = HostStore::new(options.store.clone(), dpop.clone());
+    let store = HostStore::new(options.store.clone(), dpop.clone(), url);
     manager.set_credential_store(store.clone());
     Ok((manager, store))
 }

@@ -239,15 +239,26 @@ public final class McpMount implements AutoCloseable {
      * @param assertion a JWT for a grant without a user (see {@link Assertion}), or null
      * @param identityProvider the enterprise identity provider {@code assertion}'s ID token is from, or null;
      *     needs {@code assertion} (else INVALID_ARGUMENT)
+     * @param clientIssuer the issuer identifier of the authorization server {@code clientSecret} or
+     *     {@code clientKey} belong to: they are sent there only; null: only to an authorization server of the
+     *     MCP server's own origin (another one fails the mount, and nothing is sent)
      */
     public record OAuth(Authorizer authorizer, String redirectUri, String clientId, String clientSecret,
             String clientMetadataUrl, String scopes, TokenStore tokens, String clientKey, Assertion assertion,
-            IdentityProvider identityProvider) {
+            IdentityProvider identityProvider, String clientIssuer) {
         /** OAuth without a client key, assertion or identity provider (the constructor before them). */
         public OAuth(Authorizer authorizer, String redirectUri, String clientId, String clientSecret,
                 String clientMetadataUrl, String scopes, TokenStore tokens) {
             this(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens, null, null,
-                    null);
+                    null, null);
+        }
+
+        /** OAuth without a pinned issuer (the constructor before it). */
+        public OAuth(Authorizer authorizer, String redirectUri, String clientId, String clientSecret,
+                String clientMetadataUrl, String scopes, TokenStore tokens, String clientKey, Assertion assertion,
+                IdentityProvider identityProvider) {
+            this(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens, clientKey,
+                    assertion, identityProvider, null);
         }
 
         /** An authorizer and its redirect URI, nothing else. */
@@ -267,38 +278,44 @@ public final class McpMount implements AutoCloseable {
 
         public OAuth withTokens(TokenStore t) {
             return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, t, clientKey,
-                    assertion, identityProvider);
+                    assertion, identityProvider, clientIssuer);
         }
 
         public OAuth withClient(String id, String secret) {
             return new OAuth(authorizer, redirectUri, id, secret, clientMetadataUrl, scopes, tokens, clientKey,
-                    assertion, identityProvider);
+                    assertion, identityProvider, clientIssuer);
         }
 
         /** The client {@code id} authenticating with its private key ({@code pem}) instead of a secret. */
         public OAuth withClientKey(String id, String pem) {
             return new OAuth(authorizer, redirectUri, id, clientSecret, clientMetadataUrl, scopes, tokens, pem,
-                    assertion, identityProvider);
+                    assertion, identityProvider, clientIssuer);
         }
 
         public OAuth withAssertion(Assertion a) {
             return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens,
-                    clientKey, a, identityProvider);
+                    clientKey, a, identityProvider, clientIssuer);
         }
 
         public OAuth withIdentityProvider(IdentityProvider idp) {
             return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens,
-                    clientKey, assertion, idp);
+                    clientKey, assertion, idp, clientIssuer);
         }
 
         public OAuth withClientMetadataUrl(String u) {
             return new OAuth(authorizer, redirectUri, clientId, clientSecret, u, scopes, tokens, clientKey, assertion,
-                    identityProvider);
+                    identityProvider, clientIssuer);
+        }
+
+        /** Pins the issuer the client's secret or key belong to. */
+        public OAuth withClientIssuer(String issuer) {
+            return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, scopes, tokens,
+                    clientKey, assertion, identityProvider, issuer);
         }
 
         public OAuth withScopes(String s) {
             return new OAuth(authorizer, redirectUri, clientId, clientSecret, clientMetadataUrl, s, tokens, clientKey,
-                    assertion, identityProvider);
+                    assertion, identityProvider, clientIssuer);
         }
     }
 
@@ -340,7 +357,8 @@ public final class McpMount implements AutoCloseable {
     private static void setOAuth(Arena a, MemorySegment s, OAuth o) {
         String[][] texts = {{"oauth_redirect_uri", o.redirectUri()}, {"oauth_client_id", o.clientId()},
                 {"oauth_client_secret", o.clientSecret()}, {"oauth_client_metadata_url", o.clientMetadataUrl()},
-                {"oauth_scopes", o.scopes()}, {"oauth_client_key", o.clientKey()}};
+                {"oauth_scopes", o.scopes()}, {"oauth_client_key", o.clientKey()},
+                {"oauth_client_issuer", o.clientIssuer()}};
         for (String[] t : texts) {
             if (t[1] != null) s.set(Native.PTR, Native.off(Native.MCP_MOUNT_OPTIONS, t[0]), Native.utf8(a, t[1]));
         }

@@ -266,7 +266,9 @@ final class Native {
             // appended in 0.4 (grants without a user)
             PTR.withName("oauth_client_key"), PTR.withName("oauth_assertion"), PTR.withName("oauth_idp_issuer"),
             PTR.withName("oauth_idp_token_endpoint"), PTR.withName("oauth_idp_client_id"),
-            PTR.withName("oauth_idp_client_secret"));
+            PTR.withName("oauth_idp_client_secret"),
+            // appended in 0.4 (the issuer client credentials are pinned to)
+            PTR.withName("oauth_client_issuer"));
 
     /** An array of NUL-terminated strings in {@code a}. */
     static MemorySegment cstrings(Arena a, List<String> items) {
