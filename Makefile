@@ -20,6 +20,7 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 include mk/setup.mk
 include mk/java.mk
 include mk/csharp.mk
+include mk/aarch64.mk
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))

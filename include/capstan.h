@@ -1992,7 +1992,9 @@ capstan_status capstan_registry_check_calls(const struct capstan_registry *reg,
  * thread, including inside a tool callback (nested execution). On a thread
  * that ever called `capstan_registry_pump` on `reg`, main-thread tools of
  * the batch run on this thread while it waits; from any other thread they
- * wait for a pump (bound that wait with `opts->deadline_ms`).
+ * wait for a pump: 60 s at most in a batch without `opts->deadline_ms`
+ * (then they end `timeout`, saying that no thread called
+ * `capstan_registry_pump`), or until the deadline.
  */
 capstan_status capstan_registry_execute(struct capstan_registry *reg,
                                         const char *calls_json,
@@ -2151,7 +2153,9 @@ typedef void (*capstan_notify_fn)(void *user_data);
  * (`capstan_registry_execute`, `capstan_registry_run_turn`, `capstan_batch_wait`, also nested
  * inside a main-thread tool) runs that batch's main-thread calls itself
  * while it waits, so it never deadlocks waiting for a pump that only it
- * would do. Other threads' main-thread calls still wait for a pump.
+ * would do. Other threads' main-thread calls still wait for a pump (in a
+ * batch without a deadline, 60 s at most: then they end `timeout` saying
+ * that no thread pumped).
  */
 size_t capstan_registry_pump(struct capstan_registry *reg,
                              uint32_t budget_ms);

@@ -427,3 +427,48 @@ fn sequential_main_thread_calls_run_one_at_a_time_in_order() {
     let expected: Vec<String> = (0..6).map(|i| format!("c{i}")).collect();
     assert_eq!(order, expected);
 }
+
+/// Issue 49: a main-thread call nobody pumps, in a batch without a
+/// deadline, ends by the pump-wait bound (`pump_wait_ms`, 60 s by default)
+/// as a timeout that says no thread pumped, instead of waiting for ever.
+#[test]
+fn a_main_thread_call_nobody_pumps_ends_saying_so() {
+    let reg = Registry::default();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r2 = ran.clone();
+    reg.register(def("ui", ToolFlags::MAIN_THREAD, move |c| {
+        r2.fetch_add(1, Ordering::SeqCst);
+        c.complete_text("drawn").unwrap();
+    }))
+    .unwrap();
+    reg.register(def("plain", 0, |c| c.complete_text("ok").unwrap()))
+        .unwrap();
+    let opts = ExecOptions {
+        pump_wait_ms: 200,
+        ..ExecOptions::default()
+    };
+    let mut list = calls("ui", 2);
+    list.push(CallRequest::new("p", "plain", json!({})));
+    let batch = submit(&reg, list, &opts, Sink::Queue, None);
+    // Generous: the bound is 200 ms; a loaded machine may take far longer.
+    assert!(
+        batch.wait(Some(Duration::from_secs(60))),
+        "the batch still waits for a pump"
+    );
+    let mut results = batch.poll(10);
+    results.sort_by_key(|(i, _)| *i);
+    assert_eq!(results.len(), 3);
+    for (_, r) in &results[..2] {
+        assert_eq!(r.outcome, Outcome::Timeout, "{}", r.content);
+        assert!(
+            r.content
+                .contains("waited 200 ms for the host's main thread to call capstan_registry_pump"),
+            "{}",
+            r.content
+        );
+    }
+    assert_eq!(results[2].1.outcome, Outcome::Ok);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "no main-thread tool ran");
+    // A pump now finds nothing of that batch to run.
+    assert_eq!(pump(&reg, Duration::from_millis(1)), 0);
+}

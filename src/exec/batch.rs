@@ -88,6 +88,8 @@ struct Rules {
     timeout_ms: u32,
     /// Bound on every call of the batch, waits included (0 = none).
     deadline_ms: u32,
+    /// Without a deadline, the bound on waiting for a pump (`arm_pump_wait`).
+    pump_wait_ms: u32,
     strict_nulls: bool,
     /// Calls start on the submitting thread, which never waits for them.
     start_inline: bool,
@@ -127,6 +129,9 @@ struct Ending {
     /// The deadline (`Rules::deadline_ms`) passed.
     deadline_passed: AtomicBool,
     deadline_timer: TimerSlot,
+    /// Without a deadline: how long main-thread calls wait for a pump
+    /// (`PUMP_WAIT_MS`, see `ending.rs`).
+    pump_wait_timer: TimerSlot,
     /// When pool workers join the batch's own thread (see `join`).
     join_timer: TimerSlot,
 }
@@ -201,6 +206,10 @@ impl BatchInner {
                 approved: options.approved.clone(),
                 timeout_ms: options.timeout_ms,
                 deadline_ms: options.deadline_ms,
+                pump_wait_ms: match options.pump_wait_ms {
+                    0 => ending::PUMP_WAIT_MS,
+                    ms => ms,
+                },
                 strict_nulls: options.strict_nulls,
                 start_inline: options.start_inline,
                 on_progress: options.progress.clone(),
@@ -220,6 +229,7 @@ impl BatchInner {
                 cancelled: AtomicBool::new(false),
                 deadline_passed: AtomicBool::new(false),
                 deadline_timer: TimerSlot::default(),
+                pump_wait_timer: TimerSlot::default(),
                 join_timer: TimerSlot::default(),
             },
             delivery: Delivery {
@@ -314,6 +324,7 @@ impl BatchInner {
         }
         if self.delivery.remaining.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.ending.deadline_timer.cancel();
+            self.ending.pump_wait_timer.cancel();
             self.ending.join_timer.cancel();
             if let Some(f) = &self.delivery.on_done {
                 self.host_callback(f);

@@ -18,6 +18,12 @@ pub struct ExecOptions {
     /// when > 0: a call without a result by then ends `timeout`, with a text
     /// saying what it was waiting for.
     pub deadline_ms: u32,
+    /// Without a deadline: how long the batch's main-thread calls wait for
+    /// a thread to pump the registry, counted from the last one queued, in
+    /// ms (0 = 60 s, `PUMP_WAIT_MS`). Past it they end `timeout`, saying
+    /// that no thread called `pump`. A deadline replaces it. The C ABI
+    /// always has the default (a C host sets `deadline_ms`).
+    pub pump_wait_ms: u32,
     /// Drop `null` for optional arguments before validation: the model was
     /// given OpenAI strict-mode schemas, where "omitted" is sent as `null`.
     pub strict_nulls: bool,
@@ -66,6 +72,7 @@ impl Default for ExecOptions {
             limit: DEFAULT_LIMIT,
             timeout_ms: 0,
             deadline_ms: 0,
+            pump_wait_ms: 0,
             strict_nulls: false,
             approved: Vec::new(),
             start_inline: false,

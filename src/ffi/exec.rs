@@ -118,6 +118,7 @@ pub(crate) unsafe fn read_exec_options(
         limit: o.limit as usize,
         timeout_ms: o.timeout_ms,
         deadline_ms: o.deadline_ms,
+        pump_wait_ms: 0,
         strict_nulls: o.flags & CAPSTAN_EXEC_STRICT_NULLS != 0,
         approved: approved_ids(o.approved_ids, o.approved_count)?,
         start_inline: o.flags & CAPSTAN_EXEC_START_INLINE != 0,
@@ -140,7 +141,9 @@ pub(crate) unsafe fn read_exec_options(
 /// thread, including inside a tool callback (nested execution). On a thread
 /// that ever called `capstan_registry_pump` on `reg`, main-thread tools of
 /// the batch run on this thread while it waits; from any other thread they
-/// wait for a pump (bound that wait with `opts->deadline_ms`).
+/// wait for a pump: 60 s at most in a batch without `opts->deadline_ms`
+/// (then they end `timeout`, saying that no thread called
+/// `capstan_registry_pump`), or until the deadline.
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_execute(
     reg: *mut capstan_registry,

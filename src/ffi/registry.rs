@@ -277,7 +277,9 @@ pub unsafe extern "C" fn capstan_registry_remove_tool(
 /// (`capstan_registry_execute`, `capstan_registry_run_turn`, `capstan_batch_wait`, also nested
 /// inside a main-thread tool) runs that batch's main-thread calls itself
 /// while it waits, so it never deadlocks waiting for a pump that only it
-/// would do. Other threads' main-thread calls still wait for a pump.
+/// would do. Other threads' main-thread calls still wait for a pump (in a
+/// batch without a deadline, 60 s at most: then they end `timeout` saying
+/// that no thread pumped).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_pump(
     reg: *mut capstan_registry,

@@ -9,6 +9,10 @@ use crate::call::Outcome;
 use crate::exec::cell::CallCell;
 use crate::runtime::{pool, timers};
 
+/// How long main-thread calls of a batch without a deadline wait for a pump
+/// (README, Limits).
+pub(crate) const PUMP_WAIT_MS: u32 = 60_000;
+
 impl BatchInner {
     /// Arms the batch's deadline, if it has one.
     pub(crate) fn arm_deadline(self: &Arc<Self>) {
@@ -48,6 +52,40 @@ impl BatchInner {
              to start (for a free worker or an earlier call of a serial tool); it was not run.",
             self.rules.deadline_ms
         )
+    }
+
+    /// Without a deadline, bounds how long this batch's main-thread calls
+    /// wait for a pump (issue 49: a host that never pumps otherwise waited
+    /// for ever, with no message). Re-armed by each call queued: the calls
+    /// still queued `PUMP_WAIT_MS` after the last one was are ended as timed
+    /// out, saying what to do. A deadline replaces this bound.
+    pub(super) fn arm_pump_wait(self: &Arc<Self>) {
+        if self.rules.deadline_ms != 0 || self.is_done() {
+            return;
+        }
+        let weak = Arc::downgrade(self);
+        let wait = Duration::from_millis(u64::from(self.rules.pump_wait_ms));
+        let timer = timers::after(wait, move || {
+            if let Some(batch) = weak.upgrade() {
+                pool::spawn_or_run_here(move || batch.expire_pump_wait());
+            }
+        });
+        self.ending.pump_wait_timer.keep(timer, || self.is_done());
+    }
+
+    /// The calls still waiting for a pump when `arm_pump_wait`'s bound passed.
+    fn expire_pump_wait(&self) {
+        for run in self.exec.main.drain_of(self.key()) {
+            let text = format!(
+                "Tool \"{}\" timed out: it waited {} ms for the host's main thread to call \
+                 capstan_registry_pump, and no thread did; it was not run. (A main-thread tool \
+                 runs only inside capstan_registry_pump; capstan_exec_options.deadline_ms sets \
+                 another bound on the wait.)",
+                run.tool_name(),
+                self.rules.pump_wait_ms
+            );
+            run.end_unrun(Outcome::Timeout, text);
+        }
     }
 
     /// Ends this batch's calls still waiting for a main thread, as timed out.

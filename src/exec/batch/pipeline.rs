@@ -253,7 +253,7 @@ impl BatchInner {
 
     /// Queues a main-thread call for `pump`, or for a main thread waiting on
     /// this batch (woken here: it may be the only thread that ever pumps).
-    fn queue_main(&self, run: PendingRun) {
+    fn queue_main(self: &Arc<Self>, run: PendingRun) {
         self.exec.main.push(Box::new(run));
         fence(Ordering::SeqCst);
         // A cancel that emptied the queue before this push (it sets the flag,
@@ -266,6 +266,7 @@ impl BatchInner {
         if self.deadline_passed() {
             return self.expire_waiting_for_pump();
         }
+        self.arm_pump_wait();
         self.registry.wake.signal();
         if self.waiters.one.load(Ordering::SeqCst) + self.waiters.all.load(Ordering::SeqCst) > 0 {
             self.notify();
