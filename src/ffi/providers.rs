@@ -274,9 +274,9 @@ pub unsafe extern "C" fn capstan_registry_run_turn(
         let messages = if flags & CAPSTAN_EXEC_WHOLE_TURN != 0 {
             crate::turn::run_whole_turn_text(registry, fmt, body, &options)?
         } else {
-            crate::turn::run_turn_text(registry, fmt, body, &options)?
+            crate::turn::run_turn_text(registry, fmt, body, &options)?.to_string()
         };
-        write_text(&messages.to_string(), messages_json, out_len)
+        write_text(&messages, messages_json, out_len)
     })
 }
 
@@ -362,16 +362,13 @@ pub unsafe extern "C" fn capstan_format_check_history(
             non_null(repaired_json, "repaired_json")?;
         }
         let body = text(history_json, len, "history_json")?;
-        let history: serde_json::Value = serde_json::from_str(body).map_err(|e| {
-            crate::Error::InvalidArgument(format!("history is not valid JSON: {e}"))
-        })?;
         let options = crate::history::CheckOptions {
             repair,
             gemini_signatures: flags & CAPSTAN_HISTORY_GEMINI_SIGNATURES != 0,
         };
-        let checked = crate::history::check(fmt, &history, &options)?;
+        let checked = crate::history::check_text(fmt, body, &options)?;
         let report = checked.report_json().to_string();
-        let repaired = checked.repaired.map(|r| r.to_string());
+        let repaired = checked.repaired;
         // Write both or neither.
         let mut repaired_buf: *mut c_char = std::ptr::null_mut();
         if let Some(repaired) = &repaired {
