@@ -584,7 +584,10 @@ fn a_misplaced_real_result_is_moved_next_to_its_call() {
         let at = turn_starts(fmt, &h)[1];
         let a = h.as_array_mut().unwrap();
         a.insert(at, r01.clone());
-        a.insert(at, text_entry(fmt, "assistant", "an intervening model message"));
+        a.insert(
+            at,
+            text_entry(fmt, "assistant", "an intervening model message"),
+        );
         cases.push(("after an intervening model message", h));
 
         let mut h = without(0, 1);
@@ -601,7 +604,11 @@ fn a_misplaced_real_result_is_moved_next_to_its_call() {
         if pieces {
             let at = results_entry_of(fmt, &h, 1);
             let piece = result_piece(fmt, "call_0_1", "tool_1", real);
-            let key = if fmt == Format::Anthropic { "content" } else { "parts" };
+            let key = if fmt == Format::Anthropic {
+                "content"
+            } else {
+                "parts"
+            };
             h[at][key].as_array_mut().unwrap().push(piece);
         } else {
             let at = h.as_array().unwrap().len() - 1;
@@ -612,15 +619,27 @@ fn a_misplaced_real_result_is_moved_next_to_its_call() {
         for (what, h) in cases {
             let found = check(fmt, &h, &opts(true)).unwrap();
             assert!(
-                !found.findings.iter().any(|f| f.kind == Damage::MissingResult),
+                !found
+                    .findings
+                    .iter()
+                    .any(|f| f.kind == Damage::MissingResult),
                 "{}: {what}: a call with a result was reported missing: {}",
                 fmt.name(),
                 found.report_json()
             );
             assert_found_and_repaired(fmt, &h, Damage::OrphanResult, what);
             let repaired = found.repaired.unwrap().to_string();
-            assert_eq!(repaired.matches(real).count(), 1, "{}: {what}: {repaired}", fmt.name());
-            assert!(!repaired.contains("never finished"), "{}: {what}: {repaired}", fmt.name());
+            assert_eq!(
+                repaired.matches(real).count(),
+                1,
+                "{}: {what}: {repaired}",
+                fmt.name()
+            );
+            assert!(
+                !repaired.contains("never finished"),
+                "{}: {what}: {repaired}",
+                fmt.name()
+            );
         }
     }
 }
@@ -652,7 +671,10 @@ fn of_two_results_for_a_call_the_success_is_kept_over_the_error() {
         for (what, place) in [("later in the history", 0), ("right after the error", 1)] {
             let mut h = h.clone();
             match (place, fmt) {
-                (0, _) => h.as_array_mut().unwrap().push(result_entry(fmt, "call_0_1", "tool_1", real)),
+                (0, _) => h
+                    .as_array_mut()
+                    .unwrap()
+                    .push(result_entry(fmt, "call_0_1", "tool_1", real)),
                 (_, Format::Anthropic) => h[at]["content"]
                     .as_array_mut()
                     .unwrap()
@@ -684,8 +706,17 @@ fn of_two_results_for_a_call_the_success_is_kept_over_the_error() {
             );
             assert_found_and_repaired(fmt, &h, Damage::DuplicateResult, what);
             let repaired = found.repaired.unwrap().to_string();
-            assert_eq!(repaired.matches(real).count(), 1, "{}: {what}: {repaired}", fmt.name());
-            assert!(!repaired.contains("it failed"), "{}: {what}: {repaired}", fmt.name());
+            assert_eq!(
+                repaired.matches(real).count(),
+                1,
+                "{}: {what}: {repaired}",
+                fmt.name()
+            );
+            assert!(
+                !repaired.contains("it failed"),
+                "{}: {what}: {repaired}",
+                fmt.name()
+            );
         }
     }
 }
@@ -763,14 +794,25 @@ fn repair_leaves_every_byte_it_does_not_repair() {
             )
         };
         let clean = history(["c1", "c1", "c2", "c2"]);
-        assert_eq!(repair_text(fmt, &clean), clean, "{}: a clean history changed", fmt.name());
+        assert_eq!(
+            repair_text(fmt, &clean),
+            clean,
+            "{}: a clean history changed",
+            fmt.name()
+        );
         let key = match fmt {
             Format::OpenAiResponses => "input",
             Format::Gemini => "contents",
             _ => "messages",
         };
-        let body = format!(r#"{{"model": "m", "temperature": 1.10, "{key}": {clean}, "max": 1E2}}"#);
-        assert_eq!(repair_text(fmt, &body), body, "{}: a clean body changed", fmt.name());
+        let body =
+            format!(r#"{{"model": "m", "temperature": 1.10, "{key}": {clean}, "max": 1E2}}"#);
+        assert_eq!(
+            repair_text(fmt, &body),
+            body,
+            "{}: a clean body changed",
+            fmt.name()
+        );
         let repeated = history(["c1", "c1", "c1", "c1"]);
         assert_eq!(
             repair_text(fmt, &repeated),
@@ -778,5 +820,37 @@ fn repair_leaves_every_byte_it_does_not_repair() {
             "{}: a rename changed more than the id",
             fmt.name()
         );
+    }
+}
+
+/// The properties of the fuzz target `repair_results`
+/// (`capstan::history::fuzz`: every real result survives repair, numbers
+/// come back as written) on its seeds and on 1,000 generated programs.
+#[test]
+fn repair_keeps_every_real_result_and_every_number_on_generated_histories() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/repair_results");
+    let mut inputs: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            let path = e.unwrap().path();
+            (path.display().to_string(), std::fs::read(&path).unwrap())
+        })
+        .collect();
+    assert!(!inputs.is_empty(), "no seeds in {}", dir.display());
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for n in 0..1_000 {
+        let len = 2 + (next() % 40) as usize;
+        let program: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        inputs.push((format!("generated {n}"), program));
+    }
+    for (name, data) in &inputs {
+        capstan::history::fuzz::repair_results(data)
+            .unwrap_or_else(|e| panic!("{name} {data:?}: {e}"));
     }
 }

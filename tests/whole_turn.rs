@@ -63,7 +63,12 @@ fn whole(out: Result<impl ToString, Error>) -> Value {
 /// findings on `[user turn, ...entries]`.
 fn whole_turn(fmt: Format, name: &str) -> (Value, Vec<String>, usize) {
     let (reg, ran) = registry();
-    let out = whole(run_whole_turn_text(&reg, fmt, &fixture(name), &ExecOptions::default()));
+    let out = whole(run_whole_turn_text(
+        &reg,
+        fmt,
+        &fixture(name),
+        &ExecOptions::default(),
+    ));
     let entries = out.as_array().expect("an array of entries").clone();
     let mut history = vec![user_turn(fmt)];
     history.extend(entries);
@@ -202,7 +207,12 @@ fn a_response_without_calls_gives_the_model_turn_alone() {
         (Format::Anthropic, "anthropic_no_calls.json"),
         (Format::OpenAiChat, "openai_chat_no_calls.json"),
     ] {
-        let out = whole(run_whole_turn_text(&reg, fmt, &fixture(name), &ExecOptions::default()));
+        let out = whole(run_whole_turn_text(
+            &reg,
+            fmt,
+            &fixture(name),
+            &ExecOptions::default(),
+        ));
         assert_eq!(out.as_array().unwrap().len(), 1, "{name}: {out}");
         assert_eq!(out[0]["role"], "assistant");
     }
@@ -246,7 +256,8 @@ fn fragments_and_formats_without_conversations_are_refused_before_anything_runs(
 /// renamed alone: its neighbours are not written again.
 #[test]
 fn the_model_turn_comes_back_byte_for_byte_but_for_renamed_ids() {
-    let big = r#"{"location": "Paris", "big": 123456789012345678901234567890, "f": 1.10, "e": 1E2}"#;
+    let big =
+        r#"{"location": "Paris", "big": 123456789012345678901234567890, "f": 1.10, "e": 1E2}"#;
     let anthropic_content = |second: &str| {
         format!(
             r#"[ {{"type":"thinking","thinking":"t","signature":"s", "n": 1.10}}, {{"type":"tool_use","id":"t1","name":"get_weather","input":{big}}},{{"type":"tool_use","id":"{second}","name":"get_weather","input":{{"z": 1E2, "a": -0.0}}}} ]"#
@@ -270,22 +281,37 @@ fn the_model_turn_comes_back_byte_for_byte_but_for_renamed_ids() {
     let cases = [
         (
             Format::Anthropic,
-            format!(r#"{{"id":"msg_1","type":"message","role":"assistant","content":{},"stop_reason":"tool_use"}}"#, anthropic_content("t1")),
-            format!(r#"{{"role":"assistant","content":{}}}"#, anthropic_content("t1_2")),
+            format!(
+                r#"{{"id":"msg_1","type":"message","role":"assistant","content":{},"stop_reason":"tool_use"}}"#,
+                anthropic_content("t1")
+            ),
+            format!(
+                r#"{{"role":"assistant","content":{}}}"#,
+                anthropic_content("t1_2")
+            ),
         ),
         (
             Format::OpenAiChat,
-            format!(r#"{{"id":"x","choices":[{{"index":0,"message":{},"finish_reason":"tool_calls"}}]}}"#, chat_message("c1")),
+            format!(
+                r#"{{"id":"x","choices":[{{"index":0,"message":{},"finish_reason":"tool_calls"}}]}}"#,
+                chat_message("c1")
+            ),
             chat_message("c1_2"),
         ),
         (
             Format::OpenAiResponses,
-            format!(r#"{{"id":"resp_1","object":"response","output":[{}]}}"#, responses_items("c1")),
+            format!(
+                r#"{{"id":"resp_1","object":"response","output":[{}]}}"#,
+                responses_items("c1")
+            ),
             responses_items("c1_2"),
         ),
         (
             Format::Gemini,
-            format!(r#"{{"candidates":[{{"content":{}}}]}}"#, gemini_content("g1")),
+            format!(
+                r#"{{"candidates":[{{"content":{}}}]}}"#,
+                gemini_content("g1")
+            ),
             gemini_content("g1_2"),
         ),
     ];

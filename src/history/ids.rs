@@ -126,7 +126,11 @@ impl Ids {
         loop {
             let keep = base.len().min(MAX_ID_LEN - 1 - digits);
             let prefix = &base[..keep];
-            let first = if digits == 1 { 2 } else { 10usize.saturating_pow(digits as u32 - 1) };
+            let first = if digits == 1 {
+                2
+            } else {
+                10usize.saturating_pow(digits as u32 - 1)
+            };
             let end = 10usize.saturating_pow(digits as u32);
             let key = (prefix.to_owned(), digits);
             let mut n = self.next.get(&key).copied().unwrap_or(first);
@@ -225,8 +229,15 @@ mod tests {
     /// tries each, in every format; the ids stay distinct and legal.
     #[test]
     fn renaming_repeated_ids_is_linear() {
-        let long: Vec<String> = (0..100).map(|i| format!("{}{i:02}", "y".repeat(62))).collect();
-        for fmt in [Format::OpenAiChat, Format::OpenAiResponses, Format::Anthropic, Format::Gemini] {
+        let long: Vec<String> = (0..100)
+            .map(|i| format!("{}{i:02}", "y".repeat(62)))
+            .collect();
+        for fmt in [
+            Format::OpenAiChat,
+            Format::OpenAiResponses,
+            Format::Anthropic,
+            Format::Gemini,
+        ] {
             let mut ids = Ids::default();
             let mut got = HashSet::new();
             for i in 0..10_000 {
@@ -237,7 +248,11 @@ mod tests {
                 assert!(problem(fmt, &id).is_none() && id.len() <= 64, "{id}");
                 assert!(got.insert(id));
             }
-            assert!(ids.tries() <= 4 * 20_000, "{fmt:?}: {} tries for 20,000 ids", ids.tries());
+            assert!(
+                ids.tries() <= 4 * 20_000,
+                "{fmt:?}: {} tries for 20,000 ids",
+                ids.tries()
+            );
         }
     }
 }

@@ -17,13 +17,21 @@
 //! - Gemini 3 (opt-in): the first `functionCall` part of each model content
 //!   carries a `thoughtSignature`.
 //!
-//! Repair returns a history of the same shape where: a missing result is an
-//! error result saying the call never finished; an orphan or second result
-//! is dropped; a duplicate or illegal call id is renamed (with its result)
-//! by [`ids::Ids::assign`]; results are put in call order; a missing Gemini
-//! signature gets the placeholder Google documents for that case. Every
-//! repair is listed in the report. Cost: linear in the history's size.
+//! Repair returns a history of the same shape where: a result present but
+//! misplaced (after another message, before its call, among another turn's
+//! results) is moved right after its call; a call with no result anywhere
+//! gets an error result saying the call never finished; of two results for
+//! a call the real outcome is kept (a success over an error, else the
+//! first); a result no call has is dropped; a duplicate or illegal call id
+//! is renamed (with its result) by [`ids::Ids::assign`]; results are put in
+//! call order; a missing Gemini signature gets the placeholder Google
+//! documents for that case. Every repair is listed in the report. The
+//! repaired history is the input's text edited in place ([`raw`]): what
+//! repair does not change comes back byte for byte. Cost: linear in the
+//! history's size.
 
+#[doc(hidden)]
+pub mod fuzz;
 pub mod ids;
 pub(crate) mod raw;
 pub(crate) mod turn;
@@ -192,11 +200,20 @@ pub fn check_text(fmt: Format, text: &str, opts: &CheckOptions) -> Result<Checke
         .map(|(i, e)| wire::kind(fmt, e, i))
         .collect::<Result<Vec<_>, _>>()
         .map_err(Error::InvalidArgument)?;
+    // Anthropic and Gemini entries' blocks / parts, read once.
+    let pieces: Vec<Option<Vec<&str>>> = match fmt {
+        Format::Anthropic | Format::Gemini => raw_entries
+            .iter()
+            .map(|e| raw::member(e, wire::pieces_key(fmt)).and_then(raw::elements))
+            .collect(),
+        _ => vec![None; raw_entries.len()],
+    };
     let mut pass = Pass {
         fmt,
         opts: *opts,
         entries,
         raw: &raw_entries,
+        pieces: &pieces,
         kinds: &kinds,
         ids: ids::Ids::default(),
         calls_seen: 0,
@@ -227,6 +244,8 @@ struct Pass<'a> {
     entries: &'a [Value],
     /// Each entry's JSON text, as the history has it.
     raw: &'a [&'a str],
+    /// Each Anthropic or Gemini entry's blocks / parts, as the history has them.
+    pieces: &'a [Option<Vec<&'a str>>],
     kinds: &'a [Kind],
     /// Call ids used so far in the conversation (as repaired).
     ids: ids::Ids,
@@ -537,7 +556,8 @@ impl Pass<'_> {
     /// Each loose result answers the first call of the history with its id
     /// (or, Gemini without ids, its name) that has none: it is moved there.
     /// A second result for a call keeps the real outcome (a success over an
-    /// error; else the first); only a result no call has is dropped.
+    /// error; else the one the call has); only a result no call has is
+    /// dropped. Linear: each list of calls is walked once by each cursor.
     fn place_loose(&mut self) {
         let fmt = self.fmt;
         // Calls by id (new and old) and, Gemini without ids, by name.
@@ -550,7 +570,10 @@ impl Pass<'_> {
                         .or_default()
                         .push((t, c));
                 } else {
-                    by_key.entry((false, call.id.clone())).or_default().push((t, c));
+                    by_key
+                        .entry((false, call.id.clone()))
+                        .or_default()
+                        .push((t, c));
                     if call.at.id != call.id {
                         by_key
                             .entry((false, call.at.id.clone()))
@@ -560,9 +583,15 @@ impl Pass<'_> {
                 }
             }
         }
-        // How far each list is known answered (calls only gain answers).
+        // How far each list is known answered (calls only gain answers),
+        // and known to hold no error (during the successes, errors only
+        // give way to successes).
         let mut cursor: HashMap<(bool, String), usize> = HashMap::new();
-        for loose in std::mem::take(&mut self.loose) {
+        let mut no_error: HashMap<(bool, String), usize> = HashMap::new();
+        // Successes first: a success takes a call before any loose error can.
+        let mut loose = std::mem::take(&mut self.loose);
+        loose.sort_by_key(|l| l.src.error);
+        for loose in loose {
             let key = if fmt == Format::Gemini && loose.id.is_empty() {
                 (true, loose.name.clone())
             } else {
@@ -570,7 +599,10 @@ impl Pass<'_> {
             };
             let Some(list) = by_key.get(&key) else {
                 let message = match loose.turn {
-                    Some(_) => format!("no call \"{}\" in the model turn before this result", loose.id),
+                    Some(_) => format!(
+                        "no call \"{}\" in the model turn before this result",
+                        loose.id
+                    ),
                     None => format!(
                         "a result for call \"{}\" follows no model turn with that call",
                         loose.id
@@ -585,8 +617,9 @@ impl Pass<'_> {
                 );
                 continue;
             };
-            let at = cursor.entry(key).or_insert(0);
-            while *at < list.len() && self.turns[list[*at].0].calls[list[*at].1].answer.is_some() {
+            let answer = |turns: &[Turn], n: usize| turns[list[n].0].calls[list[n].1].answer;
+            let at = cursor.entry(key.clone()).or_insert(0);
+            while *at < list.len() && answer(&self.turns, *at).is_some() {
                 *at += 1;
             }
             if let Some(&(t, c)) = list.get(*at) {
@@ -604,35 +637,45 @@ impl Pass<'_> {
                 );
                 continue;
             }
-            // Every call with this key has a result: a second result. Of the
-            // turn's own calls first, else the first call with the key.
-            let &(t, c) = list
-                .iter()
-                .find(|(t, _)| Some(*t) == loose.turn)
-                .unwrap_or(&list[0]);
-            let call = &mut self.turns[t].calls[c];
-            let Some(kept) = call.answer else {
-                continue;
-            };
-            let id = call.at.id.clone();
-            if kept.error && !loose.src.error {
-                call.answer = Some(loose.src);
-                self.find(
-                    Damage::DuplicateResult,
-                    kept.entry,
-                    &id,
-                    format!("call \"{id}\" has two results: an error (here) and a success (entry {})", loose.src.entry),
-                    &format!("dropped this error result and kept the successful one (entry {})", loose.src.entry),
-                );
-            } else {
-                self.find(
-                    Damage::DuplicateResult,
-                    loose.src.entry,
-                    &id,
-                    format!("call \"{id}\" already has a result (entry {})", kept.entry),
-                    &format!("dropped this result and kept the one in entry {}", kept.entry),
-                );
+            // Every call with this key has a result: a second result. A
+            // success takes the place of an error.
+            if !loose.src.error {
+                let at = no_error.entry(key).or_insert(0);
+                while *at < list.len() && answer(&self.turns, *at).is_some_and(|a| !a.error) {
+                    *at += 1;
+                }
+                if let Some(&(t, c)) = list.get(*at) {
+                    let call = &mut self.turns[t].calls[c];
+                    let id = call.at.id.clone();
+                    if let Some(kept) = call.answer.replace(loose.src) {
+                        self.find(
+                            Damage::DuplicateResult,
+                            kept.entry,
+                            &id,
+                            format!("call \"{id}\" has two results: an error (here) and a success (entry {})", loose.src.entry),
+                            &format!("dropped this error result and kept the successful one (entry {})", loose.src.entry),
+                        );
+                    }
+                    continue;
+                }
             }
+            // Else the one it has stays: of the turn's own calls first,
+            // else the first call with the key.
+            let own = loose.turn.and_then(|turn| {
+                let at = list.partition_point(|(t, _)| *t < turn);
+                list.get(at).filter(|(t, _)| *t == turn)
+            });
+            let &(t, c) = own.unwrap_or(&list[0]);
+            let call = &self.turns[t].calls[c];
+            let id = call.at.id.clone();
+            let kept = call.answer.map_or(0, |a| a.entry);
+            self.find(
+                Damage::DuplicateResult,
+                loose.src.entry,
+                &id,
+                format!("call \"{id}\" already has a result (entry {kept})"),
+                &format!("dropped this result and kept the one in entry {kept}"),
+            );
         }
     }
 
@@ -672,8 +715,11 @@ impl Pass<'_> {
                     // Its results answer calls elsewhere, or were dropped.
                     if self.is_anthropic_or_gemini() {
                         let subs: Vec<usize> = results.iter().map(|r| r.sub).collect();
-                        let kept: Vec<String> =
-                            self.other_pieces(i, &subs).into_iter().map(|(_, p)| p).collect();
+                        let kept: Vec<String> = self
+                            .other_pieces(i, &subs)
+                            .into_iter()
+                            .map(|(_, p)| p)
+                            .collect();
                         if !kept.is_empty() {
                             let key = wire::pieces_key(fmt);
                             out.push(raw::set_member(self.raw[i], key, &raw::array(&kept)));
@@ -689,14 +735,19 @@ impl Pass<'_> {
 
     fn write_turn(&self, turn: &Turn, out: &mut Vec<String>) {
         let fmt = self.fmt;
+        let mut calls = turn.calls.iter().peekable();
         for e in turn.start..turn.end {
-            let mut text = self.raw[e].to_owned();
-            for call in turn.calls.iter().filter(|c| c.entry == e) {
+            let mut renames: Vec<(usize, &str)> = Vec::new();
+            while let Some(call) = calls.next_if(|c| c.entry == e) {
                 if call.id != call.at.id && !call.id.is_empty() {
-                    let (path, key) = wire::call_id_at(fmt, call.at.sub);
-                    text = raw::set_at(&text, &path, key, &raw::string(&call.id));
+                    renames.push((call.at.sub, &call.id));
                 }
             }
+            let mut text = if renames.is_empty() {
+                self.raw[e].to_owned()
+            } else {
+                wire::rename_calls(fmt, self.raw[e], &renames)
+            };
             for &(_, sub) in turn.signatures.iter().filter(|(s, _)| *s == e) {
                 text = raw::set_at(
                     &text,
@@ -721,7 +772,11 @@ impl Pass<'_> {
         }
         let key = wire::pieces_key(fmt);
         let Some(&r) = turn.region.first() else {
-            let entry = format!("{{\"role\":\"user\",{}:{}}}", raw::string(key), raw::array(&elements));
+            let entry = format!(
+                "{{\"role\":\"user\",{}:{}}}",
+                raw::string(key),
+                raw::array(&elements)
+            );
             out.push(entry);
             return;
         };
@@ -737,8 +792,7 @@ impl Pass<'_> {
             .zip(elements)
             .collect();
         pieces.extend(self.other_pieces(r, &subs));
-        let original = raw::member(self.raw[r], key).and_then(raw::elements);
-        match original {
+        match &self.pieces[r] {
             // Every piece where it was: only the changed ones are written.
             Some(original)
                 if original.len() == pieces.len()
@@ -764,11 +818,16 @@ impl Pass<'_> {
         let fmt = self.fmt;
         let text = match fmt {
             Format::OpenAiChat | Format::OpenAiResponses => Some(self.raw[src.entry]),
-            _ => raw::at(self.raw[src.entry], &[Step::Key(wire::pieces_key(fmt)), Step::Index(src.sub)]),
+            _ => self.pieces[src.entry]
+                .as_ref()
+                .and_then(|p| p.get(src.sub).copied()),
         };
         let text = text.unwrap_or("null");
         let current = match &self.kinds[src.entry] {
-            Kind::Results(list) => list.iter().find(|r| r.sub == src.sub).map(|r| r.id.as_str()),
+            Kind::Results(list) => list
+                .binary_search_by_key(&src.sub, |r| r.sub)
+                .ok()
+                .map(|n| list[n].id.as_str()),
             _ => None,
         };
         if id.is_empty() || current == Some(id) {
@@ -785,12 +844,12 @@ impl Pass<'_> {
         let Some(value) = raw::member(self.raw[i], key) else {
             return Vec::new();
         };
-        match raw::elements(value) {
+        match &self.pieces[i] {
             Some(pieces) => pieces
-                .into_iter()
+                .iter()
                 .enumerate()
                 .filter(|(n, _)| results.binary_search(n).is_err())
-                .map(|(n, p)| (Some(n), p.to_owned()))
+                .map(|(n, p)| (Some(n), (*p).to_owned()))
                 .collect(),
             None if self.fmt == Format::Anthropic && value.starts_with('"') => {
                 vec![(None, format!("{{\"type\":\"text\",\"text\":{value}}}"))]

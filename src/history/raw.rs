@@ -136,6 +136,34 @@ pub(crate) fn set_at(text: &str, path: &[Step], key: &str, value: &str) -> Strin
     }
 }
 
+/// One member to set: in element `index` of an array, at `path` in that
+/// element, `key` to the JSON `value`.
+pub(crate) struct ElementEdit<'p> {
+    pub index: usize,
+    pub path: &'p [Step<'p>],
+    pub key: &'p str,
+    pub value: String,
+}
+
+/// `text` with every edit of `edits` made in the array at member
+/// `array_key` (see [`set_at`]): the array is read once, so many edits of
+/// one entry (10,000 renamed calls of one message) cost one pass, and only
+/// the edited elements change.
+pub(crate) fn set_in_elements(text: &str, array_key: &str, edits: &[ElementEdit]) -> String {
+    let Some(list) = member(text, array_key).and_then(elements) else {
+        return text.to_owned();
+    };
+    let changed: Vec<(&str, String)> = edits
+        .iter()
+        .filter_map(|e| {
+            let element = list.get(e.index)?;
+            Some((*element, set_at(element, e.path, e.key, &e.value)))
+        })
+        .collect();
+    let changed: Vec<(&str, &str)> = changed.iter().map(|(o, n)| (*o, n.as_str())).collect();
+    splice_all(text, &changed)
+}
+
 /// `[a,b,...]` of JSON texts.
 pub(crate) fn array<S: AsRef<str>>(items: &[S]) -> String {
     let mut out = String::from("[");

@@ -54,6 +54,7 @@ pub(crate) fn model_turn(
         let Ok(Kind::Calls(found)) = wire::kind(fmt, entry, e) else {
             continue;
         };
+        let mut renames: Vec<(usize, &str)> = Vec::new();
         for call in found {
             let Some(parsed) = calls.get(next) else {
                 break;
@@ -67,10 +68,12 @@ pub(crate) fn model_turn(
                 continue;
             }
             if let Some(id) = ids.get(next).filter(|id| **id != parsed.id) {
-                let (path, key) = wire::call_id_at(fmt, call.sub);
-                *text = raw::set_at(text, &path, key, &raw::string(id));
+                renames.push((call.sub, id));
             }
             next += 1;
+        }
+        if !renames.is_empty() {
+            *text = wire::rename_calls(fmt, text, &renames);
         }
     }
     Ok(texts)
@@ -84,7 +87,10 @@ fn extract_raw(fmt: Format, text: &str) -> Option<Vec<String>> {
     match fmt {
         Format::OpenAiChat => {
             let message = if has(text, "choices") {
-                raw::at(text, &[Step::Key("choices"), Step::Index(0), Step::Key("message")])?
+                raw::at(
+                    text,
+                    &[Step::Key("choices"), Step::Index(0), Step::Key("message")],
+                )?
             } else {
                 text
             };
@@ -111,15 +117,29 @@ fn extract_raw(fmt: Format, text: &str) -> Option<Vec<String>> {
                 text
             };
             let output = raw::member(response, "output")?;
-            Some(raw::elements(output)?.into_iter().map(str::to_owned).collect())
+            Some(
+                raw::elements(output)?
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            )
         }
         Format::Anthropic => {
             let content = raw::member(text, "content")?;
-            Some(vec![format!("{{\"role\":\"assistant\",\"content\":{content}}}")])
+            Some(vec![format!(
+                "{{\"role\":\"assistant\",\"content\":{content}}}"
+            )])
         }
         Format::Gemini => {
             let content = if has(text, "candidates") {
-                match raw::at(text, &[Step::Key("candidates"), Step::Index(0), Step::Key("content")]) {
+                match raw::at(
+                    text,
+                    &[
+                        Step::Key("candidates"),
+                        Step::Index(0),
+                        Step::Key("content"),
+                    ],
+                ) {
                     Some(c) => c,
                     None => return Some(Vec::new()),
                 }

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::raw::Step;
+use super::raw::{self, Step};
 use crate::providers::Format;
 
 /// One call of a model entry: its id ("" when a Gemini call has none), its
@@ -236,18 +236,40 @@ pub(super) fn pieces_key(fmt: Format) -> &'static str {
     }
 }
 
-/// Where the id of the call at `sub` of a model entry is: the object's
-/// path and the key.
-pub(super) fn call_id_at(fmt: Format, sub: usize) -> (Vec<Step<'static>>, &'static str) {
+/// Where the id of the call at `sub` of a model entry is: the array of the
+/// entry holding the call (none for a Responses item, which is the call),
+/// the path in that array's element `sub`, and the key.
+pub(super) fn call_id_at(
+    fmt: Format,
+) -> (Option<&'static str>, &'static [Step<'static>], &'static str) {
     match fmt {
-        Format::OpenAiChat => (vec![Step::Key("tool_calls"), Step::Index(sub)], "id"),
-        Format::Anthropic => (vec![Step::Key("content"), Step::Index(sub)], "id"),
-        Format::Gemini => (
-            vec![Step::Key("parts"), Step::Index(sub), Step::Key("functionCall")],
-            "id",
-        ),
-        _ => (Vec::new(), "call_id"),
+        Format::OpenAiChat => (Some("tool_calls"), &[], "id"),
+        Format::Anthropic => (Some("content"), &[], "id"),
+        Format::Gemini => (Some("parts"), &[Step::Key("functionCall")], "id"),
+        _ => (None, &[], "call_id"),
     }
+}
+
+/// `entry` (JSON text) with the calls at `renames` (sub, new id) renamed
+/// in one pass.
+pub(super) fn rename_calls(fmt: Format, entry: &str, renames: &[(usize, &str)]) -> String {
+    let (array, path, key) = call_id_at(fmt);
+    let Some(array) = array else {
+        return match renames.last() {
+            Some((_, id)) => raw::set_member(entry, key, &raw::string(id)),
+            None => entry.to_owned(),
+        };
+    };
+    let edits: Vec<raw::ElementEdit> = renames
+        .iter()
+        .map(|(sub, id)| raw::ElementEdit {
+            index: *sub,
+            path,
+            key,
+            value: raw::string(id),
+        })
+        .collect();
+    raw::set_in_elements(entry, array, &edits)
 }
 
 /// Where the id of a result element (a Chat `tool` message, a Responses
