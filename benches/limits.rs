@@ -61,6 +61,11 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` asks
     }
+    // `cargo bench --bench limits -- repeated_ids`: that group alone.
+    if std::env::args().any(|a| a == "repeated_ids") {
+        repeated_ids();
+        return;
+    }
     println!("{:<58} {:>13} {:>13}", "input", "time", "peak heap");
 
     let calculator = compile(&calculator_schema());
@@ -214,6 +219,7 @@ fn main() {
     });
 
     streams();
+    repeated_ids();
 
     let weather = compile(&common::weather_schema());
     figure(
@@ -298,6 +304,96 @@ fn streams() {
             let name = format!("stream: {n} {} calls", fmt.name());
             figure(&name, "linear", 3, || feed(fmt, body));
         }
+    }
+}
+
+/// Issue 45, finding 13: renaming repeated call ids is linear. `run_turn`
+/// and a stream's finish with n calls all named `x` (no tool registered:
+/// each call's result is `unknown_tool`, the cost is the ids'), and a
+/// history repair of n calls named `x`, each with its result, in every
+/// format. Doubling n should double the time (it took 7-10 s for 10,000 calls
+/// and over 120 s for a repair of 40,000 before).
+fn repeated_ids() {
+    let reg = Registry::default();
+    let opts = ExecOptions::default();
+    for n in [10_000, 20_000, 40_000] {
+        let chat_calls: Vec<Value> = (0..n)
+            .map(|_| json!({"id": "x", "type": "function", "function": {"name": "f", "arguments": "{}"}}))
+            .collect();
+        let anthropic_calls: Vec<Value> = (0..n)
+            .map(|_| json!({"type": "tool_use", "id": "x", "name": "f", "input": {}}))
+            .collect();
+        let responses_calls: Vec<Value> = (0..n)
+            .map(|_| json!({"type": "function_call", "call_id": "x", "name": "f", "arguments": "{}"}))
+            .collect();
+        let gemini_calls: Vec<Value> = (0..n)
+            .map(|_| json!({"functionCall": {"id": "x", "name": "f", "args": {}}}))
+            .collect();
+        let responses = [
+            (
+                Format::OpenAiChat,
+                json!({"choices": [{"message": {"role": "assistant", "tool_calls": chat_calls}}]}),
+            ),
+            (Format::OpenAiResponses, json!({"output": responses_calls})),
+            (
+                Format::Anthropic,
+                json!({"role": "assistant", "content": anthropic_calls}),
+            ),
+            (
+                Format::Gemini,
+                json!({"candidates": [{"content": {"role": "model", "parts": gemini_calls}}]}),
+            ),
+        ];
+        for (fmt, response) in &responses {
+            let text = response.to_string();
+            let name = format!("run_turn: {n} {} calls named x", fmt.name());
+            figure(&name, "linear", 3, || {
+                let _ = capstan::turn::run_turn_text(&reg, *fmt, &text, &opts);
+            });
+            let name = format!("run_turn, whole turn: {n} {} calls named x", fmt.name());
+            figure(&name, "linear", 3, || {
+                let _ = capstan::turn::run_whole_turn_text(&reg, *fmt, &text, &opts);
+            });
+            // The whole turn is a history whose calls repeat `x`: repair
+            // renames them back (the results already carry the new ids).
+            let mut history = vec![json!({"role": "user", "content": "hi"})];
+            if let Ok(whole) = capstan::turn::run_whole_turn_text(&reg, *fmt, &text, &opts) {
+                let whole: Value = serde_json::from_str(&whole).expect("JSON");
+                if *fmt == Format::Gemini {
+                    history = vec![json!({"role": "user", "parts": [{"text": "hi"}]})];
+                }
+                history.extend(whole.as_array().cloned().unwrap_or_default());
+            }
+            // The model's own ids, as the model wrote them.
+            let history = Value::Array(history)
+                .to_string()
+                .replace("\"x_", "\"x\",\"_was\":\"x_");
+            let name = format!("history repair: {n} {} calls named x", fmt.name());
+            let options = capstan::history::CheckOptions {
+                repair: true,
+                gemini_signatures: false,
+            };
+            figure(&name, "linear", 3, || {
+                let _ = capstan::history::check_text(*fmt, &history, &options);
+            });
+        }
+        let chat: String = (0..n)
+            .map(|i| {
+                chat_delta(
+                    json!({"tool_calls": [{"index": i, "id": "x", "type": "function",
+                    "function": {"name": "f", "arguments": "{}"}}]}),
+                )
+            })
+            .collect();
+        let name = format!("stream finish: {n} Chat calls named x");
+        figure(&name, "linear", 3, || {
+            let mut stream = Stream::new(Format::OpenAiChat, StreamOptions::default(), None, None)
+                .expect("stream");
+            for chunk in chat.as_bytes().chunks(64 * 1024) {
+                stream.feed(&reg, chunk).expect("feeds");
+            }
+            let _ = stream.finish(&reg);
+        });
     }
 }
 

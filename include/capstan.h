@@ -884,9 +884,14 @@ capstan_status capstan_format_write_results(capstan_format fmt,
  * `out_of_order`, `missing_signature`; `entry` is the index of the message,
  * item or content; `repair` (with `CAPSTAN_HISTORY_REPAIR`) says what the
  * repair did. With `CAPSTAN_HISTORY_REPAIR`, `*repaired_json` (must not then
- * be NULL) gets the history in the shape it came in, where: a call without a
- * result gets an error result saying it never finished (it is not run); an
- * orphan or second result is dropped; a repeated or illegal call id is
+ * be NULL) gets the history in the shape it came in, where: a result present
+ * but misplaced (after another message, before its call, among another
+ * turn's results) is moved right after its call; a call with no result
+ * anywhere gets an error result saying it never finished (it is not run);
+ * of two results for a call the success is kept over the error (the report
+ * says which was dropped); a result no call has is dropped; every entry
+ * the repair does not change comes back byte for byte (numbers as
+ * written); a repeated or illegal call id is
  * renamed, with its result, as `capstan_registry_run_turn` renames it; results
  * are put in call order (Anthropic: before the message's other blocks); a
  * missing Gemini signature gets Google's documented placeholder
@@ -1887,8 +1892,8 @@ typedef struct capstan_exec_options {
  * `thoughtSignature` in its position) then the `user` content of results.
  * A response without calls gives the model's turn alone.
  *
- * The model's turn is the response's, unchanged, except the ids of calls
- * answered under a new id (a repeated, empty or illegal id, see
+ * The model's turn is the response's text, byte for byte (numbers as
+ * written), except the ids of calls answered under a new id (a repeated, empty or illegal id, see
  * `capstan_registry_run_turn`):
  * those are renamed in it the same way, so the history passes
  * `capstan_format_check_history`. Strings (signatures, encrypted reasoning)

@@ -41,24 +41,26 @@ pub fn run_turn_text(
 /// results are), then the results, as one array of entries. The model's turn
 /// is checked before any call runs: a fragment of a response or a format
 /// without conversations is `Error::InvalidArgument` and nothing runs.
+/// Returned as JSON text: the model's turn is cut from `response`, byte for
+/// byte but for renamed ids (numbers past 64 bits stay as written).
 pub fn run_whole_turn_text(
     registry: &Registry,
     fmt: Format,
     response: &str,
     options: &ExecOptions,
-) -> Result<Value, Error> {
+) -> Result<String, Error> {
     let (body, calls) = providers::parse_response_text(fmt, response)?;
     let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
     let ids = crate::history::ids::unique(fmt, &ids);
-    let mut entries = crate::history::turn::model_turn(fmt, &body, &calls, &ids)?;
+    let mut entries = crate::history::turn::model_turn(fmt, response, &body, &calls, &ids)?;
     let any_call = !calls.is_empty();
     match answer(registry, fmt, calls, options, response.len()) {
-        Value::Array(results) => entries.extend(results),
+        Value::Array(results) => entries.extend(results.iter().map(Value::to_string)),
         // Anthropic and Gemini answer in one message: none without calls.
-        results if any_call => entries.push(results),
+        results if any_call => entries.push(results.to_string()),
         _ => {}
     }
-    Ok(Value::Array(entries))
+    Ok(crate::history::raw::array(&entries))
 }
 
 /// Runs `calls` and writes one result per call, in call order, each under

@@ -54,11 +54,21 @@ fn user_turn(fmt: Format) -> Value {
     }
 }
 
+/// The whole turn's JSON text, read.
+fn whole(out: Result<impl ToString, Error>) -> Value {
+    serde_json::from_str(&out.unwrap().to_string()).expect("the whole turn is JSON")
+}
+
 /// Runs the fixture's whole turn; returns the entries and the check's
 /// findings on `[user turn, ...entries]`.
 fn whole_turn(fmt: Format, name: &str) -> (Value, Vec<String>, usize) {
     let (reg, ran) = registry();
-    let out = run_whole_turn_text(&reg, fmt, &fixture(name), &ExecOptions::default()).unwrap();
+    let out = whole(run_whole_turn_text(
+        &reg,
+        fmt,
+        &fixture(name),
+        &ExecOptions::default(),
+    ));
     let entries = out.as_array().expect("an array of entries").clone();
     let mut history = vec![user_turn(fmt)];
     history.extend(entries);
@@ -150,13 +160,12 @@ fn gemini_keeps_the_signature_on_the_first_call_part_only() {
 fn gemini_calls_without_ids_keep_none() {
     let response: Value = serde_json::from_str(&fixture("gemini_parallel.json")).unwrap();
     let (reg, _) = registry();
-    let out = run_whole_turn_text(
+    let out = whole(run_whole_turn_text(
         &reg,
         Format::Gemini,
         &fixture("gemini_parallel.json"),
         &ExecOptions::default(),
-    )
-    .unwrap();
+    ));
     assert_eq!(
         out[0], response["candidates"][0]["content"],
         "model content unchanged"
@@ -198,7 +207,12 @@ fn a_response_without_calls_gives_the_model_turn_alone() {
         (Format::Anthropic, "anthropic_no_calls.json"),
         (Format::OpenAiChat, "openai_chat_no_calls.json"),
     ] {
-        let out = run_whole_turn_text(&reg, fmt, &fixture(name), &ExecOptions::default()).unwrap();
+        let out = whole(run_whole_turn_text(
+            &reg,
+            fmt,
+            &fixture(name),
+            &ExecOptions::default(),
+        ));
         assert_eq!(out.as_array().unwrap().len(), 1, "{name}: {out}");
         assert_eq!(out[0]["role"], "assistant");
     }
@@ -235,4 +249,81 @@ fn fragments_and_formats_without_conversations_are_refused_before_anything_runs(
         }
     }
     assert_eq!(ran.load(Ordering::SeqCst), 0, "nothing ran");
+}
+
+/// The model's turn comes back byte for byte (numbers past 64 bits, `1.10`,
+/// `1E2`, key order, spacing), in every format, but for a repeated call id
+/// renamed alone: its neighbours are not written again.
+#[test]
+fn the_model_turn_comes_back_byte_for_byte_but_for_renamed_ids() {
+    let big =
+        r#"{"location": "Paris", "big": 123456789012345678901234567890, "f": 1.10, "e": 1E2}"#;
+    let anthropic_content = |second: &str| {
+        format!(
+            r#"[ {{"type":"thinking","thinking":"t","signature":"s", "n": 1.10}}, {{"type":"tool_use","id":"t1","name":"get_weather","input":{big}}},{{"type":"tool_use","id":"{second}","name":"get_weather","input":{{"z": 1E2, "a": -0.0}}}} ]"#
+        )
+    };
+    let chat_message = |second: &str| {
+        format!(
+            r#"{{"role":"assistant", "content":null,"tool_calls":[{{"id":"c1","type":"function","function":{{"name":"get_weather","arguments":"{{}}"}}}},{{"id":"{second}","type":"function","function":{{"name":"get_weather","arguments":"{{}}"}}}}], "x_big": 123456789012345678901234567890, "x_f": 1.10}}"#
+        )
+    };
+    let responses_items = |second: &str| {
+        format!(
+            r#"{{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc", "n": 1E2}},{{"type":"function_call","call_id":"c1","name":"get_weather","arguments":"{{}}","x": 123456789012345678901234567890}},{{"call_id":"{second}","type":"function_call","name":"get_weather","arguments":"{{}}","x": 1.10}}"#
+        )
+    };
+    let gemini_content = |second: &str| {
+        format!(
+            r#"{{"role": "model", "parts":[{{"functionCall":{{"id":"g1","name":"get_weather","args":{big}}},"thoughtSignature":"sig"}},{{"functionCall":{{"name":"get_weather","id":"{second}","args":{{"e": 1E2}}}}}}]}}"#
+        )
+    };
+    let cases = [
+        (
+            Format::Anthropic,
+            format!(
+                r#"{{"id":"msg_1","type":"message","role":"assistant","content":{},"stop_reason":"tool_use"}}"#,
+                anthropic_content("t1")
+            ),
+            format!(
+                r#"{{"role":"assistant","content":{}}}"#,
+                anthropic_content("t1_2")
+            ),
+        ),
+        (
+            Format::OpenAiChat,
+            format!(
+                r#"{{"id":"x","choices":[{{"index":0,"message":{},"finish_reason":"tool_calls"}}]}}"#,
+                chat_message("c1")
+            ),
+            chat_message("c1_2"),
+        ),
+        (
+            Format::OpenAiResponses,
+            format!(
+                r#"{{"id":"resp_1","object":"response","output":[{}]}}"#,
+                responses_items("c1")
+            ),
+            responses_items("c1_2"),
+        ),
+        (
+            Format::Gemini,
+            format!(
+                r#"{{"candidates":[{{"content":{}}}]}}"#,
+                gemini_content("g1")
+            ),
+            gemini_content("g1_2"),
+        ),
+    ];
+    for (fmt, response, turn) in cases {
+        let (reg, _) = registry();
+        let out = run_whole_turn_text(&reg, fmt, &response, &ExecOptions::default())
+            .unwrap()
+            .to_string();
+        assert!(
+            out.starts_with(&format!("[{turn},")),
+            "{}: the model's turn changed:\n{out}\nwanted it to start with\n[{turn},",
+            fmt.name()
+        );
+    }
 }

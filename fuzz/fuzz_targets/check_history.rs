@@ -2,7 +2,9 @@
 //! values), with and without repair. Input: one byte choosing the format
 //! (low 3 bits) and the flags (next 2 bits), then the history JSON.
 //! Promises checked: the report is JSON with "ok" and "findings"; with
-//! repair, the repaired history is JSON, checks clean, and repairs to itself.
+//! repair, the repaired history is JSON, checks clean, and repairs to itself,
+//! and every number in it is written as in the history (repair edits the
+//! text in place: `1.10`, `1E2` and integers past 64 bits stay as they are).
 #![no_main]
 
 use capstan::ffi::*;
@@ -49,6 +51,9 @@ fuzz_target!(|data: &[u8]| {
     assert!(report["ok"].is_boolean() && report["findings"].is_array(), "{report}");
     let Some(repaired) = repaired else { return };
     serde_json::from_str::<serde_json::Value>(&repaired).expect("repaired history is not JSON");
+    if let Err(broken) = capstan::history::fuzz::numbers_as_written(&String::from_utf8_lossy(history), &repaired) {
+        panic!("{broken}");
+    }
     let (st, again, twice) = check(fmt, repaired.as_bytes(), flags);
     assert_eq!(st, CAPSTAN_OK, "the repaired history was refused: {}", last_error());
     let again: serde_json::Value = serde_json::from_str(&again.unwrap_or_default()).unwrap();

@@ -274,9 +274,9 @@ pub unsafe extern "C" fn capstan_registry_run_turn(
         let messages = if flags & CAPSTAN_EXEC_WHOLE_TURN != 0 {
             crate::turn::run_whole_turn_text(registry, fmt, body, &options)?
         } else {
-            crate::turn::run_turn_text(registry, fmt, body, &options)?
+            crate::turn::run_turn_text(registry, fmt, body, &options)?.to_string()
         };
-        write_text(&messages.to_string(), messages_json, out_len)
+        write_text(&messages, messages_json, out_len)
     })
 }
 
@@ -293,8 +293,8 @@ pub unsafe extern "C" fn capstan_registry_run_turn(
 /// `thoughtSignature` in its position) then the `user` content of results.
 /// A response without calls gives the model's turn alone.
 ///
-/// The model's turn is the response's, unchanged, except the ids of calls
-/// answered under a new id (a repeated, empty or illegal id, see
+/// The model's turn is the response's text, byte for byte (numbers as
+/// written), except the ids of calls answered under a new id (a repeated, empty or illegal id, see
 /// `capstan_registry_run_turn`):
 /// those are renamed in it the same way, so the history passes
 /// `capstan_format_check_history`. Strings (signatures, encrypted reasoning)
@@ -326,9 +326,14 @@ pub const CAPSTAN_HISTORY_GEMINI_SIGNATURES: u32 = 1u32 << 1;
 /// `out_of_order`, `missing_signature`; `entry` is the index of the message,
 /// item or content; `repair` (with `CAPSTAN_HISTORY_REPAIR`) says what the
 /// repair did. With `CAPSTAN_HISTORY_REPAIR`, `*repaired_json` (must not then
-/// be NULL) gets the history in the shape it came in, where: a call without a
-/// result gets an error result saying it never finished (it is not run); an
-/// orphan or second result is dropped; a repeated or illegal call id is
+/// be NULL) gets the history in the shape it came in, where: a result present
+/// but misplaced (after another message, before its call, among another
+/// turn's results) is moved right after its call; a call with no result
+/// anywhere gets an error result saying it never finished (it is not run);
+/// of two results for a call the success is kept over the error (the report
+/// says which was dropped); a result no call has is dropped; every entry
+/// the repair does not change comes back byte for byte (numbers as
+/// written); a repeated or illegal call id is
 /// renamed, with its result, as `capstan_registry_run_turn` renames it; results
 /// are put in call order (Anthropic: before the message's other blocks); a
 /// missing Gemini signature gets Google's documented placeholder
@@ -362,16 +367,13 @@ pub unsafe extern "C" fn capstan_format_check_history(
             non_null(repaired_json, "repaired_json")?;
         }
         let body = text(history_json, len, "history_json")?;
-        let history: serde_json::Value = serde_json::from_str(body).map_err(|e| {
-            crate::Error::InvalidArgument(format!("history is not valid JSON: {e}"))
-        })?;
         let options = crate::history::CheckOptions {
             repair,
             gemini_signatures: flags & CAPSTAN_HISTORY_GEMINI_SIGNATURES != 0,
         };
-        let checked = crate::history::check(fmt, &history, &options)?;
+        let checked = crate::history::check_text(fmt, body, &options)?;
         let report = checked.report_json().to_string();
-        let repaired = checked.repaired.map(|r| r.to_string());
+        let repaired = checked.repaired;
         // Write both or neither.
         let mut repaired_buf: *mut c_char = std::ptr::null_mut();
         if let Some(repaired) = &repaired {

@@ -17,32 +17,44 @@
 //!
 //! Nothing is changed but the ids of calls that `run_turn` answers under a
 //! new id (see [`super::ids::unique`]): those calls are renamed here the same
-//! way, so each result finds its call. Strings (signatures, encrypted
-//! content) are written back exactly as they came.
+//! way, so each result finds its call. The turn is cut from the response's
+//! text: strings (signatures, encrypted content), numbers (`1.10`, `1E2`,
+//! integers past 64 bits), key order and spacing come back byte for byte,
+//! and a renamed id is spliced in alone.
 
 use serde_json::{json, Value};
 
+use super::raw::{self, Step};
 use super::wire::{self, Kind};
 use crate::call::CallRequest;
 use crate::error::Error;
 use crate::providers::{self, Format};
 
-/// The entries of the model's turn in `response` (format `fmt`), with the
-/// calls of `calls` (parsed from it, in order) renamed to `ids` where those
-/// differ. INVALID_ARGUMENT when `fmt` has no conversation, or `response` is
-/// only a fragment of a turn (a bare block, part or `tool_calls` array).
+/// The entries of the model's turn in `response` (format `fmt`; `text` its
+/// JSON text, `response` as read), as JSON texts cut from `text`: byte for
+/// byte but for the calls of `calls` (parsed from it, in order) renamed to
+/// `ids` where those differ, each by splicing its id alone. INVALID_ARGUMENT
+/// when `fmt` has no conversation, or `response` is only a fragment of a
+/// turn (a bare block, part or `tool_calls` array).
 pub(crate) fn model_turn(
     fmt: Format,
+    text: &str,
     response: &Value,
     calls: &[CallRequest],
     ids: &[String],
-) -> Result<Vec<Value>, Error> {
-    let mut entries = extract(fmt, response).map_err(Error::InvalidArgument)?;
+) -> Result<Vec<String>, Error> {
+    let entries = extract(fmt, response).map_err(Error::InvalidArgument)?;
+    // A body serde_json could not read whole (see providers::lenient) has no
+    // text to cut from: its entries are written from what was read.
+    let mut texts = extract_raw(fmt, text.trim())
+        .filter(|t| t.len() == entries.len())
+        .unwrap_or_else(|| entries.iter().map(Value::to_string).collect());
     let mut next = 0;
-    for (e, entry) in entries.iter_mut().enumerate() {
+    for (e, (entry, text)) in entries.iter().zip(texts.iter_mut()).enumerate() {
         let Ok(Kind::Calls(found)) = wire::kind(fmt, entry, e) else {
             continue;
         };
+        let mut renames: Vec<(usize, &str)> = Vec::new();
         for call in found {
             let Some(parsed) = calls.get(next) else {
                 break;
@@ -56,12 +68,92 @@ pub(crate) fn model_turn(
                 continue;
             }
             if let Some(id) = ids.get(next).filter(|id| **id != parsed.id) {
-                wire::set_call_id(fmt, entry, call.sub, id);
+                renames.push((call.sub, id));
             }
             next += 1;
         }
+        if !renames.is_empty() {
+            *text = wire::rename_calls(fmt, text, &renames);
+        }
     }
-    Ok(entries)
+    Ok(texts)
+}
+
+/// [`extract`] on the response's text: the same entries as slices of it,
+/// with only what `extract` changes spliced in. `None` when the text cannot
+/// be cut (then the caller writes the entries `extract` read).
+fn extract_raw(fmt: Format, text: &str) -> Option<Vec<String>> {
+    let has = |t: &str, key: &str| raw::member(t, key).is_some();
+    match fmt {
+        Format::OpenAiChat => {
+            let message = if has(text, "choices") {
+                raw::at(
+                    text,
+                    &[Step::Key("choices"), Step::Index(0), Step::Key("message")],
+                )?
+            } else {
+                text
+            };
+            let mut message = message.to_owned();
+            if raw::member(&message, "role") != Some("\"assistant\"") {
+                message = raw::set_member(&message, "role", "\"assistant\"");
+            }
+            if let Some(audio) = raw::member(&message, "audio").filter(|a| a.starts_with('{')) {
+                let id = raw::member(audio, "id").unwrap_or("null");
+                let reduced = format!("{{\"id\":{id}}}");
+                if raw::members(audio).is_some_and(|m| m.len() != 1 || m[0].0 != "id") {
+                    message = raw::set_member(&message, "audio", &reduced);
+                }
+            }
+            Some(vec![message])
+        }
+        Format::OpenAiResponses => {
+            let wrapped = raw::member(text, "type")
+                .and_then(|t| serde_json::from_str::<String>(t).ok())
+                .is_some_and(|t| t.starts_with("response."));
+            let response = if wrapped {
+                raw::member(text, "response").unwrap_or(text)
+            } else {
+                text
+            };
+            let output = raw::member(response, "output")?;
+            Some(
+                raw::elements(output)?
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect(),
+            )
+        }
+        Format::Anthropic => {
+            let content = raw::member(text, "content")?;
+            Some(vec![format!(
+                "{{\"role\":\"assistant\",\"content\":{content}}}"
+            )])
+        }
+        Format::Gemini => {
+            let content = if has(text, "candidates") {
+                match raw::at(
+                    text,
+                    &[
+                        Step::Key("candidates"),
+                        Step::Index(0),
+                        Step::Key("content"),
+                    ],
+                ) {
+                    Some(c) => c,
+                    None => return Some(Vec::new()),
+                }
+            } else {
+                text
+            };
+            if raw::member(content, "role") == Some("\"model\"") {
+                Some(vec![content.to_owned()])
+            } else {
+                Some(vec![raw::set_member(content, "role", "\"model\"")])
+            }
+        }
+        Format::Describe | Format::Mcp => None,
+    }
 }
 
 fn extract(fmt: Format, response: &Value) -> Result<Vec<Value>, String> {

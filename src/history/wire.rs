@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::raw::{self, Step};
 use crate::providers::Format;
 
 /// One call of a model entry: its id ("" when a Gemini call has none), its
@@ -21,6 +22,8 @@ pub(super) struct ResultAt {
     pub id: String,
     pub name: String,
     pub sub: usize,
+    /// The result says the call failed (see [`is_error`]).
+    pub error: bool,
 }
 
 /// What an entry of the history holds.
@@ -126,6 +129,7 @@ pub(super) fn kind(fmt: Format, entry: &Value, index: usize) -> Result<Kind, Str
                 id: id_of(obj.get("tool_call_id"), "tool_call_id")?,
                 name: String::new(),
                 sub: 0,
+                error: says_error(obj.get("content")),
             }])),
             _ => Ok(Kind::Other),
         },
@@ -139,6 +143,7 @@ pub(super) fn kind(fmt: Format, entry: &Value, index: usize) -> Result<Kind, Str
                 id: id_of(obj.get("call_id"), "call_id")?,
                 name: String::new(),
                 sub: 0,
+                error: says_error(obj.get("output")),
             }])),
             _ => Ok(Kind::Other),
         },
@@ -166,6 +171,7 @@ pub(super) fn kind(fmt: Format, entry: &Value, index: usize) -> Result<Kind, Str
                         )?,
                         name: String::new(),
                         sub,
+                        error: block.get("is_error") == Some(&Value::Bool(true)),
                     }),
                     _ => {}
                 }
@@ -195,10 +201,13 @@ pub(super) fn kind(fmt: Format, entry: &Value, index: usize) -> Result<Kind, Str
                 if let (true, Some(Value::Object(resp))) =
                     (role != "model", part.get("functionResponse"))
                 {
+                    let response = resp.get("response");
                     results.push(ResultAt {
                         id: id_of(resp.get("id"), &format!("parts[{sub}].functionResponse.id"))?,
                         name: str_of(resp, "name").to_owned(),
                         sub,
+                        error: response.and_then(|r| r.get("error")).is_some()
+                            && response.and_then(|r| r.get("output")).is_none(),
                     });
                 }
             }
@@ -227,24 +236,69 @@ pub(super) fn pieces_key(fmt: Format) -> &'static str {
     }
 }
 
-/// Gives the call at `sub` of model entry `entry` the id `id`.
-pub(super) fn set_call_id(fmt: Format, entry: &mut Value, sub: usize, id: &str) {
-    let (path, key) = match fmt {
-        Format::OpenAiChat => (format!("/tool_calls/{sub}"), "id"),
-        Format::OpenAiResponses => (String::new(), "call_id"),
-        Format::Anthropic => (format!("/content/{sub}"), "id"),
-        Format::Gemini => (format!("/parts/{sub}/functionCall"), "id"),
-        Format::Describe | Format::Mcp => return,
-    };
-    set_key(entry, &path, key, id);
+/// Where the id of the call at `sub` of a model entry is: the array of the
+/// entry holding the call (none for a Responses item, which is the call),
+/// the path in that array's element `sub`, and the key.
+pub(super) fn call_id_at(
+    fmt: Format,
+) -> (Option<&'static str>, &'static [Step<'static>], &'static str) {
+    match fmt {
+        Format::OpenAiChat => (Some("tool_calls"), &[], "id"),
+        Format::Anthropic => (Some("content"), &[], "id"),
+        Format::Gemini => (Some("parts"), &[Step::Key("functionCall")], "id"),
+        _ => (None, &[], "call_id"),
+    }
 }
 
-/// Sets `key` of the object at `path` in `value` (added when absent: a call
-/// or result that had no id gets one).
-fn set_key(value: &mut Value, path: &str, key: &str, id: &str) {
-    if let Some(Value::Object(obj)) = value.pointer_mut(path) {
-        obj.insert(key.into(), json!(id));
+/// `entry` (JSON text) with the calls at `renames` (sub, new id) renamed
+/// in one pass.
+pub(super) fn rename_calls(fmt: Format, entry: &str, renames: &[(usize, &str)]) -> String {
+    let (array, path, key) = call_id_at(fmt);
+    let Some(array) = array else {
+        return match renames.last() {
+            Some((_, id)) => raw::set_member(entry, key, &raw::string(id)),
+            None => entry.to_owned(),
+        };
+    };
+    let edits: Vec<raw::ElementEdit> = renames
+        .iter()
+        .map(|(sub, id)| raw::ElementEdit {
+            index: *sub,
+            path,
+            key,
+            value: raw::string(id),
+        })
+        .collect();
+    raw::set_in_elements(entry, array, &edits)
+}
+
+/// Where the id of a result element (a Chat `tool` message, a Responses
+/// output item, an Anthropic block, a Gemini part) is.
+pub(super) fn result_id_at(fmt: Format) -> (Vec<Step<'static>>, &'static str) {
+    match fmt {
+        Format::OpenAiChat => (Vec::new(), "tool_call_id"),
+        Format::Anthropic => (Vec::new(), "tool_use_id"),
+        Format::Gemini => (vec![Step::Key("functionResponse")], "id"),
+        _ => (Vec::new(), "call_id"),
     }
+}
+
+/// Whether a Chat or Responses result's content says the call failed (these
+/// formats have no error flag): its text starts with "Error" in any case,
+/// as error results (and the "never finished" stand-in) do.
+fn says_error(content: Option<&Value>) -> bool {
+    let text = match content {
+        Some(Value::String(s)) => s.as_str(),
+        Some(Value::Array(parts)) => parts
+            .first()
+            .and_then(|p| p.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+        _ => "",
+    };
+    text.trim_start()
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("error"))
 }
 
 /// Whether the Gemini call part at `sub` carries a thought signature.
@@ -253,36 +307,6 @@ pub(super) fn has_signature(entry: &Value, sub: usize) -> bool {
         .pointer(&format!("/parts/{sub}/thoughtSignature"))
         .and_then(Value::as_str)
         .is_some_and(|s| !s.is_empty())
-}
-
-pub(super) fn set_signature(entry: &mut Value, sub: usize) {
-    if let Some(Value::Object(part)) = entry.pointer_mut(&format!("/parts/{sub}")) {
-        part.insert("thoughtSignature".into(), json!(SKIP_SIGNATURE));
-    }
-}
-
-/// The result element (a chat `tool` message, a Responses output item, an
-/// Anthropic `tool_result` block, a Gemini `functionResponse` part) at `sub`
-/// of `entry`, answering under `id`.
-pub(super) fn result_element(fmt: Format, entry: &Value, sub: usize, id: &str) -> Value {
-    let mut element = match fmt {
-        Format::OpenAiChat | Format::OpenAiResponses => entry.clone(),
-        _ => entry
-            .get(pieces_key(fmt))
-            .and_then(|p| p.get(sub))
-            .cloned()
-            .unwrap_or(Value::Null),
-    };
-    let (path, key) = match fmt {
-        Format::OpenAiChat => ("", "tool_call_id"),
-        Format::OpenAiResponses => ("", "call_id"),
-        Format::Anthropic => ("", "tool_use_id"),
-        Format::Gemini if id.is_empty() => return element,
-        Format::Gemini => ("/functionResponse", "id"),
-        Format::Describe | Format::Mcp => return element,
-    };
-    set_key(&mut element, path, key, id);
-    element
 }
 
 /// The text of the error result that stands in for a call that never finished.
@@ -311,64 +335,4 @@ pub(super) fn missing_element(fmt: Format, id: &str, name: &str) -> Value {
             json!({"functionResponse": f})
         }
     }
-}
-
-/// The entries that carry `elements` (results in call order) after a model
-/// turn. Anthropic and Gemini: one user entry, results first, then whatever
-/// else `template` (the user entry that followed the call) held besides
-/// results; the other formats: one entry per result.
-pub(super) fn region_entries(
-    fmt: Format,
-    elements: Vec<Value>,
-    template: Option<&Value>,
-    others: Vec<Value>,
-) -> Vec<Value> {
-    match fmt {
-        Format::Anthropic | Format::Gemini => {
-            let key = pieces_key(fmt);
-            let mut entry = template.cloned().unwrap_or_else(|| json!({"role": "user"}));
-            let mut pieces = elements;
-            pieces.extend(others);
-            if let Value::Object(obj) = &mut entry {
-                obj.insert(key.into(), Value::Array(pieces));
-            }
-            vec![entry]
-        }
-        _ => elements,
-    }
-}
-
-/// `entry` without the pieces at `drop` (sorted); `None` when nothing is left.
-pub(super) fn without_pieces(fmt: Format, entry: &Value, drop: &[usize]) -> Option<Value> {
-    let key = pieces_key(fmt);
-    let mut entry = entry.clone();
-    let pieces = entry.get_mut(key)?.as_array_mut()?;
-    let kept: Vec<Value> = std::mem::take(pieces)
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| drop.binary_search(i).is_err())
-        .map(|(_, p)| p)
-        .collect();
-    if kept.is_empty() {
-        return None;
-    }
-    *pieces = kept;
-    Some(entry)
-}
-
-/// The pieces of a results entry that are not results (Anthropic text or
-/// image blocks after the results, Gemini text parts).
-pub(super) fn other_pieces(fmt: Format, entry: &Value, results: &[usize]) -> Vec<Value> {
-    entry
-        .get(pieces_key(fmt))
-        .and_then(Value::as_array)
-        .map(|pieces| {
-            pieces
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| results.binary_search(i).is_err())
-                .map(|(_, p)| p.clone())
-                .collect()
-        })
-        .unwrap_or_default()
 }
