@@ -20,7 +20,6 @@ VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode
 include mk/setup.mk
 include mk/java.mk
 include mk/csharp.mk
-include mk/aarch64.mk
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
@@ -944,3 +943,6 @@ android-lib:
 	  env "CARGO_TARGET_$${v}_LINKER=$$clang" "CC_$$(echo $$t | tr - _)=$$clang" "AR_$$(echo $$t | tr - _)=$(NDK_BIN)/llvm-ar" \
 	    $(CARGO) $(LIB_BUILD) --target $$t; \
 	  ls -l target/$$t/release/libcapstan.so target/$$t/release/libcapstan.a; done
+
+# Last: its rules list every C test (C_TESTS, defined above).
+include mk/aarch64.mk
