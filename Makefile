@@ -420,9 +420,10 @@ INSTALL_TEST := $(abspath $(BUILD)/install-test)
 # README's Sizes): 15.30 MB measured with the fat-LTO profile and the
 # dependencies' opt-levels of Cargo.toml, OAuth for mounts (#33) with its
 # grants without a user and DPoP included (those added 0.42 MB: this bound
-# was 15,000,000 before them), so a change that adds 0.2 MB fails here. The
+# was 15,000,000 before them), so a change that adds 0.2 MB fails here; #45's
+# fixes (README, Sizes) added 0.31 MB: 15,603,792 B, bound 15,800,000. The
 # issue's goal is 8 MB, not reached (BENCHMARKS.md, Library size).
-INSTALL_MAX_SO_BYTES ?= 15500000
+INSTALL_MAX_SO_BYTES ?= 15800000
 install-test: lib
 	rm -rf $(INSTALL_TEST)
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix
