@@ -261,11 +261,21 @@ impl CallCell {
         outcome: Outcome,
         body: Body,
     ) -> Result<Option<Arc<dyn Owner>>, Error> {
-        if self
-            .state
-            .compare_exchange(from, DONE, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
+        if let Err(now) =
+            self.state
+                .compare_exchange(from, DONE, Ordering::SeqCst, Ordering::SeqCst)
         {
+            // The close claimed the call (`begin_cancel`) and the tool
+            // completed it (or dropped it) before the close's loop came by:
+            // the cancelled result is delivered here, so it is never lost
+            // (the close's own attempt then finds the call done).
+            if now == CANCELLING && from != CANCELLING {
+                let _ = self.settle_from(
+                    CANCELLING,
+                    Outcome::Cancelled,
+                    Body::Text(crate::check::CLOSED_TEXT.to_owned()),
+                );
+            }
             return Err(self.already_completed());
         }
         self.timer.cancel();
