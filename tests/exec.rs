@@ -507,6 +507,52 @@ fn a_callback_reacting_to_its_timeout_cannot_report_ok() {
     }
 }
 
+/// Closing (or freeing) a registry reports its running calls cancelled: a
+/// tool that sees the cancellation and then completes its call anyway gets
+/// `AlreadyCompleted`, and its result stays `cancelled`. The two calls
+/// behind it (limit 1) never start. Looped: the completion races the close.
+#[test]
+fn a_call_running_when_its_registry_is_closed_is_reported_cancelled() {
+    for round in 0..200 {
+        let reg = Registry::default();
+        let entered = Arc::new(AtomicUsize::new(0));
+        let late = Arc::new(Mutex::new(Vec::new()));
+        let (in_tool, late_in_tool) = (entered.clone(), late.clone());
+        reg.register(def("gated", obj(), move |c| {
+            in_tool.fetch_add(1, Ordering::SeqCst);
+            while !c.is_cancelled() {
+                std::hint::spin_loop();
+            }
+            let completion = c.complete_text("done");
+            late_in_tool.lock().unwrap().push(completion.is_err());
+        }))
+        .unwrap();
+        let runner = reg.clone();
+        let t = std::thread::spawn(move || {
+            let calls = (0..3).map(|i| call(&i.to_string(), "gated", json!({})));
+            let opts = ExecOptions {
+                limit: 1,
+                ..ExecOptions::default()
+            };
+            execute(&runner, calls.collect(), &opts)
+        });
+        while entered.load(Ordering::SeqCst) == 0 {
+            std::thread::yield_now();
+        }
+        assert!(reg.close(Duration::from_secs(30)));
+        let results = t.join().unwrap();
+        for r in &results {
+            assert_eq!(r.outcome, Outcome::Cancelled, "round {round}: {r:?}");
+        }
+        assert_eq!(entered.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            *late.lock().unwrap(),
+            [true],
+            "round {round}: the completion after the cancellation is refused"
+        );
+    }
+}
+
 /// `ExecOptions::on_defer` hears the calls a tool defers: its callback
 /// returned with the call open, or another thread completed it (even while
 /// the callback still ran); not a call completed inside its callback, nor

@@ -126,6 +126,8 @@ struct Drivers {
 /// How the batch ends early, and its timers.
 struct Ending {
     cancelled: AtomicBool,
+    /// Ended by its registry's close (`abort`), set before `cancelled`.
+    closing: AtomicBool,
     /// The deadline (`Rules::deadline_ms`) passed.
     deadline_passed: AtomicBool,
     deadline_timer: TimerSlot,
@@ -227,6 +229,7 @@ impl BatchInner {
             },
             ending: Ending {
                 cancelled: AtomicBool::new(false),
+                closing: AtomicBool::new(false),
                 deadline_passed: AtomicBool::new(false),
                 deadline_timer: TimerSlot::default(),
                 pump_wait_timer: TimerSlot::default(),
@@ -566,6 +569,10 @@ impl Owner for BatchInner {
 
     fn is_cancelled(&self) -> bool {
         BatchInner::is_cancelled(self)
+    }
+
+    fn is_closing(&self) -> bool {
+        self.ending.closing.load(Ordering::SeqCst)
     }
 
     fn replace_stuck_worker(self: Arc<Self>, claimed: Range<usize>) {

@@ -21,6 +21,10 @@ pub(crate) trait Owner: Send + Sync {
     /// Records call `index`'s one result and hands it on.
     fn deliver(&self, index: usize, result: ToolResult);
     fn is_cancelled(&self) -> bool;
+    /// Its registry's close ended it (`BatchInner::abort`): its running
+    /// calls end cancelled, whatever their tool does after seeing it.
+    /// Set before `is_cancelled` turns true.
+    fn is_closing(&self) -> bool;
     /// The call's worker is stuck in its callback past the call's timeout:
     /// another worker takes over, first with the calls `claimed` behind it.
     fn replace_stuck_worker(self: Arc<Self>, claimed: Range<usize>);
@@ -56,6 +60,10 @@ const DONE: u8 = 1;
 /// cancellation, but the result is not delivered yet (that runs host code,
 /// on a pool thread: see `begin_expire`).
 const EXPIRING: u8 = 2;
+/// Cancelled by its registry's close: the result is `cancelled` and the
+/// callback sees the cancellation, but the result is not delivered yet (the
+/// close delivers it: see `begin_cancel`).
+const CANCELLING: u8 = 3;
 
 /// Where the worker that invoked the callback is.
 const IN_CALLBACK: u8 = 0;
@@ -253,11 +261,21 @@ impl CallCell {
         outcome: Outcome,
         body: Body,
     ) -> Result<Option<Arc<dyn Owner>>, Error> {
-        if self
-            .state
-            .compare_exchange(from, DONE, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
+        if let Err(now) =
+            self.state
+                .compare_exchange(from, DONE, Ordering::SeqCst, Ordering::SeqCst)
         {
+            // The close claimed the call (`begin_cancel`) and the tool
+            // completed it (or dropped it) before the close's loop came by:
+            // the cancelled result is delivered here, so it is never lost
+            // (the close's own attempt then finds the call done).
+            if now == CANCELLING && from != CANCELLING {
+                let _ = self.settle_from(
+                    CANCELLING,
+                    Outcome::Cancelled,
+                    Body::Text(crate::check::CLOSED_TEXT.to_owned()),
+                );
+            }
             return Err(self.already_completed());
         }
         self.timer.cancel();
@@ -301,12 +319,27 @@ impl CallCell {
     }
 
     /// Whether the call's batch was cancelled (false once the call is done).
+    /// A batch ended by its registry's close claims the call's result as
+    /// `cancelled` here, before the callback hears of the cancellation: the
+    /// close may not have reached this call yet, and a completion made in
+    /// reaction must not win the race against it.
     fn batch_cancelled(&self) -> bool {
-        self.batch
+        let (cancelled, closing) = self
+            .batch
             .lock()
             .ok()
-            .and_then(|b| b.as_ref().map(|b| b.is_cancelled()))
-            .unwrap_or(false)
+            .and_then(|b| {
+                b.as_ref().map(|b| {
+                    // `cancelled` first: `abort` sets `closing` before it.
+                    let cancelled = b.is_cancelled();
+                    (cancelled, cancelled && b.is_closing())
+                })
+            })
+            .unwrap_or((false, false));
+        if closing {
+            self.begin_cancel();
+        }
+        cancelled
     }
 
     fn already_completed(&self) -> Error {
@@ -377,9 +410,29 @@ impl CallCell {
         }
     }
 
+    /// Ends the call cancelled: its result first, then the callback sees
+    /// the cancellation. Also delivers the result of a call that
+    /// `begin_cancel` claimed.
     pub(crate) fn cancel(&self, reason: &str) {
-        let _ = self.finish(Outcome::Cancelled, reason.to_owned());
-        self.cancelled.store(true, Ordering::SeqCst);
+        self.begin_cancel();
+        let _ = self.settle_from(
+            CANCELLING,
+            Outcome::Cancelled,
+            Body::Text(reason.to_owned()),
+        );
+    }
+
+    /// Claims the call's result as `cancelled` (no host code runs: the
+    /// result is delivered by `cancel`), then lets the callback see the
+    /// cancellation, so that no completion can slip in first.
+    fn begin_cancel(&self) {
+        if self
+            .state
+            .compare_exchange(RUNNING, CANCELLING, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.cancelled.store(true, Ordering::SeqCst);
+        }
     }
 
     /// Marks the callback as run off the batch's drivers (see `OFF_BATCH`).
@@ -447,7 +500,9 @@ impl Call {
     }
 
     /// True once the call should stop: it timed out, its batch was cancelled,
-    /// its registry closed, or it already has its result.
+    /// its registry closed, or it already has its result. After a timeout or
+    /// a close, the result is already `timeout` or `cancelled` when this
+    /// returns true: a completion made in reaction is `AlreadyCompleted`.
     pub fn is_cancelled(&self) -> bool {
         self.cell.cancelled.load(Ordering::SeqCst)
             || self.cell.is_done()

@@ -189,6 +189,10 @@ impl BatchInner {
 
     /// Cancels the batch and ends every running call as cancelled too.
     pub(crate) fn abort(&self, reason: &str) {
+        // Before the cancellation shows: a callback that sees it claims its
+        // call's result as cancelled (`Call::is_cancelled`) before the loop
+        // below reaches that call, so its own completion is refused.
+        self.ending.closing.store(true, Ordering::SeqCst);
         self.cancel();
         for cell in self.slots.iter().map(|s| &s.cell) {
             if let Some(cell) = cell.get().and_then(Weak::upgrade) {
