@@ -5,8 +5,9 @@
 # integration tests (cargo's runner: qemu-aarch64) and every C test (built
 # by the cross gcc) under qemu-aarch64, as i686-test does natively for i686.
 # The unoptimized library (dev profile), built once with the Rust test
-# programs (see i686-test). Not in `make test`: about 10 minutes of the CI
-# budget on 2 cores (BENCHMARKS.md has the figure); run it before a release.
+# programs (see i686-test). Not in `make test` yet: its build alone took
+# 11.5 minutes on this 2-core machine under load (`time make aarch64-lib`),
+# and the C tests run 5-10 times slower under qemu; run it before a release.
 AARCH64_TARGET    := aarch64-unknown-linux-gnu
 AARCH64_CC        ?= aarch64-linux-gnu-gcc
 AARCH64_SYSROOT   ?= /usr/aarch64-linux-gnu
