@@ -74,13 +74,13 @@ final class Native {
                     : found[0] + " in java.library.path ("
                             + System.getProperty("java.library.path", "")
                             + ") and the system's library search (LD_LIBRARY_PATH, the ld.so cache)";
-            UnsatisfiedLinkError error = new UnsatisfiedLinkError(
+            // The JVM's own reason is in the message (an Error thrown by a static
+            // initializer reaches the caller as it is: no cause to unwrap).
+            throw new UnsatisfiedLinkError(
                     "capstan: cannot open the native library: tried " + tried
                             + ". Set CAPSTAN_LIB (or -Dcapstan.lib=) to the path of libcapstan.so"
                             + " (libcapstan.dylib, capstan.dll), built by 'make lib' into target/release"
                             + " or installed by 'make install'. (" + e.getMessage() + ")");
-            error.initCause(e);
-            throw error;
         }
     }
 
