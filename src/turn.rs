@@ -18,7 +18,7 @@ pub fn run_turn(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls(fmt, response)?;
-    let body_bytes = crate::registry::search::json_bytes(response);
+    let body_bytes = crate::text::json_len(response);
     Ok(answer(registry, fmt, calls, options, body_bytes))
 }
 

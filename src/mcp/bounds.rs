@@ -17,6 +17,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
+use crate::text::json_len;
+
 /// Content blocks a mounted server's tool result keeps at most (the last of
 /// them the note saying what was cut).
 pub const MAX_RESULT_BLOCKS: usize = 1000;
@@ -308,25 +310,6 @@ pub struct Listed {
     pub mcp: crate::tool_meta::McpMeta,
     /// What the tool costs against `MAX_LISTING_BYTES`.
     pub bytes: usize,
-}
-
-/// Counts the bytes a value takes as JSON, without writing them.
-struct Count(usize);
-
-impl std::io::Write for Count {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
 }
 
 /// `text` cut to `max` bytes on a character boundary, with how many bytes

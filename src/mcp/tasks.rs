@@ -56,7 +56,8 @@ use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
 use super::input::MAX_DRIVEN_ROUNDS;
-use room::{dropped_result, json_size};
+use crate::text::json_len as json_size;
+use room::dropped_result;
 
 mod room;
 use crate::call::{Outcome, ToolResult};

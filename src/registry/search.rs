@@ -380,22 +380,3 @@ fn written_bytes(r: &ToolResult) -> usize {
     }
     serde_json::to_string(&r.content).map_or(r.content.len() * 6 + 2, |s| s.len())
 }
-
-/// The bytes of `value` as compact JSON, counted without writing them.
-pub(crate) fn json_bytes(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => 0,
-    }
-}

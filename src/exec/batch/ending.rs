@@ -7,7 +7,8 @@ use std::time::Duration;
 use super::BatchInner;
 use crate::call::Outcome;
 use crate::exec::cell::CallCell;
-use crate::runtime::{pool, timers};
+use crate::runtime::pool;
+use crate::runtime::timers::{self, TimerSlot};
 
 /// How long main-thread calls of a batch without a deadline wait for a pump
 /// (README, Limits).
@@ -19,22 +20,36 @@ impl BatchInner {
         if self.rules.deadline_ms == 0 || self.is_done() {
             return;
         }
-        let weak = Arc::downgrade(self);
         // On the timer thread: running calls see the cancellation at once,
         // even with every pool thread busy (possibly with them); the results,
         // which run host code, are delivered on a pool thread (here when
         // every pool thread is busy: they may all wait for them).
-        let timer = timers::after(
-            Duration::from_millis(u64::from(self.rules.deadline_ms)),
-            move || {
-                if let Some(batch) = weak.upgrade() {
-                    let expiring = batch.begin_deadline();
-                    pool::spawn_or_run_here(move || batch.expire_deadline(expiring));
-                }
+        self.arm(
+            self.rules.deadline_ms,
+            &self.ending.deadline_timer,
+            |batch| {
+                let expiring = batch.begin_deadline();
+                pool::spawn_or_run_here(move || batch.expire_deadline(expiring));
             },
         );
-        // The last delivery cancels under the slot's lock.
-        self.ending.deadline_timer.keep(timer, || self.is_done());
+    }
+
+    /// Runs `fire` on the timer thread `ms` after now, with the batch if it
+    /// still exists, kept in `slot` (the last delivery cancels it under the
+    /// slot's lock). `fire` must run no host code: it hands that to the pool.
+    fn arm(
+        self: &Arc<Self>,
+        ms: u32,
+        slot: &TimerSlot,
+        fire: impl FnOnce(Arc<Self>) + Send + 'static,
+    ) {
+        let weak = Arc::downgrade(self);
+        let timer = timers::after(Duration::from_millis(u64::from(ms)), move || {
+            if let Some(batch) = weak.upgrade() {
+                fire(batch);
+            }
+        });
+        slot.keep(timer, || self.is_done());
     }
 
     pub(crate) fn deadline_ms(&self) -> u32 {
@@ -63,41 +78,42 @@ impl BatchInner {
         if self.rules.deadline_ms != 0 || self.is_done() {
             return;
         }
-        let weak = Arc::downgrade(self);
-        let wait = Duration::from_millis(u64::from(self.rules.pump_wait_ms));
-        let timer = timers::after(wait, move || {
-            if let Some(batch) = weak.upgrade() {
-                pool::spawn_or_run_here(move || batch.expire_pump_wait());
-            }
-        });
-        self.ending.pump_wait_timer.keep(timer, || self.is_done());
-    }
-
-    /// The calls still waiting for a pump when `arm_pump_wait`'s bound passed.
-    fn expire_pump_wait(&self) {
-        for run in self.exec.main.drain_of(self.key()) {
-            let text = format!(
-                "Tool \"{}\" timed out: it waited {} ms for the host's main thread to call \
-                 capstan_registry_pump, and no thread did; it was not run. (A main-thread tool \
-                 runs only inside capstan_registry_pump; capstan_exec_options.deadline_ms sets \
-                 another bound on the wait.)",
-                run.tool_name(),
-                self.rules.pump_wait_ms
-            );
-            run.end_unrun(Outcome::Timeout, text);
-        }
+        self.arm(
+            self.rules.pump_wait_ms,
+            &self.ending.pump_wait_timer,
+            |batch| {
+                pool::spawn_or_run_here(move || {
+                    let ms = batch.rules.pump_wait_ms;
+                    batch.end_waiting_for_pump(|tool| {
+                        format!(
+                        "Tool \"{tool}\" timed out: it waited {ms} ms for the host's main thread \
+                         to call capstan_registry_pump, and no thread did; it was not run. (A \
+                         main-thread tool runs only inside capstan_registry_pump; \
+                         capstan_exec_options.deadline_ms sets another bound on the wait.)"
+                    )
+                    })
+                });
+            },
+        );
     }
 
     /// Ends this batch's calls still waiting for a main thread, as timed out.
     pub(super) fn expire_waiting_for_pump(&self) {
+        let ms = self.rules.deadline_ms;
+        self.end_waiting_for_pump(|tool| {
+            format!(
+                "Tool \"{tool}\" timed out: the batch deadline of {ms} ms passed while it \
+                 waited for the host's main thread to call capstan_registry_pump; it was not run."
+            )
+        });
+    }
+
+    /// Ends this batch's calls still waiting for a main thread as timed out,
+    /// each with `text(tool)`.
+    fn end_waiting_for_pump(&self, text: impl Fn(&str) -> String) {
         for run in self.exec.main.drain_of(self.key()) {
-            let text = format!(
-                "Tool \"{}\" timed out: the batch deadline of {} ms passed while it waited \
-                 for the host's main thread to call capstan_registry_pump; it was not run.",
-                run.tool_name(),
-                self.rules.deadline_ms
-            );
-            run.end_unrun(Outcome::Timeout, text);
+            let why = text(run.tool_name());
+            run.end_unrun(Outcome::Timeout, why);
         }
     }
 

@@ -60,32 +60,3 @@ pub(super) fn dropped_result(text: String) -> TaskPayload {
         })),
     }
 }
-
-/// The length of `value` as JSON text, counted without making the text.
-pub(super) fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 = self.0.saturating_add(buf.len());
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_values_size_is_the_length_of_its_json_text() {
-        let value = serde_json::json!({"text": "caf\u{e9} \"quoted\"\n", "n": [1, 2.5, null]});
-        let text = serde_json::to_vec(&value).unwrap_or_default();
-        assert_eq!(json_size(&value), text.len());
-    }
-}
