@@ -130,11 +130,15 @@ pub struct Checked {
 impl Checked {
     /// `{"ok": bool, "findings": [{"kind", "entry", "call_id", "message", "repair"?}]}`.
     pub fn report_json(&self) -> Value {
-        json!({
-            "ok": self.findings.is_empty(),
-            "findings": self.findings.iter().map(Finding::to_json).collect::<Vec<_>>(),
-        })
+        report_json(&self.findings)
     }
+}
+
+fn report_json(findings: &[Finding]) -> Value {
+    json!({
+        "ok": findings.is_empty(),
+        "findings": findings.iter().map(Finding::to_json).collect::<Vec<_>>(),
+    })
 }
 
 /// What [`check_text`] found, and the repaired history's JSON text when
@@ -148,10 +152,7 @@ pub struct CheckedText {
 impl CheckedText {
     /// See [`Checked::report_json`].
     pub fn report_json(&self) -> Value {
-        json!({
-            "ok": self.findings.is_empty(),
-            "findings": self.findings.iter().map(Finding::to_json).collect::<Vec<_>>(),
-        })
+        report_json(&self.findings)
     }
 }
 

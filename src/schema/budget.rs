@@ -162,7 +162,7 @@ impl<'i> Keyword<'i> for Fuel {
 
 /// How a keyword holds subschemas.
 #[derive(Clone, Copy, PartialEq)]
-enum Holds {
+pub(super) enum Holds {
     /// One subschema.
     One,
     /// An array of subschemas.
@@ -172,7 +172,7 @@ enum Holds {
     Nothing,
 }
 
-fn holds(keyword: &str, value: &Value) -> Holds {
+pub(super) fn holds(keyword: &str, value: &Value) -> Holds {
     match keyword {
         "not"
         | "if"

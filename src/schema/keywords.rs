@@ -12,6 +12,8 @@
 
 use serde_json::{Map, Value};
 
+use super::budget::Holds;
+
 /// Schema objects looked at per schema; the rest are not checked.
 pub(crate) const MAX_SCHEMA_OBJECTS: usize = 10_000;
 /// Warnings reported per schema.
@@ -100,33 +102,6 @@ const ALSO_KNOWN: &[&str] = &[
     "errorMessage",
 ];
 
-/// Keywords whose value is one schema.
-const ONE_SCHEMA: &[&str] = &[
-    "additionalProperties",
-    "unevaluatedProperties",
-    "propertyNames",
-    "additionalItems",
-    "unevaluatedItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contentSchema",
-    "items",
-];
-/// Keywords whose value is an array of schemas.
-const SCHEMA_ARRAY: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-/// Keywords whose value is an object of schemas (its keys are names).
-const SCHEMA_MAP: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-];
-
 /// The near misses in `schema`, each naming where (a JSON Pointer of the
 /// schema object), the key as written and the keyword it is probably meant
 /// to be.
@@ -146,19 +121,25 @@ pub(crate) fn near_misses(schema: &Value) -> Vec<String> {
         // Children pushed in reverse so that warnings come in document order.
         let mut children = Vec::new();
         for (key, value) in object {
+            // Known keywords only: `holds` reads any other object as a
+            // schema (for `$ref` targets), where its keys may be names.
+            if !KEYWORDS.contains(&key.as_str()) {
+                continue;
+            }
             let here = format!("{at}/{}", escape(key));
-            if SCHEMA_MAP.contains(&key.as_str()) {
-                if let Value::Object(members) = value {
-                    for (name, sub) in members {
+            match super::budget::holds(key, value) {
+                Holds::One => children.push((value, here)),
+                Holds::List => {
+                    for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
+                        children.push((sub, format!("{here}/{i}")));
+                    }
+                }
+                Holds::Named => {
+                    for (name, sub) in value.as_object().into_iter().flatten() {
                         children.push((sub, format!("{here}/{}", escape(name))));
                     }
                 }
-            } else if SCHEMA_ARRAY.contains(&key.as_str()) && value.is_array() {
-                for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
-                    children.push((sub, format!("{here}/{i}")));
-                }
-            } else if ONE_SCHEMA.contains(&key.as_str()) {
-                children.push((value, here));
+                Holds::Nothing => {}
             }
         }
         pending.extend(children.into_iter().rev());
