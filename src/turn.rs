@@ -18,7 +18,8 @@ pub fn run_turn(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls(fmt, response)?;
-    let body_bytes = crate::text::json_len(response);
+    // Counted (a whole serialization) only for a turn with searches.
+    let body_bytes = || crate::text::json_len(response);
     Ok(answer(registry, fmt, calls, options, body_bytes))
 }
 
@@ -32,7 +33,7 @@ pub fn run_turn_text(
     options: &ExecOptions,
 ) -> Result<Value, Error> {
     let calls = providers::parse_calls_text(fmt, response)?;
-    Ok(answer(registry, fmt, calls, options, response.len()))
+    Ok(answer(registry, fmt, calls, options, || response.len()))
 }
 
 /// [`run_turn_text`] returning the whole turn: the model's own turn as the
@@ -54,7 +55,7 @@ pub fn run_whole_turn_text(
     let ids = crate::history::ids::unique(fmt, &ids);
     let mut entries = crate::history::turn::model_turn(fmt, response, &body, &calls, &ids)?;
     let any_call = !calls.is_empty();
-    match answer(registry, fmt, calls, options, response.len()) {
+    match answer(registry, fmt, calls, options, || response.len()) {
         Value::Array(results) => entries.extend(results.iter().map(Value::to_string)),
         // Anthropic and Gemini answer in one message: none without calls.
         results if any_call => entries.push(results.to_string()),
@@ -80,7 +81,7 @@ fn answer(
     fmt: Format,
     calls: Vec<CallRequest>,
     options: &ExecOptions,
-    body_bytes: usize,
+    body_bytes: impl FnOnce() -> usize,
 ) -> Value {
     let mut searches = registry.turn_searches(fmt, body_bytes, &calls);
     let mut slots: Vec<Option<ToolResult>> = Vec::with_capacity(calls.len());

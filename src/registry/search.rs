@@ -91,23 +91,43 @@ impl Registry {
     /// client-executed `tool_search_call`) as a turn of its own would (see
     /// [`TurnSearches::answer_native`]), within `TURN_SEARCH_MIN_BYTES`.
     pub fn answer_native_search(&self, call: &CallRequest) -> ToolResult {
-        self.turn_searches(Format::OpenAiResponses, 0, std::slice::from_ref(call))
+        self.turn_searches(Format::OpenAiResponses, || 0, std::slice::from_ref(call))
             .answer_native(call)
     }
 
     /// The searches among `calls`, the calls of one response of
-    /// `body_bytes` in format `fmt`: each has room kept for an error
+    /// `body_bytes()` in format `fmt`: each has room kept for an error
     /// answer, so that what they write together stays within the turn's
-    /// bound.
+    /// bound. A turn without searches (most) reads no configuration and
+    /// counts no bytes: its `TurnSearches` has nothing to bound.
     pub(crate) fn turn_searches(
         &self,
         fmt: Format,
-        body_bytes: usize,
+        body_bytes: impl FnOnce() -> usize,
         calls: &[CallRequest],
     ) -> TurnSearches<'_> {
         // A native search answered in another format (a call named so by
         // hand) is a result like others: its content written as text.
         let items = fmt == Format::OpenAiResponses;
+        let searched = calls.iter().any(|c| c.name == NATIVE_SEARCH_CALL)
+            || self.shared.search.tool.lock().ok().is_some_and(|tool| {
+                tool.as_ref()
+                    .is_some_and(|t| calls.iter().any(|c| c.name == t.name))
+            });
+        if !searched {
+            return TurnSearches {
+                registry: self,
+                strict: false,
+                config: None,
+                items,
+                body_bytes: 0,
+                budget: 0,
+                left: 0,
+                listed: HashSet::new(),
+                sizes: HashMap::new(),
+            };
+        }
+        let body_bytes = body_bytes();
         let budget = body_bytes
             .saturating_mul(TURN_SEARCH_EXPANSION)
             .max(TURN_SEARCH_MIN_BYTES);
