@@ -108,7 +108,7 @@ pub(crate) fn validate_arguments(
         )),
         (Ok(mut v), Ok(schema)) => {
             if strict_nulls {
-                crate::providers::drop_strict_nulls(schema.source(), &mut v);
+                crate::schema::drop_strict_nulls(schema.source(), &mut v);
             }
             schema.validate(v, coerce).map_err(|e| e.to_string())
         }

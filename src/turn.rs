@@ -1,5 +1,7 @@
 //! One agent turn: a model's response in, the messages for its next request out.
 
+pub mod searches;
+
 use serde_json::Value;
 
 use crate::call::{CallRequest, ToolResult};
@@ -75,7 +77,7 @@ pub fn run_whole_turn_text(
 /// by the registry's search, no host tool involved; the other calls run as
 /// usual. Under Anthropic native deferred loading the search tool's results
 /// become `tool_reference` blocks. What the searches write together is
-/// bounded by the response's `body_bytes` (`registry::search::TurnSearches`).
+/// bounded by the response's `body_bytes` (`searches::TurnSearches`).
 fn answer(
     registry: &Registry,
     fmt: Format,
@@ -83,7 +85,7 @@ fn answer(
     options: &ExecOptions,
     body_bytes: impl FnOnce() -> usize,
 ) -> Value {
-    let mut searches = registry.turn_searches(fmt, body_bytes, &calls);
+    let mut searches = searches::TurnSearches::new(registry, fmt, body_bytes, &calls);
     let mut slots: Vec<Option<ToolResult>> = Vec::with_capacity(calls.len());
     let mut run = Vec::new();
     let mut run_slots = Vec::new();
@@ -104,7 +106,7 @@ fn answer(
     }
     let mut results: Vec<ToolResult> = slots.into_iter().flatten().collect();
     if fmt == Format::Anthropic {
-        registry.mark_tool_references(&mut results);
+        searches::mark_tool_references(registry, &mut results);
     }
     searches.bound_results(&mut results);
     crate::history::ids::format_results(fmt, results)

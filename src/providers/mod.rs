@@ -35,10 +35,11 @@ use crate::call::{results_to_json, CallRequest, ToolResult};
 use crate::error::{Error, ProviderDetail};
 use crate::tool::ToolSpec;
 
+pub use crate::schema::drop_strict_nulls;
 /// Prefix of the ids capstan gives Gemini calls sent without one.
 pub(crate) use gemini::SYNTHETIC_ID_PREFIX as GEMINI_SYNTHETIC_ID_PREFIX;
 pub use names::{name_problems, name_report};
-pub use strict::{drop_strict_nulls, strict_schema};
+pub use strict::strict_schema;
 
 /// A wire format capstan reads calls from and writes tools and results in.
 ///

@@ -36,6 +36,7 @@
 mod budget;
 mod keywords;
 mod message;
+mod nulls;
 mod shape;
 
 use jsonschema::{PatternOptions, Retrieve, Uri, ValidationError, Validator};
@@ -48,6 +49,7 @@ use crate::error::Error;
 use budget::Meter;
 pub use budget::{ERROR_SIZE, ERROR_STEPS, VALIDATION_STEPS};
 pub use message::{ArgumentError, ArgumentErrors};
+pub use nulls::drop_strict_nulls;
 use shape::Shape;
 
 /// A compiled parameters schema. `Send + Sync`: one per tool, shared by every call.

@@ -92,22 +92,22 @@ pub fn tool_parameters(mode: SearchMode) -> serde_json::Value {
 
 /// The registered search tool: its name, result count and mode.
 #[derive(Clone, Debug)]
-pub(crate) struct ToolConfig {
-    pub(crate) name: String,
-    pub(crate) limit: usize,
-    pub(crate) mode: SearchMode,
+pub struct ToolConfig {
+    pub name: String,
+    pub limit: usize,
+    pub mode: SearchMode,
 }
 
 /// How the registry's last export in a provider format showed deferred
 /// tools, which decides how the model's searches are answered in it.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct NativeState {
+pub struct NativeState {
     /// The last OpenAI Responses export was native: its `strict` option
     /// (the tools a `tool_search_output` lists are exported alike).
-    pub(crate) openai_strict: bool,
+    pub openai_strict: bool,
     /// The last Anthropic export was native: the search tool's results are
     /// `tool_reference` blocks.
-    pub(crate) anthropic: bool,
+    pub anthropic: bool,
 }
 
 /// A registry's search state.
