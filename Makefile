@@ -422,8 +422,11 @@ INSTALL_TEST := $(abspath $(BUILD)/install-test)
 # grants without a user and DPoP included (those added 0.42 MB: this bound
 # was 15,000,000 before them), so a change that adds 0.2 MB fails here; #45's
 # fixes (README, Sizes) added 0.31 MB: 15,603,792 B, bound 15,800,000. The
+# workspace split (#48) added 0.22 MB: generic code the one crate
+# instantiated once is now instantiated in each crate that uses it (sharing
+# them across crates is nightly-only): 15,824,456 B, bound 16,000,000. The
 # issue's goal is 8 MB, not reached (BENCHMARKS.md, Library size).
-INSTALL_MAX_SO_BYTES ?= 15800000
+INSTALL_MAX_SO_BYTES ?= 16000000
 install-test: lib
 	rm -rf $(INSTALL_TEST)
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix
@@ -552,13 +555,13 @@ swift-modulemap-check: include/capstan.h $(VENV_STAMP) | lib
 # --- everything -------------------------------------------------------------
 # tests/mcp_client.rs mounts the Python SDK's server and server-everything.
 rust-test: $(SETUP_STAMPS)
-	$(CARGO) test --all-targets
+	$(CARGO) test --workspace --all-targets
 
 clippy:
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 fmt-check:
-	$(CARGO) fmt --check
+	$(CARGO) fmt --all --check
 
 # `make test`: `make setup`, the release library (`lib`, shared by every suite
 # that links it: the C tests, examples, install and wheel tests, bindings),
@@ -689,7 +692,7 @@ bench-search:
 # one build and one `cargo test`, hours on 2 cores. Results in mutants.out/.
 # Builds use Cargo.toml's `mutants` profile (no debug info: shorter links).
 # MUTANTS_ARGS narrows a run to what changed and to the tests that matter, e.g.
-#   make mutants MUTANTS_ARGS="-f src/render.rs -- --lib --test schema_rules"
+#   make mutants MUTANTS_ARGS="-f crates/core/src/render.rs -- --lib --test schema_rules"
 # README "Test strength" has the scores per module.
 CARGO_MUTANTS_VERSION := 27.1.0
 MUTANTS_TIMEOUT       ?= 120
@@ -865,8 +868,9 @@ windows-test: $(WIN_DLLS) $(patsubst %,$(WIN_BUILD)/bin/%.exe,$(WIN_C_TESTS)) \
 I686_PROFILE    ?= release
 I686_LIBDIR      = target/$(I686_TARGET)/$(if $(filter dev,$(I686_PROFILE)),debug,release)
 I686_CARGO      := CARGO_INCREMENTAL=0 $(CARGO)
-# The library's unit tests (handles.rs: a slot reused far past the old 16;
-# exec::batch: the crowded-batch rate that overflowed on 32 bits) and the
+# The core's unit tests (crates/core: handles.rs, a slot reused far past the
+# old 16; exec::batch, the crowded-batch rate that overflowed on 32 bits), the
+# C ABI's, and the
 # executor's integration tests; the whole `cargo test` for i686 is
 # `cargo test --target i686-unknown-linux-gnu`.
 I686_RUST_TESTS := --test exec --test submit --test registry_rules
@@ -879,6 +883,7 @@ i686-lib:
 	@ls -l $(I686_LIBDIR)/libcapstan.so $(I686_LIBDIR)/libcapstan.a
 
 i686-rust-test:
+	$(I686_CARGO) test --target $(I686_TARGET) -p capstan-core --lib
 	$(I686_CARGO) test --target $(I686_TARGET) --lib $(I686_RUST_TESTS)
 
 $(BUILD)/i686/c/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h i686-lib

@@ -32,6 +32,7 @@ aarch64-lib: aarch64-setup
 	@file -L $(AARCH64_LIBDIR)/libcapstan.so | grep -q "ARM aarch64" || { echo "aarch64-lib: not an aarch64 library"; exit 1; }
 
 aarch64-rust-test:
+	$(AARCH64_ENV) $(CARGO) test --target $(AARCH64_TARGET) -p capstan-core --lib
 	$(AARCH64_ENV) $(CARGO) test --target $(AARCH64_TARGET) --lib $(AARCH64_RUST_TESTS)
 
 $(BUILD)/aarch64/c/%: tests/c/%.c tests/c/check.h tests/c/support.h tests/c/queue.h include/capstan.h

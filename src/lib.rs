@@ -1,44 +1,15 @@
-//! capstan: an embeddable tool runtime for LLM agents.
+//! capstan: an embeddable tool runtime for LLM agents, with a C ABI.
 //!
-//! The safe core lives in the modules below; `ffi` is the C ABI over it.
+//! This package is the C ABI (`ffi`, the contract is `include/capstan.h`)
+//! and the library hosts link. The safe Rust lives in the workspace's
+//! crates, re-exported here under the paths they always had:
+//! `capstan-core` (tools, schemas, registry, execution, runtime),
+//! `capstan-formats` (provider formats, turns, streams, history, tool
+//! search) and `capstan-mcp` (the MCP bridge, feature `mcp`).
 
-pub mod call;
-pub mod check;
-pub mod error;
-pub mod exec;
-pub mod ffi;
-mod handles;
-pub mod history;
-pub mod input;
-pub mod log;
+pub use capstan_core::*;
+pub use capstan_formats::{export, history, providers, run_turn, stream, turn};
 #[cfg(feature = "mcp")]
-pub mod mcp;
-pub mod observe;
-pub mod parts;
-pub mod progress;
-pub mod providers;
-pub mod registry;
-pub mod render;
-pub mod runtime;
-pub mod schema;
-pub mod search;
-pub mod search_tool;
-pub mod stream;
-mod suggest;
-mod text;
-pub mod tool;
-pub mod tool_meta;
-pub mod turn;
+pub use capstan_mcp as mcp;
 
-pub use call::{Arguments, CallRequest, Outcome, ToolResult};
-pub use error::{Error, Result};
-pub use exec::{
-    execute, needs_approval, submit, Approval, Approver, Batch, Call, DeferListener, ExecOptions,
-    Handler, Sink, ToolDef,
-};
-pub use observe::{Event, EventKind};
-pub use registry::{Registry, RegistryOptions};
-pub use render::ContentKind;
-pub use tool::{ToolFlags, ToolSpec};
-pub use tool_meta::{McpMeta, TaskSupport};
-pub use turn::run_turn;
+pub mod ffi;

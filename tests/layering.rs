@@ -129,55 +129,129 @@ fn violations(layers: &[BTreeSet<String>], edges: &BTreeSet<(String, String)>) -
     bad
 }
 
+/// The workspace's crates, lowest first: each one's sources, the name it is
+/// used by in the others, and the module its files belong to (`None`: the
+/// first folder or file name under its `src/`, as in a one-crate layout).
+const CRATES: [(&str, &str, Option<&str>); 4] = [
+    ("crates/core/src", "capstan_core", None),
+    ("crates/formats/src", "capstan_formats", None),
+    ("crates/mcp/src", "capstan_mcp", Some("mcp")),
+    ("src", "capstan", None),
+];
+
+/// The module of `name` as another crate names it (`capstan_mcp` is the
+/// module `mcp`), or `None` for the name of a whole lower crate.
+fn crate_module(name: &str) -> Option<&'static str> {
+    CRATES
+        .iter()
+        .find(|(_, n, _)| *n == name)
+        .and_then(|(_, _, module)| *module)
+}
+
 #[test]
 fn no_module_names_one_above_or_beside_it_in_the_readme_layers() {
     let root = root();
-    let src = root.join("src");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let layers = layers(&readme);
     assert!(layers.len() >= 5, "too few layers parsed: {layers:?}");
-    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-    let reexported = reexports(&lib);
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
-    // `#[path = "x.rs"]` in src/y.rs: x belongs to y's module.
-    let mut included_by = BTreeMap::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        for part in text.split("#[path = \"").skip(1) {
-            if let Some(target) = part.split('"').next() {
-                let target = target.trim_end_matches(".rs").to_string();
-                let own = module_of(&src, file, &BTreeMap::new());
-                included_by.insert(target, own);
+    // Names a crate root re-exports (`pub use exec::{Call, ..}`), to their module.
+    let mut reexported = BTreeMap::new();
+    for (src, _, _) in CRATES {
+        let lib = std::fs::read_to_string(root.join(src).join("lib.rs")).unwrap();
+        for (name, module) in reexports(&lib) {
+            if !name.starts_with("capstan") && !module.starts_with("capstan") {
+                reexported.insert(name, module);
             }
         }
     }
-    let modules: BTreeSet<String> = files
-        .iter()
-        .map(|f| module_of(&src, f, &included_by))
-        .filter(|m| m != "lib")
-        .collect();
+    let mut modules = BTreeSet::new();
     let mut edges = BTreeSet::new();
-    for module in &modules {
-        // Every module is in the picture, even one that names no other.
-        edges.insert((module.clone(), module.clone()));
-    }
-    for file in &files {
-        let from = module_of(&src, file, &included_by);
-        if from == "lib" {
-            continue; // the crate root re-exports from every layer
+    for (src, _, own_module) in CRATES {
+        let src = root.join(src);
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        // `#[path = "x.rs"]` in src/y.rs: x belongs to y's module.
+        let mut included_by = BTreeMap::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for part in text.split("#[path = \"").skip(1) {
+                if let Some(target) = part.split('"').next() {
+                    let target = target.trim_end_matches(".rs").to_string();
+                    let own = module_of(&src, file, &BTreeMap::new());
+                    included_by.insert(target, own);
+                }
+            }
         }
-        let text = code(&std::fs::read_to_string(file).unwrap());
-        for first in crate_paths(&text) {
-            let to = reexported.get(&first).cloned().unwrap_or(first);
-            if to != from && modules.contains(&to) {
-                edges.insert((from.clone(), to));
+        let module = |file: &Path| match own_module {
+            Some(m) => m.to_string(),
+            None => module_of(&src, file, &included_by),
+        };
+        for file in &files {
+            let from = module(file);
+            if from == "lib" {
+                continue; // a crate root re-exports from every layer
+            }
+            modules.insert(from.clone());
+            // Every module is in the picture, even one that names no other.
+            edges.insert((from.clone(), from.clone()));
+            let text = code(&std::fs::read_to_string(file).unwrap());
+            let mut named: Vec<String> = Vec::new();
+            if own_module.is_none() {
+                named.extend(crate_paths(&text));
+            }
+            for (_, name, _) in CRATES {
+                let prefix = format!("{name}::");
+                named.extend(paths_after(&text, &prefix));
+                if let Some(m) = crate_module(name) {
+                    if text.contains(name) {
+                        named.push(m.to_string());
+                    }
+                }
+            }
+            for first in named {
+                let to = reexported.get(&first).cloned().unwrap_or(first);
+                if to != from {
+                    edges.insert((from.clone(), to));
+                }
             }
         }
     }
+    // A name that is no module (an item of a crate root) is no edge.
+    let edges: BTreeSet<_> = edges
+        .into_iter()
+        .filter(|(_, to)| modules.contains(to))
+        .collect();
     let bad = violations(&layers, &edges);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The crates depend on each other one way, lowest first (the rule the
+/// compiler then enforces): a crate's manifest names no crate of the
+/// workspace above it.
+#[test]
+fn no_crate_depends_on_one_above_it() {
+    let root = root();
+    let manifests = ["crates/core", "crates/formats", "crates/mcp", "."];
+    let names = ["capstan-core", "capstan-formats", "capstan-mcp", "capstan"];
+    for (i, dir) in manifests.iter().enumerate() {
+        let text = std::fs::read_to_string(root.join(dir).join("Cargo.toml")).unwrap();
+        let deps = text
+            .split("\n[dependencies]\n")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{dir}/Cargo.toml has no [dependencies]"));
+        let deps = deps.split("\n[").next().unwrap_or("");
+        for above in &names[i + 1..] {
+            let named = deps.lines().any(|l| {
+                l.trim_start().starts_with(&format!("{above} "))
+                    || l.trim_start().starts_with(&format!("{above}."))
+            });
+            assert!(
+                !named,
+                "{dir}/Cargo.toml depends on {above}, a crate above it"
+            );
+        }
+    }
 }
 
 #[test]
@@ -231,7 +305,7 @@ fn paths_after(text: &str, prefix: &str) -> Vec<String> {
 }
 
 /// The exec modules `text` (a file `depth` folders below `src/exec`: 0 for
-/// `src/exec/batch.rs`, 1 for `src/exec/batch/wait.rs`) names; `None` for
+/// `crates/core/src/exec/batch.rs`, 1 for `crates/core/src/exec/batch/wait.rs`) names; `None` for
 /// a name of `mod.rs` itself (an item it defines).
 fn exec_uses(text: &str, depth: usize, modules: &BTreeSet<String>) -> BTreeSet<String> {
     let mut names = paths_after(text, "crate::exec::");
@@ -251,7 +325,7 @@ fn exec_uses(text: &str, depth: usize, modules: &BTreeSet<String>) -> BTreeSet<S
 
 #[test]
 fn no_exec_file_names_one_above_or_beside_it_in_the_exec_layers() {
-    let exec = root().join("src/exec");
+    let exec = root().join("crates/core/src/exec");
     let doc = std::fs::read_to_string(exec.join("mod.rs")).unwrap();
     let layers = layers_between(&doc, "exec layers");
     assert!(layers.len() >= 5, "too few exec layers parsed: {layers:?}");
@@ -282,9 +356,10 @@ fn no_exec_file_names_one_above_or_beside_it_in_the_exec_layers() {
     assert!(
         bad.is_empty(),
         "{}",
-        bad.join("\n")
-            .replace(" names crate::", " uses ")
-            .replace("README.md's layers", "src/exec/mod.rs's exec layers")
+        bad.join("\n").replace(" names crate::", " uses ").replace(
+            "README.md's layers",
+            "crates/core/src/exec/mod.rs's exec layers"
+        )
     );
 }
 
@@ -304,13 +379,13 @@ fn the_exec_layer_check_reports_a_cycle_and_reads_module_docs() {
     let beside: BTreeSet<_> = [edge("cell", "options")].into();
     assert_eq!(violations(&layers, &beside).len(), 1);
     let modules: BTreeSet<String> = ["batch", "cell", "options"].map(String::from).into();
-    // From src/exec/cell.rs: `super::batch` and an item of mod.rs.
+    // From crates/core/src/exec/cell.rs: `super::batch` and an item of mod.rs.
     let top = "use super::batch::BatchInner;\nuse super::{options::X, DEFAULT_LIMIT};\nlet _ = crate::exec::cell::f();";
     assert_eq!(
         exec_uses(top, 0, &modules),
         ["batch", "cell", "mod", "options"].map(String::from).into()
     );
-    // From src/exec/batch/wait.rs: `super::` is batch itself.
+    // From crates/core/src/exec/batch/wait.rs: `super::` is batch itself.
     let nested = "use super::BatchInner;\nuse super::super::cell::CallCell;";
     assert_eq!(
         exec_uses(nested, 1, &modules),

@@ -8,6 +8,7 @@
 //! bindings/python/tests/test_native_search_shapes.py validates against the
 //! openai and anthropic SDK models.
 
+use capstan::export::ExportTools;
 use capstan::providers::{parse_calls, ExportOptions, Format, NATIVE_SEARCH_CALL};
 use capstan::search_tool::SearchToolOptions;
 use capstan::{ExecOptions, Registry, ToolDef, ToolFlags};

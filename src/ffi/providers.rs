@@ -7,6 +7,7 @@ use super::exec::{exec_flags, read_exec_options};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
+use crate::export::ExportTools;
 use crate::providers::{self, ExportOptions, Format};
 
 pub(crate) fn format_of(fmt: capstan_format) -> Result<Format, Fail> {
