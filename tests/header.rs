@@ -286,17 +286,28 @@ fn header_number(header: &str, name: &str) -> u32 {
 #[test]
 fn version_macros_equal_cargo_toml_and_capstan_version() {
     let manifest = read("Cargo.toml");
-    let mut in_package = false;
+    let mut section = "";
     let mut version = None;
+    let mut workspace_version = None;
     for line in manifest.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            in_package = line == "[package]";
-        } else if in_package && line.starts_with("version") {
-            version = line.split('"').nth(1).map(str::to_owned);
+            section = line;
+        } else if line.starts_with("version =") {
+            let v = line.split('"').nth(1).map(str::to_owned);
+            match section {
+                "[package]" => version = v,
+                "[workspace.package]" => workspace_version = v,
+                _ => {}
+            }
         }
     }
     let version = version.expect("Cargo.toml has [package] version");
+    assert_eq!(
+        workspace_version.as_deref(),
+        Some(version.as_str()),
+        "[workspace.package] version (the crates') vs [package] version"
+    );
     let header = header();
     let numbers = [
         header_number(&header, "CAPSTAN_VERSION_MAJOR"),
