@@ -8,11 +8,12 @@ import json
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
-from . import _formats, _lib, _provider, _registry_core
+from . import _formats, _lib, _provider
 from ._callbacks import _utf8
 from ._errors import CapstanError, SearchError, ValidationError
 from ._exec import _options
 from ._provider import Messages
+from . import _registry_core as _core
 from ._registry_core import _RegistryCore
 
 
@@ -40,14 +41,14 @@ class _Exports(_RegistryCore):
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
             report, report_size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _registry_core._L.registry_tools_json(
+            status = _core._L.registry_tools_json(
                 ptr, fmt, ctypes.byref(options), ctypes.byref(out), ctypes.byref(size),
                 ctypes.byref(report), ctypes.byref(report_size),
             )
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_tools_json failed")
-            exported = json.loads(_registry_core._L.take_text(out, size))
-            found = json.loads(_registry_core._L.take_text(report, report_size)) if report.value else []
+                raise _core._L.error(status, "capstan_registry_tools_json failed")
+            exported = json.loads(_core._L.take_text(out, size))
+            found = json.loads(_core._L.take_text(report, report_size)) if report.value else []
             return exported, found
         finally:
             self._leave()
@@ -152,10 +153,10 @@ class _Exports(_RegistryCore):
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _registry_core._L.registry_run_turn(ptr, fmt, data, len(data), options, ctypes.byref(out), ctypes.byref(size))
+            status = _core._L.registry_run_turn(ptr, fmt, data, len(data), options, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_run_turn failed")
-            written: Messages = json.loads(_registry_core._L.take_text(out, size))
+                raise _core._L.error(status, "capstan_registry_run_turn failed")
+            written: Messages = json.loads(_core._L.take_text(out, size))
             return written
         finally:
             del keep
@@ -176,10 +177,10 @@ class _Exports(_RegistryCore):
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _registry_core._L.registry_search_json(ptr, data, len(data), ctypes.byref(opts), ctypes.byref(out), ctypes.byref(size))
+            status = _core._L.registry_search_json(ptr, data, len(data), ctypes.byref(opts), ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_search_json failed", SearchError)
-            return json.loads(_registry_core._L.take_text(out, size))["results"]
+                raise _core._L.error(status, "capstan_registry_search_json failed", SearchError)
+            return json.loads(_core._L.take_text(out, size))["results"]
         finally:
             self._leave()
 
@@ -217,10 +218,10 @@ class _Exports(_RegistryCore):
         with self._lock:
             ptr = self._enter()
             try:
-                status = _registry_core._L.registry_add_search_tool(ptr, ctypes.byref(options))
+                status = _core._L.registry_add_search_tool(ptr, ctypes.byref(options))
                 if status != _lib.OK:
                     cls = ValidationError if status == _lib.ERR_INVALID_NAME else SearchError
-                    raise _registry_core._L.error(status, "capstan_registry_add_search_tool failed", cls)
+                    raise _core._L.error(status, "capstan_registry_add_search_tool failed", cls)
                 replaced = name or "tool_search"
                 # A Python tool of that name is gone: the core answers its calls.
                 self._tools.pop(replaced, None)
@@ -235,9 +236,9 @@ class _Exports(_RegistryCore):
         :meth:`schemas` again until found (a new conversation)."""
         ptr = self._enter()
         try:
-            status = _registry_core._L.registry_unload_tools(ptr)
+            status = _core._L.registry_unload_tools(ptr)
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_unload_tools failed")
+                raise _core._L.error(status, "capstan_registry_unload_tools failed")
         finally:
             self._leave()
 

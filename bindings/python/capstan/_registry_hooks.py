@@ -8,10 +8,11 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, TypedDict
 
-from . import _hooks, _json, _lib, _registry_core
+from . import _hooks, _json, _lib
 from ._calls import ToolCall
 from ._exec import _milliseconds
 from ._hooks import Approver, ToolEvent
+from . import _registry_core as _core
 from ._registry_core import _RegistryCore, _count
 
 
@@ -43,10 +44,10 @@ class _Hooks(_RegistryCore):
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _registry_core._L.registry_needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
+            status = _core._L.registry_needs_approval(ptr, encoded, len(encoded), None, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_needs_approval failed")
-            waiting = json.loads(_registry_core._L.take_text(out, size))
+                raise _core._L.error(status, "capstan_registry_needs_approval failed")
+            waiting = json.loads(_core._L.take_text(out, size))
         finally:
             self._leave()
         return [calls[item["index"]] for item in waiting]
@@ -67,7 +68,7 @@ class _Hooks(_RegistryCore):
             >>> registry.set_approver(lambda request: request.tool != "delete_file")  # doctest: +SKIP
         """
         self._set_hook(
-            _registry_core._L.registry_set_approver, approver, _hooks.APPROVER_TRAMPOLINE, "capstan_registry_set_approver"
+            _core._L.registry_set_approver, approver, _hooks.APPROVER_TRAMPOLINE, "capstan_registry_set_approver"
         )
 
     def on_event(self, hook: Callable[[ToolEvent], Any] | None) -> None:
@@ -77,7 +78,7 @@ class _Hooks(_RegistryCore):
         once). Keep it quick. While a hook is set, lone calls
         (``execute``/``aexecute``) run through capstan instead of the fast
         path, so that every call has its events."""
-        self._set_hook(_registry_core._L.registry_set_event_hook, hook, _hooks.EVENT_TRAMPOLINE, "capstan_registry_set_event_hook")
+        self._set_hook(_core._L.registry_set_event_hook, hook, _hooks.EVENT_TRAMPOLINE, "capstan_registry_set_event_hook")
         self._hooked = hook is not None
 
     def on_wake(self, notify: Callable[[], Any] | None) -> None:
@@ -85,7 +86,7 @@ class _Hooks(_RegistryCore):
         (``capstan_registry_set_notify``): called on any thread when a call of
         a ``main_thread`` tool waits for :meth:`pump`. It must be quick and
         must not call capstan: post to your loop (``loop.call_soon_threadsafe``)."""
-        self._set_hook(_registry_core._L.registry_set_notify, notify, _hooks.NOTIFY_TRAMPOLINE, "capstan_registry_set_notify")
+        self._set_hook(_core._L.registry_set_notify, notify, _hooks.NOTIFY_TRAMPOLINE, "capstan_registry_set_notify")
 
     def _set_hook(self, setter: Any, fn: Any, trampoline: Any, what: str) -> None:
         if fn is not None and not callable(fn):
@@ -97,7 +98,7 @@ class _Hooks(_RegistryCore):
             else:
                 status = setter(ptr, trampoline, _hooks.hold(fn), _hooks.RELEASE)  # on failure RELEASE ran
             if status != _lib.OK:
-                raise _registry_core._L.error(status, f"{what} failed")
+                raise _core._L.error(status, f"{what} failed")
         finally:
             self._leave()
 
@@ -109,7 +110,7 @@ class _Hooks(_RegistryCore):
         also runs the main-thread calls of the batches it executes itself."""
         ptr = self._enter()
         try:
-            return int(_registry_core._L.registry_pump(ptr, _milliseconds(budget)))
+            return int(_core._L.registry_pump(ptr, _milliseconds(budget)))
         finally:
             self._leave()
 
@@ -121,9 +122,9 @@ class _Hooks(_RegistryCore):
         ptr = self._enter()
         try:
             fd = ctypes.c_int32()
-            status = _registry_core._L.registry_wake_fd(ptr, ctypes.byref(fd))
+            status = _core._L.registry_wake_fd(ptr, ctypes.byref(fd))
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_wake_fd failed")
+                raise _core._L.error(status, "capstan_registry_wake_fd failed")
             return fd.value
         finally:
             self._leave()
@@ -138,10 +139,10 @@ class _Hooks(_RegistryCore):
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()
-            status = _registry_core._L.registry_stats_json(ptr, ctypes.byref(out), ctypes.byref(size))
+            status = _core._L.registry_stats_json(ptr, ctypes.byref(out), ctypes.byref(size))
             if status != _lib.OK:
-                raise _registry_core._L.error(status, "capstan_registry_stats_json failed")
-            tools: dict[str, ToolStats] = json.loads(_registry_core._L.take_text(out, size))["tools"]
+                raise _core._L.error(status, "capstan_registry_stats_json failed")
+            tools: dict[str, ToolStats] = json.loads(_core._L.take_text(out, size))["tools"]
         finally:
             self._leave()
         for (name, outcome), counter in list(self._lone.items()):

@@ -7,10 +7,11 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import _lib, _registry_core
+from . import _lib
 from ._callbacks import _DESTROY, _TRAMPOLINE, _Entry, _entries, _entry_keys, _utf8
 from ._errors import CapstanError, ToolNotFoundError, ValidationError
 from ._exec import _milliseconds
+from . import _registry_core as _core
 from ._registry_core import _RegistryCore
 from ._tools import FunctionTool, Tool
 
@@ -74,11 +75,11 @@ class _Tools(_RegistryCore):
                 key = next(_entry_keys)
                 _entries[key] = entry
                 definition.user_data = key
-                status = _registry_core._L.registry_add_tool(ptr, ctypes.byref(definition))  # on failure destroy ran
+                status = _core._L.registry_add_tool(ptr, ctypes.byref(definition))  # on failure destroy ran
                 if status != _lib.OK:
                     refused = (_lib.ERR_INVALID_NAME, _lib.ERR_INVALID_SCHEMA, _lib.ERR_INVALID_ARGUMENT)
                     cls = ValidationError if status in refused else CapstanError
-                    raise _registry_core._L.error(status, f"cannot register tool {built.name!r}", cls)
+                    raise _core._L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
                 if built.parallel_safe and not built.main_thread:
                     self._inline_safe.add(built.name)
@@ -108,9 +109,9 @@ class _Tools(_RegistryCore):
             ptr = self._enter()
             try:
                 encoded = name.encode()
-                status = _registry_core._L.registry_remove_tool(ptr, encoded, len(encoded))
+                status = _core._L.registry_remove_tool(ptr, encoded, len(encoded))
                 if status not in (_lib.OK, _lib.ERR_NOT_FOUND):
-                    raise _registry_core._L.error(status, f"cannot remove tool {name!r}")
+                    raise _core._L.error(status, f"cannot remove tool {name!r}")
                 del self._tools[name]
                 self._lean.pop(name, None)
                 self._inline_safe.discard(name)
