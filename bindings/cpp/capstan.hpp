@@ -23,8 +23,9 @@
 #ifndef CAPSTAN_HPP
 #define CAPSTAN_HPP
 
-// The wrapper in one header per area, in the order of capstan.h's sections;
-// each includes what it needs, and this one includes them all.
+// The wrapper in one header per area, as capstan.h has sections, in the
+// order they build on one another (registry.hpp, the Registry class, uses
+// them all); each includes what it needs, and this one includes them all.
 #include "capstan/base.hpp"
 #include "capstan/error.hpp"
 #include "capstan/tool.hpp"
