@@ -23,6 +23,8 @@ include mk/csharp.mk
 
 C_TESTS   := $(patsubst tests/c/%.c,%,$(wildcard tests/c/test_*.c))
 EXAMPLES  := $(patsubst examples/c/%.c,%,$(wildcard examples/c/*.c))
+# The C++ wrapper's area headers: capstan.hpp includes them all.
+CPP_AREA_HEADERS := $(sort $(wildcard bindings/cpp/capstan/*.hpp))
 
 .PHONY: matrix-check abi-check abi-baseline install uninstall install-test python-wheel-test mcp-server-test mcp-client-test mcp-feature-off-test
 .PHONY: all lib demo game-loop run-examples python-test python-bench test check rust-test clippy fmt-check header header-check \
@@ -100,9 +102,13 @@ suites-check:
 
 # matrix-check: every test the README's bindings matrix names exists (the
 # file under that binding's tests, the test's name in it); a "yes" names one.
+# Also: no file under bindings/ passes 800 lines without a "size:" reason at
+# its top (tools/check_sizes.py; generated lock files and fixtures excepted).
 matrix-check:
 	python3 tools/check_matrix.py --self-test
 	python3 tools/check_matrix.py
+	python3 tools/check_sizes.py --self-test
+	python3 tools/check_sizes.py
 
 header-check: cbindgen
 	@mkdir -p $(BUILD)
@@ -328,7 +334,8 @@ mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_clie
 # `make install PREFIX=/usr/local DESTDIR=` installs the release build:
 #   $(INSTALL_LIBDIR)/libcapstan.so.X.Y.Z, its SONAME link and libcapstan.so,
 #   $(INSTALL_LIBDIR)/libcapstan.a, $(INSTALL_INCLUDEDIR)/capstan.h, the C++
-#   headers capstan.hpp and capstan_json.hpp (bindings/cpp) beside it,
+#   headers capstan.hpp (with its area headers, capstan/*.hpp) and
+#   capstan_json.hpp (bindings/cpp) beside it,
 #   $(INSTALL_LIBDIR)/pkgconfig/capstan.pc, $(INSTALL_LIBDIR)/cmake/capstan/,
 #   $(PREFIX)/share/licenses/capstan/LICENSE.
 # Every version string comes from Cargo.toml. The build step is skipped when
@@ -382,6 +389,8 @@ install: $(INSTALL_BUILD)
 	$(STRIP) --strip-debug $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.a
 	install -m 644 include/capstan.h $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan.h
 	install -m 644 bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp $(DESTDIR)$(INSTALL_INCLUDEDIR)/
+	install -d $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan
+	install -m 644 $(CPP_AREA_HEADERS) $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan/
 	@echo "generate $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/capstan.pc"
 	@$(PKG_SED) packaging/capstan.pc.in > $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/capstan.pc
 	@echo "generate $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfig.cmake"
@@ -403,9 +412,10 @@ uninstall:
 	  $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.so $(DESTDIR)$(INSTALL_LIBDIR)/libcapstan.a \
 	  $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan.h $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan.hpp \
 	  $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan_json.hpp $(DESTDIR)$(INSTALL_LIBDIR)/pkgconfig/capstan.pc \
+	  $(addprefix $(DESTDIR)$(INSTALL_INCLUDEDIR)/,$(CPP_AREA_HEADERS:bindings/cpp/%=%)) \
 	  $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfig.cmake \
 	  $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan/capstanConfigVersion.cmake $(DESTDIR)$(INSTALL_LICENSEDIR)/LICENSE
-	-rmdir $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan $(DESTDIR)$(INSTALL_LICENSEDIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(INSTALL_LIBDIR)/cmake/capstan $(DESTDIR)$(INSTALL_LICENSEDIR) $(DESTDIR)$(INSTALL_INCLUDEDIR)/capstan 2>/dev/null
 
 # Installs the release build into build/install-test and builds programs
 # from outside the tree against that prefix alone: C through pkg-config, C
@@ -514,7 +524,7 @@ CXXFLAGS_COMMON  := -Wall -Wextra -Werror -pedantic -Iinclude -Ibindings/cpp -g 
 CPP_TESTS        := $(patsubst bindings/cpp/tests/%.cpp,%,$(wildcard bindings/cpp/tests/test_*.cpp))
 CPP_TESTS_NEW    := test_release test_json test_mcp test_input
 CPP_TESTS_20     := $(filter-out $(CPP_TESTS_NEW),$(CPP_TESTS))
-CPP_DEPS         := bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp bindings/cpp/tests/check.hpp bindings/cpp/tests/http.hpp include/capstan.h
+CPP_DEPS         := bindings/cpp/capstan.hpp $(CPP_AREA_HEADERS) bindings/cpp/capstan_json.hpp bindings/cpp/tests/check.hpp bindings/cpp/tests/http.hpp include/capstan.h
 
 # `| lib`: the library is linked dynamically, so a rebuilt libcapstan.so
 # needs no relink; the binaries are rebuilt when a header or test changes.
@@ -527,12 +537,21 @@ $(BUILD)/cpp/20/%: bindings/cpp/tests/%.cpp $(CPP_DEPS) | lib
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++20 $(CXXFLAGS_COMMON) $(SAN_FLAGS) $(if $(findstring no_exceptions,$*),-fno-exceptions) $< -o $@ $(LDFLAGS_COMMON)
 
-cpp-test: $(addprefix $(BUILD)/cpp/17/,$(CPP_TESTS)) $(addprefix $(BUILD)/cpp/20/,$(CPP_TESTS_20))
+# Each area header compiles on its own (it includes what it needs), as C++17
+# with and without exceptions: a syntax check, no binary.
+$(BUILD)/cpp/alone/%.ok: bindings/cpp/capstan/%.hpp $(CPP_AREA_HEADERS) include/capstan.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 $(CXXFLAGS_COMMON) -fsyntax-only -x c++ $<
+	$(CXX) -std=c++17 $(CXXFLAGS_COMMON) -fno-exceptions -fsyntax-only -x c++ $<
+	@touch $@
+
+cpp-test: $(addprefix $(BUILD)/cpp/17/,$(CPP_TESTS)) $(addprefix $(BUILD)/cpp/20/,$(CPP_TESTS_20)) \
+          $(patsubst bindings/cpp/capstan/%.hpp,$(BUILD)/cpp/alone/%.ok,$(CPP_AREA_HEADERS))
 	@set -e; for t in $(addprefix 17/,$(CPP_TESTS)) $(addprefix 20/,$(CPP_TESTS_20)); do \
 	  echo "== $$(basename $$t) (C++$$(dirname $$t), asan+ubsan)"; \
 	  ASAN_OPTIONS=detect_leaks=1 $(BUILD)/cpp/$$t; done
 
-$(BUILD)/examples/cpp/%: examples/cpp/%.cpp bindings/cpp/capstan.hpp bindings/cpp/capstan_json.hpp include/capstan.h | lib
+$(BUILD)/examples/cpp/%: examples/cpp/%.cpp bindings/cpp/capstan.hpp $(CPP_AREA_HEADERS) bindings/cpp/capstan_json.hpp include/capstan.h | lib
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++17 $(CXXFLAGS_COMMON) -O2 $< -o $@ $(LDFLAGS_COMMON)
 

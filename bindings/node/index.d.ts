@@ -1,4 +1,4 @@
-// Types of the capstan Node.js binding (hand-written; lib/index.cjs is the code).
+// Types of the capstan Node.js binding (hand-written; lib/ is the code, lib/index.cjs its exports).
 
 /** Provider wire formats; `describe` is capstan's own normalized form. */
 export type Format = 'describe' | 'openai' | 'openai_chat' | 'openai_responses' | 'anthropic' | 'gemini' | 'mcp';

@@ -58,6 +58,9 @@ static void a_caller_that_cannot_answer_refuses_and_leaves_the_call_to_the_tool(
         seen.after_completion = late ? CAPSTAN_OK : late.error().status();
     });
     auto r = reg.execute(call_json("a", "asker")).at(0);
+    // execute returns once fail() completed the call, while the tool may
+    // still be running its last require_input: its lock waits for it.
+    std::lock_guard<std::mutex> g(seen.lock);
     CHECK(r.outcome == Outcome::tool_error && r.content == "cannot ask here");
     CHECK(seen.input == R"({"canAsk":[]})");
     CHECK(seen.refused.size() == 4);

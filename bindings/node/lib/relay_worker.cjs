@@ -1,7 +1,7 @@
 'use strict';
 // What the relay workers (oauth_relay.cjs, input_relay.cjs) share: a
 // callback registered on the worker asks the JS thread through a message and
-// waits on a SharedArrayBuffer for its answer (index.cjs's `replyToRelay`
+// waits on a SharedArrayBuffer for its answer (mcp.cjs's `replyToRelay`
 // writes it), bounded by the worker's `timeoutMs`; `serve` registers the
 // callbacks, keeps the worker alive until capstan's destroy, and then lets it
 // end.

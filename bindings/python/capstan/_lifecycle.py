@@ -10,13 +10,10 @@ import sys
 import threading
 import time
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import _callbacks, _lib
 from ._exec import _milliseconds
-
-if TYPE_CHECKING:
-    from ._registry import ToolRegistry
 
 __all__ = ["set_exit_timeout"]
 
@@ -81,7 +78,13 @@ def _keep_thread_states(library: Any) -> None:
 # again. A tool still running after that is abandoned where it is, like a
 # daemon thread. close() itself keeps the full wait.
 
-_open_registries: weakref.WeakSet[ToolRegistry] = weakref.WeakSet()
+class _Registry(Protocol):
+    """What the exit handler uses of a ToolRegistry (this module sits below it)."""
+
+    def _shutdown(self, timeout_ms: int) -> bool: ...
+
+
+_open_registries: weakref.WeakSet[_Registry] = weakref.WeakSet()
 _exiting = False
 _exit_timeout: float | None = 2.0
 _reaper_queue: list[int] = []

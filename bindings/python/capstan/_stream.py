@@ -23,14 +23,12 @@ import dataclasses
 import json
 import threading
 from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_int32, c_size_t, c_uint32, c_void_p
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from . import _lib
 from ._calls import ToolCall, ToolResult
 from ._errors import CapstanError
-
-if TYPE_CHECKING:
-    from ._registry import ToolRegistry
+from ._registry_core import _RegistryCore
 
 __all__ = ["Stream", "StreamTurn"]
 
@@ -124,7 +122,7 @@ class Stream:
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: _RegistryCore,
         style: str,
         *,
         early_dispatch: bool = False,

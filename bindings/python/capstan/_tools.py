@@ -16,12 +16,40 @@ from ._context import Context
 from ._errors import CapstanError, LibraryNotFoundError, ValidationError
 from ._schema import _hints, function_schema, is_optional, parse_docstring, resolved_hints
 
-from ._calls import ToolResult
-
-if typing.TYPE_CHECKING:
-    from ._registry import ToolRegistry
+from ._calls import ToolCall, ToolResult
 
 __all__ = ["FunctionTool", "Tool", "render_result", "tool"]
+
+
+class _Runner(typing.Protocol):
+    """What Tool.run and friends use of the registry of a tool alone."""
+
+    def _add(self, built: Tool, weak: bool) -> None: ...
+    def execute(
+        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+    ) -> ToolResult: ...
+    async def aexecute(
+        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+    ) -> ToolResult: ...
+    def schemas(
+        self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False, deferred: str = "hide"
+    ) -> list[dict[str, Any]]: ...
+    def describe(self) -> list[dict[str, Any]]: ...
+    def add(self, item: Tool | Callable[..., Any]) -> Tool: ...
+    def close(self) -> None: ...
+
+
+# The registry layer (_registry) sits above this module: when it is imported
+# (capstan/__init__ imports it) it hands over how to make a registry and the
+# global one, for Tool.run and @tool(register=True), so that this module
+# does not import it back.
+_new_registry: Callable[[], _Runner] | None = None
+_default_registry: Callable[[], _Runner] | None = None
+
+
+def _use_registries(new: Callable[[], _Runner], default: Callable[[], _Runner]) -> None:
+    global _new_registry, _default_registry
+    _new_registry, _default_registry = new, default
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -267,7 +295,7 @@ class Tool:
             raise ValidationError(f"max_output_chars must be an int in [0, 2**32), got {chars!r}")
         self.max_output_chars = chars or None
         self.config = config
-        self._solo: ToolRegistry | None = None
+        self._solo: _Runner | None = None
         self._solo_lock = threading.Lock()
 
     # -- what runs ---------------------------------------------------------------
@@ -317,14 +345,13 @@ class Tool:
 
     # -- running it through capstan --------------------------------------------------
 
-    def _registry(self) -> ToolRegistry:
+    def _registry(self) -> _Runner:
         """A registry of this tool alone, for :meth:`run` and :meth:`schema`."""
         if self._solo is None:
             with self._solo_lock:
                 if self._solo is None:
-                    from ._registry import ToolRegistry
-
-                    solo = ToolRegistry()
+                    assert _new_registry is not None  # set when capstan is imported
+                    solo = _new_registry()
                     solo._add(self, weak=True)
                     self._solo = solo
         return self._solo
@@ -343,14 +370,10 @@ class Tool:
             >>> t.run(a=2, b=3).data
             5
         """
-        from ._registry import ToolCall
-
         return self._registry().execute(ToolCall(self.name, kwargs), approved=True)
 
     async def arun(self, **kwargs: Any) -> ToolResult:
         """:meth:`run` for event loops: async tools run on the running loop."""
-        from ._registry import ToolCall
-
         return await self._registry().aexecute(ToolCall(self.name, kwargs), approved=True)
 
     async def acall(self, **kwargs: Any) -> Any:
@@ -374,8 +397,6 @@ class Tool:
             >>> asyncio.run(FunctionTool(add).acall(a=2, b=3))
             5
         """
-        from ._registry import ToolCall
-
         result = await self._registry().aexecute(ToolCall(self.name, kwargs), approved=True)
         if not result.is_error:
             return result.data
@@ -704,9 +725,8 @@ def tool(
             _localns=localns,
         )
         if register:
-            from ._registry import default_registry
-
-            default_registry().add(built)
+            assert _default_registry is not None  # set when capstan is imported
+            _default_registry().add(built)
         return built
 
     if fn is not None:

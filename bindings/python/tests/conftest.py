@@ -1,5 +1,6 @@
 import gc
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ import pytest
 # (`pip install ./bindings/python` makes a copy that edits do not reach).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import capstan  # noqa: E402
-from capstan import _registry  # noqa: E402
+from capstan import _callbacks  # noqa: E402
 
 
 @pytest.fixture
@@ -21,10 +22,28 @@ def registry():
 def no_leaked_executions():
     yield
     # Every execution removes its Python-side state when its C call returns.
-    assert not _registry._executions
-    assert not _registry._inline
+    assert not _callbacks._executions
+    assert not _callbacks._inline
 
 
 def live_entries() -> int:
     gc.collect()
-    return len(_registry._entries)
+    return len(_callbacks._entries)
+
+
+class Gauge:
+    """Counts how many calls run at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+
+    def __enter__(self):
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.now -= 1

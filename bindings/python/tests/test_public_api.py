@@ -29,9 +29,16 @@ def _public_callables():
     for name in capstan.__all__:
         item = getattr(capstan, name)
         if inspect.isclass(item):
-            for attr, member in vars(item).items():
-                if not attr.startswith("_") and callable(member):
-                    yield f"{name}.{attr}", member
+            # The class and the capstan classes it is made of (ToolRegistry's
+            # parts live in _registry_*.py), as the class resolves them.
+            seen: set[str] = set()
+            for klass in item.__mro__:
+                if not klass.__module__.startswith("capstan"):
+                    continue
+                for attr, member in vars(klass).items():
+                    if not attr.startswith("_") and callable(member) and attr not in seen:
+                        seen.add(attr)
+                        yield f"{name}.{attr}", member
         elif inspect.isfunction(item):
             yield name, item
 

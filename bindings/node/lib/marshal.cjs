@@ -1,0 +1,108 @@
+'use strict';
+// marshal.cjs: what crosses into capstan and back: formats, calls, options and results as the C
+// functions take and give them.
+
+const native = require('./native.cjs');
+const { koffi } = native;
+const { EXEC_SEQUENTIAL, EXEC_STRICT_NULLS, FORMATS, OUTCOMES } = require('./constants.cjs');
+
+// --- inputs ---------------------------------------------------------------
+
+function formatOf(format) {
+  const f = FORMATS[format];
+  if (f === undefined) {
+    throw new TypeError(`unknown format ${JSON.stringify(format)}; expected one of: ${Object.keys(FORMATS).join(', ')}`);
+  }
+  return f;
+}
+
+function jsonBytes(value, what) {
+  if (typeof value === 'string') return Buffer.from(value, 'utf8');
+  if (Buffer.isBuffer(value)) return value;
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (value === undefined) throw new TypeError(`${what} is undefined`);
+  return Buffer.from(JSON.stringify(value), 'utf8');
+}
+
+// A call without an id gets `call_<index>`, as the C ABI and every other
+// binding give it (issue 49).
+function normalizedCall(call, i) {
+  if (typeof call === 'string') {
+    throw new TypeError(
+      `calls[${i}] is a string: execute takes call objects {id, name, arguments} ` +
+        '(JSON.parse the text first; a provider response goes to runTurn)',
+    );
+  }
+  if (call === null || typeof call !== 'object' || Array.isArray(call)) {
+    throw new TypeError(`calls[${i}] is not a call object {id, name, arguments}`);
+  }
+  const out = { id: call.id ?? `call_${i}`, name: call.name, arguments: call.arguments ?? {} };
+  return out;
+}
+
+function milliseconds(value, what) {
+  if (value === undefined || value === null || value === 0) return 0;
+  if (typeof value !== 'number' || !(value > 0)) throw new RangeError(`${what} must be a positive number of milliseconds`);
+  return Math.min(Math.ceil(value), 0xffffffff);
+}
+
+function execOptions(opts = {}, extraFlags = 0) {
+  let flags = extraFlags;
+  if (opts.parallel === false) flags |= EXEC_SEQUENTIAL;
+  if (opts.strictNulls) flags |= EXEC_STRICT_NULLS;
+  const limit = opts.limit ?? 0;
+  if (!Number.isInteger(limit) || limit < 0) throw new RangeError('limit must be an integer >= 0');
+  const approved = opts.approvedIds ?? [];
+  if (!Array.isArray(approved) || approved.some((id) => typeof id !== 'string')) {
+    throw new TypeError('approvedIds must be an array of call ids (strings)');
+  }
+  return {
+    struct_size: native.sizes.ExecOptions,
+    flags,
+    limit: Math.min(limit, 0xffffffff),
+    timeout_ms: milliseconds(opts.timeoutMs, 'timeoutMs'),
+    approved_ids: approved.length ? approved : null,
+    approved_count: approved.length,
+    deadline_ms: milliseconds(opts.deadlineMs, 'deadlineMs'),
+  };
+}
+
+// --- results --------------------------------------------------------------
+
+function toResult(r) {
+  const s = (p, n) => (n > 0 ? koffi.decode(p, 'char', Number(n)) : '');
+  const outcome = OUTCOMES[r.outcome] ?? `outcome_${r.outcome}`;
+  return {
+    index: Number(r.index),
+    id: s(r.id, r.id_len),
+    name: s(r.name, r.name_len),
+    content: s(r.content, r.content_len),
+    isError: Boolean(r.is_error),
+    outcome,
+    durationUs: Number(r.duration_us),
+    ...(r.parts_json !== null && Number(r.parts_json_len) > 0 ? { parts: JSON.parse(s(r.parts_json, r.parts_json_len)) } : {}),
+    ...(r.structured_json !== null && Number(r.structured_json_len) > 0
+      ? { structuredContent: JSON.parse(s(r.structured_json, r.structured_json_len)) }
+      : {}),
+  };
+}
+
+function normalizedResult(r) {
+  return {
+    id: r.id,
+    name: r.name,
+    content: r.content,
+    is_error: r.isError ?? r.is_error ?? false,
+    outcome: r.outcome ?? (r.isError ? 'tool_error' : 'ok'),
+    duration_us: r.durationUs ?? r.duration_us ?? 0,
+    ...(r.parts ? { parts: r.parts } : {}),
+    ...(r.structuredContent ?? r.structured_content ? { structured_content: r.structuredContent ?? r.structured_content } : {}),
+  };
+}
+
+
+function asyncCall(fn, ...args) {
+  return new Promise((resolve, reject) => fn.async(...args, (err, value) => (err ? reject(err) : resolve(value))));
+}
+
+module.exports = { formatOf, jsonBytes, normalizedCall, milliseconds, execOptions, toResult, normalizedResult, asyncCall };
