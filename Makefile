@@ -108,7 +108,7 @@ suites-check:
 DOCS_JAVA_CP := $(BUILD)/docs-test-java.classpath
 $(DOCS_JAVA_CP): $(JAVA_STAMP) $(wildcard $(JAVA_DIR)/src/main/java/dev/capstan/*.java) $(JAVA_DIR)/pom.xml
 	@mkdir -p $(dir $@)
-	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || exit 1; \
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || { echo "docs-test: the Java examples need a JDK >= 22 (mk/find-jdk.sh)"; exit 1; }; \
 	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) -o compile dependency:build-classpath \
 	    -DincludeScope=runtime -Dmdep.outputFile=$(abspath $@).deps
 	@printf '%s:%s\n' "$(abspath $(JAVA_DIR))/target/classes" "$$(cat $@.deps)" > $@
