@@ -13,7 +13,7 @@ SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 # from starving the timer threads (a 2 ms timeout then took over 5 s).
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
-# `make` alone builds the library (the README's promise): mk/setup.mk's
+# `make` alone builds the library (the README's promise, "Two commands"): mk/setup.mk's
 # targets come first in the file, so the default goal is named here.
 .DEFAULT_GOAL := all
 
