@@ -47,7 +47,7 @@ help:
 	@echo '  make fuzz         run every fuzz target for FUZZ_SECONDS (not in make test)'
 	@echo '  make soak         the long soak runs (not in make test)'
 	@echo '  make mutants      mutation testing with cargo-mutants (not in make test)'
-	@echo '  make python-test  one suite of make test (also: go-test node-test java-test cpp-test c-test-plain ...)'
+	@echo '  make python-test  one suite of make test (also: docs-test go-test node-test java-test cpp-test ...)'
 	@echo '  make clean        remove build products'
 
 # The .so carries a SONAME (build.rs); the link of that name lets programs
