@@ -43,7 +43,7 @@ RUNNABLE = {"c", "cpp", "python", "js", "go", "java", "csharp"}
 KINDS = {"compile", "fragment", "skip"}
 DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:\s*([a-z]+)\s*(?::\s*(.*?))?\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
-TIMEOUT = 60
+TIMEOUT = 120  # a program of the docs runs in well under a second; a hang fails, named
 
 
 class Block:
@@ -187,12 +187,12 @@ class Runner:
             raise RuntimeError(f"{var}: {value or '(unset)'} not found: it runs this language's blocks")
         return value
 
-    def sh(self, argv, cwd=None, env=None, stdin=None):
+    def sh(self, argv, cwd=None, env=None, timeout=TIMEOUT):
         try:
             p = subprocess.run(argv, cwd=cwd or self.work, env=env or self.env, capture_output=True,
-                               text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+                               text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            raise RuntimeError(f"{argv[0]} did not end within {TIMEOUT} s")
+            raise RuntimeError(f"{argv[0]} did not end within {timeout} s")
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(argv[:3])} ... exited {p.returncode}:\n{p.stdout}{p.stderr}".rstrip())
         return p.stdout
@@ -275,9 +275,13 @@ class Runner:
             self.file(os.path.join("go", "go.mod"), gomod)
             shutil.copy(os.path.join(ROOT, "examples/go/agent/go.sum"), os.path.join(mod, "go.sum"))
         self.file(os.path.join("go", name, "main.go"), b.text)
-        env = dict(self.env, CGO_ENABLED="1", GOFLAGS="-mod=mod", GOPROXY="off", GOTOOLCHAIN="local")
+        # The module's dependencies come as go-test's do (the Go module cache, or
+        # the environment's proxy on a fresh machine); the Go on PATH, never another.
+        env = dict(self.env, CGO_ENABLED="1", GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
         out = os.path.join(mod, name, name)
-        self.sh([go, "build", "-tags", "capstan_intree", "-o", out, "./" + name], cwd=mod, env=env)
+        # The first build compiles the binding (cgo) and its dependencies: a cold
+        # cache on a loaded machine takes minutes, not a hang.
+        self.sh([go, "build", "-tags", "capstan_intree", "-o", out, "./" + name], cwd=mod, env=env, timeout=900)
         return None if action == "compile" else self.sh([out])
 
     def run_java(self, b, name, action):
