@@ -13,7 +13,7 @@ SAN_FLAGS        := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 # from starving the timer threads (a 2 ms timeout then took over 5 s).
 VALGRIND         := valgrind --fair-sched=yes --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect --suppressions=tests/c/valgrind.supp --quiet
 
-# `make` alone builds the library (the README's promise): mk/setup.mk's
+# `make` alone builds the library (the README's promise, "Two commands"): mk/setup.mk's
 # targets come first in the file, so the default goal is named here.
 .DEFAULT_GOAL := all
 
@@ -49,7 +49,7 @@ help:
 	@echo '  make fuzz         run every fuzz target for FUZZ_SECONDS (not in make test)'
 	@echo '  make soak         the long soak runs (not in make test)'
 	@echo '  make mutants      mutation testing with cargo-mutants (not in make test)'
-	@echo '  make python-test  one suite of make test (also: go-test node-test java-test cpp-test c-test-plain ...)'
+	@echo '  make python-test  one suite of make test (also: docs-test go-test node-test java-test cpp-test ...)'
 	@echo '  make clean        remove build products'
 
 # The .so carries a SONAME (build.rs); the link of that name lets programs
@@ -58,7 +58,7 @@ help:
 # profile's fat LTO (Cargo.toml) applies only when every crate type built can
 # take it, and Cargo.toml's list has rlib (for the Rust tests and benches),
 # which cannot: `cargo build --release --lib` ignores the LTO and builds a
-# larger library (README, Sizes). The Python wheel's hook runs the same command.
+# larger library (docs/performance.md, Sizes). The Python wheel's hook runs the same command.
 LIB_BUILD := rustc --release --lib --crate-type cdylib,staticlib
 lib:
 	$(CARGO) $(LIB_BUILD)
@@ -77,8 +77,8 @@ demo: $(BUILD)/examples/demo
 game-loop: $(BUILD)/examples/game_loop
 	$(BUILD)/examples/game_loop
 
-# The README's snippets and the game loop, compiled and run (each exits
-# non-zero if its output is wrong).
+# The quickstart and agent-turn examples and the game loop, compiled and
+# run (each exits non-zero if its output is wrong).
 run-examples: $(BUILD)/examples/quickstart $(BUILD)/examples/agent_turn $(BUILD)/examples/game_loop
 	$(BUILD)/examples/quickstart
 	$(BUILD)/examples/agent_turn
@@ -100,7 +100,28 @@ header: cbindgen
 suites-check:
 	tools/test_suites.sh
 
-# matrix-check: every test the README's bindings matrix names exists (the
+# docs-test: every code block of README.md and docs/*.md compiled and run
+# (or marked, with a reason, as a fragment, compile-only or skipped), its
+# printed output checked where the text shows it, and every relative link
+# and #anchor resolved (tools/docs_test.py; its self-test first). C and C++
+# against include/ and $(LIB), Python in build/venv, Node against
+# bindings/node, Go in the module's context (capstan_intree), Java through
+# the JDK of mk/find-jdk.sh, C# with mcs/mono as mk/csharp.mk builds it.
+DOCS_JAVA_CP := $(BUILD)/docs-test-java.classpath
+$(DOCS_JAVA_CP): $(JAVA_STAMP) $(wildcard $(JAVA_DIR)/src/main/java/dev/capstan/*.java) $(JAVA_DIR)/pom.xml
+	@mkdir -p $(dir $@)
+	@jdk="$(JAVA_JDK)"; [ -n "$$jdk" ] || { echo "docs-test: the Java examples need a JDK >= 22 (mk/find-jdk.sh)"; exit 1; }; \
+	  cd $(JAVA_DIR) && JAVA_HOME="$$jdk" $(MVN) $(MVN_FLAGS) -o compile dependency:build-classpath \
+	    -DincludeScope=runtime -Dmdep.outputFile=$(abspath $@).deps
+	@printf '%s:%s\n' "$(abspath $(JAVA_DIR))/target/classes" "$$(cat $@.deps)" > $@
+
+.PHONY: docs-test
+docs-test: lib $(VENV_STAMP) $(NODE_BINDING_STAMP) $(DOCS_JAVA_CP) $(CSHARP)/Capstan.dll
+	python3 tools/docs_test.py --self-test
+	CAPSTAN_LIB=$(abspath $(LIB)) PYTHON=$(PYTHON) GO=$(GO) JAVA_HOME="$(JAVA_JDK)" JAVA_CP="$$(cat $(DOCS_JAVA_CP))" \
+	  CSHARP_DLL=$(abspath $(CSHARP)/Capstan.dll) MCS=$(MCS) MONO=$(MONO) CC=$(CC) CXX=$(CXX) python3 tools/docs_test.py
+
+# matrix-check: every test the bindings matrix (docs/bindings.md) names exists (the
 # file under that binding's tests, the test's name in it); a "yes" names one.
 # Also: no file under bindings/ passes 800 lines without a "size:" reason at
 # its top (tools/check_sizes.py; generated lock files and fixtures excepted).
@@ -242,7 +263,7 @@ node-bench: lib $(NODE_BINDING_STAMP) $(NODE_BENCH_STAMP)
 # (server mode; tests/mcp/conformance-server-expected-failures lists what
 # capstan cannot pass, with reasons); the C lifecycle test (stop with calls in
 # flight, twice, NULL) runs under ASan/UBSan and Valgrind; the Python binding's MCP methods
-# and the README example run too. Without feature `mcp` the library still
+# and examples/c/mcp_serve.c (docs/mcp.md) run too. Without feature `mcp` the library still
 # builds and its MCP functions return UNSUPPORTED (mcp-feature-off-test).
 MCP_BUILD := $(BUILD)/mcp
 
@@ -305,10 +326,11 @@ $(BUILD)/mcp/conformance_client: $(MCP_DIR)/conformance_client.c include/capstan
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< -o $@ $(LDFLAGS_COMMON)
 
-# The README's "Mount an MCP server" program, cut out of README.md.
-$(BUILD)/mcp/readme_mount: README.md include/capstan.h lib
+# The "Mount an MCP server" program of docs/mcp.md, cut out of it by its marker.
+$(BUILD)/mcp/readme_mount: docs/mcp.md include/capstan.h lib
 	@mkdir -p $(dir $@)
-	awk '/<!-- mcp-mount-example/ {f=1; next} f && /^```c/ {g=1; next} g && /^```/ {exit} g' README.md > $@.c
+	awk '/<!-- mcp-mount-example/ {f=1; next} f && /^```c/ {g=1; next} g && /^```/ {exit} g' docs/mcp.md > $@.c
+	@test -s $@.c || { echo "no <!-- mcp-mount-example --> program in docs/mcp.md"; exit 1; }
 	$(CC) $(CFLAGS_COMMON) $@.c -o $@ $(LDFLAGS_COMMON)
 
 mcp-client-test: $(BUILD)/mcp/asan/test_mcp_client $(BUILD)/mcp/conformance_client $(BUILD)/mcp/readme_mount $(SETUP_STAMPS)
@@ -427,11 +449,11 @@ uninstall:
 # every file install wrote.
 INSTALL_TEST := $(abspath $(BUILD)/install-test)
 # The installed (stripped) default .so may not grow past this (issue #28; the
-# README's Sizes): 15.30 MB measured with the fat-LTO profile and the
+# docs/performance.md, Sizes): 15.30 MB measured with the fat-LTO profile and the
 # dependencies' opt-levels of Cargo.toml, OAuth for mounts (#33) with its
 # grants without a user and DPoP included (those added 0.42 MB: this bound
 # was 15,000,000 before them), so a change that adds 0.2 MB fails here; #45's
-# fixes (README, Sizes) added 0.31 MB: 15,603,792 B, bound 15,800,000. The
+# fixes (docs/performance.md, Sizes) added 0.31 MB: 15,603,792 B, bound 15,800,000. The
 # workspace split (#48) added 0.22 MB: generic code the one crate
 # instantiated once is now instantiated in each crate that uses it (sharing
 # them across crates is nightly-only): 15,824,456 B, bound 16,000,000. The
@@ -514,7 +536,7 @@ go-bench: lib
 # the others costs ~14 s of CPU, test_json's 55 s at -O1 (nlohmann's
 # templates) and 25 s at -O0; test_wrapper's C++20 build already compiles the
 # whole header as C++20. cpp-examples builds and runs
-# examples/cpp/quickstart.cpp (the README's program) and game_loop.cpp.
+# examples/cpp/quickstart.cpp (docs/cpp.md's program) and game_loop.cpp.
 # swift-modulemap-check imports the Swift package's C module through its
 # module map with clang -fmodules (there is no Swift toolchain here) and
 # checks that capstan.h's constants have shapes Swift imports.
@@ -588,7 +610,7 @@ fmt-check:
 # (suite, seconds) at the end and keeps it in build/test-times.txt. The first
 # failure stops the run (KEEP_GOING=1 runs the rest) and fails make. Long runs
 # stay out: soak, fuzz, bench, mutants, stream-figures, timeout-rss.
-TEST_SUITES := fmt-check suites-check clippy rust-test matrix-check header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
+TEST_SUITES := fmt-check suites-check clippy rust-test matrix-check docs-test header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test go-module-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
   windows-test i686-test cross-check node-test java-test csharp-test
@@ -602,7 +624,7 @@ check:
 	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/check-times.txt setup-deps lib rust-test c-test-plain
 
 # --- streaming (issue 15) ----------------------------------------------------
-# tests/c/test_stream.c is one of C_TESTS (plain, ASan, Valgrind). The README's
+# tests/c/test_stream.c is one of C_TESTS (plain, ASan, Valgrind). docs/streams.md's
 # streamed OpenAI Chat turn runs here: it exits 1 unless the first tool's
 # result came before the body ended. stream-figures: time to the first
 # result with calls 200 ms apart, early dispatch vs buffering (not in `make test`).
@@ -688,7 +710,7 @@ bench-idle: lib
 	$(BUILD)/bench/idle_bench
 
 # --- bounded costs (issue 17) -----------------------------
-# The figures behind README "Limits": each hostile input's time and peak heap.
+# The figures behind docs/limits.md: each hostile input's time and peak heap.
 # tests/limits.rs (part of rust-test) asserts the same bounds loosely. Not
 # part of `make test`.
 .PHONY: bench-limits
@@ -712,7 +734,7 @@ bench-search:
 # Builds use Cargo.toml's `mutants` profile (no debug info: shorter links).
 # MUTANTS_ARGS narrows a run to what changed and to the tests that matter, e.g.
 #   make mutants MUTANTS_ARGS="-f crates/core/src/render.rs -- --lib --test schema_rules"
-# README "Test strength" has the scores per module.
+# docs/testing.md ("Test strength") has the scores per module.
 CARGO_MUTANTS_VERSION := 27.1.0
 MUTANTS_TIMEOUT       ?= 120
 MUTANTS_ARGS          ?=

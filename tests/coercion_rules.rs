@@ -1,4 +1,4 @@
-//! Coercion rules found untested by mutation testing (README "Test strength").
+//! Coercion rules found untested by mutation testing (docs/testing.md, "Test strength").
 
 use capstan::schema::Schema;
 use serde_json::json;

@@ -846,7 +846,7 @@ fn no_0_3_name_is_left_in_docs_examples_bindings_or_tests() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     for dir in [
-        "examples", "bindings", "tests", "benches", "bench", "fuzz", "src", "crates",
+        "docs", "examples", "bindings", "tests", "benches", "bench", "fuzz", "src", "crates",
     ] {
         sources(&root.join(dir), &mut files);
     }

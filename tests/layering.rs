@@ -1,4 +1,4 @@
-//! The module layers drawn in README.md ("Layout") hold in the code: every
+//! The module layers drawn in docs/architecture.md ("Layout") hold in the code: every
 //! `crate::` path in `src/` names a module on a lower line of the picture,
 //! and every top-level module is in it. So the picture cannot silently rot,
 //! and no lower layer (the registry, say) grows a dependency on a higher one
@@ -11,7 +11,7 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The layers of the README's picture, top first: one set of module names per line.
+/// The layers of docs/architecture.md's picture, top first: one set of module names per line.
 fn layers(readme: &str) -> Vec<BTreeSet<String>> {
     layers_between(readme, "layers")
 }
@@ -118,11 +118,15 @@ fn violations(layers: &[BTreeSet<String>], edges: &BTreeSet<(String, String)>) -
     let mut bad = Vec::new();
     for (from, to) in edges {
         match (level(from), level(to)) {
-            (None, _) => bad.push(format!("module {from} is missing from README.md's layers")),
-            (_, None) => bad.push(format!("module {to} is missing from README.md's layers")),
+            (None, _) => bad.push(format!(
+                "module {from} is missing from docs/architecture.md's layers"
+            )),
+            (_, None) => bad.push(format!(
+                "module {to} is missing from docs/architecture.md's layers"
+            )),
             (Some(f), Some(t)) if from == to || t > f => {}
             _ => bad.push(format!(
-                "{from} names crate::{to}, which is not below it in README.md's layers"
+                "{from} names crate::{to}, which is not below it in docs/architecture.md's layers"
             )),
         }
     }
@@ -151,7 +155,7 @@ fn crate_module(name: &str) -> Option<&'static str> {
 #[test]
 fn no_module_names_one_above_or_beside_it_in_the_readme_layers() {
     let root = root();
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
     let layers = layers(&readme);
     assert!(layers.len() >= 5, "too few layers parsed: {layers:?}");
     // Names a crate root re-exports (`pub use exec::{Call, ..}`), to their module.
@@ -357,7 +361,7 @@ fn no_exec_file_names_one_above_or_beside_it_in_the_exec_layers() {
         bad.is_empty(),
         "{}",
         bad.join("\n").replace(" names crate::", " uses ").replace(
-            "README.md's layers",
+            "docs/architecture.md's layers",
             "crates/core/src/exec/mod.rs's exec layers"
         )
     );
@@ -374,7 +378,7 @@ fn the_exec_layer_check_reports_a_cycle_and_reads_module_docs() {
     let cycle: BTreeSet<_> = [edge("batch", "cell"), edge("cell", "batch")].into();
     assert_eq!(
         violations(&layers, &cycle),
-        ["cell names crate::batch, which is not below it in README.md's layers"]
+        ["cell names crate::batch, which is not below it in docs/architecture.md's layers"]
     );
     let beside: BTreeSet<_> = [edge("cell", "options")].into();
     assert_eq!(violations(&layers, &beside).len(), 1);

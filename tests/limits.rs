@@ -648,7 +648,7 @@ fn every_byte_a_stream_holds_counts_against_its_cap() {
 
 /// `finish`'s JSON (calls, results, messages) is at most
 /// `FINISH_EXPANSION` times the body's bytes, whatever the calls look like:
-/// the bound the README's Limits section gives.
+/// the bound docs/limits.md gives.
 const FINISH_EXPANSION: usize = 8;
 
 #[test]

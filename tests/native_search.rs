@@ -319,7 +319,7 @@ fn other_formats_ignore_the_native_option() {
 // --- what a turn's searches may write (issue 45, finding 12) ---------------
 
 /// A turn's output stays within this many times the bytes of the response,
-/// as `capstan_stream_finish`'s does (README, Limits, Search).
+/// as `capstan_stream_finish`'s does (docs/limits.md, Search).
 const TURN_EXPANSION: usize = 8;
 
 /// `count` deferred tools, all found by the query "records", each with a

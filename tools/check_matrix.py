@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks the README's bindings matrix ("Bindings: what each one reaches").
+"""Checks the bindings matrix of docs/bindings.md ("Bindings: what each one reaches").
 
 Every test a cell names (`file: test`, then `test`, `"test"` ... in the same
 file) must exist: the file under that binding's test folder and the test's
@@ -114,10 +114,10 @@ if __name__ == "__main__":
     if "--self-test" in sys.argv:
         self_test()
         sys.exit(0)
-    readme = os.path.join(ROOT, "README.md")
+    readme = os.path.join(ROOT, "docs", "bindings.md")
     found = check(open(readme, encoding="utf-8").read())
     for p in found:
-        print("README matrix:", p)
+        print("docs/bindings.md matrix:", p)
     if found:
         sys.exit(1)
-    print("check_matrix: every test the README matrix names exists")
+    print("check_matrix: every test the matrix of docs/bindings.md names exists")

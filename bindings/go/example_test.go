@@ -14,7 +14,7 @@ type AddIn struct {
 	B int `json:"b"`
 }
 
-// The README's snippet.
+// The Go guide's snippet (docs/go.md), as a testable example.
 func ExampleFunc() {
 	reg, err := capstan.New(capstan.Options{})
 	if err != nil {

@@ -11,7 +11,7 @@ capstan._lib looks first, and the wheel is tagged for this platform
 (py3-none-<platform>: the package calls the library through ctypes, so it works
 with any Python 3 but only on the platform the library was built for). On
 Linux the copy is stripped (`$STRIP`, default `strip`, when found), as `make
-install` strips it (README, Sizes).
+install` strips it (docs/performance.md, Sizes).
 
 An editable install (`pip install -e`) builds the library too but does not copy
 it: the package then finds it in the checkout's target/release.

@@ -1,4 +1,4 @@
-/* The README's one-turn agent loop with OpenAI Chat, kept running by `make test`. */
+/* The one-turn agent loop of docs/providers-and-turns.md with OpenAI Chat, kept running by `make test`. */
 #include <stdio.h>
 #include <string.h>
 

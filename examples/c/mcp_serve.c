@@ -1,4 +1,5 @@
-/* The README's "serve my tools over MCP" example (section MCP), kept
+/* docs/mcp.md's "serve my tools over MCP" example (its main, between the
+ * docs: markers, is the guide's), kept
  * building and running by `make mcp-server-test`: the official Python SDK
  * starts it as a stdio MCP server, lists its tools and calls `add`. */
 #include <stdio.h>
@@ -14,7 +15,7 @@ static void add(void *user_data, capstan_call *call) {
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, out, CAPSTAN_NTS);
 }
 
-/* README:begin */
+/* docs:begin */
 int main(void) {
     capstan_registry *reg;
     capstan_registry_new(NULL, &reg);
@@ -23,10 +24,10 @@ int main(void) {
     def.description = "Add two integers.";
     def.parameters = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},"
                      "\"b\":{\"type\":\"integer\"}},\"required\":[\"a\",\"b\"]}";
-    def.callback = add; /* as in the C quickstart */
+    def.callback = add;
     capstan_registry_add_tool(reg, &def);
     capstan_status st = capstan_mcp_server_serve_stdio(reg, NULL); /* until stdin closes */
     capstan_registry_free(reg);
     return st == CAPSTAN_OK ? 0 : 1;
 }
-/* README:end */
+/* docs:end */

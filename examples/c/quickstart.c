@@ -1,4 +1,4 @@
-/* The README's C quickstart, kept compiling and running by `make test`. */
+/* The C quickstart (docs/c.md), kept compiling and running by `make test`. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The README's streamed OpenAI Chat turn: the body arrives in pieces 200 ms
+/* docs/streams.md's streamed OpenAI Chat turn: the body arrives in pieces 200 ms
  * apart (as from a slow HTTP response), each tool call starts as soon as
  * its arguments are complete, and its result is printed before the stream
  * ends. Kept running by `make stream-example` (exits 1 if the first result

@@ -1,4 +1,4 @@
-// The README's C++ program (section "C++"), built and run by `make cpp-examples`:
+// The C++ guide's program (docs/cpp.md), built and run by `make cpp-examples`:
 // one agent turn on an OpenAI Chat Completions response, with a typed tool.
 #include <chrono>
 #include <cstdio>

@@ -92,7 +92,7 @@ pub unsafe extern "C" fn capstan_registry_check_call(
 /// are the host's to apply. Fails (outputs untouched) with NULL_PARAMETER,
 /// INVALID_UTF8, INVALID_ARGUMENT (unknown flags), INVALID_CALLS (`calls_json`
 /// is not calls). Any thread, also inside a callback; linear in the calls,
-/// each bounded as in `capstan_registry_check_call` (README, Limits).
+/// each bounded as in `capstan_registry_check_call` (docs/limits.md).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_check_calls(
     reg: *const capstan_registry,

@@ -38,7 +38,7 @@ pub const CAPSTAN_SEARCH_REGEX: u32 = 1u32 << 0;
 ///
 /// The index is built on the registry's first search (cost proportional to
 /// its tools) and updated with each registration from then on.
-/// Bounds (README, Limits): a query of 1 to 1024 bytes, at most 100 results,
+/// Bounds (docs/limits.md): a query of 1 to 1024 bytes, at most 100 results,
 /// a regular expression compiling to at most 1 MiB.
 ///
 /// `*out` is owned by the caller (`capstan_string_free`), written only on

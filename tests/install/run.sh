@@ -41,12 +41,12 @@ grep -q "(SONAME).*\[$soname\]" <<<"$(readelf -d "$libdir/libcapstan.so.$version
 pass "installed libcapstan.so.$version with SONAME $soname and its links"
 
 # The installed (stripped) shared library of the default build stays within
-# the packaging bound of issue #28 (README, Sizes): a byte count, not a timing.
+# the packaging bound of issue #28 (docs/performance.md, Sizes): a byte count, not a timing.
 # MAX_SO_BYTES comes from the Makefile (INSTALL_MAX_SO_BYTES).
 max_so_bytes=${MAX_SO_BYTES:?MAX_SO_BYTES unset: run through make install-test}
 so_bytes=$(stat -c %s "$libdir/libcapstan.so.$version")
 [ "$so_bytes" -le "$max_so_bytes" ] ||
-  fail "installed libcapstan.so.$version is $so_bytes B, over the bound of $max_so_bytes B (README, Sizes: built by \`make lib\`, with LTO?)"
+  fail "installed libcapstan.so.$version is $so_bytes B, over the bound of $max_so_bytes B (docs/performance.md, Sizes: built by \`make lib\`, with LTO?)"
 pass "installed libcapstan.so.$version is $so_bytes B (bound $max_so_bytes B)"
 
 [ "$(pkg-config --modversion capstan)" = "$version" ] ||
@@ -62,7 +62,7 @@ grep -q "(NEEDED).*\[$soname\]" <<<"$(readelf -d c_shared)" || fail "c_shared do
 env -u LD_LIBRARY_PATH ./c_shared "$version" || fail "c_shared (built through pkg-config alone) does not run without LD_LIBRARY_PATH"
 pass "C through pkg-config --cflags --libs capstan, run with no LD_LIBRARY_PATH"
 
-# C, static, through pkg-config --static, as the README writes it: -lcapstan
+# C, static, through pkg-config --static, as docs/platforms-and-packaging.md writes it: -lcapstan
 # becomes the archive, the rest is Libs.private.
 static_flags=$(pkg-config --static --cflags --libs capstan | sed 's/-lcapstan/-l:libcapstan.a/')
 # shellcheck disable=SC2086

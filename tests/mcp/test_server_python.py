@@ -1,5 +1,5 @@
 """The Python binding's MCP server (registry.start_mcp_server /
-registry.serve_mcp_stdio) and the README's C example, as the official Python
+registry.serve_mcp_stdio) and docs/mcp.md's C example, as the official Python
 SDK sees them."""
 
 import asyncio
@@ -99,8 +99,8 @@ def test_readme_mcp_example_serves_add_over_stdio():
     example = os.environ.get("CAPSTAN_MCP_SERVE_EXAMPLE", str(ROOT / "build" / "mcp" / "mcp_serve"))
     assert Path(example).exists(), f"{example} is missing: run `make mcp-server-test`"
     source = (ROOT / "examples" / "c" / "mcp_serve.c").read_text()
-    snippet = source.split("/* README:begin */\n")[1].split("/* README:end */")[0]
-    assert snippet in (ROOT / "README.md").read_text(), "README's MCP example differs from examples/c/mcp_serve.c"
+    snippet = source.split("/* docs:begin */\n")[1].split("/* docs:end */")[0]
+    assert snippet in (ROOT / "docs" / "mcp.md").read_text(), "docs/mcp.md's serve example differs from examples/c/mcp_serve.c"
     assert len(snippet.strip().splitlines()) < 15
     tools, r = run(stdio_call(example, [], "add", {"a": 2, "b": 3}))
     assert tools == ["add"] and text_of(r) == "5"

@@ -1,6 +1,6 @@
 """One agent turn from Python (issue #34): parse_calls, format_results and
 run_turn on the provider SDKs' own response objects (openai, anthropic,
-google-genai, pinned in tests/python-requirements.txt), and the README's
+google-genai, pinned in tests/python-requirements.txt), and docs/python.md's
 agent turn run as written."""
 
 from __future__ import annotations
@@ -178,12 +178,11 @@ def test_run_turn_takes_the_sdk_object_and_the_approved_ids():
 
 
 def test_the_readme_agent_turn_runs_as_written():
-    """The README's Python agent turn, extracted and executed (with the
-    openai client replaced by a recorded ChatCompletion)."""
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    section = readme[readme.index("\n## Python\n") :]
-    code = re.search(r"```python\n(.*?)```", section, re.S)
-    assert code, "the README's Python section has no python block"
+    """The Python guide's agent turn (docs/python.md), extracted and executed
+    (with the openai client replaced by a recorded ChatCompletion)."""
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "python.md").read_text()
+    code = re.search(r"```python\n(.*?)```", guide, re.S)
+    assert code, "docs/python.md has no python block"
     from openai.types.chat import ChatCompletion
 
     class Completions:
@@ -200,7 +199,7 @@ def test_the_readme_agent_turn_runs_as_written():
             completions = Completions()
 
     namespace = {"__name__": "readme", "client": Client()}
-    exec(compile(code.group(1).replace("client = OpenAI()", ""), "README.md", "exec"), namespace)
+    exec(compile(code.group(1).replace("client = OpenAI()", ""), "docs/python.md", "exec"), namespace)
     assert namespace["answer"] == "18 degrees in Oslo."
 
 

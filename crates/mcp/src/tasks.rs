@@ -26,7 +26,7 @@
 //! 3.11 reads neither, and capstan does not declare the `tasks` capability
 //! of that revision, so its clients make no task requests.
 //!
-//! Bounds (README, Limits): at most `max_tasks` tasks are kept per server,
+//! Bounds (docs/limits.md): at most `max_tasks` tasks are kept per server,
 //! running or ended (a call past it gets an error); an ended task is kept
 //! `task_keep_ms` after it ended, then forgotten (`tasks/get` answers
 //! "unknown task"). What the tasks hold (ended tasks' results, the requests

@@ -1,7 +1,7 @@
 //! Call ids the next request will accept: unique within a conversation and
 //! legal for the provider.
 //!
-//! Rules (checked against the published definitions, see the README):
+//! Rules (checked against the published definitions, see docs/providers-and-turns.md):
 //! - OpenAI Responses: `call_id` of a `function_call_output` is 1 to 64
 //!   characters.
 //! - Anthropic: `tool_use.id` and `tool_result.tool_use_id` match

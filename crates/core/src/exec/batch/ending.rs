@@ -11,7 +11,7 @@ use crate::runtime::pool;
 use crate::runtime::timers::{self, TimerSlot};
 
 /// How long main-thread calls of a batch without a deadline wait for a pump
-/// (README, Limits).
+/// (docs/limits.md).
 pub(crate) const PUMP_WAIT_MS: u32 = 60_000;
 
 impl BatchInner {

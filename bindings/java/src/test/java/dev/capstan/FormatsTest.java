@@ -92,7 +92,7 @@ class FormatsTest {
         assertNull(e.provider());
     }
 
-    /** The example agent turn of the README: an OpenAI Chat Completions response with two parallel calls. */
+    /** An example agent turn (as in docs/java.md): an OpenAI Chat Completions response with two parallel calls. */
     record Leg(String from, String to) {}
 
     record Traveler(String name, List<String> tags) {}
