@@ -20,6 +20,12 @@ namespace Capstan
         /// <summary>Runs only on the thread that calls <see cref="Registry.Pump"/>
         /// (Unity's <c>Update()</c>, Godot's <c>_Process</c>).</summary>
         MainThread = 1u << 2,
+        /// <summary>In a stream with <see cref="ExecOptions.EarlyDispatch"/>, waits
+        /// for the response to end before it starts.</summary>
+        WaitForResponse = 1u << 3,
+        /// <summary>Left out of <see cref="Registry.ToolsJson(Format)"/> until the
+        /// search tool (<see cref="Registry.AddSearchTool"/>) finds it.</summary>
+        Deferred = 1u << 4,
     }
 
     /// <summary>Provider formats (<c>CAPSTAN_FORMAT_*</c>).</summary>
@@ -62,6 +68,25 @@ namespace Capstan
             get { return (System.Collections.Generic.Dictionary<string, object>)Json.Parse(ArgumentsJson); }
         }
 
+        /// <summary>Reports progress (reaches the event hook as
+        /// <see cref="EventKind.Progress"/>, and an MCP client that asked for it).
+        /// <paramref name="total"/> 0 = unknown. Throws <see cref="CapstanException"/>
+        /// for a value that does not grow, or once the call has its result.</summary>
+        public void Progress(double progress, double total = 0, string message = null)
+        {
+            var b = message == null ? null : Text.Bytes(message);
+            CapstanException.Check(Native.capstan_call_progress(handle, progress, total, b, (UIntPtr)(b == null ? 0 : b.Length)));
+        }
+
+        /// <summary>Sends a log message (the event hook's <see cref="EventKind.Log"/>;
+        /// an MCP client's <c>notifications/message</c>).</summary>
+        public void Log(LogLevel level, string message)
+        {
+            if (message == null) throw new ArgumentNullException("message");
+            var b = Text.Bytes(message);
+            CapstanException.Check(Native.capstan_call_log(handle, (uint)level, b, (UIntPtr)b.Length));
+        }
+
         /// <summary>True once the call timed out, was cancelled or its registry closed
         /// (a tool that is still running should stop). Valid until the call completes.</summary>
         public bool IsCancelled
@@ -85,6 +110,88 @@ namespace Capstan
         public string Outcome { get; internal set; }
         /// <summary>True for every outcome but <c>ok</c>.</summary>
         public bool IsError { get; internal set; }
+        /// <summary>The call's position in its batch or response.</summary>
+        public int Index { get; internal set; }
+        /// <summary>How long the tool ran, in microseconds.</summary>
+        public long DurationUs { get; internal set; }
+        /// <summary>The result's content parts (JSON array of MCP content blocks), or null.</summary>
+        public string PartsJson { get; internal set; }
+        /// <summary>The result's structured content (JSON), or null.</summary>
+        public string StructuredJson { get; internal set; }
+
+        internal static readonly string[] Outcomes =
+            { "ok", "tool_error", "invalid_arguments", "unknown_tool", "timeout", "cancelled", "denied" };
+
+        internal static string OutcomeName(uint outcome)
+        {
+            return outcome < Outcomes.Length ? Outcomes[outcome] : "outcome_" + outcome;
+        }
+
+        internal static ToolResult FromNative(IntPtr p)
+        {
+            var r = (Native.Result)Marshal.PtrToStructure(p, typeof(Native.Result));
+            return new ToolResult
+            {
+                Index = (int)(ulong)r.Index,
+                Id = Text.FromUtf8(r.Id, (int)(ulong)r.IdLen),
+                Name = Text.FromUtf8(r.Name, (int)(ulong)r.NameLen),
+                Content = Text.FromUtf8(r.Content, (int)(ulong)r.ContentLen) ?? "",
+                Outcome = OutcomeName(r.Outcome),
+                IsError = r.IsError != 0,
+                DurationUs = (long)r.DurationUs,
+                PartsJson = Text.FromUtf8(r.Parts, (int)(ulong)r.PartsLen),
+                StructuredJson = Text.FromUtf8(r.Structured, (int)(ulong)r.StructuredLen),
+            };
+        }
+
+        /// <summary>Results as capstan's normalized JSON writes them (an array).</summary>
+        internal static ToolResult[] FromJson(string json)
+        {
+            var list = (System.Collections.Generic.List<object>)Json.Parse(json);
+            var results = new ToolResult[list.Count];
+            for (int i = 0; i < list.Count; i++) results[i] = FromObject((System.Collections.Generic.Dictionary<string, object>)list[i], i);
+            return results;
+        }
+
+        internal static ToolResult FromObject(System.Collections.Generic.Dictionary<string, object> r, int index)
+        {
+            object parts, structured, duration;
+            r.TryGetValue("parts", out parts);
+            r.TryGetValue("structured_content", out structured);
+            r.TryGetValue("duration_us", out duration);
+            return new ToolResult
+            {
+                Index = index,
+                Id = (string)r["id"],
+                Name = (string)r["name"],
+                Content = (string)r["content"],
+                Outcome = (string)r["outcome"],
+                IsError = (bool)r["is_error"],
+                DurationUs = duration is long ? (long)duration : 0,
+                PartsJson = parts == null ? null : MethodTools.JsonValue(parts),
+                StructuredJson = structured == null ? null : MethodTools.JsonValue(structured),
+            };
+        }
+    }
+
+    /// <summary>Levels of <see cref="ToolCall.Log"/> (<c>CAPSTAN_LOG_*</c>).</summary>
+    public enum LogLevel : uint
+    {
+        Debug = 0, Info = 1, Notice = 2, Warning = 3, Error = 4, Critical = 5, Alert = 6, Emergency = 7,
+    }
+
+    /// <summary>How <see cref="Registry.ToolsJson(Format, ExportFlags)"/> writes the tools.</summary>
+    [Flags]
+    public enum ExportFlags : uint
+    {
+        None = 0,
+        /// <summary>OpenAI strict mode (every property required, optional ones nullable).</summary>
+        Strict = 1u << 0,
+        /// <summary>Gemini: schemas lowered to the subset its API takes.</summary>
+        GeminiLower = 1u << 1,
+        /// <summary>Deferred tools in the provider's own deferred form
+        /// (<c>CAPSTAN_EXPORT_DEFERRED_NATIVE</c>) instead of hidden.</summary>
+        DeferredNative = 1u << 31,
     }
 
     /// <summary>Options of one execution.</summary>
@@ -92,23 +199,80 @@ namespace Capstan
     {
         /// <summary>Run the calls one by one, in order.</summary>
         public bool Sequential { get; set; }
+        /// <summary>The model was given OpenAI strict-mode schemas: optional
+        /// arguments sent as <c>null</c> are dropped before validation.</summary>
+        public bool StrictNulls { get; set; }
+        /// <summary>Streams: start each call the moment its arguments are
+        /// complete, before the response ends (unless its tool is
+        /// <see cref="ToolFlags.WaitForResponse"/>).</summary>
+        public bool EarlyDispatch { get; set; }
+        /// <summary><see cref="Registry.RunTurn"/>: return the model's own turn
+        /// first, then the results: everything to append.</summary>
+        public bool WholeTurn { get; set; }
+        /// <summary><see cref="Registry.Submit"/>: start every call on the
+        /// submitting thread before it returns (a host with no threads to
+        /// spare, e.g. WebGL); a tool that blocks blocks the caller.</summary>
+        public bool StartInline { get; set; }
         /// <summary>Calls running at once; 0 = capstan's default.</summary>
         public uint Limit { get; set; }
         /// <summary>Per-call timeout in milliseconds; 0 = the tool's own.</summary>
         public uint TimeoutMs { get; set; }
-        /// <summary>A bound on the whole batch in milliseconds; 0 = none.</summary>
+        /// <summary>A bound on every call of the batch, from its submission,
+        /// waits (approval, a pump) included, in milliseconds; 0 = none.</summary>
         public uint DeadlineMs { get; set; }
+        /// <summary>Ids of calls the user already approved: their
+        /// <see cref="ToolFlags.RequiresApproval"/> tools run without the approver.</summary>
+        public string[] ApprovedIds { get; set; }
 
-        internal Native.ExecOptions ToNative()
+        internal uint Flags
         {
-            return new Native.ExecOptions
+            get
+            {
+                return (Sequential ? 1u : 0u) | (StrictNulls ? 1u << 2 : 0u) | (StartInline ? 1u << 3 : 0u) |
+                       (EarlyDispatch ? 1u << 4 : 0u) | (WholeTurn ? 1u << 5 : 0u);
+            }
+        }
+    }
+
+    /// <summary>An <see cref="ExecOptions"/> as C reads it; owns the copies
+    /// of the approved ids until disposed (after the native call).</summary>
+    internal sealed class NativeExec : IDisposable
+    {
+        internal Native.ExecOptions Value;
+        private IntPtr ids;
+        private IntPtr[] strings;
+
+        internal NativeExec(ExecOptions o, uint extraFlags = 0)
+        {
+            o = o ?? new ExecOptions();
+            Value = new Native.ExecOptions
             {
                 StructSize = (uint)Marshal.SizeOf(typeof(Native.ExecOptions)),
-                Flags = Sequential ? 1u : 0u,
-                Limit = Limit,
-                TimeoutMs = TimeoutMs,
-                DeadlineMs = DeadlineMs,
+                Flags = o.Flags | extraFlags,
+                Limit = o.Limit,
+                TimeoutMs = o.TimeoutMs,
+                DeadlineMs = o.DeadlineMs,
             };
+            var approved = o.ApprovedIds;
+            if (approved == null || approved.Length == 0) return;
+            strings = new IntPtr[approved.Length];
+            ids = Marshal.AllocHGlobal(IntPtr.Size * approved.Length);
+            for (int i = 0; i < approved.Length; i++)
+            {
+                if (approved[i] == null) throw new ArgumentException("ApprovedIds[" + i + "] is null");
+                strings[i] = Text.Alloc(approved[i]);
+                Marshal.WriteIntPtr(ids, i * IntPtr.Size, strings[i]);
+            }
+            Value.ApprovedIds = ids;
+            Value.ApprovedCount = (UIntPtr)approved.Length;
+        }
+
+        public void Dispose()
+        {
+            if (strings != null) foreach (var p in strings) if (p != IntPtr.Zero) Marshal.FreeHGlobal(p);
+            if (ids != IntPtr.Zero) Marshal.FreeHGlobal(ids);
+            strings = null;
+            ids = IntPtr.Zero;
         }
     }
 
@@ -139,7 +303,7 @@ namespace Capstan
     /// <see cref="ToolFlags.MainThread"/> tools) and renders each result for
     /// the model. Thread-safe; <see cref="Dispose"/> frees it (calls still
     /// waiting end cancelled).</summary>
-    public sealed class Registry : IDisposable
+    public sealed partial class Registry : IDisposable
     {
         private readonly RegistryHandle handle = new RegistryHandle();
 
@@ -156,7 +320,7 @@ namespace Capstan
             get { return Text.FromNts(Native.capstan_version_string()); }
         }
 
-        private IntPtr Live()
+        internal IntPtr Live()
         {
             if (handle.IsClosed) throw new ObjectDisposedException("Registry");
             return handle.DangerousGetHandle();
@@ -227,8 +391,7 @@ namespace Capstan
             var reg = Live();
             var strings = new[] { name, description, parametersJson };
             var pinned = new GCHandle[3];
-            var data = GCHandle.Alloc(entry);
-            Interlocked.Increment(ref Callbacks.Live);
+            var data = Callbacks.Hold(entry);
             try
             {
                 var ptrs = new IntPtr[3];
@@ -245,7 +408,7 @@ namespace Capstan
                     Description = ptrs[1],
                     Parameters = ptrs[2],
                     Callback = Callbacks.ToolPtr,
-                    UserData = GCHandle.ToIntPtr(data),
+                    UserData = data,
                     Destroy = Callbacks.DestroyPtr,
                     TimeoutMs = timeoutMs,
                     Flags = (uint)flags,
@@ -271,11 +434,34 @@ namespace Capstan
         /// (an array; for Gemini the API's <c>tools</c> value).</summary>
         public string ToolsJson(Format format)
         {
+            return ToolsJson(format, ExportFlags.None);
+        }
+
+        /// <summary><see cref="ToolsJson(Format)"/> with export flags: OpenAI
+        /// strict mode, Gemini's lowered schemas, deferred tools in the
+        /// provider's own form.</summary>
+        public string ToolsJson(Format format, ExportFlags flags)
+        {
+            var opts = new Native.ExportOptions
+            {
+                StructSize = (uint)Marshal.SizeOf(typeof(Native.ExportOptions)),
+                Flags = (uint)flags & ~(uint)ExportFlags.DeferredNative,
+                Deferred = (flags & ExportFlags.DeferredNative) != 0 ? 1u : 0u,
+            };
             IntPtr json, report;
             UIntPtr len, reportLen;
-            CapstanException.Check(Native.capstan_registry_tools_json(Live(), (uint)format, IntPtr.Zero,
+            CapstanException.Check(Native.capstan_registry_tools_json(Live(), (uint)format, ref opts,
                 out json, out len, out report, out reportLen));
             Text.Take(report, reportLen);
+            return Text.Take(json, len);
+        }
+
+        /// <summary>The registered tools' names, a JSON array.</summary>
+        public string NamesJson()
+        {
+            IntPtr json;
+            UIntPtr len;
+            CapstanException.Check(Native.capstan_registry_names_json(Live(), out json, out len));
             return Text.Take(json, len);
         }
 
@@ -287,39 +473,19 @@ namespace Capstan
         public string ExecuteJson(string callsJson, ExecOptions options = null)
         {
             var b = Text.Bytes(callsJson);
-            var opts = (options ?? new ExecOptions()).ToNative();
-            IntPtr outp;
-            UIntPtr len;
-            CapstanException.Check(Native.capstan_registry_execute(Live(), b, (UIntPtr)b.Length, ref opts, out outp, out len));
-            return Text.Take(outp, len);
+            using (var opts = new NativeExec(options))
+            {
+                IntPtr outp;
+                UIntPtr len;
+                CapstanException.Check(Native.capstan_registry_execute(Live(), b, (UIntPtr)b.Length, ref opts.Value, out outp, out len));
+                return Text.Take(outp, len);
+            }
         }
 
         /// <summary><see cref="ExecuteJson"/>, the results read into <see cref="ToolResult"/>s.</summary>
         public ToolResult[] Execute(string callsJson, ExecOptions options = null)
         {
-            var list = (System.Collections.Generic.List<object>)Json.Parse(ExecuteJson(callsJson, options));
-            var results = new ToolResult[list.Count];
-            for (int i = 0; i < list.Count; i++)
-            {
-                var r = (System.Collections.Generic.Dictionary<string, object>)list[i];
-                results[i] = new ToolResult
-                {
-                    Id = (string)r["id"],
-                    Name = (string)r["name"],
-                    Content = (string)r["content"],
-                    Outcome = (string)r["outcome"],
-                    IsError = (bool)r["is_error"],
-                };
-            }
-            return results;
-        }
-
-        /// <summary><see cref="Execute"/> on a pool thread, for a caller that must
-        /// not block (a UI or game thread: its main-thread tools then run in
-        /// its <see cref="Pump"/>).</summary>
-        public Task<ToolResult[]> ExecuteAsync(string callsJson, ExecOptions options = null)
-        {
-            return Task.Run(() => Execute(callsJson, options));
+            return ToolResult.FromJson(ExecuteJson(callsJson, options));
         }
 
         /// <summary>One agent turn: reads the calls out of a provider's
@@ -331,11 +497,13 @@ namespace Capstan
         public string RunTurn(Format format, string responseJson, ExecOptions options = null)
         {
             var b = Text.Bytes(responseJson);
-            var opts = (options ?? new ExecOptions()).ToNative();
-            IntPtr outp;
-            UIntPtr len;
-            CapstanException.Check(Native.capstan_registry_run_turn(Live(), (uint)format, b, (UIntPtr)b.Length, ref opts, out outp, out len));
-            return Text.Take(outp, len);
+            using (var opts = new NativeExec(options))
+            {
+                IntPtr outp;
+                UIntPtr len;
+                CapstanException.Check(Native.capstan_registry_run_turn(Live(), (uint)format, b, (UIntPtr)b.Length, ref opts.Value, out outp, out len));
+                return Text.Take(outp, len);
+            }
         }
 
         /// <summary>Runs the <see cref="ToolFlags.MainThread"/> calls waiting,
@@ -352,123 +520,6 @@ namespace Capstan
         public void Dispose()
         {
             handle.Dispose();
-        }
-    }
-
-    /// <summary>The static thunks capstan calls (IL2CPP's rule: static,
-    /// [MonoPInvokeCallback]); each finds its tool through <c>user_data</c>, a
-    /// GCHandle.</summary>
-    internal static class Callbacks
-    {
-        /// <summary>What a tool answered: text, or JSON text (<c>CAPSTAN_CONTENT_JSON</c>).</summary>
-        internal struct Reply
-        {
-            internal Reply(string text, bool json)
-            {
-                Text = text;
-                IsJson = json;
-            }
-
-            internal readonly string Text;
-            internal readonly bool IsJson;
-        }
-
-        internal sealed class Entry
-        {
-            internal Entry(Func<ToolCall, Reply> sync, Func<ToolCall, Task<Reply>> async)
-            {
-                Sync = sync;
-                Async = async;
-            }
-
-            internal readonly Func<ToolCall, Reply> Sync;
-            internal readonly Func<ToolCall, Task<Reply>> Async;
-        }
-
-        // The delegates live as long as the process: capstan keeps their pointers.
-        private static readonly Native.ToolFn ToolThunk = OnCall;
-        private static readonly Native.DestroyFn DestroyThunk = OnDestroy;
-        internal static readonly IntPtr ToolPtr = Marshal.GetFunctionPointerForDelegate(ToolThunk);
-        internal static readonly IntPtr DestroyPtr = Marshal.GetFunctionPointerForDelegate(DestroyThunk);
-
-        [MonoPInvokeCallback(typeof(Native.ToolFn))]
-        private static void OnCall(IntPtr userData, IntPtr call)
-        {
-            // Nothing may escape into native code: every failure completes the call.
-            try
-            {
-                var entry = (Entry)GCHandle.FromIntPtr(userData).Target;
-                UIntPtr n;
-                var args = Text.FromUtf8(Native.capstan_call_arguments(call, out n), (int)(ulong)n);
-                var id = Text.FromUtf8(Native.capstan_call_id(call, out n), (int)(ulong)n);
-                var name = Text.FromUtf8(Native.capstan_call_tool(call, out n), (int)(ulong)n);
-                var tc = new ToolCall(id, name, args, call);
-                if (entry.Sync != null)
-                {
-                    Return(call, entry.Sync(tc));
-                    return;
-                }
-                var task = entry.Async(tc);
-                if (task == null)
-                {
-                    Fail(call, "the tool returned no task");
-                    return;
-                }
-                // The call stays open until the task ends; the handle stays valid until then.
-                task.ContinueWith(t => Finish(call, t), TaskContinuationOptions.ExecuteSynchronously);
-            }
-            catch (Exception e)
-            {
-                Fail(call, Describe(e));
-            }
-        }
-
-        private static void Finish(IntPtr call, Task<Reply> t)
-        {
-            try
-            {
-                if (t.IsFaulted) Fail(call, Describe(t.Exception.GetBaseException()));
-                else if (t.IsCanceled) Fail(call, "the tool's task was cancelled");
-                else Return(call, t.Result);
-            }
-            catch (Exception e)
-            {
-                Fail(call, Describe(e));
-            }
-        }
-
-        private static string Describe(Exception e)
-        {
-            return e.GetType().Name + ": " + e.Message;
-        }
-
-        private static void Return(IntPtr call, Reply reply)
-        {
-            var b = Text.Bytes(reply.Text ?? "");
-            Native.capstan_call_return(call, reply.IsJson ? Native.ContentJson : Native.ContentText, b, (UIntPtr)b.Length);
-        }
-
-        private static void Fail(IntPtr call, string message)
-        {
-            var b = Text.Bytes(message);
-            Native.capstan_call_fail(call, b, (UIntPtr)b.Length);
-        }
-
-        /// <summary>Tool handlers registered and not yet released by capstan.</summary>
-        internal static int Live;
-
-        [MonoPInvokeCallback(typeof(Native.DestroyFn))]
-        private static void OnDestroy(IntPtr userData)
-        {
-            try
-            {
-                GCHandle.FromIntPtr(userData).Free();
-                Interlocked.Decrement(ref Live);
-            }
-            catch (Exception)
-            {
-                // A handle freed twice cannot happen (capstan calls destroy once); never throw into native code.
-            }
         }
     }
 }
