@@ -6,7 +6,8 @@
 # call native code back into anything but a static [MonoPInvokeCallback]
 # method). AotGuard.exe is the run's negative control: a lambda callback that
 # full AOT must refuse. mscorlib is AOT-compiled once into $(CSHARP_AOT).
-SETUP_APT_PACKAGES += mono-devel
+# zip packs the .nupkg (a zip file; no NuGet client can be had here).
+SETUP_APT_PACKAGES += mono-devel zip
 MCS         ?= mcs
 MONO        ?= mono
 CSHARP_DIR  := bindings/csharp
@@ -15,7 +16,21 @@ CSHARP_AOT  := $(CSHARP)/aot
 CSHARP_SRC  := $(wildcard $(CSHARP_DIR)/src/*.cs)
 MONO_LIB    ?= /usr/lib/mono/4.5
 
-.PHONY: csharp-test
+.PHONY: csharp-test csharp-nuget csharp-upm csharp-package-test csharp-bench
+
+# The version the packages carry: the crate's.
+CSHARP_VERSION ?= $(CRATE_VERSION)
+# The natives the packages carry, RID:PATH each: make lib's library for
+# linux-x64, and every library a dist build left in $(CSHARP_DIST)/<rid>/
+# (a static library only for iOS, which links plugins statically). Set
+# CSHARP_NATIVES to package another set.
+CSHARP_DIST ?= dist/native
+CSHARP_DIST_FILES := $(wildcard $(CSHARP_DIST)/*/*.so $(CSHARP_DIST)/*/*.dylib $(CSHARP_DIST)/*/*.dll $(CSHARP_DIST)/ios-*/*.a)
+CSHARP_DIST_NATIVES := $(foreach f,$(CSHARP_DIST_FILES),$(notdir $(patsubst %/,%,$(dir $(f)))):$(f))
+CSHARP_NATIVES ?= linux-x64:$(LIB) $(filter-out linux-x64:%,$(CSHARP_DIST_NATIVES))
+CSHARP_NUPKG  = $(CSHARP)/Capstan.$(CSHARP_VERSION).nupkg
+CSHARP_UPM    = $(CSHARP)/dev.capstan.runtime-$(CSHARP_VERSION).tgz
+CSHARP_LAYOUT := python3 $(CSHARP_DIR)/packaging/layout.py
 
 $(CSHARP)/Capstan.dll: $(CSHARP_SRC)
 	@mkdir -p $(dir $@)
@@ -30,13 +45,44 @@ $(CSHARP)/AotGuard.exe: $(CSHARP_DIR)/tests/AotGuard.cs
 	@mkdir -p $(dir $@)
 	$(MCS) -nologo -warnaserror -out:$@ $<
 
+# The assembly the Unity package enables for iOS: DllImport("__Internal").
+$(CSHARP)/ios/Capstan.dll: $(CSHARP_SRC)
+	@mkdir -p $(dir $@)
+	$(MCS) -nologo -warnaserror -target:library -define:CAPSTAN_STATIC -out:$@ $(CSHARP_SRC)
+
+$(CSHARP)/PackageSmoke.exe: $(CSHARP_DIR)/tests/PackageSmoke.cs $(CSHARP)/Capstan.dll
+	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -out:$@ $<
+
+# NuGet: Capstan.nuspec, lib/netstandard2.1/Capstan.dll, runtimes/<rid>/native/.
+csharp-nuget: lib $(CSHARP)/Capstan.dll
+	$(CSHARP_LAYOUT) nuget --out $(CSHARP)/nuget --version "$(CSHARP_VERSION)" --dll $(CSHARP)/Capstan.dll \
+	  --nuspec $(CSHARP_DIR)/packaging/Capstan.nuspec.in $(addprefix --native ,$(CSHARP_NATIVES))
+	rm -f $(CSHARP_NUPKG)
+	cd $(CSHARP)/nuget && zip -q -X -r $(abspath $(CSHARP_NUPKG)) .
+	@echo "csharp-nuget: $(CSHARP_NUPKG)"
+
+# Unity (UPM): package.json, Runtime/ (the two assemblies, link.xml,
+# Plugins/<platform>/), a .meta beside each; a tarball with package/ at its root.
+csharp-upm: lib $(CSHARP)/Capstan.dll $(CSHARP)/ios/Capstan.dll
+	$(CSHARP_LAYOUT) upm --out $(CSHARP)/upm/package --version "$(CSHARP_VERSION)" --dll $(CSHARP)/Capstan.dll \
+	  --ios-dll $(CSHARP)/ios/Capstan.dll --package-json $(CSHARP_DIR)/packaging/package.json.in \
+	  --link-xml $(CSHARP_DIR)/packaging/link.xml --readme $(CSHARP_DIR)/README.md $(addprefix --native ,$(CSHARP_NATIVES))
+	rm -f $(CSHARP_UPM)
+	tar -czf $(CSHARP_UPM) -C $(CSHARP)/upm package
+	@echo "csharp-upm: $(CSHARP_UPM)"
+
+csharp-package-test: csharp-nuget csharp-upm $(CSHARP)/PackageSmoke.exe
+	python3 $(CSHARP_DIR)/packaging/check_packages.py --nupkg $(CSHARP_NUPKG) --upm $(CSHARP_UPM) \
+	  --version "$(CSHARP_VERSION)" --dll $(CSHARP)/Capstan.dll --ios-dll $(CSHARP)/ios/Capstan.dll \
+	  --smoke $(CSHARP)/PackageSmoke.exe --mono $(MONO) $(addprefix --native ,$(CSHARP_NATIVES))
+
 $(CSHARP_AOT)/mscorlib.dll.so:
 	@mkdir -p $(CSHARP_AOT)
 	cp $(MONO_LIB)/mscorlib.dll $(CSHARP_AOT)/
 	MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --aot=full $(CSHARP_AOT)/mscorlib.dll > $(CSHARP_AOT)/mscorlib.aot.log 2>&1 || \
 	  { cat $(CSHARP_AOT)/mscorlib.aot.log; exit 1; }
 
-csharp-test: lib $(CSHARP)/CapstanTests.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/mscorlib.dll.so
+csharp-test: lib csharp-package-test $(CSHARP)/CapstanTests.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/mscorlib.dll.so
 	@command -v $(MONO) >/dev/null || { echo "csharp-test: needs Mono (apt-get install mono-devel, or make setup)"; exit 1; }
 	cd $(CSHARP) && CAPSTAN_FIXTURES=$(abspath tests/fixtures) LD_LIBRARY_PATH=$(abspath $(LIBDIR)) $(MONO) --debug CapstanTests.exe
 	cp $(CSHARP)/Capstan.dll $(CSHARP)/CapstanTests.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/

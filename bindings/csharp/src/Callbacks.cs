@@ -19,6 +19,7 @@ namespace Capstan
     /// [MonoPInvokeCallback], no delegate to a lambda or an instance method
     /// ever handed to native code). Each finds what it serves through
     /// <c>user_data</c>, a GCHandle made by <see cref="Hold"/>.</summary>
+    [Preserve]
     internal static class Callbacks
     {
         /// <summary>What a tool answered: text, or JSON text (<c>CAPSTAN_CONTENT_JSON</c>).</summary>
@@ -85,6 +86,7 @@ namespace Capstan
             return (T)GCHandle.FromIntPtr(userData).Target;
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.ToolFn))]
         private static void OnCall(IntPtr userData, IntPtr call)
         {
@@ -148,6 +150,7 @@ namespace Capstan
             Native.capstan_call_fail(call, b, (UIntPtr)b.Length);
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.DestroyFn))]
         private static void OnDestroy(IntPtr userData)
         {
@@ -161,6 +164,7 @@ namespace Capstan
             }
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.ResultFn))]
         private static void OnResult(IntPtr userData, IntPtr result)
         {
@@ -176,6 +180,7 @@ namespace Capstan
             }
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.ApproverFn))]
         private static void OnApproval(IntPtr userData, IntPtr approval)
         {
@@ -192,6 +197,7 @@ namespace Capstan
             }
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.EventFn))]
         private static void OnEvent(IntPtr userData, IntPtr evt)
         {
@@ -205,6 +211,7 @@ namespace Capstan
             }
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.NotifyFn))]
         private static void OnNotify(IntPtr userData)
         {
@@ -218,6 +225,7 @@ namespace Capstan
             }
         }
 
+        [Preserve]
         [MonoPInvokeCallback(typeof(Native.TextFn))]
         private static void OnText(IntPtr userData, IntPtr text, UIntPtr len)
         {
