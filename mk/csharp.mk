@@ -94,3 +94,10 @@ csharp-test: lib csharp-package-test $(CSHARP)/CapstanTests.exe $(CSHARP)/AotGua
 	  cat guard.log; echo "csharp-test: full AOT ran a lambda callback: the AOT run checks nothing"; exit 1; fi; \
 	  grep -q "Attempting to JIT compile" guard.log || { cat guard.log; echo "csharp-test: the guard failed for another reason"; exit 1; }; \
 	  echo "csharp-test: full AOT refuses a lambda callback, as IL2CPP does (the guard)"
+
+$(CSHARP)/Bench.exe: $(CSHARP_DIR)/bench/Bench.cs $(CSHARP)/Capstan.dll
+	$(MCS) -nologo -warnaserror -optimize+ -r:$(CSHARP)/Capstan.dll -out:$@ $<
+
+# Outside make test: prints figures, asserts nothing about time.
+csharp-bench: lib $(CSHARP)/Bench.exe
+	cd $(CSHARP) && LD_LIBRARY_PATH=$(abspath $(LIBDIR)) $(MONO) --optimize=all Bench.exe
