@@ -144,6 +144,30 @@ namespace Capstan
             };
         }
 
+        /// <summary>Results as capstan's normalized results JSON (an array of
+        /// <c>{"id","name","content","is_error","outcome"}</c>, parts and
+        /// structured content where present): what
+        /// <see cref="Formats.WriteResults"/> turns into a provider's messages.</summary>
+        public static string ToJson(ToolResult[] results)
+        {
+            if (results == null) throw new ArgumentNullException("results");
+            var sb = new System.Text.StringBuilder("[");
+            for (int i = 0; i < results.Length; i++)
+            {
+                var r = results[i];
+                if (i > 0) sb.Append(',');
+                sb.Append("{\"id\":").Append(Text.JsonString(r.Id ?? ""))
+                  .Append(",\"name\":").Append(Text.JsonString(r.Name ?? ""))
+                  .Append(",\"content\":").Append(Text.JsonString(r.Content ?? ""))
+                  .Append(",\"is_error\":").Append(r.IsError ? "true" : "false")
+                  .Append(",\"outcome\":").Append(Text.JsonString(r.Outcome ?? "ok"));
+                if (r.PartsJson != null) sb.Append(",\"parts\":").Append(r.PartsJson);
+                if (r.StructuredJson != null) sb.Append(",\"structured_content\":").Append(r.StructuredJson);
+                sb.Append('}');
+            }
+            return sb.Append(']').ToString();
+        }
+
         /// <summary>Results as capstan's normalized JSON writes them (an array).</summary>
         internal static ToolResult[] FromJson(string json)
         {
