@@ -96,14 +96,15 @@ namespace Capstan
                 var entry = Target<Entry>(userData);
                 UIntPtr n;
                 var args = Text.FromUtf8(Native.capstan_call_arguments(call, out n), (int)(ulong)n);
-                var id = Text.FromUtf8(Native.capstan_call_id(call, out n), (int)(ulong)n);
-                var name = Text.FromUtf8(Native.capstan_call_tool(call, out n), (int)(ulong)n);
-                var tc = new ToolCall(id, name, args, call);
+                // Id and name are read when a sync tool asks (most never do).
+                var tc = new ToolCall(args, call);
                 if (entry.Sync != null)
                 {
                     Return(call, entry.Sync(tc));
                     return;
                 }
+                // A task may read them after the call completed: read them now.
+                if (tc.Id == null || tc.Name == null) throw new InvalidOperationException("the call's handle is not live");
                 var task = entry.Async(tc);
                 if (task == null)
                 {

@@ -42,21 +42,43 @@ namespace Capstan
     /// <summary>One call of a tool, as the tool sees it.</summary>
     public sealed class ToolCall
     {
-        internal ToolCall(string id, string name, string argumentsJson, IntPtr handle)
+        internal ToolCall(string argumentsJson, IntPtr handle)
         {
-            Id = id;
-            Name = name;
             ArgumentsJson = argumentsJson;
             this.handle = handle;
         }
 
         private readonly IntPtr handle;
+        private string id, name;
 
-        /// <summary>The model's call id.</summary>
-        public string Id { get; private set; }
+        /// <summary>The model's call id (read from capstan on first use: read it
+        /// before the call completes).</summary>
+        public string Id
+        {
+            get
+            {
+                if (id == null)
+                {
+                    UIntPtr n;
+                    id = Text.FromUtf8(Native.capstan_call_id(handle, out n), (int)(ulong)n);
+                }
+                return id;
+            }
+        }
 
-        /// <summary>The tool's name.</summary>
-        public string Name { get; private set; }
+        /// <summary>The tool's name (as <see cref="Id"/>, read on first use).</summary>
+        public string Name
+        {
+            get
+            {
+                if (name == null)
+                {
+                    UIntPtr n;
+                    name = Text.FromUtf8(Native.capstan_call_tool(handle, out n), (int)(ulong)n);
+                }
+                return name;
+            }
+        }
 
         /// <summary>The validated arguments (defaults filled in), JSON text of an object.</summary>
         public string ArgumentsJson { get; private set; }
