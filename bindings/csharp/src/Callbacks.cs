@@ -22,17 +22,23 @@ namespace Capstan
     [Preserve]
     internal static class Callbacks
     {
-        /// <summary>What a tool answered: text, or JSON text (<c>CAPSTAN_CONTENT_JSON</c>).</summary>
+        /// <summary>What a tool answered: its content and its kind (<c>CAPSTAN_CONTENT_*</c>).</summary>
         internal struct Reply
         {
             internal Reply(string text, bool json)
             {
                 Text = text;
-                IsJson = json;
+                Kind = json ? Native.ContentJson : Native.ContentText;
+            }
+
+            internal Reply(string text, uint kind)
+            {
+                Text = text;
+                Kind = kind;
             }
 
             internal readonly string Text;
-            internal readonly bool IsJson;
+            internal readonly uint Kind;
         }
 
         internal sealed class Entry
@@ -142,7 +148,8 @@ namespace Capstan
         private static void Return(IntPtr call, Reply reply)
         {
             var b = Text.Bytes(reply.Text ?? "");
-            Native.capstan_call_return(call, reply.IsJson ? Native.ContentJson : Native.ContentText, b, (UIntPtr)b.Length);
+            // INVALID_CONTENT (parts that fail capstan's checks) already completed the call as a tool error saying why.
+            Native.capstan_call_return(call, reply.Kind, b, (UIntPtr)b.Length);
         }
 
         private static void Fail(IntPtr call, string message)

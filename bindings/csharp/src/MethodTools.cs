@@ -110,6 +110,8 @@ namespace Capstan
 
         private static Callbacks.Reply Render(object value)
         {
+            var output = value as ToolOutput;
+            if (output != null) return output.Reply;
             var s = value as string;
             if (s != null || value == null) return new Callbacks.Reply(s ?? "", false);
             return new Callbacks.Reply(JsonValue(value), true);

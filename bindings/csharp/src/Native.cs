@@ -204,6 +204,21 @@ namespace Capstan
         internal const int Ok = 0;
         internal const uint ContentText = 0;
         internal const uint ContentJson = 1;
+        internal const uint ContentParts = 2;
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct RuntimeOptions
+        {
+            public uint StructSize;
+            public uint Threads;
+            public uint KeepAliveMs;
+        }
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_runtime_configure(ref RuntimeOptions opts);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_runtime_shutdown(uint timeoutMs);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern IntPtr capstan_status_name(int status);

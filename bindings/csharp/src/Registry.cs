@@ -386,6 +386,24 @@ namespace Capstan
                 new Callbacks.Entry(c => new Callbacks.Reply(handler(c), false), null), flags, timeoutMs);
         }
 
+        /// <summary>Registers a tool whose handler returns a <see cref="ToolOutput"/>
+        /// (text, JSON, or content parts: images, audio, files).
+        /// <paramref name="mcpMetaJson"/>: what MCP clients see beside the
+        /// schema (<c>{"title","annotations","outputSchema"}</c>), checked
+        /// here; an <c>outputSchema</c> is enforced on the tool's results.</summary>
+        public void AddTool(string name, string description, string parametersJson,
+                            Func<ToolCall, ToolOutput> handler, ToolFlags flags = ToolFlags.None, uint timeoutMs = 0,
+                            string mcpMetaJson = null)
+        {
+            if (handler == null) throw new ArgumentNullException("handler");
+            Add(name, description, parametersJson, new Callbacks.Entry(c =>
+            {
+                var o = handler(c);
+                if (o == null) throw new InvalidOperationException("the tool returned no ToolOutput");
+                return o.Reply;
+            }, null), flags, timeoutMs, mcpMetaJson);
+        }
+
         /// <summary>Registers a tool whose handler returns a task: the call
         /// stays open, holding no thread, until the task ends (its result's
         /// text, or its exception as a tool error).</summary>
@@ -431,17 +449,17 @@ namespace Capstan
         }
 
         private void Add(string name, string description, string parametersJson, Callbacks.Entry entry,
-                         ToolFlags flags, uint timeoutMs)
+                         ToolFlags flags, uint timeoutMs, string mcpMetaJson = null)
         {
             if (name == null) throw new ArgumentNullException("name");
             var reg = Live();
-            var strings = new[] { name, description, parametersJson };
-            var pinned = new GCHandle[3];
+            var strings = new[] { name, description, parametersJson, mcpMetaJson };
+            var pinned = new GCHandle[4];
             var data = Callbacks.Hold(entry);
             try
             {
-                var ptrs = new IntPtr[3];
-                for (int i = 0; i < 3; i++)
+                var ptrs = new IntPtr[4];
+                for (int i = 0; i < 4; i++)
                 {
                     if (strings[i] == null) continue;
                     pinned[i] = GCHandle.Alloc(Text.Nts(strings[i]), GCHandleType.Pinned);
@@ -458,6 +476,7 @@ namespace Capstan
                     Destroy = Callbacks.DestroyPtr,
                     TimeoutMs = timeoutMs,
                     Flags = (uint)flags,
+                    McpMeta = ptrs[3],
                 };
                 // capstan runs destroy (freeing `data`) exactly once, also when this fails.
                 CapstanException.Check(Native.capstan_registry_add_tool(reg, ref def));

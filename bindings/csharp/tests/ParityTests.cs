@@ -410,9 +410,12 @@ internal static partial class Tests
                 Check(r[0].Outcome == "ok" && r[0].Content == "42", r[0].Outcome + ": " + r[0].Content);
                 Check(((string)Obj(Obj(Json.Parse(mount.InfoJson()))["server"])["name"]) == "csharp-stdio", mount.InfoJson());
             }
-            var e = Throws<CapstanException>(() => McpMount.Connect(new Registry(), new McpMountOptions { Command = new[] { "/nonexistent/capstan-server" } }), "a missing command");
-            Check(e.Status.StartsWith("CAPSTAN_ERR_MCP") || e.Status == "CAPSTAN_ERR_TRANSPORT", e.Message);
-            Throws<ArgumentException>(() => McpMount.Connect(new Registry(), new McpMountOptions()), "neither command nor url");
+            using (var reg = new Registry())
+            {
+                var e = Throws<CapstanException>(() => McpMount.Connect(reg, new McpMountOptions { Command = new[] { "/nonexistent/capstan-server" } }), "a missing command");
+                Check(e.Status.StartsWith("CAPSTAN_ERR_MCP") || e.Status == "CAPSTAN_ERR_TRANSPORT", e.Message);
+                Throws<ArgumentException>(() => McpMount.Connect(reg, new McpMountOptions()), "neither command nor url");
+            }
         });
 
         Run("bad input is refused with a clear error, not a crash", () =>
@@ -424,6 +427,68 @@ internal static partial class Tests
                 var e = Throws<CapstanException>(() => reg.Submit("not json"), "calls that are not JSON");
                 Check(e.Status == "CAPSTAN_ERR_INVALID_CALLS", e.Message);
             }
+        });
+
+        Run("a tool returns content parts (an image) that each format renders, and bad parts are a tool error", () =>
+        {
+            var png = Convert.FromBase64String("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=");
+            using (var reg = new Registry())
+            {
+                reg.AddTool("look", "", null, c => ToolOutput.Image(png, "image/png", "the view from the tower"));
+                reg.AddTool("bad", "", null, c => ToolOutput.Parts("[{\"type\":\"image\",\"data\":\"%%%\",\"mimeType\":\"image/png\"}]"));
+                reg.AddTool("stats", "", null, c => ToolOutput.Json("{\"hp\":3}"));
+                var r = reg.Execute("[{\"name\":\"look\"},{\"name\":\"bad\"},{\"name\":\"stats\"}]");
+                Check(r[0].Outcome == "ok" && r[0].Content.Contains("the view from the tower") && r[0].Content.Contains("[image: image/png"), r[0].Content);
+                Check(r[0].PartsJson != null && (string)Obj(Arr(Json.Parse(r[0].PartsJson))[1])["type"] == "image", "parts: " + r[0].PartsJson);
+                Check(r[1].Outcome == "tool_error", r[1].Outcome + ": " + r[1].Content);
+                Check(r[2].Outcome == "ok" && SameJson(r[2].Content, "{\"hp\":3}"), r[2].Content);
+                var turn = reg.RunTurn(Format.Anthropic, "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"look\",\"input\":{}}],\"stop_reason\":\"tool_use\"}");
+                Check(turn.Contains("\"type\":\"image\"") && turn.Contains("\"media_type\":\"image/png\""), turn);
+            }
+        });
+
+        Run("MCP metadata given with a tool reaches the MCP export, and bad metadata is refused", () =>
+        {
+            using (var reg = new Registry())
+            {
+                reg.AddTool("peek", "Looks.", null, c => ToolOutput.Text("seen"), ToolFlags.None, 0,
+                    "{\"title\":\"Peek around\",\"annotations\":{\"readOnlyHint\":true}}");
+                var mcp = reg.ToolsJson(Format.Mcp);
+                Check(mcp.Contains("Peek around") && mcp.Contains("readOnlyHint"), mcp);
+                var e = Throws<CapstanException>(() => reg.AddTool("peek2", "", null, c => ToolOutput.Text(""), ToolFlags.None, 0, "{\"title\":5}"), "a title that is not text");
+                Check(e.Status == "CAPSTAN_ERR_INVALID_ARGUMENT", e.Message);
+            }
+        });
+
+        Run("the runtime's thread cap holds, and shutdown joins capstan's threads, which start again when needed", () =>
+        {
+            CapstanRuntime.Configure(threads: 1);
+            try
+            {
+                using (var reg = new Registry())
+                {
+                    int running = 0, most = 0;
+                    reg.AddTool("wait", "", null, c =>
+                    {
+                        int now = Interlocked.Increment(ref running);
+                        lock (reg) most = Math.Max(most, now);
+                        Thread.Sleep(50);
+                        Interlocked.Decrement(ref running);
+                        return "done";
+                    });
+                    var r = reg.Execute("[{\"name\":\"wait\"},{\"name\":\"wait\"},{\"name\":\"wait\"},{\"name\":\"wait\"}]");
+                    Check(r[3].Content == "done", "ran");
+                    // One pool thread, and the calling thread that runs calls while it waits.
+                    Check(most <= 2, "at most " + most + " ran at once with a cap of 1");
+                }
+            }
+            finally
+            {
+                CapstanRuntime.Configure();
+            }
+            Check(CapstanRuntime.Shutdown(60000), "shutdown: " + CapstanRuntime.LastShutdownProblem);
+            using (var reg = Adder())
+                Check(reg.Execute("{\"name\":\"add\",\"arguments\":{\"a\":1}}")[0].Content == "2", "after shutdown");
         });
 
         Run("every handle the binding gave native code is released once its owner is gone", () =>
