@@ -7,7 +7,10 @@
 # method). AotGuard.exe is the run's negative control: a lambda callback that
 # full AOT must refuse. mscorlib is AOT-compiled once into $(CSHARP_AOT).
 # zip packs the .nupkg (a zip file; no NuGet client can be had here).
-SETUP_APT_PACKAGES += mono-devel zip
+# libnewtonsoft-json-cil-dev: Debian's Json.NET, for the optional
+# Capstan.Newtonsoft.dll adapter and its test (the binding itself needs none).
+SETUP_APT_PACKAGES += mono-devel zip libnewtonsoft-json-cil-dev
+NEWTONSOFT_DLL ?= /usr/lib/cli/Newtonsoft.Json-5.0/Newtonsoft.Json.dll
 MCS         ?= mcs
 MONO        ?= mono
 CSHARP_DIR  := bindings/csharp
@@ -43,6 +46,12 @@ $(CSHARP)/CapstanTests.exe: $(CSHARP_TESTS) $(CSHARP)/Capstan.dll
 
 $(CSHARP)/GameLoop.exe: $(CSHARP_DIR)/examples/GameLoop.cs $(CSHARP)/Capstan.dll
 	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -out:$@ $<
+
+$(CSHARP)/Capstan.Newtonsoft.dll: $(CSHARP_DIR)/adapters/NewtonsoftJsonAdapter.cs $(CSHARP)/Capstan.dll
+	$(MCS) -nologo -warnaserror -target:library -r:$(CSHARP)/Capstan.dll -r:$(NEWTONSOFT_DLL) -out:$@ $<
+
+$(CSHARP)/NewtonsoftTests.exe: $(CSHARP_DIR)/tests/NewtonsoftTests.cs $(CSHARP)/Capstan.Newtonsoft.dll
+	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -r:$(CSHARP)/Capstan.Newtonsoft.dll -r:$(NEWTONSOFT_DLL) -out:$@ $<
 
 $(CSHARP)/FirstTool.exe: $(CSHARP_DIR)/examples/FirstTool.cs $(CSHARP)/Capstan.dll
 	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -out:$@ $<
@@ -88,9 +97,10 @@ $(CSHARP_AOT)/mscorlib.dll.so:
 	MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --aot=full $(CSHARP_AOT)/mscorlib.dll > $(CSHARP_AOT)/mscorlib.aot.log 2>&1 || \
 	  { cat $(CSHARP_AOT)/mscorlib.aot.log; exit 1; }
 
-csharp-test: lib csharp-package-test $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/mscorlib.dll.so
+csharp-test: lib csharp-package-test $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/NewtonsoftTests.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/mscorlib.dll.so
 	@command -v $(MONO) >/dev/null || { echo "csharp-test: needs Mono (apt-get install mono-devel, or make setup)"; exit 1; }
 	cd $(CSHARP) && CAPSTAN_FIXTURES=$(abspath tests/fixtures) LD_LIBRARY_PATH=$(abspath $(LIBDIR)) $(MONO) --debug CapstanTests.exe
+	cd $(CSHARP) && LD_LIBRARY_PATH=$(abspath $(LIBDIR)) $(MONO) --debug NewtonsoftTests.exe
 	python3 $(CSHARP_DIR)/tests/check_readme.py
 	cp $(CSHARP)/Capstan.dll $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/
 	cd $(CSHARP_AOT) && for a in Capstan.dll CapstanTests.exe GameLoop.exe FirstTool.exe AotGuard.exe; do \

@@ -419,6 +419,23 @@ namespace Capstan
                 }), flags, timeoutMs);
         }
 
+        private IJsonAdapter jsonAdapter = BuiltInJson.Instance;
+
+        /// <summary>How <see cref="AddTools(Type)"/> turns a call's arguments into
+        /// the method's parameters and its return value into JSON, and what a
+        /// member is called in the schema: <see cref="BuiltInJson"/> (no
+        /// dependency) unless set, e.g. to the Newtonsoft.Json adapter
+        /// (<c>Capstan.Newtonsoft.dll</c>). Read when tools are added.</summary>
+        public IJsonAdapter JsonAdapter
+        {
+            get { return jsonAdapter; }
+            set
+            {
+                if (value == null) throw new ArgumentNullException("value");
+                jsonAdapter = value;
+            }
+        }
+
         /// <summary>Registers every public static method of <paramref name="type"/>
         /// marked <see cref="ToolAttribute"/>: its schema derived from its
         /// parameters (see <see cref="MethodTools"/>), its arguments converted
@@ -440,7 +457,7 @@ namespace Capstan
         private int AddMethods(Type type, object target)
         {
             int n = 0;
-            foreach (var tool in MethodTools.Of(type, target))
+            foreach (var tool in MethodTools.Of(type, target, JsonAdapter))
             {
                 Add(tool.Name, tool.Description, tool.Schema, tool.Entry, tool.Flags, tool.TimeoutMs);
                 n++;
