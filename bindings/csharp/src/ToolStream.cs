@@ -33,7 +33,7 @@ namespace Capstan
 
         private IntPtr stream;
         private IntPtr userData;
-        private int busy;
+        private int disposed;
 
         internal ToolStream(IntPtr stream, IntPtr userData)
         {
@@ -98,7 +98,7 @@ namespace Capstan
         /// still running finish internally, and no handler runs once this returns.</summary>
         public void Dispose()
         {
-            if (Interlocked.Exchange(ref busy, 1) != 0) return;
+            if (Interlocked.Exchange(ref disposed, 1) != 0) return;
             var s = stream;
             stream = IntPtr.Zero;
             if (s != IntPtr.Zero) Native.capstan_stream_free(s);
