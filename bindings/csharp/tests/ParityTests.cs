@@ -122,6 +122,24 @@ internal static partial class Tests
             }
         });
 
+        Run("a tool's timeout ends its call as timeout, and the running tool sees it cancelled", () =>
+        {
+            using (var reg = new Registry())
+            {
+                var saw = new ManualResetEventSlim();
+                reg.AddTool("slow", "", null, call =>
+                {
+                    int began = Environment.TickCount;
+                    while (!call.IsCancelled && unchecked(Environment.TickCount - began) < 60000) Thread.Sleep(1);
+                    if (call.IsCancelled) saw.Set();
+                    return "late";
+                }, ToolFlags.None, 50);
+                var r = reg.Execute("{\"name\":\"slow\"}");
+                Check(r[0].Outcome == "timeout", r[0].Outcome + ": " + r[0].Content);
+                Check(saw.Wait(60000), "the tool never saw its call cancelled");
+            }
+        });
+
         Run("a game loop woken by the notify pumps main-thread tools and polls results on its own thread", () =>
         {
             using (var reg = new Registry())
@@ -274,7 +292,7 @@ internal static partial class Tests
             Check(e.Status == "CAPSTAN_ERR_INVALID_ARGUMENT", e.Message);
         });
 
-        Run("search finds tools by words or pattern; the search tool loads deferred tools until unloaded", () =>
+        Run("search finds tools by words or pattern; the search tool loads deferred tools until unloaded; strict and lowered exports", () =>
         {
             using (var reg = new Registry())
             {
@@ -294,6 +312,9 @@ internal static partial class Tests
                 var e = Throws<CapstanException>(() => reg.SearchJson(""), "an empty query");
                 Check(e.Status == "CAPSTAN_ERR_INVALID_ARGUMENT", e.Message);
                 Check(reg.ToolsJson(Format.OpenAIChat, ExportFlags.Strict).Contains("\"strict\":true"), "strict export");
+                Check(reg.ToolsJson(Format.Gemini).Contains("parametersJsonSchema"), "Gemini's JSON Schema field by default");
+                var lowered = reg.ToolsJson(Format.Gemini, ExportFlags.GeminiLower);
+                Check(lowered.Contains("\"parameters\"") && !lowered.Contains("parametersJsonSchema"), "lowered: " + lowered);
             }
         });
 
