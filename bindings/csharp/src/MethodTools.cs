@@ -115,6 +115,12 @@ namespace Capstan
             if (output != null) return output.Reply;
             var s = value as string;
             if (s != null || value == null) return new Callbacks.Reply(s ?? "", false);
+            // A number or a boolean reads the same as text; as text capstan need not parse it.
+            if (json == BuiltInJson.Instance && (value is bool || (value.GetType().IsPrimitive && value is IConvertible && !(value is char)) || value is decimal))
+            {
+                var t = BuiltInJson.Instance.ToJson(value);
+                if (t != "null") return new Callbacks.Reply(t, false);
+            }
             return new Callbacks.Reply(json.ToJson(value), true);
         }
 
