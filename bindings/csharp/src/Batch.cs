@@ -220,13 +220,16 @@ namespace Capstan
         }
 
         /// <summary>Frees the batch; one still running finishes its calls
-        /// internally, and no handler of it runs once this returns.</summary>
+        /// internally, and no handler of it runs once this returns
+        /// (<see cref="Completion"/>, if not yet done, ends cancelled).</summary>
         public void Dispose()
         {
             registration.Dispose();
             handle.Dispose();
             // capstan_batch_free returned: no callback of the batch runs any more.
             ReleaseUserData();
+            // Freed before its last result was handed over: no result will come.
+            state.Done.TrySetCanceled();
         }
     }
 }

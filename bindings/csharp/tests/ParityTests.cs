@@ -95,6 +95,10 @@ internal static partial class Tests
                 var cb = reg.Submit("{\"name\":\"add\",\"arguments\":{\"a\":1}}");
                 Throws<InvalidOperationException>(() => cb.Poll(), "Poll of a callback batch");
                 cb.Dispose();
+                // Freed before its results were polled: Completion ends, cancelled, rather than never.
+                var unpolled = reg.Submit("{\"name\":\"add\",\"arguments\":{\"a\":1}}", null, null, Delivery.Poll);
+                unpolled.Dispose();
+                Check(unpolled.Completion.IsCanceled, "Completion of a freed, unpolled batch: " + unpolled.Completion.Status);
             }
         });
 
