@@ -48,7 +48,8 @@ namespace Capstan
         public string ArgumentsJson { get; private set; }
 
         /// <summary>The validated arguments, parsed: string keys to
-        /// <c>string</c>, <c>double</c>, <c>bool</c>, <c>null</c>, lists and objects.</summary>
+        /// <c>string</c>, <c>long</c> (integers) or <c>double</c>, <c>bool</c>, <c>null</c>,
+        /// <c>List&lt;object&gt;</c> and <c>Dictionary&lt;string, object&gt;</c>.</summary>
         public System.Collections.Generic.Dictionary<string, object> Arguments
         {
             get { return (System.Collections.Generic.Dictionary<string, object>)Json.Parse(ArgumentsJson); }
