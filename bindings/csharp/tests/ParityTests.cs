@@ -213,12 +213,14 @@ internal static partial class Tests
                     // Decided later, on another thread (a dialog answered frames later).
                     Task.Run(() => { if (a.Id == "yes") a.Approve(); else a.Deny("not during a boss fight"); });
                 });
+                // A deadline so that a decision that never comes fails the test instead of hanging it.
+                opts.DeadlineMs = 60000;
                 var r = reg.Execute(calls, opts);
                 Check(r[0].Outcome == "ok" && r[0].Content == "launched yes", r[0].Content);
                 Check(r[1].Outcome == "denied" && r[1].Content.Contains("not during a boss fight"), r[1].Content);
                 Check(r[2].Outcome == "ok" && !Any(asked, x => x == "pre") && asked.Count == 2, "asked: " + string.Join(",", asked));
                 reg.SetApprover(a => { throw new InvalidOperationException("no UI"); });
-                var t = reg.Execute("{\"name\":\"launch\"}");
+                var t = reg.Execute("{\"name\":\"launch\"}", new ExecOptions { DeadlineMs = 60000 });
                 Check(t[0].Outcome == "denied" && t[0].Content.Contains("no UI"), t[0].Content);
             }
         });
