@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Runtime.InteropServices;
 using System.Text;
 
@@ -26,11 +27,57 @@ namespace Capstan
         /// <summary>capstan's message, without the status.</summary>
         public string Detail { get; private set; }
 
-        /// <summary>Throws for a status other than OK, with the calling thread's last message.</summary>
+        /// <summary>For <c>CAPSTAN_ERR_PROVIDER_ERROR</c>: the provider's error
+        /// kind (e.g. <c>rate_limit_error</c>); else null.</summary>
+        public string ProviderKind { get; private set; }
+
+        /// <summary>For a provider error: the provider's own message, or null.</summary>
+        public string ProviderMessage { get; private set; }
+
+        /// <summary>For a provider error: the HTTP status its body carries, or null.</summary>
+        public long? HttpStatus { get; private set; }
+
+        /// <summary>For a provider error: the retry delay its body carries, in ms, or null.</summary>
+        public long? RetryAfterMs { get; private set; }
+
+        /// <summary>For <c>CAPSTAN_ERR_INVALID_SCHEMA</c>: the JSON Pointer of the
+        /// offending place in the schema (<c>""</c> for its root); else null.</summary>
+        public string SchemaPointer { get; private set; }
+
+        /// <summary>Throws for a status other than OK, with the calling thread's
+        /// last message and its structured details.</summary>
         internal static void Check(int status)
         {
             if (status == Native.Ok) return;
-            throw new CapstanException(Text.FromNts(Native.capstan_status_name(status)), status, LastMessage());
+            var e = new CapstanException(Text.FromNts(Native.capstan_status_name(status)), status, LastMessage());
+            e.ReadDetails();
+            throw e;
+        }
+
+        private void ReadDetails()
+        {
+            IntPtr p;
+            UIntPtr n;
+            if (Native.capstan_error_json(out p, out n) != Native.Ok) return;
+            Dictionary<string, object> d;
+            try
+            {
+                d = Json.Parse(Text.Take(p, n)) as Dictionary<string, object>;
+            }
+            catch (FormatException)
+            {
+                return;
+            }
+            if (d == null) return;
+            object v;
+            if (d.TryGetValue("pointer", out v)) SchemaPointer = v as string;
+            if (!d.TryGetValue("provider", out v)) return;
+            var provider = v as Dictionary<string, object>;
+            if (provider == null) return;
+            if (provider.TryGetValue("kind", out v)) ProviderKind = v as string;
+            if (provider.TryGetValue("message", out v)) ProviderMessage = v as string;
+            if (provider.TryGetValue("http_status", out v) && v is long) HttpStatus = (long)v;
+            if (provider.TryGetValue("retry_after_ms", out v) && v is long) RetryAfterMs = (long)v;
         }
 
         internal static string LastMessage()
@@ -60,7 +107,17 @@ namespace Capstan
 
         internal static byte[] Bytes(string s)
         {
+            if (s == null) throw new ArgumentNullException("text", "capstan takes text here, not null");
             return Encoding.UTF8.GetBytes(s);
+        }
+
+        /// <summary>A NUL-terminated UTF-8 copy in unmanaged memory (Marshal.FreeHGlobal).</summary>
+        internal static IntPtr Alloc(string s)
+        {
+            var b = Nts(s);
+            var p = Marshal.AllocHGlobal(b.Length);
+            Marshal.Copy(b, 0, p, b.Length);
+            return p;
         }
 
         internal static string FromNts(IntPtr p)

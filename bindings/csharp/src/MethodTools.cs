@@ -31,20 +31,21 @@ namespace Capstan
             internal Callbacks.Entry Entry;
         }
 
-        internal static List<Made> Of(Type type, object target)
+        internal static List<Made> Of(Type type, object target, IJsonAdapter json)
         {
+            if (json == null) throw new ArgumentNullException("json");
             var flags = BindingFlags.Public | BindingFlags.Static | (target != null ? BindingFlags.Instance : 0);
             var made = new List<Made>();
             foreach (var m in type.GetMethods(flags))
             {
                 var attr = (ToolAttribute)Attribute.GetCustomAttribute(m, typeof(ToolAttribute));
                 if (attr == null) continue;
-                made.Add(Make(m, m.IsStatic ? null : target, attr));
+                made.Add(Make(m, m.IsStatic ? null : target, attr, json));
             }
             return made;
         }
 
-        private static Made Make(MethodInfo m, object target, ToolAttribute attr)
+        private static Made Make(MethodInfo m, object target, ToolAttribute attr, IJsonAdapter json)
         {
             var ps = m.GetParameters();
             var props = new StringBuilder();
@@ -53,7 +54,7 @@ namespace Capstan
             {
                 if (p.ParameterType == typeof(ToolCall)) continue; // given by capstan, not the model
                 string where = m.DeclaringType.Name + "." + m.Name + "(" + p.Name + ")";
-                var schema = SchemaOf(p.ParameterType, where, 0);
+                var schema = SchemaOf(p.ParameterType, where, 0, json);
                 var desc = (ParamAttribute)Attribute.GetCustomAttribute(p, typeof(ParamAttribute));
                 if (desc != null) schema = WithKey(schema, "description", Text.JsonString(desc.Description));
                 bool optional = p.IsOptional || Nullable.GetUnderlyingType(p.ParameterType) != null;
@@ -67,7 +68,7 @@ namespace Capstan
                 (required.Count > 0 ? ",\"required\":[" + string.Join(",", required.ToArray()) + "]" : "") +
                 ",\"additionalProperties\":false}";
             bool isTask = typeof(Task).IsAssignableFrom(m.ReturnType);
-            Func<ToolCall, object> invoke = call => m.Invoke(target, Bind(ps, call));
+            Func<ToolCall, object> invoke = call => m.Invoke(target, Bind(ps, call, json));
             return new Made
             {
                 Name = attr.Name ?? SnakeCase(m.Name),
@@ -76,8 +77,8 @@ namespace Capstan
                 Flags = attr.Flags,
                 TimeoutMs = attr.TimeoutMs,
                 Entry = isTask
-                    ? new Callbacks.Entry(null, call => Awaited((Task)Unwrap(invoke, call)))
-                    : new Callbacks.Entry(call => Render(Unwrap(invoke, call)), null),
+                    ? new Callbacks.Entry(null, call => Awaited((Task)Unwrap(invoke, call), json))
+                    : new Callbacks.Entry(call => Render(Unwrap(invoke, call), json), null),
             };
         }
 
@@ -96,7 +97,7 @@ namespace Capstan
             }
         }
 
-        private static Task<Callbacks.Reply> Awaited(Task task)
+        private static Task<Callbacks.Reply> Awaited(Task task, IJsonAdapter json)
         {
             if (task == null) return null;
             return task.ContinueWith(t =>
@@ -104,15 +105,23 @@ namespace Capstan
                 if (t.IsFaulted) System.Runtime.ExceptionServices.ExceptionDispatchInfo.Capture(t.Exception.GetBaseException()).Throw();
                 if (t.IsCanceled) throw new TaskCanceledException(t);
                 var result = t.GetType().GetProperty("Result");
-                return Render(result == null ? null : result.GetValue(t, null));
+                return Render(result == null ? null : result.GetValue(t, null), json);
             }, TaskContinuationOptions.ExecuteSynchronously);
         }
 
-        private static Callbacks.Reply Render(object value)
+        private static Callbacks.Reply Render(object value, IJsonAdapter json)
         {
+            var output = value as ToolOutput;
+            if (output != null) return output.Reply;
             var s = value as string;
             if (s != null || value == null) return new Callbacks.Reply(s ?? "", false);
-            return new Callbacks.Reply(JsonValue(value), true);
+            // A number or a boolean reads the same as text; as text capstan need not parse it.
+            if (json == BuiltInJson.Instance && (value is bool || (value.GetType().IsPrimitive && value is IConvertible && !(value is char)) || value is decimal))
+            {
+                var t = BuiltInJson.Instance.ToJson(value);
+                if (t != "null") return new Callbacks.Reply(t, false);
+            }
+            return new Callbacks.Reply(json.ToJson(value), true);
         }
 
         private static string WithKey(string schema, string key, string json)
@@ -123,7 +132,7 @@ namespace Capstan
         private static readonly Type[] Integers =
             { typeof(int), typeof(long), typeof(short), typeof(byte), typeof(sbyte), typeof(uint), typeof(ulong), typeof(ushort) };
 
-        private static string SchemaOf(Type t, string where, int depth)
+        private static string SchemaOf(Type t, string where, int depth, IJsonAdapter json)
         {
             if (depth > MaxDepth) throw new ArgumentException(where + ": nested deeper than 8 levels");
             var inner = Nullable.GetUnderlyingType(t);
@@ -139,7 +148,7 @@ namespace Capstan
                 return "{\"type\":\"string\",\"enum\":[" + string.Join(",", names.ToArray()) + "]}";
             }
             var element = ElementOf(t);
-            if (element != null) return "{\"type\":\"array\",\"items\":" + SchemaOf(element, where + "[]", depth + 1) + "}";
+            if (element != null) return "{\"type\":\"array\",\"items\":" + SchemaOf(element, where + "[]", depth + 1, json) + "}";
             if (t == typeof(object) || typeof(Delegate).IsAssignableFrom(t) || t.IsPointer || t == typeof(IntPtr) || t.IsInterface || t.IsAbstract)
                 throw new ArgumentException(where + " is a " + t.Name + ", which has no JSON form for a model to fill: use a scalar, an enum, an array or a class of such fields");
             if (t.IsClass || (t.IsValueType && !t.IsPrimitive))
@@ -148,13 +157,15 @@ namespace Capstan
                 var required = new List<string>();
                 foreach (var member in Members(t))
                 {
+                    var key = json.NameOf(member);
+                    if (key == null) continue;
                     var mt = MemberType(member);
-                    var schema = SchemaOf(mt, where + "." + member.Name, depth + 1);
+                    var schema = SchemaOf(mt, where + "." + member.Name, depth + 1, json);
                     var desc = (ParamAttribute)Attribute.GetCustomAttribute(member, typeof(ParamAttribute));
                     if (desc != null) schema = WithKey(schema, "description", Text.JsonString(desc.Description));
-                    if (Nullable.GetUnderlyingType(mt) == null && mt.IsValueType) required.Add(Text.JsonString(member.Name));
+                    if (Nullable.GetUnderlyingType(mt) == null && mt.IsValueType) required.Add(Text.JsonString(key));
                     if (props.Length > 0) props.Append(',');
-                    props.Append(Text.JsonString(member.Name)).Append(':').Append(schema);
+                    props.Append(Text.JsonString(key)).Append(':').Append(schema);
                 }
                 return "{\"type\":\"object\",\"properties\":{" + props + "}" +
                     (required.Count > 0 ? ",\"required\":[" + string.Join(",", required.ToArray()) + "]" : "") + "}";
@@ -183,7 +194,7 @@ namespace Capstan
         }
 
         /// <summary>The method's arguments from the call's validated JSON arguments.</summary>
-        private static object[] Bind(ParameterInfo[] ps, ToolCall call)
+        private static object[] Bind(ParameterInfo[] ps, ToolCall call, IJsonAdapter json)
         {
             var args = call.Arguments;
             var values = new object[ps.Length];
@@ -192,14 +203,16 @@ namespace Capstan
                 var p = ps[i];
                 if (p.ParameterType == typeof(ToolCall)) { values[i] = call; continue; }
                 object v;
-                if (args.TryGetValue(p.Name, out v)) values[i] = Convert(v, p.ParameterType);
+                if (args.TryGetValue(p.Name, out v)) values[i] = json.FromJson(v, p.ParameterType);
                 else if (p.IsOptional) values[i] = p.DefaultValue == DBNull.Value ? null : p.DefaultValue;
                 else values[i] = null;
             }
             return values;
         }
 
-        private static object Convert(object v, Type t)
+        /// <summary>A parsed JSON value (<see cref="Json.Parse"/>'s) as type <paramref name="t"/>,
+        /// members found by <paramref name="json"/>'s names.</summary>
+        internal static object Convert(object v, Type t, IJsonAdapter json)
         {
             if (v == null) return null;
             var inner = Nullable.GetUnderlyingType(t);
@@ -212,11 +225,11 @@ namespace Capstan
                 if (t.IsArray)
                 {
                     var a = Array.CreateInstance(element, list.Count);
-                    for (int i = 0; i < list.Count; i++) a.SetValue(Convert(list[i], element), i);
+                    for (int i = 0; i < list.Count; i++) a.SetValue(Convert(list[i], element, json), i);
                     return a;
                 }
                 var l = (IList)Activator.CreateInstance(t);
-                foreach (var item in list) l.Add(Convert(item, element));
+                foreach (var item in list) l.Add(Convert(item, element, json));
                 return l;
             }
             var obj = v as Dictionary<string, object>;
@@ -226,10 +239,11 @@ namespace Capstan
                 foreach (var member in Members(t))
                 {
                     object mv;
-                    if (!obj.TryGetValue(member.Name, out mv)) continue;
+                    var key = json.NameOf(member);
+                    if (key == null || !obj.TryGetValue(key, out mv)) continue;
                     var f = member as FieldInfo;
-                    if (f != null) f.SetValue(o, Convert(mv, f.FieldType));
-                    else ((PropertyInfo)member).SetValue(o, Convert(mv, ((PropertyInfo)member).PropertyType), null);
+                    if (f != null) f.SetValue(o, Convert(mv, f.FieldType, json));
+                    else ((PropertyInfo)member).SetValue(o, Convert(mv, ((PropertyInfo)member).PropertyType, json), null);
                 }
                 return o;
             }

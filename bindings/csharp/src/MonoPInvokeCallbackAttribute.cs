@@ -14,3 +14,19 @@ namespace AOT
     }
 }
 #endif
+
+namespace Capstan
+{
+    /// <summary>Keeps what it marks from Unity's managed code stripping:
+    /// UnityLinker honours an attribute of this name in any namespace, so
+    /// the binding needs no UnityEngine reference. Mark your own
+    /// <see cref="ToolAttribute"/> methods, and the classes of their
+    /// parameters, with it (or Unity's own): they are reached only by reflection.</summary>
+    [AttributeUsage(AttributeTargets.Assembly | AttributeTargets.Class | AttributeTargets.Struct | AttributeTargets.Enum |
+                    AttributeTargets.Constructor | AttributeTargets.Method | AttributeTargets.Property |
+                    AttributeTargets.Field | AttributeTargets.Event | AttributeTargets.Interface | AttributeTargets.Delegate,
+                    Inherited = false)]
+    public sealed class PreserveAttribute : Attribute
+    {
+    }
+}

@@ -20,6 +20,12 @@ namespace Capstan
         /// <summary>Runs only on the thread that calls <see cref="Registry.Pump"/>
         /// (Unity's <c>Update()</c>, Godot's <c>_Process</c>).</summary>
         MainThread = 1u << 2,
+        /// <summary>In a stream with <see cref="ExecOptions.EarlyDispatch"/>, waits
+        /// for the response to end before it starts.</summary>
+        WaitForResponse = 1u << 3,
+        /// <summary>Left out of <see cref="Registry.ToolsJson(Format)"/> until the
+        /// search tool (<see cref="Registry.AddSearchTool"/>) finds it.</summary>
+        Deferred = 1u << 4,
     }
 
     /// <summary>Provider formats (<c>CAPSTAN_FORMAT_*</c>).</summary>
@@ -31,85 +37,6 @@ namespace Capstan
         Anthropic = 3,
         Gemini = 4,
         Mcp = 5,
-    }
-
-    /// <summary>One call of a tool, as the tool sees it.</summary>
-    public sealed class ToolCall
-    {
-        internal ToolCall(string id, string name, string argumentsJson, IntPtr handle)
-        {
-            Id = id;
-            Name = name;
-            ArgumentsJson = argumentsJson;
-            this.handle = handle;
-        }
-
-        private readonly IntPtr handle;
-
-        /// <summary>The model's call id.</summary>
-        public string Id { get; private set; }
-
-        /// <summary>The tool's name.</summary>
-        public string Name { get; private set; }
-
-        /// <summary>The validated arguments (defaults filled in), JSON text of an object.</summary>
-        public string ArgumentsJson { get; private set; }
-
-        /// <summary>The validated arguments, parsed: string keys to
-        /// <c>string</c>, <c>double</c>, <c>bool</c>, <c>null</c>, lists and objects.</summary>
-        public System.Collections.Generic.Dictionary<string, object> Arguments
-        {
-            get { return (System.Collections.Generic.Dictionary<string, object>)Json.Parse(ArgumentsJson); }
-        }
-
-        /// <summary>True once the call timed out, was cancelled or its registry closed
-        /// (a tool that is still running should stop). Valid until the call completes.</summary>
-        public bool IsCancelled
-        {
-            get { return Native.capstan_call_cancelled(handle); }
-        }
-    }
-
-    /// <summary>The one result of a call.</summary>
-    public sealed class ToolResult
-    {
-        /// <summary>The call's id.</summary>
-        public string Id { get; internal set; }
-        /// <summary>The tool's name.</summary>
-        public string Name { get; internal set; }
-        /// <summary>What the model reads.</summary>
-        public string Content { get; internal set; }
-        /// <summary>How the call ended: <c>ok</c>, <c>tool_error</c>,
-        /// <c>invalid_arguments</c>, <c>unknown_tool</c>, <c>timeout</c>,
-        /// <c>cancelled</c>, <c>denied</c>.</summary>
-        public string Outcome { get; internal set; }
-        /// <summary>True for every outcome but <c>ok</c>.</summary>
-        public bool IsError { get; internal set; }
-    }
-
-    /// <summary>Options of one execution.</summary>
-    public sealed class ExecOptions
-    {
-        /// <summary>Run the calls one by one, in order.</summary>
-        public bool Sequential { get; set; }
-        /// <summary>Calls running at once; 0 = capstan's default.</summary>
-        public uint Limit { get; set; }
-        /// <summary>Per-call timeout in milliseconds; 0 = the tool's own.</summary>
-        public uint TimeoutMs { get; set; }
-        /// <summary>A bound on the whole batch in milliseconds; 0 = none.</summary>
-        public uint DeadlineMs { get; set; }
-
-        internal Native.ExecOptions ToNative()
-        {
-            return new Native.ExecOptions
-            {
-                StructSize = (uint)Marshal.SizeOf(typeof(Native.ExecOptions)),
-                Flags = Sequential ? 1u : 0u,
-                Limit = Limit,
-                TimeoutMs = TimeoutMs,
-                DeadlineMs = DeadlineMs,
-            };
-        }
     }
 
     internal sealed class RegistryHandle : SafeHandle
@@ -139,7 +66,7 @@ namespace Capstan
     /// <see cref="ToolFlags.MainThread"/> tools) and renders each result for
     /// the model. Thread-safe; <see cref="Dispose"/> frees it (calls still
     /// waiting end cancelled).</summary>
-    public sealed class Registry : IDisposable
+    public sealed partial class Registry : IDisposable
     {
         private readonly RegistryHandle handle = new RegistryHandle();
 
@@ -156,7 +83,7 @@ namespace Capstan
             get { return Text.FromNts(Native.capstan_version_string()); }
         }
 
-        private IntPtr Live()
+        internal IntPtr Live()
         {
             if (handle.IsClosed) throw new ObjectDisposedException("Registry");
             return handle.DangerousGetHandle();
@@ -176,6 +103,24 @@ namespace Capstan
                 new Callbacks.Entry(c => new Callbacks.Reply(handler(c), false), null), flags, timeoutMs);
         }
 
+        /// <summary>Registers a tool whose handler returns a <see cref="ToolOutput"/>
+        /// (text, JSON, or content parts: images, audio, files).
+        /// <paramref name="mcpMetaJson"/>: what MCP clients see beside the
+        /// schema (<c>{"title","annotations","outputSchema"}</c>), checked
+        /// here; an <c>outputSchema</c> is enforced on the tool's results.</summary>
+        public void AddTool(string name, string description, string parametersJson,
+                            Func<ToolCall, ToolOutput> handler, ToolFlags flags = ToolFlags.None, uint timeoutMs = 0,
+                            string mcpMetaJson = null)
+        {
+            if (handler == null) throw new ArgumentNullException("handler");
+            Add(name, description, parametersJson, new Callbacks.Entry(c =>
+            {
+                var o = handler(c);
+                if (o == null) throw new InvalidOperationException("the tool returned no ToolOutput");
+                return o.Reply;
+            }, null), flags, timeoutMs, mcpMetaJson);
+        }
+
         /// <summary>Registers a tool whose handler returns a task: the call
         /// stays open, holding no thread, until the task ends (its result's
         /// text, or its exception as a tool error).</summary>
@@ -189,6 +134,23 @@ namespace Capstan
                     var t = handler(c);
                     return t == null ? null : t.ContinueWith(r => new Callbacks.Reply(r.Result, false), TaskContinuationOptions.ExecuteSynchronously);
                 }), flags, timeoutMs);
+        }
+
+        private IJsonAdapter jsonAdapter = BuiltInJson.Instance;
+
+        /// <summary>How <see cref="AddTools(Type)"/> turns a call's arguments into
+        /// the method's parameters and its return value into JSON, and what a
+        /// member is called in the schema: <see cref="BuiltInJson"/> (no
+        /// dependency) unless set, e.g. to the Newtonsoft.Json adapter
+        /// (<c>Capstan.Newtonsoft.dll</c>). Read when tools are added.</summary>
+        public IJsonAdapter JsonAdapter
+        {
+            get { return jsonAdapter; }
+            set
+            {
+                if (value == null) throw new ArgumentNullException("value");
+                jsonAdapter = value;
+            }
         }
 
         /// <summary>Registers every public static method of <paramref name="type"/>
@@ -212,7 +174,7 @@ namespace Capstan
         private int AddMethods(Type type, object target)
         {
             int n = 0;
-            foreach (var tool in MethodTools.Of(type, target))
+            foreach (var tool in MethodTools.Of(type, target, JsonAdapter))
             {
                 Add(tool.Name, tool.Description, tool.Schema, tool.Entry, tool.Flags, tool.TimeoutMs);
                 n++;
@@ -221,18 +183,17 @@ namespace Capstan
         }
 
         private void Add(string name, string description, string parametersJson, Callbacks.Entry entry,
-                         ToolFlags flags, uint timeoutMs)
+                         ToolFlags flags, uint timeoutMs, string mcpMetaJson = null)
         {
             if (name == null) throw new ArgumentNullException("name");
             var reg = Live();
-            var strings = new[] { name, description, parametersJson };
-            var pinned = new GCHandle[3];
-            var data = GCHandle.Alloc(entry);
-            Interlocked.Increment(ref Callbacks.Live);
+            var strings = new[] { name, description, parametersJson, mcpMetaJson };
+            var pinned = new GCHandle[4];
+            var data = Callbacks.Hold(entry);
             try
             {
-                var ptrs = new IntPtr[3];
-                for (int i = 0; i < 3; i++)
+                var ptrs = new IntPtr[4];
+                for (int i = 0; i < 4; i++)
                 {
                     if (strings[i] == null) continue;
                     pinned[i] = GCHandle.Alloc(Text.Nts(strings[i]), GCHandleType.Pinned);
@@ -245,10 +206,11 @@ namespace Capstan
                     Description = ptrs[1],
                     Parameters = ptrs[2],
                     Callback = Callbacks.ToolPtr,
-                    UserData = GCHandle.ToIntPtr(data),
+                    UserData = data,
                     Destroy = Callbacks.DestroyPtr,
                     TimeoutMs = timeoutMs,
                     Flags = (uint)flags,
+                    McpMeta = ptrs[3],
                 };
                 // capstan runs destroy (freeing `data`) exactly once, also when this fails.
                 CapstanException.Check(Native.capstan_registry_add_tool(reg, ref def));
@@ -271,11 +233,34 @@ namespace Capstan
         /// (an array; for Gemini the API's <c>tools</c> value).</summary>
         public string ToolsJson(Format format)
         {
+            return ToolsJson(format, ExportFlags.None);
+        }
+
+        /// <summary><see cref="ToolsJson(Format)"/> with export flags: OpenAI
+        /// strict mode, Gemini's lowered schemas, deferred tools in the
+        /// provider's own form.</summary>
+        public string ToolsJson(Format format, ExportFlags flags)
+        {
+            var opts = new Native.ExportOptions
+            {
+                StructSize = (uint)Marshal.SizeOf(typeof(Native.ExportOptions)),
+                Flags = (uint)flags & ~(uint)ExportFlags.DeferredNative,
+                Deferred = (flags & ExportFlags.DeferredNative) != 0 ? 1u : 0u,
+            };
             IntPtr json, report;
             UIntPtr len, reportLen;
-            CapstanException.Check(Native.capstan_registry_tools_json(Live(), (uint)format, IntPtr.Zero,
+            CapstanException.Check(Native.capstan_registry_tools_json(Live(), (uint)format, ref opts,
                 out json, out len, out report, out reportLen));
             Text.Take(report, reportLen);
+            return Text.Take(json, len);
+        }
+
+        /// <summary>The registered tools' names, a JSON array.</summary>
+        public string NamesJson()
+        {
+            IntPtr json;
+            UIntPtr len;
+            CapstanException.Check(Native.capstan_registry_names_json(Live(), out json, out len));
             return Text.Take(json, len);
         }
 
@@ -287,39 +272,19 @@ namespace Capstan
         public string ExecuteJson(string callsJson, ExecOptions options = null)
         {
             var b = Text.Bytes(callsJson);
-            var opts = (options ?? new ExecOptions()).ToNative();
-            IntPtr outp;
-            UIntPtr len;
-            CapstanException.Check(Native.capstan_registry_execute(Live(), b, (UIntPtr)b.Length, ref opts, out outp, out len));
-            return Text.Take(outp, len);
+            using (var opts = new NativeExec(options))
+            {
+                IntPtr outp;
+                UIntPtr len;
+                CapstanException.Check(Native.capstan_registry_execute(Live(), b, (UIntPtr)b.Length, ref opts.Value, out outp, out len));
+                return Text.Take(outp, len);
+            }
         }
 
         /// <summary><see cref="ExecuteJson"/>, the results read into <see cref="ToolResult"/>s.</summary>
         public ToolResult[] Execute(string callsJson, ExecOptions options = null)
         {
-            var list = (System.Collections.Generic.List<object>)Json.Parse(ExecuteJson(callsJson, options));
-            var results = new ToolResult[list.Count];
-            for (int i = 0; i < list.Count; i++)
-            {
-                var r = (System.Collections.Generic.Dictionary<string, object>)list[i];
-                results[i] = new ToolResult
-                {
-                    Id = (string)r["id"],
-                    Name = (string)r["name"],
-                    Content = (string)r["content"],
-                    Outcome = (string)r["outcome"],
-                    IsError = (bool)r["is_error"],
-                };
-            }
-            return results;
-        }
-
-        /// <summary><see cref="Execute"/> on a pool thread, for a caller that must
-        /// not block (a UI or game thread: its main-thread tools then run in
-        /// its <see cref="Pump"/>).</summary>
-        public Task<ToolResult[]> ExecuteAsync(string callsJson, ExecOptions options = null)
-        {
-            return Task.Run(() => Execute(callsJson, options));
+            return ToolResult.FromJson(ExecuteJson(callsJson, options));
         }
 
         /// <summary>One agent turn: reads the calls out of a provider's
@@ -331,11 +296,13 @@ namespace Capstan
         public string RunTurn(Format format, string responseJson, ExecOptions options = null)
         {
             var b = Text.Bytes(responseJson);
-            var opts = (options ?? new ExecOptions()).ToNative();
-            IntPtr outp;
-            UIntPtr len;
-            CapstanException.Check(Native.capstan_registry_run_turn(Live(), (uint)format, b, (UIntPtr)b.Length, ref opts, out outp, out len));
-            return Text.Take(outp, len);
+            using (var opts = new NativeExec(options))
+            {
+                IntPtr outp;
+                UIntPtr len;
+                CapstanException.Check(Native.capstan_registry_run_turn(Live(), (uint)format, b, (UIntPtr)b.Length, ref opts.Value, out outp, out len));
+                return Text.Take(outp, len);
+            }
         }
 
         /// <summary>Runs the <see cref="ToolFlags.MainThread"/> calls waiting,
@@ -352,123 +319,6 @@ namespace Capstan
         public void Dispose()
         {
             handle.Dispose();
-        }
-    }
-
-    /// <summary>The static thunks capstan calls (IL2CPP's rule: static,
-    /// [MonoPInvokeCallback]); each finds its tool through <c>user_data</c>, a
-    /// GCHandle.</summary>
-    internal static class Callbacks
-    {
-        /// <summary>What a tool answered: text, or JSON text (<c>CAPSTAN_CONTENT_JSON</c>).</summary>
-        internal struct Reply
-        {
-            internal Reply(string text, bool json)
-            {
-                Text = text;
-                IsJson = json;
-            }
-
-            internal readonly string Text;
-            internal readonly bool IsJson;
-        }
-
-        internal sealed class Entry
-        {
-            internal Entry(Func<ToolCall, Reply> sync, Func<ToolCall, Task<Reply>> async)
-            {
-                Sync = sync;
-                Async = async;
-            }
-
-            internal readonly Func<ToolCall, Reply> Sync;
-            internal readonly Func<ToolCall, Task<Reply>> Async;
-        }
-
-        // The delegates live as long as the process: capstan keeps their pointers.
-        private static readonly Native.ToolFn ToolThunk = OnCall;
-        private static readonly Native.DestroyFn DestroyThunk = OnDestroy;
-        internal static readonly IntPtr ToolPtr = Marshal.GetFunctionPointerForDelegate(ToolThunk);
-        internal static readonly IntPtr DestroyPtr = Marshal.GetFunctionPointerForDelegate(DestroyThunk);
-
-        [MonoPInvokeCallback(typeof(Native.ToolFn))]
-        private static void OnCall(IntPtr userData, IntPtr call)
-        {
-            // Nothing may escape into native code: every failure completes the call.
-            try
-            {
-                var entry = (Entry)GCHandle.FromIntPtr(userData).Target;
-                UIntPtr n;
-                var args = Text.FromUtf8(Native.capstan_call_arguments(call, out n), (int)(ulong)n);
-                var id = Text.FromUtf8(Native.capstan_call_id(call, out n), (int)(ulong)n);
-                var name = Text.FromUtf8(Native.capstan_call_tool(call, out n), (int)(ulong)n);
-                var tc = new ToolCall(id, name, args, call);
-                if (entry.Sync != null)
-                {
-                    Return(call, entry.Sync(tc));
-                    return;
-                }
-                var task = entry.Async(tc);
-                if (task == null)
-                {
-                    Fail(call, "the tool returned no task");
-                    return;
-                }
-                // The call stays open until the task ends; the handle stays valid until then.
-                task.ContinueWith(t => Finish(call, t), TaskContinuationOptions.ExecuteSynchronously);
-            }
-            catch (Exception e)
-            {
-                Fail(call, Describe(e));
-            }
-        }
-
-        private static void Finish(IntPtr call, Task<Reply> t)
-        {
-            try
-            {
-                if (t.IsFaulted) Fail(call, Describe(t.Exception.GetBaseException()));
-                else if (t.IsCanceled) Fail(call, "the tool's task was cancelled");
-                else Return(call, t.Result);
-            }
-            catch (Exception e)
-            {
-                Fail(call, Describe(e));
-            }
-        }
-
-        private static string Describe(Exception e)
-        {
-            return e.GetType().Name + ": " + e.Message;
-        }
-
-        private static void Return(IntPtr call, Reply reply)
-        {
-            var b = Text.Bytes(reply.Text ?? "");
-            Native.capstan_call_return(call, reply.IsJson ? Native.ContentJson : Native.ContentText, b, (UIntPtr)b.Length);
-        }
-
-        private static void Fail(IntPtr call, string message)
-        {
-            var b = Text.Bytes(message);
-            Native.capstan_call_fail(call, b, (UIntPtr)b.Length);
-        }
-
-        /// <summary>Tool handlers registered and not yet released by capstan.</summary>
-        internal static int Live;
-
-        [MonoPInvokeCallback(typeof(Native.DestroyFn))]
-        private static void OnDestroy(IntPtr userData)
-        {
-            try
-            {
-                GCHandle.FromIntPtr(userData).Free();
-                Interlocked.Decrement(ref Live);
-            }
-            catch (Exception)
-            {
-                // A handle freed twice cannot happen (capstan calls destroy once); never throw into native code.
-            }
         }
     }
 }

@@ -66,7 +66,7 @@ public static class BadTools
     public static string Hook(Action callback) { return ""; }
 }
 
-internal static class Tests
+internal static partial class Tests
 {
     private static int passed, failed;
 
@@ -104,8 +104,14 @@ internal static class Tests
         return reg;
     }
 
-    private static int Main()
+    private static int Main(string[] argv)
     {
+        // The child process of the stdio MCP test: serve the adder on stdin/stdout.
+        if (argv.Length == 1 && argv[0] == "--serve-stdio")
+        {
+            using (var reg = Adder()) reg.ServeMcpStdio(new McpServerOptions { Name = "csharp-stdio" });
+            return 0;
+        }
         Run("the library loads and says its version", () =>
             Check(Registry.LibraryVersion.StartsWith("0.4."), Registry.LibraryVersion));
 
@@ -362,6 +368,8 @@ internal static class Tests
                 }
             }
         });
+
+        Parity();
 
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
