@@ -271,6 +271,16 @@ mod parent {
         assert!(report.contains("ok=true"), "{report}");
     }
 
+    /// The header's rule: serve_stdio returns OK when stdin reaches end of
+    /// file, also before any client initialized (a launcher that started
+    /// the server and went away, a health check).
+    fn stdin_closed_before_initialize_ends_the_server_with_ok() {
+        let mut server = Server::start();
+        server.stdin = None;
+        let report = server.report();
+        assert!(report.contains("ok=true"), "{report}");
+    }
+
     fn the_client_leaving_with_a_call_in_flight_waits_for_that_call_to_end() {
         let mut server = Server::start();
         server.initialize();
@@ -422,7 +432,11 @@ mod parent {
 
     pub fn run() {
         type Case = (&'static str, fn());
-        let cases: [Case; 6] = [
+        let cases: [Case; 7] = [
+            (
+                "stdin_closed_before_initialize_ends_the_server_with_ok",
+                stdin_closed_before_initialize_ends_the_server_with_ok,
+            ),
             (
                 "requests_in_flight_never_exceed_the_bound_and_the_ones_past_it_are_refused",
                 requests_in_flight_never_exceed_the_bound_and_the_ones_past_it_are_refused,

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rmcp::service::ServerInitializeError;
 use rmcp::ServiceExt;
 use tokio::sync::Notify;
 
@@ -65,10 +66,16 @@ fn serve_stdio_here(registry: &Registry, options: &ServerOptions) -> Result<(), 
             inner: Bridge::new(state.clone()),
             ledger: ledger.clone(),
         };
-        let service = service
+        let service = match service
             .serve(wire::Wire::new(stdin, tokio::io::stdout(), ledger))
             .await
-            .map_err(|e| Error::Transport(format!("stdio: {e}")))?;
+        {
+            Ok(service) => service,
+            // stdin ended before a client initialized: the end the header
+            // promises OK for, not a transport failure.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(Error::Transport(format!("stdio: {e}"))),
+        };
         let mut stop = Some(service.cancellation_token());
         let closed = async {
             while !state.registry.is_closed() {
