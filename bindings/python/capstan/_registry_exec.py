@@ -67,6 +67,15 @@ class _Executions(_RegistryCore):
                 entry, args = checked
                 if not entry.is_async:
                     return self._counted(_run_here(call, entry, args, self._max_result_bytes))
+        built = self._tools.get(call.name)
+        if (
+            built is not None
+            and (built.main_thread or built.requires_approval)
+            and threading.current_thread() is threading.main_thread()
+        ):
+            # A call that waits for someone else (a pump, an approver) waits
+            # where Ctrl-C reaches it; the call is then cancelled.
+            return self._run_submitted((call,), approved, True, 8, timeout, None, deadline)[0]  # type: ignore[no-any-return]
         return self._run((call,), approved, True, 8, timeout, None, deadline)[0]
 
     def _counted(self, result: ToolResult) -> ToolResult:

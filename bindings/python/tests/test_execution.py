@@ -503,6 +503,66 @@ def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
     assert proc.stdout.strip() == "interrupted True", proc
 
 
+def test_ctrl_c_interrupts_a_lone_execute_waiting_for_a_pump_or_an_approver():
+    import os
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    import capstan
+
+    # Issue 49: a lone call to a main-thread tool that nobody pumps (or one
+    # waiting for an approver) waits for someone else, not for Python code on
+    # this thread, so Ctrl-C must reach the wait and cancel the call. The
+    # SIGINT goes once the main thread waits in threading (as above).
+    code = textwrap.dedent(
+        """
+        import signal, sys, threading, time
+        from capstan import ToolCall, ToolRegistry, tool
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        @tool(main_thread=True)
+        def on_main() -> str:
+            return "ran"
+
+        main = threading.main_thread().ident
+        executing = threading.Event()
+
+        def interrupt_when_waiting():
+            executing.wait(60)
+            while True:
+                frame = sys._current_frames().get(main)
+                if frame is not None and frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
+                    break
+                time.sleep(0.001)
+            signal.pthread_kill(main, signal.SIGINT)
+
+        threading.Thread(target=interrupt_when_waiting, daemon=True).start()
+        registry = ToolRegistry([on_main])
+        try:
+            executing.set()
+            result = registry.execute(ToolCall("on_main", {}))
+            print("not interrupted", result.outcome)
+        except KeyboardInterrupt:
+            print("interrupted")
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "CAPSTAN_LIB": capstan._lib.lib().path,
+            "PYTHONPATH": str(Path(capstan.__file__).parent.parent),
+        },
+    )
+    assert proc.stdout.strip() == "interrupted", proc
+
+
 def test_closing_a_tool_frees_its_own_registry():
     before = live_entries()
 
