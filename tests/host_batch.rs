@@ -85,7 +85,10 @@ fn host_run_calls_come_out_checked_and_their_callback_never_runs() {
         ])
     );
     let results = hb
-        .finish(r#"[{"index":3,"json":9},{"index":0,"text":"3"}]"#)
+        .finish(
+            Some(r#"[{"index":3,"json":9},{"index":0,"text":"3"}]"#),
+            None,
+        )
         .unwrap();
     let got: Vec<(&str, Outcome, &str)> = results
         .iter()
@@ -116,7 +119,9 @@ fn pool_calls_run_while_the_host_runs_its_own() {
     let hb = HostBatch::begin(&reg, calls, &ExecOptions::default());
     // Before any answer: the pool call already ran.
     assert!(eventually(|| done.load(Ordering::SeqCst)));
-    let results = hb.finish(r#"[{"index":1,"text":"ok"}]"#).unwrap();
+    let results = hb
+        .finish(Some(r#"[{"index":1,"text":"ok"}]"#), None)
+        .unwrap();
     assert_eq!(results[0].content, "slow");
     assert_eq!(results[1].content, "ok");
 }
@@ -146,7 +151,7 @@ fn pool_calls_keep_the_batch_limit() {
     };
     let hb = HostBatch::begin(&reg, calls, &options);
     assert!(hb.calls().is_empty());
-    let results = hb.finish("[]").unwrap();
+    let results = hb.finish(Some("[]"), None).unwrap();
     assert!(results.iter().all(|r| r.outcome == Outcome::Ok));
     assert_eq!(peak.load(Ordering::SeqCst), 2);
 }
@@ -163,21 +168,27 @@ fn answers_are_checked_whole_before_any_call_completes() {
         r#"[{"index":0,"text":"x"},{"index":1}]"#,
         r#"[{"index":0,"text":"x"},{"index":1,"text":"y","size":1}]"#,
     ] {
-        match hb.finish(bad) {
+        match hb.finish(Some(bad), None) {
             Err(Error::InvalidResults(_)) => {}
             other => panic!("{bad}: {:?}", other.map(|_| ())),
         }
         assert!(hb.calls().iter().all(|c| !c.call.is_done()), "{bad}");
     }
     let results = hb
-        .finish(r#"[{"index":0,"json":null},{"index":1,"error":"no"}]"#)
+        .finish(
+            Some(r#"[{"index":0,"json":null},{"index":1,"error":"no"}]"#),
+            None,
+        )
         .unwrap();
     assert_eq!(
         (results[0].outcome, results[0].content.as_str()),
         (Outcome::Ok, "null")
     );
     assert_eq!(results[1].outcome, Outcome::ToolError);
-    assert!(matches!(hb.finish("[]"), Err(Error::AlreadyCompleted(_))));
+    assert!(matches!(
+        hb.finish(Some("[]"), None),
+        Err(Error::AlreadyCompleted(_))
+    ));
 }
 
 #[test]
@@ -190,7 +201,9 @@ fn a_host_that_never_answers_gets_timeouts_at_the_deadline() {
     let hb = HostBatch::begin(&reg, vec![call("a", "add", json!({}))], &options);
     assert_eq!(hb.calls().len(), 1);
     assert!(eventually(|| hb.is_done()));
-    let results = hb.finish(r#"[{"index":0,"text":"too late"}]"#).unwrap();
+    let results = hb
+        .finish(Some(r#"[{"index":0,"text":"too late"}]"#), None)
+        .unwrap();
     assert_eq!(results[0].outcome, Outcome::Timeout);
     assert_ne!(results[0].content, "too late");
 }
@@ -220,4 +233,44 @@ fn a_host_run_tool_runs_its_callback_outside_host_batches() {
     );
     assert_eq!(results[0].content, "callback");
     assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn finish_need_not_block_on_the_pool_and_is_called_again_without_answers() {
+    let reg = Registry::default();
+    let open = Arc::new(AtomicBool::new(false));
+    let o = open.clone();
+    reg.register(def("gate", 0, move |c| {
+        eventually(|| o.load(Ordering::SeqCst));
+        c.complete_text("gate").unwrap();
+    }))
+    .unwrap();
+    reg.register(def("add", ToolFlags::HOST_RUN, |c| {
+        c.complete_text("x").unwrap()
+    }))
+    .unwrap();
+    let calls = vec![call("g", "gate", json!({})), call("a", "add", json!({}))];
+    let hb = HostBatch::begin(&reg, calls, &ExecOptions::default());
+    assert!(matches!(
+        hb.finish(None, None),
+        Err(Error::InvalidResults(_))
+    ));
+    let answers = r#"[{"index":1,"text":"ok"}]"#;
+    assert!(matches!(
+        hb.finish(Some(answers), Some(Duration::ZERO)),
+        Err(Error::Timeout(_))
+    ));
+    assert!(hb.calls()[0].call.is_done()); // the answers were kept
+    assert!(matches!(
+        hb.finish(Some(answers), Some(Duration::ZERO)),
+        Err(Error::AlreadyCompleted(_))
+    ));
+    open.store(true, Ordering::SeqCst);
+    let results = hb.finish(None, None).unwrap();
+    assert_eq!(results[0].content, "gate");
+    assert_eq!(results[1].content, "ok");
+    assert!(matches!(
+        hb.finish(None, None),
+        Err(Error::AlreadyCompleted(_))
+    ));
 }

@@ -19,7 +19,8 @@
 mod answers;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -53,10 +54,12 @@ pub struct HostBatch {
     pool: Option<Side>,
     here: Option<Side>,
     handed: Vec<HostCall>,
-    /// A thread is inside `finish` or `calls_json` (one crossing at a time).
+    /// A thread is inside `finish` (one crossing at a time).
     crossing: AtomicBool,
-    /// `finish` took the answers; what it returned.
-    results: Mutex<Option<Vec<ToolResult>>>,
+    /// `finish` took the answers.
+    answered: AtomicBool,
+    /// `finish` returned the results.
+    finished: AtomicBool,
 }
 
 /// Releases the `crossing` flag when the crossing ends.
@@ -104,8 +107,18 @@ impl HostBatch {
         }
         let state = ExecState::of(registry);
         let start = |calls: Vec<CallRequest>, options: &ExecOptions| {
-            let batch =
-                BatchInner::new(registry, state.clone(), calls, options, Sink::Collect, None);
+            // A host on an event loop learns that the pool's calls are done
+            // through the registry's notifier or wake fd (see `finish`).
+            let shared = registry.shared.clone();
+            let on_done: Box<dyn Fn() + Send + Sync> = Box::new(move || shared.wake.signal());
+            let batch = BatchInner::new(
+                registry,
+                state.clone(),
+                calls,
+                options,
+                Sink::Collect,
+                Some(on_done),
+            );
             state.track(tracked(&batch));
             batch.arm_deadline();
             batch
@@ -163,7 +176,8 @@ impl HostBatch {
             here,
             handed,
             crossing: AtomicBool::new(false),
-            results: Mutex::new(None),
+            answered: AtomicBool::new(false),
+            finished: AtomicBool::new(false),
         }
     }
 
@@ -219,38 +233,75 @@ impl HostBatch {
     }
 
     /// Takes the host's answers, one per handed-out call (JSON: see
-    /// `answers`), completes those calls, waits for the calls on the pool,
-    /// and returns every result in call order. The whole answer is checked
-    /// before any call is completed: an unknown or repeated index, a
-    /// missing answer or malformed JSON is `InvalidResults` and changes
-    /// nothing (answer again). A second `finish` is `AlreadyCompleted`; one
-    /// while another thread is inside this batch is `WrongContext`. An
-    /// answer for a call that already ended (its timeout, the deadline) is
-    /// dropped: that call's result says why it ended.
-    pub fn finish(&self, answers: &str) -> Result<Vec<ToolResult>, Error> {
+    /// `answers`), completes those calls, waits up to `wait` (`None`: no
+    /// limit) for the calls on the pool, and returns every result in call
+    /// order. The whole answer is checked before any call is completed: an
+    /// unknown or repeated index, a missing answer or malformed JSON is
+    /// `InvalidResults` and changes nothing (answer again). Past `wait` with
+    /// pool calls still running: `Timeout`, the answers kept; call again
+    /// with no answers (`None`) to wait again (the registry's notifier
+    /// fires when the pool's calls are done). Answers given twice, or a call
+    /// after the results were returned, are `AlreadyCompleted`; a call
+    /// while another thread is inside `finish` is `WrongContext`. An answer
+    /// for a call that already ended (its timeout, the deadline, `cancel`)
+    /// is dropped: that call's result says why it ended.
+    pub fn finish(
+        &self,
+        answers: Option<&str>,
+        wait: Option<Duration>,
+    ) -> Result<Vec<ToolResult>, Error> {
         let _crossing = self.enter("finish")?;
-        if self.results.lock().map(|r| r.is_some()).unwrap_or(true) {
+        if self.finished.load(Ordering::SeqCst) {
             return Err(Error::AlreadyCompleted(
-                "this host batch already has its answers (finish returned its results)".into(),
+                "this host batch already returned its results".into(),
             ));
         }
-        let answers = answers::parse(answers, &self.handed)?;
-        for (pos, answer) in answers {
-            // Refused only when the call already ended: its result stands.
-            let _ = answer.complete(&self.handed[pos].call);
+        match (answers, self.answered.load(Ordering::SeqCst)) {
+            (Some(_), true) => {
+                return Err(Error::AlreadyCompleted(
+                    "this host batch already has its answers: call finish again without answers \
+                     to wait for its other calls"
+                        .into(),
+                ))
+            }
+            (None, false) => {
+                return Err(Error::InvalidResults(
+                    "no answers: the first finish of a host batch takes the answers to every \
+                     handed-out call"
+                        .into(),
+                ))
+            }
+            (Some(text), false) => {
+                let answers = answers::parse(text, &self.handed)?;
+                for (pos, answer) in answers {
+                    // Refused only when the call already ended: its result stands.
+                    let _ = answer.complete(&self.handed[pos].call);
+                }
+                self.answered.store(true, Ordering::SeqCst);
+            }
+            (None, true) => {}
         }
-        let results = self.results_in_order();
-        if let Ok(mut slot) = self.results.lock() {
-            *slot = Some(results.clone());
+        let deadline = wait.map(|w| Instant::now() + w);
+        for side in [&self.here, &self.pool].into_iter().flatten() {
+            // Every call has its result (`is_done`) before the pool side's
+            // end callback wakes the host: a host woken by it finds it done.
+            let b = &side.batch;
+            if !b.is_done() && !b.wait_done(deadline) && !b.is_done() {
+                return Err(Error::Timeout(format!(
+                    "calls of this host batch are still running after {} ms (the answers were \
+                     taken): call finish again without answers to wait",
+                    wait.map_or(0, |w| w.as_millis())
+                )));
+            }
         }
-        Ok(results)
+        self.finished.store(true, Ordering::SeqCst);
+        Ok(self.results_in_order())
     }
 
-    /// Waits for both sides and merges their results by index.
+    /// Merges both sides' results by index (both done).
     fn results_in_order(&self) -> Vec<ToolResult> {
         let mut out: Vec<Option<ToolResult>> = (0..self.len).map(|_| None).collect();
         for side in [&self.here, &self.pool].into_iter().flatten() {
-            side.batch.wait_done(None);
             for (result, &i) in side.batch.take_results().into_iter().zip(&side.index) {
                 out[i] = Some(result);
             }
@@ -262,9 +313,9 @@ impl HostBatch {
             .collect()
     }
 
-    /// Whether `finish` returned.
+    /// Whether `finish` returned the results.
     pub fn is_finished(&self) -> bool {
-        self.results.lock().map(|r| r.is_some()).unwrap_or(true)
+        self.finished.load(Ordering::SeqCst)
     }
 
     /// Every handed-out call has its result (answered, or ended by a
