@@ -649,6 +649,15 @@ bench: lib
 	$(BUILD)/bench/abi_bench --floor-ns-file $(BUILD)/bench/floor_ns
 	$(BUILD)/bench/abi_bench --threads 1 --scaling
 	$(BUILD)/bench/abi_bench --threads 2 --scaling
+	$(MAKE) --no-print-directory bench-host
+
+# Host batches (issue 46) against execute with a native callback: a trivial
+# tool called 1, 100 and 10,000 times a batch, ns per call. Part of `make bench`.
+.PHONY: bench-host
+bench-host: lib
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) -O2 bench/c/host_bench.c -o $(BUILD)/bench/host_bench $(LDFLAGS_COMMON)
+	$(BUILD)/bench/host_bench
 
 # --- fuzzing and soak (issue 17) ------------------------------------------------
 # cargo-fuzz targets in fuzz/ (their own crate and target dir, fuzz/target),

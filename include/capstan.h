@@ -180,12 +180,13 @@
  *   8. Calls, inside a tool
  *   9. Running calls
  *  10. Batches
- *  11. Main thread and wake-ups
- *  12. Approvals
- *  13. Events and statistics
- *  14. Streams
- *  15. MCP server
- *  16. MCP mounts
+ *  11. Host batches
+ *  12. Main thread and wake-ups
+ *  13. Approvals
+ *  14. Events and statistics
+ *  15. Streams
+ *  16. MCP server
+ *  17. MCP mounts
  */
 
 #ifdef __cplusplus
@@ -481,7 +482,8 @@ uint32_t capstan_features_mask(void);
  * The opaque types, each made and freed by its own functions (sections
  * below). A capstan_registry holds tools; everything else belongs to one:
  * a capstan_call is one tool call handed to a tool callback; a capstan_batch
- * is calls submitted to run in the background; a capstan_approval is a call
+ * is calls submitted to run in the background; a capstan_host_batch is calls
+ * whose quick ones the host runs itself; a capstan_approval is a call
  * waiting for the host's decision; a capstan_stream runs calls as a streamed
  * model response arrives; a capstan_mcp_server serves the registry's tools over
  * MCP; a capstan_mcp_mount registers an MCP server's tools in the registry.
@@ -504,6 +506,14 @@ typedef struct capstan_call capstan_call;
  * A batch started with `capstan_batch_submit`.
  */
 typedef struct capstan_batch capstan_batch;
+
+/**
+ * A batch whose `CAPSTAN_TOOL_HOST_RUN` calls the host runs itself. Made by
+ * `capstan_host_batch_begin`, freed by `capstan_host_batch_free`; any use
+ * after that is CAPSTAN_ERR_STALE_HANDLE (it is a checked handle, not a
+ * pointer to memory). It keeps its registry's state alive.
+ */
+typedef struct capstan_host_batch capstan_host_batch;
 
 /**
  * A call waiting for approval, as the approver sees it. A generation-checked
@@ -1131,6 +1141,15 @@ typedef void (*capstan_tool_fn)(void *user_data,
  * at any time.
  */
 #define CAPSTAN_TOOL_DEFERRED (1u << 4)
+
+/**
+ * The tool is quick and its host runs it on its own thread: in a host batch
+ * (`capstan_host_batch_begin`) its checked calls are handed to the host
+ * instead of running its callback; everywhere else (execute, submit, turns,
+ * streams, MCP) its callback runs as usual. For a managed binding's tools
+ * that need no thread of their own (Node, Python asyncio, Java, C#).
+ */
+#define CAPSTAN_TOOL_HOST_RUN (1u << 5)
 
 /**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
@@ -2131,7 +2150,109 @@ void capstan_batch_cancel(struct capstan_batch *batch);
 void capstan_batch_free(struct capstan_batch *batch);
 
 /* ========================================================================
- * 11. Main thread and wake-ups
+ * 11. Host batches
+ *
+ * A capstan_host_batch is the path of a host that runs its quick tools
+ * (flagged CAPSTAN_TOOL_HOST_RUN) on its own thread: one crossing hands out
+ * every checked call as one JSON array, one crossing takes every answer back,
+ * while the batch's other calls run on the pool. Made by
+ * capstan_host_batch_begin, freed by capstan_host_batch_free (a checked
+ * handle: a use after the free is CAPSTAN_ERR_STALE_HANDLE).
+ * ======================================================================== */
+
+/**
+ * Starts a batch whose calls of `CAPSTAN_TOOL_HOST_RUN` tools the host runs
+ * itself: one crossing hands out all of them, checked; one crossing
+ * (`capstan_host_batch_finish`) takes all their answers.
+ *
+ * `calls_json` as for `capstan_registry_execute`. Every call is checked
+ * here, on this thread, as execute checks it (unknown tool, arguments
+ * validated, coerced, defaults filled, approval asked); calls of every
+ * other tool (a native callback, a slow or blocking tool) start on the
+ * pool at once, under `opts->limit`. On success `*out` is the batch and
+ * `*calls_json_out` (length in `*calls_len`, which may be NULL) lends the
+ * calls the host must run, by index, as one JSON array
+ * `[{"index","id","name","arguments"}]` (`arguments` an object, defaults
+ * filled), valid until `capstan_host_batch_free`: do not free it. Calls
+ * that cannot run (unknown, invalid, denied) are not in it: they already
+ * have their result. A host-run call not checked before this returns (one
+ * waiting for an approver's later decision, a `CAPSTAN_TOOL_SERIAL`
+ * tool's) runs its tool's callback instead, on a pool thread.
+ * `opts` takes `CAPSTAN_EXEC_SEQUENTIAL` (the pool's calls one at a time;
+ * the host runs its own as it likes, meanwhile) and
+ * `CAPSTAN_EXEC_STRICT_NULLS`; `opts->deadline_ms` bounds the whole batch,
+ * the host's answers included: a call unanswered by then ends `timeout`.
+ * Any thread; the calls lent are the host's to run on this thread (no
+ * hop), and a handed-out call has no `capstan_call` (no progress, log or
+ * input requests: a tool that needs them is not `CAPSTAN_TOOL_HOST_RUN`).
+ */
+capstan_status capstan_host_batch_begin(struct capstan_registry *reg,
+                                        const char *calls_json,
+                                        size_t len,
+                                        const struct capstan_exec_options *opts,
+                                        struct capstan_host_batch **out,
+                                        const char **calls_json_out,
+                                        size_t *calls_len);
+
+/**
+ * Hands capstan the host's answers to every handed-out call at once, waits
+ * up to `timeout_ms` for the batch's other calls, and lends every result in
+ * call order.
+ *
+ * `answers_json`: one JSON array with one entry per handed-out call, any
+ * order: `{"index": N, "text": "..."}`, `{"index": N, "json": <any JSON>}`,
+ * `{"index": N, "parts": <MCP content blocks>}` or `{"index": N, "error":
+ * "..."}` (a tool error the model reads). capstan renders each as a
+ * callback's completion would be (output limits, content kinds). On
+ * success `*results_json` lends the results array of
+ * `capstan_registry_execute` (length in `*results_len`, may be NULL),
+ * valid until `capstan_host_batch_free`: do not free it.
+ *
+ * `timeout_ms`: how long to wait for the batch's pool calls (0 = not at
+ * all, UINT32_MAX = no limit; bounded anyway by their timeouts and the
+ * deadline). Still running then: CAPSTAN_ERR_TIMEOUT, the answers kept;
+ * call again with `answers_json` NULL to wait again. The registry's
+ * notifier and wake fd (`capstan_registry_set_notify`,
+ * `capstan_registry_wake_fd`) fire when the pool's calls are done, so an
+ * event loop need not block here.
+ *
+ * The whole answer is checked before any call completes; on any problem
+ * nothing changes and the host may answer again: INVALID_RESULTS for
+ * malformed JSON (a wrong `len` included), an index not handed out, an
+ * index answered twice, a call left unanswered, an entry without exactly
+ * one of the four fields, or no answers (NULL) on the first call.
+ * ALREADY_COMPLETED for answers given again, or any call once the results
+ * were lent; WRONG_CONTEXT while another thread is inside this function on
+ * the same batch; STALE_HANDLE for a freed batch. An answer for a call
+ * that already ended (its timeout, the deadline,
+ * `capstan_host_batch_cancel`) is dropped: its result says why it ended.
+ * Any thread.
+ */
+capstan_status capstan_host_batch_finish(struct capstan_host_batch *batch,
+                                         const char *answers_json,
+                                         size_t len,
+                                         uint32_t timeout_ms,
+                                         const char **results_json,
+                                         size_t *results_len);
+
+/**
+ * Cancels the batch: pool calls not started end `cancelled`, running ones
+ * see `capstan_call_cancelled`; handed-out calls without an answer end
+ * `cancelled` (a later answer for them is dropped). NULL or freed: no-op.
+ */
+void capstan_host_batch_cancel(struct capstan_host_batch *batch);
+
+/**
+ * Frees the batch and the text it lent; NULL or already freed: no-op.
+ * Handed-out calls never answered end `cancelled`; pool calls still
+ * running finish internally. A thread inside `capstan_host_batch_finish`
+ * on it at the time keeps it alive until that returns (the text it lends
+ * then goes with it). Consumes `batch`.
+ */
+void capstan_host_batch_free(struct capstan_host_batch *batch);
+
+/* ========================================================================
+ * 12. Main thread and wake-ups
  *
  * For hosts with a main loop: tools flagged CAPSTAN_TOOL_MAIN_THREAD run
  * when the host calls capstan_registry_pump; a notifier or a wake fd says
@@ -2217,7 +2338,7 @@ capstan_status capstan_registry_wake_handle(struct capstan_registry *reg,
                                             void **out);
 
 /* ========================================================================
- * 12. Approvals
+ * 13. Approvals
  *
  * Calls of tools flagged CAPSTAN_TOOL_REQUIRES_APPROVAL wait for the
  * registry's approver, which gets a capstan_approval and decides it exactly
@@ -2283,7 +2404,7 @@ capstan_status capstan_approval_decide(struct capstan_approval *approval,
                                        size_t len);
 
 /* ========================================================================
- * 13. Events and statistics
+ * 14. Events and statistics
  *
  * An event hook sees each call start and end; the statistics are
  * per-tool counters as JSON.
@@ -2406,7 +2527,7 @@ capstan_status capstan_registry_stats_json(const struct capstan_registry *reg,
                                            size_t *out_len);
 
 /* ========================================================================
- * 14. Streams
+ * 15. Streams
  *
  * A capstan_stream reads a streamed model response as it arrives
  * (capstan_stream_feed), passes text deltas on and starts each tool call as
@@ -2560,7 +2681,7 @@ void capstan_stream_cancel(struct capstan_stream *stream);
 void capstan_stream_free(struct capstan_stream *stream);
 
 /* ========================================================================
- * 15. MCP server
+ * 16. MCP server
  *
  * Serves a registry's tools over the Model Context Protocol: on stdio
  * (capstan_mcp_server_serve_stdio, blocking) or streamable HTTP
@@ -2718,7 +2839,7 @@ capstan_status capstan_mcp_server_stop(struct capstan_mcp_server *server);
 void capstan_mcp_server_free(struct capstan_mcp_server *server);
 
 /* ========================================================================
- * 16. MCP mounts
+ * 17. MCP mounts
  *
  * A capstan_mcp_mount connects to an MCP server (a command on stdio or an
  * HTTP URL) and registers its tools in a registry until

@@ -333,6 +333,7 @@ fn version_macros_equal_cargo_toml_and_capstan_version() {
 /// `mcp_server` is found before a shorter prefix would be.
 const OBJECTS: &[&str] = &[
     "mcp_server",
+    "host_batch",
     "mcp_mount",
     "registry",
     "approval",

@@ -38,11 +38,13 @@ which optional parts (MCP, streams) this build has.""",
      """The opaque types, each made and freed by its own functions (sections
 below). A capstan_registry holds tools; everything else belongs to one:
 a capstan_call is one tool call handed to a tool callback; a capstan_batch
-is calls submitted to run in the background; a capstan_approval is a call
+is calls submitted to run in the background; a capstan_host_batch is calls
+whose quick ones the host runs itself; a capstan_approval is a call
 waiting for the host's decision; a capstan_stream runs calls as a streamed
 model response arrives; a capstan_mcp_server serves the registry's tools over
 MCP; a capstan_mcp_mount registers an MCP server's tools in the registry.""",
-     [r"capstan_registry", r"capstan_call", r"capstan_batch", r"capstan_approval",
+     [r"capstan_registry", r"capstan_call", r"capstan_batch", r"capstan_host_batch",
+      r"capstan_approval",
       r"capstan_stream", r"capstan_mcp_server", r"capstan_mcp_mount"]),
     ("Runtime: threads and hooks",
      """Process-wide: capstan's pool of threads, and the hooks its threads run
@@ -102,6 +104,14 @@ capstan_batch_submit; results go to a callback or a queue
 (capstan_batch_poll). Free it with capstan_batch_free at any point: a batch
 still running finishes internally.""",
      [r"capstan_batch_\w+"]),
+    ("Host batches",
+     """A capstan_host_batch is the path of a host that runs its quick tools
+(flagged CAPSTAN_TOOL_HOST_RUN) on its own thread: one crossing hands out
+every checked call as one JSON array, one crossing takes every answer back,
+while the batch's other calls run on the pool. Made by
+capstan_host_batch_begin, freed by capstan_host_batch_free (a checked
+handle: a use after the free is CAPSTAN_ERR_STALE_HANDLE).""",
+     [r"capstan_host_batch_\w+"]),
     ("Main thread and wake-ups",
      """For hosts with a main loop: tools flagged CAPSTAN_TOOL_MAIN_THREAD run
 when the host calls capstan_registry_pump; a notifier or a wake fd says

@@ -6,6 +6,7 @@
 
 use super::boundary::Fail;
 use super::exec::exec_flags;
+use super::host_batch::CAPSTAN_TOOL_HOST_RUN;
 use super::providers::{CAPSTAN_HISTORY_GEMINI_SIGNATURES, CAPSTAN_HISTORY_REPAIR};
 use super::search::{CAPSTAN_SEARCH_REGEX, CAPSTAN_TOOL_DEFERRED};
 use super::stream::CAPSTAN_TOOL_WAIT_FOR_RESPONSE;
@@ -55,6 +56,7 @@ pub(crate) const TOOL: Family = Family {
             "CAPSTAN_TOOL_WAIT_FOR_RESPONSE",
         ),
         (CAPSTAN_TOOL_DEFERRED, "CAPSTAN_TOOL_DEFERRED"),
+        (CAPSTAN_TOOL_HOST_RUN, "CAPSTAN_TOOL_HOST_RUN"),
     ],
 };
 
@@ -236,9 +238,9 @@ mod tests {
             m.starts_with("capstan_registry_options.flags 0x8 is"),
             "{m}"
         );
-        let m = message(CAPSTAN_EXEC_WHOLE_TURN_BIT, &TOOL);
+        let m = message(CAPSTAN_EXEC_ONLY_BIT, &TOOL);
         assert!(
-            m.contains("CAPSTAN_EXEC_WHOLE_TURN (for capstan_exec_options.flags)"),
+            m.contains("CAPSTAN_EXEC_START_ON_WAIT (for capstan_exec_options.flags)"),
             "{m}"
         );
         assert!(
@@ -250,8 +252,9 @@ mod tests {
         assert!(m.contains("takes no flag"), "{m}");
     }
 
-    /// Same value as `CAPSTAN_EXEC_WHOLE_TURN`, which no other family has.
-    const CAPSTAN_EXEC_WHOLE_TURN_BIT: u32 = super::super::providers::CAPSTAN_EXEC_WHOLE_TURN;
+    /// `CAPSTAN_EXEC_START_ON_WAIT`'s value, which no other family has
+    /// (`CAPSTAN_EXEC_WHOLE_TURN`'s is `CAPSTAN_TOOL_HOST_RUN`'s too).
+    const CAPSTAN_EXEC_ONLY_BIT: u32 = CAPSTAN_EXEC_START_ON_WAIT;
 
     #[test]
     fn the_lowest_named_bit_is_reported_before_unknown_ones() {

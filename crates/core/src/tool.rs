@@ -18,11 +18,16 @@ impl ToolFlags {
     pub const WAIT_FOR_RESPONSE: u32 = 1 << 3;
     /// Left out of provider exports until the search tool finds it (issue #32).
     pub const DEFERRED: u32 = 1 << 4;
+    /// Quick and run by the host on its own thread: a host batch
+    /// (`exec::host`) hands its calls out, checked, instead of running the
+    /// callback; every other path runs the callback as usual.
+    pub const HOST_RUN: u32 = 1 << 5;
     pub const KNOWN: u32 = Self::REQUIRES_APPROVAL
         | Self::SERIAL
         | Self::MAIN_THREAD
         | Self::WAIT_FOR_RESPONSE
-        | Self::DEFERRED;
+        | Self::DEFERRED
+        | Self::HOST_RUN;
 
     pub fn requires_approval(self) -> bool {
         self.0 & Self::REQUIRES_APPROVAL != 0
@@ -38,6 +43,9 @@ impl ToolFlags {
     }
     pub fn deferred(self) -> bool {
         self.0 & Self::DEFERRED != 0
+    }
+    pub fn host_run(self) -> bool {
+        self.0 & Self::HOST_RUN != 0
     }
 }
 

@@ -23,6 +23,7 @@ use run::Next;
 use super::approval::ApprovalCell;
 use super::cell::{CallCell, Owner};
 use super::handler::ToolCache;
+use super::handout::Handout;
 use super::options::ExecOptions;
 use super::state::{ExecState, Tracked};
 use crate::call::{CallRequest, Outcome, ToolResult};
@@ -63,6 +64,8 @@ pub struct BatchInner {
     ending: Ending,
     delivery: Delivery,
     waiters: Waiters,
+    /// A host batch's: where `HOST_RUN` calls go instead of their callback.
+    handout: OnceLock<Arc<Handout>>,
 }
 
 /// Per call, by index: its request until a thread claims it, its state
@@ -251,7 +254,13 @@ impl BatchInner {
                 one: AtomicUsize::new(0),
                 all: AtomicUsize::new(0),
             },
+            handout: OnceLock::new(),
         })
+    }
+
+    /// Hands this batch's `HOST_RUN` calls to `handout` (before any starts).
+    pub(crate) fn hand_out_to(&self, handout: Arc<Handout>) {
+        let _ = self.handout.set(handout);
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -13,12 +13,13 @@
 //! <!-- exec layers -->
 //! ```text
 //! mod                           execute, submit, wait, pump: the entry points
-//!  └─> batch                    who runs which call, where results go, its end
-//!       └─> state               a registry's batches, main-thread queue, approver
-//!            └─> main_queue · approval      calls waiting for a main thread, for the host's yes
-//!                 └─> handler · waiting     what runs a tool; a call waiting away from its batch
-//!                      └─> cell             one running call, as its tool sees it
-//!                           └─> options     how to run a batch
+//!  └─> host                     a batch whose quick calls its host runs (one crossing each way)
+//!       └─> batch               who runs which call, where results go, its end
+//!            └─> state          a registry's batches, main-thread queue, approver
+//!                 └─> main_queue · approval      calls waiting for a main thread, for the host's yes
+//!                      └─> handler · waiting · handout    what runs a tool; a call waiting away from its batch; calls a host runs
+//!                           └─> cell             one running call, as its tool sees it
+//!                                └─> options     how to run a batch
 //! ```
 //! <!-- /exec layers -->
 
@@ -26,6 +27,8 @@ mod approval;
 mod batch;
 mod cell;
 mod handler;
+mod handout;
+mod host;
 mod main_queue;
 mod options;
 mod state;
@@ -39,6 +42,7 @@ pub use approval::{Approval, Approver};
 pub use batch::{live_batches, Sink};
 pub use cell::{live_calls, Call};
 pub use handler::{Handler, ToolDef};
+pub use host::{Answer, HostBatch, HostCall};
 pub use options::{DeferListener, ExecOptions, DEFAULT_LIMIT};
 
 use crate::call::{CallRequest, ToolResult};

@@ -234,9 +234,14 @@ pub(crate) fn run_call(
             progress: None,
             log: None,
         });
-        let call = Call { cell: cell.clone() };
+        let mut call = Some(Call { cell: cell.clone() });
+        if let (Some(handout), true) = (batch.handout.get(), tool.meta.flags.host_run()) {
+            // The host runs it: it returns like a callback that completes later.
+            call = call.and_then(|c| handout.take(index, c).err());
+        }
         let mark = cell.mark_callback();
         batch.registry.run_callback(|| {
+            let Some(call) = call else { return };
             if catch_unwind(AssertUnwindSafe(|| handler.invoke(call))).is_err() {
                 let _ = cell.finish(
                     Outcome::ToolError,

@@ -35,6 +35,9 @@ public final class Registry implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicInteger users = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closing;
     private volatile MemorySegment reg;
+    /** Quick tools' handlers by name ({@link ToolOptions#quick()}): run here, through host batches. */
+    private final java.util.concurrent.ConcurrentHashMap<String, ToolEntry> quick =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     public Registry(Flag... flags) {
         int bits = 0;
@@ -114,7 +117,8 @@ public final class Registry implements AutoCloseable {
                 def.set(Native.PTR, Native.off(Native.TOOL_DEF, "parameters"), Native.utf8(a, parametersSchema));
             }
             def.set(Native.PTR, Native.off(Native.TOOL_DEF, "callback"), Native.TOOL_STUB);
-            def.set(Native.PTR, Native.off(Native.TOOL_DEF, "user_data"), Native.keep(new ToolEntry(handler)));
+            ToolEntry entry = new ToolEntry(handler);
+            def.set(Native.PTR, Native.off(Native.TOOL_DEF, "user_data"), Native.keep(entry));
             def.set(Native.PTR, Native.off(Native.TOOL_DEF, "destroy"), Native.DESTROY_STUB);
             def.set(Native.U32, Native.off(Native.TOOL_DEF, "timeout_ms"), options.timeoutMs());
             def.set(Native.U32, Native.off(Native.TOOL_DEF, "max_output_chars"), options.maxOutputChars());
@@ -124,6 +128,8 @@ public final class Registry implements AutoCloseable {
             }
             // on failure capstan has already run destroy, which dropped the handle
             Native.check((int) Native.registry_add_tool.invokeExact(r, def));
+            if (options.quick()) quick.put(name, entry);
+            else quick.remove(name);
             return this;
         });
     }
@@ -168,7 +174,7 @@ public final class Registry implements AutoCloseable {
             if (t == null) continue;
             MethodTool mt = new MethodTool(m, receiver);
             ToolOptions o = ToolOptions.DEFAULTS.withTimeoutMs(t.timeoutMs()).withRequiresApproval(t.requiresApproval())
-                    .withSerial(t.serial());
+                    .withSerial(t.serial()).withQuick(t.quick());
             tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt::invoke);
             n++;
         }
@@ -181,6 +187,7 @@ public final class Registry implements AutoCloseable {
         with((r, a) -> {
             MemorySegment n = Native.utf8(a, name);
             Native.check((int) Native.registry_remove_tool.invokeExact(r, n, Native.utf8Len(n)));
+            quick.remove(name);
             return null;
         });
     }
@@ -431,6 +438,7 @@ public final class Registry implements AutoCloseable {
      * are results; INVALID_CALLS only for malformed {@code callsJson}.
      */
     public String executeJson(String callsJson, ExecOptions options) {
+        if (!quick.isEmpty()) return with((r, a) -> HostBatch.execute(r, a, callsJson, options, quick));
         return with((r, a) -> {
             MemorySegment c = Native.utf8(a, callsJson);
             MemorySegment out = a.allocate(Native.PTR);

@@ -20,4 +20,7 @@ public @interface Tool {
     boolean requiresApproval() default false;
 
     boolean serial() default false;
+
+    /** Runs on the calling thread through capstan's host batches: see {@link ToolOptions#quick()}. */
+    boolean quick() default false;
 }

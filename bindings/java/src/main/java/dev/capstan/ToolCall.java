@@ -23,6 +23,15 @@ public final class ToolCall {
         this.argumentsJson = argumentsJson;
     }
 
+    /** A quick tool's call (a host batch's): no capstan_call, the arguments already parsed. */
+    ToolCall(String id, String tool, JsonNode arguments) {
+        this.call = MemorySegment.NULL;
+        this.id = id;
+        this.tool = tool;
+        this.argumentsJson = null;
+        this.arguments = arguments;
+    }
+
     public String id() {
         return id;
     }
@@ -33,7 +42,7 @@ public final class ToolCall {
 
     /** The validated arguments as compact JSON text. */
     public String argumentsJson() {
-        return argumentsJson;
+        return argumentsJson != null ? argumentsJson : arguments.toString();
     }
 
     /** The validated arguments, an object node. */

@@ -16,10 +16,21 @@ package dev.capstan;
  *     ({@link Registry#addSearchTool}) found it; callable at any time
  * @param mcpMeta MCP metadata of the tool as JSON text ({@code capstan_tool_def.mcp_meta}): an object with any
  *     of {@code title}, {@code annotations}, {@code outputSchema}, {@code icons}; null = none
+ * @param quick the handler is quick and runs on the thread that calls {@link Registry#execute}
+ *     ({@code CAPSTAN_TOOL_HOST_RUN}): capstan checks the calls and hands them to the binding in one buffer, the
+ *     binding runs them in call order and hands every result back in one (no upcall, no arena per call); other
+ *     tools of the batch run on capstan's pool meanwhile. Not for tools that block or wait (I/O), nor for
+ *     handlers that need the call's progress, log or input (a quick call has no capstan_call)
  */
 public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
-        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta) {
-    public static final ToolOptions DEFAULTS = new ToolOptions(0, 0, false, false, false, false, false, null);
+        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick) {
+    public static final ToolOptions DEFAULTS = new ToolOptions(0, 0, false, false, false, false, false, null, false);
+
+    /** The options without the quick flag (the record's shape before {@code quick}). */
+    public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
+            boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta) {
+        this(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, false);
+    }
 
     /** The options without MCP metadata (the record's shape before {@code mcpMeta}). */
     public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
@@ -33,31 +44,31 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     }
 
     public ToolOptions withTimeoutMs(int ms) {
-        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta);
+        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
     }
 
     public ToolOptions withMaxOutputChars(int n) {
-        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta);
+        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
     }
 
     public ToolOptions withRequiresApproval(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta);
+        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
     }
 
     public ToolOptions withSerial(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick);
     }
 
     public ToolOptions withMainThread(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick);
     }
 
     public ToolOptions withWaitForResponse(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick);
     }
 
     public ToolOptions withDeferred(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick);
     }
 
     /**
@@ -73,11 +84,17 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     public ToolOptions withMcpMeta(Object meta) {
         String json = meta == null ? null : meta instanceof CharSequence cs ? cs.toString() : Json.write(meta);
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, json);
+                deferred, json, quick);
+    }
+
+    /** {@code quick}: see the record's doc. */
+    public ToolOptions withQuick(boolean b) {
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
+                deferred, mcpMeta, b);
     }
 
     int flags() {
         return (requiresApproval ? 1 : 0) | (serial ? 2 : 0) | (mainThread ? 4 : 0) | (waitForResponse ? 8 : 0)
-                | (deferred ? 16 : 0);
+                | (deferred ? 16 : 0) | (quick ? 32 : 0);
     }
 }

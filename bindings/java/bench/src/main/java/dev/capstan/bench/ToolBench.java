@@ -38,7 +38,7 @@ public final class ToolBench {
     }
 
     public static final class CapstanTools {
-        @dev.capstan.Tool(description = "Adds a and b.")
+        @dev.capstan.Tool(description = "Adds a and b.", quick = true)
         public long add(@Param("first") long a, @Param("second") long b) {
             return a + b;
         }
