@@ -1444,7 +1444,7 @@ capstan_status capstan_search_tool_options_init(struct capstan_search_tool_optio
  *
  * The index is built on the registry's first search (cost proportional to
  * its tools) and updated with each registration from then on.
- * Bounds (README, Limits): a query of 1 to 1024 bytes, at most 100 results,
+ * Bounds (docs/limits.md): a query of 1 to 1024 bytes, at most 100 results,
  * a regular expression compiling to at most 1 MiB.
  *
  * `*out` is owned by the caller (`capstan_string_free`), written only on
@@ -1996,7 +1996,7 @@ capstan_status capstan_registry_check_call(const struct capstan_registry *reg,
  * are the host's to apply. Fails (outputs untouched) with NULL_PARAMETER,
  * INVALID_UTF8, INVALID_ARGUMENT (unknown flags), INVALID_CALLS (`calls_json`
  * is not calls). Any thread, also inside a callback; linear in the calls,
- * each bounded as in `capstan_registry_check_call` (README, Limits).
+ * each bounded as in `capstan_registry_check_call` (docs/limits.md).
  */
 capstan_status capstan_registry_check_calls(const struct capstan_registry *reg,
                                             const char *calls_json,
