@@ -31,7 +31,7 @@
 # dist-host: the linux-x86_64 artifacts alone, from `make lib`'s library; the
 # dist-test suite of `make test` packs them into $(BUILD)/dist-test/dist and
 # installs them as users do (tests/install/dist_test.sh). dist-cross-test
-# checks the cross artifacts of `make dist` (tests/install/dist_cross_test.sh).
+# checks the cross artifacts of `make dist` (tests/install/dist_cross_test.py).
 DIST            ?= dist
 DIST_PLATFORMS  := linux-x86_64 linux-aarch64 macos-aarch64 macos-x86_64 windows-x86_64
 DIST_GLIBC      := 2.34
@@ -136,7 +136,7 @@ dist-test: lib $(VENV_STAMP) $(NODE_BINDING_STAMP) $(JAVA_STAMP)
 # qemu-aarch64; the Mach-O and PE libraries export exactly the header's
 # functions, with the right architecture and install name.
 dist-cross-test: $(DIST_VENV_STAMP)
-	PATH="$(abspath $(DIST_VENV))/bin:$$PATH" tests/install/dist_cross_test.sh $(abspath $(DIST)) $(CRATE_VERSION) $(DIST_GLIBC)
+	PATH="$(abspath $(DIST_VENV))/bin:$$PATH" $(DIST_VENV)/bin/python tests/install/dist_cross_test.py $(abspath $(DIST)) $(CRATE_VERSION) $(DIST_GLIBC)
 
 dist-clean:
 	rm -rf $(DIST) $(BUILD)/dist-stage $(BUILD)/dist-test

@@ -166,6 +166,11 @@ node_call node >node.out || fail "the npm-installed package's tool call"
 grep -q " with $work/node/node_modules/@capstan/linux-x64/libcapstan.so$" node.out ||
   fail "the npm package did not load @capstan/linux-x64's library: $(cat node.out)"
 pass "npm: the two packages installed offline run a tool call ($(cat node.out))"
+# CAPSTAN_LIB still wins over the platform package.
+mkdir other && cp "$sdk/lib/libcapstan.so.$version" other/libcapstan.so
+CAPSTAN_LIB=$work/other/libcapstan.so node_call node >node-env.out || fail "the npm package with CAPSTAN_LIB set"
+grep -q " with $work/other/libcapstan.so$" node-env.out || fail "CAPSTAN_LIB did not override the platform package: $(cat node-env.out)"
+pass "npm: CAPSTAN_LIB overrides the platform package"
 # The main package alone (optional dependencies omitted): a clear error.
 npm_install node-alone "$main_tgz"
 if ls /usr/lib/libcapstan.so /usr/local/lib/libcapstan.so >/dev/null 2>&1; then
@@ -215,6 +220,8 @@ cmp -s "$extracted" "$dist/native/linux-x64/libcapstan.so" || fail "the extracte
 before=$(stat -c %Y.%i "$extracted")
 java_call >java-4.out 2>&1 || { cat java-4.out; fail "the JVM with the library already extracted"; }
 [ "$(stat -c %Y.%i "$extracted")" = "$before" ] || fail "a later JVM extracted the library again"
-pass "Java: the jar's library is extracted once to \$XDG_CACHE_HOME/capstan (0700), also by 3 JVMs at once, and runs a tool call"
+CAPSTAN_LIB=$work/other/libcapstan.so java_call >java-env.out 2>&1 || { cat java-env.out; fail "the jar with CAPSTAN_LIB set"; }
+grep -q "^add(2, 3) = 5 with $work/other/libcapstan.so$" java-env.out || fail "CAPSTAN_LIB did not override the jar's library: $(cat java-env.out)"
+pass "Java: the jar's library is extracted once to \$XDG_CACHE_HOME/capstan (0700), also by 3 JVMs at once, and runs a tool call; CAPSTAN_LIB overrides it"
 
 echo "dist-test: $passed passed, 0 failed"
