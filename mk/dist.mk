@@ -50,8 +50,10 @@ DIST_SRC_macos-x86_64   := target/x86_64-apple-darwin/release
 DIST_SRC_windows-x86_64 := target/$(WIN_TARGET)/release
 DIST_TOP        = $(abspath $(DIST))
 
-.PHONY: dist dist-setup dist-libs dist-host dist-test dist-cross-test dist-clean \
-        dist-lib-linux-aarch64 dist-lib-macos-aarch64 dist-lib-macos-x86_64 dist-lib-windows-x86_64
+# Not the pattern rules' targets (dist-lib-macos-%, dist-native-%, dist-sdk-%):
+# make looks up no pattern rule for a phony target.
+.PHONY: dist dist-setup dist-libs dist-pack dist-host dist-test dist-cross-test dist-clean \
+        dist-lib-linux-aarch64 dist-lib-windows-x86_64
 
 $(DIST_VENV_STAMP): packaging/dist/requirements.txt
 	@mk/setup.sh venv $(DIST_VENV) $(SETUP_PYTHON) packaging/dist/requirements.txt
