@@ -220,8 +220,13 @@ cmp -s "$extracted" "$dist/native/linux-x64/libcapstan.so" || fail "the extracte
 before=$(stat -c %Y.%i "$extracted")
 java_call >java-4.out 2>&1 || { cat java-4.out; fail "the JVM with the library already extracted"; }
 [ "$(stat -c %Y.%i "$extracted")" = "$before" ] || fail "a later JVM extracted the library again"
+# A cache that cannot be written: an error that says what to set.
+if "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -Dcapstan.cache=/dev/null/capstan -cp "java-classes:$classpath" Main \
+  >java-nocache.out 2>&1; then fail "the jar loaded with an unwritable cache: $(cat java-nocache.out)"; fi
+grep -q "cannot create the cache directory /dev/null/capstan.*set -Dcapstan.cache= to a writable directory, or CAPSTAN_LIB" \
+  java-nocache.out || { cat java-nocache.out; fail "the unwritable cache's error does not say what to do"; }
 CAPSTAN_LIB=$work/other/libcapstan.so java_call >java-env.out 2>&1 || { cat java-env.out; fail "the jar with CAPSTAN_LIB set"; }
 grep -q "^add(2, 3) = 5 with $work/other/libcapstan.so$" java-env.out || fail "CAPSTAN_LIB did not override the jar's library: $(cat java-env.out)"
-pass "Java: the jar's library is extracted once to \$XDG_CACHE_HOME/capstan (0700), also by 3 JVMs at once, and runs a tool call; CAPSTAN_LIB overrides it"
+pass "Java: the jar's library is extracted once to \$XDG_CACHE_HOME/capstan (0700), also by 3 JVMs at once, and runs a tool call; CAPSTAN_LIB overrides it; an unwritable cache is a clear error"
 
 echo "dist-test: $passed passed, 0 failed"
