@@ -66,12 +66,21 @@ dist-lib-linux-aarch64: dist-setup
 	$(DIST_ZIG) rustc --release --lib --crate-type cdylib,staticlib --target aarch64-unknown-linux-gnu.$(DIST_GLIBC)
 
 # -F: where zig looks for frameworks (CoreFoundation.framework/CoreFoundation.tbd).
+# MACOSX_DEPLOYMENT_TARGET: rustc's own minimum for the target, which zig
+# would otherwise replace by its SDK's (15.0: the dylib would refuse older
+# Macs). -install_name: rustc names the dylib by its build path unless asked
+# (-C rpath); @rpath/libcapstan.dylib lets a host find it beside itself. Both
+# only for the final link (after --), so the dependencies are not rebuilt.
+DIST_MACOS_MIN_aarch64 := 11.0
+DIST_MACOS_MIN_x86_64  := 10.12
 dist-lib-macos-%: dist-setup
 	@mkdir -p $(DIST_FRAMEWORKS)/CoreFoundation.framework
 	@cp packaging/macos/CoreFoundation.tbd $(DIST_FRAMEWORKS)/CoreFoundation.framework/CoreFoundation.tbd
-	t=$(subst macos-,,$*)-apple-darwin; \
+	t=$*-apple-darwin; \
 	  env "CARGO_TARGET_$$(echo $$t | tr a-z- A-Z_)_RUSTFLAGS=-C link-arg=-F$(DIST_FRAMEWORKS)" \
-	  $(DIST_ZIG) rustc --release --lib --crate-type cdylib,staticlib --target $$t
+	  MACOSX_DEPLOYMENT_TARGET=$(DIST_MACOS_MIN_$*) \
+	  $(DIST_ZIG) rustc --release --lib --crate-type cdylib,staticlib --target $$t \
+	  -- -C link-arg=-Wl,-install_name,@rpath/libcapstan.dylib
 
 dist-lib-windows-x86_64:
 	+@$(MAKE) --no-print-directory windows-lib WIN_PROFILE=release
