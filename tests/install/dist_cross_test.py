@@ -172,12 +172,15 @@ def check_macos(dist: Path, version: str, name: str, arch: str, rid: str, work: 
         fail(f"{lib}: not signed, and arm64 macOS loads only signed code")
     exported = {s[1:] for s in run("llvm-nm", "-g", "--defined-only", "-j", str(lib)).split() if s.startswith("_capstan_")}
     compare(str(lib), exported, wanted)
-    minos = re.search(r"cmd LC_BUILD_VERSION\n(?:.*\n)*?\s+minos (\d+)\.(\d+)", headers)
+    minos = (re.search(r"cmd LC_BUILD_VERSION\n(?:.*\n)*?\s+minos (\d+)\.(\d+)", headers)
+             or re.search(r"cmd LC_VERSION_MIN_MACOSX\n\s+cmdsize \d+\n\s+version (\d+)\.(\d+)", headers))
     if not minos:
-        fail(f"{lib}: no LC_BUILD_VERSION minos")
+        fail(f"{lib}: states no minimum macOS (LC_BUILD_VERSION, LC_VERSION_MIN_MACOSX)")
     major, minor = int(minos.group(1)), int(minos.group(2))
     tag = f"macosx_{major}_{0 if major >= 11 else minor}_{arch}"
     wheel = dist / "python" / f"capstan-{version}-py3-none-{tag}.whl"
+    if (major, minor) != {"arm64": (11, 0), "x86_64": (10, 12)}[arch]:
+        fail(f"{lib}: minimum macOS {major}.{minor}, not rustc's for {arch} (MACOSX_DEPLOYMENT_TARGET lost?)")
     if not wheel.is_file():
         fail(f"no {wheel.name}: the wheel's tag must name the library's minimum macOS {major}.{minor}")
     with zipfile.ZipFile(wheel) as z:
@@ -185,7 +188,7 @@ def check_macos(dist: Path, version: str, name: str, arch: str, rid: str, work: 
             fail(f"{wheel.name} carries another library than {lib}")
     same_in_archives(dist, version, name, rid, lib, "libcapstan.dylib", "lib/libcapstan.dylib")
     ok(f"{name}: {arch} Mach-O, install name @rpath/libcapstan.dylib, links only {sorted(set(loads))}, "
-       f"exports the header's {len(wanted)} functions{', signed' if arch == 'arm64' else ''}; wheel {tag}")
+       f"exports the header's {len(wanted)} functions{', signed' if arch == 'arm64' else ''}, macOS >= {major}.{minor}; wheel {tag}")
 
 
 def same_in_archives(dist: Path, version: str, name: str, rid: str, lib: Path, file: str, sdk_path: str) -> None:
