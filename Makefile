@@ -43,6 +43,7 @@ help:
 	@echo '  make check        the everyday loop: the Rust tests and the plain C tests'
 	@echo '  make setup        install the test prerequisites (Debian packages, cargo tools, venv, node modules)'
 	@echo '  make install      install library, header, pkg-config and CMake files (PREFIX=/usr/local)'
+	@echo '  make dist         every release artifact (C SDKs, wheels, npm, jar; Linux, macOS, Windows) into dist/'
 	@echo '  make uninstall    remove what make install installed'
 	@echo '  make header       regenerate include/capstan.h with cbindgen'
 	@echo '  make bench        run the benchmarks and print figures (not in make test)'
@@ -613,7 +614,7 @@ fmt-check:
 TEST_SUITES := fmt-check suites-check clippy rust-test matrix-check docs-test header-check abi-check header-cxx c-test-plain c-test-asan c-test-valgrind \
   examples run-examples python-test install-test python-wheel-test go-test go-module-test cpp-test cpp-examples \
   swift-modulemap-check fuzz-smoke soak-smoke mcp-server-test mcp-feature-off-test stream-example mcp-client-test \
-  windows-test i686-test cross-check node-test java-test csharp-test
+  windows-test i686-test cross-check node-test java-test csharp-test dist-test
 
 test:
 	+@MAKE="$(MAKE)" mk/suites.sh $(BUILD)/test-times.txt setup lib $(TEST_SUITES)
@@ -1002,3 +1003,4 @@ android-lib:
 
 # Last: its rules list every C test (C_TESTS, defined above).
 include mk/aarch64.mk
+include mk/dist.mk

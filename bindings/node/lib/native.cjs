@@ -19,6 +19,7 @@ function libraryFileName() {
 
 // Where the library is looked for, in order (README "Finding the library"):
 //   1. CAPSTAN_LIB: a path to the library file (nothing else is tried);
+//   1b. the installed package of this platform (@capstan/linux-x64...: lib/platform.cjs);
 //   2. the repository's own build, target/release then target/debug, when
 //      this package sits in a capstan checkout (bindings/node);
 //   3. the system loader's search (LD_LIBRARY_PATH, ldconfig cache, /usr/lib,
@@ -28,8 +29,9 @@ function candidates() {
   const env = process.env.CAPSTAN_LIB;
   if (env) return [env];
   const name = libraryFileName();
+  const bundled = require('./platform.cjs').platformLibrary(name).file; // a release's @capstan/<platform>
   const repo = path.resolve(__dirname, '..', '..', '..');
-  const found = [];
+  const found = bundled ? [bundled] : [];
   if (fs.existsSync(path.join(repo, 'include', 'capstan.h'))) {
     for (const profile of ['release', 'debug']) {
       const p = path.join(repo, 'target', profile, name);
@@ -57,7 +59,7 @@ function load() {
   }
   throw new Error(
     'capstan: cannot load libcapstan (set CAPSTAN_LIB to its path, or build it with `make lib`); tried:\n  ' +
-      tried.join('\n  '),
+      tried.join('\n  ') + '\n' + require('./platform.cjs').missingHint(require('./platform.cjs').platformLibrary(libraryFileName())),
   );
 }
 

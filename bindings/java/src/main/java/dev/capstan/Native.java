@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Where the library comes from, first match wins: the system property {@code capstan.lib}
  * (a file path), the environment variable {@code CAPSTAN_LIB} (a file path), a
  * {@code libcapstan.so}/{@code .dylib}/{@code capstan.dll} in one of the directories of
- * {@code java.library.path}, then the platform's own search (dlopen/LoadLibrary by name:
+ * {@code java.library.path}, the library a released jar carries for this platform
+ * (extracted once to a cache directory: {@link NativeBundle}), then the platform's own search (dlopen/LoadLibrary by name:
  * LD_LIBRARY_PATH, the ld.so cache, /usr/local/lib...).
  */
 final class Native {
@@ -103,6 +104,8 @@ final class Native {
                 return new String[] {p.toString(), p.toString()};
             }
         }
+        Path bundled = NativeBundle.extract();
+        if (bundled != null) return new String[] {bundled.toString(), bundled.toString()};
         return new String[] {mapped, null};
     }
 
