@@ -576,6 +576,8 @@ public final class Registry implements AutoCloseable {
         return with((r, a) -> new McpServer(r, options));
     }
 
+    private final java.util.concurrent.atomic.AtomicInteger servingStdio = new java.util.concurrent.atomic.AtomicInteger();
+
     /**
      * Serves this registry's tools over MCP on this process's stdin and stdout (the client is the process
      * that started this one), blocking this thread until stdin ends (the client went away) or
@@ -589,7 +591,12 @@ public final class Registry implements AutoCloseable {
     public void serveMcpStdio(McpServer.Options options) {
         with((r, a) -> {
             MemorySegment s = McpServer.toNative(a, options);
-            Native.check((int) Native.mcp_server_serve_stdio.invokeExact(r, s));
+            servingStdio.incrementAndGet();
+            try {
+                Native.check((int) Native.mcp_server_serve_stdio.invokeExact(r, s));
+            } finally {
+                servingStdio.decrementAndGet();
+            }
             return null;
         });
     }
@@ -685,8 +692,7 @@ public final class Registry implements AutoCloseable {
     }
 
     /**
-     * Frees the registry: calls not started are cancelled (one waiting for a pump or an approver
-     * included), calls in flight are reported cancelled, and this waits until every use of it on other
+     * Frees the registry: calls not started are cancelled, and this waits until every use of it on other
      * threads (an {@code execute} in progress...) has returned and no callback of it runs. New uses fail
      * with IllegalStateException from the moment close starts. From inside a capstan callback (a tool,
      * listener, approver, hook) while the registry is in use it would wait for itself: it throws
@@ -701,11 +707,8 @@ public final class Registry implements AutoCloseable {
                         + " is in use would wait for itself: close it from a host thread");
             }
             closing = true;
-            if (users.get() > 0) {
-                // Uses in flight end now: capstan_registry_close cancels the calls
-                // not started (one waiting for a pump or an approver) and reports
-                // those in flight cancelled, waiting for the callbacks running;
-                // serveMcpStdio returns once the registry is closed.
+            if (servingStdio.get() > 0) {
+                // serveMcpStdio returns once the registry is closed (capstan_registry_close); it holds a use
                 try {
                     int st = (int) Native.registry_close.invokeExact(reg, Native.WAIT_FOREVER);
                 } catch (Throwable t) {

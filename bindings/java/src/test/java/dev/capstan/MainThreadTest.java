@@ -65,22 +65,6 @@ class MainThreadTest {
     }
 
     @Test
-    void closeCancelsACallWaitingForAPumpInsteadOfWaitingForIt() throws Exception {
-        // Issue 49: close() waited for the execute in flight, which waited for
-        // a pump nobody ran (until the 60 s pump bound ended it as timeout).
-        Semaphore waiting = new Semaphore(0);
-        Registry r = new Registry();
-        r.tool("ui", "", null, MAIN, call -> "never");
-        r.setNotify(waiting::release);
-        CompletableFuture<List<ToolResult>> out = CompletableFuture.supplyAsync(
-                () -> r.execute(List.of(Call.of("1", "ui", Map.of()))));
-        assertTrue(waiting.tryAcquire(30, TimeUnit.SECONDS), "the call never waited for a pump");
-        r.close();
-        ToolResult res = out.get(30, TimeUnit.SECONDS).get(0);
-        assertEquals(Outcome.CANCELLED, res.outcome(), res.content());
-    }
-
-    @Test
     void theWakeFdIsAFileDescriptor() {
         try (Registry r = new Registry()) {
             int fd = r.wakeFd();
