@@ -62,6 +62,9 @@ class _RegistryCore:
         self._hooked = False
         # Lone calls of the fast path, by (tool, outcome): added to stats().
         self._lone: dict[tuple[str, str], itertools.count[int]] = {}
+        # Threads that called pump: capstan runs the main-thread calls of the
+        # batches they execute on them (see ``execute``).
+        self._pumped: set[int] = set()
         _open_registries.add(self)
 
     # -- lifetime ----------------------------------------------------------------------

@@ -70,11 +70,13 @@ class _Executions(_RegistryCore):
         built = self._tools.get(call.name)
         if (
             built is not None
-            and (built.main_thread or built.requires_approval)
             and threading.current_thread() is threading.main_thread()
+            and (built.requires_approval or (built.main_thread and threading.get_ident() not in self._pumped))
         ):
-            # A call that waits for someone else (a pump, an approver) waits
-            # where Ctrl-C reaches it; the call is then cancelled.
+            # A call that waits for someone else (a pump on another thread,
+            # an approver) waits where Ctrl-C reaches it; the call is then
+            # cancelled. A thread that pumped runs its own main-thread calls
+            # inside capstan_registry_execute instead.
             return self._run_submitted((call,), approved, True, 8, timeout, None, deadline)[0]  # type: ignore[no-any-return]
         return self._run((call,), approved, True, 8, timeout, None, deadline)[0]
 

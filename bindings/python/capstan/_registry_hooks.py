@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, TypedDict
 
@@ -108,6 +109,7 @@ class _Hooks(_RegistryCore):
         one call if any waits); returns how many ran. Call it from the
         thread that owns your UI or game state; from then on that thread
         also runs the main-thread calls of the batches it executes itself."""
+        self._pumped.add(threading.get_ident())
         ptr = self._enter()
         try:
             return int(_core._L.registry_pump(ptr, _milliseconds(budget)))

@@ -181,8 +181,8 @@ def test_the_readme_agent_turn_runs_as_written():
     """The Python guide's agent turn (docs/python.md), extracted and executed
     (with the openai client replaced by a recorded ChatCompletion)."""
     guide = (Path(__file__).resolve().parents[3] / "docs" / "python.md").read_text()
-    code = re.search(r"```python\n(.*?)```", guide, re.S)
-    assert code, "docs/python.md has no python block"
+    code = next((m for m in re.finditer(r"```python\n(.*?)```", guide, re.S) if "OpenAI()" in m.group(1)), None)
+    assert code, "docs/python.md has no python block with the agent turn (client = OpenAI())"
     from openai.types.chat import ChatCompletion
 
     class Completions:
