@@ -1,3 +1,8 @@
+// size: one pass over a history (`Pass`, about 560 of these lines) whose
+// steps share its state (the turns seen, the calls open, the repairs made);
+// cut into files it would be one impl spread across them. The rules, the
+// reports and the entry points stay with it so the file reads in order.
+
 //! Conversation integrity: a history the host assembled, checked against the
 //! provider's rules for tool calls and results, and repaired on request.
 //!
