@@ -55,6 +55,7 @@ pub(crate) const TOOL: Family = Family {
             "CAPSTAN_TOOL_WAIT_FOR_RESPONSE",
         ),
         (CAPSTAN_TOOL_DEFERRED, "CAPSTAN_TOOL_DEFERRED"),
+        (CAPSTAN_TOOL_IDEMPOTENT, "CAPSTAN_TOOL_IDEMPOTENT"),
     ],
 };
 

@@ -11,6 +11,7 @@ mod check;
 mod exec;
 mod flags;
 mod init;
+mod journal;
 mod lent;
 mod mcp_client;
 #[cfg(feature = "mcp")]
@@ -30,6 +31,7 @@ pub use call::*;
 pub use check::*;
 pub use exec::*;
 pub use init::*;
+pub use journal::*;
 pub use mcp_client::*;
 pub use mcp_server::*;
 pub use misc::*;

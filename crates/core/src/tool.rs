@@ -18,11 +18,15 @@ impl ToolFlags {
     pub const WAIT_FOR_RESPONSE: u32 = 1 << 3;
     /// Left out of provider exports until the search tool finds it (issue #32).
     pub const DEFERRED: u32 = 1 << 4;
+    /// Safe to run twice: a journal re-runs a call of it whose outcome a
+    /// crash left unknown (issue #47); other tools' such calls fail.
+    pub const IDEMPOTENT: u32 = 1 << 5;
     pub const KNOWN: u32 = Self::REQUIRES_APPROVAL
         | Self::SERIAL
         | Self::MAIN_THREAD
         | Self::WAIT_FOR_RESPONSE
-        | Self::DEFERRED;
+        | Self::DEFERRED
+        | Self::IDEMPOTENT;
 
     pub fn requires_approval(self) -> bool {
         self.0 & Self::REQUIRES_APPROVAL != 0
@@ -38,6 +42,9 @@ impl ToolFlags {
     }
     pub fn deferred(self) -> bool {
         self.0 & Self::DEFERRED != 0
+    }
+    pub fn idempotent(self) -> bool {
+        self.0 & Self::IDEMPOTENT != 0
     }
 }
 

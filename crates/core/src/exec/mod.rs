@@ -18,7 +18,7 @@
 //!            └─> main_queue · approval      calls waiting for a main thread, for the host's yes
 //!                 └─> handler · waiting     what runs a tool; a call waiting away from its batch
 //!                      └─> cell             one running call, as its tool sees it
-//!                           └─> options     how to run a batch
+//!                           └─> options · journal   how to run a batch; the durable record of calls
 //! ```
 //! <!-- /exec layers -->
 
@@ -26,6 +26,7 @@ mod approval;
 mod batch;
 mod cell;
 mod handler;
+pub mod journal;
 mod main_queue;
 mod options;
 mod state;
@@ -61,6 +62,17 @@ pub fn release_calls(registry: &Registry) {
 fn tracked(batch: &Arc<BatchInner>) -> Weak<dyn Tracked> {
     let weak: Weak<BatchInner> = Arc::downgrade(batch);
     weak
+}
+
+/// Sets (or with `None` removes) the registry's journal: from the next
+/// batch on, every call of a batch with a run id (`ExecOptions::run_id`) is
+/// looked up and recorded there (see `journal`). Batches already running
+/// keep the journal they began with.
+pub fn set_journal(registry: &Registry, journal: Option<journal::Attached>) {
+    let state = ExecState::of(registry);
+    if let Ok(mut slot) = state.journal.attached.write() {
+        *slot = journal;
+    };
 }
 
 /// Runs main-thread tool calls queued on `registry`, on this thread, for about
