@@ -66,8 +66,9 @@ pub struct capstan_journal_callbacks {
 }
 
 /// Stores one record of a host's journal (see `capstan_journal_callbacks`).
-pub type capstan_journal_record_fn =
-    Option<unsafe extern "C" fn(user_data: *mut c_void, record_json: *const c_char, len: usize) -> i32>;
+pub type capstan_journal_record_fn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, record_json: *const c_char, len: usize) -> i32,
+>;
 
 /// Finds the record of a call in a host's journal (see
 /// `capstan_journal_callbacks`); the strings are not NUL-terminated.
@@ -168,7 +169,11 @@ pub unsafe extern "C" fn capstan_journal_new(
         let Some(c) = read_options(cbs, size, "cbs")? else {
             return Err(Fail::Null("cbs"));
         };
-        let owned = Arc::new(OwnedHostFn::new((c.record, c.lookup), c.user_data, c.destroy));
+        let owned = Arc::new(OwnedHostFn::new(
+            (c.record, c.lookup),
+            c.user_data,
+            c.destroy,
+        ));
         if out.is_null() {
             return Err(Fail::Null("out"));
         }

@@ -5,9 +5,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
-use capstan_core::exec::journal::{
-    Found, Journal, JournalError, Record, DEFAULT_MAX_RESULT_BYTES,
-};
+use capstan_core::exec::journal::{Found, Journal, JournalError, Record, DEFAULT_MAX_RESULT_BYTES};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// How long a write waits for another process's transaction.
@@ -34,9 +32,14 @@ impl SqliteJournal {
         let conn = Connection::open(path.as_ref()).map_err(&e)?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_MS))
             .map_err(&e)?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(&e)?;
-        conn.pragma_update(None, "synchronous", if full_sync { "FULL" } else { "NORMAL" })
+        conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(&e)?;
+        conn.pragma_update(
+            None,
+            "synchronous",
+            if full_sync { "FULL" } else { "NORMAL" },
+        )
+        .map_err(&e)?;
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS capstan_calls (
                  run TEXT NOT NULL, call TEXT NOT NULL, kind TEXT NOT NULL,
@@ -92,9 +95,7 @@ impl Journal for SqliteJournal {
             }
         };
         conn.prepare_cached(sql)
-            .and_then(|mut s| {
-                s.execute(params![record.run, record.call, record.kind_name(), line])
-            })
+            .and_then(|mut s| s.execute(params![record.run, record.call, record.kind_name(), line]))
             .map_err(err(&self.name))?;
         Ok(())
     }

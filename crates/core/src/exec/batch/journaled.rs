@@ -155,7 +155,12 @@ impl BatchInner {
                 }
                 match j.attached.mode {
                     Mode::Replay => {
-                        fail(unknown_text(&j.run, &ready.id, &ready.name, "A replay runs no tool."));
+                        fail(unknown_text(
+                            &j.run,
+                            &ready.id,
+                            &ready.name,
+                            "A replay runs no tool.",
+                        ));
                         return None;
                     }
                     Mode::Record if !ready.tool.meta.flags.idempotent() => {
@@ -184,7 +189,12 @@ impl BatchInner {
     }
 
     fn journal_fail(&self, ready: &Ready<'_>, text: String) {
-        let result = ToolResult::new(ready.id.clone(), ready.name.clone(), Outcome::ToolError, text);
+        let result = ToolResult::new(
+            ready.id.clone(),
+            ready.name.clone(),
+            Outcome::ToolError,
+            text,
+        );
         ready.tool.stats.finished(Outcome::ToolError, 0, false);
         self.deliver(ready.index, result);
     }
@@ -245,7 +255,11 @@ impl BatchInner {
         let Some(j) = &self.journal else {
             return result;
         };
-        if !j.started.get(index).is_some_and(|s| s.swap(false, Ordering::SeqCst)) {
+        if !j
+            .started
+            .get(index)
+            .is_some_and(|s| s.swap(false, Ordering::SeqCst))
+        {
             return result;
         }
         let Some(print) = j.prints.get(index).and_then(OnceLock::get) else {

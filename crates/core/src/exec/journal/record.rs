@@ -137,8 +137,8 @@ impl Record {
 
     /// Reads one line of a JSON Lines journal.
     pub fn from_line(line: &str) -> Result<Record, JournalError> {
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| JournalError(format!("not valid JSON: {e}")))?;
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| JournalError(format!("not valid JSON: {e}")))?;
         Record::from_json(&value)
     }
 
