@@ -75,9 +75,12 @@ pub struct Attached {
 #[derive(Default)]
 pub(crate) struct Slot {
     pub(crate) attached: std::sync::RwLock<Option<Attached>>,
-    /// (registry generation, tools with their schema hashes), sorted by name.
-    pub(crate) tools: std::sync::Mutex<Option<(u64, Arc<Vec<(String, String)>>)>>,
+    /// The tool list of the registry generation it was hashed at.
+    pub(crate) tools: std::sync::Mutex<Option<(u64, ToolList)>>,
 }
+
+/// Tools with their schema hashes, sorted by name.
+pub type ToolList = Arc<Vec<(String, String)>>;
 
 impl Slot {
     pub(crate) fn get(&self) -> Option<Attached> {
