@@ -616,3 +616,45 @@ fn the_journal_reader_fuzz_seeds_keep_the_targets_properties() {
     let e = capstan_journal::jsonl::read_records(&long, 1024).unwrap_err();
     assert!(e.0.contains("past the bound of 1024"), "{e}");
 }
+
+#[test]
+fn each_turns_tool_list_is_recorded_when_it_changed() {
+    let path = temp("tools.jsonl");
+    let reg = registry(false, Arc::default());
+    attach(
+        &reg,
+        Arc::new(JsonlJournal::open(&path).unwrap()),
+        Mode::Record,
+    );
+    let tools_records = || -> Vec<Value> {
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["kind"] == "tools")
+            .collect()
+    };
+    run(&reg, "r", &[("c1", "fetch", json!({}))]);
+    run(&reg, "r", &[("c2", "fetch", json!({}))]);
+    let first = tools_records();
+    assert_eq!(first.len(), 1, "the same tools in the same run: one list");
+    let names: Vec<&str> = first[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["big", "charge", "fetch"]);
+    assert_eq!(first[0]["call"], "c1");
+    reg.unregister("big").unwrap();
+    run(&reg, "r", &[("c3", "fetch", json!({}))]);
+    let after = tools_records();
+    assert_eq!(after.len(), 2);
+    assert_eq!(
+        (
+            after[1]["call"].as_str(),
+            after[1]["tools"].as_array().unwrap().len()
+        ),
+        (Some("c3"), 2)
+    );
+}

@@ -42,8 +42,19 @@ impl BatchJournal {
     ) -> Option<BatchJournal> {
         let run = run?.clone();
         let attached = slot.get()?;
-        let schemas = tool_hashes(registry, slot);
-        if let (Mode::Record, Some(first)) = (attached.mode, first) {
+        let (generation, schemas) = tool_hashes(registry, slot);
+        let fresh = {
+            let mut last = slot
+                .tools_recorded
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let same = last
+                .as_ref()
+                .is_some_and(|(r, g)| *g == generation && **r == *run);
+            *last = Some((run.clone(), generation));
+            !same
+        };
+        if let (Mode::Record, Some(first), true) = (attached.mode, first, fresh) {
             // A failure here loses only the audit list: each call's own
             // record still says its schema, and its own write reports.
             let _ = attached.journal.record(&Record {
@@ -83,14 +94,14 @@ fn schema_hash_of(tool: &Tool) -> String {
     hash_json(&value)
 }
 
-/// The registry's tools and their schema hashes, hashed again only after
-/// the set of tools changed.
-fn tool_hashes(registry: &Registry, slot: &Slot) -> Arc<Vec<(String, String)>> {
+/// The registry's generation, and its tools with their schema hashes,
+/// hashed again only after the set of tools changed.
+fn tool_hashes(registry: &Registry, slot: &Slot) -> (u64, Arc<Vec<(String, String)>>) {
     let generation = registry.shared.generation();
     let mut cache = slot.tools.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((g, list)) = cache.as_ref() {
         if *g == generation {
-            return list.clone();
+            return (generation, list.clone());
         }
     }
     let mut list: Vec<(String, String)> = registry
@@ -104,7 +115,7 @@ fn tool_hashes(registry: &Registry, slot: &Slot) -> Arc<Vec<(String, String)>> {
     list.sort();
     let list = Arc::new(list);
     *cache = Some((generation, list.clone()));
-    list
+    (generation, list)
 }
 
 /// The error text of a call whose outcome is unknown: the tool started in

@@ -77,6 +77,10 @@ pub(crate) struct Slot {
     pub(crate) attached: std::sync::RwLock<Option<Attached>>,
     /// The tool list of the registry generation it was hashed at.
     pub(crate) tools: std::sync::Mutex<Option<(u64, ToolList)>>,
+    /// The run and registry generation whose tool list was recorded last:
+    /// a batch of the same run over the same tools records none (one
+    /// transaction less per turn; the list in force is the latest before).
+    pub(crate) tools_recorded: std::sync::Mutex<Option<(Arc<str>, u64)>>,
 }
 
 /// Tools with their schema hashes, sorted by name.
