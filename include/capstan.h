@@ -2449,6 +2449,9 @@ capstan_status capstan_registry_stats_json(const struct capstan_registry *reg,
  */
 typedef struct capstan_journal capstan_journal;
 
+/** Initializes a capstan_journal_callbacks (no callbacks: set record, lookup, user_data, destroy after). */
+#define CAPSTAN_JOURNAL_CALLBACKS_INIT {(uint32_t)sizeof(capstan_journal_callbacks), NULL, NULL, NULL, NULL}
+
 /**
  * `capstan_registry_set_journal` flag: replay only. No tool runs at all;
  * a call missing from the journal (or whose outcome it left unknown)
@@ -2517,6 +2520,12 @@ typedef struct capstan_journal_callbacks {
   void *user_data;
   capstan_destroy_fn destroy;
 } capstan_journal_callbacks;
+
+/**
+ * Fills `*cbs` as `CAPSTAN_JOURNAL_CALLBACKS_INIT` does (no callbacks).
+ * NULL_PARAMETER if `cbs` is NULL. Any thread.
+ */
+capstan_status capstan_journal_callbacks_init(struct capstan_journal_callbacks *cbs);
 
 /**
  * Opens (creating it if absent) a JSON Lines journal at `path` (UTF-8,

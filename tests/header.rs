@@ -321,10 +321,12 @@ fn version_macros_equal_cargo_toml_and_capstan_version() {
 /// module nouns for functions without an object. Longest first, so that
 /// `mcp_server` is found before a shorter prefix would be.
 const OBJECTS: &[&str] = &[
+    "journal_answer",
     "mcp_server",
     "mcp_mount",
     "registry",
     "approval",
+    "journal",
     "stream",
     "batch",
     "call",

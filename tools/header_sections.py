@@ -126,7 +126,8 @@ journal-sqlite) or the host's own store through callbacks. Opened by
 capstan_journal_open_* or capstan_journal_new, freed by capstan_journal_free;
 a registry using it (capstan_registry_set_journal) keeps it alive.""",
      [r"capstan_journal", r"CAPSTAN_JOURNAL_\w+", r"capstan_journal_answer",
-      r"capstan_journal_(record|lookup)_fn", r"capstan_journal_callbacks", r"capstan_journal_\w+", r"capstan_registry_set_journal"]),
+      r"capstan_journal_(record|lookup)_fn", r"capstan_journal_callbacks",
+      r"CAPSTAN_JOURNAL_CALLBACKS_INIT", r"capstan_journal_callbacks_init", r"capstan_journal_\w+", r"capstan_registry_set_journal"]),
     ("Streams",
      """A capstan_stream reads a streamed model response as it arrives
 (capstan_stream_feed), passes text deltas on and starts each tool call as

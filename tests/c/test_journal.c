@@ -138,9 +138,7 @@ static const char *CALL = "{\"id\":\"c1\",\"name\":\"charge\",\"arguments\":{\"a
 static void test_a_host_journal_records_and_answers_a_completed_call(void) {
     struct store s;
     memset(&s, 0, sizeof s);
-    capstan_journal_callbacks cbs;
-    memset(&cbs, 0, sizeof cbs);
-    cbs.struct_size = sizeof cbs;
+    capstan_journal_callbacks cbs = CAPSTAN_JOURNAL_CALLBACKS_INIT;
     cbs.record = record;
     cbs.lookup = lookup;
     cbs.user_data = &s;
@@ -231,8 +229,8 @@ static void test_bad_arguments_are_refused(void) {
     struct store s;
     memset(&s, 0, sizeof s);
     capstan_journal_callbacks cbs;
-    memset(&cbs, 0, sizeof cbs);
-    cbs.struct_size = sizeof cbs;
+    CHECK_STATUS(capstan_journal_callbacks_init(&cbs), CAPSTAN_OK);
+    CHECK(cbs.struct_size == sizeof cbs && cbs.lookup == NULL);
     cbs.record = record;
     cbs.user_data = &s;
     cbs.destroy = destroy;
