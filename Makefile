@@ -645,6 +645,7 @@ bench: lib
 	$(CC) $(CFLAGS_COMMON) -O2 bench/c/abi_bench.c -o $(BUILD)/bench/abi_bench $(LDFLAGS_COMMON)
 	$(CARGO) bench --no-run --bench core --bench floor --bench interleaved
 	$(CARGO) bench --bench core
+	$(CARGO) bench --bench journal --features journal-sqlite
 	CAPSTAN_FLOOR_OUT=$(abspath $(BUILD)/bench/floor_ns) $(CARGO) bench --bench floor
 	$(CARGO) bench --bench interleaved
 	$(BUILD)/bench/abi_bench --floor-ns-file $(BUILD)/bench/floor_ns

@@ -21,7 +21,7 @@ cd "$(dirname "$0")"
 export RUSTC_BOOTSTRAP=1
 
 mode=${1:-smoke}
-TARGETS=(schema validate export parse_calls format_results run_turn execute strings stream_feed repair_results)
+TARGETS=(schema validate export parse_calls format_results run_turn execute strings stream_feed repair_results journal_reader)
 # Targets outside the smoke run of `make test` (its time budget is fixed):
 # `long` runs them with the others; `fuzz/run.sh smoke check_history` alone.
 EXTRA_TARGETS=(check_history mount_reader server_request)
@@ -36,6 +36,7 @@ declare -A SMOKE_MAX_LEN=(
   [schema]=768 [validate]=256 [export]=768 [parse_calls]=4096
   [format_results]=4096 [run_turn]=2048 [execute]=2048 [strings]=1024 [stream_feed]=8192
   [repair_results]=256 [check_history]=4096 [mount_reader]=4096 [server_request]=4096
+  [journal_reader]=4096
 )
 
 # Cargo features a target needs (built apart with them: the other targets

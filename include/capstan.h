@@ -184,9 +184,10 @@
  *  12. Main thread and wake-ups
  *  13. Approvals
  *  14. Events and statistics
- *  15. Streams
- *  16. MCP server
- *  17. MCP mounts
+ *  15. Durable calls: journals
+ *  16. Streams
+ *  17. MCP server
+ *  18. MCP mounts
  */
 
 #ifdef __cplusplus
@@ -1152,6 +1153,14 @@ typedef void (*capstan_tool_fn)(void *user_data,
 #define CAPSTAN_TOOL_HOST_RUN (1u << 5)
 
 /**
+ * Safe to run twice with the same arguments: with a journal
+ * (`capstan_registry_set_journal`), a call of this tool that started in an
+ * earlier process and never completed (a crash) runs again; without the
+ * flag such a call fails with content beginning "Outcome unknown:".
+ */
+#define CAPSTAN_TOOL_IDEMPOTENT (1u << 7)
+
+/**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
  * duration of `capstan_registry_add_tool` only.
  */
@@ -1851,10 +1860,19 @@ typedef struct capstan_exec_options {
    * passes a smaller `struct_size` and gets no deadline.
    */
   uint32_t deadline_ms;
+  /**
+   * The run (a conversation, a workflow; UTF-8, `run_id_len` bytes or
+   * `CAPSTAN_NTS`) the calls belong to: with a journal on the registry
+   * (`capstan_registry_set_journal`) each call is recorded and answered
+   * under this id plus its call id. NULL: the journal is not used. Read
+   * during the call only. Appended after `deadline_ms` (issue #47).
+   */
+  const char *run_id;
+  size_t run_id_len;
 } capstan_exec_options;
 
 /** Initializes a capstan_exec_options to the defaults. */
-#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0}
+#define CAPSTAN_EXEC_OPTIONS_INIT {(uint32_t)sizeof(capstan_exec_options), 0, 0, 0, NULL, 0, 0, NULL, 0}
 
 /**
  * Exec flag: run the calls one by one, in order (default: in parallel).
@@ -2450,6 +2468,12 @@ typedef uint32_t capstan_event_kind;
 #define CAPSTAN_EVENT_LOG 5
 
 /**
+ * The call was answered from the registry's journal without running its
+ * tool (`capstan_registry_set_journal`); a `FINISHED` event follows.
+ */
+#define CAPSTAN_EVENT_REPLAYED 6
+
+/**
  * One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
  */
 typedef struct capstan_event {
@@ -2527,7 +2551,169 @@ capstan_status capstan_registry_stats_json(const struct capstan_registry *reg,
                                            size_t *out_len);
 
 /* ========================================================================
- * 15. Streams
+ * 15. Durable calls: journals
+ *
+ * A capstan_journal records every call a registry runs under a run id
+ * (capstan_exec_options.run_id) and answers a call it has a completed record
+ * of without running its tool: a JSON Lines file, an SQLite database (feature
+ * journal-sqlite) or the host's own store through callbacks. Opened by
+ * capstan_journal_open_* or capstan_journal_new, freed by capstan_journal_free;
+ * a registry using it (capstan_registry_set_journal) keeps it alive.
+ * ======================================================================== */
+
+/**
+ * A journal: where a registry records its calls and finds them again
+ * (see `capstan_registry_set_journal`). Opened by a `capstan_journal_open_*`
+ * function or `capstan_journal_new`, freed with `capstan_journal_free`;
+ * a registry using it keeps what it needs alive, so the two may be freed
+ * in any order. Thread-safe.
+ */
+typedef struct capstan_journal capstan_journal;
+
+/** Initializes a capstan_journal_callbacks (no callbacks: set record, lookup, user_data, destroy after). */
+#define CAPSTAN_JOURNAL_CALLBACKS_INIT {(uint32_t)sizeof(capstan_journal_callbacks), NULL, NULL, NULL, NULL}
+
+/**
+ * `capstan_registry_set_journal` flag: replay only. No tool runs at all;
+ * a call missing from the journal (or whose outcome it left unknown)
+ * fails with an error result naming it. Nothing is written.
+ */
+#define CAPSTAN_JOURNAL_REPLAY 1
+
+/**
+ * `capstan_journal_open_sqlite` flag: fsync every commit (SQLite
+ * `synchronous=FULL`). Without it (`NORMAL`) a record survives the process
+ * ending at any point, but the last ones may be lost if the machine stops.
+ */
+#define CAPSTAN_JOURNAL_FULL_SYNC 1
+
+/**
+ * Where a host's `lookup` callback writes what it found (see
+ * `capstan_journal_answer_set`). Valid during that callback only.
+ */
+typedef struct capstan_journal_answer capstan_journal_answer;
+
+/**
+ * Stores one record of a host's journal (see `capstan_journal_callbacks`).
+ */
+typedef int32_t (*capstan_journal_record_fn)(void *user_data,
+                                             const char *record_json,
+                                             size_t len);
+
+/**
+ * Finds the record of a call in a host's journal (see
+ * `capstan_journal_callbacks`); the strings are not NUL-terminated.
+ */
+typedef int32_t (*capstan_journal_lookup_fn)(void *user_data,
+                                             const char *run_id,
+                                             size_t run_len,
+                                             const char *call_id,
+                                             size_t call_len,
+                                             struct capstan_journal_answer *answer);
+
+/**
+ * A journal kept by the host (its own database or durable engine). Every
+ * record is one JSON object (the README's "Durable calls" gives the
+ * shape; the same text a JSON Lines journal holds per line).
+ *
+ * - `record(user_data, record_json, len)`: stores the record durably
+ *   before returning; a later `completed` record of a (run, call) key
+ *   replaces its `started`. Returns 0 on success; anything else fails the
+ *   call (a `started` that fails keeps the tool from running).
+ * - `lookup(user_data, run_id, run_len, call_id, call_len, answer)`: if the
+ *   key has a record (`completed` if any, else `started`), hands its JSON
+ *   to `capstan_journal_answer_set(answer, ...)`; returns 0 (found or not),
+ *   anything else fails the call without running it.
+ *
+ * Both run on the thread running the call (any thread, several at once),
+ * must not call into this journal's registry, and are never called while
+ * capstan holds a lock. `destroy(user_data)` runs exactly once: when the
+ * journal and every registry using it are gone, or at once if
+ * `capstan_journal_new` fails.
+ */
+typedef struct capstan_journal_callbacks {
+  /**
+   * `sizeof(capstan_journal_callbacks)`.
+   */
+  uint32_t struct_size;
+  capstan_journal_record_fn record;
+  capstan_journal_lookup_fn lookup;
+  void *user_data;
+  capstan_destroy_fn destroy;
+} capstan_journal_callbacks;
+
+/**
+ * Fills `*cbs` as `CAPSTAN_JOURNAL_CALLBACKS_INIT` does (no callbacks).
+ * NULL_PARAMETER if `cbs` is NULL. Any thread.
+ */
+capstan_status capstan_journal_callbacks_init(struct capstan_journal_callbacks *cbs);
+
+/**
+ * Opens (creating it if absent) a JSON Lines journal at `path` (UTF-8,
+ * `path_len` or `CAPSTAN_NTS`): record/replay fixtures a test checks in.
+ * One process at a time. INVALID_ARGUMENT if the file cannot be opened or
+ * holds a line that is not a record (the message names the line; the file
+ * is left as it was). On success `*out` owns the journal. Any thread.
+ */
+capstan_status capstan_journal_open_jsonl(const char *path,
+                                          size_t path_len,
+                                          struct capstan_journal **out);
+
+/**
+ * Opens (creating it if absent) an SQLite journal at `path`: WAL mode, one
+ * transaction per record, safe for several processes on one file.
+ * `flags`: `CAPSTAN_JOURNAL_FULL_SYNC` or 0. UNSUPPORTED in a library
+ * built without the `journal-sqlite` feature; INVALID_ARGUMENT if the
+ * database cannot be opened. On success `*out` owns the journal.
+ */
+capstan_status capstan_journal_open_sqlite(const char *path,
+                                           size_t path_len,
+                                           uint32_t flags,
+                                           struct capstan_journal **out);
+
+/**
+ * A journal kept by the host through `cbs` (see
+ * `capstan_journal_callbacks`). NULL_PARAMETER if `cbs`, `out` or a
+ * callback is NULL (then `cbs->destroy` runs at once, if `cbs` is not
+ * NULL). On success `*out` owns the journal. Any thread.
+ */
+capstan_status capstan_journal_new(const struct capstan_journal_callbacks *cbs,
+                                   struct capstan_journal **out);
+
+/**
+ * From inside a `lookup` callback: the record found (its JSON, `len` or
+ * `CAPSTAN_NTS`; copied). INVALID_ARGUMENT if it is not a record (the
+ * lookup then fails the call, saying why). The callback's thread only.
+ */
+capstan_status capstan_journal_answer_set(struct capstan_journal_answer *answer,
+                                          const char *record_json,
+                                          size_t len);
+
+/**
+ * Frees a journal. NULL is a no-op. Registries using it keep it until
+ * they stop (`capstan_registry_set_journal` with NULL, or their free).
+ */
+void capstan_journal_free(struct capstan_journal *journal);
+
+/**
+ * Makes `reg` use `journal` (NULL: none) for every batch run with a run id
+ * (`capstan_exec_options.run_id`), from the next batch on: a call whose
+ * (run id, call id) has a completed record is answered from it without
+ * running its tool (outcome and content as recorded; a
+ * `CAPSTAN_EVENT_REPLAYED` event; `"replayed"` in the stats); one whose
+ * tool, schema or validated arguments changed fails naming what changed;
+ * one that started in an earlier process and never completed is run again
+ * if its tool is `CAPSTAN_TOOL_IDEMPOTENT`, else fails with content
+ * beginning "Outcome unknown:"; any other call is recorded `started`
+ * before its callback runs and `completed` before its result is handed
+ * over. `flags`: `CAPSTAN_JOURNAL_REPLAY` or 0. Any thread.
+ */
+capstan_status capstan_registry_set_journal(struct capstan_registry *reg,
+                                            const struct capstan_journal *journal,
+                                            uint32_t flags);
+
+/* ========================================================================
+ * 16. Streams
  *
  * A capstan_stream reads a streamed model response as it arrives
  * (capstan_stream_feed), passes text deltas on and starts each tool call as
@@ -2681,7 +2867,7 @@ void capstan_stream_cancel(struct capstan_stream *stream);
 void capstan_stream_free(struct capstan_stream *stream);
 
 /* ========================================================================
- * 16. MCP server
+ * 17. MCP server
  *
  * Serves a registry's tools over the Model Context Protocol: on stdio
  * (capstan_mcp_server_serve_stdio, blocking) or streamable HTTP
@@ -2839,7 +3025,7 @@ capstan_status capstan_mcp_server_stop(struct capstan_mcp_server *server);
 void capstan_mcp_server_free(struct capstan_mcp_server *server);
 
 /* ========================================================================
- * 17. MCP mounts
+ * 18. MCP mounts
  *
  * A capstan_mcp_mount connects to an MCP server (a command on stdio or an
  * HTTP URL) and registers its tools in a registry until

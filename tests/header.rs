@@ -332,11 +332,13 @@ fn version_macros_equal_cargo_toml_and_capstan_version() {
 /// module nouns for functions without an object. Longest first, so that
 /// `mcp_server` is found before a shorter prefix would be.
 const OBJECTS: &[&str] = &[
+    "journal_answer",
     "mcp_server",
     "host_batch",
     "mcp_mount",
     "registry",
     "approval",
+    "journal",
     "stream",
     "batch",
     "call",

@@ -128,6 +128,16 @@ once (now or later, from any thread).""",
 per-tool counters as JSON.""",
      [r"capstan_event_kind", r"CAPSTAN_EVENT_\w+", r"capstan_event", r"capstan_event_fn",
       r"capstan_registry_set_event_hook", r"capstan_registry_stats_json"]),
+    ("Durable calls: journals",
+     """A capstan_journal records every call a registry runs under a run id
+(capstan_exec_options.run_id) and answers a call it has a completed record
+of without running its tool: a JSON Lines file, an SQLite database (feature
+journal-sqlite) or the host's own store through callbacks. Opened by
+capstan_journal_open_* or capstan_journal_new, freed by capstan_journal_free;
+a registry using it (capstan_registry_set_journal) keeps it alive.""",
+     [r"capstan_journal", r"CAPSTAN_JOURNAL_\w+", r"capstan_journal_answer",
+      r"capstan_journal_(record|lookup)_fn", r"capstan_journal_callbacks",
+      r"CAPSTAN_JOURNAL_CALLBACKS_INIT", r"capstan_journal_callbacks_init", r"capstan_journal_\w+", r"capstan_registry_set_journal"]),
     ("Streams",
      """A capstan_stream reads a streamed model response as it arrives
 (capstan_stream_feed), passes text deltas on and starts each tool call as

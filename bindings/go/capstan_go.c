@@ -71,7 +71,8 @@ capstan_status cg_register(capstan_registry *reg, const char *name, const char *
 /* The exec options every entry point passes: one place fills them. */
 static capstan_exec_options cg_exec_options(uint32_t flags, uint32_t limit, uint32_t timeout_ms,
                                             uint32_t deadline_ms, const char *const *approved,
-                                            size_t approved_count) {
+                                            size_t approved_count, const char *run_id,
+                                            size_t run_id_len) {
     capstan_exec_options o;
     capstan_exec_options_init(&o);
     o.flags = flags;
@@ -80,15 +81,18 @@ static capstan_exec_options cg_exec_options(uint32_t flags, uint32_t limit, uint
     o.deadline_ms = deadline_ms;
     o.approved_ids = approved;
     o.approved_count = approved_count;
+    o.run_id = run_id;
+    o.run_id_len = run_id_len;
     return o;
 }
 
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
                          uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
-                         const char *const *approved, size_t approved_count, uintptr_t batch,
-                         int run_here, capstan_batch **out, char **err) {
+                         const char *const *approved, size_t approved_count, const char *run_id,
+                         size_t run_id_len, uintptr_t batch, int run_here, capstan_batch **out, char **err) {
     capstan_exec_options o =
-        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count);
+        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count, run_id,
+                        run_id_len);
     int saved_run_here = cg_run_here;
     cg_run_here = run_here;
     capstan_status st = capstan_batch_submit(reg, calls, len, &o, cg_result_cb, (void *)batch, out);
@@ -135,10 +139,11 @@ static void cg_one_cb(void *user_data, const capstan_result *r) {
 }
 
 capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
-                              const char *const *approved, size_t approved_count, cg_one_result *out,
-                              char **err) {
+                              const char *const *approved, size_t approved_count, const char *run_id,
+                              size_t run_id_len, cg_one_result *out, char **err) {
     capstan_exec_options o = cg_exec_options(
-        flags | CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_DELIVER_POLL, 1, 0, 0, approved, approved_count);
+        flags | CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_DELIVER_POLL, 1, 0, 0, approved, approved_count,
+        run_id, run_id_len);
     capstan_batch *batch = NULL;
     int saved_run_here = cg_run_here;
     cg_run_here = 1; /* runHereUntimed */
@@ -167,9 +172,11 @@ static void cg_stream_result_cb(void *user_data, const capstan_result *result) {
 
 capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
                              uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
-                             size_t approved_count, uintptr_t stream, capstan_stream **out, char **err) {
+                             size_t approved_count, const char *run_id, size_t run_id_len,
+                             uintptr_t stream, capstan_stream **out, char **err) {
     capstan_exec_options o =
-        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count);
+        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count, run_id,
+                        run_id_len);
     capstan_stream_sink sink;
     memset(&sink, 0, sizeof sink);
     sink.struct_size = sizeof sink;
@@ -184,16 +191,17 @@ capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t
 capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
                                  const char *const *approved, size_t approved_count, char **out,
                                  size_t *out_len) {
-    capstan_exec_options o = cg_exec_options(0, 0, 0, 0, approved, approved_count);
+    capstan_exec_options o = cg_exec_options(0, 0, 0, 0, approved, approved_count, NULL, 0);
     return capstan_registry_needs_approval(reg, calls, len, &o, out, out_len);
 }
 
 capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
                            uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
-                           const char *const *approved, size_t approved_count, char **out,
-                           size_t *out_len) {
+                           const char *const *approved, size_t approved_count, const char *run_id,
+                           size_t run_id_len, char **out, size_t *out_len) {
     capstan_exec_options o =
-        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count);
+        cg_exec_options(flags, limit, timeout_ms, deadline_ms, approved, approved_count, run_id,
+                        run_id_len);
     int saved_run_here = cg_run_here;
     cg_run_here = 0;
     capstan_status st = capstan_registry_run_turn(reg, fmt, response, len, &o, out, out_len);

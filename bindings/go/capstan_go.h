@@ -37,8 +37,8 @@ typedef struct cg_answer {
  * (`run_here`). On failure *err gets the message. */
 capstan_status cg_submit(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
                          uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
-                         const char *const *approved, size_t approved_count, uintptr_t batch,
-                         int run_here, capstan_batch **out, char **err);
+                         const char *const *approved, size_t approved_count, const char *run_id,
+                         size_t run_id_len, uintptr_t batch, int run_here, capstan_batch **out, char **err);
 
 /* Room in cg_one_result for a result's texts: a small result is copied
  * there (no malloc, and no C.free call back from Go). */
@@ -64,15 +64,15 @@ typedef struct cg_one_result {
  * its result copied into *out. No callback into Go but the tool's. On
  * failure *err gets the message. */
 capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
-                              const char *const *approved, size_t approved_count, cg_one_result *out,
-                              char **err);
+                              const char *const *approved, size_t approved_count, const char *run_id,
+                              size_t run_id_len, cg_one_result *out, char **err);
 
 /* capstan_registry_run_turn with these exec options; tools run on capstan's
  * pool threads. */
 capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,
                            uint32_t flags, uint32_t limit, uint32_t timeout_ms, uint32_t deadline_ms,
-                           const char *const *approved, size_t approved_count, char **out,
-                           size_t *out_len);
+                           const char *const *approved, size_t approved_count, const char *run_id,
+                           size_t run_id_len, char **out, size_t *out_len);
 
 /* capstan_registry_needs_approval with these approved ids. */
 capstan_status cg_needs_approval(const capstan_registry *reg, const char *calls, size_t len,
@@ -110,7 +110,8 @@ capstan_status cg_approval_decide(uintptr_t a, bool approve, const char *reason,
  * `stream` (a cgo.Handle). On failure *err gets the message. */
 capstan_status cg_stream_new(capstan_registry *reg, capstan_format fmt, uint32_t flags, uint32_t limit,
                              uint32_t timeout_ms, uint32_t deadline_ms, const char *const *approved,
-                             size_t approved_count, uintptr_t stream, capstan_stream **out, char **err);
+                             size_t approved_count, const char *run_id, size_t run_id_len,
+                             uintptr_t stream, capstan_stream **out, char **err);
 
 /* Sets the oauth_ callbacks of *opts (those asked for) to trampolines into
  * oauth.go, with the Go hooks `hooks` (a cgo.Handle) as user data, released

@@ -120,7 +120,24 @@ type execOptions struct {
 	approved []string
 	// RunTurn only: CAPSTAN_EXEC_WHOLE_TURN through capstan_registry_run_turn.
 	wholeTurn bool
+	// The run the calls belong to, for the registry's journal (SetJournal).
+	runID string
 }
+
+// runID is the run id as C text (NULL without one) and what frees it.
+func (o *execOptions) cRunID() (*C.char, C.size_t, func()) {
+	if o.runID == "" {
+		return nil, 0, func() {}
+	}
+	p := C.CString(o.runID)
+	return p, C.size_t(len(o.runID)), func() { C.free(unsafe.Pointer(p)) }
+}
+
+// WithRunID names the run (a conversation, a workflow) the calls belong
+// to: with a journal on the registry (SetJournal) each call is recorded
+// under the run id plus its call id, and a call already completed under
+// that key is answered from the journal without running its tool.
+func WithRunID(id string) ExecOption { return func(o *execOptions) { o.runID = id } }
 
 // Sequential runs the calls one by one, in order (default: in parallel).
 func Sequential() ExecOption { return func(o *execOptions) { o.flags |= C.CAPSTAN_EXEC_SEQUENTIAL } }
@@ -310,8 +327,10 @@ func (r *Registry) submit(ctx context.Context, op string, calls []Call, stream b
 	h := cgo.NewHandle(b)
 	var out *C.capstan_batch
 	var msg *C.char
+	rid, ridLen, freeRid := o.cRunID()
+	defer freeRid()
 	st := C.cg_submit(r.ptr, bytesPtr(body), C.size_t(len(body)), flags, C.uint32_t(min(uint64(limit), math.MaxUint32)),
-		millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), C.uintptr_t(h), runHere, &out, &msg)
+		millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), rid, ridLen, C.uintptr_t(h), runHere, &out, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
 		h.Delete()
@@ -371,7 +390,9 @@ func (r *Registry) executeOne(calls []Call, opts []ExecOption) (res []Result, do
 	one := &oc.res
 	one.buf, one.got = nil, 0
 	var msg *C.char
-	st := C.cg_execute_one(r.ptr, bytesPtr(body), C.size_t(len(body)), o.flags, approved, C.size_t(len(o.approved)), one, &msg)
+	rid, ridLen, freeRid := o.cRunID()
+	defer freeRid()
+	st := C.cg_execute_one(r.ptr, bytesPtr(body), C.size_t(len(body)), o.flags, approved, C.size_t(len(o.approved)), rid, ridLen, one, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
 		return nil, true, newError("Execute", st, msg)

@@ -149,10 +149,12 @@ func (r *Registry) runWholeTurn(ctx context.Context, format Format, response []b
 		approved = cStrings(o.approved)
 		defer freeCStrings(approved, len(o.approved))
 	}
+	rid, ridLen, freeRid := o.cRunID()
+	defer freeRid()
 	raw, err := r.out("RunTurn", func(out **C.char, n *C.size_t) C.capstan_status {
 		return C.cg_run_turn(r.ptr, C.capstan_format(format), bytesPtr(response), C.size_t(len(response)),
 			o.flags|C.CAPSTAN_EXEC_WHOLE_TURN, C.uint32_t(min(uint64(o.limit), math.MaxUint32)),
-			millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), out, n)
+			millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), rid, ridLen, out, n)
 	})
 	if err != nil {
 		return nil, err

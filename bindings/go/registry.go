@@ -153,6 +153,9 @@ func (r *Registry) Register(t Tool) error {
 	if t.Deferred {
 		flags |= C.CAPSTAN_TOOL_DEFERRED
 	}
+	if t.Idempotent {
+		flags |= C.CAPSTAN_TOOL_IDEMPOTENT
+	}
 	name, desc := C.CString(t.Name), C.CString(t.Description)
 	defer C.free(unsafe.Pointer(name))
 	defer C.free(unsafe.Pointer(desc))

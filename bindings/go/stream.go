@@ -92,8 +92,10 @@ func (r *Registry) NewStream(ctx context.Context, format Format, h StreamHandler
 		return nil, err
 	}
 	var msg *C.char
+	rid, ridLen, freeRid := o.cRunID()
+	defer freeRid()
 	st := C.cg_stream_new(r.ptr, C.capstan_format(format), o.flags, C.uint32_t(min(uint64(o.limit), math.MaxUint32)),
-		millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), C.uintptr_t(s.h), &s.ptr, &msg)
+		millis(o.timeout), millis(o.deadline), approved, C.size_t(len(o.approved)), rid, ridLen, C.uintptr_t(s.h), &s.ptr, &msg)
 	r.leave()
 	if st != C.CAPSTAN_OK {
 		s.h.Delete()

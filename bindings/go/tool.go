@@ -40,6 +40,10 @@ type Tool struct {
 	// formats until the search tool (AddSearchTool) has found it; it can be
 	// called at any time.
 	Deferred bool
+	// Idempotent: safe to run twice. With a journal (Registry.SetJournal),
+	// a call of it that started in an earlier process and never completed
+	// runs again; without it such a call fails "Outcome unknown: ...".
+	Idempotent bool
 	// MCP is what MCP clients see beside the name, description and schema
 	// (capstan_tool_def.mcp_meta): a title, annotations, an output schema,
 	// icons. capstan's MCP server sends it in tools/list, and Tools gives it

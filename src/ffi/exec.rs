@@ -127,6 +127,10 @@ pub(crate) unsafe fn read_exec_options(
         log: None,
         input: None,
         on_defer: None,
+        run_id: match o.run_id.is_null() {
+            true => None,
+            false => Some(text(o.run_id, o.run_id_len, "opts->run_id")?.into()),
+        },
     };
     Ok((options, o.flags))
 }

@@ -57,6 +57,7 @@ pub(crate) const TOOL: Family = Family {
         ),
         (CAPSTAN_TOOL_DEFERRED, "CAPSTAN_TOOL_DEFERRED"),
         (CAPSTAN_TOOL_HOST_RUN, "CAPSTAN_TOOL_HOST_RUN"),
+        (CAPSTAN_TOOL_IDEMPOTENT, "CAPSTAN_TOOL_IDEMPOTENT"),
     ],
 };
 

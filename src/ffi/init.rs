@@ -53,6 +53,15 @@ pub unsafe extern "C" fn capstan_exec_options_init(
     init(opts)
 }
 
+/// Fills `*cbs` as `CAPSTAN_JOURNAL_CALLBACKS_INIT` does (no callbacks).
+/// NULL_PARAMETER if `cbs` is NULL. Any thread.
+#[no_mangle]
+pub unsafe extern "C" fn capstan_journal_callbacks_init(
+    cbs: *mut super::journal::capstan_journal_callbacks,
+) -> capstan_status {
+    init(cbs)
+}
+
 /// Fills `*opts` as `CAPSTAN_EXPORT_OPTIONS_INIT` does (the defaults).
 /// NULL_PARAMETER if `opts` is NULL. Any thread.
 #[no_mangle]

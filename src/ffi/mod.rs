@@ -12,6 +12,7 @@ mod exec;
 mod flags;
 mod host_batch;
 mod init;
+mod journal;
 mod lent;
 mod mcp_client;
 #[cfg(feature = "mcp")]
@@ -32,6 +33,7 @@ pub use check::*;
 pub use exec::*;
 pub use host_batch::*;
 pub use init::*;
+pub use journal::*;
 pub use mcp_client::*;
 pub use mcp_server::*;
 pub use misc::*;

@@ -149,6 +149,7 @@ impl HostHook {
                 EventKind::Cancelled => CAPSTAN_EVENT_CANCELLED,
                 EventKind::Progress => CAPSTAN_EVENT_PROGRESS,
                 EventKind::Log => CAPSTAN_EVENT_LOG,
+                EventKind::Replayed => CAPSTAN_EVENT_REPLAYED,
             },
             tool: e.tool.as_ptr().cast(),
             tool_len: e.tool.len(),

@@ -178,6 +178,11 @@ pub const CAPSTAN_TOOL_REQUIRES_APPROVAL: u32 = 1u32 << 0;
 pub const CAPSTAN_TOOL_SERIAL: u32 = 1u32 << 1;
 /// Tool flag: runs only inside `capstan_registry_pump`, on the host's thread.
 pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1u32 << 2;
+/// Safe to run twice with the same arguments: with a journal
+/// (`capstan_registry_set_journal`), a call of this tool that started in an
+/// earlier process and never completed (a crash) runs again; without the
+/// flag such a call fails with content beginning "Outcome unknown:".
+pub const CAPSTAN_TOOL_IDEMPOTENT: u32 = 1u32 << 7;
 
 /// Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
 pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;
@@ -381,6 +386,9 @@ pub const CAPSTAN_EVENT_PROGRESS: capstan_event_kind = 4;
 /// A running call sent a log message (`capstan_call_log`): `level` and
 /// `message` set; `duration_us` is the time since its callback started.
 pub const CAPSTAN_EVENT_LOG: capstan_event_kind = 5;
+/// The call was answered from the registry's journal without running its
+/// tool (`capstan_registry_set_journal`); a `FINISHED` event follows.
+pub const CAPSTAN_EVENT_REPLAYED: capstan_event_kind = 6;
 
 /// One event. Borrowed: valid during the hook only; strings NOT NUL-terminated.
 #[repr(C)]
@@ -607,4 +615,11 @@ pub struct capstan_exec_options {
     /// Appended after `approved_count`: a host built against an older header
     /// passes a smaller `struct_size` and gets no deadline.
     pub deadline_ms: u32,
+    /// The run (a conversation, a workflow; UTF-8, `run_id_len` bytes or
+    /// `CAPSTAN_NTS`) the calls belong to: with a journal on the registry
+    /// (`capstan_registry_set_journal`) each call is recorded and answered
+    /// under this id plus its call id. NULL: the journal is not used. Read
+    /// during the call only. Appended after `deadline_ms` (issue #47).
+    pub run_id: *const c_char,
+    pub run_id_len: usize,
 }

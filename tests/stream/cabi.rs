@@ -50,6 +50,8 @@ fn new_stream(
         approved_ids: std::ptr::null(),
         approved_count: 0,
         deadline_ms: 0,
+        run_id: std::ptr::null(),
+        run_id_len: 0,
     };
     let mut stream = std::ptr::null_mut();
     let st = unsafe { capstan_stream_new(reg, fmt, &opts, sink, &mut stream) };
@@ -191,6 +193,8 @@ fn the_c_abi_refuses_formats_without_a_stream_and_poll_delivery() {
         approved_ids: std::ptr::null(),
         approved_count: 0,
         deadline_ms: 0,
+        run_id: std::ptr::null(),
+        run_id_len: 0,
     };
     let st = unsafe {
         capstan_stream_new(

@@ -23,6 +23,9 @@ pub enum EventKind {
     Progress,
     /// The running call sent a log message (`Event::log`).
     Log,
+    /// The call was answered from the journal without running its tool
+    /// (a `Finished` follows).
+    Replayed,
 }
 
 /// One event. Borrowed: valid during the hook only.
@@ -77,6 +80,8 @@ pub struct ToolStats {
     /// it). Written only when it changes: a steadily quick tool's calls
     /// only read it.
     quick: AtomicU8,
+    /// Calls answered from a journal without running (issue #47).
+    replayed: AtomicU64,
 }
 
 /// A call is quick when its result comes within this many microseconds.
@@ -129,6 +134,10 @@ impl ToolStats {
             Some(stripes) => stripes.iter().map(|s| f(s).load(Ordering::Relaxed)).sum(),
             None => 0,
         }
+    }
+
+    pub(crate) fn replayed(&self) {
+        self.replayed.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn started(&self) {
@@ -197,6 +206,7 @@ impl ToolStats {
             "in_flight": started.saturating_sub(settled),
             "p50_us": self.percentile(0.50),
             "p99_us": self.percentile(0.99),
+            "replayed": self.replayed.load(Ordering::Relaxed),
         })
     }
 }

@@ -22,12 +22,16 @@ impl ToolFlags {
     /// (`exec::host`) hands its calls out, checked, instead of running the
     /// callback; every other path runs the callback as usual.
     pub const HOST_RUN: u32 = 1 << 5;
+    /// Safe to run twice: a journal re-runs a call of it whose outcome a
+    /// crash left unknown (issue #47); other tools' such calls fail.
+    pub const IDEMPOTENT: u32 = 1 << 7;
     pub const KNOWN: u32 = Self::REQUIRES_APPROVAL
         | Self::SERIAL
         | Self::MAIN_THREAD
         | Self::WAIT_FOR_RESPONSE
         | Self::DEFERRED
-        | Self::HOST_RUN;
+        | Self::HOST_RUN
+        | Self::IDEMPOTENT;
 
     pub fn requires_approval(self) -> bool {
         self.0 & Self::REQUIRES_APPROVAL != 0
@@ -46,6 +50,10 @@ impl ToolFlags {
     }
     pub fn host_run(self) -> bool {
         self.0 & Self::HOST_RUN != 0
+    }
+
+    pub fn idempotent(self) -> bool {
+        self.0 & Self::IDEMPOTENT != 0
     }
 }
 

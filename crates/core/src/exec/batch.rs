@@ -4,6 +4,7 @@
 
 mod ending;
 mod join;
+mod journaled;
 mod park;
 mod pipeline;
 mod run;
@@ -66,6 +67,8 @@ pub struct BatchInner {
     waiters: Waiters,
     /// A host batch's: where `HOST_RUN` calls go instead of their callback.
     handout: OnceLock<Arc<Handout>>,
+    /// The registry's journal under the batch's run id (`ExecOptions::run_id`).
+    journal: Option<journaled::BatchJournal>,
 }
 
 /// Per call, by index: its request until a thread claims it, its state
@@ -190,6 +193,14 @@ impl BatchInner {
         on_done: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Arc<BatchInner> {
         let n = calls.len();
+        let first = calls.first().map(|c| c.id.as_str());
+        let journal = journaled::BatchJournal::new(
+            registry,
+            &exec.journal,
+            options.run_id.as_ref(),
+            first,
+            n,
+        );
         LIVE_BATCHES.fetch_add(1, Ordering::SeqCst);
         Arc::new(BatchInner {
             registry: registry.shared.clone(),
@@ -255,6 +266,7 @@ impl BatchInner {
                 all: AtomicUsize::new(0),
             },
             handout: OnceLock::new(),
+            journal,
         })
     }
 
@@ -306,6 +318,7 @@ impl BatchInner {
 
     /// Records call `index`'s one result and hands it on.
     pub(crate) fn deliver(&self, index: usize, result: ToolResult) {
+        let result = self.journal_completed(index, result);
         let observer = &self.registry.observer;
         // The outcomes that have an event of their own announce it first.
         match result.outcome {

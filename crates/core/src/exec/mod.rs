@@ -19,7 +19,7 @@
 //!                 └─> main_queue · approval      calls waiting for a main thread, for the host's yes
 //!                      └─> handler · waiting · handout    what runs a tool; a call waiting away from its batch; calls a host runs
 //!                           └─> cell             one running call, as its tool sees it
-//!                                └─> options     how to run a batch
+//!                                └─> options · journal   how to run a batch; the durable record of calls
 //! ```
 //! <!-- /exec layers -->
 
@@ -29,6 +29,7 @@ mod cell;
 mod handler;
 mod handout;
 mod host;
+pub mod journal;
 mod main_queue;
 mod options;
 mod state;
@@ -65,6 +66,17 @@ pub fn release_calls(registry: &Registry) {
 fn tracked(batch: &Arc<BatchInner>) -> Weak<dyn Tracked> {
     let weak: Weak<BatchInner> = Arc::downgrade(batch);
     weak
+}
+
+/// Sets (or with `None` removes) the registry's journal: from the next
+/// batch on, every call of a batch with a run id (`ExecOptions::run_id`) is
+/// looked up and recorded there (see `journal`). Batches already running
+/// keep the journal they began with.
+pub fn set_journal(registry: &Registry, journal: Option<journal::Attached>) {
+    let state = ExecState::of(registry);
+    if let Ok(mut slot) = state.journal.attached.write() {
+        *slot = journal;
+    };
 }
 
 /// Runs main-thread tool calls queued on `registry`, on this thread, for about

@@ -51,6 +51,10 @@ pub struct ExecOptions {
     /// open (the tool completes it later, from another thread or an event
     /// loop): the MCP server makes such a call a task.
     pub on_defer: Option<DeferListener>,
+    /// The run (a conversation, a workflow) the calls belong to: with a
+    /// journal on the registry (`set_journal`), each call is recorded and
+    /// answered under this id plus its own. `None`: no journal is used.
+    pub run_id: Option<std::sync::Arc<str>>,
 }
 
 /// Hears a call of a batch (its index) whose callback returned before the
@@ -81,6 +85,7 @@ impl Default for ExecOptions {
             log: None,
             input: None,
             on_defer: None,
+            run_id: None,
         }
     }
 }

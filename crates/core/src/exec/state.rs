@@ -25,6 +25,9 @@ pub(crate) struct ExecState {
     pub(crate) approver: RwLock<Option<Approver>>,
     /// Batches that may still be running, for `close`.
     batches: Mutex<Vec<Weak<dyn Tracked>>>,
+    /// The registry's journal (`set_journal`), and its tool list as last
+    /// hashed (see `batch::journaled`).
+    pub(crate) journal: super::journal::Slot,
 }
 
 impl Extension for ExecState {

@@ -68,7 +68,10 @@ impl BatchInner {
         else {
             return Next::Go;
         };
-        let Some(ready) = self.admit(index, req, cache) else {
+        let Some(ready) = self
+            .admit(index, req, cache)
+            .and_then(|r| self.journal_gate(r))
+        else {
             return Next::Go;
         };
         let flags = ready.tool.meta.flags;

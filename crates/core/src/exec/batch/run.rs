@@ -223,6 +223,11 @@ pub(crate) fn run_call(
             });
             cell.set_timer(timer);
         }
+        if let Err(text) = batch.journal_started(index, cell.id()) {
+            let _ = cell.finish(Outcome::ToolError, text);
+            tool.leave();
+            return Next::Go;
+        }
         tool.stats.started();
         batch.registry.observer.emit(Event {
             kind: EventKind::Started,
