@@ -270,8 +270,8 @@ mod tests {
     #[test]
     fn bits_known_nowhere_stay_hex() {
         assert_eq!(
-            message(1 << 7, &SEARCH),
-            "unknown search flags 0x80 in capstan_search_options.flags (it takes CAPSTAN_SEARCH_* flags)"
+            message(1 << 20, &SEARCH),
+            "unknown search flags 0x100000 in capstan_search_options.flags (it takes CAPSTAN_SEARCH_* flags)"
         );
         let m = message((1 << 12) | (1 << 31), &TOOL);
         assert!(m.starts_with("unknown tool flags 0x80001000"), "{m}");
