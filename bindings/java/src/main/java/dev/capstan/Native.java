@@ -225,7 +225,8 @@ final class Native {
     static final MemoryLayout EXEC_OPTIONS = MemoryLayout.structLayout(
             U32.withName("struct_size"), U32.withName("flags"), U32.withName("limit"), U32.withName("timeout_ms"),
             PTR.withName("approved_ids"), SIZE.withName("approved_count"),
-            U32.withName("deadline_ms"), MemoryLayout.paddingLayout(4));
+            U32.withName("deadline_ms"), MemoryLayout.paddingLayout(4),
+            PTR.withName("run_id"), SIZE.withName("run_id_len"));
     static final MemoryLayout RESULT = MemoryLayout.structLayout(
             SIZE.withName("index"), PTR.withName("id"), SIZE.withName("id_len"),
             PTR.withName("name"), SIZE.withName("name_len"), PTR.withName("content"), SIZE.withName("content_len"),
