@@ -327,6 +327,8 @@ pub fn exec_options(byte: u8) -> capstan_exec_options {
         },
         approved_count: if with_ids { 2 } else { 0 },
         deadline_ms: if byte & 0x80 != 0 { 3 } else { 0 },
+        run_id: std::ptr::null(),
+        run_id_len: 0,
     }
 }
 
