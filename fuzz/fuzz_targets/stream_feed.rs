@@ -47,6 +47,8 @@ fn run(
         approved_ids: std::ptr::null(),
         approved_count: 0,
         deadline_ms: 200,
+        run_id: std::ptr::null(),
+        run_id_len: 0,
     };
     let sink = capstan_stream_sink {
         struct_size: std::mem::size_of::<capstan_stream_sink>() as u32,
