@@ -36,7 +36,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "capstan.h"
+#define BENCH_NAME "abi_bench"
+#include "bench.h"
 
 /* Same fixtures as benches/common/mod.rs, so the floor measures this job. */
 static const char WEATHER_SCHEMA[] =
@@ -86,49 +87,13 @@ static const char REALISTIC_SCHEMA_FMT[] =
 
 static atomic_long callback_failures;
 
-static void die(const char *what, capstan_status st) {
-    char msg[512];
-    capstan_error_message(msg, sizeof msg);
-    fprintf(stderr, "abi_bench: %s: %s (%s)\n", what, capstan_status_name(st), msg);
-    exit(1);
-}
-
-#define MUST(what, expr)                  \
-    do {                                  \
-        capstan_status st_ = (expr);      \
-        if (st_ != CAPSTAN_OK)            \
-            die((what), st_);             \
-    } while (0)
-
-static double now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 /* CPU time of the whole process (every thread): handing work to another
  * thread must not make it look cheaper. */
-static double process_cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+static double process_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
-static double cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
+static double cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 /* A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"); -1 if absent. */
 static long status_kb(const char *field) {

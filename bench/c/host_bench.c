@@ -17,40 +17,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "capstan.h"
+#define BENCH_NAME "host_bench"
+#include "bench.h"
 
 #define ROUNDS 11
 #define CALLS_PER_ROUND 20000
-
-static void die(const char *what, capstan_status st) {
-    char msg[512];
-    capstan_error_message(msg, sizeof msg);
-    fprintf(stderr, "%s: %s (%s)\n", what, capstan_status_name(st), msg);
-    exit(1);
-}
-
-#define MUST(what, expr)                  \
-    do {                                  \
-        capstan_status st_ = (expr);      \
-        if (st_ != CAPSTAN_OK)            \
-            die((what), st_);             \
-    } while (0)
-
-static double clock_ns(clockid_t id) {
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static void trivial(void *user_data, capstan_call *call) {
     (void)user_data;
