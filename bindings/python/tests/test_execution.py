@@ -1,5 +1,6 @@
 import asyncio
 import gc
+import subprocess
 import threading
 import time
 import weakref
@@ -438,14 +439,30 @@ def test_cancelling_the_awaiting_task_cancels_calls_not_yet_started():
     assert 1 <= len(started) < 200
 
 
-def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
+def _run_in_a_child(code: str) -> subprocess.CompletedProcess[str]:
+    """Runs ``code`` in a fresh Python on this checkout's package and library
+    (a SIGINT test must own its process's main thread)."""
     import os
-    import subprocess
     import sys
-    import textwrap
     from pathlib import Path
 
     import capstan
+
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={
+            **os.environ,
+            "CAPSTAN_LIB": capstan._lib.lib().path,
+            "PYTHONPATH": str(Path(capstan.__file__).parent.parent),
+        },
+    )
+
+
+def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
+    import textwrap
 
     # The SIGINT is sent once the main thread is known to wait for the batch
     # (its innermost frame is threading's wait, with a call running), never
@@ -489,28 +506,12 @@ def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
             print("interrupted", len(ran) < 200)
         """
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={
-            **os.environ,
-            "CAPSTAN_LIB": capstan._lib.lib().path,
-            "PYTHONPATH": str(Path(capstan.__file__).parent.parent),
-        },
-    )
+    proc = _run_in_a_child(code)
     assert proc.stdout.strip() == "interrupted True", proc
 
 
 def test_ctrl_c_interrupts_a_lone_execute_waiting_for_a_pump_or_an_approver():
-    import os
-    import subprocess
-    import sys
     import textwrap
-    from pathlib import Path
-
-    import capstan
 
     # Issue 49: a lone call to a main-thread tool that nobody pumps (or one
     # waiting for an approver) waits for someone else, not for Python code on
@@ -549,17 +550,7 @@ def test_ctrl_c_interrupts_a_lone_execute_waiting_for_a_pump_or_an_approver():
             print("interrupted")
         """
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={
-            **os.environ,
-            "CAPSTAN_LIB": capstan._lib.lib().path,
-            "PYTHONPATH": str(Path(capstan.__file__).parent.parent),
-        },
-    )
+    proc = _run_in_a_child(code)
     assert proc.stdout.strip() == "interrupted", proc
 
 
