@@ -3,8 +3,8 @@
 use std::ffi::c_char;
 
 use super::boundary::*;
-use super::exec::outcome_code;
 use super::registry::registry_ref;
+use super::types::outcome_code;
 use super::types::*;
 use crate::call::{Arguments, CallRequest};
 use crate::check::{check_call, check_calls, checked_list_json, Checked};
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn capstan_registry_check_call(
         super::exec::check_flags(
             flags,
             CAPSTAN_EXEC_STRICT_NULLS,
-            super::exec::exec_flags::NAMES,
+            super::flags::exec_flags::NAMES,
             "capstan_registry_check_call",
         )?;
         let strict_nulls = flags & CAPSTAN_EXEC_STRICT_NULLS != 0;
@@ -109,7 +109,7 @@ pub unsafe extern "C" fn capstan_registry_check_calls(
         super::exec::check_flags(
             flags,
             CAPSTAN_EXEC_STRICT_NULLS,
-            super::exec::exec_flags::NAMES,
+            super::flags::exec_flags::NAMES,
             "capstan_registry_check_calls",
         )?;
         let calls = CallRequest::list_from_str(calls)?;

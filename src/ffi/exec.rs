@@ -4,73 +4,16 @@ use std::ffi::{c_char, c_void};
 use std::time::Duration;
 
 use super::boundary::*;
+use super::flags::exec_flags;
 use super::registry::registry_ref;
 use super::types::*;
+use crate::call::ToolResult;
 use crate::call::{results_to_string, CallRequest};
-use crate::call::{Outcome, ToolResult};
 use crate::exec::{self, Batch, ExecOptions, Sink};
 
 /// The size of the first `capstan_exec_options` (struct_size, flags, limit,
 /// timeout_ms): a host built against it still works; later fields read as zero.
 const EXEC_OPTIONS_V1: usize = std::mem::offset_of!(capstan_exec_options, approved_ids);
-
-/// The `CAPSTAN_EXEC_*` flags each function taking `capstan_exec_options`
-/// uses; any other flag is INVALID_ARGUMENT naming it (header: "Flags").
-pub(crate) mod exec_flags {
-    use super::super::providers::CAPSTAN_EXEC_WHOLE_TURN;
-    use super::super::stream::CAPSTAN_EXEC_EARLY_DISPATCH;
-    use super::*;
-
-    /// Every flag that shapes how calls run.
-    const RUN: u32 = CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_STRICT_NULLS;
-    pub(crate) const EXECUTE: u32 = RUN;
-    pub(crate) const RUN_TURN: u32 = RUN | CAPSTAN_EXEC_WHOLE_TURN;
-    pub(crate) const SUBMIT: u32 =
-        RUN | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_START_ON_WAIT;
-    pub(crate) const STREAM: u32 = RUN | CAPSTAN_EXEC_EARLY_DISPATCH;
-    /// A preview of an execution: it takes the options the host will run
-    /// the calls with, whichever function runs them.
-    pub(crate) const NEEDS_APPROVAL: u32 = SUBMIT | STREAM | RUN_TURN;
-
-    /// Every flag with its name and the functions that use it.
-    pub(crate) const NAMES: &[(u32, &str, &str)] = &[
-        (
-            CAPSTAN_EXEC_SEQUENTIAL,
-            "CAPSTAN_EXEC_SEQUENTIAL",
-            "every function running calls",
-        ),
-        (
-            CAPSTAN_EXEC_DELIVER_POLL,
-            "CAPSTAN_EXEC_DELIVER_POLL",
-            "capstan_batch_submit",
-        ),
-        (
-            CAPSTAN_EXEC_STRICT_NULLS,
-            "CAPSTAN_EXEC_STRICT_NULLS",
-            "every function running calls",
-        ),
-        (
-            CAPSTAN_EXEC_START_INLINE,
-            "CAPSTAN_EXEC_START_INLINE",
-            "capstan_batch_submit",
-        ),
-        (
-            CAPSTAN_EXEC_START_ON_WAIT,
-            "CAPSTAN_EXEC_START_ON_WAIT",
-            "capstan_batch_submit",
-        ),
-        (
-            CAPSTAN_EXEC_EARLY_DISPATCH,
-            "CAPSTAN_EXEC_EARLY_DISPATCH",
-            "capstan_stream_new",
-        ),
-        (
-            CAPSTAN_EXEC_WHOLE_TURN,
-            "CAPSTAN_EXEC_WHOLE_TURN",
-            "capstan_registry_run_turn",
-        ),
-    ];
-}
 
 /// Checks `flags` against the flags `function` uses (`allowed`): the first
 /// flag it does not use, or an unknown bit, is INVALID_ARGUMENT naming it.
@@ -181,18 +124,6 @@ unsafe fn approved_ids(ids: *const *const c_char, count: usize) -> Result<Vec<St
                 .ok_or(Fail::Null("opts.approved_ids[i]"))
         })
         .collect()
-}
-
-pub(crate) fn outcome_code(outcome: Outcome) -> capstan_outcome {
-    match outcome {
-        Outcome::Ok => CAPSTAN_OUTCOME_OK,
-        Outcome::ToolError => CAPSTAN_OUTCOME_TOOL_ERROR,
-        Outcome::InvalidArguments => CAPSTAN_OUTCOME_INVALID_ARGUMENTS,
-        Outcome::UnknownTool => CAPSTAN_OUTCOME_UNKNOWN_TOOL,
-        Outcome::Timeout => CAPSTAN_OUTCOME_TIMEOUT,
-        Outcome::Cancelled => CAPSTAN_OUTCOME_CANCELLED,
-        Outcome::Denied => CAPSTAN_OUTCOME_DENIED,
-    }
 }
 
 /// Calls a host result callback with a borrowed view of `result`.

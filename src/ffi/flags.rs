@@ -5,12 +5,147 @@
 //! else it gives the bits in hex (header: "Flags").
 
 use super::boundary::Fail;
-use super::exec::exec_flags;
-use super::host_batch::CAPSTAN_TOOL_HOST_RUN;
-use super::providers::{CAPSTAN_HISTORY_GEMINI_SIGNATURES, CAPSTAN_HISTORY_REPAIR};
-use super::search::{CAPSTAN_SEARCH_REGEX, CAPSTAN_TOOL_DEFERRED};
-use super::stream::CAPSTAN_TOOL_WAIT_FOR_RESPONSE;
 use super::types::*;
+
+// The flags of the area files' functions are defined here, beside the tables
+// that check them, so that this file names no area file and every area file
+// may name it (the files of `ffi` depend one way: tests/circles.rs).
+
+/// Tool flag (streams): never start this tool's calls before the whole
+/// response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with
+/// side effects: a response can still fail after one of its calls is
+/// complete (a provider error, a dropped connection, the host cancelling),
+/// and a host that then asks again would run the side effect twice.
+pub const CAPSTAN_TOOL_WAIT_FOR_RESPONSE: u32 = 1u32 << 3;
+
+/// Tool flag: a deferred tool, left out of `capstan_registry_tools_json` in
+/// the provider formats (not in `CAPSTAN_FORMAT_DESCRIBE`) until the search
+/// tool (`capstan_registry_add_search_tool`) has found it; it is exported
+/// from then on, so the model sees it on its next request. It can be called
+/// at any time.
+pub const CAPSTAN_TOOL_DEFERRED: u32 = 1u32 << 4;
+
+/// The tool is quick and its host runs it on its own thread: in a host batch
+/// (`capstan_host_batch_begin`) its checked calls are handed to the host
+/// instead of running its callback; everywhere else (execute, submit, turns,
+/// streams, MCP) its callback runs as usual. For a managed binding's tools
+/// that need no thread of their own (Node, Python asyncio, Java, C#).
+pub const CAPSTAN_TOOL_HOST_RUN: u32 = 1u32 << 5;
+
+/// Exec flag (streams, and `capstan_registry_needs_approval`'s preview of
+/// them; the other functions refuse it, INVALID_ARGUMENT): start each call the
+/// moment its arguments are complete, before the response ends, unless its
+/// tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
+/// response can still fail after a call is complete (see that flag), so only
+/// the host knows when running early is safe. `limit` also caps the calls
+/// started early and still running (the others start when one ends, or at
+/// the finish); with `CAPSTAN_EXEC_SEQUENTIAL` a call starts early only once
+/// every earlier call has finished.
+pub const CAPSTAN_EXEC_EARLY_DISPATCH: u32 = 1u32 << 4;
+
+/// Exec flag (`capstan_registry_run_turn` only): return the whole turn,
+/// the model's own turn first, then the results, as one JSON array of the
+/// entries to append: an OpenAI Chat `assistant` message (from
+/// `choices[0].message`; `audio` reduced to its `id`) then the `tool`
+/// messages; every OpenAI Responses `output` item (`reasoning` items with
+/// their `encrypted_content` before the `function_call`s) then the
+/// `function_call_output` items; an Anthropic `assistant` message with the
+/// response's `content` blocks (`thinking` with its `signature`,
+/// `redacted_thinking`, text, `tool_use`) then the `user` message of
+/// results; Gemini's `candidates[0].content` (each part's
+/// `thoughtSignature` in its position) then the `user` content of results.
+/// A response without calls gives the model's turn alone.
+///
+/// The model's turn is the response's text, byte for byte (numbers as
+/// written), except the ids of calls answered under a new id (a repeated, empty or illegal id, see
+/// `capstan_registry_run_turn`):
+/// those are renamed in it the same way, so the history passes
+/// `capstan_format_check_history`. Strings (signatures, encrypted reasoning)
+/// come back as they were sent. Without the flag only the results are
+/// returned, as before. INVALID_ARGUMENT (nothing runs) for describe and
+/// MCP, and for a response given only as a fragment (a bare block, part or
+/// `tool_calls` array).
+pub const CAPSTAN_EXEC_WHOLE_TURN: u32 = 1u32 << 5;
+
+/// Check flag for `capstan_format_check_history`: also write the repaired
+/// history.
+pub const CAPSTAN_HISTORY_REPAIR: u32 = 1u32 << 0;
+
+/// Check flag for `capstan_format_check_history` (Gemini): require a
+/// `thoughtSignature` on the first `functionCall` part of each model content,
+/// as Gemini 3 models do.
+pub const CAPSTAN_HISTORY_GEMINI_SIGNATURES: u32 = 1u32 << 1;
+
+/// Search flag: the query is a regular expression (Rust `regex` syntax,
+/// linear time; `(?i)` for case-insensitive) matched against each tool's
+/// name, description and parameter names and descriptions. A match in the
+/// name ranks first. Without it the query is words, ranked by BM25.
+pub const CAPSTAN_SEARCH_REGEX: u32 = 1u32 << 0;
+
+/// `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
+pub const CAPSTAN_MCP_INPUT_ELICITATION: u32 = 1u32 << 0;
+
+/// `capstan_mcp_mount_options.input_methods`: `sampling/createMessage`.
+pub const CAPSTAN_MCP_INPUT_SAMPLING: u32 = 1u32 << 1;
+
+/// `capstan_mcp_mount_options.input_methods`: `roots/list`.
+pub const CAPSTAN_MCP_INPUT_ROOTS: u32 = 1u32 << 2;
+
+/// The `CAPSTAN_EXEC_*` flags each function taking `capstan_exec_options`
+/// uses; any other flag is INVALID_ARGUMENT naming it (header: "Flags").
+pub(crate) mod exec_flags {
+    use super::*;
+
+    /// Every flag that shapes how calls run.
+    const RUN: u32 = CAPSTAN_EXEC_SEQUENTIAL | CAPSTAN_EXEC_STRICT_NULLS;
+    pub(crate) const EXECUTE: u32 = RUN;
+    pub(crate) const RUN_TURN: u32 = RUN | CAPSTAN_EXEC_WHOLE_TURN;
+    pub(crate) const SUBMIT: u32 =
+        RUN | CAPSTAN_EXEC_DELIVER_POLL | CAPSTAN_EXEC_START_INLINE | CAPSTAN_EXEC_START_ON_WAIT;
+    pub(crate) const STREAM: u32 = RUN | CAPSTAN_EXEC_EARLY_DISPATCH;
+    /// A preview of an execution: it takes the options the host will run
+    /// the calls with, whichever function runs them.
+    pub(crate) const NEEDS_APPROVAL: u32 = SUBMIT | STREAM | RUN_TURN;
+
+    /// Every flag with its name and the functions that use it.
+    pub(crate) const NAMES: &[(u32, &str, &str)] = &[
+        (
+            CAPSTAN_EXEC_SEQUENTIAL,
+            "CAPSTAN_EXEC_SEQUENTIAL",
+            "every function running calls",
+        ),
+        (
+            CAPSTAN_EXEC_DELIVER_POLL,
+            "CAPSTAN_EXEC_DELIVER_POLL",
+            "capstan_batch_submit",
+        ),
+        (
+            CAPSTAN_EXEC_STRICT_NULLS,
+            "CAPSTAN_EXEC_STRICT_NULLS",
+            "every function running calls",
+        ),
+        (
+            CAPSTAN_EXEC_START_INLINE,
+            "CAPSTAN_EXEC_START_INLINE",
+            "capstan_batch_submit",
+        ),
+        (
+            CAPSTAN_EXEC_START_ON_WAIT,
+            "CAPSTAN_EXEC_START_ON_WAIT",
+            "capstan_batch_submit",
+        ),
+        (
+            CAPSTAN_EXEC_EARLY_DISPATCH,
+            "CAPSTAN_EXEC_EARLY_DISPATCH",
+            "capstan_stream_new",
+        ),
+        (
+            CAPSTAN_EXEC_WHOLE_TURN,
+            "CAPSTAN_EXEC_WHOLE_TURN",
+            "capstan_registry_run_turn",
+        ),
+    ];
+}
 
 /// One field taking flags, and the flags it takes.
 pub(crate) struct Family {
@@ -109,17 +244,11 @@ pub(crate) const MCP_INPUT: Family = Family {
     takes: "CAPSTAN_MCP_INPUT_* flags",
     flags: &[
         (
-            super::mcp_client::CAPSTAN_MCP_INPUT_ELICITATION,
+            CAPSTAN_MCP_INPUT_ELICITATION,
             "CAPSTAN_MCP_INPUT_ELICITATION",
         ),
-        (
-            super::mcp_client::CAPSTAN_MCP_INPUT_SAMPLING,
-            "CAPSTAN_MCP_INPUT_SAMPLING",
-        ),
-        (
-            super::mcp_client::CAPSTAN_MCP_INPUT_ROOTS,
-            "CAPSTAN_MCP_INPUT_ROOTS",
-        ),
+        (CAPSTAN_MCP_INPUT_SAMPLING, "CAPSTAN_MCP_INPUT_SAMPLING"),
+        (CAPSTAN_MCP_INPUT_ROOTS, "CAPSTAN_MCP_INPUT_ROOTS"),
     ],
 };
 

@@ -6,19 +6,13 @@ use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
 
 use super::boundary::*;
-use super::exec::{exec_flags, exec_options};
+use super::exec::exec_options;
+use super::flags::exec_flags;
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::{results_to_string, CallRequest};
 use crate::exec::HostBatch;
 use crate::handles::HandleTable;
-
-/// The tool is quick and its host runs it on its own thread: in a host batch
-/// (`capstan_host_batch_begin`) its checked calls are handed to the host
-/// instead of running its callback; everywhere else (execute, submit, turns,
-/// streams, MCP) its callback runs as usual. For a managed binding's tools
-/// that need no thread of their own (Node, Python asyncio, Java, C#).
-pub const CAPSTAN_TOOL_HOST_RUN: u32 = 1u32 << 5;
 
 /// A batch whose `CAPSTAN_TOOL_HOST_RUN` calls the host runs itself. Made by
 /// `capstan_host_batch_begin`, freed by `capstan_host_batch_free`; any use

@@ -243,13 +243,6 @@ pub type capstan_mcp_input_fn = Option<
 /// The room `capstan_mcp_input_fn` gets for its answer.
 pub const CAPSTAN_MCP_INPUT_ANSWER_MAX: usize = 1_048_576;
 
-/// `capstan_mcp_mount_options.input_methods`: `elicitation/create`.
-pub const CAPSTAN_MCP_INPUT_ELICITATION: u32 = 1u32 << 0;
-/// `capstan_mcp_mount_options.input_methods`: `sampling/createMessage`.
-pub const CAPSTAN_MCP_INPUT_SAMPLING: u32 = 1u32 << 1;
-/// `capstan_mcp_mount_options.input_methods`: `roots/list`.
-pub const CAPSTAN_MCP_INPUT_ROOTS: u32 = 1u32 << 2;
-
 /// The host's part of an OAuth authorization: show `authorization_url`
 /// (NUL-terminated) to the user (open a browser, print it), wait for the
 /// authorization server to send them to the redirect URI, and copy that

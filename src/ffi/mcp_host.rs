@@ -5,6 +5,9 @@
 use std::sync::Arc;
 
 use super::boundary::*;
+use super::flags::{
+    CAPSTAN_MCP_INPUT_ELICITATION, CAPSTAN_MCP_INPUT_ROOTS, CAPSTAN_MCP_INPUT_SAMPLING,
+};
 use super::mcp_client::*;
 use crate::mcp::oauth::{IdentityProvider, OAuthOptions, TokenStore};
 

@@ -4,9 +4,9 @@ use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 use super::boundary::*;
-use super::exec::outcome_code;
 use super::lent::{self, Field};
 use super::registry::registry_ref;
+use super::types::outcome_code;
 use super::types::*;
 use crate::exec::Approval;
 use crate::observe::{Event, EventKind};

@@ -3,7 +3,10 @@
 use std::ffi::c_char;
 
 use super::boundary::*;
-use super::exec::{exec_flags, read_exec_options};
+use super::exec::read_exec_options;
+use super::flags::{
+    exec_flags, CAPSTAN_EXEC_WHOLE_TURN, CAPSTAN_HISTORY_GEMINI_SIGNATURES, CAPSTAN_HISTORY_REPAIR,
+};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
@@ -280,38 +283,6 @@ pub unsafe extern "C" fn capstan_registry_run_turn(
         write_text(&messages, messages_json, out_len)
     })
 }
-
-/// Exec flag (`capstan_registry_run_turn` only): return the whole turn,
-/// the model's own turn first, then the results, as one JSON array of the
-/// entries to append: an OpenAI Chat `assistant` message (from
-/// `choices[0].message`; `audio` reduced to its `id`) then the `tool`
-/// messages; every OpenAI Responses `output` item (`reasoning` items with
-/// their `encrypted_content` before the `function_call`s) then the
-/// `function_call_output` items; an Anthropic `assistant` message with the
-/// response's `content` blocks (`thinking` with its `signature`,
-/// `redacted_thinking`, text, `tool_use`) then the `user` message of
-/// results; Gemini's `candidates[0].content` (each part's
-/// `thoughtSignature` in its position) then the `user` content of results.
-/// A response without calls gives the model's turn alone.
-///
-/// The model's turn is the response's text, byte for byte (numbers as
-/// written), except the ids of calls answered under a new id (a repeated, empty or illegal id, see
-/// `capstan_registry_run_turn`):
-/// those are renamed in it the same way, so the history passes
-/// `capstan_format_check_history`. Strings (signatures, encrypted reasoning)
-/// come back as they were sent. Without the flag only the results are
-/// returned, as before. INVALID_ARGUMENT (nothing runs) for describe and
-/// MCP, and for a response given only as a fragment (a bare block, part or
-/// `tool_calls` array).
-pub const CAPSTAN_EXEC_WHOLE_TURN: u32 = 1u32 << 5;
-
-/// Check flag for `capstan_format_check_history`: also write the repaired
-/// history.
-pub const CAPSTAN_HISTORY_REPAIR: u32 = 1u32 << 0;
-/// Check flag for `capstan_format_check_history` (Gemini): require a
-/// `thoughtSignature` on the first `functionCall` part of each model content,
-/// as Gemini 3 models do.
-pub const CAPSTAN_HISTORY_GEMINI_SIGNATURES: u32 = 1u32 << 1;
 
 /// Checks a conversation the host assembled against the rules format `fmt`
 /// (OpenAI Chat, OpenAI Responses, Anthropic or Gemini) sets for tool calls

@@ -3,6 +3,7 @@
 use std::ffi::c_char;
 
 use super::boundary::*;
+use super::flags::CAPSTAN_SEARCH_REGEX;
 use super::registry::registry_ref;
 use super::types::*;
 use crate::search::{self, SearchMode, SearchOptions};
@@ -20,12 +21,6 @@ pub struct capstan_search_options {
     /// At most this many results (1 to 100); 0 = 5.
     pub limit: u32,
 }
-
-/// Search flag: the query is a regular expression (Rust `regex` syntax,
-/// linear time; `(?i)` for case-insensitive) matched against each tool's
-/// name, description and parameter names and descriptions. A match in the
-/// name ranks first. Without it the query is words, ranked by BM25.
-pub const CAPSTAN_SEARCH_REGEX: u32 = 1u32 << 0;
 
 /// The registered tools that best match `query` (UTF-8, `query_len` bytes or
 /// `CAPSTAN_NTS`), best first:
@@ -76,13 +71,6 @@ pub unsafe extern "C" fn capstan_registry_search_json(
         write_text(&json, out, out_len)
     })
 }
-
-/// Tool flag: a deferred tool, left out of `capstan_registry_tools_json` in
-/// the provider formats (not in `CAPSTAN_FORMAT_DESCRIBE`) until the search
-/// tool (`capstan_registry_add_search_tool`) has found it; it is exported
-/// from then on, so the model sees it on its next request. It can be called
-/// at any time.
-pub const CAPSTAN_TOOL_DEFERRED: u32 = 1u32 << 4;
 
 /// Options of `capstan_registry_add_search_tool`. NULL means defaults.
 #[repr(C)]

@@ -5,7 +5,8 @@ use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex};
 
 use super::boundary::*;
-use super::exec::{exec_flags, exec_options};
+use super::exec::exec_options;
+use super::flags::{exec_flags, CAPSTAN_EXEC_EARLY_DISPATCH};
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
@@ -25,24 +26,6 @@ pub const CAPSTAN_STREAM_MAX_BUFFERED: usize = 16777216;
 
 // The core's default, spelled as a literal above for cbindgen.
 const _: () = assert!(CAPSTAN_STREAM_MAX_BUFFERED == crate::stream::DEFAULT_MAX_BUFFERED);
-
-/// Tool flag (streams): never start this tool's calls before the whole
-/// response arrived, even with `CAPSTAN_EXEC_EARLY_DISPATCH`. For tools with
-/// side effects: a response can still fail after one of its calls is
-/// complete (a provider error, a dropped connection, the host cancelling),
-/// and a host that then asks again would run the side effect twice.
-pub const CAPSTAN_TOOL_WAIT_FOR_RESPONSE: u32 = 1u32 << 3;
-
-/// Exec flag (streams, and `capstan_registry_needs_approval`'s preview of
-/// them; the other functions refuse it, INVALID_ARGUMENT): start each call the
-/// moment its arguments are complete, before the response ends, unless its
-/// tool is flagged `CAPSTAN_TOOL_WAIT_FOR_RESPONSE`. Off by default: a
-/// response can still fail after a call is complete (see that flag), so only
-/// the host knows when running early is safe. `limit` also caps the calls
-/// started early and still running (the others start when one ends, or at
-/// the finish); with `CAPSTAN_EXEC_SEQUENTIAL` a call starts early only once
-/// every earlier call has finished.
-pub const CAPSTAN_EXEC_EARLY_DISPATCH: u32 = 1u32 << 4;
 
 /// Receives a piece of the model's text as it streams. `text` is UTF-8 (never
 /// a partial character), NOT NUL-terminated, borrowed for the call. Runs on

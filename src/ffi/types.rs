@@ -2,6 +2,8 @@
 
 use std::ffi::{c_char, c_void};
 
+use crate::call::Outcome;
+
 /// Status of a fallible call: `CAPSTAN_OK` (0) or one of `CAPSTAN_ERR_*`.
 /// An `int32_t` rather than a C enum, so that any value a host passes back
 /// (e.g. to `capstan_status_name`) is defined behaviour.
@@ -303,7 +305,7 @@ pub(crate) fn with_result_view<R>(
         name_len: result.name.len(),
         content: result.content.as_ptr().cast(),
         content_len: result.content.len(),
-        outcome: super::exec::outcome_code(result.outcome),
+        outcome: outcome_code(result.outcome),
         is_error: result.is_error(),
         duration_us: result.duration_us,
         parts_json: parts_ptr,
@@ -622,4 +624,17 @@ pub struct capstan_exec_options {
     /// during the call only. Appended after `deadline_ms` (issue #47).
     pub run_id: *const c_char,
     pub run_id_len: usize,
+}
+
+/// The C code of a call's outcome.
+pub(crate) fn outcome_code(outcome: Outcome) -> capstan_outcome {
+    match outcome {
+        Outcome::Ok => CAPSTAN_OUTCOME_OK,
+        Outcome::ToolError => CAPSTAN_OUTCOME_TOOL_ERROR,
+        Outcome::InvalidArguments => CAPSTAN_OUTCOME_INVALID_ARGUMENTS,
+        Outcome::UnknownTool => CAPSTAN_OUTCOME_UNKNOWN_TOOL,
+        Outcome::Timeout => CAPSTAN_OUTCOME_TIMEOUT,
+        Outcome::Cancelled => CAPSTAN_OUTCOME_CANCELLED,
+        Outcome::Denied => CAPSTAN_OUTCOME_DENIED,
+    }
 }

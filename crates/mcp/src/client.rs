@@ -37,6 +37,7 @@ use capstan_core::tool::ToolFlags;
 mod answer;
 mod connection;
 mod forward;
+mod remote_tasks;
 mod supervise;
 
 pub use answer::{AnswerInput, HostInput, MAX_ROUNDS as MAX_INPUT_ROUNDS};

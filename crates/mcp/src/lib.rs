@@ -14,7 +14,7 @@ mod meta;
 pub mod oauth;
 mod owed;
 mod progress;
-mod remote_tasks;
+mod result;
 pub mod server;
 mod sessions;
 mod tasks;

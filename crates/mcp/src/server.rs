@@ -20,9 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, GetTaskParams,
-    GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig, Tool, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -34,7 +34,7 @@ use capstan_core::call::ToolResult;
 use capstan_core::error::Error;
 use capstan_core::exec::{self, Sink};
 use capstan_core::registry::Registry;
-use capstan_formats::providers::{export_tools, format_results, ExportOptions, Format};
+use capstan_formats::providers::{export_tools, ExportOptions, Format};
 
 mod call;
 mod http;
@@ -529,17 +529,6 @@ pub(super) fn one_result<C: Send + 'static>(
         }
     }));
     (sink, rx)
-}
-
-/// A call's result as MCP's `CallToolResult`.
-pub(super) fn render(result: &ToolResult) -> Result<CallToolResult, ErrorData> {
-    let rendered = format_results(Format::Mcp, std::slice::from_ref(result));
-    let item = match rendered {
-        Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
-        _ => return Err(ErrorData::internal_error("result rendering failed", None)),
-    };
-    serde_json::from_value::<CallToolResult>(item)
-        .map_err(|e| ErrorData::internal_error(format!("result rendering: {e}"), None))
 }
 
 /// What is wrong with the params of a request for a known method that rmcp

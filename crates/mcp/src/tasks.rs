@@ -559,7 +559,7 @@ impl Tasks {
 /// A task's end with the call's result (a tool error included); `failed`
 /// if it cannot be rendered.
 fn completed(result: &ToolResult) -> TaskPayload {
-    match super::server::render(result) {
+    match crate::result::render(result) {
         Ok(rendered) => TaskPayload::Completed {
             result: to_object(&rendered),
         },

@@ -178,11 +178,11 @@ pub(super) async fn forward(
         Ok(CallToolResponse::Complete(result)) => finish(&session, &call, result),
         Ok(CallToolResponse::Task(created)) => {
             let stop = stop_wanted(&call, &mut shutdown);
-            let answering = host.map(|host| crate::remote_tasks::Answering {
+            let answering = host.map(|host| super::remote_tasks::Answering {
                 host,
                 tool: call.tool(),
             });
-            match crate::remote_tasks::drive(&peer, created, stop, answering).await {
+            match super::remote_tasks::drive(&peer, created, stop, answering).await {
                 Ok(result) => finish(&session, &call, result),
                 Err(why) => {
                     let _ = call.fail(format!("{}: {why}", session.describe()));

@@ -23,7 +23,8 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
 use super::super::input::{ask_legacy_client, AskBounds, Unanswered};
-use super::{one_result, render, request_id_text, CancelOnDrop, InFlight, State};
+use super::{one_result, request_id_text, CancelOnDrop, InFlight, State};
+use crate::result::render;
 use capstan_core::call::{CallRequest, Outcome, ToolResult};
 use capstan_core::exec::{self, DeferListener, ExecOptions};
 use capstan_core::input::CallInput;

@@ -50,7 +50,7 @@ fn cancel(peer: &Peer<RoleClient>, task_id: &str) {
 /// Who answers a task's input requests: the host's answerer, for the
 /// call of the mounted tool `tool`.
 pub(crate) struct Answering<'a> {
-    pub(crate) host: &'a crate::client::HostInput,
+    pub(crate) host: &'a super::answer::HostInput,
     pub(crate) tool: &'a str,
 }
 
@@ -114,12 +114,12 @@ pub(crate) async fn drive(
                     continue;
                 }
                 rounds += 1;
-                if rounds > crate::client::MAX_INPUT_ROUNDS {
+                if rounds > super::answer::MAX_ROUNDS {
                     cancel(peer, &id);
                     return Err(format!(
                         "its task {id} asked for input more than {} times; capstan gave up on \
                          it (the task was cancelled)",
-                        crate::client::MAX_INPUT_ROUNDS
+                        super::answer::MAX_ROUNDS
                     ));
                 }
                 let answers = tokio::select! {
