@@ -1,5 +1,7 @@
 /*
  * capstan: an embeddable tool runtime for LLM agents.
+ * size: the whole C ABI, one section per object (contents below); a host
+ * includes one header, and the sections are the cut.
  *
  * Conventions
  *  - Every fallible function returns capstan_status (CAPSTAN_OK = 0); the

@@ -1,3 +1,5 @@
+// size: one test per header rule, each short, sharing one parse of the
+// header; split, each file would re-parse it.
 //! include/capstan.h as a host's compiler sees it: only capstan names at file
 //! scope, unsigned flags, an initializer for every versioned struct, and
 //! version macros equal to Cargo.toml's version and `capstan_version_string()`.

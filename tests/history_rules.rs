@@ -1,3 +1,5 @@
+// size: one table of damage kinds run in every format; the kinds and
+// the formats read as one matrix.
 //! History check and repair (issue #31): every kind of damage, at every
 //! position, in every format with conversations, is found, and the repair
 //! gives a history that checks clean.

@@ -1,3 +1,6 @@
+// size: one suite against two real servers (the Python SDK's and the
+// reference server) sharing their start-up and fixtures; cut by transport
+// it would repeat both.
 //! The MCP client (issue #14): capstan mounts real MCP servers, the official
 //! Python SDK's MCPServer (tests/mcp/fastmcp_server.py) and the reference
 //! server `@modelcontextprotocol/server-everything`, over stdio and over

@@ -1,3 +1,5 @@
+/* size: one program printing one table; each figure is a short
+ *    function sharing the set-up and the timing helpers (bench.h). */
 /* abi_bench: the figures of issue #6, measured through the C ABI exactly as a
  * C host uses it (libcapstan.so, include/capstan.h), printed as one table.
  *

@@ -1,3 +1,5 @@
+/* size: one rule per test function, each short; they share the
+ *    recording tools at the top, so the rules of running calls read as one list. */
 /* Execution rules: order, limits, sequential and serial runs, timeouts,
  * deferred and double completion, content rendering, output caps, and call
  * handles that outlive their call or never named one. */

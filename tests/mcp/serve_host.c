@@ -1,3 +1,5 @@
+/* size: one host program the Python conformance tests start in
+ *    every mode; its tools and modes share one registry set-up. */
 /* A host serving a few tools over MCP, for the Python SDK and conformance
  * tests (tests/mcp/test_server_*.py):
  *

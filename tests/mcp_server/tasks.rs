@@ -1,3 +1,5 @@
+// size: one scenario per task rule over one raw HTTP client; the
+// client's helpers are at the top.
 //! Tools run as MCP tasks (the Tasks extension `io.modelcontextprotocol/tasks`,
 //! issue #33), seen by a raw 2026-07-28 client over HTTP: which calls become
 //! tasks (and when), what `tasks/get` reports, that `tasks/cancel` reaches
