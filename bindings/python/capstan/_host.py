@@ -142,14 +142,72 @@ async def _gather(answers: Answers, started: list[tuple[dict[str, Any], Any]], p
     if len(started) == 1:
         await answers.settle(*started[0])
         return
-    tasks = [asyncio.ensure_future(answers.settle(i, c)) for i, c in started[:-1]]
+    # Each coroutine's first step runs here, in call order: one that ends
+    # without suspending (most quick tools) costs no task; the others go on
+    # as tasks of their own, from where they suspended.
+    suspended = []
+    for n, (item, coro) in enumerate(started):
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            answers.value(item["index"], item["id"], stop.value)
+            continue
+        except Exception as exc:
+            answers.error(item["index"], item["id"], exc)
+            continue
+        except BaseException as exc:
+            if answers.execution.raised is None:
+                answers.execution.raised = exc
+            for _, rest in started[n + 1:]:
+                rest.close()
+            for _, rest in suspended:
+                rest.close()
+            raise
+        suspended.append((item, _Resumed(coro, first)))
+    if not suspended:
+        return
+    tasks = [asyncio.ensure_future(answers.settle(i, c)) for i, c in suspended[:-1]]
     try:
-        await answers.settle(*started[-1])
+        await answers.settle(*suspended[-1])
         await asyncio.gather(*tasks)
     except BaseException:
         for task in tasks:
             task.cancel()
         raise
+
+
+class _Resumed:
+    """A coroutine that suspended on its first step (it yielded ``first``),
+    awaitable from there: the awaiting task gets ``first`` and then drives
+    the coroutine as it would have from the start (values sent and
+    exceptions thrown in, cancellation included)."""
+
+    __slots__ = ("coro", "first")
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro, self.first = coro, first
+
+    def __await__(self) -> Any:
+        coro, yielded = self.coro, self.first
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                try:
+                    yielded = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    yielded = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+
+    def close(self) -> None:
+        self.coro.close()
 
 
 def _start_all(answers: Answers, handed: list[Any]) -> list[tuple[dict[str, Any], Any]]:
