@@ -145,7 +145,7 @@ async def _gather(answers: Answers, started: list[tuple[dict[str, Any], Any]], p
     # Each coroutine's first step runs here, in call order: one that ends
     # without suspending (most quick tools) costs no task; the others go on
     # as tasks of their own, from where they suspended.
-    suspended = []
+    suspended: list[tuple[dict[str, Any], _Resumed]] = []
     for n, (item, coro) in enumerate(started):
         try:
             first = coro.send(None)
