@@ -140,3 +140,52 @@ def test_cancelling_the_awaiting_task_cancels_the_host_run_coroutines():
 
     asyncio.run(main())
     assert sorted(cancelled) == [0, 1, 2]
+
+
+def test_ctrl_c_interrupts_a_blocking_batch_of_async_tools_and_cancels_their_coroutines():
+    import textwrap
+
+    from test_execution import _run_in_a_child
+
+    # The SIGINT goes once the main thread waits (in threading) for the
+    # private loop to run the batch's coroutines, never after a fixed delay.
+    code = textwrap.dedent(
+        """
+        import asyncio, signal, sys, threading, time
+        from capstan import ToolCall, ToolRegistry, tool
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        started, stopped = threading.Event(), threading.Event()
+
+        @tool
+        async def hang(i: int) -> int:
+            started.set()
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                stopped.set()
+                raise
+            return i
+
+        main = threading.main_thread().ident
+
+        def interrupt_when_waiting():
+            started.wait(60)
+            while True:
+                frame = sys._current_frames().get(main)
+                if frame is not None and frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
+                    break
+                time.sleep(0.001)
+            signal.pthread_kill(main, signal.SIGINT)
+
+        threading.Thread(target=interrupt_when_waiting, daemon=True).start()
+        registry = ToolRegistry([hang])
+        try:
+            registry.execute_many([ToolCall("hang", {"i": i}) for i in range(3)])
+            print("not interrupted")
+        except KeyboardInterrupt:
+            print("interrupted", stopped.wait(30))
+        """
+    )
+    proc = _run_in_a_child(code)
+    assert proc.stdout.strip() == "interrupted True", proc
