@@ -255,3 +255,23 @@ def test_an_sqlite_journal_resumes_a_run_or_says_the_library_lacks_it(tmp_path):
         first = registry.execute(ToolCall("add", {"a": 1, "b": 2}, id="s1"), run_id="r")
         again = registry.execute(ToolCall("add", {"a": 1, "b": 2}, id="s1"), run_id="r")
     assert first.content == again.content == "3" and ran == [(1, 2)]
+
+
+def test_run_turn_with_a_run_id_answers_the_responses_completed_calls_from_the_journal(tmp_path):
+    ran = []
+
+    @tool(name="add")
+    def counted(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append((a, b))
+        return a + b
+
+    call = {"id": "call_a", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
+    response = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    with ToolRegistry([counted]) as registry, Journal.jsonl(tmp_path / "turns.jsonl") as journal:
+        registry.set_journal(journal)
+        first = registry.run_turn("openai", response, run_id="chat-1")
+        again = registry.run_turn("openai", response, run_id="chat-1")
+        stats = registry.stats()
+    assert first == again == [{"role": "tool", "tool_call_id": "call_a", "content": "3"}]
+    assert ran == [(1, 2)] and stats["add"]["replayed"] == 1
