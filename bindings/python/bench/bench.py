@@ -73,6 +73,8 @@ def outer(args: argparse.Namespace) -> int:
         inner += ["--trials", str(args.trials)]
     if args.throughput:
         inner.append("--throughput")
+    if args.rows:
+        inner.append("--rows")
     # Run from the bench directory so that the installed capstan is imported.
     return subprocess.run(inner, env=env, cwd=HERE).returncode
 
@@ -454,6 +456,11 @@ def inner(args: argparse.Namespace) -> int:
     trials = args.trials or (3 if args.quick else 7)
     if args.throughput:
         return throughput(calls // 5, trials)
+    if args.rows:
+        import peer_rows
+
+        peer_rows.run(trials, calls // 10)
+        return 0
     results = measure_interleaved(
         {
             "capstan": bench_capstan(calls),
@@ -516,6 +523,9 @@ def inner(args: argparse.Namespace) -> int:
     print()
     print(summary)
     print(env)
+    import peer_rows  # issue 46's BENCH-ROW lines, for make bench-bindings
+
+    peer_rows.run(trials, calls // 10)
     if args.results:
         Path(args.results).write_text(
             "# capstan Python binding: benchmark\n\n"
@@ -539,6 +549,9 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=0, help="trials per figure (default 7; 3 with --quick)")
     parser.add_argument(
         "--throughput", action="store_true", help="only the single-call and 10k rows, against openai-agents"
+    )
+    parser.add_argument(
+        "--rows", action="store_true", help="only issue 46's BENCH-ROW rows (capstan beside openai-agents)"
     )
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -46,6 +46,7 @@ from ._lib import version
 from ._calls import ToolCall, ToolResult
 from ._content import File, Image
 from ._context import Context, LogLevel
+from ._journal import Journal
 from ._lifecycle import set_exit_timeout
 from ._mcp_client import IdentityProvider, McpMount, OAuth
 from ._mcp_server import McpServer
@@ -67,6 +68,7 @@ __all__ = [
     "IdentityProvider",
     "Image",
     "InputRequired",
+    "Journal",
     "LibraryNotFoundError",
     "LogError",
     "LogLevel",

@@ -44,7 +44,9 @@ from ._tools import Tool, render_result
 class _Entry:
     """What the trampoline needs of one registered tool."""
 
-    __slots__ = ("fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes")
+    __slots__ = (
+        "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run"
+    )
 
     def __init__(self, built: Tool, weak: bool) -> None:
         target = built._target()
@@ -62,6 +64,14 @@ class _Entry:
         # row (one call preempted on a busy machine is not a slow tool).
         self.quick = False
         self.strikes = 0
+        # CAPSTAN_TOOL_HOST_RUN: a host batch (_host) hands its checked calls
+        # to the binding, which runs them on the awaiting loop: an async
+        # tool needs no thread, so a pool thread's hop to the loop and back
+        # buys nothing. Not with a Context (a handed-out call has no
+        # capstan_call: no progress, log, input or cancellation), a timeout
+        # (the callback path stops the coroutine when capstan times it
+        # out) or main_thread (runs only where pump() is called).
+        self.host_run = self.is_async and not (self.context or self.timeout or built.main_thread)
 
 
 # Values that hold no image or file: no content_parts() to ask.

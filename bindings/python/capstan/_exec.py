@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, overload
 
 from . import _lib
 from ._callbacks import _Execution
@@ -24,9 +24,11 @@ def _collect(
     results: list[Any],
     execution: _Execution,
     items: Iterable[tuple[str, str, int]],
+    keys: list[bytes] | None = None,
 ) -> list[ToolResult]:
     """Fills ``results`` from capstan's (content, outcome, duration_us), in
-    call order, with the Python values the trampoline kept."""
+    call order, with the Python values the trampoline kept (by the ids sent:
+    ``keys``, else ``<prefix>.<index>``)."""
     single = execution.single
     data, errors = execution.data or {}, execution.errors or {}
     items = iter(items)
@@ -34,7 +36,7 @@ def _collect(
         if results[i] is not None:
             continue
         content, outcome, duration_us = next(items)
-        key = f"{prefix}.{i}".encode()
+        key = keys[i] if keys is not None else f"{prefix}.{i}".encode()
         if outcome == "ok":
             value = execution.value if single else data.get(key)
             results[i] = ToolResult(call.id, call.name, content, False, value, "ok", duration_us)
@@ -62,11 +64,13 @@ def _options(
     deadline: float | None = None,
     strict_nulls: bool = False,
     extra_flags: int = 0,
+    run_id: bytes | None = None,
 ) -> tuple[Any, Any]:
     """Exec options for capstan_registry_execute / capstan_batch_submit, and what must stay
     alive during the call. None (capstan's defaults: parallel, limit 8) when
     they match. ``deadline``: seconds from now that bound every call, waits
-    included (deadline_ms)."""
+    included (deadline_ms). ``run_id``: the journal's run (see
+    ToolRegistry.set_journal), as :func:`run_bytes` made it."""
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
     if deadline is not None and (isinstance(deadline, bool) or not deadline > 0):
@@ -81,10 +85,12 @@ def _options(
     )
     key = (flags, min(limit, 2**32 - 1), timeout_ms, deadline_ms)
     size = ctypes.sizeof(_lib.ExecOptions)
-    if approved_ids:
-        ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids)
-        options = _lib.ExecOptions(size, flags, key[1], timeout_ms, ids, len(approved_ids), deadline_ms)
-        return ctypes.byref(options), (ids, options)
+    if approved_ids or run_id is not None:
+        ids = (ctypes.c_char_p * len(approved_ids))(*approved_ids) if approved_ids else None
+        options = _lib.ExecOptions(
+            size, flags, key[1], timeout_ms, ids, len(approved_ids), deadline_ms, run_id, len(run_id or b"")
+        )
+        return ctypes.byref(options), (ids, options, run_id)
     if not flags and limit in (0, 8) and not timeout_ms and not deadline_ms:
         return None, None
     found = _options_cache.get(key)
@@ -94,3 +100,28 @@ def _options(
             _options_cache[key] = found
     return found, None
 
+
+
+@overload
+def run_bytes(run_id: str) -> bytes: ...
+@overload
+def run_bytes(run_id: None) -> None: ...
+def run_bytes(run_id: str | None) -> bytes | None:
+    """A run id as capstan takes it (UTF-8); None: no journal. Refuses an
+    empty or non-string id, naming it."""
+    if run_id is None:
+        return None
+    if not isinstance(run_id, str) or not run_id:
+        raise ValueError(f"run_id must be a non-empty string, got {run_id!r}")
+    return run_id.encode()
+
+
+def _keys(prefix: str, calls: Sequence[ToolCall], run: bytes | None) -> tuple[list[bytes], list[bytes] | None]:
+    """(the keys an execution is found by in ``_executions``, the keys of its
+    calls' values): ``<prefix>`` and ``<prefix>.<i>``; with a journal's run,
+    whose calls go with their own ids, the part of each id before a dot (as
+    the trampoline looks it up) and the ids."""
+    if run is None:
+        return [prefix.encode()], None
+    ids = [call.id.encode("utf-8", "backslashreplace") for call in calls]
+    return sorted({i.partition(b".")[0] for i in ids}), ids

@@ -56,8 +56,8 @@ EVENT_FN = CFUNCTYPE(None, c_void_p, POINTER(_Event))
 APPROVER_FN = CFUNCTYPE(None, c_void_p, c_void_p)
 NOTIFY_FN = CFUNCTYPE(None, c_void_p)
 
-EventKind = Literal["started", "finished", "timed_out", "cancelled", "progress", "log"]
-_KINDS: tuple[EventKind, ...] = ("started", "finished", "timed_out", "cancelled", "progress", "log")
+EventKind = Literal["started", "finished", "timed_out", "cancelled", "progress", "log", "replayed"]
+_KINDS: tuple[EventKind, ...] = ("started", "finished", "timed_out", "cancelled", "progress", "log", "replayed")
 _PROGRESS = 4
 _LOG = 5
 
@@ -74,7 +74,9 @@ class ToolEvent:
     none) set, ``duration_us`` the time since the call started), ``"log"``
     (the tool sent a log message, :meth:`Context.log`: ``level``, one of
     MCP's names ``"debug"`` to ``"emergency"``, and ``message`` set,
-    ``duration_us`` as for progress). ``call_id`` is the :class:`ToolCall`'s id (the provider's, under
+    ``duration_us`` as for progress), ``"replayed"`` (answered from the
+    registry's journal without running: :meth:`ToolRegistry.set_journal`;
+    its ``"finished"`` follows). ``call_id`` is the :class:`ToolCall`'s id (the provider's, under
     ``run_turn``); ``index`` the call's position in its batch."""
 
     kind: EventKind

@@ -49,6 +49,11 @@ TOOL_SERIAL = 1 << 1
 TOOL_WAIT_FOR_RESPONSE = 1 << 3
 TOOL_MAIN_THREAD = 1 << 2
 TOOL_DEFERRED = 1 << 4
+TOOL_HOST_RUN = 1 << 5
+TOOL_IDEMPOTENT = 1 << 7
+
+JOURNAL_REPLAY = 1  # capstan_registry_set_journal: replay only
+JOURNAL_FULL_SYNC = 1  # capstan_journal_open_sqlite: fsync every commit
 
 REGISTRY_COERCE = 1 << 0
 EXEC_SEQUENTIAL = 1 << 0
@@ -170,6 +175,8 @@ class ExecOptions(Structure):
         ("approved_ids", POINTER(c_char_p)),
         ("approved_count", c_size_t),
         ("deadline_ms", c_uint32),  # 0: no batch deadline
+        ("run_id", c_char_p),  # NULL: the journal is not used
+        ("run_id_len", c_size_t),
     ]
 
 
@@ -280,6 +287,22 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_runtime_shutdown": (status, [c_uint32]),
             # Replaces a tool of its name, whose destroy may run here.
             "capstan_registry_add_search_tool": (status, [c_void_p, c_void_p]),
+            # Journals: file and database I/O.
+            "capstan_journal_open_jsonl": (status, [c_char_p, c_size_t, out]),
+            "capstan_journal_open_sqlite": (status, [c_char_p, c_size_t, c_uint32, out]),
+            "capstan_journal_free": (None, [c_void_p]),
+            "capstan_registry_set_journal": (status, [c_void_p, c_void_p, c_uint32]),
+            # Host batches with a run id: journal writes; finish may wait for pool calls.
+            "capstan_host_batch_begin": (
+                status,
+                [c_void_p, c_char_p, c_size_t, c_void_p, out, POINTER(c_char_p), size_out],
+            ),
+            "capstan_host_batch_finish": (
+                status,
+                [c_void_p, c_char_p, c_size_t, c_uint32, POINTER(c_char_p), size_out],
+            ),
+            "capstan_host_batch_cancel": (None, [c_void_p]),
+            "capstan_host_batch_free": (None, [c_void_p]),
         },
         # GIL kept: short, never waits for Python code.
         quick: {
@@ -342,6 +365,13 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
     submit_inline = quick.capstan_batch_submit
     submit_inline.restype, submit_inline.argtypes = status, signatures[blocking]["capstan_batch_submit"][1]
     bound["submit_inline"] = submit_inline
+    # Host batches without a run id, keeping the GIL: begin checks the calls
+    # on this thread and only starts the pool's (see _host); finish with
+    # timeout 0 only renders the answers.
+    for name in ("capstan_host_batch_begin", "capstan_host_batch_finish"):
+        fn = getattr(quick, name)
+        fn.restype, fn.argtypes = signatures[blocking][name]
+        bound["quick_" + name[len("capstan_"):]] = fn
     return bound
 
 

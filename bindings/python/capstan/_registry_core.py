@@ -51,6 +51,9 @@ class _RegistryCore:
         # Tools aexecute* may start inline on the loop's thread (the
         # parallel-safe ones): see _run_submitted.
         self._inline_safe: set[str] = set()
+        # Tools whose calls a host batch hands to the binding (_host), by
+        # name: their trampoline entries.
+        self._host_run: dict[str, _Entry] = {}
         self._lock = threading.RLock()
         # Uses in flight (entered - left); the registry is freed after the last.
         # itertools.count: next() is atomic, where `+= 1` is not.

@@ -16,11 +16,12 @@ from ._batches import _await_submission, _ready
 from ._callbacks import _ABSENT, _Execution, _executions, _get_ident, _inline
 from ._calls import ToolCall, ToolResult
 from ._errors import RegistryClosedError
-from ._exec import _collect, _options, _payload
+from ._exec import _collect, _keys, _options, _payload
 from ._json import _scan
 from ._lone import _failed, _now, _ok, _run_here, _tool_function
 from . import _registry_core
-from ._registry_core import _RegistryCore, _advance
+from ._registry_core import _advance
+from ._registry_host import _HostExecutions
 from ._stream import Stream
 
 
@@ -45,7 +46,7 @@ def _library() -> Any:
     return _L
 
 
-class _Executions(_RegistryCore):
+class _Executions(_HostExecutions):
     """ToolRegistry's execution of calls."""
 
     @staticmethod
@@ -53,12 +54,21 @@ class _Executions(_RegistryCore):
         return approved is True or (not isinstance(approved, bool) and call.id in approved)
 
     def execute(
-        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+        self,
+        call: ToolCall,
+        *,
+        approved: bool = False,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        run_id: str | None = None,
     ) -> ToolResult:
         """Run one call and return its result (blocking; async tools run on a
         private event loop thread). ``approved``: the call was approved, for
         tools that require approval. ``timeout`` overrides the tool's;
-        ``deadline``: see :meth:`execute_many`."""
+        ``deadline``: see :meth:`execute_many`; ``run_id``: the journal's
+        run (see :meth:`set_journal`)."""
+        if run_id is not None:
+            return self._journaled([call], approved, True, 8, timeout, deadline, run_id, None)[0]  # type: ignore[no-any-return]
         if timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
@@ -140,7 +150,7 @@ class _Executions(_RegistryCore):
         return entry, (_scan(text, 0)[0] if text != "{}" else {})
 
     def _execute(
-        self, key: bytes, execution: _Execution, payload: bytes, options: Any, by_id: bool = True
+        self, key: bytes | list[bytes], execution: _Execution, payload: bytes, options: Any, by_id: bool = True
     ) -> str:
         """capstan_registry_execute: the results JSON text. Re-raises what a tool raised
         that is not an Exception (KeyboardInterrupt, SystemExit). ``by_id``
@@ -151,8 +161,10 @@ class _Executions(_RegistryCore):
         thread = _get_ident()
         outer = _inline.get(thread, _ABSENT)
         _inline[thread] = execution if execution.single else None
+        keys = key if isinstance(key, list) else [key]
         if by_id:
-            _executions[key] = execution
+            for k in keys:
+                _executions[k] = execution
         try:
             status = _execute(ptr, payload, len(payload), options, ctypes.byref(out), None)
             if status != 0:
@@ -161,7 +173,8 @@ class _Executions(_RegistryCore):
             _free(out)
         finally:
             if by_id:
-                del _executions[key]
+                for k in keys:
+                    _executions.pop(k, None)
             if outer is _ABSENT:
                 del _inline[thread]
             else:
@@ -180,13 +193,20 @@ class _Executions(_RegistryCore):
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
         deadline: float | None = None,
+        run_id: str | None = None,
     ) -> list[ToolResult]:
         """Run calls (in parallel on capstan's pool, at most ``limit`` at once,
         or one by one with ``parallel=False``); results in call order.
         ``approved``: True, or the ids of the approved calls. ``deadline``
         (seconds) bounds every call from now, waits included (for a free
         worker, the approver, a :meth:`pump`): a call without a result by
-        then ends ``timeout``, saying what it waited for.
+        then ends ``timeout``, saying what it waited for. ``run_id``: the
+        journal's run (see :meth:`set_journal`); the calls' ids must differ.
+
+        Calls of ``async def`` tools (without a timeout or a Context
+        parameter) run all at once on one private event loop, handed out by
+        a host batch (one thread hop for the batch), while the batch's sync
+        tools run on capstan's pool.
 
         Calls of sync tools seen to run in under 100 us, with no
         approval gate, timeout, output cap or output schema, run one after
@@ -200,8 +220,12 @@ class _Executions(_RegistryCore):
             return []
         if limit < 0:
             raise ValueError(f"limit must be >= 0, got {limit}")
+        if run_id is not None:
+            return self._journaled(calls, approved, parallel, limit, timeout, deadline, run_id, None)  # type: ignore[no-any-return]
         if timeout is None and deadline is None and not self._hooked and self._all_quick(calls):
             return self._run_inline(calls, approved, parallel, limit)
+        if self._host_ok(calls, timeout, deadline):
+            return self._run_host(calls, approved, parallel, limit, None, None)  # type: ignore[no-any-return]
         return self._run_general(calls, approved, parallel, limit, timeout, deadline)
 
     def _all_quick(self, calls: list[ToolCall]) -> bool:
@@ -371,11 +395,17 @@ class _Executions(_RegistryCore):
         return self._run(calls, approved, parallel, limit, timeout, None, deadline)
 
     async def aexecute(
-        self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
+        self,
+        call: ToolCall,
+        *,
+        approved: bool = False,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        run_id: str | None = None,
     ) -> ToolResult:
         """:meth:`execute` for event loops: the loop stays free while sync
         tools run; ``async def`` tools run on this loop."""
-        if timeout is None and deadline is None and not self._hooked:
+        if run_id is None and timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
                 if type(checked) is ToolResult:  # counted by the core
@@ -390,7 +420,7 @@ class _Executions(_RegistryCore):
                     except Exception as exc:
                         result = _failed(call, exc, started)
                     return self._counted(result)
-        return (await self.aexecute_many([call], approved=approved, timeout=timeout, deadline=deadline))[0]
+        return (await self.aexecute_many([call], approved=approved, timeout=timeout, deadline=deadline, run_id=run_id))[0]
 
     async def aexecute_many(
         self,
@@ -401,11 +431,14 @@ class _Executions(_RegistryCore):
         timeout: float | None = None,
         approved: bool | Collection[str] = False,
         deadline: float | None = None,
+        run_id: str | None = None,
     ) -> list[ToolResult]:
         """:meth:`execute_many` for event loops. Sync tools run on capstan's
-        pool (the loop stays free), ``async def`` tools on this loop.
-        Cancelling the awaiting task cancels the calls not yet started and
-        the coroutines of the async tools still running.
+        pool (the loop stays free), ``async def`` tools on this loop (handed
+        out by a host batch: checked in one crossing, answered in one, no
+        thread hop). Cancelling the awaiting task cancels the calls not yet
+        started and the coroutines of the async tools still running.
+        ``run_id``: the journal's run (see :meth:`set_journal`).
 
         Example:
             >>> import asyncio
@@ -421,15 +454,22 @@ class _Executions(_RegistryCore):
         calls = list(calls)
         if not calls:
             return []
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0, got {limit}")
         loop = asyncio.get_running_loop()
+        if run_id is not None:
+            return await self._journaled(calls, approved, parallel, limit, timeout, deadline, run_id, loop)  # type: ignore[no-any-return]
+        if self._host_ok(calls, timeout, deadline):
+            return await self._run_host(calls, approved, parallel, limit, None, loop)  # type: ignore[no-any-return]
         return await self._run_submitted(calls, approved, parallel, limit, timeout, loop, deadline)  # type: ignore[no-any-return]
 
     def _prepare(
-        self, calls: Sequence[ToolCall], approved: Any
+        self, calls: Sequence[ToolCall], approved: Any, run: bytes | None = None
     ) -> tuple[str, list[Any], list[str], list[bytes], bool]:
         """(id prefix, results known without running, call JSON texts,
         approved call ids, whether every call to run names an inline-safe
-        tool or none: see ``_run_submitted``)."""
+        tool or none: see ``_run_submitted``). With a journal's ``run`` the
+        calls go with their own ids (the journal's key), not ``<prefix>.<i>``."""
         prefix = f"py{next(_execution_tokens)}"
         tools = self._tools
         inline_safe = self._inline_safe
@@ -440,9 +480,10 @@ class _Executions(_RegistryCore):
         for i, call in enumerate(calls):
             name = call.name
             found = tools.get(name)
+            sent = f"{prefix}.{i}" if run is None else call.id
             if found is not None:
                 if found.requires_approval and self._approves(call, approved):
-                    approved_ids.append(f"{prefix}.{i}".encode())
+                    approved_ids.append(sent.encode("utf-8", "backslashreplace"))
                 if name not in inline_safe:
                     all_inline = False
             try:
@@ -460,7 +501,8 @@ class _Executions(_RegistryCore):
                 )
                 continue
             quoted = f'"{name}"' if found is not None else _json.dumps(name)
-            parts.append(f'{{"id":"{prefix}.{i}","name":{quoted},"arguments":{arguments}}}')
+            ident = f'"{sent}"' if run is None else _json.dumps(sent)
+            parts.append(f'{{"id":{ident},"name":{quoted},"arguments":{arguments}}}')
         return prefix, results, parts, approved_ids, all_inline
 
     def _run(
@@ -472,21 +514,23 @@ class _Executions(_RegistryCore):
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
         deadline: float | None = None,
+        run: bytes | None = None,
     ) -> list[ToolResult]:
         """Runs the calls with capstan_registry_execute, waiting on this thread."""
-        prefix, results, parts, approved_ids, _ = self._prepare(calls, approved)
+        prefix, results, parts, approved_ids, _ = self._prepare(calls, approved, run)
         if not parts:
             return results
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids, False, deadline, self._strict)
-        execution = _Execution(loop, timeout, len(parts) == 1)
-        execution.calls = calls
+        options, keep = _options(parallel, limit, timeout, approved_ids, False, deadline, self._strict, 0, run)
+        execution = _Execution(loop, timeout, len(parts) == 1 and run is None)
+        execution.calls = calls if run is None else None
         if deadline is not None:
             execution.deadline = time.monotonic() + deadline
-        text = self._execute(prefix.encode(), execution, payload, options)
+        keys = _keys(prefix, calls, run)
+        text = self._execute(keys[0], execution, payload, options)
         del keep
         items = ((i["content"], i["outcome"], i["duration_us"]) for i in _json.loads(text))
-        return _collect(calls, prefix, results, execution, items)
+        return _collect(calls, prefix, results, execution, items, keys[1])
 
     def _run_submitted(
         self,
@@ -497,6 +541,7 @@ class _Executions(_RegistryCore):
         timeout: float | None,
         loop: asyncio.AbstractEventLoop | None,
         deadline: float | None = None,
+        run: bytes | None = None,
     ) -> Any:
         """Runs the calls with capstan_batch_submit. With a loop: returns an
         awaitable of the results; without: waits on this thread, where
@@ -521,29 +566,31 @@ class _Executions(_RegistryCore):
           that are not parallel-safe: capstan serializes a tool by making
           the starting thread wait, which inline would be the loop's.
         """
-        prefix, results, parts, approved_ids, all_inline = self._prepare(calls, approved)
+        prefix, results, parts, approved_ids, all_inline = self._prepare(calls, approved, run)
         if not parts:
             return results if loop is None else _ready(results)
         inline = loop is not None and all_inline and parallel and len(parts) <= (limit or 8)
         payload = _payload(parts)
-        options, keep = _options(parallel, limit, timeout, approved_ids, inline, deadline, self._strict)
+        options, keep = _options(parallel, limit, timeout, approved_ids, inline, deadline, self._strict, 0, run)
         execution = _Execution(loop, timeout, False)  # found by call id
-        execution.calls = calls
+        execution.calls = calls if run is None else None
+        registered, keys = _keys(prefix, calls, run)
         if deadline is not None:
             execution.deadline = time.monotonic() + deadline
         if inline:
             execution.direct = []
         submission = _batches.Submission(len(parts), loop)
-        key = prefix.encode()
         ptr = self._enter()
-        _executions[key] = execution
+        for key in registered:
+            _executions[key] = execution
         thread = _get_ident()
         outer = _inline.get(thread, _ABSENT)
         _inline[thread] = None  # not the lone call of an enclosing execute: by call id
         try:
             batch = _batches.submit(_L, ptr, payload, options, submission, inline)
         except BaseException:
-            del _executions[key]
+            for key in registered:
+                _executions.pop(key, None)
             self._leave()
             for coro in execution.direct or ():
                 coro.close()
@@ -570,13 +617,14 @@ class _Executions(_RegistryCore):
                 if cancel:
                     execution.cancel_tasks()
             finally:
-                _executions.pop(key, None)
+                for key in registered:
+                    _executions.pop(key, None)
                 self._leave()
                 keep = None
             if execution.raised is not None:
                 raise execution.raised
             lost = ("Cancelled: the result was lost.", "cancelled", 0)
-            return _collect(calls, prefix, results, execution, (item or lost for item in submission.items))
+            return _collect(calls, prefix, results, execution, (item or lost for item in submission.items), keys)
 
         if loop is not None:
             return _await_submission(submission, settle, here)
@@ -612,3 +660,4 @@ def _sendable(arguments: str) -> str:
     refuse in this call alone (as JSON-string text it would make the whole
     batch's JSON invalid)."""
     return arguments.encode("utf-8", "backslashreplace").decode()
+

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from . import _formats, _lib, _provider
 from ._callbacks import _utf8
 from ._errors import CapstanError, SearchError, ValidationError
-from ._exec import _options
+from ._exec import _options, run_bytes
 from ._provider import Messages
 from . import _registry_core as _core
 from ._registry_core import _RegistryCore
@@ -112,6 +112,7 @@ class _Exports(_RegistryCore):
         timeout: float | None = None,
         deadline: float | None = None,
         whole_turn: bool = False,
+        run_id: str | None = None,
     ) -> Messages:
         """One agent turn (``capstan_registry_run_turn``): runs every tool call
         of a model response and returns the results as that provider's next
@@ -134,6 +135,10 @@ class _Exports(_RegistryCore):
         with ``encrypted_content``, Gemini thought signatures, unchanged),
         then the results; append it to the history as is.
 
+        ``run_id``: the journal's run (see :meth:`set_journal`): each call
+        is recorded, and answered again, by this id and the response's own
+        call id.
+
         Raises:
             CapstanError: ``CAPSTAN_ERR_PROVIDER_ERROR`` for a provider's
                 error body (``.provider``), ``CAPSTAN_ERR_INVALID_RESPONSE``
@@ -149,7 +154,7 @@ class _Exports(_RegistryCore):
             approved = [c.id for c in _provider.parse_calls(style, data)]
         ids = [] if approved is False else [str(i).encode("utf-8", "backslashreplace") for i in approved]
         extra = _lib.EXEC_WHOLE_TURN if whole_turn else 0
-        options, keep = _options(parallel, limit, timeout, ids, False, deadline, self._strict, extra)
+        options, keep = _options(parallel, limit, timeout, ids, False, deadline, self._strict, extra, run_bytes(run_id))
         ptr = self._enter()
         try:
             out, size = ctypes.c_void_p(), ctypes.c_size_t()

@@ -55,6 +55,10 @@ class _Tools(_RegistryCore):
             flags |= _lib.TOOL_MAIN_THREAD
         if built.deferred:
             flags |= _lib.TOOL_DEFERRED
+        if built.idempotent:
+            flags |= _lib.TOOL_IDEMPOTENT
+        if entry.host_run:
+            flags |= _lib.TOOL_HOST_RUN
         meta = getattr(built, "mcp_meta", None)
         description = built.description.replace("\0", " ")
         definition = _lib.ToolDef(
@@ -81,6 +85,10 @@ class _Tools(_RegistryCore):
                     cls = ValidationError if status in refused else CapstanError
                     raise _core._L.error(status, f"cannot register tool {built.name!r}", cls)
                 self._tools[built.name] = built
+                if entry.host_run:
+                    self._host_run[built.name] = entry
+                else:
+                    self._host_run.pop(built.name, None)
                 if built.parallel_safe and not built.main_thread:
                     self._inline_safe.add(built.name)
                 else:
@@ -114,6 +122,7 @@ class _Tools(_RegistryCore):
                     raise _core._L.error(status, f"cannot remove tool {name!r}")
                 del self._tools[name]
                 self._lean.pop(name, None)
+                self._host_run.pop(name, None)
                 self._inline_safe.discard(name)
             finally:
                 self._leave()

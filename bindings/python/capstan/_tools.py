@@ -217,7 +217,11 @@ class Tool:
     (its calls run only on a thread calling :meth:`ToolRegistry.pump`: for
     tools that touch UI or game state owned by one thread), ``deferred``
     (left out of the provider schemas until the registry's search tool
-    found it: :meth:`ToolRegistry.add_search_tool`; callable at any time).
+    found it: :meth:`ToolRegistry.add_search_tool`; callable at any time),
+    ``idempotent`` (safe to run twice with the same arguments: with a
+    journal, a call of it that started before a crash and never completed
+    runs again instead of failing "Outcome unknown"; see
+    :meth:`ToolRegistry.set_journal`).
 
     MCP metadata (``capstan_tool_def.mcp_meta``), served in ``tools/list``
     by :meth:`ToolRegistry.start_mcp_server` and exported in the ``"mcp"``
@@ -242,6 +246,7 @@ class Tool:
     wait_for_response: bool = False
     main_thread: bool = False
     deferred: bool = False
+    idempotent: bool = False
     title: str | None = None
     annotations: Any = None
     output_schema: Any = None
@@ -260,6 +265,7 @@ class Tool:
         wait_for_response: bool | None = None,
         main_thread: bool | None = None,
         deferred: bool | None = None,
+        idempotent: bool | None = None,
         title: str | None = None,
         annotations: Any = None,
         output_schema: Any = None,
@@ -285,6 +291,7 @@ class Tool:
         )
         self.main_thread = bool(main_thread if main_thread is not None else cls.main_thread)
         self.deferred = bool(deferred if deferred is not None else cls.deferred)
+        self.idempotent = bool(idempotent if idempotent is not None else cls.idempotent)
         self.title = title if title is not None else cls.title
         self.annotations = annotations if annotations is not None else cls.annotations
         self.output_schema = output_schema if output_schema is not None else cls.output_schema
@@ -456,6 +463,7 @@ class FunctionTool(Tool):
         wait_for_response: bool = False,
         main_thread: bool = False,
         deferred: bool = False,
+        idempotent: bool = False,
         title: str | None = None,
         annotations: Any = None,
         output_schema: Any = None,
@@ -480,6 +488,7 @@ class FunctionTool(Tool):
             wait_for_response=wait_for_response,
             main_thread=main_thread,
             deferred=deferred,
+            idempotent=idempotent,
             title=title,
             annotations=annotations,
             output_schema=output_schema,
@@ -661,6 +670,7 @@ def tool(
     wait_for_response: bool = ...,
     main_thread: bool = ...,
     deferred: bool = ...,
+    idempotent: bool = ...,
     title: str | None = ...,
     annotations: Any = ...,
     output_schema: Any = ...,
@@ -682,6 +692,7 @@ def tool(
     wait_for_response: bool = False,
     main_thread: bool = False,
     deferred: bool = False,
+    idempotent: bool = False,
     title: str | None = None,
     annotations: Any = None,
     output_schema: Any = None,
@@ -718,6 +729,7 @@ def tool(
             wait_for_response=wait_for_response,
             main_thread=main_thread,
             deferred=deferred,
+            idempotent=idempotent,
             title=title,
             annotations=annotations,
             output_schema=output_schema,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from capstan import ToolCall, ToolRegistry, tool
+from capstan import Context, ToolCall, ToolRegistry, tool
 from conftest import Gauge
 
 
@@ -27,7 +27,7 @@ def trampoline_threads(monkeypatch):
     return seen
 
 
-def test_async_tools_start_inline_on_the_loops_thread(trampoline_threads):
+def test_async_tools_run_on_the_loops_thread_without_a_trampoline(trampoline_threads):
     ran_on = []
 
     @tool
@@ -44,11 +44,33 @@ def test_async_tools_start_inline_on_the_loops_thread(trampoline_threads):
 
     one, many, loop_thread = asyncio.run(main())
     assert one.data == 2 and [r.data for r in many] == [0, 2, 4, 6, 8]
-    # capstan called the trampoline on the loop's thread (inside capstan_batch_submit),
-    # and every coroutine ran there: no pool thread was involved. The lone
-    # call needs no trampoline at all (capstan_registry_check_call, then awaited here).
-    assert trampoline_threads == [loop_thread] * 5
+    # A host batch handed the checked calls to the binding, which ran every
+    # coroutine on this loop: no trampoline, no pool thread. The lone call
+    # needs none either (capstan_registry_check_call, then awaited here).
+    assert trampoline_threads == []
     assert ran_on == [loop_thread] * 6
+
+
+def test_async_tools_with_a_context_start_inline_on_the_loops_thread(trampoline_threads):
+    ran_on = []
+
+    @tool
+    async def fetch(i: int, ctx: Context) -> int:
+        ran_on.append(threading.get_ident())
+        await asyncio.sleep(0.001)
+        return i * 2
+
+    async def main():
+        with ToolRegistry([fetch]) as registry:
+            many = await registry.aexecute_many([ToolCall("fetch", {"i": i}) for i in range(5)])
+        return many, threading.get_ident()
+
+    many, loop_thread = asyncio.run(main())
+    assert [r.data for r in many] == [0, 2, 4, 6, 8]
+    # A Context needs its capstan call: capstan called the trampoline on the
+    # loop's thread (inside capstan_batch_submit), and every coroutine ran there.
+    assert trampoline_threads == [loop_thread] * 5
+    assert ran_on == [loop_thread] * 5
 
 
 def test_inline_async_tools_still_run_concurrently():
@@ -261,9 +283,12 @@ def test_inline_async_tools_see_the_callers_context():
     assert [r.data for r in asyncio.run(main())] == ["r-42", "r-42"]
 
 
-def test_inline_batches_keep_the_approval_gate(trampoline_threads):
+def test_inline_batches_keep_the_approval_gate():
+    ran_on = []
+
     @tool(requires_approval=True)
     async def pay(amount: int) -> str:
+        ran_on.append(threading.get_ident())
         return f"paid {amount}"
 
     async def main():
@@ -273,7 +298,7 @@ def test_inline_batches_keep_the_approval_gate(trampoline_threads):
 
     (denied, paid), loop_thread = asyncio.run(main())
     assert denied.outcome == "denied" and paid.data == "paid 1"
-    assert trampoline_threads == [loop_thread]  # only the approved call ran, inline
+    assert ran_on == [loop_thread]  # only the approved call ran, on the loop
 
 
 def test_parallel_python_tools_on_the_pool_keep_their_thread_state():

@@ -300,6 +300,9 @@ def test_exec_options_are_the_whole_current_struct():
     import ctypes
 
     fields = [name for name, _ in capstan._lib.ExecOptions._fields_]
-    assert fields == ["struct_size", "flags", "limit", "timeout_ms", "approved_ids", "approved_count", "deadline_ms"]
+    assert fields == [
+        "struct_size", "flags", "limit", "timeout_ms", "approved_ids", "approved_count", "deadline_ms",
+        "run_id", "run_id_len",
+    ]
     # deadline_ms is padded to the struct's pointer alignment.
-    assert ctypes.sizeof(capstan._lib.ExecOptions) == 16 + 3 * ctypes.sizeof(ctypes.c_void_p)
+    assert ctypes.sizeof(capstan._lib.ExecOptions) == 16 + 5 * ctypes.sizeof(ctypes.c_void_p)
