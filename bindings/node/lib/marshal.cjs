@@ -56,6 +56,10 @@ function execOptions(opts = {}, extraFlags = 0) {
   if (!Array.isArray(approved) || approved.some((id) => typeof id !== 'string')) {
     throw new TypeError('approvedIds must be an array of call ids (strings)');
   }
+  const runId = opts.runId ?? null;
+  if (runId !== null && (typeof runId !== 'string' || runId.length === 0 || runId.includes('\0'))) {
+    throw new TypeError('runId must be a non-empty string without NUL (the run the calls belong to, for the journal)');
+  }
   return {
     struct_size: native.sizes.ExecOptions,
     flags,
@@ -64,6 +68,8 @@ function execOptions(opts = {}, extraFlags = 0) {
     approved_ids: approved.length ? approved : null,
     approved_count: approved.length,
     deadline_ms: milliseconds(opts.deadlineMs, 'deadlineMs'),
+    run_id: runId,
+    run_id_len: runId === null ? 0 : Buffer.byteLength(runId, 'utf8'),
   };
 }
 
