@@ -571,7 +571,7 @@ export class Registry {
   constructor(options?: RegistryOptions);
   /** Registers (or replaces) a tool. Throws SchemaError / CapstanError on a bad name or schema. */
   tool<S extends ZodSchemaLike>(def: ToolDefinition & { parameters: S }, fn: ToolFunction<ZodOutput<S>>): this;
-  tool<A = any>(def: ToolDefinition | string, fn: ToolFunction<A>): this;
+  tool<A = any>(def: (ToolDefinition & { parameters?: JsonSchema | string }) | string, fn: ToolFunction<A>): this;
   /**
    * Records the calls of batches run with a `runId` in `journal` (null:
    * none), from the next batch on; `replay: true` runs no tool at all (a
