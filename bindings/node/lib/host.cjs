@@ -14,15 +14,20 @@ const { partsOf } = require('./content.cjs');
 
 const ERR_TIMEOUT = 13;
 // CAPSTAN_NTS (SIZE_MAX): the JSON text is passed NUL-terminated.
-const NTS = koffi.sizeof('size_t') === 8 ? 0xffffffffffffffffn : 0xffffffff;
+const WIDE = koffi.sizeof('uintptr_t') === 8;
+const NTS = WIDE ? 0xffffffffffffffffn : 0xffffffff;
 
-// Out parameters, reused: each is read right after the call that wrote it,
-// before any JS of the host's runs.
-const outBatch = [null];
-const outText = [null];
+// The out parameters (uintptr_t): [batch, text address, text length]. Read
+// right after the call that wrote them, before any JS of the host's runs.
+const outs = WIDE ? new BigUint64Array(3) : new Uint32Array(3);
+const outBatch = outs.subarray(0, 1);
+const outText = outs.subarray(1, 2);
+const outLen = outs.subarray(2, 3);
 
-function isThenable(v) {
-  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof v.then === 'function';
+// The text capstan lent (valid until the batch's free).
+function lentText() {
+  const len = Number(outs[2]);
+  return len > 0 ? koffi.decode(outs[1], 'char', len) : '';
 }
 
 function errorText(e) {
@@ -55,7 +60,6 @@ function answerOf(index, value, failed) {
 // shape) as the binding's ToolResult objects.
 function toResults(text) {
   const raw = JSON.parse(text);
-  const out = new Array(raw.length);
   for (let i = 0; i < raw.length; i++) {
     const r = raw[i];
     const result = {
@@ -69,9 +73,9 @@ function toResults(text) {
     };
     if (r.parts !== undefined) result.parts = r.parts;
     if (r.structured_content !== undefined) result.structuredContent = r.structured_content;
-    out[i] = result;
+    raw[i] = result;
   }
-  return out;
+  return raw;
 }
 
 function quickOnly(what) {
@@ -112,7 +116,7 @@ class HostRun {
     // Calls not handed out may still run (other tools): the registry's
     // drive loop pumps and polls for them while this batch lives.
     this.others = others;
-    this.answers = null;
+    this.answers = new Array(handed.length);
     this.pending = 0;
     this.answered = false; // finish took the answers
     this.cancelled = false;
@@ -122,33 +126,29 @@ class HostRun {
     this.promise = null;
   }
 
-  // Runs the handed-out calls ([{index, id, name, arguments}]) here.
+  // Runs the handed-out calls here: the results, or a promise of them.
   run() {
-    const handed = this.handed;
+    const { handed, answers } = this;
     const tools = this.registry._toolsByName;
-    const answers = (this.answers = new Array(handed.length));
     for (let k = 0; k < handed.length; k++) {
       const c = handed[k];
       const tool = tools.get(c.name);
-      if (tool === undefined) {
-        answers[k] = answerOf(c.index, new Error('tool was removed'), true);
-        continue;
-      }
       let value;
       try {
+        if (tool === undefined) throw new Error('tool was removed');
         value = tool.call(c.arguments, new QuickContext(this, c.id, c.name));
       } catch (e) {
         // InputRequired too: execute's caller can give no input.
         answers[k] = answerOf(c.index, e, true);
         continue;
       }
-      if (isThenable(value)) {
+      if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
         tool.sync = false;
         this.pending++;
-        const index = c.index;
-        Promise.resolve(value).then(
-          (v) => this.settle(k, answerOf(index, v, false)),
-          (e) => this.settle(k, answerOf(index, e, true)),
+        // A thenable that is not a Promise is adopted by one (its then may throw).
+        (value instanceof Promise ? value : Promise.resolve(value)).then(
+          (v) => this.settle(k, answerOf(c.index, v, false)),
+          (e) => this.settle(k, answerOf(c.index, e, true)),
         );
       } else {
         if (tool.sync === undefined) tool.sync = true;
@@ -172,22 +172,22 @@ class HostRun {
   }
 
   settle(k, answer) {
-    if (this.answered || this.done) return; // cancelled and answered for already
+    if (this.answered) return; // cancelled, and answered for already
     this.answers[k] = answer;
-    if (--this.pending === 0) {
-      const value = this.answer();
-      if (value instanceof Promise) return; // polled by the registry from now on
-      this.resolve(value);
-    }
+    if (--this.pending === 0) this.handOver(this.answer());
   }
 
-  // Hands every answer over. The results, or a promise of them while other
-  // calls of the batch still run.
+  handOver(value) {
+    if (value !== this.promise) this.resolve(value);
+  }
+
+  // Hands every answer over: the results, or this batch's promise while its
+  // other calls still run.
   answer() {
     this.answered = true;
     const text = '[' + this.answers.join(',') + ']';
     this.answers = null;
-    const value = this.collect(api.host_batch_finish(this.ptr, text, NTS, 0, outText, null));
+    const value = this.collect(api.host_batch_finish(this.ptr, text, NTS, 0, outText, outLen));
     // Not done: the other calls run; the drive loop pumps and polls.
     if (value === this.promise) this.registry._scheduleDrive();
     return value;
@@ -196,8 +196,7 @@ class HostRun {
   // From the registry's drive loop: the batch's other calls may be done.
   poll() {
     if (!this.answered || this.done) return;
-    const value = this.collect(api.host_batch_finish(this.ptr, null, 0, 0, outText, null));
-    if (!(value instanceof Promise)) this.resolve(value);
+    this.handOver(this.collect(api.host_batch_finish(this.ptr, null, 0, 0, outText, outLen)));
   }
 
   collect(status) {
@@ -212,12 +211,11 @@ class HostRun {
     let error = null;
     try {
       if (status !== OK) error = failure(status);
-      else results = toResults(outText[0]);
+      else results = toResults(lentText());
     } catch (e) {
       error = e;
     }
     api.host_batch_free(this.ptr);
-    this.ptr = null;
     if (error === null) return results;
     if (this.promise === null) throw error;
     this.reject(error);
@@ -235,8 +233,7 @@ class HostRun {
       for (let k = 0; k < this.answers.length; k++) {
         if (this.answers[k] === undefined) this.answers[k] = answerOf(this.handed[k].index, new Error('cancelled'), true);
       }
-      const value = this.answer();
-      if (!(value instanceof Promise)) this.resolve(value);
+      this.handOver(this.answer());
     }
   }
 }
@@ -246,13 +243,12 @@ class HostRun {
  * results in call order. `opts`: the capstan_exec_options (or null).
  */
 function runOnHost(registry, list, opts) {
-  const reg = registry._live();
-  const status = api.host_batch_begin(reg, JSON.stringify(list), NTS, opts, outBatch, outText, null);
+  const status = api.host_batch_begin(registry._live(), JSON.stringify(list), NTS, opts, outBatch, outText, outLen);
   if (status !== OK) throw failure(status);
-  const ptr = outBatch[0];
+  const ptr = outs[0];
   let handed;
   try {
-    handed = JSON.parse(outText[0]);
+    handed = JSON.parse(lentText());
   } catch (e) {
     api.host_batch_free(ptr);
     throw e;

@@ -174,16 +174,18 @@ api.batch_submit = f(
 api.batch_poll = f('size_t capstan_batch_poll(void *batch, capstan_result_fn *on_result, void *user_data, size_t max)');
 
 // Host batches (section 11): the quick tools' path (lib/host.cjs). Text in
-// is a JS string (koffi passes it NUL-terminated, len CAPSTAN_NTS); the text
-// lent back is read as a string by koffi at once (valid until the free).
+// is a JS string (koffi passes it NUL-terminated, len CAPSTAN_NTS). The
+// handle and the lent text come back through a typed array of pointer-sized
+// integers (uintptr_t: the handle, the text's address and length), not
+// koffi's _Out_ arrays, which cost more than the crossing (BENCHMARKS.md).
 api.host_batch_begin = f(
-  'int32_t capstan_host_batch_begin(void *reg, const char *calls, size_t len, const capstan_exec_options *opts, _Out_ void **out, _Out_ const char **calls_out, size_t *calls_len)',
+  'int32_t capstan_host_batch_begin(void *reg, const char *calls, size_t len, const capstan_exec_options *opts, uintptr_t *out, uintptr_t *calls_out, uintptr_t *calls_len)',
 );
 api.host_batch_finish = f(
-  'int32_t capstan_host_batch_finish(void *batch, const char *answers, size_t len, uint32_t timeout_ms, _Out_ const char **results, size_t *results_len)',
+  'int32_t capstan_host_batch_finish(uintptr_t batch, const char *answers, size_t len, uint32_t timeout_ms, uintptr_t *results, uintptr_t *results_len)',
 );
-api.host_batch_cancel = f('void capstan_host_batch_cancel(void *batch)');
-api.host_batch_free = f('void capstan_host_batch_free(void *batch)');
+api.host_batch_cancel = f('void capstan_host_batch_cancel(uintptr_t batch)');
+api.host_batch_free = f('void capstan_host_batch_free(uintptr_t batch)');
 
 // Journals (section 15).
 api.journal_open_jsonl = f('int32_t capstan_journal_open_jsonl(const uint8_t *path, size_t len, _Out_ void **out)');

@@ -10,7 +10,7 @@ const {
   TOOL_HOST_RUN, TOOL_IDEMPOTENT, TOOL_MAIN_THREAD, TOOL_REQUIRES_APPROVAL, TOOL_SERIAL, TOOL_WAIT_FOR_RESPONSE,
 } = require('./constants.cjs');
 const { CapstanError, check, failure, failureFromJson, takeText, textOut } = require('./errors.cjs');
-const { asyncCall, execOptions, formatOf, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
+const { asyncCall, execOptions, execOptionsArg, formatOf, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
 const { arm, drive } = require('./waker.cjs');
 const { approvers, eventHooks, keys, tools } = require('./keys.cjs');
 const { toolCallback } = require('./call.cjs');
@@ -262,7 +262,7 @@ class Registry {
       this._live();
       const list = (Array.isArray(calls) ? calls : [calls]).map(normalizedCall);
       const opts = execOptions(options); // checks the options before anything starts
-      if (this._onHost(list, options)) return runOnHost(this, list, opts);
+      if (this._onHost(list, options)) return runOnHost(this, list, execOptionsArg(opts));
       return this.submit(list, options).results();
     } catch (e) {
       return Promise.reject(e);
