@@ -258,6 +258,46 @@ const crossings = [
   ['koffi call, no work (capstan_version_number)', perCall(() => api.version_number(), quick ? 100000 : 500000)],
   ['koffi call, a registry (capstan_registry_pump, nothing queued)', perCall(() => api.registry_pump(registry._ptr, 0), quick ? 100000 : 500000)],
 ];
+
+// --- where a quick batch's time goes -------------------------------------------
+// The host batch's three crossings with its JSON made beforehand (capstan's
+// work plus koffi's), the JSON the binding writes and reads (calls out,
+// handed-out calls in, answers out, results in), and the whole execute: CPU
+// us per call, for 1 and 100 calls of the trivial tool.
+const { NTS } = createRequire(import.meta.url)('../lib/host.cjs');
+const wide = new BigUint64Array(3);
+const [o0, o1, o2] = [wide.subarray(0, 1), wide.subarray(1, 2), wide.subarray(2, 3)];
+const lent = () => koffiDecode(wide[1], Number(wide[2]));
+const { koffi } = createRequire(import.meta.url)('../lib/native.cjs');
+const koffiDecode = (addr, len) => koffi.decode(addr, 'char', len);
+const split = [];
+for (const n of [1, 100]) {
+  const list = calls(n);
+  const text = JSON.stringify(list);
+  api.host_batch_begin(registry._ptr, text, NTS, null, o0, o1, o2);
+  const handedText = lent();
+  const handed = JSON.parse(handedText);
+  const answers = '[' + handed.map((c) => `{"index":${c.index},"json":${JSON.stringify({ city: c.arguments.city, unit: c.arguments.unit, temperature: 21 })}}`).join(',') + ']';
+  api.host_batch_finish(wide[0], answers, NTS, 0, o1, o2);
+  const resultsText = lent();
+  api.host_batch_free(wide[0]);
+  const reps = Math.max(200, (quick ? 20000 : 100000) / n);
+  const core = perCall(() => {
+    api.host_batch_begin(registry._ptr, text, NTS, null, o0, o1, o2);
+    lent();
+    api.host_batch_finish(wide[0], answers, NTS, 0, o1, o2);
+    lent();
+    api.host_batch_free(wide[0]);
+  }, reps);
+  const json = perCall(() => {
+    JSON.stringify(list);
+    JSON.parse(handedText);
+    '[' + handed.map((c) => `{"index":${c.index},"json":${JSON.stringify({ city: c.arguments.city, unit: c.arguments.unit, temperature: 21 })}}`).join(',') + ']';
+    JSON.parse(resultsText);
+  }, reps);
+  const [whole] = await measurePair(() => registry.execute(list, { limit: n }), () => agentsInvoke(list), n, Math.max(20, (quick ? 20000 : 100000) / n / 5));
+  split.push([n, core.cpu / n, json.cpu / n, whole.cpu / n]);
+}
 registry.close();
 
 console.log(`node ${process.version}, capstan ${libraryPath}${quick ? ' (--quick)' : ''}`);
@@ -271,6 +311,12 @@ console.log('');
 console.log('| crossing | wall us | CPU us |');
 console.log('|---|---:|---:|');
 for (const [what, m] of crossings) console.log(`| ${what} | ${m.wall.toFixed(3)} | ${m.cpu.toFixed(3)} |`);
+console.log('');
+console.log('| where a quick batch goes, CPU us per call | calls | host batch crossings (JSON given) | JSON written and read | the rest (JS) | execute |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const [n, core, json, whole] of split) {
+  console.log(`| get_weather, async | ${n} | ${core.toFixed(2)} | ${json.toFixed(2)} | ${(whole - core - json).toFixed(2)} | ${whole.toFixed(2)} |`);
+}
 console.log('');
 console.log(`rows for make bench-bindings (capstan execute beside ${PEER}; load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}):`);
 for (const r of benchRows) console.log(`BENCH-ROW ${JSON.stringify(r)}`);
