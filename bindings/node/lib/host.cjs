@@ -34,10 +34,21 @@ function errorText(e) {
   return e instanceof Error ? e.message || e.name : String(e);
 }
 
+// A lone surrogate has no UTF-8 form: capstan refuses its JSON escape (the
+// whole answer with it), so it becomes U+FFFD, as Buffer.from makes it on
+// the path with a call handle.
+const wellFormed =
+  typeof String.prototype.toWellFormed === 'function' ? (s) => s.toWellFormed() : (s) => Buffer.from(s, 'utf8').toString('utf8');
+function jsonText(value) {
+  const json = JSON.stringify(value);
+  if (json === undefined || !json.includes('\\ud')) return json;
+  return JSON.stringify(value, (key, v) => (typeof v === 'string' ? wellFormed(v) : v));
+}
+
 // One answer of capstan_host_batch_finish, as JSON text: text, json, parts or error.
 function answerOf(index, value, failed) {
-  if (failed) return `{"index":${index},"error":${JSON.stringify(errorText(value))}}`;
-  if (typeof value === 'string') return `{"index":${index},"text":${JSON.stringify(value)}}`;
+  if (failed) return `{"index":${index},"error":${jsonText(errorText(value))}}`;
+  if (typeof value === 'string') return `{"index":${index},"text":${jsonText(value)}}`;
   if (value === undefined) return `{"index":${index},"text":""}`;
   let parts;
   try {
@@ -45,10 +56,10 @@ function answerOf(index, value, failed) {
   } catch (e) {
     return answerOf(index, new Error(`tool result parts cannot be sent: ${e.message}`), true);
   }
-  if (parts !== null) return `{"index":${index},"parts":${JSON.stringify(parts)}}`;
+  if (parts !== null) return `{"index":${index},"parts":${jsonText(parts)}}`;
   let json;
   try {
-    json = JSON.stringify(value);
+    json = jsonText(value);
   } catch (e) {
     return answerOf(index, new Error(`tool result is not JSON-serializable: ${e.message}`), true);
   }

@@ -246,3 +246,22 @@ test('close with quick calls in flight: every call of the batch ends cancelled, 
   never.resolve('too late');
   await new Promise((r) => setImmediate(r));
 });
+
+test('a lone surrogate in what a quick tool returns becomes U+FFFD, as with a call handle; the other answers stand', async () => {
+  const reg = new Registry();
+  reg.tool('text', () => 'a\ud800b');
+  reg.tool('json', () => ({ s: 'x\udc00', path: 'C:\\udata', smile: '\ud83d\ude00' }));
+  reg.tool({ name: 'handle', quick: false }, () => 'a\ud800b');
+  reg.tool('fine', () => 'fine');
+  const r = await reg.execute(['text', 'json', 'handle', 'fine'].map((name) => ({ name })));
+  assert.deepEqual(
+    r.map((x) => [x.outcome, x.content]),
+    [
+      ['ok', 'a\ufffdb'],
+      ['ok', JSON.stringify({ s: 'x\ufffd', path: 'C:\\udata', smile: '\ud83d\ude00' })],
+      ['ok', 'a\ufffdb'],
+      ['ok', 'fine'],
+    ],
+  );
+  reg.close();
+});
