@@ -256,6 +256,10 @@ class Runner:
         if not os.path.exists(os.path.join(nm, "capstan")):
             os.makedirs(nm, exist_ok=True)
             os.symlink(os.path.join(ROOT, "bindings/node"), os.path.join(nm, "capstan"))
+            # zod, the binding's optional peer (its devDependency): docs/node.md's zod tools import it.
+            zod = os.path.join(ROOT, "bindings/node/node_modules/zod")
+            if os.path.isdir(zod):
+                os.symlink(zod, os.path.join(nm, "zod"))
         ext = ".cjs" if re.search(r"\brequire\(", b.text) else ".mjs"
         src = self.file(os.path.join("node", name + ext), b.text)
         if action != "run":

@@ -118,7 +118,8 @@ export interface InputRequest {
 
 /** What the event hook (Registry.setEventHook) sees. */
 export interface CallEvent {
-  kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress' | 'log';
+  /** replayed: answered from the journal without running the tool (a finished follows). */
+  kind: 'started' | 'finished' | 'timed_out' | 'cancelled' | 'progress' | 'log' | 'replayed';
   tool: string;
   id: string;
   /** Position of the call in its batch. */
@@ -160,12 +161,44 @@ export interface ToolIcon {
  */
 export type ToolFunction<A = any> = (args: A, ctx: ToolContext) => unknown | Promise<unknown>;
 
+/**
+ * A zod 4 schema (classic or mini), structurally: its `_zod.output` is what
+ * the tool gets (zod's `z.output`). zod is an optional peer dependency, so
+ * these types do not import it.
+ */
+export interface ZodSchemaLike<Output = unknown> {
+  _zod: { output: Output; def: unknown };
+}
+
+/** What a tool declared with zod schema `S` gets: zod's output type. */
+export type ZodOutput<S> = S extends { _zod: { output: infer O } } ? O : never;
+
 export interface ToolDefinition {
   /** `^[A-Za-z0-9_-]{1,64}$`. */
   name: string;
   description?: string;
-  /** JSON Schema of the arguments (object or JSON text); default `{"type":"object"}`. */
-  parameters?: JsonSchema | string;
+  /**
+   * JSON Schema of the arguments (object or JSON text), or a zod 4 schema
+   * (converted by zod's own toJSONSchema; the tool gets zod's parse of the
+   * checked arguments); default `{"type":"object"}`.
+   */
+  parameters?: JsonSchema | string | ZodSchemaLike;
+  /**
+   * Runs on the quick path (capstan's host batches): execute and runTurn
+   * hand its checked calls out in one crossing and take its answers back in
+   * one, and it runs here with no call handle (`ctx.progress`, `ctx.log`
+   * and `ctx.input` are not there; `ctx.cancelled()` is true once the
+   * registry closed). Default: true for a function of one parameter
+   * (`fn.length < 2`) without a `timeoutMs`; a tool that takes `ctx` gets a
+   * call handle.
+   */
+  quick?: boolean;
+  /**
+   * Safe to run twice with the same arguments: with a journal
+   * (Registry.setJournal), a call of it that started and never completed (a
+   * crash) runs again; without it such a call fails "Outcome unknown: ...".
+   */
+  idempotent?: boolean;
   /** Per-call timeout; 0 or absent: none. */
   timeoutMs?: number;
   /** Cap on the result text, in characters. */
@@ -246,6 +279,27 @@ export interface ExecOptions {
   strictNulls?: boolean;
   /** Ids of calls the user already approved: they run without asking the approver. */
   approvedIds?: string[];
+  /**
+   * The run (a conversation, a workflow) the calls belong to: with a journal
+   * (Registry.setJournal) each call is recorded and answered under this id
+   * plus its call id. Absent: the journal is not used.
+   */
+  runId?: string;
+}
+
+/**
+ * A journal of calls (docs/durable-calls.md): a JSON Lines file or an SQLite
+ * database. Registry.setJournal attaches it; the registry keeps what it
+ * needs, so it may be closed first.
+ */
+export class Journal {
+  private constructor();
+  /** Opens (creating it if absent) a JSON Lines journal; a line that is not a record throws naming it. */
+  static openJsonl(path: string): Journal;
+  /** Opens (creating it if absent) an SQLite journal; CAPSTAN_ERR_UNSUPPORTED without the journal-sqlite feature. */
+  static openSqlite(path: string, options?: { fullSync?: boolean }): Journal;
+  close(): void;
+  [Symbol.dispose](): void;
 }
 
 /** Streamed-response formats (server-sent-events bodies; Gemini: `alt=sse`). */
@@ -516,7 +570,14 @@ export class McpMount {
 export class Registry {
   constructor(options?: RegistryOptions);
   /** Registers (or replaces) a tool. Throws SchemaError / CapstanError on a bad name or schema. */
-  tool<A = any>(def: ToolDefinition | string, fn: ToolFunction<A>): this;
+  tool<S extends ZodSchemaLike>(def: ToolDefinition & { parameters: S }, fn: ToolFunction<ZodOutput<S>>): this;
+  tool<A = any>(def: (ToolDefinition & { parameters?: JsonSchema | string }) | string, fn: ToolFunction<A>): this;
+  /**
+   * Records the calls of batches run with a `runId` in `journal` (null:
+   * none), from the next batch on; `replay: true` runs no tool at all (a
+   * call missing from the journal fails naming it).
+   */
+  setJournal(journal: Journal | null, options?: { replay?: boolean }): void;
   removeTool(name: string): void;
   /** The tools as `format`'s API takes them. */
   tools(format?: Format, options?: ExportOptions): unknown;

@@ -3,6 +3,7 @@ import capstan from './lib/index.cjs';
 
 export const {
   Registry,
+  Journal,
   Batch,
   Stream,
   McpServer,

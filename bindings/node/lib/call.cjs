@@ -147,12 +147,13 @@ function toolTrampoline(key, call) {
     const done = (v) => completeCall(call, v, false);
     let value;
     try {
-      value = tool.fn(JSON.parse(argsText), ctx);
+      value = tool.call(JSON.parse(argsText), ctx);
     } catch (e) {
       completeCall(call, e, true);
       return;
     }
     if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+      tool.sync = false;
       const registry = tool.registry;
       registry._inflight++;
       Promise.resolve(value)
@@ -162,6 +163,7 @@ function toolTrampoline(key, call) {
           registry._scheduleDrive();
         });
     } else {
+      if (tool.sync === undefined) tool.sync = true;
       done(value);
     }
   } catch (e) {

@@ -43,6 +43,9 @@ class SchemaError extends CapstanError {
   }
 }
 
+// The methods a tool may ask an MCP client for (capstan_call_require_input).
+const INPUT_METHODS = ['elicitation/create', 'sampling/createMessage', 'roots/list'];
+
 /**
  * Thrown (or rejected with) by a tool to ask its caller for input instead
  * of answering (MCP 2026-07-28 multi round-trip requests;
@@ -61,6 +64,14 @@ class InputRequired extends Error {
     }
     if (state !== undefined && state !== null && typeof state !== 'string') {
       throw new TypeError('InputRequired: state must be a string');
+    }
+    // Checked here, not only when capstan sends them: a quick tool has no call
+    // to send them through, and its author learns of a typo either way.
+    for (const [key, r] of Object.entries(requests)) {
+      const method = r !== null && typeof r === 'object' ? r.method : undefined;
+      if (!INPUT_METHODS.includes(method)) {
+        throw new TypeError(`InputRequired: requests.${key}: method ${JSON.stringify(method) ?? String(method)} must be one of ${INPUT_METHODS.join(', ')}`);
+      }
     }
     const asked = Object.entries(requests)
       .map(([key, r]) => `${key} (${r !== null && typeof r === 'object' && typeof r.method === 'string' ? r.method : '?'})`)

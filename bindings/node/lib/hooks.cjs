@@ -55,7 +55,7 @@ function approverTrampoline(key, approval) {
   }
 }
 
-const EVENT_KINDS = ['started', 'finished', 'timed_out', 'cancelled', 'progress', 'log'];
+const EVENT_KINDS = ['started', 'finished', 'timed_out', 'cancelled', 'progress', 'log', 'replayed'];
 
 // The event hook: on the thread where the event happens. For the JS tools
 // that is the JS thread (inside capstan_registry_pump, capstan_call_return or

@@ -29,6 +29,7 @@ const { Batch } = require('./batch.cjs');
 const { Stream } = require('./stream.cjs');
 const { McpMount, McpServer } = require('./mcp.cjs');
 const { Registry } = require('./registry.cjs');
+const { Journal } = require('./journal.cjs');
 const { checkHistory, formatResults, parseCalls } = require('./formats.cjs');
 const { runtime } = require('./runtime.cjs');
 
@@ -36,6 +37,7 @@ const version = api.version_string();
 
 module.exports = {
   Registry,
+  Journal,
   Batch,
   Stream,
   McpServer,

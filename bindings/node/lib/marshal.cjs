@@ -56,6 +56,10 @@ function execOptions(opts = {}, extraFlags = 0) {
   if (!Array.isArray(approved) || approved.some((id) => typeof id !== 'string')) {
     throw new TypeError('approvedIds must be an array of call ids (strings)');
   }
+  const runId = opts.runId ?? null;
+  if (runId !== null && (typeof runId !== 'string' || runId.length === 0 || runId.includes('\0'))) {
+    throw new TypeError('runId must be a non-empty string without NUL (the run the calls belong to, for the journal)');
+  }
   return {
     struct_size: native.sizes.ExecOptions,
     flags,
@@ -64,7 +68,29 @@ function execOptions(opts = {}, extraFlags = 0) {
     approved_ids: approved.length ? approved : null,
     approved_count: approved.length,
     deadline_ms: milliseconds(opts.deadlineMs, 'deadlineMs'),
+    run_id: runId,
+    run_id_len: runId === null ? 0 : Buffer.byteLength(runId, 'utf8'),
   };
+}
+
+// capstan_exec_options as the host batches take them: null for the
+// defaults, else the struct encoded once into a Buffer and kept by value
+// (koffi passes a Buffer as the pointer; encoding the struct on every call
+// costs more than the rest of a lone call's crossing). Options holding
+// pointers (approved ids, a run id) are passed as the struct itself.
+const encoded = new Map();
+function execOptionsArg(o) {
+  if (o.approved_count !== 0 || o.run_id !== null) return o;
+  if (o.flags === 0 && o.limit === 0 && o.timeout_ms === 0 && o.deadline_ms === 0) return null;
+  const key = `${o.flags},${o.limit},${o.timeout_ms},${o.deadline_ms}`;
+  let buf = encoded.get(key);
+  if (buf === undefined) {
+    if (encoded.size >= 64) encoded.clear();
+    buf = Buffer.alloc(native.sizes.ExecOptions);
+    koffi.encode(buf, native.ExecOptions, o);
+    encoded.set(key, buf);
+  }
+  return buf;
 }
 
 // --- results --------------------------------------------------------------
@@ -105,4 +131,4 @@ function asyncCall(fn, ...args) {
   return new Promise((resolve, reject) => fn.async(...args, (err, value) => (err ? reject(err) : resolve(value))));
 }
 
-module.exports = { formatOf, jsonBytes, normalizedCall, milliseconds, execOptions, toResult, normalizedResult, asyncCall };
+module.exports = { formatOf, jsonBytes, normalizedCall, milliseconds, execOptions, execOptionsArg, toResult, normalizedResult, asyncCall };

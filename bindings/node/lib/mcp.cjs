@@ -6,10 +6,69 @@ const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const native = require('./native.cjs');
 const { api } = native;
-const { CapstanError, textOut } = require('./errors.cjs');
+const { OK } = require('./constants.cjs');
+const { CapstanError, failureFromJson, textOut } = require('./errors.cjs');
 const { asyncCall, milliseconds } = require('./marshal.cjs');
 
 // --- MCP ------------------------------------------------------------------
+
+// Registry.mount: the relays (OAuth, input) first, then the connection on a
+// worker thread.
+function mountOn(registry, options) {
+  let opts;
+  let reg;
+  try {
+    opts = mountOptions(options);
+    reg = registry._live();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  registry._holds++;
+  const oauth = options.oauth;
+  const input = options.input;
+  const relay = (oauth
+    ? oauthRelay(oauth, opts.connect_timeout_ms || 10000).then((fns) => {
+        opts.oauth_authorize = fns.authorize;
+        opts.oauth_tokens_load = fns.load;
+        opts.oauth_tokens_save = fns.save;
+        opts.oauth_assertion = fns.assertion;
+        opts.oauth_destroy = fns.destroy;
+      })
+    : Promise.resolve())
+    .then(() => input
+      ? inputRelay(input, opts.call_timeout_ms || 3600000).then((fns) => {
+          opts.input_answer = fns.answer;
+          opts.input_destroy = fns.destroy;
+        })
+      : undefined)
+    .catch((e) => {
+      registry._release();
+      throw e;
+    });
+  return relay.then(() => new Promise((resolve, reject) => {
+    const worker = new Worker(path.join(__dirname, 'mount_worker.cjs'), { workerData: { registry: reg, options: opts } });
+    let settled = false;
+    worker.once('message', (m) => {
+      settled = true;
+      if (m.status !== OK) {
+        reject(failureFromJson(m.status, m.error));
+      } else {
+        const mount = new McpMount(registry, m.mount);
+        registry._mounts.add(mount);
+        if (registry._closing) mount.close().catch(() => {});
+        resolve(mount);
+      }
+    });
+    worker.once('error', (e) => {
+      settled = true;
+      reject(e);
+    });
+    worker.once('exit', (code) => {
+      registry._release();
+      if (!settled) reject(new Error(`capstan: the mount worker exited with code ${code}`));
+    });
+  }));
+}
 
 function optionalText(value, what) {
   if (value === undefined || value === null) return null;
@@ -287,4 +346,4 @@ class McpMount {
   }
 }
 
-module.exports = { optionalText, serverOptions, reconnects, mountOptions, INPUT_METHODS, inputMethods, oauthFields, replyToRelay, oauthRelay, inputRelay, McpServer, McpMount };
+module.exports = { mountOn, optionalText, serverOptions, reconnects, mountOptions, INPUT_METHODS, inputMethods, oauthFields, replyToRelay, oauthRelay, inputRelay, McpServer, McpMount };

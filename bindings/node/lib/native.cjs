@@ -134,6 +134,9 @@ const ExecOptions = koffi.struct('capstan_exec_options', {
   approved_ids: 'const char **',
   approved_count: 'size_t',
   deadline_ms: 'uint32_t',
+  // The journal's run id (issue #47); NULL: no journal.
+  run_id: 'const char *',
+  run_id_len: 'size_t',
 });
 const RegistryOptions = koffi.struct('capstan_registry_options', { struct_size: 'uint32_t', flags: 'uint32_t' });
 const ExportOptions = koffi.struct('capstan_export_options', { struct_size: 'uint32_t', flags: 'uint32_t' });
@@ -169,6 +172,26 @@ api.batch_submit = f(
   'int32_t capstan_batch_submit(void *reg, const uint8_t *calls, size_t len, const capstan_exec_options *opts, capstan_result_fn *on_result, void *user_data, _Out_ void **out)',
 );
 api.batch_poll = f('size_t capstan_batch_poll(void *batch, capstan_result_fn *on_result, void *user_data, size_t max)');
+
+// Host batches (section 11): the quick tools' path (lib/host.cjs). Text in
+// is a JS string (koffi passes it NUL-terminated, len CAPSTAN_NTS). The
+// handle and the lent text come back through a typed array of pointer-sized
+// integers (uintptr_t: the handle, the text's address and length), not
+// koffi's _Out_ arrays, which cost more than the crossing (BENCHMARKS.md).
+api.host_batch_begin = f(
+  'int32_t capstan_host_batch_begin(void *reg, const char *calls, size_t len, const capstan_exec_options *opts, uintptr_t *out, uintptr_t *calls_out, uintptr_t *calls_len)',
+);
+api.host_batch_finish = f(
+  'int32_t capstan_host_batch_finish(uintptr_t batch, const char *answers, size_t len, uint32_t timeout_ms, uintptr_t *results, uintptr_t *results_len)',
+);
+api.host_batch_cancel = f('void capstan_host_batch_cancel(uintptr_t batch)');
+api.host_batch_free = f('void capstan_host_batch_free(uintptr_t batch)');
+
+// Journals (section 15).
+api.journal_open_jsonl = f('int32_t capstan_journal_open_jsonl(const uint8_t *path, size_t len, _Out_ void **out)');
+api.journal_open_sqlite = f('int32_t capstan_journal_open_sqlite(const uint8_t *path, size_t len, uint32_t flags, _Out_ void **out)');
+api.journal_free = f('void capstan_journal_free(void *journal)');
+api.registry_set_journal = f('int32_t capstan_registry_set_journal(void *reg, void *journal, uint32_t flags)');
 
 // Streams (section 14). The sink's callbacks are declared with uintptr_t
 // user data (a key of the binding's, the same size as a pointer).

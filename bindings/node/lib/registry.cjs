@@ -2,25 +2,26 @@
 // registry.cjs: the registry: tools, the calls that run them, hooks, exports, search, turns, streams
 // and MCP.
 
-const path = require('node:path');
-const { Worker } = require('node:worker_threads');
 const native = require('./native.cjs');
 const { api } = native;
 const {
-  EXEC_STRICT_NULLS, EXEC_WHOLE_TURN, EXPORT_GEMINI_LOWER, EXPORT_STRICT, OK, OUTCOMES,
+  EXEC_STRICT_NULLS, EXEC_WHOLE_TURN, EXPORT_GEMINI_LOWER, EXPORT_STRICT, JOURNAL_REPLAY, OK, OUTCOMES,
   REGISTRY_COERCE, REGISTRY_STRICT_DEFAULTS, REGISTRY_STRICT_KEYWORDS, SEARCH_REGEX, TOOL_DEFERRED,
-  TOOL_MAIN_THREAD, TOOL_REQUIRES_APPROVAL, TOOL_SERIAL, TOOL_WAIT_FOR_RESPONSE,
+  TOOL_HOST_RUN, TOOL_IDEMPOTENT, TOOL_MAIN_THREAD, TOOL_REQUIRES_APPROVAL, TOOL_SERIAL, TOOL_WAIT_FOR_RESPONSE,
 } = require('./constants.cjs');
 const { CapstanError, check, failure, failureFromJson, takeText, textOut } = require('./errors.cjs');
-const { asyncCall, execOptions, formatOf, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
-const { POLLIN, WAKE_POLL_MS, waker } = require('./waker.cjs');
+const { asyncCall, execOptions, execOptionsArg, formatOf, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
+const { arm, drive } = require('./waker.cjs');
 const { approvers, eventHooks, keys, tools } = require('./keys.cjs');
 const { toolCallback } = require('./call.cjs');
 const { Batch } = require('./batch.cjs');
 const { Stream, bodyChunks, readChunks } = require('./stream.cjs');
 const { approverCallback, eventCallback } = require('./hooks.cjs');
-const { McpMount, McpServer, inputRelay, mountOptions, oauthRelay, serverOptions } = require('./mcp.cjs');
+const { McpServer, mountOn, serverOptions } = require('./mcp.cjs');
 const { formatResults, parseCalls } = require('./formats.cjs');
+const { runOnHost } = require('./host.cjs');
+const { isZod, zodTool } = require('./zod.cjs');
+const { journalOf } = require('./journal.cjs');
 
 // --- registry -------------------------------------------------------------
 
@@ -39,6 +40,10 @@ class Registry {
     // inside capstan_batch_submit, on this thread, without a thread hop.
     api.registry_pump(this._ptr, 0);
     this._toolKeys = new Map(); // name -> key
+    this._toolsByName = new Map(); // name -> the tool (lib/host.cjs runs quick ones by name)
+    this._quickTools = 0;
+    this._hostRuns = new Set(); // host batches not done (lib/host.cjs)
+    this._journaled = false; // a journal is attached (setJournal)
     this._batches = new Set();
     this._streams = new Set();
     this._servers = new Set();
@@ -67,24 +72,45 @@ class Registry {
    * `fn(args, ctx)` gets the validated arguments (defaults filled in) and
    * returns the result, or a Promise of it: a string is sent as text,
    * anything else as JSON; a throw or rejection is a tool error the model reads.
+   * `def.parameters` is a JSON Schema (object or text) or a zod 4 schema.
+   *
+   * Quick tools (the default for a function of one parameter without a
+   * timeoutMs; `quick` says otherwise) run through capstan's host batches
+   * in execute and runTurn: handed out checked in one crossing, run here,
+   * answered in one. A tool that takes `ctx` gets a call handle instead
+   * (progress, log, input, its timeout's cancellation).
    */
   tool(def, fn) {
     if (typeof def === 'string') def = { name: def };
     if (typeof fn !== 'function') throw new TypeError('tool: fn must be a function');
     if (!def || typeof def.name !== 'string') throw new TypeError('tool: def.name must be a string');
+    if (def.quick !== undefined && typeof def.quick !== 'boolean') throw new TypeError('tool: quick must be a boolean');
+    const quick = def.quick ?? (fn.length < 2 && !def.timeoutMs);
     let flags = TOOL_MAIN_THREAD;
+    if (quick) flags |= TOOL_HOST_RUN;
     if (def.requiresApproval) flags |= TOOL_REQUIRES_APPROVAL;
     if (def.serial) flags |= TOOL_SERIAL;
     if (def.waitForResponse) flags |= TOOL_WAIT_FOR_RESPONSE;
     if (def.deferred) flags |= TOOL_DEFERRED;
-    const params = def.parameters === undefined ? null : typeof def.parameters === 'string' ? def.parameters : JSON.stringify(def.parameters);
+    if (def.idempotent) flags |= TOOL_IDEMPOTENT;
+    let call = fn;
+    let params;
+    if (isZod(def.parameters)) {
+      const z = zodTool(def.name, def.parameters);
+      params = z.parameters;
+      call = z.wrap(fn);
+    } else {
+      params = def.parameters === undefined ? null : typeof def.parameters === 'string' ? def.parameters : JSON.stringify(def.parameters);
+    }
     const meta = {};
     for (const field of ['title', 'annotations', 'outputSchema', 'icons']) {
       if (def[field] !== undefined && def[field] !== null) meta[field] = typeof def[field] === 'string' && field === 'outputSchema' ? JSON.parse(def[field]) : def[field];
     }
     const mcpMeta = Object.keys(meta).length ? JSON.stringify(meta) : null;
     const key = keys.next();
-    tools.set(key, { fn, registry: this, name: def.name, maxOutputChars: def.maxOutputChars ?? 0 });
+    // sync: whether its calls returned at once (true), a promise (false), or none ran yet.
+    const entry = { fn, call, quick, sync: undefined, registry: this, name: def.name, maxOutputChars: def.maxOutputChars ?? 0 };
+    tools.set(key, entry);
     const status = api.registry_add_tool(this._live(), {
       struct_size: native.sizes.ToolDef,
       name: def.name,
@@ -105,7 +131,17 @@ class Registry {
     const old = this._toolKeys.get(def.name);
     if (old !== undefined) tools.delete(old);
     this._toolKeys.set(def.name, key);
+    this._forget(def.name);
+    this._toolsByName.set(def.name, entry);
+    if (quick) this._quickTools++;
     return this;
+  }
+
+  _forget(name) {
+    const was = this._toolsByName.get(name);
+    if (was === undefined) return;
+    this._toolsByName.delete(name);
+    if (was.quick) this._quickTools--;
   }
 
   /** Removes a tool; its calls in flight finish. */
@@ -115,6 +151,7 @@ class Registry {
     const key = this._toolKeys.get(name);
     this._toolKeys.delete(name);
     if (key !== undefined) tools.delete(key);
+    this._forget(name);
   }
 
   /** The tools as `format`'s API takes them (parsed JSON). */
@@ -215,13 +252,62 @@ class Registry {
     return batch;
   }
 
-  /** Runs `calls` and resolves with one result per call, in call order. */
+  /**
+   * Runs `calls` and resolves with one result per call, in call order.
+   * Quick tools run through a host batch (lib/host.cjs) when nothing needs
+   * capstan's own clock or limit for them (see _onHost); else as submit.
+   */
   execute(calls, options = {}) {
     try {
-      return this.submit(calls, options).results();
+      this._live();
+      const list = (Array.isArray(calls) ? calls : [calls]).map(normalizedCall);
+      const opts = execOptions(options); // checks the options before anything starts
+      if (this._onHost(list, options)) return runOnHost(this, list, execOptionsArg(opts));
+      return this.submit(list, options).results();
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  // Whether a batch takes the host path: it has a quick tool's call; no
+  // timeout or deadline (a quick call has no handle for capstan's timer to
+  // cancel); not journaled (the answers reach capstan together, at the
+  // batch's end, so a crash before that would leave calls that completed
+  // here "outcome unknown"); and its limit cannot bind a quick call: every
+  // call fits under it, or every call's tool is quick and has only ever
+  // returned at once (sync calls run one after another anyway).
+  _onHost(list, options) {
+    if (this._quickTools === 0 || list.length === 0 || options.timeoutMs || options.deadlineMs) return false;
+    if (this._journaled && options.runId) return false;
+    const limit = options.parallel === false ? 1 : options.limit || 8;
+    const byName = this._toolsByName;
+    if (list.length <= limit) {
+      for (const c of list) {
+        const t = byName.get(c.name);
+        if (t !== undefined && t.quick) return true;
+      }
+      return false;
+    }
+    for (const c of list) {
+      const t = byName.get(c.name);
+      if (t === undefined || !t.quick || t.sync !== true) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Makes the registry record its calls in `journal` (a Journal; null: none)
+   * from the next batch on, for batches run with a `runId`. A call whose
+   * (runId, call id) completed before is answered from the journal without
+   * running its tool; one that started and never completed (a crash) runs
+   * again if its tool is `idempotent`, else fails "Outcome unknown: ...".
+   * `replay: true` runs no tool at all: a call missing from the journal
+   * fails naming it (tests replaying a recorded session).
+   */
+  setJournal(journal, options = {}) {
+    const reg = this._live();
+    check(api.registry_set_journal(reg, journal === null ? null : journalOf(journal), options.replay ? JOURNAL_REPLAY : 0));
+    this._journaled = journal !== null;
   }
 
   /**
@@ -298,59 +384,7 @@ class Registry {
    * CAPSTAN_ERR_MCP_CONNECT saying why).
    */
   mount(options) {
-    let opts;
-    let reg;
-    try {
-      opts = mountOptions(options);
-      reg = this._live();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    this._holds++;
-    const oauth = options.oauth;
-    const input = options.input;
-    const relay = (oauth
-      ? oauthRelay(oauth, opts.connect_timeout_ms || 10000).then((fns) => {
-          opts.oauth_authorize = fns.authorize;
-          opts.oauth_tokens_load = fns.load;
-          opts.oauth_tokens_save = fns.save;
-          opts.oauth_assertion = fns.assertion;
-          opts.oauth_destroy = fns.destroy;
-        })
-      : Promise.resolve())
-      .then(() => input
-        ? inputRelay(input, opts.call_timeout_ms || 3600000).then((fns) => {
-            opts.input_answer = fns.answer;
-            opts.input_destroy = fns.destroy;
-          })
-        : undefined)
-      .catch((e) => {
-        this._release();
-        throw e;
-      });
-    return relay.then(() => new Promise((resolve, reject) => {
-      const worker = new Worker(path.join(__dirname, 'mount_worker.cjs'), { workerData: { registry: reg, options: opts } });
-      let settled = false;
-      worker.once('message', (m) => {
-        settled = true;
-        if (m.status !== OK) {
-          reject(failureFromJson(m.status, m.error));
-        } else {
-          const mount = new McpMount(this, m.mount);
-          this._mounts.add(mount);
-          if (this._closing) mount.close().catch(() => {});
-          resolve(mount);
-        }
-      });
-      worker.once('error', (e) => {
-        settled = true;
-        reject(e);
-      });
-      worker.once('exit', (code) => {
-        this._release();
-        if (!settled) reject(new Error(`capstan: the mount worker exited with code ${code}`));
-      });
-    }));
+    return mountOn(this, options);
   }
 
   _release() {
@@ -503,44 +537,13 @@ class Registry {
   }
 
   // Runs queued main-thread calls, hands results over, and re-arms the waker
-  // while any batch is pending.
+  // while anything is pending (lib/waker.cjs).
   _drive() {
-    this._driveScheduled = false;
-    if (this._ptr === null) return;
-    for (let i = 0; i < 64; i++) {
-      if (Number(api.registry_pump(this._ptr, 2)) === 0) break;
-    }
-    for (const batch of [...this._batches]) batch._poll();
-    if (this._batches.size || this._streams.size || this._turns || this._servers.size || this._servingStdio) this._arm();
+    drive(this);
   }
 
   _arm() {
-    if (this._armed || this._ptr === null) return;
-    this._armed = true;
-    if (waker === null || keys.finishing > 0) {
-      setTimeout(() => {
-        this._armed = false;
-        this._drive();
-      }, 2);
-      return;
-    }
-    if (this._wakeFd === null) {
-      const fd = [0];
-      check(api.registry_wake_fd(this._ptr, fd));
-      this._wakeFd = fd[0];
-      this._pollfd = Buffer.alloc(8);
-      this._pollfd.writeInt32LE(this._wakeFd, 0);
-      this._pollfd.writeInt16LE(POLLIN, 4);
-    }
-    const pollfd = this._pollfd;
-    waker.poll.async(pollfd, 1, WAKE_POLL_MS, () => {
-      this._armed = false;
-      if (this._ptr === null) return;
-      // Reset the fd (non-blocking: an eventfd, or a pipe read until empty).
-      const buf = Buffer.alloc(64);
-      for (let i = 0; i < 16 && Number(waker.read(this._wakeFd, buf, buf.length)) > 0; i++);
-      this._drive();
-    });
+    arm(this);
   }
 
   /**
@@ -586,8 +589,11 @@ class Registry {
       batch._cancelled = true;
       batch._poll();
     }
+    for (const run of [...this._hostRuns]) run.cancel();
     for (const key of this._toolKeys.values()) tools.delete(key);
     this._toolKeys.clear();
+    this._toolsByName.clear();
+    this._quickTools = 0;
     this._ptr = null;
     api.registry_free(ptr);
     this._drainAfterFree();
@@ -596,13 +602,14 @@ class Registry {
   // Batches still waiting for results after the free (a close that did not
   // wait) are polled on a timer until their last result.
   _drainAfterFree() {
-    if (this._batches.size === 0) {
+    if (this._batches.size === 0 && this._hostRuns.size === 0) {
       approvers.delete(this._approverKey);
       eventHooks.delete(this._eventKey);
       return;
     }
     setTimeout(() => {
       for (const batch of [...this._batches]) batch._poll();
+      for (const run of [...this._hostRuns]) run.poll();
       this._drainAfterFree();
     }, 5);
   }

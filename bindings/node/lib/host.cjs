@@ -1,0 +1,271 @@
+'use strict';
+// host.cjs: quick tools on the event loop through capstan's host batches
+// (capstan_host_batch_*, CAPSTAN_TOOL_HOST_RUN): one crossing hands out every
+// checked call of the batch's quick tools as one JSON array, the JS functions
+// run right here on the JS thread (no pump, no call handle, no hop), and one
+// crossing hands every answer back; the batch's other tools (those that take
+// a ctx, have a timeout, or are native) run meanwhile as capstan runs them,
+// and the registry's drive loop polls the batch until they are done.
+
+const { koffi, api } = require('./native.cjs');
+const { OK } = require('./constants.cjs');
+const { CapstanError, failure } = require('./errors.cjs');
+const { partsOf } = require('./content.cjs');
+
+const ERR_TIMEOUT = 13;
+// CAPSTAN_NTS (SIZE_MAX): the JSON text is passed NUL-terminated.
+const WIDE = koffi.sizeof('uintptr_t') === 8;
+const NTS = WIDE ? 0xffffffffffffffffn : 0xffffffff;
+
+// The out parameters (uintptr_t): [batch, text address, text length]. Read
+// right after the call that wrote them, before any JS of the host's runs.
+const outs = WIDE ? new BigUint64Array(3) : new Uint32Array(3);
+const outBatch = outs.subarray(0, 1);
+const outText = outs.subarray(1, 2);
+const outLen = outs.subarray(2, 3);
+
+// The text capstan lent (valid until the batch's free).
+function lentText() {
+  const len = Number(outs[2]);
+  return len > 0 ? koffi.decode(outs[1], 'char', len) : '';
+}
+
+function errorText(e) {
+  return e instanceof Error ? e.message || e.name : String(e);
+}
+
+// A lone surrogate has no UTF-8 form: capstan refuses its JSON escape (the
+// whole answer with it), so it becomes U+FFFD, as Buffer.from makes it on
+// the path with a call handle.
+const wellFormed =
+  typeof String.prototype.toWellFormed === 'function' ? (s) => s.toWellFormed() : (s) => Buffer.from(s, 'utf8').toString('utf8');
+function jsonText(value) {
+  const json = JSON.stringify(value);
+  if (json === undefined || !json.includes('\\ud')) return json;
+  return JSON.stringify(value, (key, v) => (typeof v === 'string' ? wellFormed(v) : v));
+}
+
+// One answer of capstan_host_batch_finish, as JSON text: text, json, parts or error.
+function answerOf(index, value, failed) {
+  if (failed) return `{"index":${index},"error":${jsonText(errorText(value))}}`;
+  if (typeof value === 'string') return `{"index":${index},"text":${jsonText(value)}}`;
+  if (value === undefined) return `{"index":${index},"text":""}`;
+  let parts;
+  try {
+    parts = partsOf(value);
+  } catch (e) {
+    return answerOf(index, new Error(`tool result parts cannot be sent: ${e.message}`), true);
+  }
+  if (parts !== null) return `{"index":${index},"parts":${jsonText(parts)}}`;
+  let json;
+  try {
+    json = jsonText(value);
+  } catch (e) {
+    return answerOf(index, new Error(`tool result is not JSON-serializable: ${e.message}`), true);
+  }
+  if (json === undefined) return `{"index":${index},"text":""}`;
+  return `{"index":${index},"json":${json}}`;
+}
+
+// The results of capstan_host_batch_finish (capstan_registry_execute's
+// shape) as the binding's ToolResult objects.
+function toResults(text) {
+  const raw = JSON.parse(text);
+  for (let i = 0; i < raw.length; i++) {
+    const r = raw[i];
+    const result = {
+      index: i,
+      id: r.id,
+      name: r.name,
+      content: r.content,
+      isError: r.is_error,
+      outcome: r.outcome,
+      durationUs: r.duration_us,
+    };
+    if (r.parts !== undefined) result.parts = r.parts;
+    if (r.structured_content !== undefined) result.structuredContent = r.structured_content;
+    raw[i] = result;
+  }
+  return raw;
+}
+
+function quickOnly(what) {
+  return () => {
+    throw new CapstanError({
+      status: 'CAPSTAN_ERR_WRONG_CONTEXT',
+      status_code: 15,
+      message: `${what}: this tool runs on the quick path (no call handle); register it with quick: false to report progress, log or ask for input`,
+    });
+  };
+}
+
+/** What a quick tool's function gets besides its arguments. */
+class QuickContext {
+  constructor(run, id, name) {
+    this.id = id;
+    this.name = name;
+    this._run = run;
+  }
+
+  cancelled() {
+    return this._run.cancelled;
+  }
+
+  get input() {
+    return { canAsk: [] };
+  }
+}
+QuickContext.prototype.progress = quickOnly('progress');
+QuickContext.prototype.log = quickOnly('log');
+
+/** One host batch: its handed-out calls, their answers, and the promise of its results. */
+class HostRun {
+  constructor(registry, ptr, handed, others) {
+    this.registry = registry;
+    this.ptr = ptr;
+    this.handed = handed;
+    // Calls not handed out may still run (other tools): the registry's
+    // drive loop pumps and polls for them while this batch lives.
+    this.others = others;
+    this.answers = new Array(handed.length);
+    this.pending = 0;
+    this.answered = false; // finish took the answers
+    this.cancelled = false;
+    this.done = false;
+    this.resolve = null;
+    this.reject = null;
+    this.promise = null;
+  }
+
+  // Runs the handed-out calls here: the results, or a promise of them.
+  run() {
+    const { handed, answers } = this;
+    const tools = this.registry._toolsByName;
+    for (let k = 0; k < handed.length; k++) {
+      const c = handed[k];
+      const tool = tools.get(c.name);
+      let value;
+      try {
+        if (tool === undefined) throw new Error('tool was removed');
+        value = tool.call(c.arguments, new QuickContext(this, c.id, c.name));
+      } catch (e) {
+        // InputRequired too: execute's caller can give no input.
+        answers[k] = answerOf(c.index, e, true);
+        continue;
+      }
+      if (value !== null && typeof value === 'object' && typeof value.then === 'function') {
+        tool.sync = false;
+        this.pending++;
+        // A thenable that is not a Promise is adopted by one (its then may throw).
+        (value instanceof Promise ? value : Promise.resolve(value)).then(
+          (v) => this.settle(k, answerOf(c.index, v, false)),
+          (e) => this.settle(k, answerOf(c.index, e, true)),
+        );
+      } else {
+        if (tool.sync === undefined) tool.sync = true;
+        answers[k] = answerOf(c.index, value, false);
+      }
+    }
+    if (this.pending === 0) return this.answer();
+    this.registry._hostRuns.add(this);
+    if (this.others) this.registry._scheduleDrive();
+    return this.later();
+  }
+
+  later() {
+    if (this.promise === null) {
+      this.promise = new Promise((resolve, reject) => {
+        this.resolve = resolve;
+        this.reject = reject;
+      });
+    }
+    return this.promise;
+  }
+
+  settle(k, answer) {
+    if (this.answered) return; // cancelled, and answered for already
+    this.answers[k] = answer;
+    if (--this.pending === 0) this.handOver(this.answer());
+  }
+
+  handOver(value) {
+    if (value !== this.promise) this.resolve(value);
+  }
+
+  // Hands every answer over: the results, or this batch's promise while its
+  // other calls still run.
+  answer() {
+    this.answered = true;
+    const text = '[' + this.answers.join(',') + ']';
+    this.answers = null;
+    const value = this.collect(api.host_batch_finish(this.ptr, text, NTS, 0, outText, outLen));
+    // Not done: the other calls run; the drive loop pumps and polls.
+    if (value === this.promise) this.registry._scheduleDrive();
+    return value;
+  }
+
+  // From the registry's drive loop: the batch's other calls may be done.
+  poll() {
+    if (!this.answered || this.done) return;
+    this.handOver(this.collect(api.host_batch_finish(this.ptr, null, 0, 0, outText, outLen)));
+  }
+
+  collect(status) {
+    if (status === ERR_TIMEOUT) {
+      this.others = true;
+      this.registry._hostRuns.add(this);
+      return this.later();
+    }
+    this.done = true;
+    this.registry._hostRuns.delete(this);
+    let results = null;
+    let error = null;
+    try {
+      if (status !== OK) error = failure(status);
+      else results = toResults(lentText());
+    } catch (e) {
+      error = e;
+    }
+    api.host_batch_free(this.ptr);
+    if (error === null) return results;
+    if (this.promise === null) throw error;
+    this.reject(error);
+    return this.promise;
+  }
+
+  // The registry closes: unanswered calls end cancelled; the batch's
+  // results follow as its other calls end.
+  cancel() {
+    if (this.done) return;
+    this.cancelled = true;
+    api.host_batch_cancel(this.ptr);
+    if (!this.answered) {
+      // Dropped by capstan (those calls already ended cancelled).
+      for (let k = 0; k < this.answers.length; k++) {
+        if (this.answers[k] === undefined) this.answers[k] = answerOf(this.handed[k].index, new Error('cancelled'), true);
+      }
+      this.handOver(this.answer());
+    }
+  }
+}
+
+/**
+ * Runs `list` (normalized calls) as one host batch; resolves with the
+ * results in call order. `opts`: the capstan_exec_options (or null).
+ */
+function runOnHost(registry, list, opts) {
+  const status = api.host_batch_begin(registry._live(), JSON.stringify(list), NTS, opts, outBatch, outText, outLen);
+  if (status !== OK) throw failure(status);
+  const ptr = outs[0];
+  let handed;
+  try {
+    handed = JSON.parse(lentText());
+  } catch (e) {
+    api.host_batch_free(ptr);
+    throw e;
+  }
+  const value = new HostRun(registry, ptr, handed, handed.length < list.length).run();
+  return value instanceof Promise ? value : Promise.resolve(value);
+}
+
+module.exports = { runOnHost, answerOf, toResults, NTS };
