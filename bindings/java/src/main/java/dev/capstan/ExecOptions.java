@@ -13,37 +13,51 @@ import java.util.List;
  * @param deadlineMs bounds every call from submission, waits included, 0 = none
  * @param strictNulls drop the nulls OpenAI strict mode sends for optional arguments
  * @param approvedIds ids of calls already approved by the user
+ * @param runId the run (a conversation, a workflow) the calls belong to: with a journal on the registry
+ *     ({@link Registry#setJournal}) each call is recorded and answered under this id plus its call id; null:
+ *     the journal is not used
  */
 public record ExecOptions(boolean sequential, int limit, int timeoutMs, int deadlineMs, boolean strictNulls,
-        List<String> approvedIds) {
-    public static final ExecOptions DEFAULTS = new ExecOptions(false, 0, 0, 0, false, List.of());
+        List<String> approvedIds, String runId) {
+    public static final ExecOptions DEFAULTS = new ExecOptions(false, 0, 0, 0, false, List.of(), null);
 
     public ExecOptions {
         approvedIds = approvedIds == null ? List.of() : List.copyOf(approvedIds);
     }
 
+    /** The options without a run id (the record's shape before the journal). */
+    public ExecOptions(boolean sequential, int limit, int timeoutMs, int deadlineMs, boolean strictNulls,
+            List<String> approvedIds) {
+        this(sequential, limit, timeoutMs, deadlineMs, strictNulls, approvedIds, null);
+    }
+
     public ExecOptions withSequential(boolean b) {
-        return new ExecOptions(b, limit, timeoutMs, deadlineMs, strictNulls, approvedIds);
+        return new ExecOptions(b, limit, timeoutMs, deadlineMs, strictNulls, approvedIds, runId);
     }
 
     public ExecOptions withLimit(int n) {
-        return new ExecOptions(sequential, n, timeoutMs, deadlineMs, strictNulls, approvedIds);
+        return new ExecOptions(sequential, n, timeoutMs, deadlineMs, strictNulls, approvedIds, runId);
     }
 
     public ExecOptions withTimeoutMs(int ms) {
-        return new ExecOptions(sequential, limit, ms, deadlineMs, strictNulls, approvedIds);
+        return new ExecOptions(sequential, limit, ms, deadlineMs, strictNulls, approvedIds, runId);
     }
 
     public ExecOptions withDeadlineMs(int ms) {
-        return new ExecOptions(sequential, limit, timeoutMs, ms, strictNulls, approvedIds);
+        return new ExecOptions(sequential, limit, timeoutMs, ms, strictNulls, approvedIds, runId);
     }
 
     public ExecOptions withStrictNulls(boolean b) {
-        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, b, approvedIds);
+        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, b, approvedIds, runId);
     }
 
     public ExecOptions withApprovedIds(List<String> ids) {
-        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, strictNulls, ids);
+        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, strictNulls, ids, runId);
+    }
+
+    /** {@code runId}: see the record's doc. */
+    public ExecOptions withRunId(String id) {
+        return new ExecOptions(sequential, limit, timeoutMs, deadlineMs, strictNulls, approvedIds, id);
     }
 
     /** The C struct in {@code a} (the defaults of its INIT macro, then our fields). */
@@ -66,6 +80,11 @@ public record ExecOptions(boolean sequential, int limit, int timeoutMs, int dead
             }
             s.set(Native.PTR, Native.off(Native.EXEC_OPTIONS, "approved_ids"), arr);
             s.set(Native.SIZE, Native.off(Native.EXEC_OPTIONS, "approved_count"), approvedIds.size());
+        }
+        if (runId != null) {
+            MemorySegment id = Native.utf8(a, runId);
+            s.set(Native.PTR, Native.off(Native.EXEC_OPTIONS, "run_id"), id);
+            s.set(Native.SIZE, Native.off(Native.EXEC_OPTIONS, "run_id_len"), Native.utf8Len(id));
         }
         return s;
     }

@@ -20,6 +20,17 @@ final class HostBatch {
     /** Runs the batch and returns the results JSON of {@code capstan_registry_execute}. */
     static String execute(MemorySegment reg, Arena a, String callsJson, ExecOptions options,
             Map<String, ToolEntry> quick) throws Throwable {
+        return execute(reg, a, callsJson, options, quick, null, null);
+    }
+
+    /**
+     * As above, with the batch in {@code inFlight} while it runs, so that {@link Registry#close()} can cancel
+     * its calls that wait (for a pump, an approver); {@code closing} says whether close began before the batch
+     * was added, which then cancels it itself.
+     */
+    static String execute(MemorySegment reg, Arena a, String callsJson, ExecOptions options,
+            Map<String, ToolEntry> quick, java.util.Set<MemorySegment> inFlight,
+            java.util.function.BooleanSupplier closing) throws Throwable {
         MemorySegment c = Native.utf8(a, callsJson);
         MemorySegment out = a.allocate(Native.PTR);
         MemorySegment calls = a.allocate(Native.PTR);
@@ -27,6 +38,10 @@ final class HostBatch {
         Native.check((int) Native.host_batch_begin.invokeExact(reg, c, Native.utf8Len(c), options.toNative(a), out,
                 calls, callsLen));
         MemorySegment batch = out.get(Native.PTR, 0);
+        if (inFlight != null) {
+            inFlight.add(batch);
+            if (closing.getAsBoolean()) cancel(batch);
+        }
         try {
             String answers = answer(Native.text(calls.get(Native.PTR, 0), callsLen.get(Native.SIZE, 0)), quick);
             MemorySegment ans = Native.utf8(a, answers);
@@ -35,9 +50,22 @@ final class HostBatch {
             Native.check((int) Native.host_batch_finish.invokeExact(batch, ans, Native.utf8Len(ans), -1, res, resLen));
             return Native.text(res.get(Native.PTR, 0), resLen.get(Native.SIZE, 0));
         } finally {
+            if (inFlight != null) inFlight.remove(batch);
             Native.host_batch_free.invokeExact(batch);
         }
     }
+
+    /** capstan_host_batch_cancel: calls not started end cancelled, running ones keep their own result. */
+    static void cancel(MemorySegment batch) {
+        try {
+            HOST_BATCH_CANCEL.invokeExact(batch); // a freed batch: no-op (a checked handle)
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    private static final java.lang.invoke.MethodHandle HOST_BATCH_CANCEL =
+            Native.fn("capstan_host_batch_cancel", null, Native.PTR);
 
     /** Runs every handed-out call ({@code [{"index","id","name","arguments"}]}); the answers array. */
     static String answer(String handed, Map<String, ToolEntry> quick) {
