@@ -65,26 +65,44 @@ public record ExecOptions(boolean sequential, int limit, int timeoutMs, int dead
         return toNative(a, 0);
     }
 
+    /** True when the C struct would hold only the defaults: a NULL options pointer says the same. */
+    boolean isDefault() {
+        return !sequential && limit == 0 && timeoutMs == 0 && deadlineMs == 0 && !strictNulls
+                && approvedIds.isEmpty() && runId == null;
+    }
+
+    // Offsets computed once: Native.off walks the layout by name, which costs on the per-call path.
+    private static final long FLAGS = Native.off(Native.EXEC_OPTIONS, "flags");
+    private static final long LIMIT = Native.off(Native.EXEC_OPTIONS, "limit");
+    private static final long TIMEOUT = Native.off(Native.EXEC_OPTIONS, "timeout_ms");
+    private static final long DEADLINE = Native.off(Native.EXEC_OPTIONS, "deadline_ms");
+    private static final long APPROVED = Native.off(Native.EXEC_OPTIONS, "approved_ids");
+    private static final long APPROVED_COUNT = Native.off(Native.EXEC_OPTIONS, "approved_count");
+    private static final long RUN_ID = Native.off(Native.EXEC_OPTIONS, "run_id");
+    private static final long RUN_ID_LEN = Native.off(Native.EXEC_OPTIONS, "run_id_len");
+
     /** As {@link #toNative(Arena)}, with {@code extraFlags} (CAPSTAN_EXEC_*) set too. */
-    MemorySegment toNative(Arena a, int extraFlags) throws Throwable {
-        MemorySegment s = Native.initStruct(a, Native.EXEC_OPTIONS);
+    MemorySegment toNative(java.lang.foreign.SegmentAllocator a, int extraFlags) throws Throwable {
+        MemorySegment s = a.allocate(Native.EXEC_OPTIONS);
+        s.fill((byte) 0);
+        s.set(Native.U32, 0, (int) Native.EXEC_OPTIONS.byteSize());
         int flags = (sequential ? 1 : 0) | (strictNulls ? 4 : 0) | extraFlags;
-        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "flags"), flags);
-        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "limit"), limit);
-        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "timeout_ms"), timeoutMs);
-        s.set(Native.U32, Native.off(Native.EXEC_OPTIONS, "deadline_ms"), deadlineMs);
+        s.set(Native.U32, FLAGS, flags);
+        s.set(Native.U32, LIMIT, limit);
+        s.set(Native.U32, TIMEOUT, timeoutMs);
+        s.set(Native.U32, DEADLINE, deadlineMs);
         if (!approvedIds.isEmpty()) {
             MemorySegment arr = a.allocate(Native.PTR, approvedIds.size());
             for (int i = 0; i < approvedIds.size(); i++) {
-                arr.setAtIndex(Native.PTR, i, Native.utf8(a, approvedIds.get(i)));
+                arr.setAtIndex(Native.PTR, i, a.allocateFrom(approvedIds.get(i)));
             }
-            s.set(Native.PTR, Native.off(Native.EXEC_OPTIONS, "approved_ids"), arr);
-            s.set(Native.SIZE, Native.off(Native.EXEC_OPTIONS, "approved_count"), approvedIds.size());
+            s.set(Native.PTR, APPROVED, arr);
+            s.set(Native.SIZE, APPROVED_COUNT, approvedIds.size());
         }
         if (runId != null) {
-            MemorySegment id = Native.utf8(a, runId);
-            s.set(Native.PTR, Native.off(Native.EXEC_OPTIONS, "run_id"), id);
-            s.set(Native.SIZE, Native.off(Native.EXEC_OPTIONS, "run_id_len"), Native.utf8Len(id));
+            MemorySegment id = a.allocateFrom(runId);
+            s.set(Native.PTR, RUN_ID, id);
+            s.set(Native.SIZE, RUN_ID_LEN, Native.utf8Len(id));
         }
         return s;
     }

@@ -100,6 +100,30 @@ public final class Registry implements AutoCloseable {
         }
     }
 
+    interface NativeBody<T> {
+        T run(MemorySegment reg) throws Throwable;
+    }
+
+    /** As {@link #with}, for a body that brings its own native memory (the quick path: no arena per call). */
+    private <T> T withoutArena(NativeBody<T> body) {
+        users.incrementAndGet();
+        try {
+            MemorySegment r = reg;
+            if (closing || r == null) throw new IllegalStateException("registry is closed");
+            return body.run(r);
+        } catch (CapstanException | IllegalStateException | IllegalArgumentException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        } finally {
+            if (users.decrementAndGet() == 0 && closing) {
+                synchronized (users) {
+                    users.notifyAll();
+                }
+            }
+        }
+    }
+
     // ---- tools ----
 
     /** Registers (or replaces) a tool with a JSON Schema for its arguments (null: any object). */
@@ -462,7 +486,7 @@ public final class Registry implements AutoCloseable {
      */
     public String executeJson(String callsJson, ExecOptions options) {
         if (!quick.isEmpty() || !mayWait.isEmpty()) {
-            return with((r, a) -> HostBatch.execute(r, a, callsJson, options, quick, inFlight, () -> closing));
+            return withoutArena(r -> HostBatch.execute(r, callsJson, options, quick, inFlight, () -> closing));
         }
         return with((r, a) -> {
             MemorySegment c = Native.utf8(a, callsJson);
