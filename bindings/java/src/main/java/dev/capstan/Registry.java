@@ -80,24 +80,11 @@ public final class Registry implements AutoCloseable {
     }
 
     private <T> T with(Body<T> body) {
-        users.incrementAndGet();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment r = reg;
-            if (closing || r == null) throw new IllegalStateException("registry is closed");
-            return body.run(r, a);
-        } catch (CapstanException | IllegalStateException | IllegalArgumentException e) {
-            throw e;
-        } catch (Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
-        } finally {
-            if (users.decrementAndGet() == 0 && closing) {
-                synchronized (users) {
-                    users.notifyAll();
-                }
+        return withoutArena(r -> {
+            try (Arena a = Arena.ofConfined()) {
+                return body.run(r, a);
             }
-        }
+        });
     }
 
     interface NativeBody<T> {
