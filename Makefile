@@ -47,6 +47,7 @@ help:
 	@echo '  make uninstall    remove what make install installed'
 	@echo '  make header       regenerate include/capstan.h with cbindgen'
 	@echo '  make bench        run the benchmarks and print figures (not in make test)'
+	@echo '  make bench-bindings  every binding beside its peer in one table (build/bench-bindings.md)'
 	@echo '  make fuzz         run every fuzz target for FUZZ_SECONDS (not in make test)'
 	@echo '  make soak         the long soak runs (not in make test)'
 	@echo '  make mutants      mutation testing with cargo-mutants (not in make test)'
@@ -131,6 +132,7 @@ matrix-check:
 	python3 tools/check_matrix.py
 	python3 tools/check_sizes.py --self-test
 	python3 tools/check_sizes.py
+	python3 tools/bench_bindings.py --self-test
 
 header-check: cbindgen
 	@mkdir -p $(BUILD)
@@ -640,6 +642,16 @@ stream-figures:
 # floor, then the ABI table with the default pool and with 1 and 2 threads.
 # The floor runs right before the ABI table so that their ratio comes from
 # one run. Not part of `make test`.
+# bench-bindings (issue #46; not in make test: it times things): runs each
+# binding's bench (go, java, node, python, csharp; those that exist) one
+# after the other and prints one table of their BENCH-ROW lines beside the
+# peers, with the load average before and after, also into
+# build/bench-bindings.md; a bench that fails or prints no row is a row
+# saying so (tools/bench_bindings.py; its self-test runs in matrix-check).
+.PHONY: bench-bindings
+bench-bindings:
+	python3 tools/bench_bindings.py
+
 bench: lib
 	@mkdir -p $(BUILD)/bench
 	$(CC) $(CFLAGS_COMMON) -O2 bench/c/abi_bench.c -o $(BUILD)/bench/abi_bench $(LDFLAGS_COMMON)

@@ -39,6 +39,7 @@
 #include "capstan/runtime.hpp"
 #include "capstan/mcp_server.hpp"
 #include "capstan/mcp_mount.hpp"
+#include "capstan/journal.hpp"
 #include "capstan/registry.hpp"
 
 #endif  // CAPSTAN_HPP

@@ -150,6 +150,9 @@ func BenchmarkSingleCall(b *testing.B) {
 			}
 		})
 	})
+	c, p := figures[b.Name()+"/capstan"], figures[b.Name()+"/baseline"]
+	benchRow("lone call", "wall us/call", c.wallNs/1e3, p.wallNs/1e3, "<= peer", "")
+	benchRow("lone call", "cpu us/call", c.cpuNs/1e3, p.cpuNs/1e3, "<= peer", "")
 }
 
 func BenchmarkBatch10k(b *testing.B) {
@@ -173,7 +176,37 @@ func BenchmarkBatch10k(b *testing.B) {
 				}
 			})
 		})
+		c := figures[fmt.Sprintf("%s/capstan/limit=%d", b.Name(), limit)]
+		p := figures[fmt.Sprintf("%s/baseline/limit=%d", b.Name(), limit)]
+		rate := func(f benchFigures) float64 {
+			if f.wallNs == 0 {
+				return 0
+			}
+			return float64(len(calls)) / (f.wallNs / 1e9)
+		}
+		benchRow("10000 calls", "calls/s", rate(c), rate(p), ">= peer", fmt.Sprintf(", both at most %d at once", limit))
 	}
+}
+
+// benchFigures is what the last run of a sub-benchmark measured, per op.
+type benchFigures struct{ wallNs, cpuNs float64 }
+
+// figures holds each sub-benchmark's last run by its full name (benchmarks
+// run one at a time), so that its parent can print a BENCH-ROW line.
+var figures = map[string]benchFigures{}
+
+// benchRow prints one row for make bench-bindings (tools/bench_bindings.py):
+// capstan beside the same work in pure Go. goal is issue #46's ("Go stays at
+// or under pure Go").
+func benchRow(kase, metric string, capstanValue, peerValue float64, goal, peerNote string) {
+	met := capstanValue <= peerValue
+	if strings.HasPrefix(goal, ">=") {
+		met = capstanValue >= peerValue
+	}
+	row, _ := json.Marshal(map[string]any{"binding": "go", "case": kase, "tool": "trivial", "metric": metric,
+		"capstan": capstanValue, "peer": "pure Go (jsonschema/v6 + encoding/json)" + peerNote, "peer_value": peerValue,
+		"goal": goal, "met": met})
+	fmt.Printf("BENCH-ROW %s\n", row)
 }
 
 // cpuTime is the process's user+system CPU time: on a shared machine it says
@@ -195,6 +228,7 @@ func loop(b *testing.B, calls int, f func()) {
 	}
 	cpu := float64((cpuTime() - start).Nanoseconds())
 	b.ReportMetric(cpu/float64(b.N), "cpu-ns/op")
+	figures[b.Name()] = benchFigures{wallNs: float64(b.Elapsed().Nanoseconds()) / float64(b.N), cpuNs: cpu / float64(b.N)}
 	b.ReportMetric(float64(runtime.NumCgoCall()-cgoStart)/float64(b.N), "cgo-calls/op")
 	if calls > 1 {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*calls), "ns/call")

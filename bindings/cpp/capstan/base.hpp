@@ -82,6 +82,9 @@ enum class ToolFlag : std::uint32_t {
     main_thread = CAPSTAN_TOOL_MAIN_THREAD,
     wait_for_response = CAPSTAN_TOOL_WAIT_FOR_RESPONSE,  ///< streams: never start before the response ended
     deferred = CAPSTAN_TOOL_DEFERRED,  ///< left out of provider exports until the search tool finds it
+    /// Safe to run twice: with a journal, a call that started in an earlier
+    /// process and never completed runs again (else "Outcome unknown:").
+    idempotent = CAPSTAN_TOOL_IDEMPOTENT,
 };
 
 enum class ExecFlag : std::uint32_t {
@@ -194,6 +197,7 @@ enum class EventKind : capstan_event_kind {
     cancelled = CAPSTAN_EVENT_CANCELLED,
     progress = CAPSTAN_EVENT_PROGRESS,  ///< a running call reported progress (Call::progress)
     log = CAPSTAN_EVENT_LOG,            ///< a running call sent a log message (Call::log)
+    replayed = CAPSTAN_EVENT_REPLAYED,  ///< answered from the journal without running its tool
 };
 
 /// The severity of a log message (Call::log): MCP's levels, the syslog

@@ -23,6 +23,10 @@ struct ExecOptions {
     /// included (for a worker, the approver, a pump); a call without a result
     /// by then ends Outcome::timeout saying what it waited for.
     std::chrono::milliseconds deadline{0};
+    /// The run (a conversation, a workflow) the calls belong to: with a
+    /// journal on the registry (Registry::set_journal) each call is recorded
+    /// and answered under this id plus its call id. None: no journal.
+    std::optional<std::string> run_id{};
 };
 
 /// One call's result, copied out of capstan.
@@ -67,6 +71,10 @@ struct CExecOptions {
         for (const std::string &id : o.approved_ids) ids.push_back(id.c_str());
         raw.approved_ids = ids.empty() ? nullptr : ids.data();
         raw.approved_count = ids.size();
+        if (o.run_id) {
+            raw.run_id = detail::ptr(*o.run_id);
+            raw.run_id_len = o.run_id->size();
+        }
     }
     Error invalid() const { return Error(CAPSTAN_ERR_INVALID_ARGUMENT, bad); }
     CExecOptions(const CExecOptions &) = delete;

@@ -11,6 +11,7 @@
 #include "search.hpp"
 #include "providers.hpp"
 #include "mcp_mount.hpp"
+#include "journal.hpp"
 
 namespace capstan {
 
@@ -256,6 +257,24 @@ public:
     }
     [[nodiscard]] Expected<void> try_clear_notify() {
         return install_none([](capstan_registry *r) { return detail::c_set_notify(r, nullptr, nullptr, nullptr); });
+    }
+
+    /// Uses `journal` for every batch run with ExecOptions::run_id, from the
+    /// next batch on (docs/durable-calls.md): a completed call is answered
+    /// from it without running its tool (EventKind::replayed); a changed
+    /// tool, schema or arguments fails the call naming it; a call that
+    /// started and never completed runs again if its tool is
+    /// ToolFlag::idempotent, else ends "Outcome unknown:". The registry keeps
+    /// the journal alive; the Journal object may be destroyed first.
+    [[nodiscard]] Expected<void> try_set_journal(const Journal &journal, JournalMode mode = JournalMode::record) {
+        if (!journal.get()) return Error(CAPSTAN_ERR_NULL_PARAMETER, "this capstan::Journal was moved from");
+        return install_none([&](capstan_registry *r) {
+            return capstan_registry_set_journal(r, journal.get(), static_cast<std::uint32_t>(mode));
+        });
+    }
+    /// No journal from the next batch on.
+    [[nodiscard]] Expected<void> try_clear_journal() {
+        return install_none([](capstan_registry *r) { return capstan_registry_set_journal(r, nullptr, 0); });
     }
 
     /// Unix: a file descriptor for epoll/kqueue/poll (an eventfd on Linux and
@@ -511,6 +530,10 @@ public:
     template <class F>
     void set_notify(F &&notify) { try_set_notify(std::forward<F>(notify)).value(); }
     void clear_notify() { try_clear_notify().value(); }
+    void set_journal(const Journal &journal, JournalMode mode = JournalMode::record) {
+        try_set_journal(journal, mode).value();
+    }
+    void clear_journal() { try_clear_journal().value(); }
     int wake_fd() { return try_wake_fd().value(); }
     void *wake_handle() { return try_wake_handle().value(); }
     std::string tools_json(Format fmt) const { return try_tools_json(fmt).value(); }

@@ -187,6 +187,10 @@ public struct ToolFlags: OptionSet, Sendable {
     public static let waitForResponse = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_WAIT_FOR_RESPONSE))
     /// Left out of the exports until the search tool found it (`ToolRegistry.addSearchTool`).
     public static let deferred = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_DEFERRED))
+    /// Safe to run twice: with a journal (`ToolRegistry.setJournal`), a call
+    /// that started in an earlier process and never completed runs again;
+    /// without the flag it ends with content beginning "Outcome unknown:".
+    public static let idempotent = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_IDEMPOTENT))
 }
 
 /// Arguments of a tool, decoded from the validated JSON, with their JSON
@@ -224,11 +228,16 @@ public struct ExecOptions: Sendable {
     public var deadlineMs: UInt32 = 0
     /// The model was given strict schemas: its `null`s for optional arguments are dropped.
     public var strictNulls = false
+    /// The run (a conversation, a workflow) the calls belong to: with a
+    /// journal on the registry (`ToolRegistry.setJournal`) each call is
+    /// recorded and answered under this id plus its call id. nil: no journal.
+    public var runId: String? = nil
 
     public init(
         sequential: Bool = false, limit: UInt32 = 0, timeoutMs: UInt32 = 0, approvedIds: [String] = [],
-        deadlineMs: UInt32 = 0, strictNulls: Bool = false
+        deadlineMs: UInt32 = 0, strictNulls: Bool = false, runId: String? = nil
     ) {
+        self.runId = runId
         self.sequential = sequential
         self.limit = limit
         self.timeoutMs = timeoutMs
@@ -250,6 +259,10 @@ public struct ExecOptions: Sendable {
         let ids = approvedIds.map { strdup($0) }
         defer { ids.forEach { free($0) } }
         let pointers: [UnsafePointer<CChar>?] = ids.map { UnsafePointer($0) }
+        let run: UnsafeMutablePointer<CChar>? = runId.flatMap { strdup($0) }
+        defer { free(run) }
+        o.run_id = UnsafePointer(run)
+        o.run_id_len = run == nil ? 0 : strlen(run!)
         return try pointers.withUnsafeBufferPointer { buf in
             o.approved_ids = buf.isEmpty ? nil : buf.baseAddress
             o.approved_count = buf.count
@@ -354,6 +367,8 @@ public struct ToolEvent: Sendable {
     /// `CAPSTAN_EVENT_*`.
     public enum Kind: UInt32, Sendable {
         case started = 0, finished, timedOut, cancelled, progress, log
+        /// Answered from the journal without running its tool; `.finished` follows.
+        case replayed
     }
     public let kind: Kind
     public let tool: String

@@ -10,9 +10,12 @@ final class Json {
 
     static final ObjectMapper MAPPER = new ObjectMapper().findAndRegisterModules();
 
+    /** A reader of trees, made once: MAPPER.readTree would resolve the JsonNode type again on every call. */
+    private static final com.fasterxml.jackson.databind.ObjectReader TREES = MAPPER.reader();
+
     static JsonNode read(String s) {
         try {
-            return MAPPER.readTree(s);
+            return TREES.readTree(s);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException("capstan returned text that is not JSON: " + e.getOriginalMessage(), e);
         }

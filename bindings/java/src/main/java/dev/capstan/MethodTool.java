@@ -42,6 +42,20 @@ final class MethodTool {
         return b.build();
     }
 
+    /**
+     * {@code v} as a {@code type}: the common scalar cases read straight from the node (what Jackson's
+     * convertValue gives for them, without its serialize-and-parse round trip), anything else through Jackson.
+     */
+    static Object bind(JsonNode v, JavaType type) {
+        Class<?> c = type.getRawClass();
+        if ((c == long.class || c == Long.class) && v.isIntegralNumber() && v.canConvertToLong()) return v.longValue();
+        if ((c == int.class || c == Integer.class) && v.isIntegralNumber() && v.canConvertToInt()) return v.intValue();
+        if ((c == double.class || c == Double.class) && v.isNumber()) return v.doubleValue();
+        if ((c == boolean.class || c == Boolean.class) && v.isBoolean()) return v.booleanValue();
+        if (c == String.class && v.isTextual()) return v.textValue();
+        return Json.MAPPER.convertValue(v, type);
+    }
+
     Object invoke(ToolCall call) throws Exception {
         JsonNode args = call.arguments();
         Object[] values = new Object[names.length];
@@ -50,7 +64,7 @@ final class MethodTool {
             if (v == null || v.isNull()) {
                 values[i] = types[i].getRawClass() == Optional.class ? Optional.empty() : null;
             } else {
-                values[i] = Json.MAPPER.convertValue(v, types[i]);
+                values[i] = bind(v, types[i]);
             }
         }
         try {

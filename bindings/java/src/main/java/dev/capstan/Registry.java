@@ -38,6 +38,10 @@ public final class Registry implements AutoCloseable {
     /** Quick tools' handlers by name ({@link ToolOptions#quick()}): run here, through host batches. */
     private final java.util.concurrent.ConcurrentHashMap<String, ToolEntry> quick =
             new java.util.concurrent.ConcurrentHashMap<>();
+    /** Tools whose calls may wait for someone (a pump, an approver): their batches run cancellably. */
+    private final java.util.Set<String> mayWait = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Host batches running now, which close() cancels (their calls not started end cancelled). */
+    private final java.util.Set<MemorySegment> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public Registry(Flag... flags) {
         int bits = 0;
@@ -76,14 +80,25 @@ public final class Registry implements AutoCloseable {
     }
 
     private <T> T with(Body<T> body) {
+        return withoutArena(r -> {
+            try (Arena a = Arena.ofConfined()) {
+                return body.run(r, a);
+            }
+        });
+    }
+
+    interface NativeBody<T> {
+        T run(MemorySegment reg) throws Throwable;
+    }
+
+    /** As {@link #with}, for a body that brings its own native memory (the quick path: no arena per call). */
+    private <T> T withoutArena(NativeBody<T> body) {
         users.incrementAndGet();
-        try (Arena a = Arena.ofConfined()) {
+        try {
             MemorySegment r = reg;
             if (closing || r == null) throw new IllegalStateException("registry is closed");
-            return body.run(r, a);
-        } catch (CapstanException | IllegalStateException | IllegalArgumentException e) {
-            throw e;
-        } catch (Error e) {
+            return body.run(r);
+        } catch (CapstanException | IllegalStateException | IllegalArgumentException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
@@ -130,6 +145,8 @@ public final class Registry implements AutoCloseable {
             Native.check((int) Native.registry_add_tool.invokeExact(r, def));
             if (options.quick()) quick.put(name, entry);
             else quick.remove(name);
+            if (options.mainThread() || options.requiresApproval()) mayWait.add(name);
+            else mayWait.remove(name);
             return this;
         });
     }
@@ -174,7 +191,7 @@ public final class Registry implements AutoCloseable {
             if (t == null) continue;
             MethodTool mt = new MethodTool(m, receiver);
             ToolOptions o = ToolOptions.DEFAULTS.withTimeoutMs(t.timeoutMs()).withRequiresApproval(t.requiresApproval())
-                    .withSerial(t.serial()).withQuick(t.quick());
+                    .withSerial(t.serial()).withQuick(t.quick()).withIdempotent(t.idempotent());
             tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt::invoke);
             n++;
         }
@@ -188,6 +205,7 @@ public final class Registry implements AutoCloseable {
             MemorySegment n = Native.utf8(a, name);
             Native.check((int) Native.registry_remove_tool.invokeExact(r, n, Native.utf8Len(n)));
             quick.remove(name);
+            mayWait.remove(name);
             return null;
         });
     }
@@ -420,6 +438,22 @@ public final class Registry implements AutoCloseable {
         });
     }
 
+    /**
+     * Makes the registry use {@code journal} (null: none) for every batch run with a run id
+     * ({@link ExecOptions#withRunId}), from the next batch on (docs/durable-calls.md): a call with a completed
+     * record is answered from it without running its tool ({@link ToolEvent.Kind#REPLAYED}); one whose tool,
+     * schema or arguments changed fails naming what changed; one that started in an earlier process and never
+     * completed runs again if its tool is idempotent ({@link ToolOptions#withIdempotent}), else fails with
+     * content beginning "Outcome unknown:". With {@code replay} no tool runs at all and nothing is written: a
+     * call missing from the journal fails naming it. @throws IllegalStateException if the journal is closed
+     */
+    public void setJournal(Journal journal, boolean replay) {
+        with((r, a) -> {
+            Journal.attach(r, journal, replay);
+            return null;
+        });
+    }
+
     /** Per-tool statistics JSON ({@code capstan_registry_stats_json}). */
     public String statsJson() {
         return with((r, a) -> {
@@ -438,7 +472,9 @@ public final class Registry implements AutoCloseable {
      * are results; INVALID_CALLS only for malformed {@code callsJson}.
      */
     public String executeJson(String callsJson, ExecOptions options) {
-        if (!quick.isEmpty()) return with((r, a) -> HostBatch.execute(r, a, callsJson, options, quick));
+        if (!quick.isEmpty() || !mayWait.isEmpty()) {
+            return withoutArena(r -> HostBatch.execute(r, callsJson, options, quick, inFlight, () -> closing));
+        }
         return with((r, a) -> {
             MemorySegment c = Native.utf8(a, callsJson);
             MemorySegment out = a.allocate(Native.PTR);
@@ -692,8 +728,10 @@ public final class Registry implements AutoCloseable {
     }
 
     /**
-     * Frees the registry: calls not started are cancelled, and this waits until every use of it on other
-     * threads (an {@code execute} in progress...) has returned and no callback of it runs. New uses fail
+     * Frees the registry: calls not started are cancelled (also those an {@code execute} on another thread
+     * waits for: a main-thread call nobody pumps, an approval nobody gives; they end CANCELLED), and this waits
+     * until every use of it on other threads (an {@code execute} in progress...) has returned and no callback
+     * of it runs; a call already running gives its own result. New uses fail
      * with IllegalStateException from the moment close starts. From inside a capstan callback (a tool,
      * listener, approver, hook) while the registry is in use it would wait for itself: it throws
      * IllegalStateException then (close from a host thread). A second close does nothing.
@@ -707,6 +745,9 @@ public final class Registry implements AutoCloseable {
                         + " is in use would wait for itself: close it from a host thread");
             }
             closing = true;
+            // Calls waiting for a pump or an approver would keep an execute (a use) waiting: cancel them.
+            // Running calls keep their own result (capstan_host_batch_cancel, not capstan_registry_close).
+            for (MemorySegment b : inFlight) HostBatch.cancel(b);
             if (servingStdio.get() > 0) {
                 // serveMcpStdio returns once the registry is closed (capstan_registry_close); it holds a use
                 try {

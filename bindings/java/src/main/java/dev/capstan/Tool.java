@@ -23,4 +23,7 @@ public @interface Tool {
 
     /** Runs on the calling thread through capstan's host batches: see {@link ToolOptions#quick()}. */
     boolean quick() default false;
+
+    /** Safe to run twice with the same arguments: see {@link ToolOptions#idempotent()}. */
+    boolean idempotent() default false;
 }

@@ -33,7 +33,9 @@ public record ToolEvent(Kind kind, String tool, String id, int index, Outcome ou
 
     /** {@code CAPSTAN_EVENT_*}. */
     public enum Kind {
-        STARTED, FINISHED, TIMED_OUT, CANCELLED, PROGRESS, LOG;
+        STARTED, FINISHED, TIMED_OUT, CANCELLED, PROGRESS, LOG,
+        /** The call was answered from the registry's journal without running its tool; FINISHED follows. */
+        REPLAYED;
 
         /** null for a kind this binding does not know (a newer library): the hook does not see it. */
         static Kind of(int code) {

@@ -21,10 +21,22 @@ package dev.capstan;
  *     binding runs them in call order and hands every result back in one (no upcall, no arena per call); other
  *     tools of the batch run on capstan's pool meanwhile. Not for tools that block or wait (I/O), nor for
  *     handlers that need the call's progress, log or input (a quick call has no capstan_call)
+ * @param idempotent safe to run twice with the same arguments ({@code CAPSTAN_TOOL_IDEMPOTENT}): with a journal
+ *     ({@link Registry#setJournal}), a call of this tool that started in an earlier process and never
+ *     completed (a crash) runs again; without it such a call fails with content beginning "Outcome unknown:"
  */
 public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
-        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick) {
-    public static final ToolOptions DEFAULTS = new ToolOptions(0, 0, false, false, false, false, false, null, false);
+        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick,
+        boolean idempotent) {
+    public static final ToolOptions DEFAULTS =
+            new ToolOptions(0, 0, false, false, false, false, false, null, false, false);
+
+    /** The options without the idempotent flag (the record's shape before the journal). */
+    public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
+            boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick) {
+        this(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta,
+                quick, false);
+    }
 
     /** The options without the quick flag (the record's shape before {@code quick}). */
     public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
@@ -44,31 +56,31 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     }
 
     public ToolOptions withTimeoutMs(int ms) {
-        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
     }
 
     public ToolOptions withMaxOutputChars(int n) {
-        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
     }
 
     public ToolOptions withRequiresApproval(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
     }
 
     public ToolOptions withSerial(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
     }
 
     public ToolOptions withMainThread(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick, idempotent);
     }
 
     public ToolOptions withWaitForResponse(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick, idempotent);
     }
 
     public ToolOptions withDeferred(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick, idempotent);
     }
 
     /**
@@ -84,17 +96,27 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     public ToolOptions withMcpMeta(Object meta) {
         String json = meta == null ? null : meta instanceof CharSequence cs ? cs.toString() : Json.write(meta);
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, json, quick);
+                deferred, json, quick, idempotent);
     }
 
     /** {@code quick}: see the record's doc. */
     public ToolOptions withQuick(boolean b) {
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, mcpMeta, b);
+                deferred, mcpMeta, b, idempotent);
+    }
+
+    /** {@code idempotent}: see the record's doc. */
+    public ToolOptions withIdempotent() {
+        return withIdempotent(true);
+    }
+
+    public ToolOptions withIdempotent(boolean b) {
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
+                deferred, mcpMeta, quick, b);
     }
 
     int flags() {
         return (requiresApproval ? 1 : 0) | (serial ? 2 : 0) | (mainThread ? 4 : 0) | (waitForResponse ? 8 : 0)
-                | (deferred ? 16 : 0) | (quick ? 32 : 0);
+                | (deferred ? 16 : 0) | (quick ? 32 : 0) | (idempotent ? 128 : 0);
     }
 }

@@ -73,4 +73,26 @@ class QuickToolTest {
             assertTrue(ran.get() != null);
         }
     }
+
+    @Test
+    void aQuickToolMayExecuteOnItsRegistryAndLongAnswersAndArgumentsComeThroughWhole() {
+        // the quick path reuses one native buffer per thread: a nested batch on the same thread, and texts
+        // longer than the buffer, must not overwrite the outer batch's calls or answers
+        try (Registry r = new Registry()) {
+            ToolOptions quick = ToolOptions.DEFAULTS.withQuick(true);
+            r.tool("echo", "", null, quick, c -> c.arguments().path("text").asText() + "!");
+            r.tool("outer", "", null, quick, c -> "outer sees " + r.execute(List.of(Call.of("in", "echo",
+                    Map.of("text", "inner")))).get(0).content());
+            String big = "x\"y\\z\n".repeat(20_000);
+            r.tool("big", "", null, quick, c -> big); // an answer far longer than its call
+            List<ToolResult> res = r.execute(List.of(Call.of("1", "outer", Map.of()),
+                    Call.of("2", "echo", Map.of("text", big)), Call.of("3", "big", Map.of()),
+                    Call.of("4", "echo", Map.of("text", "after"))));
+            assertEquals("outer sees inner!", res.get(0).content());
+            assertEquals(big + "!", res.get(1).content());
+            assertEquals(big, res.get(2).content());
+            assertEquals("after!", res.get(3).content());
+            assertEquals(big, r.execute(List.of(Call.of("5", "big", Map.of()))).get(0).content());
+        }
+    }
 }

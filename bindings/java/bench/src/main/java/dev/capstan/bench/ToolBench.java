@@ -93,6 +93,12 @@ public final class ToolBench {
             addCalls.add(Call.of("c" + i, "add", Map.of("a", i, "b", 2)));
             ioCalls.add(Call.of("c" + i, "io", Map.of("text", "x" + i)));
         }
+        List<ToolExecutionRequest> bigReqs = new ArrayList<>();
+        List<Call> bigCalls = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            bigReqs.add(ToolExecutionRequest.builder().id("c" + i).name("add").arguments("{\"a\":" + i + ",\"b\":2}").build());
+            bigCalls.add(Call.of("c" + i, "add", Map.of("a", i, "b", 2)));
+        }
         String addJson1 = "[{\"id\":\"c0\",\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}]";
 
         try (Registry reg = new Registry().register(new CapstanTools())) {
@@ -109,22 +115,43 @@ public final class ToolBench {
                     System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(),
                     Registry.libraryVersion());
             System.out.printf("%-44s %12s %12s%n", "case", "capstan", "langchain4j");
-            row("1 call, add", median(2000, 2001, () -> reg.executeJson(addJson1)),
-                    median(2000, 2001, () -> lcAdd.execute(addReqs.get(0), null)));
-            row("1 call, add: thread CPU time", cpu(5000, 20000, () -> reg.executeJson(addJson1)),
-                    cpu(5000, 20000, () -> lcAdd.execute(addReqs.get(0), null)));
-            row("100 calls, add (lc4j: sequential)", median(200, 201, () -> reg.execute(addCalls)),
-                    median(200, 201, () -> {
-                        for (ToolExecutionRequest r : addReqs) lcAdd.execute(r, null);
-                    }));
-            row("100 calls, add (lc4j: 8-thread executor)", median(200, 201, () -> reg.execute(addCalls)),
-                    median(200, 201, () -> concurrently(pool, lcAdd, addReqs)));
-            row("100 calls, 2 ms I/O tool (lc4j: sequential)", median(3, 11, () -> reg.execute(ioCalls)),
-                    median(3, 11, () -> {
-                        for (ToolExecutionRequest r : ioReqs) lcIo.execute(r, null);
-                    }));
-            row("100 calls, 2 ms I/O tool (lc4j: 8-thread executor)", median(3, 11, () -> reg.execute(ioCalls)),
-                    median(3, 11, () -> concurrently(pool, lcIo, ioReqs)));
+            double wall = median(2000, 2001, () -> reg.executeJson(addJson1));
+            double lcWall = median(2000, 2001, () -> lcAdd.execute(addReqs.get(0), null));
+            row("1 call, add", wall, lcWall);
+            benchRow("lone call", "trivial", "wall us/call", wall, LC4J, lcWall, "<= peer");
+            double cpu = cpu(5000, 20000, () -> reg.executeJson(addJson1));
+            double lcCpu = cpu(5000, 20000, () -> lcAdd.execute(addReqs.get(0), null));
+            row("1 call, add: thread CPU time", cpu, lcCpu);
+            benchRow("lone call", "trivial", "cpu us/call", cpu, LC4J, lcCpu, "<= peer");
+            double batch = median(200, 201, () -> reg.execute(addCalls));
+            double lcSeq = median(200, 201, () -> {
+                for (ToolExecutionRequest r : addReqs) lcAdd.execute(r, null);
+            });
+            row("100 calls, add (lc4j: sequential)", batch, lcSeq);
+            benchRow("100 calls", "trivial", "ms total", batch / 1000, LC4J + " sequential", lcSeq / 1000, "<= peer");
+            double batch2 = median(200, 201, () -> reg.execute(addCalls));
+            double lcPar = median(200, 201, () -> concurrently(pool, lcAdd, addReqs));
+            row("100 calls, add (lc4j: 8-thread executor)", batch2, lcPar);
+            benchRow("100 calls", "trivial", "ms total", batch2 / 1000, LC4J + " 8-thread executor", lcPar / 1000,
+                    null);
+            double io = median(3, 11, () -> reg.execute(ioCalls));
+            double lcIoSeq = median(3, 11, () -> {
+                for (ToolExecutionRequest r : ioReqs) lcIo.execute(r, null);
+            });
+            row("100 calls, 2 ms I/O tool (lc4j: sequential)", io, lcIoSeq);
+            benchRow("100 calls", "2 ms I/O", "ms total", io / 1000, LC4J + " sequential", lcIoSeq / 1000, null);
+            double io2 = median(3, 11, () -> reg.execute(ioCalls));
+            double lcIoPar = median(3, 11, () -> concurrently(pool, lcIo, ioReqs));
+            row("100 calls, 2 ms I/O tool (lc4j: 8-thread executor)", io2, lcIoPar);
+            benchRow("100 calls", "2 ms I/O", "ms total", io2 / 1000, LC4J + " 8-thread executor", lcIoPar / 1000,
+                    null);
+            double big = median(2, 7, () -> reg.execute(bigCalls));
+            double lcBig = median(2, 7, () -> {
+                for (ToolExecutionRequest r : bigReqs) lcAdd.execute(r, null);
+            });
+            row("10000 calls, add (lc4j: sequential)", big, lcBig);
+            benchRow("10000 calls", "trivial", "calls/s", 10_000 / (big / 1e6), LC4J + " sequential",
+                    10_000 / (lcBig / 1e6), null);
             System.out.println("capstan runs a batch 8 calls at a time by default (ExecOptions.limit), validating"
                     + " each call's arguments against the schema; langchain4j does no schema check.");
         } finally {
@@ -137,6 +164,22 @@ public final class ToolBench {
         List<Future<String>> fs = new ArrayList<>(reqs.size());
         for (ToolExecutionRequest r : reqs) fs.add(pool.submit(() -> ex.execute(r, null)));
         for (Future<String> f : fs) f.get();
+    }
+
+    static final String LC4J = "langchain4j DefaultToolExecutor";
+
+    /**
+     * One row for make bench-bindings (tools/bench_bindings.py): {@code goal} compares capstan with the peer
+     * ("<= peer" for times, ">= peer" for rates), null when issue #46 sets none for the row.
+     */
+    static void benchRow(String kase, String tool, String metric, double capstan, String peer, double peerValue,
+            String goal) {
+        String met = goal == null ? "null" : String.valueOf(goal.startsWith(">=") ? capstan >= peerValue
+                : capstan <= peerValue);
+        System.out.println(String.format(java.util.Locale.ROOT,
+                "BENCH-ROW {\"binding\":\"java\",\"case\":\"%s\",\"tool\":\"%s\",\"metric\":\"%s\","
+                        + "\"capstan\":%.3f,\"peer\":\"%s\",\"peer_value\":%.3f,\"goal\":%s,\"met\":%s}",
+                kase, tool, metric, capstan, peer, peerValue, goal == null ? "null" : "\"" + goal + "\"", met));
     }
 
     static void row(String name, double capstan, double lc4j) {
