@@ -82,6 +82,7 @@ enum class ToolFlag : std::uint32_t {
     main_thread = CAPSTAN_TOOL_MAIN_THREAD,
     wait_for_response = CAPSTAN_TOOL_WAIT_FOR_RESPONSE,  ///< streams: never start before the response ended
     deferred = CAPSTAN_TOOL_DEFERRED,  ///< left out of provider exports until the search tool finds it
+    replace = CAPSTAN_TOOL_REPLACE,    ///< replace a tool of the same name (else registering it again throws)
 };
 
 enum class ExecFlag : std::uint32_t {
