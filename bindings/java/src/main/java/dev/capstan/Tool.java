@@ -23,4 +23,7 @@ public @interface Tool {
 
     /** Runs on the calling thread through capstan's host batches: see {@link ToolOptions#quick()}. */
     boolean quick() default false;
+
+    /** Replaces a tool of the same name: see {@link ToolOptions#replace()}. */
+    boolean replace() default false;
 }

@@ -21,10 +21,20 @@ package dev.capstan;
  *     binding runs them in call order and hands every result back in one (no upcall, no arena per call); other
  *     tools of the batch run on capstan's pool meanwhile. Not for tools that block or wait (I/O), nor for
  *     handlers that need the call's progress, log or input (a quick call has no capstan_call)
+ * @param replace replace a tool of the same name ({@code CAPSTAN_TOOL_REPLACE}); without it, registering a
+ *     name already registered throws {@link CapstanException} INVALID_ARGUMENT naming the tool
  */
 public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
-        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick) {
+        boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick,
+        boolean replace) {
     public static final ToolOptions DEFAULTS = new ToolOptions(0, 0, false, false, false, false, false, null, false);
+
+    /** The options without the replace flag (the record's shape before {@code replace}). */
+    public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
+            boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick) {
+        this(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick,
+                false);
+    }
 
     /** The options without the quick flag (the record's shape before {@code quick}). */
     public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
@@ -44,31 +54,31 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     }
 
     public ToolOptions withTimeoutMs(int ms) {
-        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, replace);
     }
 
     public ToolOptions withMaxOutputChars(int n) {
-        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, replace);
     }
 
     public ToolOptions withRequiresApproval(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, replace);
     }
 
     public ToolOptions withSerial(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick, replace);
     }
 
     public ToolOptions withMainThread(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick, replace);
     }
 
     public ToolOptions withWaitForResponse(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick, replace);
     }
 
     public ToolOptions withDeferred(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick, replace);
     }
 
     /**
@@ -84,17 +94,23 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     public ToolOptions withMcpMeta(Object meta) {
         String json = meta == null ? null : meta instanceof CharSequence cs ? cs.toString() : Json.write(meta);
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, json, quick);
+                deferred, json, quick, replace);
     }
 
     /** {@code quick}: see the record's doc. */
     public ToolOptions withQuick(boolean b) {
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, mcpMeta, b);
+                deferred, mcpMeta, b, replace);
+    }
+
+    /** {@code replace}: see the record's doc. */
+    public ToolOptions withReplace() {
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
+                deferred, mcpMeta, quick, true);
     }
 
     int flags() {
         return (requiresApproval ? 1 : 0) | (serial ? 2 : 0) | (mainThread ? 4 : 0) | (waitForResponse ? 8 : 0)
-                | (deferred ? 16 : 0) | (quick ? 32 : 0);
+                | (deferred ? 16 : 0) | (quick ? 32 : 0) | (replace ? 1 << 8 : 0);
     }
 }
