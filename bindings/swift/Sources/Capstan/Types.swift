@@ -187,6 +187,9 @@ public struct ToolFlags: OptionSet, Sendable {
     public static let waitForResponse = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_WAIT_FOR_RESPONSE))
     /// Left out of the exports until the search tool found it (`ToolRegistry.addSearchTool`).
     public static let deferred = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_DEFERRED))
+    /// Replaces a tool of the same name; without it registering a name
+    /// already registered throws `CapstanError` (INVALID_ARGUMENT, naming it).
+    public static let replace = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_REPLACE))
 }
 
 /// Arguments of a tool, decoded from the validated JSON, with their JSON
