@@ -40,9 +40,9 @@ function normalizedCall(call, i) {
   if (call === null || typeof call !== 'object' || Array.isArray(call)) {
     throw new TypeError(`calls[${i}] is not a call object {id, name, arguments}`);
   }
-  // No name: sent as it is, so that the core names the shape it looks like
-  // (a provider's call: "pass it to runTurn").
-  if (call.name === undefined) return { ...call, id: call.id ?? `call_${i}` };
+  // No name: the core reads the call as sent and throws, naming the shape it
+  // looks like (a provider's call: "pass it to run_turn"), as in every binding.
+  if (call.name === undefined) require('./formats.cjs').parseCalls('describe', [call]);
   const out = { id: call.id ?? `call_${i}`, name: call.name, arguments: call.arguments ?? {} };
   return out;
 }
