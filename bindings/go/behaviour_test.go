@@ -92,7 +92,7 @@ func TestBehaviourTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res[row.Index].ID != row.ID {
-			t.Errorf("%s: id %q, want %q", row.Name, res[row.Index].ID, row.ID)
+			t.Errorf("call %d without an id: id %q, want %q", row.Index, res[row.Index].ID, row.ID)
 		}
 	}
 	for _, row := range table.Errors {
