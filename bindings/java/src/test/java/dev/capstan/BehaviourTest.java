@@ -65,6 +65,21 @@ class BehaviourTest {
         }
     }
 
+    public static class Replacing {
+        @Tool(name = "f", replace = true)
+        public static String f() {
+            return "annotated";
+        }
+    }
+
+    @Test
+    void theAnnotationsReplaceAttributeReplaces() {
+        try (Registry r = withOld()) {
+            r.register(Replacing.class);
+            assertEquals("annotated", r.execute("{\"name\":\"f\"}").get(0).content());
+        }
+    }
+
     @Test
     void callMistakesEndWithTheTablesOutcome() throws Exception {
         JsonNode table = table();
