@@ -78,9 +78,11 @@ final class CapstanTests: XCTestCase {
             XCTAssertEqual((error as? CapstanError)?.status, Int32(CAPSTAN_ERR_INVALID_ARGUMENT))
             XCTAssertTrue((error as? CapstanError)?.message.contains(#""f" is already registered"#) ?? false)
         }
-        XCTAssertEqual(try await registry.execute(#"{"id":"1","name":"f"}"#).first?.content, "old")
+        let before = try await registry.execute(#"{"id":"1","name":"f"}"#)
+        XCTAssertEqual(before.first?.content, "old")
         try registry.register("f", flags: .replace) { (_: NoArguments) in .text("new") }
-        XCTAssertEqual(try await registry.execute(#"{"id":"2","name":"f"}"#).first?.content, "new")
+        let after = try await registry.execute(#"{"id":"2","name":"f"}"#)
+        XCTAssertEqual(after.first?.content, "new")
     }
 
     func testSubmitStreamsEveryResult() async throws {
