@@ -161,9 +161,11 @@ fn bench_register(c: &mut Criterion) {
     c.bench_function("register/realistic_tool_replace", |b| {
         b.iter_batched(
             || {
-                tool("search_catalogue", schema.clone(), |call| {
+                let mut def = tool("search_catalogue", schema.clone(), |call| {
                     let _ = call.complete_text("[]");
-                })
+                });
+                def.flags = ToolFlags(ToolFlags::REPLACE);
+                def
             },
             |def| reg.register(def),
             BatchSize::SmallInput,

@@ -1163,6 +1163,14 @@ typedef void (*capstan_tool_fn)(void *user_data,
 #define CAPSTAN_TOOL_IDEMPOTENT (1u << 7)
 
 /**
+ * Registration flag: `capstan_registry_add_tool` replaces a tool of the
+ * same name (its destroy runs once its calls in flight are done) instead of
+ * failing with INVALID_ARGUMENT. Not kept on the tool: the registered
+ * tool's flags (`capstan_registry_describe_json`) do not show it.
+ */
+#define CAPSTAN_TOOL_REPLACE (1u << 8)
+
+/**
  * A tool to register. Strings are NUL-terminated UTF-8, borrowed for the
  * duration of `capstan_registry_add_tool` only.
  */
@@ -1250,14 +1258,18 @@ capstan_status capstan_name_check(const char *name,
                                   size_t len);
 
 /**
- * Registers a tool, replacing any tool of the same name (the old tool's
+ * Registers a tool. A tool of the same name already registered makes it
+ * fail with INVALID_ARGUMENT (the message names the tool; the registered
+ * tool stays and still runs) unless `def->flags` has
+ * `CAPSTAN_TOOL_REPLACE`: then it replaces that tool (the old tool's
  * destroy runs once its calls in flight are done). Whatever the outcome,
  * `def->destroy` runs exactly once for this `def->user_data`: later on
  * success, before this returns on failure (unless `def` itself is NULL, or
  * its `struct_size` does not even reach the `destroy` field).
  * Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
  * INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback,
- * a `mcp_meta` that is not JSON or has a field of the wrong shape).
+ * a `mcp_meta` that is not JSON or has a field of the wrong shape, a name
+ * already registered without `CAPSTAN_TOOL_REPLACE`).
  */
 capstan_status capstan_registry_add_tool(struct capstan_registry *reg,
                                          const struct capstan_tool_def *def);

@@ -85,7 +85,9 @@ fn registration_succeeds_and_describe_shows_the_warnings() {
         .unwrap()
         .contains("/properties/verbose/default"));
     // A tool without such a default has no "warnings" key.
-    registry.register(tool(json!({"type": "object"}))).unwrap();
+    let mut plain = tool(json!({"type": "object"}));
+    plain.flags = ToolFlags(ToolFlags::REPLACE);
+    registry.register(plain).unwrap();
     let export = export_tools(
         &registry.specs(),
         Format::Describe,

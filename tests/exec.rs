@@ -418,11 +418,12 @@ fn replacing_a_tool_destroys_the_old_one_once_after_its_calls() {
     }))
     .unwrap();
     let probe2 = Probe(drops.clone());
-    reg.register(def("t", obj(), move |c| {
+    let mut replacement = def("t", obj(), move |c| {
         let _keep = &probe2;
         c.complete_text("v2").unwrap();
-    }))
-    .unwrap();
+    });
+    replacement.flags = ToolFlags(ToolFlags::REPLACE);
+    reg.register(replacement).unwrap();
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     let r = &execute(
         &reg,

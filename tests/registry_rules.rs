@@ -77,9 +77,34 @@ fn a_batch_worker_sees_a_tool_replaced_between_two_batches() {
     assert_eq!(first[0].content, "ok");
     let mut replaced = def("f");
     replaced.handler = Box::new(|call: capstan::Call| call.complete_text("new").unwrap());
+    replaced.flags = capstan::ToolFlags(capstan::ToolFlags::REPLACE);
     reg.register(replaced).unwrap();
     let second = capstan::execute(&reg, call(), &capstan::ExecOptions::default());
     assert_eq!(second[0].content, "new");
+}
+
+#[test]
+fn a_second_registration_of_a_name_is_refused_unless_it_asks_to_replace() {
+    let reg = Registry::default();
+    reg.register(def("f")).unwrap();
+    let call = || vec![capstan::CallRequest::new("c", "f", json!({}))];
+    let mut again = def("f");
+    again.handler = Box::new(|call: capstan::Call| call.complete_text("new").unwrap());
+    let err = reg.register(again).unwrap_err();
+    assert!(matches!(err, capstan::Error::InvalidArgument(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("\"f\" is already registered"), "{text}");
+    assert!(text.contains("CAPSTAN_TOOL_REPLACE"), "{text}");
+    // Refused: the old tool stays and still runs.
+    let out = capstan::execute(&reg, call(), &capstan::ExecOptions::default());
+    assert_eq!(out[0].content, "ok");
+    assert_eq!(reg.names(), ["f"]);
+    // The flag is how to register, not part of the tool.
+    let mut replaced = def("f");
+    replaced.flags = capstan::ToolFlags(capstan::ToolFlags::REPLACE | capstan::ToolFlags::SERIAL);
+    reg.register(replaced).unwrap();
+    let flags = reg.get("f").unwrap().spec().flags;
+    assert_eq!(flags, capstan::ToolFlags(capstan::ToolFlags::SERIAL));
 }
 
 #[test]

@@ -123,12 +123,13 @@ fn the_index_follows_tools_added_replaced_and_removed_after_a_search() {
     .unwrap();
     assert_eq!(names(&reg, "translate", &words(5)), ["translate_text"]);
     // Replaced: the old description no longer matches, the new one does.
-    reg.register(def(
+    let mut replacement = def(
         "translate_text",
         "Convert prose into another tongue.",
         no_params(),
-    ))
-    .unwrap();
+    );
+    replacement.flags = capstan::ToolFlags(capstan::ToolFlags::REPLACE);
+    reg.register(replacement).unwrap();
     assert_eq!(names(&reg, "languages", &words(5)), Vec::<String>::new());
     assert_eq!(names(&reg, "tongue", &words(5)), ["translate_text"]);
     reg.unregister("translate_text").unwrap();

@@ -492,9 +492,15 @@ func appendCalls(b []byte, calls []Call) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"id":`...)
-		b = appendString(b, c.ID)
-		b = append(b, `,"name":`...)
+		// No ID: none sent, so that capstan gives it "call_<index>" as in
+		// every binding (tests/fixtures/binding_behaviour.json).
+		b = append(b, '{')
+		if c.ID != "" {
+			b = append(b, `"id":`...)
+			b = appendString(b, c.ID)
+			b = append(b, ',')
+		}
+		b = append(b, `"name":`...)
 		b = appendString(b, c.Name)
 		if len(c.Arguments) > 0 {
 			b = append(b, `,"arguments":`...)

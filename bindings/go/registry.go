@@ -117,12 +117,22 @@ func (r *Registry) free() {
 	C.capstan_registry_free(r.ptr) // runs the hooks' destroys (hooks.go)
 }
 
-// Register adds a tool, replacing any tool of the same name (the old one's
-// calls in flight finish first). Errors: ErrInvalidName, ErrInvalidSchema
-// (the message names the problem; also an MCP OutputSchema that does not
-// compile), ErrInvalidArgument (no Func, bad limits, MCP metadata capstan
-// refuses, naming the field).
-func (r *Registry) Register(t Tool) error {
+// RegisterOption changes how Register registers a tool.
+type RegisterOption func(*C.uint32_t)
+
+// Replace makes Register replace a tool of the same name (the old one's
+// calls in flight finish first) instead of failing (CAPSTAN_TOOL_REPLACE).
+func Replace() RegisterOption {
+	return func(flags *C.uint32_t) { *flags |= C.CAPSTAN_TOOL_REPLACE }
+}
+
+// Register adds a tool. A tool of the same name already registered makes it
+// fail with ErrInvalidArgument naming the tool, unless Replace() is given.
+// Other errors: ErrInvalidName, ErrInvalidSchema (the message names the
+// problem; also an MCP OutputSchema that does not compile),
+// ErrInvalidArgument (no Func, bad limits, MCP metadata capstan refuses,
+// naming the field).
+func (r *Registry) Register(t Tool, opts ...RegisterOption) error {
 	if t.err != nil {
 		return t.err
 	}
@@ -155,6 +165,9 @@ func (r *Registry) Register(t Tool) error {
 	}
 	if t.Idempotent {
 		flags |= C.CAPSTAN_TOOL_IDEMPOTENT
+	}
+	for _, opt := range opts {
+		opt(&flags)
 	}
 	name, desc := C.CString(t.Name), C.CString(t.Description)
 	defer C.free(unsafe.Pointer(name))

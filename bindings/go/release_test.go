@@ -3,6 +3,7 @@ package capstan_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -56,13 +57,18 @@ func TestToolsAreReleasedWhenUnregisteredReplacedRefusedOrClosed(t *testing.T) {
 	if err := reg.Unregister("a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := reg.Register(addToolNamed("b")); err != nil {
+	if err := reg.Register(addToolNamed("b"), capstan.Replace()); err != nil {
 		t.Fatal(err)
 	}
-	unreg, replaced, refused = capstan.Tool{}, capstan.Tool{}, capstan.Tool{}
+	duplicate, freedDuplicate := toolHolding("d", "")
+	if err := reg.Register(duplicate); !errors.Is(err, capstan.ErrInvalidArgument) {
+		t.Fatalf("a second %q: %v", "d", err)
+	}
+	unreg, replaced, refused, duplicate = capstan.Tool{}, capstan.Tool{}, capstan.Tool{}, capstan.Tool{}
 	waitFreed(t, "unregistered", freedUnreg)
 	waitFreed(t, "replaced", freedReplaced)
 	waitFreed(t, "refused", freedRefused)
+	waitFreed(t, "refused as a duplicate", freedDuplicate)
 	if freedClosed.Load() {
 		t.Fatal("a registered tool was released")
 	}

@@ -252,9 +252,17 @@ func TestUnregisterRemovesTheTool(t *testing.T) {
 	}
 }
 
-func TestRegisteringAgainReplacesTheTool(t *testing.T) {
+func TestRegisteringAgainIsRefusedUnlessReplace(t *testing.T) {
 	reg := newRegistry(t, addTool())
-	if err := reg.Register(capstan.Tool{Name: "add", Func: func(context.Context, json.RawMessage) (any, error) { return "new", nil }}); err != nil {
+	again := capstan.Tool{Name: "add", Func: func(context.Context, json.RawMessage) (any, error) { return "new", nil }}
+	err := reg.Register(again)
+	if !errors.Is(err, capstan.ErrInvalidArgument) || !strings.Contains(err.Error(), `"add" is already registered`) {
+		t.Fatalf("a second add: %v", err)
+	}
+	if r := execOne(t, reg, call("1", "add", `{"a":1,"b":2}`)); r.Content != "3" {
+		t.Fatalf("the old tool: %+v", r)
+	}
+	if err := reg.Register(again, capstan.Replace()); err != nil {
 		t.Fatal(err)
 	}
 	if r := execOne(t, reg, call("1", "add", `{}`)); r.Content != "new" {

@@ -211,6 +211,8 @@ export interface ToolDefinition {
   waitForResponse?: boolean;
   /** Left out of the provider exports until the search tool (Registry.addSearchTool) found it; callable any time. */
   deferred?: boolean;
+  /** Replace a tool of the same name; without it registering a name twice throws (CAPSTAN_ERR_INVALID_ARGUMENT). */
+  replace?: boolean;
   /** MCP metadata (capstan_tool_def.mcp_meta), in the `mcp` export and the served tools/list. */
   title?: string;
   annotations?: ToolAnnotations;
@@ -569,7 +571,7 @@ export class McpMount {
 
 export class Registry {
   constructor(options?: RegistryOptions);
-  /** Registers (or replaces) a tool. Throws SchemaError / CapstanError on a bad name or schema. */
+  /** Registers a tool. Throws SchemaError / CapstanError on a bad name or schema, or a name already registered without `replace: true`. */
   tool<S extends ZodSchemaLike>(def: ToolDefinition & { parameters: S }, fn: ToolFunction<ZodOutput<S>>): this;
   tool<A = any>(def: (ToolDefinition & { parameters?: JsonSchema | string }) | string, fn: ToolFunction<A>): this;
   /**

@@ -157,14 +157,18 @@ pub unsafe extern "C" fn capstan_name_check(name: *const c_char, len: usize) -> 
     })
 }
 
-/// Registers a tool, replacing any tool of the same name (the old tool's
+/// Registers a tool. A tool of the same name already registered makes it
+/// fail with INVALID_ARGUMENT (the message names the tool; the registered
+/// tool stays and still runs) unless `def->flags` has
+/// `CAPSTAN_TOOL_REPLACE`: then it replaces that tool (the old tool's
 /// destroy runs once its calls in flight are done). Whatever the outcome,
 /// `def->destroy` runs exactly once for this `def->user_data`: later on
 /// success, before this returns on failure (unless `def` itself is NULL, or
 /// its `struct_size` does not even reach the `destroy` field).
 /// Fails with INVALID_NAME, INVALID_SCHEMA (the message names the problem),
 /// INVALID_UTF8, INVALID_ARGUMENT (struct_size, unknown flags, no callback,
-/// a `mcp_meta` that is not JSON or has a field of the wrong shape).
+/// a `mcp_meta` that is not JSON or has a field of the wrong shape, a name
+/// already registered without `CAPSTAN_TOOL_REPLACE`).
 #[no_mangle]
 pub unsafe extern "C" fn capstan_registry_add_tool(
     reg: *mut capstan_registry,

@@ -185,6 +185,11 @@ pub const CAPSTAN_TOOL_MAIN_THREAD: u32 = 1u32 << 2;
 /// earlier process and never completed (a crash) runs again; without the
 /// flag such a call fails with content beginning "Outcome unknown:".
 pub const CAPSTAN_TOOL_IDEMPOTENT: u32 = 1u32 << 7;
+/// Registration flag: `capstan_registry_add_tool` replaces a tool of the
+/// same name (its destroy runs once its calls in flight are done) instead of
+/// failing with INVALID_ARGUMENT. Not kept on the tool: the registered
+/// tool's flags (`capstan_registry_describe_json`) do not show it.
+pub const CAPSTAN_TOOL_REPLACE: u32 = 1u32 << 8;
 
 /// Registry flag: coerce strings to number/integer/boolean where the schema asks for those.
 pub const CAPSTAN_REGISTRY_COERCE: u32 = 1u32 << 0;

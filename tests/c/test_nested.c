@@ -224,6 +224,7 @@ static void replaced(void *user_data, capstan_call *call) {
 static void replace_self(void *user_data, capstan_call *call) {
     (void)user_data;
     capstan_tool_def def = make_def("self", replaced, NULL);
+    def.flags = CAPSTAN_TOOL_REPLACE;
     atomic_store(&self_status, capstan_registry_add_tool(reg, &def));
     atomic_store(&self_destroyed_inside, atomic_load(&self_destroyed));
     capstan_call_return(call, CAPSTAN_CONTENT_TEXT, "old self", CAPSTAN_NTS);

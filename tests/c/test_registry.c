@@ -278,6 +278,7 @@ static void replace_destroys_old_tool_after_its_call_in_flight(void) {
     CHECK(wait_flag(&held_ready, 10000));
 
     def = make_def("slow", reply_v2, &new_destroyed);
+    def.flags = CAPSTAN_TOOL_REPLACE;
     CHECK_STATUS(capstan_registry_add_tool(reg, &def), CAPSTAN_OK);
     CHECK(atomic_load(&old_destroyed) == 0); /* its call is still in flight */
 

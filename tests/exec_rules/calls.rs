@@ -80,8 +80,9 @@ fn a_call_runs_the_tool_registered_when_it_starts_even_mid_batch() {
     reg.register(def("f", 0, 0, move |call| {
         // The first version replaces itself while its batch runs.
         if let Some(reg) = replacer.upgrade() {
-            reg.register(def("f", 0, 0, |call| call.complete_text("new").unwrap()))
-                .unwrap();
+            let mut new = def("f", 0, 0, |call| call.complete_text("new").unwrap());
+            new.flags = capstan::ToolFlags(capstan::ToolFlags::REPLACE);
+            reg.register(new).unwrap();
         }
         call.complete_text("old").unwrap();
     }))

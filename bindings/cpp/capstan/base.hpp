@@ -85,6 +85,7 @@ enum class ToolFlag : std::uint32_t {
     /// Safe to run twice: with a journal, a call that started in an earlier
     /// process and never completed runs again (else "Outcome unknown:").
     idempotent = CAPSTAN_TOOL_IDEMPOTENT,
+    replace = CAPSTAN_TOOL_REPLACE,    ///< replace a tool of the same name (else registering it again throws)
 };
 
 enum class ExecFlag : std::uint32_t {

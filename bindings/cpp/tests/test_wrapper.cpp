@@ -181,7 +181,12 @@ static void tool_captures_are_destroyed_exactly_once() {
         // A replaced or removed tool's callable goes once its last call has
         // returned, which may be just after execute returned: wait for it.
         auto live_becomes = [&](int n) { return check::wait_until([&] { return live.load() == n; }); };
-        reg.add({"a", "", ""}, [](std::string_view) { return "a2"; });
+        // A duplicate is refused and its callable destroyed before try_add returns.
+        auto duplicate = reg.try_add({"a", "", ""}, [probe](std::string_view) { return "a2"; });
+        CHECK(!duplicate && duplicate.error().status() == CAPSTAN_ERR_INVALID_ARGUMENT && live.load() == 3);
+        capstan::Tool replacing{"a", "", ""};
+        replacing.flags = capstan::ToolFlag::replace;
+        reg.add(replacing, [](std::string_view) { return "a2"; });
         CHECK(live_becomes(2));
         reg.remove("b");
         CHECK(live_becomes(1));

@@ -26,6 +26,10 @@ namespace Capstan
         /// <summary>Left out of <see cref="Registry.ToolsJson(Format)"/> until the
         /// search tool (<see cref="Registry.AddSearchTool"/>) finds it.</summary>
         Deferred = 1u << 4,
+        /// <summary>Replaces a tool of the same name; without it, adding a name
+        /// already registered throws <see cref="CapstanException"/>
+        /// (<c>CAPSTAN_ERR_INVALID_ARGUMENT</c>, naming the tool).</summary>
+        Replace = 1u << 8,
     }
 
     /// <summary>Provider formats (<c>CAPSTAN_FORMAT_*</c>).</summary>

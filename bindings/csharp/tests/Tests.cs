@@ -370,6 +370,7 @@ internal static partial class Tests
         });
 
         Parity();
+        Behaviour();
 
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;

@@ -11,7 +11,11 @@ const { EXEC_SEQUENTIAL, EXEC_STRICT_NULLS, FORMATS, OUTCOMES } = require('./con
 function formatOf(format) {
   const f = FORMATS[format];
   if (f === undefined) {
-    throw new TypeError(`unknown format ${JSON.stringify(format)}; expected one of: ${Object.keys(FORMATS).join(', ')}`);
+    // A TypeError carrying the status every binding gives (tests/fixtures/binding_behaviour.json).
+    const e = new TypeError(`unknown format ${JSON.stringify(format)}; expected one of: ${Object.keys(FORMATS).join(', ')}`);
+    e.status = 'CAPSTAN_ERR_INVALID_ARGUMENT';
+    e.statusCode = 2;
+    throw e;
   }
   return f;
 }
@@ -36,6 +40,9 @@ function normalizedCall(call, i) {
   if (call === null || typeof call !== 'object' || Array.isArray(call)) {
     throw new TypeError(`calls[${i}] is not a call object {id, name, arguments}`);
   }
+  // No name: the core reads the call as sent and throws, naming the shape it
+  // looks like (a provider's call: "pass it to run_turn"), as in every binding.
+  if (call.name === undefined) require('./formats.cjs').parseCalls('describe', [call]);
   const out = { id: call.id ?? `call_${i}`, name: call.name, arguments: call.arguments ?? {} };
   return out;
 }

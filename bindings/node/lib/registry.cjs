@@ -9,6 +9,8 @@ const {
   REGISTRY_COERCE, REGISTRY_STRICT_DEFAULTS, REGISTRY_STRICT_KEYWORDS, SEARCH_REGEX, TOOL_DEFERRED,
   TOOL_HOST_RUN, TOOL_IDEMPOTENT, TOOL_MAIN_THREAD, TOOL_REQUIRES_APPROVAL, TOOL_SERIAL, TOOL_WAIT_FOR_RESPONSE,
 } = require('./constants.cjs');
+// CAPSTAN_TOOL_REPLACE: how to register, so kept here rather than with the tool flags.
+const TOOL_REPLACE = 1 << 8;
 const { CapstanError, check, failure, failureFromJson, takeText, textOut } = require('./errors.cjs');
 const { asyncCall, execOptions, execOptionsArg, formatOf, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
 const { arm, drive } = require('./waker.cjs');
@@ -68,7 +70,8 @@ class Registry {
   }
 
   /**
-   * Registers `fn` as tool `def.name` (replacing one of the same name).
+   * Registers `fn` as tool `def.name`. A name already registered throws
+   * (CAPSTAN_ERR_INVALID_ARGUMENT) unless `def.replace` is true.
    * `fn(args, ctx)` gets the validated arguments (defaults filled in) and
    * returns the result, or a Promise of it: a string is sent as text,
    * anything else as JSON; a throw or rejection is a tool error the model reads.
@@ -93,6 +96,7 @@ class Registry {
     if (def.waitForResponse) flags |= TOOL_WAIT_FOR_RESPONSE;
     if (def.deferred) flags |= TOOL_DEFERRED;
     if (def.idempotent) flags |= TOOL_IDEMPOTENT;
+    if (def.replace) flags |= TOOL_REPLACE;
     let call = fn;
     let params;
     if (isZod(def.parameters)) {

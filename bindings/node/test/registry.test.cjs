@@ -229,7 +229,8 @@ test('bad calls and options reject before anything runs', async () => {
 test('replacing and removing tools', async () => {
   const reg = new Registry();
   reg.tool('t', () => 'one');
-  reg.tool('t', () => 'two');
+  assert.throws(() => reg.tool('t', () => 'two'), (e) => e.status === 'CAPSTAN_ERR_INVALID_ARGUMENT');
+  reg.tool({ name: 't', replace: true }, () => 'two');
   assert.equal((await reg.execute({ id: '1', name: 't' }))[0].content, 'two');
   reg.removeTool('t');
   assert.equal((await reg.execute({ id: '2', name: 't' }))[0].outcome, 'unknown_tool');

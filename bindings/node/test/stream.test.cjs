@@ -112,7 +112,7 @@ test('text deltas reach onText and add up to the text', async () => {
 test('a call the response cut is never run', async () => {
   const reg = weatherRegistry();
   let timeRuns = 0;
-  reg.tool('get_time', () => {
+  reg.tool({ name: 'get_time', replace: true }, () => {
     timeRuns++;
     return '';
   });

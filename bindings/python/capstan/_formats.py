@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _lib
+from ._errors import ValidationError
 
 STYLES: dict[str, int] = {
     "openai": _lib.FORMAT_OPENAI_CHAT,
@@ -29,8 +30,10 @@ def format_of(style: str) -> int:
     try:
         return STYLES[style]
     except KeyError:
-        raise ValueError(
-            f"unknown schema style {style!r}; expected one of: {', '.join(STYLES)}"
+        # A ValueError, with the status and words every binding gives (tests/fixtures/binding_behaviour.json).
+        raise ValidationError(
+            f"unknown format (schema style) {style!r}; expected one of: {', '.join(STYLES)}",
+            "CAPSTAN_ERR_INVALID_ARGUMENT",
         ) from None
 
 

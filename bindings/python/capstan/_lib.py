@@ -51,6 +51,7 @@ TOOL_MAIN_THREAD = 1 << 2
 TOOL_DEFERRED = 1 << 4
 TOOL_HOST_RUN = 1 << 5
 TOOL_IDEMPOTENT = 1 << 7
+TOOL_REPLACE = 1 << 8
 
 JOURNAL_REPLAY = 1  # capstan_registry_set_journal: replay only
 JOURNAL_FULL_SYNC = 1  # capstan_journal_open_sqlite: fsync every commit

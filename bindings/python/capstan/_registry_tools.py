@@ -25,13 +25,15 @@ class _Tools(_RegistryCore):
         with self._lock:
             return dict(self._tools)
 
-    def add(self, item: Tool | Callable[..., Any]) -> Tool:
+    def add(self, item: Tool | Callable[..., Any], *, replace: bool = False) -> Tool:
         """Register a tool, or a plain function (wrapped as a FunctionTool).
-        Replaces a tool of the same name. Returns the tool.
+        A tool of the same name already registered is an error unless
+        ``replace=True``, which replaces it. Returns the tool.
 
         Raises:
             TypeError: If ``item`` is neither a Tool nor callable.
-            ValidationError: If capstan refuses its name or schema.
+            ValidationError: If capstan refuses its name or schema, or the
+                name is already registered (without ``replace=True``).
         """
         if isinstance(item, Tool):
             built = item
@@ -39,12 +41,12 @@ class _Tools(_RegistryCore):
             built = FunctionTool(item)
         else:
             raise TypeError(f"Expected a Tool or a callable, got {type(item).__name__}.")
-        self._add(built, weak=False)
+        self._add(built, weak=False, replace=replace)
         return built
 
-    def _add(self, built: Tool, weak: bool) -> None:
+    def _add(self, built: Tool, weak: bool, replace: bool = False) -> None:
         entry = _Entry(built, weak)
-        flags = 0
+        flags = _lib.TOOL_REPLACE if replace else 0
         if built.requires_approval:
             flags |= _lib.TOOL_REQUIRES_APPROVAL
         if not built.parallel_safe:

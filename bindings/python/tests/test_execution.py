@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from capstan import FunctionTool, Tool, ToolCall, ToolRegistry, tool
+from capstan import FunctionTool, Tool, ToolCall, ToolRegistry, ValidationError, tool
 from conftest import Gauge, live_entries
 
 
@@ -312,7 +312,10 @@ def test_entries_are_released_on_remove_close_and_replace():
     registry.add(FunctionTool(lambda: 1, name="a"))
     registry.add(FunctionTool(lambda: 2, name="b"))
     assert live_entries() == before + 2
-    registry.add(FunctionTool(lambda: 3, name="a"))  # replaced: the old entry goes
+    with pytest.raises(ValidationError):
+        registry.add(FunctionTool(lambda: 3, name="a"))  # refused: its entry goes at once
+    assert live_entries() == before + 2
+    registry.add(FunctionTool(lambda: 3, name="a"), replace=True)  # replaced: the old entry goes
     assert live_entries() == before + 2
     registry.remove("b")
     assert live_entries() == before + 1

@@ -80,9 +80,15 @@ def test_get_unknown_lists_the_available_tools():
     assert isinstance(info.value, LookupError)
 
 
-def test_adding_a_tool_of_the_same_name_replaces_it(registry):
+def test_adding_a_tool_of_the_same_name_is_refused_unless_replace(registry):
     registry.add(double)
-    registry.add(FunctionTool(lambda x: x * 3, name="double", parameters={"type": "object"}))
+    triple = FunctionTool(lambda x: x * 3, name="double", parameters={"type": "object"})
+    with pytest.raises(ValidationError) as info:
+        registry.add(triple)
+    assert "'double'" in str(info.value) and "already registered" in str(info.value)
+    assert info.value.status == "CAPSTAN_ERR_INVALID_ARGUMENT"
+    assert registry.execute(ToolCall("double", {"x": 2})).data == 4  # the old tool stays
+    registry.add(triple, replace=True)
     assert registry.execute(ToolCall("double", {"x": 2})).data == 6
 
 
@@ -197,7 +203,7 @@ def test_schemas_in_every_style():
         assert responses[0]["type"] == "function" and responses[0]["name"] == "double"
         mcp = registry.schemas("mcp")
         assert mcp[0]["name"] == "double" and mcp[0]["inputSchema"] == SCHEMA
-        with pytest.raises(ValueError, match="unknown schema style"):
+        with pytest.raises(ValueError, match="unknown format"):
             registry.schemas("cohere")
 
 

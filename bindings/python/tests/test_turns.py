@@ -110,7 +110,7 @@ def test_parse_calls_raises_for_a_provider_error_and_a_wrong_shape():
         parse_calls("anthropic", {"content": [{"type": "tool_use", "id": "t"}]})
     assert caught.value.status == "CAPSTAN_ERR_INVALID_RESPONSE"
     assert "name" in str(caught.value)
-    with pytest.raises(ValueError, match="unknown schema style"):
+    with pytest.raises(ValueError, match="unknown format"):
         parse_calls("cohere", {})
     with pytest.raises(TypeError, match="provider SDK object"):
         parse_calls("openai", object())

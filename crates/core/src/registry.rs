@@ -86,6 +86,14 @@ pub(crate) fn take_hook<T>(slot: &RwLock<Option<T>>) -> Option<T> {
     slot.write().ok().and_then(|mut s| s.take())
 }
 
+/// A second registration under `name` without `ToolFlags::REPLACE`.
+fn duplicate(name: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "a tool named {name:?} is already registered; to replace it, register it with the \
+         replace flag (CAPSTAN_TOOL_REPLACE; each binding has a replace option), or remove it first"
+    ))
+}
+
 /// Names accepted by every provider: `^[A-Za-z0-9_-]{1,64}$`.
 pub fn check_name(name: &str) -> Result<(), Error> {
     let ok = !name.is_empty()
@@ -267,7 +275,10 @@ impl Registry {
         &self.shared.options
     }
 
-    /// Registers a tool, replacing one of the same name. On error the
+    /// Registers a tool. A tool of the same name already registered makes it
+    /// `Error::InvalidArgument` (the registry unchanged) unless `def.flags`
+    /// has `ToolFlags::REPLACE`: then the old tool is replaced (its calls in
+    /// flight finish; its handler drops after them). On error the
     /// definition (and so its handler) is dropped before this returns.
     pub fn register<H: Runnable>(&self, def: ToolDef<H>) -> Result<(), Error> {
         self.register_with_mcp(def, McpMeta::default())
@@ -279,7 +290,7 @@ impl Registry {
     /// `Error::InvalidSchema`.
     pub fn register_with_mcp<H: Runnable>(
         &self,
-        def: ToolDef<H>,
+        mut def: ToolDef<H>,
         mcp: McpMeta,
     ) -> Result<(), Error> {
         if self.shared.is_closed() {
@@ -311,6 +322,9 @@ impl Registry {
                 def.name
             )));
         }
+        // How to register, not what the tool is: not kept on it.
+        let replace = def.flags.0 & ToolFlags::REPLACE != 0;
+        def.flags.0 &= !ToolFlags::REPLACE;
         let name = def.name.clone();
         let stats = self.shared.observer.stats_for(&name);
         let tool = Arc::new(Tool::new(
@@ -332,6 +346,11 @@ impl Registry {
             drop(tools);
             drop(tool); // runs its destroy, outside the lock
             return Err(Error::ShuttingDown("the registry is closed".into()));
+        }
+        if !replace && tools.contains_key(&name) {
+            drop(tools);
+            drop(tool); // runs its destroy, outside the lock
+            return Err(duplicate(&name));
         }
         self.update_search(|ix| search::index_tool(ix, &tool));
         let old = tools.insert(name, tool);

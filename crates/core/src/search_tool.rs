@@ -43,7 +43,8 @@ impl Default for SearchToolOptions {
 }
 
 impl Registry {
-    /// Registers the search tool (replacing a tool of its name). Its calls
+    /// Registers the search tool (replacing a tool of its name, on purpose:
+    /// calling this again reconfigures it). Its calls
     /// take `{"query": string}` and return
     /// `{"tools":[{"name","description"}]}`, the search tool itself left
     /// out; every deferred tool listed is loaded (`loaded_tools`).
@@ -118,7 +119,7 @@ impl Registry {
             handler: Box::new(handler),
             timeout_ms: 0,
             max_output_chars: 0,
-            flags: ToolFlags::default(),
+            flags: ToolFlags(ToolFlags::REPLACE),
         })?;
         if let Ok(mut tool) = self.shared.search.tool.lock() {
             *tool = Some(config);

@@ -25,13 +25,17 @@ impl ToolFlags {
     /// Safe to run twice: a journal re-runs a call of it whose outcome a
     /// crash left unknown (issue #47); other tools' such calls fail.
     pub const IDEMPOTENT: u32 = 1 << 7;
+    /// Registration only (not kept on the tool): replace a tool of the same
+    /// name instead of refusing the registration (issue #49).
+    pub const REPLACE: u32 = 1 << 8;
     pub const KNOWN: u32 = Self::REQUIRES_APPROVAL
         | Self::SERIAL
         | Self::MAIN_THREAD
         | Self::WAIT_FOR_RESPONSE
         | Self::DEFERRED
         | Self::HOST_RUN
-        | Self::IDEMPOTENT;
+        | Self::IDEMPOTENT
+        | Self::REPLACE;
 
     pub fn requires_approval(self) -> bool {
         self.0 & Self::REQUIRES_APPROVAL != 0

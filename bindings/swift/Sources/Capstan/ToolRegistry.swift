@@ -23,7 +23,8 @@ public final class ToolRegistry: @unchecked Sendable {
 
     // MARK: tools
 
-    /// Registers (or replaces) a tool whose arguments type declares its
+    /// Registers a tool (a name already registered throws `CapstanError`
+    /// INVALID_ARGUMENT unless `flags` has `.replace`) whose arguments type declares its
     /// schema (`ToolArguments.parametersSchema`). `body` gets the validated
     /// arguments (schema defaults filled in) decoded as `Arguments`, and the
     /// call's context (id, cancellation, progress); it runs in its own task,

@@ -191,6 +191,9 @@ public struct ToolFlags: OptionSet, Sendable {
     /// that started in an earlier process and never completed runs again;
     /// without the flag it ends with content beginning "Outcome unknown:".
     public static let idempotent = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_IDEMPOTENT))
+    /// Replaces a tool of the same name; without it registering a name
+    /// already registered throws `CapstanError` (INVALID_ARGUMENT, naming it).
+    public static let replace = ToolFlags(rawValue: UInt32(CAPSTAN_TOOL_REPLACE))
 }
 
 /// Arguments of a tool, decoded from the validated JSON, with their JSON

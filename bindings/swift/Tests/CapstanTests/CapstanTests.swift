@@ -71,6 +71,20 @@ final class CapstanTests: XCTestCase {
         }
     }
 
+    func testASecondRegistrationIsRefusedUnlessReplace() async throws {
+        let registry = try ToolRegistry()
+        try registry.register("f") { (_: NoArguments) in .text("old") }
+        XCTAssertThrowsError(try registry.register("f") { (_: NoArguments) in .text("new") }) { error in
+            XCTAssertEqual((error as? CapstanError)?.status, Int32(CAPSTAN_ERR_INVALID_ARGUMENT))
+            XCTAssertTrue((error as? CapstanError)?.message.contains(#""f" is already registered"#) ?? false)
+        }
+        let before = try await registry.execute(#"{"id":"1","name":"f"}"#)
+        XCTAssertEqual(before.first?.content, "old")
+        try registry.register("f", flags: .replace) { (_: NoArguments) in .text("new") }
+        let after = try await registry.execute(#"{"id":"2","name":"f"}"#)
+        XCTAssertEqual(after.first?.content, "new")
+    }
+
     func testSubmitStreamsEveryResult() async throws {
         let registry = try registry()
         let calls = "[" + (0..<20).map { #"{"id":"\#($0)","name":"sum","arguments":{"a":\#($0),"b":0}}"# }

@@ -61,7 +61,14 @@ pub(super) async fn sync_tools(
             }),
             timeout_ms: session.options.call_timeout_ms,
             max_output_chars: 0,
-            flags: ToolFlags(0),
+            // A re-listing replaces the tools this mount registered before
+            // (and only those: another tool of the name was refused above,
+            // and one registered since then makes the registration fail).
+            flags: ToolFlags(if ours.contains_key(&local) {
+                ToolFlags::REPLACE
+            } else {
+                0
+            }),
         };
         // What the server says of its tool, kept as untrusted hints.
         match session.registry.register_with_mcp(def, tool.mcp) {

@@ -113,7 +113,10 @@ public final class Registry implements AutoCloseable {
 
     // ---- tools ----
 
-    /** Registers (or replaces) a tool with a JSON Schema for its arguments (null: any object). */
+    /**
+     * Registers a tool with a JSON Schema for its arguments (null: any object). A name already registered
+     * throws {@link CapstanException} INVALID_ARGUMENT naming it, unless {@link ToolOptions#withReplace()}.
+     */
     public Registry tool(String name, String description, String parametersSchema, ToolHandler handler) {
         return tool(name, description, parametersSchema, ToolOptions.DEFAULTS, handler);
     }
@@ -192,6 +195,7 @@ public final class Registry implements AutoCloseable {
             MethodTool mt = new MethodTool(m, receiver);
             ToolOptions o = ToolOptions.DEFAULTS.withTimeoutMs(t.timeoutMs()).withRequiresApproval(t.requiresApproval())
                     .withSerial(t.serial()).withQuick(t.quick()).withIdempotent(t.idempotent());
+            if (t.replace()) o = o.withReplace();
             tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt::invoke);
             n++;
         }

@@ -26,4 +26,6 @@ public @interface Tool {
 
     /** Safe to run twice with the same arguments: see {@link ToolOptions#idempotent()}. */
     boolean idempotent() default false;
+    /** Replaces a tool of the same name: see {@link ToolOptions#replace()}. */
+    boolean replace() default false;
 }

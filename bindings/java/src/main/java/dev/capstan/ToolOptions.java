@@ -24,12 +24,22 @@ package dev.capstan;
  * @param idempotent safe to run twice with the same arguments ({@code CAPSTAN_TOOL_IDEMPOTENT}): with a journal
  *     ({@link Registry#setJournal}), a call of this tool that started in an earlier process and never
  *     completed (a crash) runs again; without it such a call fails with content beginning "Outcome unknown:"
+ * @param replace replace a tool of the same name ({@code CAPSTAN_TOOL_REPLACE}); without it, registering a
+ *     name already registered throws {@link CapstanException} INVALID_ARGUMENT naming the tool
  */
 public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
         boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick,
-        boolean idempotent) {
+        boolean idempotent, boolean replace) {
     public static final ToolOptions DEFAULTS =
-            new ToolOptions(0, 0, false, false, false, false, false, null, false, false);
+            new ToolOptions(0, 0, false, false, false, false, false, null, false, false, false);
+
+    /** The options without the replace flag (the record's shape before {@code replace}). */
+    public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
+            boolean mainThread, boolean waitForResponse, boolean deferred, String mcpMeta, boolean quick,
+            boolean idempotent) {
+        this(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta,
+                quick, idempotent, false);
+    }
 
     /** The options without the idempotent flag (the record's shape before the journal). */
     public ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApproval, boolean serial,
@@ -56,31 +66,31 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     }
 
     public ToolOptions withTimeoutMs(int ms) {
-        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
+        return new ToolOptions(ms, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent, replace);
     }
 
     public ToolOptions withMaxOutputChars(int n) {
-        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
+        return new ToolOptions(timeoutMs, n, requiresApproval, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent, replace);
     }
 
     public ToolOptions withRequiresApproval(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
+        return new ToolOptions(timeoutMs, maxOutputChars, b, serial, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent, replace);
     }
 
     public ToolOptions withSerial(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, b, mainThread, waitForResponse, deferred, mcpMeta, quick, idempotent, replace);
     }
 
     public ToolOptions withMainThread(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick, idempotent);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, b, waitForResponse, deferred, mcpMeta, quick, idempotent, replace);
     }
 
     public ToolOptions withWaitForResponse(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick, idempotent);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, b, deferred, mcpMeta, quick, idempotent, replace);
     }
 
     public ToolOptions withDeferred(boolean b) {
-        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick, idempotent);
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse, b, mcpMeta, quick, idempotent, replace);
     }
 
     /**
@@ -96,13 +106,13 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
     public ToolOptions withMcpMeta(Object meta) {
         String json = meta == null ? null : meta instanceof CharSequence cs ? cs.toString() : Json.write(meta);
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, json, quick, idempotent);
+                deferred, json, quick, idempotent, replace);
     }
 
     /** {@code quick}: see the record's doc. */
     public ToolOptions withQuick(boolean b) {
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, mcpMeta, b, idempotent);
+                deferred, mcpMeta, b, idempotent, replace);
     }
 
     /** {@code idempotent}: see the record's doc. */
@@ -112,11 +122,18 @@ public record ToolOptions(int timeoutMs, int maxOutputChars, boolean requiresApp
 
     public ToolOptions withIdempotent(boolean b) {
         return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
-                deferred, mcpMeta, quick, b);
+                deferred, mcpMeta, quick, b, replace);
+    }
+
+    /** {@code replace}: see the record's doc. */
+    public ToolOptions withReplace() {
+        return new ToolOptions(timeoutMs, maxOutputChars, requiresApproval, serial, mainThread, waitForResponse,
+                deferred, mcpMeta, quick, idempotent, true);
     }
 
     int flags() {
         return (requiresApproval ? 1 : 0) | (serial ? 2 : 0) | (mainThread ? 4 : 0) | (waitForResponse ? 8 : 0)
-                | (deferred ? 16 : 0) | (quick ? 32 : 0) | (idempotent ? 128 : 0);
+                | (deferred ? 16 : 0) | (quick ? 32 : 0) | (idempotent ? 128 : 0)
+                | (replace ? 1 << 8 : 0);
     }
 }

@@ -65,7 +65,7 @@ class QuickToolTest {
         try (Registry r = new Registry().tool("t", "Quick first.", null, ToolOptions.DEFAULTS.withQuick(true),
                 call -> "quick")) {
             assertEquals("quick", r.execute("[{\"id\":\"a\",\"name\":\"t\",\"arguments\":{}}]").get(0).content());
-            r.tool("t", "Then not.", null, call -> {
+            r.tool("t", "Then not.", null, ToolOptions.DEFAULTS.withReplace(), call -> {
                 ran.set(Thread.currentThread());
                 return "callback";
             });
