@@ -122,7 +122,7 @@ namespace Capstan
             }
             catch (Exception e)
             {
-                Fail(call, Describe(e));
+                Fail(call, e);
             }
         }
 
@@ -130,14 +130,28 @@ namespace Capstan
         {
             try
             {
-                if (t.IsFaulted) Fail(call, Describe(t.Exception.GetBaseException()));
+                if (t.IsFaulted) Fail(call, t.Exception.GetBaseException());
                 else if (t.IsCanceled) Fail(call, "the tool's task was cancelled");
                 else Return(call, t.Result);
             }
             catch (Exception e)
             {
-                Fail(call, Describe(e));
+                Fail(call, e);
             }
+        }
+
+        /// <summary>Ends the call for the tool's exception: asking its caller
+        /// for input (<see cref="InputRequiredException"/>), else a tool error.</summary>
+        private static void Fail(IntPtr call, Exception e)
+        {
+            var asked = e as InputRequiredException;
+            if (asked == null)
+            {
+                Fail(call, Describe(e));
+                return;
+            }
+            var refused = asked.Ask(call);
+            if (refused != null) Fail(call, asked.Message + ": " + refused);
         }
 
         private static string Describe(Exception e)

@@ -26,6 +26,18 @@ namespace Capstan
         /// <summary>Left out of <see cref="Registry.ToolsJson(Format)"/> until the
         /// search tool (<see cref="Registry.AddSearchTool"/>) finds it.</summary>
         Deferred = 1u << 4,
+        /// <summary>Quick: on <see cref="Registry.Execute"/> and
+        /// <see cref="Registry.ExecuteJson"/> its calls run on the calling
+        /// thread, handed over in one crossing with every other quick call of
+        /// the batch and answered in one (<c>CAPSTAN_TOOL_HOST_RUN</c>; other
+        /// tools run on capstan's threads meanwhile). For a tool that returns
+        /// at once: its <see cref="ToolCall"/> has no progress, log, input or
+        /// cancellation. Elsewhere (submit, turns, streams, MCP) it runs as any tool.</summary>
+        Quick = 1u << 5,
+        /// <summary>Safe to run twice with the same arguments: with a
+        /// journal, a call of it that started in an earlier process and never
+        /// completed runs again (without the flag: "Outcome unknown:").</summary>
+        Idempotent = 1u << 7,
     }
 
     /// <summary>Provider formats (<c>CAPSTAN_FORMAT_*</c>).</summary>

@@ -13,7 +13,7 @@ namespace Capstan
         }
 
         private readonly IntPtr handle;
-        private string id, name;
+        private string id, name, input;
 
         /// <summary>The model's call id (read from capstan on first use: read it
         /// before the call completes).</summary>
@@ -53,6 +53,32 @@ namespace Capstan
         public System.Collections.Generic.Dictionary<string, object> Arguments
         {
             get { return (System.Collections.Generic.Dictionary<string, object>)Json.Parse(ArgumentsJson); }
+        }
+
+        /// <summary>What the caller gave besides the arguments and what it can
+        /// be asked, JSON text of an object: <c>canAsk</c> (the methods an
+        /// <see cref="InputRequiredException"/> may ask for: empty unless an MCP
+        /// client calls a served tool) and, in a later round,
+        /// <c>inputResponses</c> (the client's answers by key, as it sent them:
+        /// check them) and <c>requestState</c> (the tool's own state, checked
+        /// untampered). Read it before the call completes.</summary>
+        public string InputJson
+        {
+            get
+            {
+                if (input == null)
+                {
+                    UIntPtr n;
+                    input = Text.FromUtf8(Native.capstan_call_input(handle, out n), (int)(ulong)n);
+                }
+                return input;
+            }
+        }
+
+        /// <summary><see cref="InputJson"/>, parsed.</summary>
+        public System.Collections.Generic.Dictionary<string, object> Input
+        {
+            get { return InputJson == null ? null : (System.Collections.Generic.Dictionary<string, object>)Json.Parse(InputJson); }
         }
 
         /// <summary>Reports progress (reaches the event hook as

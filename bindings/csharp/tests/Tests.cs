@@ -370,6 +370,7 @@ internal static partial class Tests
         });
 
         Parity();
+        McpHost();
 
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
