@@ -112,6 +112,8 @@ internal static partial class Tests
             using (var reg = Adder()) reg.ServeMcpStdio(new McpServerOptions { Name = "csharp-stdio" });
             return 0;
         }
+        // The child process of the journal test: killed while its calls run.
+        if (argv.Length == 3 && argv[0] == "--journal-child") return JournalChild(argv[1], argv[2]);
         Run("the library loads and says its version", () =>
             Check(Registry.LibraryVersion.StartsWith("0.4."), Registry.LibraryVersion));
 
@@ -371,6 +373,7 @@ internal static partial class Tests
 
         Parity();
         McpHost();
+        Durable();
 
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
