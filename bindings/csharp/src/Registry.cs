@@ -82,6 +82,10 @@ namespace Capstan
     {
         private readonly RegistryHandle handle = new RegistryHandle();
 
+        /// <summary>Quick tools' handlers by name (<see cref="ToolFlags.Quick"/>): run by <see cref="ExecuteJson"/>.</summary>
+        private readonly System.Collections.Generic.Dictionary<string, Callbacks.Entry> quick =
+            new System.Collections.Generic.Dictionary<string, Callbacks.Entry>();
+
         public Registry()
         {
             IntPtr p;
@@ -226,6 +230,11 @@ namespace Capstan
                 };
                 // capstan runs destroy (freeing `data`) exactly once, also when this fails.
                 CapstanException.Check(Native.capstan_registry_add_tool(reg, ref def));
+                lock (quick)
+                {
+                    if ((flags & ToolFlags.Quick) != 0) quick[name] = entry;
+                    else quick.Remove(name);
+                }
             }
             finally
             {
@@ -239,6 +248,7 @@ namespace Capstan
         {
             var b = Text.Bytes(name);
             CapstanException.Check(Native.capstan_registry_remove_tool(Live(), b, (UIntPtr)b.Length));
+            lock (quick) quick.Remove(name);
         }
 
         /// <summary>The tool definitions in a provider's format, JSON text
@@ -286,6 +296,13 @@ namespace Capstan
             var b = Text.Bytes(callsJson);
             using (var opts = new NativeExec(options))
             {
+                // Quick tools: their calls run on this thread, one crossing each way for the batch.
+                if (quick.Count > 0)
+                {
+                    var results = HostBatch.Execute(Live(), b, ref opts.Value, quick);
+                    GC.KeepAlive(handle);
+                    return results;
+                }
                 IntPtr outp;
                 UIntPtr len;
                 CapstanException.Check(Native.capstan_registry_execute(Live(), b, (UIntPtr)b.Length, ref opts.Value, out outp, out len));

@@ -374,6 +374,7 @@ internal static partial class Tests
         Parity();
         McpHost();
         Durable();
+        Quick();
 
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
