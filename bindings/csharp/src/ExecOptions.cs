@@ -72,6 +72,20 @@ namespace Capstan
 
         internal NativeExec(ExecOptions o, uint extraFlags = 0)
         {
+            try
+            {
+                Fill(o, extraFlags);
+            }
+            catch
+            {
+                // A null approved id: free what was copied before it.
+                Dispose();
+                throw;
+            }
+        }
+
+        private void Fill(ExecOptions o, uint extraFlags)
+        {
             o = o ?? new ExecOptions();
             Value = new Native.ExecOptions
             {

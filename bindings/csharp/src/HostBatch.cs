@@ -92,23 +92,16 @@ namespace Capstan
             try
             {
                 if (entry == null) throw new InvalidOperationException("tool \"" + call.Name + "\" is quick but has no handler in this registry");
-                // A quick tool returns at once; a task is waited for here.
-                reply = entry.Sync != null ? entry.Sync(call) : entry.Async(call).Result;
+                reply = entry.Sync(call);
                 if (reply.Kind != Native.ContentText && !reply.Trusted) Json.Parse(reply.Text ?? "");
             }
             catch (Exception e)
             {
-                sb.Append("\"error\":").Append(Text.JsonString(Callbacks.Describe(Unwrap(e), "a quick tool's caller cannot be asked")));
+                sb.Append("\"error\":").Append(Text.JsonString(Callbacks.Describe(e, "a quick tool's caller cannot be asked")));
                 return;
             }
             if (reply.Kind == Native.ContentText) sb.Append("\"text\":").Append(Text.JsonString(reply.Text ?? ""));
             else sb.Append(reply.Kind == Native.ContentJson ? "\"json\":" : "\"parts\":").Append(reply.Text);
-        }
-
-        private static Exception Unwrap(Exception e)
-        {
-            var a = e as AggregateException;
-            return a != null ? a.GetBaseException() : e;
         }
     }
 }

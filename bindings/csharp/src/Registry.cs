@@ -202,6 +202,9 @@ namespace Capstan
                          ToolFlags flags, uint timeoutMs, string mcpMetaJson = null)
         {
             if (name == null) throw new ArgumentNullException("name");
+            // Waiting for a task on the calling thread could wait for that thread itself (a game's loop).
+            if ((flags & ToolFlags.Quick) != 0 && entry.Sync == null)
+                throw new ArgumentException("tool \"" + name + "\": a task-returning tool cannot be ToolFlags.Quick (a quick tool returns at once)");
             var reg = Live();
             var strings = new[] { name, description, parametersJson, mcpMetaJson };
             var pinned = new GCHandle[4];

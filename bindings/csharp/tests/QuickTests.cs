@@ -70,7 +70,7 @@ internal static partial class Tests
             }
         });
 
-        Run("a quick tool's exception is a tool error, text stays text, JSON stays JSON and bad JSON is a tool error", () =>
+        Run("a quick tool's exception is a tool error, text stays text, JSON stays JSON and bad JSON is a tool error; a task-returning tool cannot be quick", () =>
         {
             using (var reg = new Registry())
             {
@@ -85,6 +85,15 @@ internal static partial class Tests
                 Check(r[2].Outcome == "ok" && r[2].Content == "{\"ok\":true}", r[2].Content);
                 Check(r[3].Outcome == "tool_error" && r[3].Content.StartsWith("the tool's content is not JSON"), r[3].Content);
                 Check(r[4].Outcome == "tool_error" && r[4].Content.Contains("which its caller cannot give: a quick tool's caller cannot be asked"), r[4].Content);
+                try
+                {
+                    reg.AddAsyncTool("later", "", null, c => System.Threading.Tasks.Task.FromResult("x"), ToolFlags.Quick);
+                    Check(false, "a task-returning quick tool was taken");
+                }
+                catch (ArgumentException e)
+                {
+                    Check(e.Message.Contains("a task-returning tool cannot be ToolFlags.Quick"), e.Message);
+                }
                 // Registered again without the flag, the tool runs as a callback.
                 reg.AddTool("quick_again", "", null, c => { Thread.Sleep(1); return c.IsCancelled ? "?" : "callback"; }, ToolFlags.Quick);
                 reg.RemoveTool("quick_again");
