@@ -180,7 +180,16 @@ namespace Capstan
                 var oauth = options.OAuth == null ? null : McpCallbacks.FillOAuth(ref o, options.OAuth, s);
                 if (options.Input != null) McpCallbacks.FillInput(ref o, options.Input);
                 IntPtr m;
-                int status = Native.capstan_mcp_mount_new(reg, ref o, out m);
+                int status;
+                McpCallbacks.InMountCall = true;
+                try
+                {
+                    status = Native.capstan_mcp_mount_new(reg, ref o, out m);
+                }
+                finally
+                {
+                    McpCallbacks.InMountCall = false;
+                }
                 GC.KeepAlive(registry);
                 try
                 {
@@ -213,7 +222,16 @@ namespace Capstan
         public void Dispose()
         {
             var m = System.Threading.Interlocked.Exchange(ref mount, IntPtr.Zero);
-            if (m != IntPtr.Zero) Native.capstan_mcp_mount_free(m);
+            if (m == IntPtr.Zero) return;
+            McpCallbacks.InMountCall = true;
+            try
+            {
+                Native.capstan_mcp_mount_free(m);
+            }
+            finally
+            {
+                McpCallbacks.InMountCall = false;
+            }
             GC.SuppressFinalize(this);
         }
 

@@ -144,6 +144,33 @@ namespace Capstan
     [Preserve]
     internal static class McpCallbacks
     {
+        /// <summary>True on a thread inside capstan_mcp_mount_new or _free (the host's).</summary>
+        [ThreadStatic]
+        internal static bool InMountCall;
+
+        private static readonly Native.DestroyFn DestroyThunk = OnDestroy;
+        private static readonly IntPtr DestroyPtr = Marshal.GetFunctionPointerForDelegate(DestroyThunk);
+
+        /// <summary>A mount's oauth_destroy or input_destroy. Run elsewhere than
+        /// inside the host's Connect or Dispose, it runs on one of capstan's MCP
+        /// threads, which live as long as capstan's runtime: Mono, which waits
+        /// at exit for every foreground thread that ran managed code, must not
+        /// wait for it.</summary>
+        [Preserve]
+        [MonoPInvokeCallback(typeof(Native.DestroyFn))]
+        private static void OnDestroy(IntPtr userData)
+        {
+            try
+            {
+                if (!InMountCall) System.Threading.Thread.CurrentThread.IsBackground = true;
+                Callbacks.Release(userData);
+            }
+            catch (Exception)
+            {
+                // capstan calls destroy once; never throw into native code.
+            }
+        }
+
         private static readonly Native.AskFn AuthorizeThunk = OnAuthorize;
         private static readonly Native.AskFn AssertionThunk = OnAssertion;
         private static readonly Native.TokensLoadFn LoadThunk = OnLoad;
@@ -280,7 +307,7 @@ namespace Capstan
             o.OauthTokensSave = oauth.SaveTokens == null ? IntPtr.Zero : SavePtr;
             var hooks = new OAuthHooks(oauth);
             o.OauthUserData = Callbacks.Hold(hooks);
-            o.OauthDestroy = Callbacks.DestroyPtr;
+            o.OauthDestroy = DestroyPtr;
             return hooks;
         }
 
@@ -289,7 +316,7 @@ namespace Capstan
             o.InputAnswer = InputPtr;
             o.InputMethods = (uint)input.Methods;
             o.InputUserData = Callbacks.Hold(input);
-            o.InputDestroy = Callbacks.DestroyPtr;
+            o.InputDestroy = DestroyPtr;
         }
     }
 }
