@@ -191,12 +191,22 @@ namespace Capstan
             return (UIntPtr)b.Length;
         }
 
+        /// <summary>These callbacks run on capstan's MCP blocking threads, which
+        /// outlive the call by seconds: Mono, which waits at exit for every
+        /// foreground thread that ran managed code, must not wait for them.</summary>
+        private static void Background()
+        {
+            var t = System.Threading.Thread.CurrentThread;
+            if (!t.IsBackground) t.IsBackground = true;
+        }
+
         private static UIntPtr Ask(IntPtr userData, IntPtr question, IntPtr answer, UIntPtr cap, bool authorize)
         {
             OAuthHooks h = null;
             string by = authorize ? "Authorize" : "Assertion";
             try
             {
+                Background();
                 h = (OAuthHooks)GCHandle.FromIntPtr(userData).Target;
                 var f = authorize ? h.O.Authorize : h.O.Assertion;
                 var text = f(Text.FromNts(question));
@@ -236,6 +246,7 @@ namespace Capstan
         {
             try
             {
+                Background();
                 var tokens = ((OAuthHooks)GCHandle.FromIntPtr(userData).Target).O.LoadTokens();
                 // Tokens that do not fit are as good as none: capstan authorizes again.
                 return string.IsNullOrEmpty(tokens) ? UIntPtr.Zero : Put(tokens, buf, cap);
@@ -253,6 +264,7 @@ namespace Capstan
         {
             try
             {
+                Background();
                 var tokens = json == IntPtr.Zero || len == UIntPtr.Zero ? null : Text.FromUtf8(json, (int)(ulong)len);
                 ((OAuthHooks)GCHandle.FromIntPtr(userData).Target).O.SaveTokens(tokens);
             }
@@ -269,6 +281,7 @@ namespace Capstan
         {
             try
             {
+                Background();
                 var input = (McpInput)GCHandle.FromIntPtr(userData).Target;
                 var text = input.Answer(Text.FromNts(tool), Text.FromNts(method), Text.FromUtf8(parameters, (int)(ulong)paramsLen));
                 // Null: no answer; capstan fails the call saying the host gave none.
