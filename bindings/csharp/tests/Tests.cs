@@ -380,6 +380,10 @@ internal static partial class Tests
         Durable();
         Quick();
 
+        // Mono waits at exit for every foreground thread that ran C# code, and
+        // capstan's MCP threads (which may run a served tool) live as long as
+        // its runtime: join them, as a console host that used MCP does.
+        if (!CapstanRuntime.Shutdown()) Console.WriteLine("capstan's threads still run: " + CapstanRuntime.LastShutdownProblem);
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
     }
