@@ -39,7 +39,10 @@ $(CSHARP)/Capstan.dll: $(CSHARP_SRC)
 	@mkdir -p $(dir $@)
 	$(MCS) -nologo -warnaserror -target:library -out:$@ $(CSHARP_SRC)
 
-CSHARP_TESTS := $(CSHARP_DIR)/tests/Tests.cs $(CSHARP_DIR)/tests/ParityTests.cs $(CSHARP_DIR)/tests/BehaviourTests.cs
+CSHARP_TESTS := $(CSHARP_DIR)/tests/Tests.cs $(CSHARP_DIR)/tests/ParityTests.cs $(CSHARP_DIR)/tests/TestOs.cs \
+  $(CSHARP_DIR)/tests/McpHostTests.cs $(CSHARP_DIR)/tests/JournalTests.cs \
+  $(CSHARP_DIR)/tests/QuickTests.cs \
+  $(CSHARP_DIR)/tests/BehaviourTests.cs
 
 $(CSHARP)/CapstanTests.exe: $(CSHARP_TESTS) $(CSHARP)/Capstan.dll
 	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -out:$@ $(CSHARP_TESTS)

@@ -17,6 +17,9 @@ public static class BenchTools
     [Tool("Adds two integers.")]
     public static long Add(long a, long b) { return a + b; }
 
+    [Tool("Adds two integers; runs on the caller's thread.", Flags = ToolFlags.Quick)]
+    public static long QuickAdd(long a, long b) { return a + b; }
+
     [Tool("Waits 2 ms, as a tool doing I/O would.")]
     public static async Task<string> Io(long n)
     {
@@ -74,6 +77,18 @@ internal static class Bench
             what, capstanUs, baselineUs, baseline, capstanUs / baselineUs);
     }
 
+    private const string Peer = "reflection Invoke after parsing and checking by hand";
+
+    /// <summary>One row for make bench-bindings (tools/bench_bindings.py); goal "&lt;= peer" or null.</summary>
+    private static void BenchRow(string kase, string tool, string metric, double capstan, string peer, double peerValue, string goal)
+    {
+        var inv = System.Globalization.CultureInfo.InvariantCulture;
+        string met = goal == null ? "null" : (capstan <= peerValue ? "true" : "false");
+        Console.WriteLine(string.Format(inv,
+            "BENCH-ROW {{\"binding\":\"csharp\",\"case\":\"{0}\",\"tool\":\"{1}\",\"metric\":\"{2}\",\"capstan\":{3:F3},\"peer\":\"{4}\",\"peer_value\":{5:F3},\"goal\":{6},\"met\":{7}}}",
+            kase, tool, metric, capstan, peer, peerValue, goal == null ? "null" : "\"" + goal + "\"", met));
+    }
+
     private static int Main()
     {
         Console.WriteLine("capstan " + Registry.LibraryVersion + ", Mono " + Type.GetType("Mono.Runtime").GetMethod("GetDisplayName", BindingFlags.NonPublic | BindingFlags.Static).Invoke(null, null) +
@@ -89,25 +104,40 @@ internal static class Bench
             {
                 int runs = n == 1 ? 20000 : n == 100 ? 500 : 20;
                 var calls = Calls(n, "add", i => "{\"a\":" + i + ",\"b\":1}");
+                var quick = Calls(n, "quick_add", i => "{\"a\":" + i + ",\"b\":1}");
                 var raw = Calls(n, "add_raw", i => "{\"a\":" + i + ",\"b\":1}");
                 var args = new string[n];
                 for (int i = 0; i < n; i++) args[i] = "{\"a\":" + i + ",\"b\":1}";
                 double baseline = Median(() => { for (int i = 0; i < n; i++) Baseline("add", args[i]); }, runs);
                 string label = n == 1 ? "a lone call" : n + " calls";
+                double viaQuick = Median(() => reg.ExecuteJson(quick), runs);
+                Row(label + ", quick [Tool] method (Execute)", viaQuick, baseline, "parse, check, Invoke");
                 Row(label + ", [Tool] method (Execute)", Median(() => reg.ExecuteJson(calls), runs), baseline, "parse, check, Invoke");
                 Row(label + ", AddTool handler (Execute)", Median(() => reg.ExecuteJson(raw), runs), baseline, "parse, check, Invoke");
+                string kase = n == 1 ? "lone call" : n + " calls";
+                BenchRow(kase, "trivial", "wall us/call", viaQuick / n, Peer, baseline / n, "<= peer");
             }
-            var io = Calls(100, "io", i => "{\"n\":" + i + "}");
-            double sequential = Median(() => { for (int i = 0; i < 100; i++) BenchTools.Io(i).Wait(); }, 5);
-            double whenAll = Median(() =>
+            foreach (var n in new[] { 1, 100, 10000 })
             {
-                var ts = new Task<string>[100];
-                for (int i = 0; i < 100; i++) ts[i] = BenchTools.Io(i);
-                Task.WaitAll(ts);
-            }, 20);
-            double viaCapstan = Median(() => reg.ExecuteAsync(io, new ExecOptions { Limit = 100 }).Wait(), 20);
-            Row("100 I/O calls of 2 ms (ExecuteAsync, limit 100)", viaCapstan, sequential, "one after another");
-            Row("100 I/O calls of 2 ms (ExecuteAsync, limit 100)", viaCapstan, whenAll, "Task.WhenAll");
+                int runs = n == 10000 ? 5 : 20;
+                var io = Calls(n, "io", i => "{\"n\":" + i + "}");
+                double whenAll = Median(() =>
+                {
+                    var ts = new Task<string>[n];
+                    for (int i = 0; i < n; i++) ts[i] = BenchTools.Io(i);
+                    Task.WaitAll(ts);
+                }, runs);
+                // Async tools hold no thread while they wait: every call may wait at once.
+                double viaCapstan = Median(() => reg.ExecuteAsync(io, new ExecOptions { Limit = (uint)n }).Wait(), runs);
+                string label = n == 1 ? "a lone I/O call of 2 ms" : n + " I/O calls of 2 ms";
+                Row(label + " (ExecuteAsync)", viaCapstan, whenAll, "Task.WhenAll");
+                if (n == 100)
+                {
+                    double sequential = Median(() => { for (int i = 0; i < 100; i++) BenchTools.Io(i).Wait(); }, 5);
+                    Row(label + " (ExecuteAsync)", viaCapstan, sequential, "one after another");
+                }
+                BenchRow(n == 1 ? "lone call" : n + " calls", "2 ms I/O", "ms total", viaCapstan / 1000.0, "Task.WhenAll", whenAll / 1000.0, null);
+            }
         }
         return 0;
     }

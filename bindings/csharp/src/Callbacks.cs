@@ -25,20 +25,25 @@ namespace Capstan
         /// <summary>What a tool answered: its content and its kind (<c>CAPSTAN_CONTENT_*</c>).</summary>
         internal struct Reply
         {
+            /// <summary>Text, or JSON the binding wrote itself (a JSON adapter's).</summary>
             internal Reply(string text, bool json)
             {
                 Text = text;
                 Kind = json ? Native.ContentJson : Native.ContentText;
+                Trusted = true;
             }
 
+            /// <summary>Content the tool wrote: JSON or parts checked before they join a host batch's answers.</summary>
             internal Reply(string text, uint kind)
             {
                 Text = text;
                 Kind = kind;
+                Trusted = false;
             }
 
             internal readonly string Text;
             internal readonly uint Kind;
+            internal readonly bool Trusted;
         }
 
         internal sealed class Entry
@@ -122,7 +127,7 @@ namespace Capstan
             }
             catch (Exception e)
             {
-                Fail(call, Describe(e));
+                Fail(call, e);
             }
         }
 
@@ -130,14 +135,37 @@ namespace Capstan
         {
             try
             {
-                if (t.IsFaulted) Fail(call, Describe(t.Exception.GetBaseException()));
+                if (t.IsFaulted) Fail(call, t.Exception.GetBaseException());
                 else if (t.IsCanceled) Fail(call, "the tool's task was cancelled");
                 else Return(call, t.Result);
             }
             catch (Exception e)
             {
-                Fail(call, Describe(e));
+                Fail(call, e);
             }
+        }
+
+        /// <summary>Ends the call for the tool's exception: asking its caller
+        /// for input (<see cref="InputRequiredException"/>), else a tool error.</summary>
+        private static void Fail(IntPtr call, Exception e)
+        {
+            var asked = e as InputRequiredException;
+            if (asked == null)
+            {
+                Fail(call, Describe(e));
+                return;
+            }
+            var refused = asked.Ask(call);
+            if (refused != null) Fail(call, asked.Message + ": " + refused);
+        }
+
+        /// <summary>A tool's exception as the model reads it, when the call
+        /// cannot ask its caller for input (<paramref name="whyNotAsked"/>).</summary>
+        internal static string Describe(Exception e, string whyNotAsked)
+        {
+            if (e is InputRequiredException) return e.Message + ": " + whyNotAsked;
+            if (e is FormatException) return "the tool's content is not JSON: " + e.Message;
+            return Describe(e);
         }
 
         private static string Describe(Exception e)

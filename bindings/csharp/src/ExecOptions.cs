@@ -46,6 +46,11 @@ namespace Capstan
         /// <summary>Ids of calls the user already approved: their
         /// <see cref="ToolFlags.RequiresApproval"/> tools run without the approver.</summary>
         public string[] ApprovedIds { get; set; }
+        /// <summary>The run (a conversation, a workflow) the calls belong to:
+        /// with a journal on the registry (<see cref="Registry.SetJournal"/>)
+        /// each call is recorded and answered under this id plus its call id.
+        /// null: the journal is not used.</summary>
+        public string RunId { get; set; }
 
         internal uint Flags
         {
@@ -62,10 +67,24 @@ namespace Capstan
     internal sealed class NativeExec : IDisposable
     {
         internal Native.ExecOptions Value;
-        private IntPtr ids;
+        private IntPtr ids, runId;
         private IntPtr[] strings;
 
         internal NativeExec(ExecOptions o, uint extraFlags = 0)
+        {
+            try
+            {
+                Fill(o, extraFlags);
+            }
+            catch
+            {
+                // A null approved id: free what was copied before it.
+                Dispose();
+                throw;
+            }
+        }
+
+        private void Fill(ExecOptions o, uint extraFlags)
         {
             o = o ?? new ExecOptions();
             Value = new Native.ExecOptions
@@ -76,6 +95,14 @@ namespace Capstan
                 TimeoutMs = o.TimeoutMs,
                 DeadlineMs = o.DeadlineMs,
             };
+            if (o.RunId != null)
+            {
+                var run = Text.Bytes(o.RunId);
+                runId = Marshal.AllocHGlobal(Math.Max(1, run.Length));
+                Marshal.Copy(run, 0, runId, run.Length);
+                Value.RunId = runId;
+                Value.RunIdLen = (UIntPtr)run.Length;
+            }
             var approved = o.ApprovedIds;
             if (approved == null || approved.Length == 0) return;
             strings = new IntPtr[approved.Length];
@@ -94,8 +121,9 @@ namespace Capstan
         {
             if (strings != null) foreach (var p in strings) if (p != IntPtr.Zero) Marshal.FreeHGlobal(p);
             if (ids != IntPtr.Zero) Marshal.FreeHGlobal(ids);
+            if (runId != IntPtr.Zero) Marshal.FreeHGlobal(runId);
             strings = null;
-            ids = IntPtr.Zero;
+            ids = runId = IntPtr.Zero;
         }
     }
 }

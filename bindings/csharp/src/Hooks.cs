@@ -61,6 +61,8 @@ namespace Capstan
     public enum EventKind : uint
     {
         Started = 0, Finished = 1, TimedOut = 2, Cancelled = 3, Progress = 4, Log = 5,
+        /// <summary>The call was answered from the journal without running its tool; a <see cref="Finished"/> follows.</summary>
+        Replayed = 6,
     }
 
     /// <summary>One event of the registry's event hook.</summary>

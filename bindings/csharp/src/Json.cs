@@ -32,12 +32,12 @@ namespace Capstan
             return new FormatException("JSON: " + what + " at offset " + i);
         }
 
-        private static void Space(string s, ref int i)
+        internal static void Space(string s, ref int i)
         {
             while (i < s.Length && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
         }
 
-        private static object Value(string s, ref int i, int depth)
+        internal static object Value(string s, ref int i, int depth)
         {
             if (depth > MaxDepth) throw Bad(s, i, "nesting deeper than 128 levels");
             Space(s, ref i);
@@ -97,8 +97,20 @@ namespace Capstan
             }
         }
 
-        private static string Str(string s, ref int i)
+        internal static string Str(string s, ref int i)
         {
+            // Most strings have no escape: one Substring.
+            for (int j = i + 1; j < s.Length; j++)
+            {
+                char c = s[j];
+                if (c == '"')
+                {
+                    var plain = s.Substring(i + 1, j - i - 1);
+                    i = j + 1;
+                    return plain;
+                }
+                if (c == '\\') break;
+            }
             var sb = new StringBuilder();
             i++;
             while (true)
@@ -134,11 +146,29 @@ namespace Capstan
         private static object Num(string s, ref int i)
         {
             int start = i;
-            while (i < s.Length && "+-0123456789.eE".IndexOf(s[i]) >= 0) i++;
+            bool integral = true;
+            while (i < s.Length && "+-0123456789.eE".IndexOf(s[i]) >= 0)
+            {
+                if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') integral = false;
+                i++;
+            }
             if (i == start) throw Bad(s, i, "a value expected");
+            // Small integers (most arguments) without a Substring.
+            if (integral && i - start <= 18)
+            {
+                int k = start;
+                bool negative = s[k] == '-';
+                if (negative || s[k] == '+') k++;
+                if (k < i)
+                {
+                    long v = 0;
+                    for (; k < i && s[k] >= '0' && s[k] <= '9'; k++) v = v * 10 + (s[k] - '0');
+                    if (k == i) return negative ? -v : v;
+                }
+            }
             var t = s.Substring(start, i - start);
             long l;
-            if (t.IndexOfAny(new[] { '.', 'e', 'E' }) < 0 && long.TryParse(t, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out l))
+            if (integral && long.TryParse(t, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out l))
                 return l;
             double d;
             if (!double.TryParse(t, NumberStyles.Float, CultureInfo.InvariantCulture, out d)) throw Bad(s, start, "a bad number");

@@ -31,9 +31,10 @@ namespace Capstan
     {
         private readonly List<IntPtr> held = new List<IntPtr>();
 
-        internal IntPtr Add(string s)
+        internal IntPtr Add(string s, string what = null)
         {
             if (s == null) return IntPtr.Zero;
+            if (what != null && s.IndexOf('\0') >= 0) throw new ArgumentException(what + " must not contain NUL");
             var p = Text.Alloc(s);
             held.Add(p);
             return p;
@@ -125,6 +126,11 @@ namespace Capstan
         public uint ReconnectBackoffMs { get; set; }
         /// <summary>null = negotiate (2026-07-28, falling back to 2025-11-25).</summary>
         public string ProtocolVersion { get; set; }
+        /// <summary>OAuth 2.1 for a <see cref="Url"/> whose server asks for it; null: none.</summary>
+        public McpOAuth OAuth { get; set; }
+        /// <summary>The host's answers to the server's input requests (elicitation,
+        /// sampling, roots) while it runs a tool; null: the mount answers nothing.</summary>
+        public McpInput Input { get; set; }
     }
 
     /// <summary>An MCP server's tools registered in a registry
@@ -169,9 +175,33 @@ namespace Capstan
                     ReconnectBackoffMs = options.ReconnectBackoffMs,
                     ProtocolVersion = s.Add(options.ProtocolVersion),
                 };
+                var reg = registry.Live();
+                // The GCHandles come last: capstan_mcp_mount_new releases them whatever it returns.
+                var oauth = options.OAuth == null ? null : McpCallbacks.FillOAuth(ref o, options.OAuth, s);
+                if (options.Input != null) McpCallbacks.FillInput(ref o, options.Input);
                 IntPtr m;
-                CapstanException.Check(Native.capstan_mcp_mount_new(registry.Live(), ref o, out m));
+                int status;
+                McpCallbacks.InMountCall = true;
+                try
+                {
+                    status = Native.capstan_mcp_mount_new(reg, ref o, out m);
+                }
+                finally
+                {
+                    McpCallbacks.InMountCall = false;
+                }
                 GC.KeepAlive(registry);
+                try
+                {
+                    CapstanException.Check(status);
+                }
+                catch (CapstanException e)
+                {
+                    // Why the host's Authorize or Assertion refused, beside capstan's message.
+                    var refusal = oauth == null ? null : oauth.Refusal;
+                    if (refusal == null) throw;
+                    throw new CapstanException(e.Status, e.Code, e.Detail + " (" + refusal + ")");
+                }
                 return new McpMount(m);
             }
         }
@@ -192,7 +222,16 @@ namespace Capstan
         public void Dispose()
         {
             var m = System.Threading.Interlocked.Exchange(ref mount, IntPtr.Zero);
-            if (m != IntPtr.Zero) Native.capstan_mcp_mount_free(m);
+            if (m == IntPtr.Zero) return;
+            McpCallbacks.InMountCall = true;
+            try
+            {
+                Native.capstan_mcp_mount_free(m);
+            }
+            finally
+            {
+                McpCallbacks.InMountCall = false;
+            }
             GC.SuppressFinalize(this);
         }
 

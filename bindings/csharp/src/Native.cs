@@ -42,6 +42,20 @@ namespace Capstan
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate void TextFn(IntPtr userData, IntPtr text, UIntPtr len);
 
+        // capstan_mcp_authorize_fn and capstan_mcp_assertion_fn: an input
+        // (NUL-terminated) in, an answer copied into capstan's room.
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate UIntPtr AskFn(IntPtr userData, IntPtr question, IntPtr answer, UIntPtr cap);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate UIntPtr TokensLoadFn(IntPtr userData, IntPtr buf, UIntPtr cap);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate void TokensSaveFn(IntPtr userData, IntPtr json, UIntPtr len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate UIntPtr InputFn(IntPtr userData, IntPtr tool, IntPtr method, IntPtr parameters, UIntPtr paramsLen, IntPtr answer, UIntPtr cap);
+
         // capstan_result (borrowed during a result callback).
         [StructLayout(LayoutKind.Sequential)]
         internal struct Result
@@ -132,9 +146,7 @@ namespace Capstan
             public uint StopTimeoutMs;
         }
 
-        // capstan_mcp_mount_options up to input_destroy; the OAuth and input
-        // callbacks are left NULL (this binding does not offer them yet), and
-        // the fields appended after them are not sent (struct_size says so).
+        // capstan_mcp_mount_options, every field of this header.
         [StructLayout(LayoutKind.Sequential)]
         internal struct McpMountOptions
         {
@@ -167,6 +179,13 @@ namespace Capstan
             public uint InputMethods;
             public IntPtr InputUserData;
             public IntPtr InputDestroy;
+            public IntPtr OauthClientKey;
+            public IntPtr OauthAssertion;
+            public IntPtr OauthIdpIssuer;
+            public IntPtr OauthIdpTokenEndpoint;
+            public IntPtr OauthIdpClientId;
+            public IntPtr OauthIdpClientSecret;
+            public IntPtr OauthClientIssuer;
         }
 
         // capstan_tool_def, as CAPSTAN_TOOL_DEF_INIT lays it out.
@@ -197,11 +216,14 @@ namespace Capstan
             public IntPtr ApprovedIds;
             public UIntPtr ApprovedCount;
             public uint DeadlineMs;
+            public IntPtr RunId;
+            public UIntPtr RunIdLen;
         }
 
         internal const uint ExecDeliverPoll = 1u << 1;
 
         internal const int Ok = 0;
+        internal const uint ToolHostRun = 1u << 5;
         internal const uint ContentText = 0;
         internal const uint ContentJson = 1;
         internal const uint ContentParts = 2;
@@ -388,5 +410,35 @@ namespace Capstan
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int capstan_mcp_mount_info_json(IntPtr mount, out IntPtr json, out UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern IntPtr capstan_call_input(IntPtr call, out UIntPtr len);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_call_require_input(IntPtr call, byte[] requests, UIntPtr len, byte[] state, UIntPtr stateLen);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_journal_open_jsonl(byte[] path, UIntPtr len, out IntPtr journal);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_journal_open_sqlite(byte[] path, UIntPtr len, uint flags, out IntPtr journal);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void capstan_journal_free(IntPtr journal);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_registry_set_journal(IntPtr reg, IntPtr journal, uint flags);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_host_batch_begin(IntPtr reg, byte[] calls, UIntPtr len, ref ExecOptions opts, out IntPtr batch, out IntPtr callsJson, out UIntPtr callsLen);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_host_batch_finish(IntPtr batch, byte[] answers, UIntPtr len, uint timeoutMs, out IntPtr results, out UIntPtr resultsLen);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void capstan_host_batch_cancel(IntPtr batch);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern void capstan_host_batch_free(IntPtr batch);
     }
 }

@@ -26,6 +26,18 @@ namespace Capstan
         /// <summary>Left out of <see cref="Registry.ToolsJson(Format)"/> until the
         /// search tool (<see cref="Registry.AddSearchTool"/>) finds it.</summary>
         Deferred = 1u << 4,
+        /// <summary>Quick: on <see cref="Registry.Execute"/> and
+        /// <see cref="Registry.ExecuteJson"/> its calls run on the calling
+        /// thread, handed over in one crossing with every other quick call of
+        /// the batch and answered in one (<c>CAPSTAN_TOOL_HOST_RUN</c>; other
+        /// tools run on capstan's threads meanwhile). For a tool that returns
+        /// at once: its <see cref="ToolCall"/> has no progress, log, input or
+        /// cancellation. Elsewhere (submit, turns, streams, MCP) it runs as any tool.</summary>
+        Quick = 1u << 5,
+        /// <summary>Safe to run twice with the same arguments: with a
+        /// journal, a call of it that started in an earlier process and never
+        /// completed runs again (without the flag: "Outcome unknown:").</summary>
+        Idempotent = 1u << 7,
         /// <summary>Replaces a tool of the same name; without it, adding a name
         /// already registered throws <see cref="CapstanException"/>
         /// (<c>CAPSTAN_ERR_INVALID_ARGUMENT</c>, naming the tool).</summary>
@@ -73,6 +85,10 @@ namespace Capstan
     public sealed partial class Registry : IDisposable
     {
         private readonly RegistryHandle handle = new RegistryHandle();
+
+        /// <summary>Quick tools' handlers by name (<see cref="ToolFlags.Quick"/>): run by <see cref="ExecuteJson"/>.</summary>
+        private readonly System.Collections.Generic.Dictionary<string, Callbacks.Entry> quick =
+            new System.Collections.Generic.Dictionary<string, Callbacks.Entry>();
 
         public Registry()
         {
@@ -190,6 +206,9 @@ namespace Capstan
                          ToolFlags flags, uint timeoutMs, string mcpMetaJson = null)
         {
             if (name == null) throw new ArgumentNullException("name");
+            // Waiting for a task on the calling thread could wait for that thread itself (a game's loop).
+            if ((flags & ToolFlags.Quick) != 0 && entry.Sync == null)
+                throw new ArgumentException("tool \"" + name + "\": a task-returning tool cannot be ToolFlags.Quick (a quick tool returns at once)");
             var reg = Live();
             var strings = new[] { name, description, parametersJson, mcpMetaJson };
             var pinned = new GCHandle[4];
@@ -218,6 +237,11 @@ namespace Capstan
                 };
                 // capstan runs destroy (freeing `data`) exactly once, also when this fails.
                 CapstanException.Check(Native.capstan_registry_add_tool(reg, ref def));
+                lock (quick)
+                {
+                    if ((flags & ToolFlags.Quick) != 0) quick[name] = entry;
+                    else quick.Remove(name);
+                }
             }
             finally
             {
@@ -231,6 +255,7 @@ namespace Capstan
         {
             var b = Text.Bytes(name);
             CapstanException.Check(Native.capstan_registry_remove_tool(Live(), b, (UIntPtr)b.Length));
+            lock (quick) quick.Remove(name);
         }
 
         /// <summary>The tool definitions in a provider's format, JSON text
@@ -278,6 +303,13 @@ namespace Capstan
             var b = Text.Bytes(callsJson);
             using (var opts = new NativeExec(options))
             {
+                // Quick tools: their calls run on this thread, one crossing each way for the batch.
+                if (quick.Count > 0)
+                {
+                    var results = HostBatch.Execute(Live(), b, ref opts.Value, quick);
+                    GC.KeepAlive(handle);
+                    return results;
+                }
                 IntPtr outp;
                 UIntPtr len;
                 CapstanException.Check(Native.capstan_registry_execute(Live(), b, (UIntPtr)b.Length, ref opts.Value, out outp, out len));

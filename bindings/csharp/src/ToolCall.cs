@@ -12,8 +12,26 @@ namespace Capstan
             this.handle = handle;
         }
 
+        /// <summary>A quick tool's call (<see cref="ToolFlags.Quick"/>), run by the
+        /// binding from a host batch: no capstan_call behind it.</summary>
+        internal ToolCall(string argumentsJson, object parsedArguments, string id, string name)
+        {
+            ArgumentsJson = argumentsJson;
+            parsed = parsedArguments;
+            this.id = id;
+            this.name = name;
+            quick = true;
+        }
+
         private readonly IntPtr handle;
-        private string id, name;
+        private readonly bool quick;
+        private object parsed;
+        private string id, name, input;
+
+        private void NotQuick(string what)
+        {
+            if (quick) throw new InvalidOperationException("a quick tool's call has no " + what + " (ToolFlags.Quick)");
+        }
 
         /// <summary>The model's call id (read from capstan on first use: read it
         /// before the call completes).</summary>
@@ -52,7 +70,41 @@ namespace Capstan
         /// <c>List&lt;object&gt;</c> and <c>Dictionary&lt;string, object&gt;</c>.</summary>
         public System.Collections.Generic.Dictionary<string, object> Arguments
         {
-            get { return (System.Collections.Generic.Dictionary<string, object>)Json.Parse(ArgumentsJson); }
+            get
+            {
+                // A quick call's arguments were parsed with the batch: the first reader gets them.
+                var p = parsed;
+                parsed = null;
+                return (System.Collections.Generic.Dictionary<string, object>)(p ?? Json.Parse(ArgumentsJson));
+            }
+        }
+
+        /// <summary>What the caller gave besides the arguments and what it can
+        /// be asked, JSON text of an object: <c>canAsk</c> (the methods an
+        /// <see cref="InputRequiredException"/> may ask for: empty unless an MCP
+        /// client calls a served tool) and, in a later round,
+        /// <c>inputResponses</c> (the client's answers by key, as it sent them:
+        /// check them) and <c>requestState</c> (the tool's own state, checked
+        /// untampered). Read it before the call completes.</summary>
+        public string InputJson
+        {
+            get
+            {
+                // Nobody can be asked for a quick call's input.
+                if (quick) return "{\"canAsk\":[]}";
+                if (input == null)
+                {
+                    UIntPtr n;
+                    input = Text.FromUtf8(Native.capstan_call_input(handle, out n), (int)(ulong)n);
+                }
+                return input;
+            }
+        }
+
+        /// <summary><see cref="InputJson"/>, parsed.</summary>
+        public System.Collections.Generic.Dictionary<string, object> Input
+        {
+            get { return InputJson == null ? null : (System.Collections.Generic.Dictionary<string, object>)Json.Parse(InputJson); }
         }
 
         /// <summary>Reports progress (reaches the event hook as
@@ -61,6 +113,7 @@ namespace Capstan
         /// for a value that does not grow, or once the call has its result.</summary>
         public void Progress(double progress, double total = 0, string message = null)
         {
+            NotQuick("progress");
             var b = message == null ? null : Text.Bytes(message);
             CapstanException.Check(Native.capstan_call_progress(handle, progress, total, b, (UIntPtr)(b == null ? 0 : b.Length)));
         }
@@ -70,6 +123,7 @@ namespace Capstan
         public void Log(LogLevel level, string message)
         {
             if (message == null) throw new ArgumentNullException("message");
+            NotQuick("log");
             var b = Text.Bytes(message);
             CapstanException.Check(Native.capstan_call_log(handle, (uint)level, b, (UIntPtr)b.Length));
         }
@@ -78,7 +132,7 @@ namespace Capstan
         /// (a tool that is still running should stop). Valid until the call completes.</summary>
         public bool IsCancelled
         {
-            get { return Native.capstan_call_cancelled(handle); }
+            get { return !quick && Native.capstan_call_cancelled(handle); }
         }
     }
 

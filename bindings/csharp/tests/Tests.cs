@@ -75,8 +75,12 @@ internal static partial class Tests
         if (!ok) throw new Exception("check failed: " + what);
     }
 
+    // CAPSTAN_TEST_ONLY=words: only the tests whose name holds them (a quick check by hand).
+    private static readonly string Only = Environment.GetEnvironmentVariable("CAPSTAN_TEST_ONLY");
+
     private static void Run(string name, Action test)
     {
+        if (!string.IsNullOrEmpty(Only) && !name.Contains(Only)) return;
         try
         {
             test();
@@ -112,6 +116,8 @@ internal static partial class Tests
             using (var reg = Adder()) reg.ServeMcpStdio(new McpServerOptions { Name = "csharp-stdio" });
             return 0;
         }
+        // The child process of the journal test: killed while its calls run.
+        if (argv.Length == 3 && argv[0] == "--journal-child") return JournalChild(argv[1], argv[2]);
         Run("the library loads and says its version", () =>
             Check(Registry.LibraryVersion.StartsWith("0.4."), Registry.LibraryVersion));
 
@@ -371,7 +377,14 @@ internal static partial class Tests
 
         Parity();
         Behaviour();
+        McpHost();
+        Durable();
+        Quick();
 
+        // Mono waits at exit for every foreground thread that ran C# code, and
+        // capstan's MCP threads (which may run a served tool) live as long as
+        // its runtime: join them, as a console host that used MCP does.
+        if (!CapstanRuntime.Shutdown()) Console.WriteLine("capstan's threads still run: " + CapstanRuntime.LastShutdownProblem);
         Console.WriteLine("csharp: " + passed + " passed, " + failed + " failed");
         return failed == 0 ? 0 : 1;
     }
