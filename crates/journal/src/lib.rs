@@ -9,7 +9,7 @@ pub mod jsonl;
 pub mod sqlite;
 
 pub use capstan_core::exec::journal::{
-    Attached, Found, Journal, JournalError, Mode, Record, RecordKind,
+    Attached, Claim, Found, Journal, JournalError, Mode, Record, RecordKind,
 };
 pub use jsonl::JsonlJournal;
 #[cfg(feature = "sqlite")]

@@ -1,12 +1,17 @@
-//! A journal in an SQLite database: WAL mode, one transaction per record,
-//! safe for several processes on one file (SQLite's own locking; a writer
-//! waits up to `BUSY_MS` for another).
+//! A journal in an SQLite database: WAL mode, one transaction per record
+//! (and one for all the `started` records of a batch, `claim`), safe for
+//! several processes on one file (SQLite's own locking; a writer waits up
+//! to `BUSY_MS` for another). A `started` record claims its key: of two
+//! processes starting the same call at once, one writes it and runs the
+//! tool, the other is told the call is running or completed elsewhere.
 
 use std::path::Path;
 use std::sync::Mutex;
 
-use capstan_core::exec::journal::{Found, Journal, JournalError, Record, DEFAULT_MAX_RESULT_BYTES};
-use rusqlite::{params, Connection, OptionalExtension};
+use capstan_core::exec::journal::{
+    Claim, Found, Journal, JournalError, Record, RecordKind, DEFAULT_MAX_RESULT_BYTES,
+};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 /// How long a write waits for another process's transaction.
 pub const BUSY_MS: u64 = 10_000;
@@ -78,29 +83,90 @@ impl Journal for SqliteJournal {
     }
 
     fn record(&self, record: &Record) -> Result<(), JournalError> {
-        let line = record.to_line();
         let conn = self
             .conn
             .lock()
             .map_err(|_| JournalError("journal connection poisoned".into()))?;
-        let sql = match record.kind_name() {
-            "tools" => {
-                "INSERT OR REPLACE INTO capstan_tools (run, call, record) VALUES (?1, ?2, ?4)"
+        write(&conn, record).map_err(err(&self.name))
+    }
+
+    fn claim(&self, records: &[(Record, bool)]) -> Result<Vec<Claim>, JournalError> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| JournalError("journal connection poisoned".into()))?;
+        let e = err(&self.name);
+        // IMMEDIATE: the write lock from the first read, so no other
+        // process writes a key between this one's look and its write.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut claims = Vec::with_capacity(records.len());
+        for (record, rerun) in records {
+            if !matches!(record.kind, RecordKind::Started(_)) {
+                write(&tx, record).map_err(&e)?;
+                claims.push(Claim::Won);
+                continue;
             }
-            // A `started` never replaces a `completed` (another process's).
-            _ => {
-                "INSERT INTO capstan_calls (run, call, kind, record) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (run, call) DO UPDATE SET kind = excluded.kind, record = excluded.record
-                 WHERE capstan_calls.kind <> 'completed' OR excluded.kind = 'completed'"
+            let now: Option<(String, String)> = tx
+                .prepare_cached(
+                    "SELECT kind, record FROM capstan_calls WHERE run = ?1 AND call = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![record.run, record.call], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .optional()
+                })
+                .map_err(&e)?;
+            let claim = match now {
+                None => Claim::Won,
+                Some((kind, _)) if kind == "started" && *rerun => Claim::Won,
+                Some((kind, text)) if kind == "completed" => {
+                    let found = Record::from_line(&text).ok().and_then(|r| r.found());
+                    match found {
+                        Some(found) => Claim::Completed(found),
+                        None => {
+                            return Err(JournalError(format!(
+                                "journal database {}: the completed record of run \"{}\" call \"{}\" is not a record",
+                                self.name, record.run, record.call
+                            )))
+                        }
+                    }
+                }
+                Some(_) => Claim::Running,
+            };
+            if claim == Claim::Won {
+                write(&tx, record).map_err(&e)?;
             }
-        };
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute(params![record.run, record.call, record.kind_name(), line]))
-            .map_err(err(&self.name))?;
-        Ok(())
+            claims.push(claim);
+        }
+        tx.commit().map_err(&e)?;
+        Ok(claims)
     }
 
     fn max_result_bytes(&self) -> usize {
         DEFAULT_MAX_RESULT_BYTES
     }
+}
+
+/// Writes one record on `conn` (a connection or a transaction).
+fn write(conn: &Connection, record: &Record) -> Result<(), rusqlite::Error> {
+    let line = record.to_line();
+    let sql = match record.kind_name() {
+        "tools" => "INSERT OR REPLACE INTO capstan_tools (run, call, record) VALUES (?1, ?2, ?4)",
+        // A `started` never replaces a `completed` (another process's).
+        _ => {
+            "INSERT INTO capstan_calls (run, call, kind, record) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (run, call) DO UPDATE SET kind = excluded.kind, record = excluded.record
+             WHERE capstan_calls.kind <> 'completed' OR excluded.kind = 'completed'"
+        }
+    };
+    conn.prepare_cached(sql)?.execute(params![
+        record.run,
+        record.call,
+        record.kind_name(),
+        line
+    ])?;
+    Ok(())
 }
