@@ -6,6 +6,8 @@
 
 pub mod jsonl;
 #[cfg(feature = "sqlite")]
+mod owner;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 pub use capstan_core::exec::journal::{

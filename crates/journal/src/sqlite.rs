@@ -8,6 +8,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
+use crate::owner;
 use capstan_core::exec::journal::{
     Claim, Found, Journal, JournalError, Record, RecordKind, DEFAULT_MAX_RESULT_BYTES,
 };
@@ -49,6 +50,9 @@ impl SqliteJournal {
             "CREATE TABLE IF NOT EXISTS capstan_calls (
                  run TEXT NOT NULL, call TEXT NOT NULL, kind TEXT NOT NULL,
                  record TEXT NOT NULL, PRIMARY KEY (run, call));
+             CREATE TABLE IF NOT EXISTS capstan_owners (
+                 run TEXT NOT NULL, call TEXT NOT NULL,
+                 owner TEXT NOT NULL, PRIMARY KEY (run, call));
              CREATE TABLE IF NOT EXISTS capstan_tools (
                  run TEXT NOT NULL, call TEXT NOT NULL,
                  record TEXT NOT NULL, PRIMARY KEY (run, call));",
@@ -67,19 +71,26 @@ impl Journal for SqliteJournal {
             .conn
             .lock()
             .map_err(|_| JournalError("journal connection poisoned".into()))?;
-        let text: Option<String> = conn
-            .prepare_cached("SELECT record FROM capstan_calls WHERE run = ?1 AND call = ?2")
-            .and_then(|mut s| s.query_row(params![run, call], |r| r.get(0)).optional())
+        let row: Option<(String, String)> = conn
+            .prepare_cached("SELECT kind, record FROM capstan_calls WHERE run = ?1 AND call = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![run, call], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
             .map_err(err(&self.name))?;
+        let Some((kind, text)) = row else {
+            return Ok(None);
+        };
+        let elsewhere =
+            kind == "started" && started_by_running(&conn, run, call).map_err(err(&self.name))?;
         drop(conn);
-        let Some(text) = text else { return Ok(None) };
         let record = Record::from_line(&text).map_err(|e| {
             JournalError(format!(
                 "journal database {}: record of run \"{run}\" call \"{call}\": {e}",
                 self.name
             ))
         })?;
-        Ok(record.found())
+        Ok(record.found().map(|f| Found { elsewhere, ..f }))
     }
 
     fn record(&self, record: &Record) -> Result<(), JournalError> {
@@ -121,7 +132,13 @@ impl Journal for SqliteJournal {
                 .map_err(&e)?;
             let claim = match now {
                 None => Claim::Won,
-                Some((kind, _)) if kind == "started" && *rerun => Claim::Won,
+                Some((kind, _)) if kind == "started" && *rerun => {
+                    if started_by_running(&tx, &record.run, &record.call).map_err(&e)? {
+                        Claim::Running
+                    } else {
+                        Claim::Won
+                    }
+                }
                 Some((kind, text)) if kind == "completed" => {
                     let found = Record::from_line(&text).ok().and_then(|r| r.found());
                     match found {
@@ -138,6 +155,13 @@ impl Journal for SqliteJournal {
             };
             if claim == Claim::Won {
                 write(&tx, record).map_err(&e)?;
+                if let Some(me) = owner::this_process() {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO capstan_owners (run, call, owner) VALUES (?1, ?2, ?3)",
+                    )
+                    .and_then(|mut s| s.execute(params![record.run, record.call, me]))
+                    .map_err(&e)?;
+                }
             }
             claims.push(claim);
         }
@@ -169,4 +193,14 @@ fn write(conn: &Connection, record: &Record) -> Result<(), rusqlite::Error> {
         line
     ])?;
     Ok(())
+}
+
+/// Whether the `started` record of (run, call) was claimed by a process
+/// that is still running (see `owner`).
+fn started_by_running(conn: &Connection, run: &str, call: &str) -> Result<bool, rusqlite::Error> {
+    let owner: Option<String> = conn
+        .prepare_cached("SELECT owner FROM capstan_owners WHERE run = ?1 AND call = ?2")?
+        .query_row(params![run, call], |r| r.get(0))
+        .optional()?;
+    Ok(owner.is_some_and(|o| owner::is_running(&o)))
 }

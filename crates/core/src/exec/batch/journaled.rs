@@ -178,6 +178,7 @@ impl BatchJournal {
             Some(Found {
                 print: was,
                 result: None,
+                elsewhere: false,
             }) if was == print && tool.meta.flags.idempotent() => Some((print, true)),
             Some(_) => None,
         }
@@ -241,7 +242,7 @@ pub(crate) fn unknown_text(run: &str, id: &str, tool: &str, why: &str) -> String
 /// completed. Starts with a phrase hosts and models can look for.
 pub(crate) fn running_text(run: &str, id: &str, tool: &str) -> String {
     format!(
-        "In progress elsewhere: call \"{id}\" of tool \"{tool}\" (run \"{run}\") was started by another process sharing the journal, which has not completed it; it was not run here. Send the call again later to get its result from the journal."
+        "In progress elsewhere: call \"{id}\" of tool \"{tool}\" (run \"{run}\") was started elsewhere (by another process sharing the journal, or another batch of this one) and has not completed; it was not run here. Send the call again later to get its result from the journal."
     )
 }
 
@@ -280,7 +281,11 @@ impl BatchInner {
             }
         };
         let may_run = match found {
-            Some(Found { print, result }) => {
+            Some(Found {
+                print,
+                result,
+                elsewhere,
+            }) => {
                 if let Some(change) = print.changes(&now) {
                     fail(format!(
                         "Replay of call \"{}\" (run \"{}\") refused: {change}. The recorded result was not returned and the tool was not run.",
@@ -290,6 +295,10 @@ impl BatchInner {
                 }
                 if let Some(recorded) = result {
                     self.replay(ready, recorded);
+                    return None;
+                }
+                if elsewhere {
+                    fail(running_text(&j.run, &ready.id, &ready.name));
                     return None;
                 }
                 match j.attached.mode {
