@@ -116,32 +116,28 @@ impl BatchJournal {
             return Some(j);
         }
         let tools = usize::from(writes.len() > claimed.len());
-        match j.attached.journal.claim(&writes) {
-            Ok(answers) => {
-                for ((index, print), claim) in
-                    claimed.into_iter().zip(answers.into_iter().skip(tools))
-                {
-                    let pre = match claim {
-                        Claim::Won => {
-                            // Whatever ends the call now (even a cancel
-                            // before it starts) is recorded `completed`.
-                            let _ = j.prints[index].set(print);
-                            j.started[index].store(true, Ordering::SeqCst);
-                            PreClaim::Won
-                        }
-                        lost => PreClaim::Lost(lost),
-                    };
-                    if let Ok(mut slot) = j.pre[index].lock() {
-                        *slot = Some(pre);
+        // On an error nothing counts as claimed (a transaction is all or
+        // nothing; the default store may have written some `started`
+        // records, which each call's own claim writes again): each call
+        // claims its key at its gate, whose own failure it reports. A lost
+        // `tools` record loses only the audit list.
+        if let Ok(answers) = j.attached.journal.claim(&writes) {
+            for ((index, print), claim) in claimed.into_iter().zip(answers.into_iter().skip(tools))
+            {
+                let pre = match claim {
+                    Claim::Won => {
+                        // Whatever ends the call now (even a cancel
+                        // before it starts) is recorded `completed`.
+                        let _ = j.prints[index].set(print);
+                        j.started[index].store(true, Ordering::SeqCst);
+                        PreClaim::Won
                     }
+                    lost => PreClaim::Lost(lost),
+                };
+                if let Ok(mut slot) = j.pre[index].lock() {
+                    *slot = Some(pre);
                 }
             }
-            // Nothing was claimed (a transaction is all or nothing; the
-            // default store may have written some `started` records, which
-            // each call's own claim writes again): each call claims its key
-            // at its gate, whose own failure it reports. A lost `tools`
-            // record loses only the audit list.
-            Err(_) => {}
         }
         Some(j)
     }
