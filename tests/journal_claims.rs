@@ -70,7 +70,9 @@ impl Journal for Logged {
         let completed = mine
             .clone()
             .find(|r| matches!(r.kind, RecordKind::Completed(..)));
-        Ok(completed.or_else(|| mine.last()).and_then(Record::found))
+        Ok(completed
+            .or_else(|| mine.clone().next_back())
+            .and_then(Record::found))
     }
 
     fn record(&self, record: &Record) -> Result<(), JournalError> {
