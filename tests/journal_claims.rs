@@ -6,6 +6,7 @@
 //! crash in the middle of a batch claimed together still resolves by each
 //! tool's policy.
 
+#[cfg(feature = "journal-sqlite")]
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,6 +20,7 @@ use capstan::{
 };
 use serde_json::{json, Value};
 
+#[cfg(feature = "journal-sqlite")]
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("capstan-claims-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
