@@ -20,7 +20,7 @@ use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::exec::journal::{
     hash_json, Attached, Claim, Fingerprint, Found, Mode, Record, RecordKind, Slot,
 };
-use crate::exec::ExecOptions;
+use crate::exec::options::ExecOptions;
 use crate::observe::{Event, EventKind};
 use crate::registry::{Registry, Tool};
 
