@@ -512,6 +512,8 @@ GO_TAGS := -tags capstan_intree
 go-test: lib
 	cd bindings/go && CGO_ENABLED=1 $(GO) vet $(GO_TAGS) ./... && CGO_ENABLED=1 $(GO) test $(GO_TAGS) -race -count=1 ./...
 	cd examples/go/agent && CGO_ENABLED=1 $(GO) vet $(GO_TAGS) ./... && CGO_ENABLED=1 $(GO) run $(GO_TAGS) .
+	@# Issue 47's Temporal example (its own module: the binding does not depend on Temporal).
+	cd examples/go/temporal && CGO_ENABLED=1 $(GO) vet $(GO_TAGS) ./... && CGO_ENABLED=1 $(GO) test $(GO_TAGS) -count=1 ./...
 
 # The module as `go get` fetches it (issue #34): `make install` into
 # build/go-module-test/prefix, the module served as a zip by a file:// proxy

@@ -6,10 +6,12 @@
 
 pub mod jsonl;
 #[cfg(feature = "sqlite")]
+mod owner;
+#[cfg(feature = "sqlite")]
 pub mod sqlite;
 
 pub use capstan_core::exec::journal::{
-    Attached, Found, Journal, JournalError, Mode, Record, RecordKind,
+    Attached, Claim, Found, Journal, JournalError, Mode, Record, RecordKind,
 };
 pub use jsonl::JsonlJournal;
 #[cfg(feature = "sqlite")]

@@ -1,12 +1,18 @@
-//! A journal in an SQLite database: WAL mode, one transaction per record,
-//! safe for several processes on one file (SQLite's own locking; a writer
-//! waits up to `BUSY_MS` for another).
+//! A journal in an SQLite database: WAL mode, one transaction per record
+//! (and one for all the `started` records of a batch, `claim`), safe for
+//! several processes on one file (SQLite's own locking; a writer waits up
+//! to `BUSY_MS` for another). A `started` record claims its key: of two
+//! processes starting the same call at once, one writes it and runs the
+//! tool, the other is told the call is running or completed elsewhere.
 
 use std::path::Path;
 use std::sync::Mutex;
 
-use capstan_core::exec::journal::{Found, Journal, JournalError, Record, DEFAULT_MAX_RESULT_BYTES};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::owner;
+use capstan_core::exec::journal::{
+    Claim, Found, Journal, JournalError, Record, RecordKind, DEFAULT_MAX_RESULT_BYTES,
+};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 /// How long a write waits for another process's transaction.
 pub const BUSY_MS: u64 = 10_000;
@@ -44,6 +50,9 @@ impl SqliteJournal {
             "CREATE TABLE IF NOT EXISTS capstan_calls (
                  run TEXT NOT NULL, call TEXT NOT NULL, kind TEXT NOT NULL,
                  record TEXT NOT NULL, PRIMARY KEY (run, call));
+             CREATE TABLE IF NOT EXISTS capstan_owners (
+                 run TEXT NOT NULL, call TEXT NOT NULL,
+                 owner TEXT NOT NULL, PRIMARY KEY (run, call));
              CREATE TABLE IF NOT EXISTS capstan_tools (
                  run TEXT NOT NULL, call TEXT NOT NULL,
                  record TEXT NOT NULL, PRIMARY KEY (run, call));",
@@ -62,45 +71,136 @@ impl Journal for SqliteJournal {
             .conn
             .lock()
             .map_err(|_| JournalError("journal connection poisoned".into()))?;
-        let text: Option<String> = conn
-            .prepare_cached("SELECT record FROM capstan_calls WHERE run = ?1 AND call = ?2")
-            .and_then(|mut s| s.query_row(params![run, call], |r| r.get(0)).optional())
+        let row: Option<(String, String)> = conn
+            .prepare_cached("SELECT kind, record FROM capstan_calls WHERE run = ?1 AND call = ?2")
+            .and_then(|mut s| {
+                s.query_row(params![run, call], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
             .map_err(err(&self.name))?;
+        let Some((kind, text)) = row else {
+            return Ok(None);
+        };
+        let elsewhere =
+            kind == "started" && started_by_running(&conn, run, call).map_err(err(&self.name))?;
         drop(conn);
-        let Some(text) = text else { return Ok(None) };
         let record = Record::from_line(&text).map_err(|e| {
             JournalError(format!(
                 "journal database {}: record of run \"{run}\" call \"{call}\": {e}",
                 self.name
             ))
         })?;
-        Ok(record.found())
+        Ok(record.found().map(|f| Found { elsewhere, ..f }))
     }
 
     fn record(&self, record: &Record) -> Result<(), JournalError> {
-        let line = record.to_line();
         let conn = self
             .conn
             .lock()
             .map_err(|_| JournalError("journal connection poisoned".into()))?;
-        let sql = match record.kind_name() {
-            "tools" => {
-                "INSERT OR REPLACE INTO capstan_tools (run, call, record) VALUES (?1, ?2, ?4)"
+        write(&conn, record).map_err(err(&self.name))
+    }
+
+    fn claim(&self, records: &[(Record, bool)]) -> Result<Vec<Claim>, JournalError> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| JournalError("journal connection poisoned".into()))?;
+        let e = err(&self.name);
+        // IMMEDIATE: the write lock from the first read, so no other
+        // process writes a key between this one's look and its write.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut claims = Vec::with_capacity(records.len());
+        for (record, rerun) in records {
+            if !matches!(record.kind, RecordKind::Started(_)) {
+                write(&tx, record).map_err(&e)?;
+                claims.push(Claim::Won);
+                continue;
             }
-            // A `started` never replaces a `completed` (another process's).
-            _ => {
-                "INSERT INTO capstan_calls (run, call, kind, record) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (run, call) DO UPDATE SET kind = excluded.kind, record = excluded.record
-                 WHERE capstan_calls.kind <> 'completed' OR excluded.kind = 'completed'"
+            let now: Option<(String, String)> = tx
+                .prepare_cached(
+                    "SELECT kind, record FROM capstan_calls WHERE run = ?1 AND call = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![record.run, record.call], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .optional()
+                })
+                .map_err(&e)?;
+            let claim = match now {
+                None => Claim::Won,
+                Some((kind, _)) if kind == "started" && *rerun => {
+                    if started_by_running(&tx, &record.run, &record.call).map_err(&e)? {
+                        Claim::Running
+                    } else {
+                        Claim::Won
+                    }
+                }
+                Some((kind, text)) if kind == "completed" => {
+                    let found = Record::from_line(&text).ok().and_then(|r| r.found());
+                    match found {
+                        Some(found) => Claim::Completed(found),
+                        None => {
+                            return Err(JournalError(format!(
+                                "journal database {}: the completed record of run \"{}\" call \"{}\" is not a record",
+                                self.name, record.run, record.call
+                            )))
+                        }
+                    }
+                }
+                Some(_) => Claim::Running,
+            };
+            if claim == Claim::Won {
+                write(&tx, record).map_err(&e)?;
+                if let Some(me) = owner::this_process() {
+                    tx.prepare_cached(
+                        "INSERT OR REPLACE INTO capstan_owners (run, call, owner) VALUES (?1, ?2, ?3)",
+                    )
+                    .and_then(|mut s| s.execute(params![record.run, record.call, me]))
+                    .map_err(&e)?;
+                }
             }
-        };
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute(params![record.run, record.call, record.kind_name(), line]))
-            .map_err(err(&self.name))?;
-        Ok(())
+            claims.push(claim);
+        }
+        tx.commit().map_err(&e)?;
+        Ok(claims)
     }
 
     fn max_result_bytes(&self) -> usize {
         DEFAULT_MAX_RESULT_BYTES
     }
+}
+
+/// Writes one record on `conn` (a connection or a transaction).
+fn write(conn: &Connection, record: &Record) -> Result<(), rusqlite::Error> {
+    let line = record.to_line();
+    let sql = match record.kind_name() {
+        "tools" => "INSERT OR REPLACE INTO capstan_tools (run, call, record) VALUES (?1, ?2, ?4)",
+        // A `started` never replaces a `completed` (another process's).
+        _ => {
+            "INSERT INTO capstan_calls (run, call, kind, record) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (run, call) DO UPDATE SET kind = excluded.kind, record = excluded.record
+             WHERE capstan_calls.kind <> 'completed' OR excluded.kind = 'completed'"
+        }
+    };
+    conn.prepare_cached(sql)?.execute(params![
+        record.run,
+        record.call,
+        record.kind_name(),
+        line
+    ])?;
+    Ok(())
+}
+
+/// Whether the `started` record of (run, call) was claimed by a process
+/// that is still running (see `owner`).
+fn started_by_running(conn: &Connection, run: &str, call: &str) -> Result<bool, rusqlite::Error> {
+    let owner: Option<String> = conn
+        .prepare_cached("SELECT owner FROM capstan_owners WHERE run = ?1 AND call = ?2")?
+        .query_row(params![run, call], |r| r.get(0))
+        .optional()?;
+    Ok(owner.is_some_and(|o| owner::is_running(&o)))
 }

@@ -38,6 +38,7 @@ use capstan_formats::providers::{export_tools, ExportOptions, Format};
 
 mod call;
 mod http;
+mod journal;
 mod stdio;
 
 pub use http::HttpServer;

@@ -193,14 +193,7 @@ impl BatchInner {
         on_done: Option<Box<dyn Fn() + Send + Sync>>,
     ) -> Arc<BatchInner> {
         let n = calls.len();
-        let first = calls.first().map(|c| c.id.as_str());
-        let journal = journaled::BatchJournal::new(
-            registry,
-            &exec.journal,
-            options.run_id.as_ref(),
-            first,
-            n,
-        );
+        let journal = journaled::BatchJournal::new(registry, &exec.journal, options, &calls);
         LIVE_BATCHES.fetch_add(1, Ordering::SeqCst);
         Arc::new(BatchInner {
             registry: registry.shared.clone(),

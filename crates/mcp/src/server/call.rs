@@ -191,7 +191,12 @@ impl State {
         let (log, logs) = super::super::log::requested(context, modern, session_level)
             .map(|min| super::super::log::serve(context, min, &name))
             .unzip();
-        let call = CallRequest::new(request_id_text(&context.id), name, arguments);
+        let (run_id, call_id) = super::journal::key(&context.meta)?;
+        let call = CallRequest::new(
+            call_id.unwrap_or_else(|| request_id_text(&context.id)),
+            name,
+            arguments,
+        );
         let (progress, forwarder) = super::super::progress::serve(context).unzip();
 
         let route: Option<SharedRoute> = may_be_task.then(|| {
@@ -225,6 +230,9 @@ impl State {
                 progress: progress.clone(),
                 log: log.clone(),
                 input: last_input.clone(),
+                // The journal keys the call's first round only: a later
+                // round (with the client's answers) is the same call again.
+                run_id: if rounds == 0 { run_id.clone() } else { None },
                 ..ExecOptions::default()
             };
             let this_can_ask = options.input.as_ref().map(|i| i.can_ask.clone());

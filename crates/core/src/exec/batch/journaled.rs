@@ -1,18 +1,26 @@
 //! A batch's calls and the registry's journal (`crate::exec::journal`): a
 //! call with a completed record is answered from it without running; one
 //! whose record changed or whose outcome is unknown fails naming why; the
-//! rest are recorded `started` just before their callback runs and
-//! `completed` as their result is handed over, before the host sees it.
+//! rest are recorded `started` before their callback runs and `completed`
+//! as their result is handed over, before the host sees it.
+//!
+//! A `started` record claims its key (`Journal::claim`): a call whose key
+//! another process claimed first gets that process's result, or an error
+//! saying it is running elsewhere, and does not run. A batch of several
+//! calls claims all the calls it can run at once when it begins (one
+//! transaction with the SQLite store instead of one per call); a call that
+//! waits for approval claims its key once approved.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::run::Ready;
 use super::BatchInner;
-use crate::call::{Outcome, ToolResult};
+use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::exec::journal::{
-    hash_json, Attached, Fingerprint, Found, Mode, Record, RecordKind, Slot,
+    hash_json, Attached, Claim, Fingerprint, Found, Mode, Record, RecordKind, Slot,
 };
+use crate::exec::options::ExecOptions;
 use crate::observe::{Event, EventKind};
 use crate::registry::{Registry, Tool};
 
@@ -27,6 +35,20 @@ pub(crate) struct BatchJournal {
     /// Schema hashes of the batch's tools (name, hash): one hash per tool.
     schemas: Arc<Vec<(String, String)>>,
     hashed_late: Mutex<Vec<(String, String)>>,
+    /// Per call: what the batch's claim at its start answered (`None`: the
+    /// call was not claimed then; its gate looks it up).
+    pre: Vec<Mutex<Option<PreClaim>>>,
+    /// Per call: its gate found a `started` of an idempotent tool, so its
+    /// claim may write over it.
+    rerun: Vec<AtomicBool>,
+}
+
+/// A call's claim made with its batch's.
+enum PreClaim {
+    /// Its `started` is written (under `prints`' fingerprint).
+    Won,
+    /// Another process claimed the key first.
+    Lost(Claim),
 }
 
 impl BatchJournal {
@@ -36,11 +58,12 @@ impl BatchJournal {
     pub(crate) fn new(
         registry: &Registry,
         slot: &Slot,
-        run: Option<&Arc<str>>,
-        first: Option<&str>,
-        calls: usize,
+        options: &ExecOptions,
+        requests: &[CallRequest],
     ) -> Option<BatchJournal> {
-        let run = run?.clone();
+        let run = options.run_id.as_ref()?.clone();
+        let first = requests.first().map(|c| c.id.as_str());
+        let calls = requests.len();
         let attached = slot.get()?;
         let (generation, schemas) = tool_hashes(registry, slot);
         let fresh = {
@@ -54,23 +77,107 @@ impl BatchJournal {
             *last = Some((run.clone(), generation));
             !same
         };
-        if let (Mode::Record, Some(first), true) = (attached.mode, first, fresh) {
-            // A failure here loses only the audit list: each call's own
-            // record still says its schema, and its own write reports.
-            let _ = attached.journal.record(&Record {
-                run: run.to_string(),
-                call: first.to_string(),
-                kind: RecordKind::Tools(schemas.as_ref().clone()),
-            });
-        }
-        Some(BatchJournal {
+        let j = BatchJournal {
             attached,
             run,
             prints: (0..calls).map(|_| OnceLock::new()).collect(),
             started: (0..calls).map(|_| AtomicBool::new(false)).collect(),
             schemas,
             hashed_late: Mutex::new(Vec::new()),
-        })
+            pre: (0..calls).map(|_| Mutex::new(None)).collect(),
+            rerun: (0..calls).map(|_| AtomicBool::new(false)).collect(),
+        };
+        let mut writes = Vec::new();
+        if let (Mode::Record, Some(first), true) = (j.attached.mode, first, fresh) {
+            writes.push((
+                Record {
+                    run: j.run.to_string(),
+                    call: first.to_string(),
+                    kind: RecordKind::Tools(j.schemas.as_ref().clone()),
+                },
+                false,
+            ));
+        }
+        let mut claimed = Vec::new();
+        if j.attached.mode == Mode::Record && calls > 1 {
+            for (index, req) in requests.iter().enumerate() {
+                if let Some((print, rerun)) = j.claimable(registry, options, req) {
+                    let record = Record {
+                        run: j.run.to_string(),
+                        call: req.id.clone(),
+                        kind: RecordKind::Started(print.clone()),
+                    };
+                    writes.push((record, rerun));
+                    claimed.push((index, print));
+                }
+            }
+        }
+        if writes.is_empty() {
+            return Some(j);
+        }
+        let tools = usize::from(writes.len() > claimed.len());
+        // On an error nothing counts as claimed (a transaction is all or
+        // nothing; the default store may have written some `started`
+        // records, which each call's own claim writes again): each call
+        // claims its key at its gate, whose own failure it reports. A lost
+        // `tools` record loses only the audit list.
+        if let Ok(answers) = j.attached.journal.claim(&writes) {
+            for ((index, print), claim) in claimed.into_iter().zip(answers.into_iter().skip(tools))
+            {
+                let pre = match claim {
+                    Claim::Won => {
+                        // Whatever ends the call now (even a cancel
+                        // before it starts) is recorded `completed`.
+                        let _ = j.prints[index].set(print);
+                        j.started[index].store(true, Ordering::SeqCst);
+                        PreClaim::Won
+                    }
+                    lost => PreClaim::Lost(lost),
+                };
+                if let Ok(mut slot) = j.pre[index].lock() {
+                    *slot = Some(pre);
+                }
+            }
+        }
+        Some(j)
+    }
+
+    /// The fingerprint a call the batch may claim at its start runs
+    /// under, and whether its claim may write over an earlier `started`:
+    /// `None` for a call that waits for approval, whose tool is unknown or
+    /// arguments invalid, or that the journal answers (completed, changed,
+    /// or of unknown outcome), each left to its gate.
+    fn claimable(
+        &self,
+        registry: &Registry,
+        options: &ExecOptions,
+        req: &CallRequest,
+    ) -> Option<(Fingerprint, bool)> {
+        let tool = registry.get(&req.name)?;
+        if tool.meta.flags.requires_approval() && !options.approved.contains(&req.id) {
+            return None;
+        }
+        // The gate's validation, without counting an invalid call twice.
+        let mut value = req.arguments.clone().into_value().ok()?;
+        let schema = tool.schema().ok()?;
+        if options.strict_nulls {
+            crate::schema::drop_strict_nulls(schema.source(), &mut value);
+        }
+        let arguments = schema.validate(value, registry.options().coerce).ok()?;
+        let print = Fingerprint {
+            tool: req.name.clone(),
+            schema: self.schema_hash(&tool),
+            arguments: hash_json(&arguments),
+        };
+        match self.attached.journal.lookup(&self.run, &req.id).ok()? {
+            None => Some((print, false)),
+            Some(Found {
+                print: was,
+                result: None,
+                elsewhere: false,
+            }) if was == print && tool.meta.flags.idempotent() => Some((print, true)),
+            Some(_) => None,
+        }
     }
 
     fn schema_hash(&self, tool: &Tool) -> String {
@@ -127,6 +234,14 @@ pub(crate) fn unknown_text(run: &str, id: &str, tool: &str, why: &str) -> String
     )
 }
 
+/// The error text of a call another process claimed first and has not
+/// completed. Starts with a phrase hosts and models can look for.
+pub(crate) fn running_text(run: &str, id: &str, tool: &str) -> String {
+    format!(
+        "In progress elsewhere: call \"{id}\" of tool \"{tool}\" (run \"{run}\") was started elsewhere (by another process sharing the journal, or another batch of this one) and has not completed; it was not run here. Send the call again later to get its result from the journal."
+    )
+}
+
 impl BatchInner {
     /// Step 1b (after `admit`): the call as the journal lets it run, or
     /// `None` once it has its result from the journal (replayed, changed,
@@ -141,7 +256,17 @@ impl BatchInner {
             arguments: hash_json(&ready.arguments),
         };
         let fail = |text: String| self.journal_fail(&ready, text);
-        let found = match j.attached.journal.lookup(&j.run, &ready.id) {
+        let pre = j.pre[ready.index].lock().ok().and_then(|mut p| p.take());
+        let looked = match pre {
+            Some(PreClaim::Won) => return Some(ready),
+            Some(PreClaim::Lost(Claim::Running)) => {
+                fail(running_text(&j.run, &ready.id, &ready.name));
+                return None;
+            }
+            Some(PreClaim::Lost(Claim::Completed(found))) => Ok(Some(found)),
+            _ => j.attached.journal.lookup(&j.run, &ready.id),
+        };
+        let found = match looked {
             Ok(found) => found,
             Err(e) => {
                 fail(format!(
@@ -152,7 +277,11 @@ impl BatchInner {
             }
         };
         let may_run = match found {
-            Some(Found { print, result }) => {
+            Some(Found {
+                print,
+                result,
+                elsewhere,
+            }) => {
                 if let Some(change) = print.changes(&now) {
                     fail(format!(
                         "Replay of call \"{}\" (run \"{}\") refused: {change}. The recorded result was not returned and the tool was not run.",
@@ -162,6 +291,10 @@ impl BatchInner {
                 }
                 if let Some(recorded) = result {
                     self.replay(ready, recorded);
+                    return None;
+                }
+                if elsewhere {
+                    fail(running_text(&j.run, &ready.id, &ready.name));
                     return None;
                 }
                 match j.attached.mode {
@@ -183,7 +316,10 @@ impl BatchInner {
                         ));
                         return None;
                     }
-                    Mode::Record => true,
+                    Mode::Record => {
+                        j.rerun[ready.index].store(true, Ordering::SeqCst);
+                        true
+                    }
                 }
             }
             None => j.attached.mode == Mode::Record,
@@ -195,8 +331,76 @@ impl BatchInner {
             ));
             return None;
         }
-        let _ = j.prints[ready.index].set(now);
-        Some(ready)
+        let _ = j.prints[ready.index].set(now.clone());
+        if ready.tool.meta.flags.requires_approval() && !self.rules.approved.contains(&ready.id) {
+            // Claimed once approved (`journal_started`): a call denied, or
+            // waiting for its approver, never becomes "outcome unknown".
+            return Some(ready);
+        }
+        match self.journal_claim(ready.index, &ready.id, now) {
+            Ok(None) => Some(ready),
+            Ok(Some(found)) => {
+                // Another process completed it first.
+                if let Some(change) = found.print.changes(&j.prints[ready.index].get()?.clone()) {
+                    fail(format!(
+                        "Replay of call \"{}\" (run \"{}\") refused: {change}. The recorded result was not returned and the tool was not run.",
+                        ready.id, j.run
+                    ));
+                } else if let Some(recorded) = found.result {
+                    self.replay(ready, recorded);
+                }
+                None
+            }
+            Err(text) => {
+                fail(text);
+                None
+            }
+        }
+    }
+
+    /// Claims call `index`'s key with a `started` record: `Ok(None)` once
+    /// written (the call runs), `Ok(Some(found))` if another process
+    /// completed it first, `Err` with the call's error text if it runs
+    /// elsewhere or the journal failed.
+    fn journal_claim(
+        &self,
+        index: usize,
+        call: &str,
+        print: Fingerprint,
+    ) -> Result<Option<Found>, String> {
+        let Some(j) = &self.journal else {
+            return Ok(None);
+        };
+        let record = Record {
+            run: j.run.to_string(),
+            call: call.to_string(),
+            kind: RecordKind::Started(print),
+        };
+        let rerun = j.rerun[index].load(Ordering::SeqCst);
+        let answer = j
+            .attached
+            .journal
+            .claim(&[(record, rerun)])
+            .map(|mut a| a.pop());
+        match answer {
+            Ok(Some(Claim::Won)) => {
+                j.started[index].store(true, Ordering::SeqCst);
+                Ok(None)
+            }
+            Ok(Some(Claim::Completed(found))) => Ok(Some(found)),
+            Ok(Some(Claim::Running)) => {
+                let tool = j.prints[index].get().map_or("", |p| p.tool.as_str());
+                Err(running_text(&j.run, call, tool))
+            }
+            Ok(None) => Err(format!(
+                "The journal did not answer the claim of call \"{call}\" (run \"{}\"). The tool was not run.",
+                j.run
+            )),
+            Err(e) => Err(format!(
+                "The journal could not record the start of call \"{call}\" (run \"{}\"): {e}. The tool was not run.",
+                j.run
+            )),
+        }
     }
 
     fn journal_fail(&self, ready: &Ready<'_>, text: String) {
@@ -234,27 +438,26 @@ impl BatchInner {
 
     /// Writes call `index`'s `started` record, if the journal let it run;
     /// the error text if the write failed (the tool must then not run).
+    /// (An approved call's claim; the others claimed theirs at their gate.)
     pub(super) fn journal_started(&self, index: usize, call: &str) -> Result<(), String> {
         let Some(j) = &self.journal else {
             return Ok(());
         };
+        if j.started[index].load(Ordering::SeqCst) {
+            return Ok(());
+        }
         let Some(print) = j.prints.get(index).and_then(OnceLock::get) else {
             return Ok(());
         };
-        let record = Record {
-            run: j.run.to_string(),
-            call: call.to_string(),
-            kind: RecordKind::Started(print.clone()),
-        };
-        match j.attached.journal.record(&record) {
-            Ok(()) => {
-                j.started[index].store(true, Ordering::SeqCst);
-                Ok(())
-            }
-            Err(e) => Err(format!(
-                "The journal could not record the start of call \"{call}\" (run \"{}\"): {e}. The tool was not run.",
-                j.run
-            )),
+        match self.journal_claim(index, call, print.clone())? {
+            None => Ok(()),
+            Some(found) => Err(match found.result {
+                Some(result) => format!(
+                    "Call \"{call}\" (run \"{}\") was completed by another process while it waited for approval; the tool was not run here. Its recorded result: {}",
+                    j.run, result.content
+                ),
+                None => running_text(&j.run, call, &print.tool),
+            }),
         }
     }
 

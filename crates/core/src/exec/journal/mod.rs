@@ -50,6 +50,33 @@ pub trait Journal: Send + Sync {
     fn max_result_bytes(&self) -> usize {
         DEFAULT_MAX_RESULT_BYTES
     }
+    /// Stores `started` records as claims on their keys, all at once (a
+    /// batch's calls: a store with transactions commits them in one), and
+    /// answers per record whether this process may run the call. A record
+    /// with `rerun` false claims a key the caller found empty: if another
+    /// process wrote the key meanwhile, the claim is lost (`Claim::Completed`
+    /// or `Claim::Running`) and nothing is written for it. With `rerun`
+    /// true (an idempotent tool whose earlier start never completed) it is
+    /// written over a `started`, never over a `completed`. `tools` records
+    /// are stored as they are (`Claim::Won`). The default stores each with
+    /// `record` and wins every claim: right for a store one process uses.
+    fn claim(&self, records: &[(Record, bool)]) -> Result<Vec<Claim>, JournalError> {
+        records
+            .iter()
+            .map(|(record, _)| self.record(record).map(|()| Claim::Won))
+            .collect()
+    }
+}
+
+/// What `Journal::claim` answered for one `started` record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Claim {
+    /// Written: this process runs the call.
+    Won,
+    /// Another process completed the call first: its result.
+    Completed(Found),
+    /// Another process started the call first and has not completed it.
+    Running,
 }
 
 /// What the executor does with a call missing from the journal.

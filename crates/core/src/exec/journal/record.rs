@@ -36,8 +36,13 @@ pub struct Record {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Found {
     pub print: Fingerprint,
-    /// `None`: only `started` (the process ended before the result).
+    /// `None`: only `started` (the process ended before the result, or
+    /// is still running it).
     pub result: Option<ToolResult>,
+    /// Only `started`, by a process the store knows to be running still
+    /// (the SQLite store, for a process of this machine): the call is in
+    /// progress there, not of unknown outcome.
+    pub elsewhere: bool,
 }
 
 impl Record {
@@ -148,10 +153,12 @@ impl Record {
             RecordKind::Started(p) => Some(Found {
                 print: p.clone(),
                 result: None,
+                elsewhere: false,
             }),
             RecordKind::Completed(p, r) => Some(Found {
                 print: p.clone(),
                 result: Some(r.clone()),
+                elsewhere: false,
             }),
             RecordKind::Tools(_) => None,
         }
