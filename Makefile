@@ -490,14 +490,14 @@ WHEEL_DIR := $(BUILD)/wheels
 python-wheel: lib $(VENV_STAMP)
 	rm -rf $(WHEEL_DIR)/linux && mkdir -p $(WHEEL_DIR)/linux
 	CARGO_TARGET_DIR=$(abspath target) $(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR)/linux bindings/python
-	$(PYTHON) -m auditwheel repair --patcher none --wheel-dir $(WHEEL_DIR) $(WHEEL_DIR)/linux/capstan-$(CRATE_VERSION)-py3-none-linux_x86_64.whl
-	@ls -l $(WHEEL_DIR)/capstan-$(CRATE_VERSION)-py3-none-manylinux_*.whl
+	$(PYTHON) -m auditwheel repair --patcher none --wheel-dir $(WHEEL_DIR) $(WHEEL_DIR)/linux/capstan_rt-$(CRATE_VERSION)-py3-none-linux_x86_64.whl
+	@ls -l $(WHEEL_DIR)/capstan_rt-$(CRATE_VERSION)-py3-none-manylinux_*.whl
 
 python-wheel-windows: windows-lib $(VENV_STAMP)
 	@mkdir -p $(WHEEL_DIR)
 	CAPSTAN_WHEEL_LIBRARY=$(abspath $(WIN_LIBDIR)/capstan.dll) CAPSTAN_WHEEL_PLATFORM=win_amd64 \
 	  $(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) bindings/python
-	@ls -l $(WHEEL_DIR)/capstan-$(CRATE_VERSION)-py3-none-win_amd64.whl
+	@ls -l $(WHEEL_DIR)/capstan_rt-$(CRATE_VERSION)-py3-none-win_amd64.whl
 
 # --- Go binding (issue #12) ----------------------------------------------------
 # bindings/go is a cgo module. By default it links an installed library found
