@@ -43,7 +43,7 @@ help:
 	@echo '  make check        the everyday loop: the Rust tests and the plain C tests'
 	@echo '  make setup        install the test prerequisites (Debian packages, cargo tools, venv, node modules)'
 	@echo '  make install      install library, header, pkg-config and CMake files (PREFIX=/usr/local)'
-	@echo '  make dist         every release artifact (C SDKs, wheels, npm, jar; Linux, macOS, Windows) into dist/'
+	@echo '  make dist         every release artifact, full and core flavours (C SDKs, wheels, sdist, npm, jar; Linux, macOS, Windows, iOS/Android static) into dist/'
 	@echo '  make uninstall    remove what make install installed'
 	@echo '  make header       regenerate include/capstan.h with cbindgen'
 	@echo '  make bench        run the benchmarks and print figures (not in make test)'

@@ -23,7 +23,11 @@ unset CAPSTAN_LIB LD_LIBRARY_PATH PYTHONPATH CAPSTAN_WHEEL_LIBRARY CAPSTAN_WHEEL
 if [ -n "${SDIST_TARGET_DIR:-}" ]; then export CARGO_TARGET_DIR=$SDIST_TARGET_DIR; else unset CARGO_TARGET_DIR; fi
 cp "$sdist" "$work/"
 cd "$work"
-tar -tzf "$(basename "$sdist")" | grep -q "^capstan_rt-$version/rust/Cargo.lock$" || fail "the sdist carries no rust/Cargo.lock"
+listing=$(tar -tzf "$(basename "$sdist")")
+for f in PKG-INFO pyproject.toml hatch_build.py capstan/__init__.py rust/Cargo.toml rust/Cargo.lock rust/src/lib.rs \
+  rust/crates/core/Cargo.toml rust/include/capstan.h rust/LICENSE; do
+  grep -qx "capstan_rt-$version/$f" <<<"$listing" || fail "the sdist carries no $f"
+done
 "${SETUP_PYTHON:-python3}" -m venv venv
 echo "sdist-test: pip install $(basename "$sdist") (a release build of the library with cargo${CARGO_TARGET_DIR:+, target dir $CARGO_TARGET_DIR})"
 venv/bin/python -m pip install --quiet --disable-pip-version-check "$(basename "$sdist")" >pip.log 2>&1 ||
