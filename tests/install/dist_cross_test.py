@@ -2,14 +2,28 @@
 """dist-cross-test (issue 51): the cross-built artifacts of `make dist`, checked
 here where they cannot all run.
 
-    tests/install/dist_cross_test.py DIST VERSION GLIBC_FLOOR
+    tests/install/dist_cross_test.py DIST VERSION GLIBC_FLOOR [PLATFORM...]
+
+PLATFORM...: the platforms to check (default: every one of ALL).
 
 - linux-aarch64: the SDK archive's library needs no glibc newer than the floor;
   a C program built through the SDK's pkg-config file (zig cc for
   aarch64-linux-gnu.FLOOR) runs a tool call under qemu-aarch64 (Debian's
   qemu-user, with the aarch64 glibc of libc6-arm64-cross); so does one linked
-  against the library inside the manylinux aarch64 wheel. No aarch64 Python
-  can be had from a registry here, so the wheel's Python package is not run.
+  against the library inside the manylinux aarch64 wheel; auditwheel agrees
+  with the wheel's tag; pip installs the wheel for its tag and Debian's arm64
+  Python 3.11 (tools/dist/aarch64_python.sh, AARCH64_PYTHON_ROOT) imports it
+  under qemu-aarch64 and makes a tool call.
+- linux-i686: programs built with gcc -m32 through the SDK's capstan.pc and
+  capstan-core.pc run here; the wheel is tagged for the glibc it needs.
+- ios-aarch64, android-aarch64: the static libraries (full and core) hold
+  objects of the target's format defining every function of the header
+  (built, not linked: no Apple SDK or Android NDK here).
+- every SDK archive carries the core flavour (lib/core/, capstan-core.pc,
+  capstan::core) exporting the header's functions; on x86-64 Linux (and under
+  qemu on aarch64) a program on capstan-core.pc finds the MCP bridge absent
+  (tests/install/flavour_check.c), one on capstan.pc finds it; on x86-64 the
+  CMake targets capstan::core and capstan::core_static too.
 - macOS (arm64, x86_64): each dylib (native/, the wheel's, the SDK's, the npm
   package's and the jar's are the same bytes) is a thin Mach-O of its
   architecture with install name @rpath/libcapstan.dylib, exports exactly the
@@ -18,7 +32,8 @@ here where they cannot all run.
   tag names the minimum macOS its header states.
 - windows-x86_64: capstan.dll exports exactly the header's functions and
   imports only system DLLs.
-Needs zig (ziglang, build/dist-venv), qemu-aarch64, llvm-objdump, llvm-nm.
+Needs zig (ziglang, build/dist-venv), qemu-aarch64, llvm-objdump, llvm-nm, gcc -m32, cmake;
+AUDITWHEEL_PYTHON (a Python with auditwheel) and AARCH64_PYTHON_ROOT.
 """
 
 from __future__ import annotations
