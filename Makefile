@@ -43,7 +43,7 @@ help:
 	@echo '  make check        the everyday loop: the Rust tests and the plain C tests'
 	@echo '  make setup        install the test prerequisites (Debian packages, cargo tools, venv, node modules)'
 	@echo '  make install      install library, header, pkg-config and CMake files (PREFIX=/usr/local)'
-	@echo '  make dist         every release artifact (C SDKs, wheels, npm, jar; Linux, macOS, Windows) into dist/'
+	@echo '  make dist         every release artifact, full and core flavours (C SDKs, wheels, sdist, npm, jar; Linux, macOS, Windows, iOS/Android static) into dist/'
 	@echo '  make uninstall    remove what make install installed'
 	@echo '  make header       regenerate include/capstan.h with cbindgen'
 	@echo '  make bench        run the benchmarks and print figures (not in make test)'
@@ -492,14 +492,14 @@ WHEEL_DIR := $(BUILD)/wheels
 python-wheel: lib $(VENV_STAMP)
 	rm -rf $(WHEEL_DIR)/linux && mkdir -p $(WHEEL_DIR)/linux
 	CARGO_TARGET_DIR=$(abspath target) $(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR)/linux bindings/python
-	$(PYTHON) -m auditwheel repair --patcher none --wheel-dir $(WHEEL_DIR) $(WHEEL_DIR)/linux/capstan-$(CRATE_VERSION)-py3-none-linux_x86_64.whl
-	@ls -l $(WHEEL_DIR)/capstan-$(CRATE_VERSION)-py3-none-manylinux_*.whl
+	$(PYTHON) -m auditwheel repair --patcher none --wheel-dir $(WHEEL_DIR) $(WHEEL_DIR)/linux/capstan_rt-$(CRATE_VERSION)-py3-none-linux_x86_64.whl
+	@ls -l $(WHEEL_DIR)/capstan_rt-$(CRATE_VERSION)-py3-none-manylinux_*.whl
 
 python-wheel-windows: windows-lib $(VENV_STAMP)
 	@mkdir -p $(WHEEL_DIR)
 	CAPSTAN_WHEEL_LIBRARY=$(abspath $(WIN_LIBDIR)/capstan.dll) CAPSTAN_WHEEL_PLATFORM=win_amd64 \
 	  $(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_DIR) bindings/python
-	@ls -l $(WHEEL_DIR)/capstan-$(CRATE_VERSION)-py3-none-win_amd64.whl
+	@ls -l $(WHEEL_DIR)/capstan_rt-$(CRATE_VERSION)-py3-none-win_amd64.whl
 
 # --- Go binding (issue #12) ----------------------------------------------------
 # bindings/go is a cgo module. By default it links an installed library found

@@ -72,7 +72,11 @@ class CargoBuildHook(BuildHookInterface):
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         if self.target_name != "wheel":
             return
-        checkout = Path(self.root).resolve().parent.parent
+        # The sdist (tools/dist/sdist.py) carries the Rust workspace under
+        # rust/; a checkout has it two levels up.
+        checkout = Path(self.root).resolve() / "rust"
+        if not (checkout / "Cargo.toml").is_file():
+            checkout = Path(self.root).resolve().parent.parent
         manifest = checkout / "Cargo.toml"
         if not manifest.is_file():
             raise RuntimeError(

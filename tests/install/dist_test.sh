@@ -10,13 +10,15 @@
 #                   the binding's one dependency, packed from the node_modules
 #                   `make setup` installed); without the platform package the
 #                   error names it
-#   Java jar        `java` with the jar (and its Maven dependencies, Jackson) on
-#                   the class path: the library is extracted to the user's
-#                   cache once, also by three JVMs starting at the same time
+#   Java jar        installed with its pom into a fresh local Maven repository
+#                   (maven-install-plugin's install-file), on which a consumer
+#                   project builds offline (-o) and resolves it with Jackson;
+#                   `java` on that class path: the library is extracted to the
+#                   user's cache once, also by three JVMs starting at the same time
 #
 #   tests/install/dist_test.sh DIST VERSION
-# Environment: JDK (a JDK >= 22), JAVA_CLASSPATH_FILE (the jar's runtime
-# dependencies, written by dist-pack), NODE_MODULES (bindings/node's), SETUP_PYTHON (makes the
+# Environment: JDK (a JDK >= 22), MAVEN_REPO (the local Maven repository
+# `make setup` filled: plugins and Jackson, copied for the consumer), NODE_MODULES (bindings/node's), SETUP_PYTHON (makes the
 # fresh venv), VENV_PYTHON (build/venv's, for auditwheel).
 set -euo pipefail
 dist=$1
@@ -34,6 +36,7 @@ only() { # the one file matching a glob
 }
 case $work in "$repo"/*) fail "the work directory $work is inside the repository" ;; esac
 
+maven_repo=${MAVEN_REPO:-$HOME/.m2/repository}
 unset CAPSTAN_LIB LD_LIBRARY_PATH PYTHONPATH NODE_PATH NODE_OPTIONS CLASSPATH PKG_CONFIG_PATH CMAKE_PREFIX_PATH \
   JAVA_TOOL_OPTIONS
 export HOME=$work/home XDG_CACHE_HOME=$work/cache
@@ -87,9 +90,9 @@ check_resolves_to "the CMake program" cmake-build/consumer "$sdk/lib"
 pass "C: built through the SDK's CMake package (find_package EXACT), runs a tool call"
 
 # --- Python wheel -------------------------------------------------------------------
-wheel=$(only "$dist"/python/capstan-"$version"-py3-none-manylinux_*_x86_64.whl)
+wheel=$(only "$dist"/python/capstan_rt-"$version"-py3-none-manylinux_*_x86_64.whl)
 tag=$(basename "$wheel" .whl)
-tag=${tag#capstan-"$version"-py3-none-}
+tag=${tag#capstan_rt-"$version"-py3-none-}
 "$VENV_PYTHON" -m auditwheel show "$wheel" >auditwheel.out 2>&1 || { cat auditwheel.out; fail "auditwheel show"; }
 tr -s ' \n' ' ' <auditwheel.out | grep -q "consistent with the following platform tag: \"$tag\"" ||
   { cat auditwheel.out; fail "auditwheel does not find the wheel consistent with its tag $tag"; }
@@ -125,7 +128,7 @@ pass "Python: pip install of the wheel into a fresh venv runs a tool call ($(cat
 
 # --- npm ------------------------------------------------------------------------------
 main_tgz=$(only "$dist"/npm/capstan-"$version".tgz)
-platform_tgz=$(only "$dist"/npm/capstan-linux-x64-"$version".tgz)
+platform_tgz=$(only "$dist"/npm/capstan-rt-linux-x64-"$version".tgz)
 # koffi, the binding's one dependency, and its package for this platform,
 # packed from what `make setup` installed (npm ci of bindings/node's lock
 # file): offline, npm takes them from these files as it would from the
@@ -163,8 +166,8 @@ JS
 }
 npm_install node "$main_tgz" "$platform_tgz"
 node_call node >node.out || fail "the npm-installed package's tool call"
-grep -q " with $work/node/node_modules/@capstan/linux-x64/libcapstan.so$" node.out ||
-  fail "the npm package did not load @capstan/linux-x64's library: $(cat node.out)"
+grep -q " with $work/node/node_modules/@capstan-rt/linux-x64/libcapstan.so$" node.out ||
+  fail "the npm package did not load @capstan-rt/linux-x64's library: $(cat node.out)"
 pass "npm: the two packages installed offline run a tool call ($(cat node.out))"
 # CAPSTAN_LIB still wins over the platform package.
 mkdir other && cp "$sdk/lib/libcapstan.so.$version" other/libcapstan.so
@@ -177,17 +180,51 @@ if ls /usr/lib/libcapstan.so /usr/local/lib/libcapstan.so >/dev/null 2>&1; then
   echo "skipped: the missing-package error (this machine has a libcapstan.so installed in /usr/lib or /usr/local/lib)"
 else
   node_call node-alone >node-alone.out 2>&1 && fail "capstan loaded with no platform package and no library: $(cat node-alone.out)"
-  grep -q "the package for this platform (linux-x64-glibc), @capstan/linux-x64, is not installed" node-alone.out ||
+  grep -q "the package for this platform (linux-x64-glibc), @capstan-rt/linux-x64, is not installed" node-alone.out ||
     { cat node-alone.out; fail "the error without a platform package does not name the platform and the package"; }
-  pass "npm: without @capstan/linux-x64 the error names the platform and the package"
+  pass "npm: without @capstan-rt/linux-x64 the error names the platform and the package"
 fi
 
 # --- Java -------------------------------------------------------------------------------
 jar=$(only "$dist"/java/capstan-"$version".jar)
-cp "$jar" capstan.jar
-classpath=capstan.jar:$(cat "$JAVA_CLASSPATH_FILE")
-mkdir java-src
-cat >java-src/Main.java <<'EOF'
+pom=$(only "$dist"/java/capstan-"$version".pom)
+# A local repository of its own: what `make setup` put in ~/.m2 (Maven's
+# plugins, Jackson) without any capstan, plus the dist jar and its pom
+# installed by the maven-install-plugin; the consumer builds offline on it.
+cp -a "$maven_repo" m2
+rm -rf m2/io/github/capstan-rt m2/dev/capstan
+mvn_offline() { JAVA_HOME=$JDK mvn -B -q -o -Dmaven.repo.local="$work/m2" "$@"; }
+mvn_offline org.apache.maven.plugins:maven-install-plugin:2.4:install-file -Dfile="$jar" -DpomFile="$pom" \
+  >mvn-install.log 2>&1 || { cat mvn-install.log; fail "mvn install:install-file of the dist jar"; }
+cmp -s "$jar" "m2/io/github/capstan-rt/capstan/$version/capstan-$version.jar" || fail "the local repository's jar is not the dist jar"
+mkdir -p consumer/src/main/java
+cat >consumer/pom.xml <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>example</groupId>
+  <artifactId>consumer</artifactId>
+  <version>1.0</version>
+  <properties>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+    <maven.compiler.release>22</maven.compiler.release>
+  </properties>
+  <dependencies>
+    <dependency>
+      <groupId>io.github.capstan-rt</groupId>
+      <artifactId>capstan</artifactId>
+      <version>$version</version>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version></plugin>
+      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-dependency-plugin</artifactId><version>3.8.1</version></plugin>
+    </plugins>
+  </build>
+</project>
+EOF
+cat >consumer/src/main/java/Main.java <<'EOF'
 import dev.capstan.Registry;
 import dev.capstan.ToolResult;
 import java.util.List;
@@ -206,8 +243,13 @@ public class Main {
     }
 }
 EOF
-"$JDK/bin/javac" -d java-classes -cp "$classpath" java-src/Main.java
-java_call() { "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -cp "java-classes:$classpath" Main; }
+(cd consumer && mvn_offline compile dependency:build-classpath -Dmdep.outputFile=classpath.txt) >mvn-consumer.log 2>&1 ||
+  { cat mvn-consumer.log; fail "the Maven consumer project's offline build against the local repository"; }
+classpath=$work/consumer/target/classes:$(cat consumer/classpath.txt)
+case $classpath in *"$work/m2/io/github/capstan-rt/capstan/$version/capstan-$version.jar"*) ;;
+  *) fail "the consumer's class path does not take the installed dist jar: $classpath" ;; esac
+pass "Java: the dist jar and its pom installed into a local Maven repository (install-file); a consumer project builds on it offline (-o), Jackson resolved from the pom"
+java_call() { "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -cp "$classpath" Main; }
 # Three JVMs extracting into an empty cache at the same time, then a fourth.
 for i in 1 2 3; do java_call >java-$i.out 2>&1 & done
 for i in 1 2 3; do wait -n || { cat java-*.out; fail "a JVM racing to extract the library failed"; }; done
@@ -221,7 +263,7 @@ before=$(stat -c %Y.%i "$extracted")
 java_call >java-4.out 2>&1 || { cat java-4.out; fail "the JVM with the library already extracted"; }
 [ "$(stat -c %Y.%i "$extracted")" = "$before" ] || fail "a later JVM extracted the library again"
 # A cache that cannot be written: an error that says what to set.
-if "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -Dcapstan.cache=/dev/null/capstan -cp "java-classes:$classpath" Main \
+if "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -Dcapstan.cache=/dev/null/capstan -cp "$classpath" Main \
   >java-nocache.out 2>&1; then fail "the jar loaded with an unwritable cache: $(cat java-nocache.out)"; fi
 grep -q "cannot create the cache directory /dev/null/capstan.*set -Dcapstan.cache= to a writable directory, or CAPSTAN_LIB" \
   java-nocache.out || { cat java-nocache.out; fail "the unwritable cache's error does not say what to do"; }

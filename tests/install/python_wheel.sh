@@ -30,12 +30,12 @@ only() {
 
 rm -rf "$work" && mkdir -p "$work/raw" "$work/dist"
 "$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/raw" "$repo/bindings/python"
-raw=$(only wheel "$work"/raw/capstan-*.whl)
+raw=$(only wheel "$work"/raw/capstan_rt-*.whl)
 name=$(basename "$raw")
 case "$name" in
   *-none-any.whl) fail "$name is a pure wheel: it cannot carry the library" ;;
-  "capstan-$version-py3-none-linux_x86_64.whl") ;;
-  *) fail "$name: expected capstan-$version-py3-none-linux_x86_64.whl" ;;
+  "capstan_rt-$version-py3-none-linux_x86_64.whl") ;;
+  *) fail "$name: expected capstan_rt-$version-py3-none-linux_x86_64.whl" ;;
 esac
 # Listed first, then searched: `grep -q` in a pipe exits at the first match
 # and the lister, still writing, fails with a broken pipe (pipefail).
@@ -68,11 +68,11 @@ pass "auditwheel show: $policy, set by the ${glibc#@} symbols ($setters), nothin
 # needed, the repair would stop instead of rewriting the library.
 "$python" -m auditwheel repair --patcher none --plat "$policy" --wheel-dir "$work/dist" "$raw" \
   >"$work/repair.log" 2>&1 || { cat "$work/repair.log"; fail "auditwheel repair $name failed"; }
-wheel=$(only "repaired wheel" "$work"/dist/capstan-*.whl)
+wheel=$(only "repaired wheel" "$work"/dist/capstan_rt-*.whl)
 name=$(basename "$wheel")
-[ "$name" = "capstan-$version-py3-none-$policy.whl" ] ||
-  fail "$name: expected capstan-$version-py3-none-$policy.whl"
-tag=$(member "$wheel" "capstan-$version.dist-info/WHEEL" | sed -n 's/^Tag: //p')
+[ "$name" = "capstan_rt-$version-py3-none-$policy.whl" ] ||
+  fail "$name: expected capstan_rt-$version-py3-none-$policy.whl"
+tag=$(member "$wheel" "capstan_rt-$version.dist-info/WHEEL" | sed -n 's/^Tag: //p')
 [ "$tag" = "py3-none-$policy" ] || fail "$name: its WHEEL file says Tag: $tag"
 cmp -s "$so" <(member "$wheel" capstan/libcapstan.so) || fail "auditwheel repair changed capstan/libcapstan.so"
 pass "auditwheel repair gives $name (Tag: $tag), the library unchanged"

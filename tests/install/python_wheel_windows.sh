@@ -26,12 +26,12 @@ rm -rf "$work" && mkdir -p "$work/dist"
 CAPSTAN_WHEEL_LIBRARY=$dll CAPSTAN_WHEEL_PLATFORM=win_amd64 \
   "$python" -m pip wheel --quiet --no-deps --wheel-dir "$work/dist" "$repo/bindings/python"
 shopt -s nullglob
-wheels=("$work"/dist/capstan-*.whl)
+wheels=("$work"/dist/capstan_rt-*.whl)
 [ ${#wheels[@]} -eq 1 ] || fail "expected one wheel, found: ${wheels[*]:-none}"
 wheel=${wheels[0]}
 name=$(basename "$wheel")
-[ "$name" = "capstan-$version-py3-none-win_amd64.whl" ] || fail "$name: expected capstan-$version-py3-none-win_amd64.whl"
-tag=$(member "$wheel" "capstan-$version.dist-info/WHEEL" | sed -n 's/^Tag: //p')
+[ "$name" = "capstan_rt-$version-py3-none-win_amd64.whl" ] || fail "$name: expected capstan_rt-$version-py3-none-win_amd64.whl"
+tag=$(member "$wheel" "capstan_rt-$version.dist-info/WHEEL" | sed -n 's/^Tag: //p')
 [ "$tag" = "py3-none-win_amd64" ] || fail "$name: its WHEEL file says Tag: $tag"
 pass "pip wheel gives $name (Tag: $tag)"
 

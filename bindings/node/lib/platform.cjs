@@ -7,11 +7,11 @@
 const path = require('node:path');
 
 const PACKAGES = {
-  'linux-x64-glibc': '@capstan/linux-x64',
-  'linux-arm64-glibc': '@capstan/linux-arm64',
-  'darwin-x64': '@capstan/darwin-x64',
-  'darwin-arm64': '@capstan/darwin-arm64',
-  'win32-x64': '@capstan/win32-x64',
+  'linux-x64-glibc': '@capstan-rt/linux-x64',
+  'linux-arm64-glibc': '@capstan-rt/linux-arm64',
+  'darwin-x64': '@capstan-rt/darwin-x64',
+  'darwin-arm64': '@capstan-rt/darwin-arm64',
+  'win32-x64': '@capstan-rt/win32-x64',
 };
 
 // linux-x64-glibc, linux-x64-musl, darwin-arm64, win32-x64...
