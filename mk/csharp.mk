@@ -32,7 +32,7 @@ CSHARP_DIST_FILES := $(wildcard $(CSHARP_DIST)/*/*.so $(CSHARP_DIST)/*/*.dylib $
 CSHARP_DIST_NATIVES := $(foreach f,$(CSHARP_DIST_FILES),$(notdir $(patsubst %/,%,$(dir $(f)))):$(f))
 CSHARP_NATIVES ?= linux-x64:$(LIB) $(filter-out linux-x64:%,$(CSHARP_DIST_NATIVES))
 CSHARP_NUPKG  = $(CSHARP)/Capstan.$(CSHARP_VERSION).nupkg
-CSHARP_UPM    = $(CSHARP)/dev.capstan.runtime-$(CSHARP_VERSION).tgz
+CSHARP_UPM    = $(CSHARP)/io.github.capstan-rt.capstan-$(CSHARP_VERSION).tgz
 CSHARP_LAYOUT := python3 $(CSHARP_DIR)/packaging/layout.py
 
 $(CSHARP)/Capstan.dll: $(CSHARP_SRC)

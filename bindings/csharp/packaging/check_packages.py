@@ -113,7 +113,7 @@ def check_upm(a, nats):
         return t.extractfile(members["package/" + n]).read()
 
     pj = json.loads(get("package.json"))
-    need(pj.get("name") == "dev.capstan.runtime" and pj.get("version") == a.version and "unity" in pj,
+    need(pj.get("name") == "io.github.capstan-rt.capstan" and pj.get("version") == a.version and "unity" in pj,
          "package.json: name, version or unity missing: %s" % pj)
     link = ET.fromstring(get("Runtime/link.xml"))
     need(any(x.get("fullname") == "Capstan" and x.get("preserve") == "all" for x in link.iter("assembly")),

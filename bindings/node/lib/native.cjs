@@ -19,7 +19,7 @@ function libraryFileName() {
 
 // Where the library is looked for, in order (README "Finding the library"):
 //   1. CAPSTAN_LIB: a path to the library file (nothing else is tried);
-//   1b. the installed package of this platform (@capstan/linux-x64...: lib/platform.cjs);
+//   1b. the installed package of this platform (@capstan-rt/linux-x64...: lib/platform.cjs);
 //   2. the repository's own build, target/release then target/debug, when
 //      this package sits in a capstan checkout (bindings/node);
 //   3. the system loader's search (LD_LIBRARY_PATH, ldconfig cache, /usr/lib,
@@ -29,7 +29,7 @@ function candidates() {
   const env = process.env.CAPSTAN_LIB;
   if (env) return [env];
   const name = libraryFileName();
-  const bundled = require('./platform.cjs').platformLibrary(name).file; // a release's @capstan/<platform>
+  const bundled = require('./platform.cjs').platformLibrary(name).file; // a release's @capstan-rt/<platform>
   const repo = path.resolve(__dirname, '..', '..', '..');
   const found = bundled ? [bundled] : [];
   if (fs.existsSync(path.join(repo, 'include', 'capstan.h'))) {
