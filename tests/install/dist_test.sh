@@ -194,7 +194,10 @@ pom=$(only "$dist"/java/capstan-"$version".pom)
 cp -a "$maven_repo" m2
 rm -rf m2/io/github/capstan-rt m2/dev/capstan
 mvn_offline() { JAVA_HOME=$JDK mvn -B -q -o -Dmaven.repo.local="$work/m2" "$@"; }
-mvn_offline org.apache.maven.plugins:maven-install-plugin:2.4:install-file -Dfile="$jar" -DpomFile="$pom" \
+# install-file may fetch the install plugin itself (a fresh machine's ~/.m2
+# need not hold it); the consumer's build below is offline.
+JAVA_HOME=$JDK mvn -B -q -Dmaven.repo.local="$work/m2" \
+  org.apache.maven.plugins:maven-install-plugin:2.4:install-file -Dfile="$jar" -DpomFile="$pom" \
   >mvn-install.log 2>&1 || { cat mvn-install.log; fail "mvn install:install-file of the dist jar"; }
 cmp -s "$jar" "m2/io/github/capstan-rt/capstan/$version/capstan-$version.jar" || fail "the local repository's jar is not the dist jar"
 mkdir -p consumer/src/main/java
