@@ -47,17 +47,29 @@ impl SqliteJournal {
         )
         .map_err(&e)?;
         conn.execute_batch(
+            // WITHOUT ROWID: the rows live in the key's own B-tree, so a
+            // record is one tree's pages in the WAL, not a table's and an
+            // index's. The claiming process (`owner`) sits in the call's row:
+            // a claim writes one row.
             "CREATE TABLE IF NOT EXISTS capstan_calls (
                  run TEXT NOT NULL, call TEXT NOT NULL, kind TEXT NOT NULL,
-                 record TEXT NOT NULL, PRIMARY KEY (run, call));
-             CREATE TABLE IF NOT EXISTS capstan_owners (
-                 run TEXT NOT NULL, call TEXT NOT NULL,
-                 owner TEXT NOT NULL, PRIMARY KEY (run, call));
+                 record TEXT NOT NULL, owner TEXT, PRIMARY KEY (run, call)) WITHOUT ROWID;
              CREATE TABLE IF NOT EXISTS capstan_tools (
                  run TEXT NOT NULL, call TEXT NOT NULL,
-                 record TEXT NOT NULL, PRIMARY KEY (run, call));",
+                 record TEXT NOT NULL, PRIMARY KEY (run, call)) WITHOUT ROWID;",
         )
         .map_err(&e)?;
+        // A file made before calls carried their owner gains the column (its
+        // started records then have no owner: after a crash they follow the
+        // tool's policy, as before).
+        let has_owner = conn
+            .prepare("SELECT 1 FROM pragma_table_info('capstan_calls') WHERE name = 'owner'")
+            .and_then(|mut s| s.exists([]))
+            .map_err(&e)?;
+        if !has_owner {
+            conn.execute_batch("ALTER TABLE capstan_calls ADD COLUMN owner TEXT")
+                .map_err(&e)?;
+        }
         Ok(SqliteJournal {
             conn: Mutex::new(conn),
             name,
@@ -98,7 +110,7 @@ impl Journal for SqliteJournal {
             .conn
             .lock()
             .map_err(|_| JournalError("journal connection poisoned".into()))?;
-        write(&conn, record).map_err(err(&self.name))
+        write(&conn, record, None).map_err(err(&self.name))
     }
 
     fn claim(&self, records: &[(Record, bool)]) -> Result<Vec<Claim>, JournalError> {
@@ -115,7 +127,7 @@ impl Journal for SqliteJournal {
         let mut claims = Vec::with_capacity(records.len());
         for (record, rerun) in records {
             if !matches!(record.kind, RecordKind::Started(_)) {
-                write(&tx, record).map_err(&e)?;
+                write(&tx, record, None).map_err(&e)?;
                 claims.push(Claim::Won);
                 continue;
             }
@@ -154,14 +166,7 @@ impl Journal for SqliteJournal {
                 Some(_) => Claim::Running,
             };
             if claim == Claim::Won {
-                write(&tx, record).map_err(&e)?;
-                if let Some(me) = owner::this_process() {
-                    tx.prepare_cached(
-                        "INSERT OR REPLACE INTO capstan_owners (run, call, owner) VALUES (?1, ?2, ?3)",
-                    )
-                    .and_then(|mut s| s.execute(params![record.run, record.call, me]))
-                    .map_err(&e)?;
-                }
+                write(&tx, record, owner::this_process().as_deref()).map_err(&e)?;
             }
             claims.push(claim);
         }
@@ -174,23 +179,30 @@ impl Journal for SqliteJournal {
     }
 }
 
-/// Writes one record on `conn` (a connection or a transaction).
-fn write(conn: &Connection, record: &Record) -> Result<(), rusqlite::Error> {
+/// Writes one record on `conn` (a connection or a transaction); `owner`,
+/// the process claiming a `started` record (a `completed` clears it).
+fn write(conn: &Connection, record: &Record, owner: Option<&str>) -> Result<(), rusqlite::Error> {
     let line = record.to_line();
-    let sql = match record.kind_name() {
-        "tools" => "INSERT OR REPLACE INTO capstan_tools (run, call, record) VALUES (?1, ?2, ?4)",
-        // A `started` never replaces a `completed` (another process's).
-        _ => {
-            "INSERT INTO capstan_calls (run, call, kind, record) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (run, call) DO UPDATE SET kind = excluded.kind, record = excluded.record
-             WHERE capstan_calls.kind <> 'completed' OR excluded.kind = 'completed'"
-        }
-    };
-    conn.prepare_cached(sql)?.execute(params![
+    if record.kind_name() == "tools" {
+        conn.prepare_cached(
+            "INSERT OR REPLACE INTO capstan_tools (run, call, record) VALUES (?1, ?2, ?3)",
+        )?
+        .execute(params![record.run, record.call, line])?;
+        return Ok(());
+    }
+    // A `started` never replaces a `completed` (another process's).
+    conn.prepare_cached(
+        "INSERT INTO capstan_calls (run, call, kind, record, owner) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (run, call) DO UPDATE SET kind = excluded.kind, record = excluded.record,
+         owner = excluded.owner
+         WHERE capstan_calls.kind <> 'completed' OR excluded.kind = 'completed'",
+    )?
+    .execute(params![
         record.run,
         record.call,
         record.kind_name(),
-        line
+        line,
+        owner
     ])?;
     Ok(())
 }
@@ -199,8 +211,55 @@ fn write(conn: &Connection, record: &Record) -> Result<(), rusqlite::Error> {
 /// that is still running (see `owner`).
 fn started_by_running(conn: &Connection, run: &str, call: &str) -> Result<bool, rusqlite::Error> {
     let owner: Option<String> = conn
-        .prepare_cached("SELECT owner FROM capstan_owners WHERE run = ?1 AND call = ?2")?
-        .query_row(params![run, call], |r| r.get(0))
-        .optional()?;
+        .prepare_cached("SELECT owner FROM capstan_calls WHERE run = ?1 AND call = ?2")?
+        .query_row(params![run, call], |r| r.get::<_, Option<String>>(0))
+        .optional()?
+        .flatten();
     Ok(owner.is_some_and(|o| owner::is_running(&o)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capstan_core::exec::journal::Fingerprint;
+
+    /// A file made before calls carried their owner (a rowid table, no
+    /// `owner` column) opens, gains the column, and claims and answers as a
+    /// new one does: the first claim wins, a second one in this (running)
+    /// process reads as running elsewhere.
+    #[test]
+    fn a_file_without_the_owner_column_gains_it_and_claims_work() {
+        let dir = std::env::temp_dir().join(format!("capstan-sqlite-old-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("old.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "CREATE TABLE capstan_calls (run TEXT NOT NULL, call TEXT NOT NULL, kind TEXT NOT NULL,
+                     record TEXT NOT NULL, PRIMARY KEY (run, call));
+                 CREATE TABLE capstan_tools (run TEXT NOT NULL, call TEXT NOT NULL,
+                     record TEXT NOT NULL, PRIMARY KEY (run, call));",
+            )
+            .unwrap();
+        let journal = SqliteJournal::open(&path, false).unwrap();
+        let print = Fingerprint::new("t", &serde_json::json!({}), &serde_json::json!({}));
+        let started = Record {
+            run: "r".into(),
+            call: "c".into(),
+            kind: RecordKind::Started(print),
+        };
+        let first = journal.claim(&[(started.clone(), true)]).unwrap();
+        assert_eq!(first, vec![Claim::Won]);
+        let again = journal.claim(&[(started, true)]).unwrap();
+        assert_eq!(
+            again,
+            vec![Claim::Running],
+            "this process claimed it and runs"
+        );
+        let found = journal.lookup("r", "c").unwrap().unwrap();
+        assert!(found.elsewhere && found.result.is_none(), "{found:?}");
+        drop(journal);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
