@@ -442,9 +442,33 @@ def test_cancelling_the_awaiting_task_cancels_calls_not_yet_started():
     assert 1 <= len(started) < 200
 
 
+# What every SIGINT child has first: the SIGINT goes once the main thread is
+# known to wait (its innermost frame is threading's wait) after ``ready`` is
+# set, never after a fixed delay (a loaded machine can be slower than one).
+_CHILD_PRELUDE = """
+import signal as _signal, sys as _sys, threading as _threading, time as _time
+
+
+def interrupt_main_when_it_waits(ready):
+    main = _threading.main_thread().ident
+
+    def run():
+        ready.wait(60)
+        while True:
+            frame = _sys._current_frames().get(main)
+            if frame is not None and frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
+                break
+            _time.sleep(0.001)
+        _signal.pthread_kill(main, _signal.SIGINT)
+
+    _threading.Thread(target=run, daemon=True).start()
+"""
+
+
 def _run_in_a_child(code: str) -> subprocess.CompletedProcess[str]:
     """Runs ``code`` in a fresh Python on this checkout's package and library
-    (a SIGINT test must own its process's main thread)."""
+    (a SIGINT test must own its process's main thread), after
+    ``_CHILD_PRELUDE`` (``interrupt_main_when_it_waits``)."""
     import os
     import sys
     from pathlib import Path
@@ -452,7 +476,7 @@ def _run_in_a_child(code: str) -> subprocess.CompletedProcess[str]:
     import capstan
 
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", _CHILD_PRELUDE + code],
         capture_output=True,
         text=True,
         timeout=120,
@@ -489,18 +513,7 @@ def test_ctrl_c_interrupts_execute_many_on_the_main_thread():
             time.sleep(0.3)
             return i
 
-        main = threading.main_thread().ident
-
-        def interrupt_when_waiting():
-            started.wait(60)
-            while True:
-                frame = sys._current_frames().get(main)
-                if frame is not None and frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
-                    break
-                time.sleep(0.001)
-            signal.pthread_kill(main, signal.SIGINT)
-
-        threading.Thread(target=interrupt_when_waiting, daemon=True).start()
+        interrupt_main_when_it_waits(started)
         registry = ToolRegistry([slow])
         try:
             registry.execute_many([ToolCall("slow", {"i": i}) for i in range(200)], limit=1)
@@ -531,19 +544,8 @@ def test_ctrl_c_interrupts_a_lone_execute_waiting_for_a_pump_or_an_approver():
         def on_main() -> str:
             return "ran"
 
-        main = threading.main_thread().ident
         executing = threading.Event()
-
-        def interrupt_when_waiting():
-            executing.wait(60)
-            while True:
-                frame = sys._current_frames().get(main)
-                if frame is not None and frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
-                    break
-                time.sleep(0.001)
-            signal.pthread_kill(main, signal.SIGINT)
-
-        threading.Thread(target=interrupt_when_waiting, daemon=True).start()
+        interrupt_main_when_it_waits(executing)
         registry = ToolRegistry([on_main])
         try:
             executing.set()

@@ -167,18 +167,7 @@ def test_ctrl_c_interrupts_a_blocking_batch_of_async_tools_and_cancels_their_cor
                 raise
             return i
 
-        main = threading.main_thread().ident
-
-        def interrupt_when_waiting():
-            started.wait(60)
-            while True:
-                frame = sys._current_frames().get(main)
-                if frame is not None and frame.f_code.co_name == "wait" and "threading" in frame.f_code.co_filename:
-                    break
-                time.sleep(0.001)
-            signal.pthread_kill(main, signal.SIGINT)
-
-        threading.Thread(target=interrupt_when_waiting, daemon=True).start()
+        interrupt_main_when_it_waits(started)
         registry = ToolRegistry([hang])
         try:
             registry.execute_many([ToolCall("hang", {"i": i}) for i in range(3)])
