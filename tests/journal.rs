@@ -3,26 +3,18 @@
 //! changed, resolves a crash by the tool's policy, bounds results, and
 //! reads a corrupt file as a clear error.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use capstan::exec::journal::{Attached, Journal, Mode};
 use capstan::exec::set_journal;
-use capstan::{
-    execute, CallRequest, ContentKind, EventKind, ExecOptions, Outcome, Registry, ToolDef,
-    ToolFlags,
-};
+use capstan::{ContentKind, EventKind, Outcome, Registry, ToolDef, ToolFlags};
 use capstan_journal::JsonlJournal;
 use serde_json::{json, Value};
 
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("capstan-journal-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
+#[path = "common/journal.rs"]
+mod common;
+use common::{run, temp};
 
 /// A registry whose tools count their runs: `charge` (fails for amount 0),
 /// `fetch` (idempotent) and `big` (a result of `n` bytes).
@@ -84,18 +76,6 @@ fn registry(schema_extra: bool, runs: Arc<AtomicUsize>) -> Registry {
 
 fn attach(reg: &Registry, journal: Arc<dyn Journal>, mode: Mode) {
     set_journal(reg, Some(Attached { journal, mode }));
-}
-
-fn run(reg: &Registry, run_id: &str, calls: &[(&str, &str, Value)]) -> Vec<capstan::ToolResult> {
-    let calls = calls
-        .iter()
-        .map(|(id, name, args)| CallRequest::new(*id, *name, args.clone()))
-        .collect();
-    let opts = ExecOptions {
-        run_id: Some(run_id.into()),
-        ..ExecOptions::default()
-    };
-    execute(reg, calls, &opts)
 }
 
 #[test]

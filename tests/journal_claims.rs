@@ -15,19 +15,14 @@ use capstan::exec::journal::{
     Attached, Claim, Found, Journal, JournalError, Mode, Record, RecordKind,
 };
 use capstan::exec::set_journal;
-use capstan::{
-    execute, CallRequest, ContentKind, ExecOptions, Outcome, Registry, ToolDef, ToolFlags,
-};
+use capstan::{ContentKind, Outcome, Registry, ToolDef, ToolFlags};
 use serde_json::{json, Value};
 
+#[path = "common/journal.rs"]
+mod common;
+use common::run;
 #[cfg(feature = "journal-sqlite")]
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("capstan-claims-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
+use common::temp;
 
 fn tool(
     name: &str,
@@ -43,18 +38,6 @@ fn tool(
         max_output_chars: 0,
         flags,
     }
-}
-
-fn run(reg: &Registry, run_id: &str, calls: &[(&str, &str, Value)]) -> Vec<capstan::ToolResult> {
-    let calls = calls
-        .iter()
-        .map(|(id, name, args)| CallRequest::new(*id, *name, args.clone()))
-        .collect();
-    let opts = ExecOptions {
-        run_id: Some(run_id.into()),
-        ..ExecOptions::default()
-    };
-    execute(reg, calls, &opts)
 }
 
 /// A store in memory that logs each write: `claim` (with how many
