@@ -205,7 +205,10 @@ mod sqlite {
                     .create(true)
                     .open(&runs)
                     .unwrap();
-                writeln!(f, "{}", call.id()).unwrap();
+                // One write per line: an O_APPEND write is whole, while
+                // `writeln!` may write the id and the newline apart and let
+                // two tools' lines interleave.
+                f.write_all(format!("{}\n", call.id()).as_bytes()).unwrap();
                 if call.arguments()["amount"] == 7 {
                     while !std::path::Path::new(&release).exists() {
                         std::thread::sleep(std::time::Duration::from_millis(5));
