@@ -35,18 +35,36 @@ impl SqliteJournal {
         let name = path.as_ref().display().to_string();
         let label = name.clone();
         let e = err(&label);
-        let conn = Connection::open(path.as_ref()).map_err(&e)?;
+        let mut conn = Connection::open(path.as_ref()).map_err(&e)?;
         conn.busy_timeout(std::time::Duration::from_millis(BUSY_MS))
             .map_err(&e)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(&e)?;
+        // Turning a new file to WAL takes its lock without SQLite's busy
+        // handler: of processes opening one new file at once, all but one
+        // are told "database is locked" at once. They wait here instead, up
+        // to the same `BUSY_MS` a write waits.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(BUSY_MS);
+        while let Err(x) = conn.pragma_update(None, "journal_mode", "WAL") {
+            let busy = matches!(
+                x.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            );
+            if !busy || std::time::Instant::now() >= deadline {
+                return Err(e(x));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
         conn.pragma_update(
             None,
             "synchronous",
             if full_sync { "FULL" } else { "NORMAL" },
         )
         .map_err(&e)?;
-        conn.execute_batch(
+        // The tables and the migration in one write transaction: two
+        // processes opening an old file at once add the column once.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        tx.execute_batch(
             // WITHOUT ROWID: the rows live in the key's own B-tree, so a
             // record is one tree's pages in the WAL, not a table's and an
             // index's. The claiming process (`owner`) sits in the call's row:
@@ -62,14 +80,15 @@ impl SqliteJournal {
         // A file made before calls carried their owner gains the column (its
         // started records then have no owner: after a crash they follow the
         // tool's policy, as before).
-        let has_owner = conn
+        let has_owner = tx
             .prepare("SELECT 1 FROM pragma_table_info('capstan_calls') WHERE name = 'owner'")
             .and_then(|mut s| s.exists([]))
             .map_err(&e)?;
         if !has_owner {
-            conn.execute_batch("ALTER TABLE capstan_calls ADD COLUMN owner TEXT")
+            tx.execute_batch("ALTER TABLE capstan_calls ADD COLUMN owner TEXT")
                 .map_err(&e)?;
         }
+        tx.commit().map_err(&e)?;
         Ok(SqliteJournal {
             conn: Mutex::new(conn),
             name,
@@ -222,6 +241,35 @@ fn started_by_running(conn: &Connection, run: &str, call: &str) -> Result<bool, 
 mod tests {
     use super::*;
     use capstan_core::exec::journal::Fingerprint;
+
+    /// Processes starting together open one new file at once: each open
+    /// waits for the others' setup instead of failing with "database is
+    /// locked" (threads with their own connections take the same locks).
+    #[test]
+    fn many_opening_one_new_file_at_once_all_open() {
+        let dir = std::env::temp_dir().join(format!("capstan-sqlite-race-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for round in 0..40 {
+            let path = dir.join(format!("race-{round}.db"));
+            let gate = std::sync::Arc::new(std::sync::Barrier::new(6));
+            let opened: Vec<_> = (0..6)
+                .map(|_| {
+                    let (path, gate) = (path.clone(), gate.clone());
+                    std::thread::spawn(move || {
+                        gate.wait();
+                        SqliteJournal::open(&path, false).map(|_| ())
+                    })
+                })
+                .collect();
+            for t in opened {
+                if let Err(e) = t.join().unwrap() {
+                    panic!("round {round}: {}", e.0);
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     /// A file made before calls carried their owner (a rowid table, no
     /// `owner` column) opens, gains the column, and claims and answers as a
