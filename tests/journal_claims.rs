@@ -41,23 +41,30 @@ fn tool(
 }
 
 /// A store in memory that logs each write: `claim` (with how many
-/// `started` records) or `record` (with the kind).
+/// `started` records) or `record` (with the kind), and counts lookups.
 #[derive(Default)]
 struct Logged {
     records: Mutex<Vec<Record>>,
     writes: Mutex<Vec<String>>,
+    lookups: AtomicUsize,
 }
 
-impl Journal for Logged {
-    fn lookup(&self, run: &str, call: &str) -> Result<Option<Found>, JournalError> {
-        let records = self.records.lock().unwrap();
+impl Logged {
+    fn find(records: &[Record], run: &str, call: &str) -> Option<Found> {
         let mine = records.iter().filter(|r| r.run == run && r.call == call);
         let completed = mine
             .clone()
             .find(|r| matches!(r.kind, RecordKind::Completed(..)));
-        Ok(completed
+        completed
             .or_else(|| mine.clone().next_back())
-            .and_then(Record::found))
+            .and_then(Record::found)
+    }
+}
+
+impl Journal for Logged {
+    fn lookup(&self, run: &str, call: &str) -> Result<Option<Found>, JournalError> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
+        Ok(Logged::find(&self.records.lock().unwrap(), run, call))
     }
 
     fn record(&self, record: &Record) -> Result<(), JournalError> {
@@ -76,8 +83,19 @@ impl Journal for Logged {
             .count();
         self.writes.lock().unwrap().push(format!("claim {started}"));
         let mut all = self.records.lock().unwrap();
-        all.extend(records.iter().map(|(r, _)| r.clone()));
-        Ok(records.iter().map(|_| Claim::Won).collect())
+        let mut claims = Vec::new();
+        for (r, rerun) in records {
+            let claim = match Logged::find(&all, &r.run, &r.call) {
+                Some(found) if found.result.is_some() => Claim::Completed(found),
+                Some(_) if !rerun && r.kind_name() == "started" => Claim::Running,
+                _ => Claim::Won,
+            };
+            if claim == Claim::Won {
+                all.push(r.clone());
+            }
+            claims.push(claim);
+        }
+        Ok(claims)
     }
 }
 
@@ -131,12 +149,22 @@ fn a_batchs_started_records_are_claimed_together_and_completed_one_by_one() {
     assert_eq!(runs.load(Ordering::SeqCst), 5);
     assert!(journal.writes.lock().unwrap().is_empty());
 
-    // A lone call claims its key alone, just before it runs.
+    // A lone call claims its key alone, just before it runs, without
+    // looking it up first (the claim answers what a look would).
+    journal.lookups.store(0, Ordering::SeqCst);
     run(&reg, "batch", &[("c9", "charge", json!({"amount": 9}))]);
     assert_eq!(
         *journal.writes.lock().unwrap(),
         ["claim 1", "record completed"]
     );
+    assert_eq!(journal.lookups.load(Ordering::SeqCst), 0);
+    assert_eq!(runs.load(Ordering::SeqCst), 6);
+
+    // Sent again, the claim finds it completed: replayed, not run.
+    let again = run(&reg, "batch", &[("c9", "charge", json!({"amount": 9}))]);
+    assert_eq!(runs.load(Ordering::SeqCst), 6);
+    assert_eq!(again[0].outcome, Outcome::Ok);
+    assert_eq!(again[0].content, "charged");
 }
 
 #[test]

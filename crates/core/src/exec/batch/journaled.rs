@@ -264,6 +264,39 @@ impl BatchInner {
                 return None;
             }
             Some(PreClaim::Lost(Claim::Completed(found))) => Ok(Some(found)),
+            None if j.pre.len() == 1 && self.journal_may_claim_at_once(&ready) => {
+                // A lone call claims its key at once (one transaction, not
+                // a look and then a claim): the usual empty key is won; a
+                // key another process completed answers as a look would; a
+                // `started` (running elsewhere, or left by a crash) is
+                // looked up to tell which.
+                let record = Record {
+                    run: j.run.to_string(),
+                    call: ready.id.clone(),
+                    kind: RecordKind::Started(now.clone()),
+                };
+                match j
+                    .attached
+                    .journal
+                    .claim(&[(record, false)])
+                    .map(|mut a| a.pop())
+                {
+                    Ok(Some(Claim::Won)) => {
+                        let _ = j.prints[ready.index].set(now);
+                        j.started[ready.index].store(true, Ordering::SeqCst);
+                        return Some(ready);
+                    }
+                    Ok(Some(Claim::Completed(found))) => Ok(Some(found)),
+                    Ok(_) => j.attached.journal.lookup(&j.run, &ready.id),
+                    Err(e) => {
+                        fail(format!(
+                            "The journal could not record the start of call \"{}\" (run \"{}\"): {e}. The tool was not run.",
+                            ready.id, j.run
+                        ));
+                        return None;
+                    }
+                }
+            }
             _ => j.attached.journal.lookup(&j.run, &ready.id),
         };
         let found = match looked {
@@ -332,9 +365,7 @@ impl BatchInner {
             return None;
         }
         let _ = j.prints[ready.index].set(now.clone());
-        if ready.tool.meta.flags.requires_approval() && !self.rules.approved.contains(&ready.id) {
-            // Claimed once approved (`journal_started`): a call denied, or
-            // waiting for its approver, never becomes "outcome unknown".
+        if self.waits_for_approval(&ready) {
             return Some(ready);
         }
         match self.journal_claim(ready.index, &ready.id, now) {
@@ -356,6 +387,23 @@ impl BatchInner {
                 None
             }
         }
+    }
+
+    /// Whether the gate may claim `ready`'s key before looking it up: when
+    /// recording, for a call that does not wait for its approver.
+    fn journal_may_claim_at_once(&self, ready: &Ready<'_>) -> bool {
+        let recording = self
+            .journal
+            .as_ref()
+            .is_some_and(|j| j.attached.mode == Mode::Record);
+        recording && !self.waits_for_approval(ready)
+    }
+
+    /// A call whose tool requires approval, not approved yet: its key is
+    /// claimed once approved (`journal_started`), so a call denied or
+    /// waiting for its approver never becomes "outcome unknown".
+    fn waits_for_approval(&self, ready: &Ready<'_>) -> bool {
+        ready.tool.meta.flags.requires_approval() && !self.rules.approved.contains(&ready.id)
     }
 
     /// Claims call `index`'s key with a `started` record: `Ok(None)` once

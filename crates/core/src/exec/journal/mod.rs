@@ -58,12 +58,25 @@ pub trait Journal: Send + Sync {
     /// or `Claim::Running`) and nothing is written for it. With `rerun`
     /// true (an idempotent tool whose earlier start never completed) it is
     /// written over a `started`, never over a `completed`. `tools` records
-    /// are stored as they are (`Claim::Won`). The default stores each with
-    /// `record` and wins every claim: right for a store one process uses.
+    /// are stored as they are (`Claim::Won`). The default looks each key
+    /// up and stores the record with `record` where it may: right for a
+    /// store one process uses (between its look and its write another
+    /// process could write the key).
     fn claim(&self, records: &[(Record, bool)]) -> Result<Vec<Claim>, JournalError> {
         records
             .iter()
-            .map(|(record, _)| self.record(record).map(|()| Claim::Won))
+            .map(|(record, rerun)| {
+                if matches!(record.kind, RecordKind::Started(_)) {
+                    match self.lookup(&record.run, &record.call)? {
+                        Some(found) if found.result.is_some() => {
+                            return Ok(Claim::Completed(found))
+                        }
+                        Some(_) if !rerun => return Ok(Claim::Running),
+                        _ => {}
+                    }
+                }
+                self.record(record).map(|()| Claim::Won)
+            })
             .collect()
     }
 }
