@@ -290,12 +290,50 @@ export interface ExecOptions {
 }
 
 /**
- * A journal of calls (docs/durable-calls.md): a JSON Lines file or an SQLite
- * database. Registry.setJournal attaches it; the registry keeps what it
- * needs, so it may be closed first.
+ * The host's own journal store, for Journal.custom: its database or durable
+ * engine. Both methods are synchronous (an async store is not supported: a
+ * returned Promise fails the call), run on the JS thread and must not call
+ * into a registry using the journal. A throw fails the call; a failed
+ * `started` record keeps the tool from running.
+ */
+export interface JournalStore {
+  /**
+   * Stores one record (a JSON object's text: `started`, `completed` or
+   * `tools`, with `run` and `call`) durably before returning; a later
+   * `completed` record of a (run, call) key replaces its `started`.
+   */
+  record(recordJson: string): void;
+  /** The key's record text as record() got it (`completed` if any, else `started`), or null/undefined if none. */
+  lookup(runId: string, callId: string): string | null | undefined;
+}
+
+/** Which store method failed, for which call (`kind`: the record's, for record). */
+export interface JournalStoreFailure {
+  op: 'record' | 'lookup';
+  runId: string;
+  callId: string;
+  kind?: 'started' | 'completed' | 'tools';
+}
+
+export interface JournalCustomOptions {
+  /** A store method threw or returned a Promise (default: a process warning); the call has failed already. */
+  onError?: (error: unknown, failure: JournalStoreFailure) => void;
+  /** Once, when capstan is done with the store: the journal closed and no registry using it any more. */
+  onRelease?: () => void;
+}
+
+/**
+ * A journal of calls (docs/durable-calls.md): a JSON Lines file, an SQLite
+ * database or the host's own store. Registry.setJournal attaches it; the
+ * registry keeps what it needs, so it may be closed first.
  */
 export class Journal {
   private constructor();
+  /**
+   * A journal kept by the host's own store (capstan_journal_new). The store
+   * stays alive while the journal or a registry using it does.
+   */
+  static custom(store: JournalStore, options?: JournalCustomOptions): Journal;
   /** Opens (creating it if absent) a JSON Lines journal; a line that is not a record throws naming it. */
   static openJsonl(path: string): Journal;
   /** Opens (creating it if absent) an SQLite journal; CAPSTAN_ERR_UNSUPPORTED without the journal-sqlite feature. */

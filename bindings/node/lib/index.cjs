@@ -11,11 +11,11 @@
 // tells the loop that there is work is the registry's wake fd, watched by a
 // poll(2) running on libuv's thread pool (koffi's async call) while work is
 // pending; nothing is armed when nothing is pending, so an idle registry
-// costs no wake-up and does not keep the process alive. The approver and
-// the stream sinks are the only callbacks capstan may run on its own
-// threads: koffi then holds that thread until the JS thread ran them, and
-// the JS thread never blocks on capstan while one may be pending (see
-// Stream.finish, Registry.close).
+// costs no wake-up and does not keep the process alive. The approver, the
+// stream sinks and a custom journal store (lib/journal.cjs) are the only
+// callbacks capstan may run on its own threads: koffi then holds that thread
+// until the JS thread ran them, and the JS thread never blocks on capstan
+// while one may be pending (see Stream.finish, Registry.close).
 //
 // The module is cut by area (the files below, in capstan.h's order); this one
 // gathers what `require('capstan')` exports.

@@ -192,6 +192,22 @@ api.journal_open_jsonl = f('int32_t capstan_journal_open_jsonl(const uint8_t *pa
 api.journal_open_sqlite = f('int32_t capstan_journal_open_sqlite(const uint8_t *path, size_t len, uint32_t flags, _Out_ void **out)');
 api.journal_free = f('void capstan_journal_free(void *journal)');
 api.registry_set_journal = f('int32_t capstan_registry_set_journal(void *reg, void *journal, uint32_t flags)');
+// A host's own store (Journal.custom): the callbacks take the binding's key
+// as uintptr_t user data; the strings they get are not NUL-terminated.
+const JournalRecordFn = koffi.proto('int32_t capstan_node_journal_record_fn(uintptr_t user_data, void *json, size_t len)');
+const JournalLookupFn = koffi.proto(
+  'int32_t capstan_node_journal_lookup_fn(uintptr_t user_data, void *run, size_t run_len, void *call, size_t call_len, void *answer)',
+);
+const DestroyFn = koffi.proto('void capstan_node_destroy_fn(uintptr_t user_data)');
+const JournalCallbacks = koffi.struct('capstan_journal_callbacks', {
+  struct_size: 'uint32_t',
+  record: koffi.pointer(JournalRecordFn),
+  lookup: koffi.pointer(JournalLookupFn),
+  user_data: 'uintptr_t',
+  destroy: koffi.pointer(DestroyFn),
+});
+api.journal_new = f('int32_t capstan_journal_new(const capstan_journal_callbacks *cbs, _Out_ void **out)');
+api.journal_answer_set = f('int32_t capstan_journal_answer_set(void *answer, const uint8_t *json, size_t len)');
 
 // Streams (section 14). The sink's callbacks are declared with uintptr_t
 // user data (a key of the binding's, the same size as a pointer).
@@ -361,7 +377,11 @@ module.exports = {
   SearchOptions,
   SearchToolOptions,
   RuntimeOptions,
+  JournalRecordFn,
+  JournalLookupFn,
+  DestroyFn,
   sizes: {
+    JournalCallbacks: koffi.sizeof(JournalCallbacks),
     RuntimeOptions: koffi.sizeof(RuntimeOptions),
     SearchOptions: koffi.sizeof(SearchOptions),
     SearchToolOptions: koffi.sizeof(SearchToolOptions),

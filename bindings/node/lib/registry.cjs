@@ -46,6 +46,7 @@ class Registry {
     this._quickTools = 0;
     this._hostRuns = new Set(); // host batches not done (lib/host.cjs)
     this._journaled = false; // a journal is attached (setJournal)
+    this._customStore = false; // a Journal.custom store was ever attached: close does not wait (_free)
     this._batches = new Set();
     this._streams = new Set();
     this._servers = new Set();
@@ -312,6 +313,8 @@ class Registry {
     const reg = this._live();
     check(api.registry_set_journal(reg, journal === null ? null : journalOf(journal), options.replay ? JOURNAL_REPLAY : 0));
     this._journaled = journal !== null;
+    // Batches keep the store they began with: this stays set.
+    if (journal !== null && journal._custom) this._customStore = true;
   }
 
   /**
@@ -579,8 +582,9 @@ class Registry {
     // close does not wait (a late approver invocation then finds the
     // registry gone and denies).
     // The event hook is the same: a timeout's event on capstan's timer
-    // thread waits for this thread.
-    if (this._approver !== null || this._eventHook !== null) {
+    // thread waits for this thread; and so does a custom journal store's
+    // record or lookup called on a pool or timer thread.
+    if (this._approver !== null || this._eventHook !== null || this._customStore) {
       if (this._approver !== null) api.registry_set_approver(ptr, null, 0, null);
       if (this._eventHook !== null) api.registry_set_event_hook(ptr, null, 0, null);
       this._approver = null;

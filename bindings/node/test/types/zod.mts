@@ -1,5 +1,5 @@
 // Type-checked by test/types.test.cjs (tsc --noEmit): a tool declared with a
-// zod 4 schema gets zod's output type as its arguments; the journal's API.
+// zod 4 schema gets zod's output type as its arguments; the journal's API (custom stores too).
 import { z } from 'zod';
 import * as zm from 'zod/mini';
 import { Registry, Journal, type ExecOptions } from 'capstan';
@@ -46,4 +46,23 @@ reg.setEventHook((e) => (e.kind === 'replayed' ? e.id : null));
 // @ts-expect-error: a run id is a string
 await reg.execute([], { runId: 7 });
 journal.close();
+
+// The host's own store: synchronous methods over its database.
+const rows = new Map<string, string>();
+const custom: Journal = Journal.custom(
+  {
+    record(recordJson) {
+      const r = JSON.parse(recordJson) as { run: string; call: string };
+      rows.set(`${r.run}/${r.call}`, recordJson);
+    },
+    lookup: (runId, callId) => rows.get(`${runId}/${callId}`),
+  },
+  { onError: (e, f) => rows.set(`failed/${f.op}/${f.callId}/${f.kind ?? ''}`, String(e)), onRelease: () => rows.clear() },
+);
+reg.setJournal(custom);
+custom.close();
+// @ts-expect-error: lookup is synchronous: a Promise is not a record
+Journal.custom({ record() {}, lookup: async () => null });
+// @ts-expect-error: a store needs lookup
+Journal.custom({ record() {} });
 reg.close();
