@@ -40,7 +40,7 @@ $(CSHARP)/Capstan.dll: $(CSHARP_SRC)
 	$(MCS) -nologo -warnaserror -target:library -out:$@ $(CSHARP_SRC)
 
 CSHARP_TESTS := $(CSHARP_DIR)/tests/Tests.cs $(CSHARP_DIR)/tests/ParityTests.cs $(CSHARP_DIR)/tests/TestOs.cs \
-  $(CSHARP_DIR)/tests/McpHostTests.cs $(CSHARP_DIR)/tests/JournalTests.cs \
+  $(CSHARP_DIR)/tests/McpHostTests.cs $(CSHARP_DIR)/tests/JournalTests.cs $(CSHARP_DIR)/tests/HostJournalTests.cs \
   $(CSHARP_DIR)/tests/QuickTests.cs \
   $(CSHARP_DIR)/tests/BehaviourTests.cs
 
@@ -57,6 +57,9 @@ $(CSHARP)/NewtonsoftTests.exe: $(CSHARP_DIR)/tests/NewtonsoftTests.cs $(CSHARP)/
 	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -r:$(CSHARP)/Capstan.Newtonsoft.dll -r:$(NEWTONSOFT_DLL) -out:$@ $<
 
 $(CSHARP)/FirstTool.exe: $(CSHARP_DIR)/examples/FirstTool.cs $(CSHARP)/Capstan.dll
+	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -out:$@ $<
+
+$(CSHARP)/HostJournal.exe: $(CSHARP_DIR)/examples/HostJournal.cs $(CSHARP)/Capstan.dll
 	$(MCS) -nologo -warnaserror -r:$(CSHARP)/Capstan.dll -out:$@ $<
 
 $(CSHARP)/AotGuard.exe: $(CSHARP_DIR)/tests/AotGuard.cs
@@ -100,18 +103,18 @@ $(CSHARP_AOT)/mscorlib.dll.so:
 	MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --aot=full $(CSHARP_AOT)/mscorlib.dll > $(CSHARP_AOT)/mscorlib.aot.log 2>&1 || \
 	  { cat $(CSHARP_AOT)/mscorlib.aot.log; exit 1; }
 
-csharp-test: lib csharp-package-test $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/NewtonsoftTests.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/mscorlib.dll.so
+csharp-test: lib csharp-package-test $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/HostJournal.exe $(CSHARP)/NewtonsoftTests.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/mscorlib.dll.so
 	@command -v $(MONO) >/dev/null || { echo "csharp-test: needs Mono (apt-get install mono-devel, or make setup)"; exit 1; }
 	cd $(CSHARP) && CAPSTAN_FIXTURES=$(abspath tests/fixtures) LD_LIBRARY_PATH=$(abspath $(LIBDIR)) $(MONO) --debug CapstanTests.exe
 	cd $(CSHARP) && LD_LIBRARY_PATH=$(abspath $(LIBDIR)) $(MONO) --debug NewtonsoftTests.exe
 	python3 $(CSHARP_DIR)/tests/check_readme.py
-	cp $(CSHARP)/Capstan.dll $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/
-	cd $(CSHARP_AOT) && for a in Capstan.dll CapstanTests.exe GameLoop.exe FirstTool.exe AotGuard.exe; do \
+	cp $(CSHARP)/Capstan.dll $(CSHARP)/CapstanTests.exe $(CSHARP)/GameLoop.exe $(CSHARP)/FirstTool.exe $(CSHARP)/HostJournal.exe $(CSHARP)/AotGuard.exe $(CSHARP_AOT)/
+	cd $(CSHARP_AOT) && for a in Capstan.dll CapstanTests.exe GameLoop.exe FirstTool.exe HostJournal.exe AotGuard.exe; do \
 	  MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --aot=full $$a > $$a.aot.log 2>&1 || { cat $$a.aot.log; exit 1; }; done
 	@echo "csharp-test: the same suite under mono --full-aot (no JIT, IL2CPP's callback rule)"
 	cd $(CSHARP_AOT) && CAPSTAN_FIXTURES=$(abspath tests/fixtures) CAPSTAN_TEST_AOT=1 LD_LIBRARY_PATH=$(abspath $(LIBDIR)) MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --full-aot CapstanTests.exe
 	@echo "csharp-test: the examples, under full AOT"
-	cd $(CSHARP_AOT) && for e in FirstTool.exe GameLoop.exe; do \
+	cd $(CSHARP_AOT) && for e in FirstTool.exe GameLoop.exe HostJournal.exe; do \
 	  LD_LIBRARY_PATH=$(abspath $(LIBDIR)) MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --full-aot $$e || exit 1; done
 	@cd $(CSHARP_AOT) && if MONO_PATH=$(abspath $(CSHARP_AOT)) $(MONO) --full-aot AotGuard.exe > guard.log 2>&1; then \
 	  cat guard.log; echo "csharp-test: full AOT ran a lambda callback: the AOT run checks nothing"; exit 1; fi; \

@@ -56,6 +56,25 @@ namespace Capstan
         [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
         internal delegate UIntPtr InputFn(IntPtr userData, IntPtr tool, IntPtr method, IntPtr parameters, UIntPtr paramsLen, IntPtr answer, UIntPtr cap);
 
+        // capstan_journal_record_fn and capstan_journal_lookup_fn: the
+        // strings are not NUL-terminated; 0 is success.
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int JournalRecordFn(IntPtr userData, IntPtr json, UIntPtr len);
+
+        [UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+        internal delegate int JournalLookupFn(IntPtr userData, IntPtr run, UIntPtr runLen, IntPtr call, UIntPtr callLen, IntPtr answer);
+
+        // capstan_journal_callbacks.
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct JournalCallbacks
+        {
+            public uint StructSize;
+            public IntPtr Record;
+            public IntPtr Lookup;
+            public IntPtr UserData;
+            public IntPtr Destroy;
+        }
+
         // capstan_result (borrowed during a result callback).
         [StructLayout(LayoutKind.Sequential)]
         internal struct Result
@@ -422,6 +441,12 @@ namespace Capstan
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern int capstan_journal_open_sqlite(byte[] path, UIntPtr len, uint flags, out IntPtr journal);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_journal_new(ref JournalCallbacks cbs, out IntPtr journal);
+
+        [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
+        internal static extern int capstan_journal_answer_set(IntPtr answer, byte[] json, UIntPtr len);
 
         [DllImport(Lib, CallingConvention = CallingConvention.Cdecl)]
         internal static extern void capstan_journal_free(IntPtr journal);

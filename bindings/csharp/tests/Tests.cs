@@ -379,6 +379,7 @@ internal static partial class Tests
         Behaviour();
         McpHost();
         Durable();
+        HostJournal();
         Quick();
 
         // Mono waits at exit for every foreground thread that ran C# code, and
