@@ -333,3 +333,25 @@ void cg_mount_input(capstan_mcp_mount_options *opts, uintptr_t hooks, bool answe
     opts->input_user_data = (void *)hooks;
     opts->input_destroy = cg_input_destroy;
 }
+
+static int32_t cg_journal_record(void *user_data, const char *record_json, size_t len) {
+    return goJournalRecord((uintptr_t)user_data, (char *)record_json, len);
+}
+
+static int32_t cg_journal_lookup(void *user_data, const char *run_id, size_t run_len, const char *call_id,
+                                 size_t call_len, capstan_journal_answer *answer) {
+    return goJournalLookup((uintptr_t)user_data, (char *)run_id, run_len, (char *)call_id, call_len, answer);
+}
+
+static void cg_journal_destroy(void *user_data) { goJournalDestroy((uintptr_t)user_data); }
+
+capstan_status cg_journal_new(uintptr_t store, capstan_journal **out, char **err) {
+    capstan_journal_callbacks cbs = CAPSTAN_JOURNAL_CALLBACKS_INIT;
+    cbs.record = cg_journal_record;
+    cbs.lookup = cg_journal_lookup;
+    cbs.user_data = (void *)store;
+    cbs.destroy = cg_journal_destroy;
+    capstan_status st = capstan_journal_new(&cbs, out);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}

@@ -124,6 +124,11 @@ void cg_mount_oauth(capstan_mcp_mount_options *opts, uintptr_t hooks, bool autho
  * data, released by input_destroy. */
 void cg_mount_input(capstan_mcp_mount_options *opts, uintptr_t hooks, bool answer, uint32_t methods);
 
+/* capstan_journal_new with callbacks into journalstore.go, the Go store
+ * `store` (a cgo.Handle) as user data, released by its destroy (also when
+ * this fails). On failure *err gets the message. */
+capstan_status cg_journal_new(uintptr_t store, capstan_journal **out, char **err);
+
 /* Trampolines for hooks.go. */
 void cg_event_cb(void *user_data, const capstan_event *event);
 void cg_notify_cb(void *user_data);

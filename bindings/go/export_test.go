@@ -11,3 +11,9 @@ func OAuthHandles() (live, doubleDestroys int64) {
 func InputHandles() (live, doubleDestroys int64) {
 	return inputLive.Load(), inputDoubleDestroys.Load()
 }
+
+// JournalStores returns how many host journal stores capstan has not
+// released yet, and how many releases found theirs released already.
+func JournalStores() (live, doubleDestroys int64) {
+	return journalStoresLive.Load(), journalStoreDoubleDestroys.Load()
+}

@@ -55,6 +55,7 @@ const (
 	EventCancelled EventKind = C.CAPSTAN_EVENT_CANCELLED // a call ended cancelled
 	EventProgress  EventKind = C.CAPSTAN_EVENT_PROGRESS  // a running call reported progress (ReportProgress)
 	EventLog       EventKind = C.CAPSTAN_EVENT_LOG       // a running call sent a log message (Log)
+	EventReplayed  EventKind = C.CAPSTAN_EVENT_REPLAYED  // a call was answered from the journal (SetJournal); EventFinished follows
 )
 
 // Event is something that happened to a call.

@@ -12,8 +12,9 @@ import (
 // Journal records the calls a registry runs under a run id (WithRunID)
 // and answers a call it has a completed record of without running its
 // tool (issue #47). Open one with OpenJournalJSONL or OpenJournalSQLite,
-// give it to Registry.SetJournal, and Close it; a registry using it keeps
-// it alive until the registry is closed.
+// or make one kept by a store of your own with NewJournal; give it to
+// Registry.SetJournal, and Close it; a registry using it keeps it alive
+// until the registry is closed or given another journal.
 type Journal struct {
 	mu  sync.Mutex
 	ptr *C.capstan_journal
