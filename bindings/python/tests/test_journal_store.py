@@ -152,10 +152,52 @@ def _run_once(store: DictStore, call: ToolCall = CHARGE) -> tuple[capstan.ToolRe
         return registry.execute(call, run_id="r"), ran
 
 
-def test_a_store_whose_record_raises_fails_the_call_before_its_tool_runs(caplog):
-    held = len(_journal_store._stores)
+class Releases:
+    """The keys of the stores capstan released (its destroy callback), in
+    order. capstan may run destroy on a pool thread a moment after the last
+    registry using the journal returned: wait for it."""
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.changed = threading.Condition()
+
+    def of(self, key: int) -> int:
+        with self.changed:
+            return self.keys.count(key)
+
+    def wait_for(self, key: int) -> None:
+        with self.changed:
+            # A bound so that a store never released fails instead of hanging.
+            assert self.changed.wait_for(lambda: key in self.keys, timeout=120), f"store {key} never released"
+
+
+@pytest.fixture
+def releases(monkeypatch) -> Releases:
+    seen = Releases()
+    release = _journal_store._release
+
+    def counted(key: int) -> None:
+        release(key)
+        with seen.changed:
+            seen.keys.append(key)
+            seen.changed.notify_all()
+
+    monkeypatch.setattr(_journal_store, "_release", counted)
+    return seen
+
+
+def _key_of(store: object) -> int:
+    return next(k for k, held in _journal_store._stores.items() if held is store)
+
+
+def test_a_store_whose_record_raises_fails_the_call_before_its_tool_runs(caplog, releases):
+    store = FailingStore(fail=("started",))
+    ran: list[str] = []
     with caplog.at_level(logging.ERROR, logger="capstan"):
-        result, ran = _run_once(FailingStore(fail=("started",)))
+        with Journal.custom(store) as journal, ToolRegistry(_tools(ran)) as registry:
+            key = _key_of(store)
+            registry.set_journal(journal)
+            result = registry.execute(CHARGE, run_id="r")
     assert result.is_error and result.outcome == "tool_error" and ran == []
     assert result.content.startswith('The journal could not record the start of call "c1" (run "r")')
     assert "the host's record returned 1" in result.content and "The tool was not run." in result.content
@@ -165,7 +207,8 @@ def test_a_store_whose_record_raises_fails_the_call_before_its_tool_runs(caplog)
     message = logged[0].getMessage()
     assert "FailingStore: record() of the 'started' record of run 'r', call 'c1' raised OSError" in message
     assert "its tool does not run" in message
-    assert len(_journal_store._stores) == held  # released with its journal and registry
+    releases.wait_for(key)  # released with its journal and registry: nothing kept
+    assert key not in _journal_store._stores and releases.of(key) == 1
 
 
 def test_a_lost_completed_record_keeps_the_result_and_leaves_the_outcome_unknown(caplog):
@@ -221,21 +264,18 @@ def test_a_store_without_both_plain_methods_is_refused():
         async def record(self, record_json: str) -> None:  # type: ignore[override]
             ...
 
-    held = len(_journal_store._stores)
     with pytest.raises(TypeError, match=r"NoLookup has no lookup\(\) method"):
         Journal.custom(NoLookup())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"Async.record is async def"):
         Journal.custom(Async())
-    assert len(_journal_store._stores) == held
+    assert not any(isinstance(held, (NoLookup, Async)) for held in _journal_store._stores.values())
 
 
-def test_the_store_lives_while_a_registry_uses_the_journal_and_is_released_once_after(monkeypatch):
-    released: list[int] = []
-    release = _journal_store._release
-    monkeypatch.setattr(_journal_store, "_release", lambda key: (released.append(key), release(key)))
+def test_the_store_lives_while_a_registry_uses_the_journal_and_is_released_once_after(releases):
     store, ran = DictStore(), []
     alive = weakref.ref(store)
     journal = Journal.custom(store)
+    key = _key_of(store)
     registry = ToolRegistry(_tools(ran))
     registry.set_journal(journal)
     journal.close()  # the user's handle goes first: the registry keeps the journal
@@ -244,30 +284,33 @@ def test_the_store_lives_while_a_registry_uses_the_journal_and_is_released_once_
         ToolRegistry().set_journal(journal)
     del store
     gc.collect()
-    assert alive() is not None and released == []
+    assert alive() is not None and releases.of(key) == 0
     first = registry.execute(CHARGE, run_id="r")
     again = registry.execute(CHARGE, run_id="r")
     assert first.content == again.content == "charged 5" and ran == ["charge"]
     assert alive().kinds("c1") == ["started", "completed"]  # type: ignore[union-attr]
     registry.close()
+    releases.wait_for(key)
     gc.collect()
-    assert alive() is None and len(released) == 1
+    assert alive() is None
 
     # The other order, and a journal dropped without close().
-    released.clear()
     store = DictStore()
     alive = weakref.ref(store)
     registry = ToolRegistry(_tools([]))
     journal = Journal.custom(store)
+    other = _key_of(store)
     registry.set_journal(journal)
     del store, journal
     gc.collect()
     registry.execute(CHARGE, run_id="r")
-    assert alive() is not None and released == []
+    assert alive() is not None and releases.of(other) == 0
     registry.set_journal(None)  # the registry lets go of it too
+    releases.wait_for(other)
     gc.collect()
-    assert alive() is None and len(released) == 1
+    assert alive() is None
     registry.close()
+    assert releases.of(key) == releases.of(other) == 1  # destroy ran once for each
 
 
 def test_replay_with_the_hosts_store_runs_no_tool_and_writes_nothing():
@@ -299,6 +342,7 @@ def test_batches_async_tools_and_turns_call_the_store_from_capstans_threads():
     tools = [*_tools(ran), fetch]
     batch = [ToolCall("charge", {"amount": i}, id=f"b{i}") for i in range(6)]
     pages = [ToolCall("fetch", {"page": i}, id=f"p{i}") for i in range(4)]
+    charges = [ToolCall("charge", {"amount": 10 + i}, id=f"a{i}") for i in range(3)]
     call = {"id": "t1", "type": "function", "function": {"name": "charge", "arguments": '{"amount": 9}'}}
     response = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
 
@@ -306,22 +350,29 @@ def test_batches_async_tools_and_turns_call_the_store_from_capstans_threads():
         sync = [r.content for r in registry.execute_many(batch, run_id="r")]
         awaited = [r.content for r in asyncio.run(registry.aexecute_many(pages, run_id="r"))]
         lone = asyncio.run(registry.aexecute(ToolCall("fetch", {"page": 9}, id="p9"), run_id="r")).content
-        return [sync, awaited, lone, registry.run_turn("openai", response, run_id="r")]
+        # Sync tools started on the loop's thread, which keeps the GIL meanwhile.
+        inline = [r.content for r in asyncio.run(registry.aexecute_many(charges, run_id="r"))]
+        return [sync, awaited, lone, inline, registry.run_turn("openai", response, run_id="r")]
 
     with Journal.custom(store) as journal, ToolRegistry(tools) as registry:
         registry.set_journal(journal)
         first = run_all(registry)
-    assert first[:3] == [[f"charged {i}" for i in range(6)], [f"page {i}" for i in range(4)], "page 9"]
-    assert len(ran) == 12
+    assert first[:4] == [
+        [f"charged {i}" for i in range(6)],
+        [f"page {i}" for i in range(4)],
+        "page 9",
+        ["charged 10", "charged 11", "charged 12"],
+    ]
+    assert len(ran) == 15
     # The batch's calls are recorded on capstan's pool threads, not only here.
     assert store.threads - {threading.get_ident()}
-    assert all(store.kinds(c.id) == ["started", "completed"] for c in batch + pages)
+    assert all(store.kinds(c.id) == ["started", "completed"] for c in batch + pages + charges)
 
     with Journal.custom(store) as journal, ToolRegistry(tools) as registry:
         registry.set_journal(journal)
         again = run_all(registry)
         replayed = sum(s["replayed"] for s in registry.stats().values())
-    assert again == first and len(ran) == 12 and replayed == 12
+    assert again == first and len(ran) == 15 and replayed == 15
 
 
 def test_a_keyboard_interrupt_in_the_store_fails_the_call_and_reaches_the_caller(caplog):
