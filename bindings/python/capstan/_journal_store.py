@@ -181,7 +181,10 @@ def _on_record(key: int, data: int | None, size: int) -> int:
             raise TypeError("record() returned an awaitable: nothing was stored; make it a plain method")
         return 0
     except BaseException as exc:  # nothing may cross into native code
-        return _record_failed(exc, store, text)
+        try:
+            return _record_failed(exc, store, text)
+        except BaseException:  # a Ctrl-C while logging
+            return _FAILED
 
 
 def _on_lookup(key: int, run: int | None, run_len: int, call: int | None, call_len: int, answer: int | None) -> int:
@@ -202,12 +205,17 @@ def _on_lookup(key: int, run: int | None, run_len: int, call: int | None, call_l
             raise TypeError("lookup() returned an awaitable; make it a plain method")
         elif not isinstance(found, bytes):
             raise TypeError(f"lookup() returned {type(found).__name__}, not the record's JSON text (str) or None")
-        # Not a record: capstan keeps why, and fails the call saying so.
         library: Any = _lib.lib()
-        library.journal_answer_set(answer, found, len(found))
+        status = library.journal_answer_set(answer, found, len(found))
+        # Not a record (INVALID_ARGUMENT): capstan keeps why, and fails the call saying so.
+        if status not in (_lib.OK, _lib.ERR_INVALID_ARGUMENT):
+            raise library.error(status, "capstan refused what lookup() answered")
         return 0
     except BaseException as exc:
-        return _failed(exc, store, what, "the call fails and its tool does not run", call_id)
+        try:
+            return _failed(exc, store, what, "the call fails and its tool does not run", call_id)
+        except BaseException:  # a Ctrl-C while logging: still never into native code
+            return _FAILED
 
 
 def _on_destroy(key: int) -> None:

@@ -246,6 +246,12 @@ def test_a_store_whose_lookup_raises_or_answers_no_record_fails_the_call_naming_
     assert wrong_type.is_error and "the host's lookup returned 1" in wrong_type.content and ran == []
     assert "lookup() returned int, not the record's JSON text" in str(caplog.records[0].exc_info[1])  # type: ignore[index]
 
+    # Bytes that are not UTF-8: the call fails, the tool does not run.
+    with caplog.at_level(logging.ERROR, logger="capstan"):
+        not_utf8, ran = _run_once(FailingStore(answer=b"\xff{}"))
+    assert not_utf8.is_error and "the host's lookup returned 1" in not_utf8.content and ran == []
+    assert "refused what lookup() answered: record_json is not valid UTF-8" in str(caplog.records[-1].exc_info[1])  # type: ignore[index]
+
     # Text that is not a record, or another key's record: capstan says why.
     not_json, ran = _run_once(FailingStore(answer="{oops"))
     assert not_json.is_error and "the host's lookup answered: not valid JSON" in not_json.content and ran == []
