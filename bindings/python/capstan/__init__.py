@@ -47,6 +47,7 @@ from ._calls import ToolCall, ToolResult
 from ._content import File, Image
 from ._context import Context, LogLevel
 from ._journal import Journal
+from ._journal_store import JournalStore
 from ._lifecycle import set_exit_timeout
 from ._mcp_client import IdentityProvider, McpMount, OAuth
 from ._mcp_server import McpServer
@@ -69,6 +70,7 @@ __all__ = [
     "Image",
     "InputRequired",
     "Journal",
+    "JournalStore",
     "LibraryNotFoundError",
     "LogError",
     "LogLevel",

@@ -1,6 +1,7 @@
 """Durable calls: a journal (capstan_journal_*) that records every call a
 registry runs under a run id and answers a completed one again without
-running its tool (docs/durable-calls.md)."""
+running its tool (docs/durable-calls.md). The host's own store's callbacks
+are in _journal_store."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ import ctypes
 import os
 from typing import Any
 
-from . import _lib
+from . import _journal_store, _lib
+from ._journal_store import JournalStore
 
 
 class Journal:
     """Where a registry records its calls and finds them again: a JSON Lines
     file (:meth:`jsonl`, record/replay fixtures a test checks in; one
-    process at a time) or an SQLite database (:meth:`sqlite`: WAL mode, one
-    transaction per record, safe for several processes on one file).
+    process at a time), an SQLite database (:meth:`sqlite`: WAL mode, one
+    transaction per record, safe for several processes on one file) or the
+    host's own store (:meth:`custom`).
 
     Give it to :meth:`ToolRegistry.set_journal`, then pass ``run_id`` (a
     conversation, a workflow) to ``execute``, ``aexecute``, their
@@ -23,9 +26,11 @@ class Journal:
     it (a registry using it keeps what it needs, so the two may be closed in
     any order)."""
 
-    def __init__(self, ptr: int, path: str) -> None:
+    def __init__(self, ptr: int, path: str | None, kept_by: str | None = None) -> None:
         self._ptr: int | None = ptr
+        #: The file of a :meth:`jsonl` or :meth:`sqlite` journal; None for :meth:`custom`.
         self.path = path
+        self._kept_by = kept_by
 
     @classmethod
     def jsonl(cls, path: str | os.PathLike[str]) -> Journal:
@@ -67,13 +72,46 @@ class Journal:
             raise library.error(status, f"cannot open the journal {text!r}")
         return cls(out.value, text)  # type: ignore[arg-type]
 
+    @classmethod
+    def custom(cls, store: JournalStore) -> Journal:
+        """A journal kept by ``store``, an object with ``record(record_json)``
+        and ``lookup(run_id, call_id)`` (:class:`JournalStore`): the host's
+        own database or durable engine. capstan calls them on the thread
+        running each call, several at once.
+
+        An exception from ``lookup``, or from ``record`` of a call's
+        ``started`` record, fails that call with an error result naming the
+        journal's failure, and its tool does not run. One from ``record``
+        of a ``completed`` record leaves the call its result, and a later
+        run of it finds its outcome unknown; of a ``tools`` record, it loses
+        only the tool list. Each is logged to the ``capstan`` logger with its
+        traceback; a KeyboardInterrupt or SystemExit is raised again by the
+        ``execute`` once the call is done, as a tool's is.
+
+        The journal keeps ``store`` until it is closed and no registry uses
+        it any more, whichever comes last.
+
+        Raises:
+            TypeError: ``store`` lacks ``record`` or ``lookup``, or either is
+                ``async def``.
+        """
+        _journal_store.check(store)
+        key = _journal_store.hold(store)
+        cbs = _journal_store.callbacks(key)
+        library: Any = _lib.lib()
+        out = ctypes.c_void_p()
+        status = library.journal_new(ctypes.byref(cbs), ctypes.byref(out))
+        if status != _lib.OK:  # the destroy callback has released the store
+            raise library.error(status, "capstan_journal_new failed")
+        return cls(out.value, None, type(store).__qualname__)  # type: ignore[arg-type]
+
     @property
     def closed(self) -> bool:
         return self._ptr is None
 
     def _handle(self) -> int:
         if self._ptr is None:
-            raise ValueError(f"the journal {self.path!r} is closed")
+            raise ValueError(f"the journal {self._name()} is closed")
         return self._ptr
 
     def close(self) -> None:
@@ -94,5 +132,8 @@ class Journal:
         if getattr(self, "_ptr", None) is not None:
             self.close()
 
+    def _name(self) -> str:
+        return repr(self.path) if self._kept_by is None else f"kept by {self._kept_by}"
+
     def __repr__(self) -> str:
-        return f"Journal({self.path!r}{', closed' if self._ptr is None else ''})"
+        return f"Journal({self._name()}{', closed' if self._ptr is None else ''})"

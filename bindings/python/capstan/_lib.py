@@ -292,6 +292,8 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_journal_open_jsonl": (status, [c_char_p, c_size_t, out]),
             "capstan_journal_open_sqlite": (status, [c_char_p, c_size_t, c_uint32, out]),
             "capstan_journal_free": (None, [c_void_p]),
+            # On failure runs the store's destroy here.
+            "capstan_journal_new": (status, [c_void_p, out]),
             "capstan_registry_set_journal": (status, [c_void_p, c_void_p, c_uint32]),
             # Host batches with a run id: journal writes; finish may wait for pool calls.
             "capstan_host_batch_begin": (
@@ -319,6 +321,8 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             "capstan_approval_tool": (c_char_p, [c_void_p, size_out]),
             "capstan_approval_id": (c_char_p, [c_void_p, size_out]),
             "capstan_approval_arguments": (c_char_p, [c_void_p, size_out]),
+            # From a journal store's lookup callback: parses the record it found.
+            "capstan_journal_answer_set": (status, [c_void_p, c_char_p, c_size_t]),
             "capstan_registry_stats_json": (status, [c_void_p, out, size_out]),
             "capstan_registry_wake_fd": (status, [c_void_p, POINTER(c_int32)]),
             # Bounded validation, no callback: keeps the GIL (the lone-call fast path).
