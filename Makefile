@@ -460,8 +460,10 @@ INSTALL_TEST := $(abspath $(BUILD)/install-test)
 # workspace split (#48) added 0.22 MB: generic code the one crate
 # instantiated once is now instantiated in each crate that uses it (sharing
 # them across crates is nightly-only): 15,824,456 B, bound 16,000,000. The
-# issue's goal is 8 MB, not reached (BENCHMARKS.md, Library size).
-INSTALL_MAX_SO_BYTES ?= 16000000
+# argument check's dependencies at opt-level "z" (#51) brought it to
+# 14,960,648 B; the bound is #51's "no larger than 15.3 MB". The issue's
+# goal is 8 MB, not reached (BENCHMARKS.md, Library size).
+INSTALL_MAX_SO_BYTES ?= 15300000
 install-test: lib
 	rm -rf $(INSTALL_TEST)
 	$(MAKE) --no-print-directory install INSTALL_BUILD= PREFIX=$(INSTALL_TEST)/prefix

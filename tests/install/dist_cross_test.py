@@ -355,11 +355,10 @@ def exported_functions(lib: Path) -> set[str]:
         table = run("llvm-objdump", "-p", str(lib))
         return set(re.findall(r"^\s+\d+\s+(?:0x)?[0-9a-f]+\s+(capstan_\w+)$", table, flags=re.M))
     if lib.suffix == ".a":
-        # An archive's bitcode members (compiler_builtins) are beyond an older
-        # llvm-nm: it says so and goes on; the symbols it lists are enough.
-        names = subprocess.run(["llvm-nm", "-g", "--defined-only", "-j", str(lib)], capture_output=True,
-                               text=True).stdout.split()
-        return {n.lstrip("_") for n in names if n.lstrip("_").startswith("capstan_")}
+        # The archive's own symbol index (what a linker reads), not llvm-nm:
+        # an llvm-nm older than the rustc that wrote the objects stops at
+        # the first member it cannot read (a Windows archive: none listed).
+        return {n.lstrip("_") for n in archive_symbols(lib.read_bytes()) if n.lstrip("_").startswith("capstan_")}
     names = run("llvm-nm", "-g", "--defined-only", "-j", *(["-D"] if ".so" in lib.name else []), str(lib)).split()
     return {n.lstrip("_") for n in names if n.lstrip("_").startswith("capstan_")}
 
@@ -432,6 +431,78 @@ def check_core_cmake(sdk: Path, work: Path) -> None:
 
 # --- iOS and Android: static libraries ------------------------------------------
 
+def object_format(data: bytes) -> str:
+    """The format of one object file, from its header: "mach-o-arm64",
+    "elf64-aarch64", "llvm-bitcode", or what else it is. Read here rather
+    than through llvm-objdump, whose names for formats differ between LLVM
+    versions and which stops at the first member newer than itself."""
+    if data[:4] == b"\xcf\xfa\xed\xfe":  # MH_MAGIC_64, little-endian
+        cpu = int.from_bytes(data[4:8], "little")
+        return {0x0100000C: "mach-o-arm64", 0x01000007: "mach-o-x86-64"}.get(cpu, f"mach-o-cpu-{cpu:#x}")
+    if data[:4] == b"\x7fELF":
+        bits = {1: "elf32", 2: "elf64"}.get(data[4], "elf?")
+        order = "little" if data[5] == 1 else "big"
+        machine = int.from_bytes(data[18:20], order)
+        return f"{bits}-" + {183: "aarch64", 62: "x86-64", 3: "i386", 40: "arm"}.get(machine, f"machine-{machine}")
+    coff = {0x8664: "coff-x86-64", 0xAA64: "coff-arm64", 0x14C: "coff-i386"}.get(int.from_bytes(data[:2], "little"))
+    if coff:
+        return coff
+    if data[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b"):  # raw bitcode, bitcode wrapper
+        return "llvm-bitcode"
+    return f"unknown-{data[:4].hex()}"
+
+
+def archive_members(archive: bytes):
+    """(name, body) of each member of an `ar` archive, GNU or BSD names."""
+    if not archive.startswith(b"!<arch>\n"):
+        fail("not an ar archive")
+    at = 8
+    while at + 60 <= len(archive):
+        header = archive[at:at + 60]
+        name = header[:16].decode().rstrip()
+        size = int(header[48:58].decode().strip())
+        body = archive[at + 60:at + 60 + size]
+        if name.startswith("#1/"):  # BSD: the name heads the body
+            n = int(name[3:])
+            name, body = body[:n].rstrip(b"\0").decode(), body[n:]
+        yield name, body
+        at += 60 + size + (size & 1)
+
+
+def archive_symbols(archive: bytes) -> set[str]:
+    """The symbols the archive's index says its members define: the GNU
+    index (`/`, `/SYM64/`: big-endian count, offsets, names) or the BSD one
+    (`__.SYMDEF`: little-endian (name, member) pairs, then the names)."""
+    for name, body in archive_members(archive):
+        if name in ("/", "/SYM64/"):
+            width = 8 if name == "/SYM64/" else 4
+            count = int.from_bytes(body[:width], "big")
+            names = body[width * (count + 1):].split(b"\0")[:count]
+            return {n.decode() for n in names}
+        if name.startswith("__.SYMDEF"):
+            width = 8 if "64" in name else 4
+            size = int.from_bytes(body[:width], "little")
+            pairs = body[width:width + size]
+            strings = body[width + size + width:]
+            out = set()
+            for i in range(0, len(pairs), 2 * width):
+                strx = int.from_bytes(pairs[i:i + width], "little")
+                out.add(strings[strx:strings.index(b"\0", strx)].decode())
+            return out
+    fail("the archive has no symbol index")
+    return set()
+
+
+def member_formats(archive: bytes) -> dict[str, str]:
+    """Each object of an `ar` archive (GNU or BSD names) and its format;
+    the symbol and name tables left out."""
+    out: dict[str, str] = {}
+    for i, (name, body) in enumerate(archive_members(archive)):
+        if name not in ("/", "//", "/SYM64/") and not name.startswith("__.SYMDEF"):
+            out[f"{name}#{i}"] = object_format(body)
+    return out
+
+
 def check_mobile(dist: Path, version: str, name: str, work: Path, wanted: set[str]) -> None:
     """Built, not linked (no Apple SDK or Android NDK here): the archive's
     objects are of the target's format and define every function of the header."""
@@ -439,11 +510,10 @@ def check_mobile(dist: Path, version: str, name: str, work: Path, wanted: set[st
     with tarfile.open(dist / "c" / f"{base}.tar.gz") as tar:
         tar.extractall(work / "mobile", filter="tar")
     sdk = work / "mobile" / base
-    fmt = {"ios-aarch64": "mach-o-arm64", "android-aarch64": "elf64-littleaarch64"}[name]
+    fmt = {"ios-aarch64": "mach-o-arm64", "android-aarch64": "elf64-aarch64"}[name]
     for rel in ("lib/libcapstan.a", "lib/core/libcapstan.a"):
         lib = sdk / rel
-        head = subprocess.run(["llvm-objdump", "-f", str(lib)], capture_output=True, text=True).stdout
-        formats = set(re.findall(r"file format (\S+)", head))
+        formats = set(member_formats(lib.read_bytes()).values()) - {"llvm-bitcode"}
         if formats != {fmt}:
             fail(f"{base}: {rel} holds objects of {sorted(formats)}, not {fmt}")
         defined = exported_functions(lib)
