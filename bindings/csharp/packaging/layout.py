@@ -30,6 +30,10 @@ UNITY = {
     "android-x64": ("Android/x86_64", [("Android", "Android")]),
 }
 
+# Platforms `make dist` builds that no Unity player runs on (Unity's Linux
+# player is x86-64 only): the NuGet package carries them, the UPM one not.
+NOT_UNITY = {"linux-arm64", "linux-x86"}
+
 
 def guid(path):
     # Stable across builds, so a project that took the package once sees no churn.
@@ -147,6 +151,10 @@ def upm(a):
     copy(a.ios_dll, os.path.join(root, "Runtime", "iOS", "Capstan.dll"))
     files["Runtime/iOS/Capstan.dll"] = plugin_meta("Runtime/iOS/Capstan.dll", [("iPhone", "iOS")])
     for rid, path in natives(a.native):
+        if rid in NOT_UNITY:
+            # `make dist` builds them for NuGet; Unity has no player for them.
+            print("layout.py: upm: %s left out (Unity builds no player for it)" % rid)
+            continue
         if rid not in UNITY:
             sys.exit("layout.py: no Unity plugin folder for RID %s (known: %s)" % (rid, ", ".join(sorted(UNITY))))
         folder, platforms = UNITY[rid]
