@@ -265,7 +265,14 @@ struct finisher {
 static void *finish_on_thread(void *arg) {
     struct finisher *f = arg;
     const char *results = NULL;
-    f->status = capstan_host_batch_finish(f->b, "[{\"index\":0,\"text\":\"t\"}]", CAPSTAN_NTS, UINT32_MAX, &results, NULL);
+    /* The main thread's probing finishes are inside now and then: this one
+     * is then refused (WRONG_CONTEXT, nothing changed) and tries again. A
+     * slow machine (qemu) meets that window often. */
+    do {
+        f->status = capstan_host_batch_finish(f->b, "[{\"index\":0,\"text\":\"t\"}]", CAPSTAN_NTS, UINT32_MAX,
+                                              &results, NULL);
+        if (f->status == CAPSTAN_ERR_WRONG_CONTEXT) sleep_ms(1);
+    } while (f->status == CAPSTAN_ERR_WRONG_CONTEXT);
     atomic_store(&f->done, 1);
     return NULL;
 }
