@@ -270,29 +270,12 @@ impl BatchInner {
                 // key another process completed answers as a look would; a
                 // `started` (running elsewhere, or left by a crash) is
                 // looked up to tell which.
-                let record = Record {
-                    run: j.run.to_string(),
-                    call: ready.id.clone(),
-                    kind: RecordKind::Started(now.clone()),
-                };
-                match j
-                    .attached
-                    .journal
-                    .claim(&[(record, false)])
-                    .map(|mut a| a.pop())
-                {
-                    Ok(Some(Claim::Won)) => {
-                        let _ = j.prints[ready.index].set(now);
-                        j.started[ready.index].store(true, Ordering::SeqCst);
-                        return Some(ready);
-                    }
-                    Ok(Some(Claim::Completed(found))) => Ok(Some(found)),
-                    Ok(_) => j.attached.journal.lookup(&j.run, &ready.id),
-                    Err(e) => {
-                        fail(format!(
-                            "The journal could not record the start of call \"{}\" (run \"{}\"): {e}. The tool was not run.",
-                            ready.id, j.run
-                        ));
+                match self.journal_claim_key(ready.index, &ready.id, &now) {
+                    Ok(Claim::Won) => return Some(ready),
+                    Ok(Claim::Completed(found)) => Ok(Some(found)),
+                    Ok(Claim::Running) => j.attached.journal.lookup(&j.run, &ready.id),
+                    Err(text) => {
+                        fail(text);
                         return None;
                     }
                 }
@@ -416,29 +399,42 @@ impl BatchInner {
         call: &str,
         print: Fingerprint,
     ) -> Result<Option<Found>, String> {
+        match self.journal_claim_key(index, call, &print)? {
+            Claim::Won => Ok(None),
+            Claim::Completed(found) => Ok(Some(found)),
+            Claim::Running => {
+                let run = self.journal.as_ref().map_or("", |j| &*j.run);
+                Err(running_text(run, call, &print.tool))
+            }
+        }
+    }
+
+    /// Writes call `index`'s `started` record as a claim on its key (over
+    /// an earlier `started` if its gate found the tool may run again): on
+    /// `Claim::Won` the call is marked started under `print`. `Err` holds
+    /// the call's error text when the journal failed or did not answer.
+    fn journal_claim_key(
+        &self,
+        index: usize,
+        call: &str,
+        print: &Fingerprint,
+    ) -> Result<Claim, String> {
         let Some(j) = &self.journal else {
-            return Ok(None);
+            return Ok(Claim::Won);
         };
         let record = Record {
             run: j.run.to_string(),
             call: call.to_string(),
-            kind: RecordKind::Started(print),
+            kind: RecordKind::Started(print.clone()),
         };
         let rerun = j.rerun[index].load(Ordering::SeqCst);
-        let answer = j
-            .attached
-            .journal
-            .claim(&[(record, rerun)])
-            .map(|mut a| a.pop());
-        match answer {
-            Ok(Some(Claim::Won)) => {
-                j.started[index].store(true, Ordering::SeqCst);
-                Ok(None)
-            }
-            Ok(Some(Claim::Completed(found))) => Ok(Some(found)),
-            Ok(Some(Claim::Running)) => {
-                let tool = j.prints[index].get().map_or("", |p| p.tool.as_str());
-                Err(running_text(&j.run, call, tool))
+        match j.attached.journal.claim(&[(record, rerun)]).map(|mut a| a.pop()) {
+            Ok(Some(claim)) => {
+                if claim == Claim::Won {
+                    let _ = j.prints[index].set(print.clone());
+                    j.started[index].store(true, Ordering::SeqCst);
+                }
+                Ok(claim)
             }
             Ok(None) => Err(format!(
                 "The journal did not answer the claim of call \"{call}\" (run \"{}\"). The tool was not run.",
