@@ -101,6 +101,25 @@ fn host_run_calls_come_out_checked_and_their_callback_never_runs() {
     assert_eq!(ran.load(Ordering::SeqCst), 0);
 }
 
+/// The handed-out calls are written by hand: the text is what serde_json
+/// writes for the same calls, escapes included.
+#[test]
+fn handed_out_calls_are_the_text_serde_json_would_write() {
+    let (reg, _) = registry();
+    let calls = vec![
+        call("c\"0\\", "add", json!({"a": 1})),
+        call("plain id past eight bytes", "add", json!({"a": 2, "b": -3})),
+        call("ctl\u{1}\n🙂", "add", json!({})),
+    ];
+    let hb = HostBatch::begin(&reg, calls, &ExecOptions::default());
+    let expected = json!([
+        {"index": 0, "id": "c\"0\\", "name": "add", "arguments": {"a": 1, "b": 2}},
+        {"index": 1, "id": "plain id past eight bytes", "name": "add", "arguments": {"a": 2, "b": -3}},
+        {"index": 2, "id": "ctl\u{1}\n🙂", "name": "add", "arguments": {"b": 2}}
+    ]);
+    assert_eq!(hb.calls_json(), expected.to_string());
+}
+
 #[test]
 fn pool_calls_run_while_the_host_runs_its_own() {
     let reg = Registry::default();

@@ -9,7 +9,9 @@
  * ns per call, wall and process CPU (every thread), medians of 11 rounds of
  * about 20,000 calls, the paths interleaved round by round. The host-batch
  * row also splits its CPU into begin / host / finish+free.
- * Run by `make bench` (and `make bench-host`), never by `make test`. */
+ * Run by `make bench` (and `make bench-host`), never by `make test`.
+ * `host_bench --profile-host N` / `--profile-execute N` run N lone batches of
+ * one path and print nothing (for callgrind or perf). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -127,11 +129,26 @@ static void execute_once(capstan_registry *reg, const char *calls, size_t len) {
     capstan_string_free(out);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     capstan_registry *reg = NULL;
     MUST("registry", capstan_registry_new(NULL, &reg));
     add(reg, "native_ok", 0);
     add(reg, "host_ok", CAPSTAN_TOOL_HOST_RUN);
+    if (argc == 3 && (!strcmp(argv[1], "--profile-host") || !strcmp(argv[1], "--profile-execute"))) {
+        long n = strtol(argv[2], NULL, 10);
+        int host = !strcmp(argv[1], "--profile-host");
+        char *calls = calls_json(host ? "host_ok" : "native_ok", 1);
+        char answers[64];
+        for (long i = 0; i < n; i++) {
+            if (host)
+                host_once(reg, calls, strlen(calls), answers, NULL);
+            else
+                execute_once(reg, calls, strlen(calls));
+        }
+        free(calls);
+        capstan_registry_free(reg);
+        return 0;
+    }
     FILE *f = fopen("/proc/loadavg", "r");
     char load[64] = "?";
     if (f) {

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::parts::Parts;
+use crate::wire;
 
 /// How a call ended. Every call submitted gets exactly one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -349,47 +350,52 @@ pub fn results_to_json(results: &[ToolResult]) -> Value {
     Value::Array(results.iter().map(ToolResult::to_json).collect())
 }
 
-/// The wire shape of a result, borrowed: serialized without building a tree.
-#[derive(serde::Serialize)]
-struct WireResult<'a> {
-    id: &'a str,
-    name: &'a str,
-    content: &'a str,
-    is_error: bool,
-    outcome: &'static str,
-    duration_us: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    parts: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    structured_content: Option<&'a Value>,
-}
-
 /// Writes results as the JSON array capstan hands out (the same text as
-/// `results_to_json(..).to_string()`), straight into one buffer.
+/// `results_to_json(..).to_string()`), straight into one buffer, by hand
+/// (`crate::wire`): the keys as literal bytes, strings copied when they
+/// need no escaping.
 pub fn results_to_string(results: &[ToolResult]) -> String {
     let size: usize = results
         .iter()
         .map(|r| r.id.len() + r.name.len() + r.content.len() + r.content.len() / 8 + 96)
         .sum();
     let mut out = Vec::with_capacity(size + 2);
-    let wire: Vec<WireResult<'_>> = results
-        .iter()
-        .map(|r| WireResult {
-            id: &r.id,
-            name: &r.name,
-            content: &r.content,
-            is_error: r.is_error(),
-            outcome: r.outcome.as_str(),
-            duration_us: r.duration_us,
-            parts: r.parts.as_ref().map(|p| p.blocks_json()),
-            structured_content: r.parts.as_ref().and_then(|p| p.structured()),
-        })
-        .collect();
-    if serde_json::to_writer(&mut out, &wire).is_err() {
-        return results_to_json(results).to_string();
+    out.push(b'[');
+    for (i, r) in results.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_result(&mut out, r);
     }
-    // serde_json writes valid UTF-8 from &str input.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    out.push(b']');
+    wire::into_string(out)
+}
+
+/// One result object, keys in `ToolResult::to_json`'s order.
+fn write_result(out: &mut Vec<u8>, r: &ToolResult) {
+    out.extend_from_slice(b"{\"id\":");
+    wire::write_str(out, &r.id);
+    out.extend_from_slice(b",\"name\":");
+    wire::write_str(out, &r.name);
+    out.extend_from_slice(b",\"content\":");
+    wire::write_str(out, &r.content);
+    out.extend_from_slice(if r.is_error() {
+        b",\"is_error\":true,\"outcome\":"
+    } else {
+        b",\"is_error\":false,\"outcome\":"
+    });
+    wire::write_str(out, r.outcome.as_str());
+    out.extend_from_slice(b",\"duration_us\":");
+    wire::write_u64(out, r.duration_us);
+    if let Some(parts) = &r.parts {
+        out.extend_from_slice(b",\"parts\":");
+        wire::write_value(out, &parts.blocks_json());
+        if let Some(s) = parts.structured() {
+            out.extend_from_slice(b",\"structured_content\":");
+            wire::write_value(out, s);
+        }
+    }
+    out.push(b'}');
 }
 
 /// The wire shape of a call as hosts and providers send it.
@@ -496,6 +502,43 @@ mod tests {
         let both = [r, ok];
         assert_eq!(results_to_string(&both), results_to_json(&both).to_string());
         assert_eq!(results_to_string(&[]), "[]");
+        // Every outcome, a big duration, escapes at every place, parts with
+        // and without structured content: the hand-written text is serde's.
+        let mut all: Vec<ToolResult> = Outcome::ALL
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let mut r = ToolResult::new(
+                    format!("id\\{i}\u{1}"),
+                    format!("tool_{i}"),
+                    o,
+                    "line\n\ttab \"q\" 🙂 and a longer tail past eight bytes",
+                );
+                r.duration_us = u64::MAX - i as u64;
+                r
+            })
+            .collect();
+        let blocks = json!([{"type": "text", "text": "a\"b"}, {"type": "image", "data": "AAAA", "mimeType": "image/png"}]);
+        let mut with_parts = ToolResult::new("p", "t", Outcome::Ok, "");
+        with_parts.parts = Some(std::sync::Arc::new(
+            Parts::from_value(
+                json!({"content": blocks.clone(), "structuredContent": {"k": [1, "v"]}}),
+                u64::MAX,
+            )
+            .unwrap(),
+        ));
+        all.push(with_parts);
+        let mut blocks_only = ToolResult::new("q", "t", Outcome::ToolError, "x");
+        blocks_only.parts = Some(std::sync::Arc::new(
+            Parts::from_value(blocks, u64::MAX).unwrap(),
+        ));
+        all.push(blocks_only);
+        let text = results_to_string(&all);
+        assert_eq!(text, results_to_json(&all).to_string());
+        assert!(
+            text.contains("\"structured_content\":{\"k\":[1,\"v\"]}"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub mod suggest;
 pub mod text;
 pub mod tool;
 pub mod tool_meta;
+#[doc(hidden)]
+pub mod wire;
 
 pub use call::{Arguments, CallRequest, Outcome, ToolResult};
 pub use error::{Error, Result};

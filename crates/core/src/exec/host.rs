@@ -22,9 +22,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-use serde_json::Value;
-
 use super::batch::{BatchInner, Sink};
 use super::cell::Call;
 use super::handout::Handout;
@@ -33,6 +30,7 @@ use super::state::{ExecState, Tracked};
 use crate::call::{CallRequest, Outcome, ToolResult};
 use crate::error::Error;
 use crate::registry::Registry;
+use crate::wire;
 pub use answers::Answer;
 
 /// A checked call the host runs itself: its index in the batch, and the call
@@ -198,28 +196,29 @@ impl HostBatch {
     /// The calls the host runs as one JSON array, by index:
     /// `[{"index","id","name","arguments"}]`, `arguments` an object.
     pub fn calls_json(&self) -> String {
-        #[derive(Serialize)]
-        struct Out<'a> {
-            index: usize,
-            id: &'a str,
-            name: &'a str,
-            arguments: &'a Value,
-        }
-        let size: usize = self.handed.iter().map(|c| c.call.id().len() + 64).sum();
-        let mut buf = Vec::with_capacity(size + 2);
-        let out: Vec<Out<'_>> = self
+        let size: usize = self
             .handed
             .iter()
-            .map(|c| Out {
-                index: c.index,
-                id: c.call.id(),
-                name: c.call.tool(),
-                arguments: c.call.arguments(),
-            })
-            .collect();
-        // Writing plain structs of strings and `Value`s into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut buf, &out);
-        String::from_utf8(buf).unwrap_or_default()
+            .map(|c| c.call.id().len() + c.call.tool().len() + 64)
+            .sum();
+        let mut out = Vec::with_capacity(size + 3);
+        out.push(b'[');
+        for (k, c) in self.handed.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"index\":");
+            wire::write_u64(&mut out, c.index as u64);
+            out.extend_from_slice(b",\"id\":");
+            wire::write_str(&mut out, c.call.id());
+            out.extend_from_slice(b",\"name\":");
+            wire::write_str(&mut out, c.call.tool());
+            out.extend_from_slice(b",\"arguments\":");
+            wire::write_value(&mut out, c.call.arguments());
+            out.push(b'}');
+        }
+        out.push(b']');
+        wire::into_string(out)
     }
 
     fn enter(&self, what: &str) -> Result<Crossing<'_>, Error> {
