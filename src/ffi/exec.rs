@@ -8,7 +8,7 @@ use super::flags::exec_flags;
 use super::registry::registry_ref;
 use super::types::*;
 use crate::call::ToolResult;
-use crate::call::{results_to_string, CallRequest};
+use crate::call::{results_into_string, CallRequest};
 use crate::exec::{self, Batch, ExecOptions, Sink};
 
 /// The size of the first `capstan_exec_options` (struct_size, flags, limit,
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn capstan_registry_execute(
         let options = exec_options(opts, exec_flags::EXECUTE, "capstan_registry_execute")?;
         let calls = CallRequest::list_from_str(calls)?;
         let results = exec::execute(registry, calls, &options);
-        let json = results_to_string(&results);
+        let json = results_into_string(results);
         write_text(&json, results_json, results_len)
     })
 }

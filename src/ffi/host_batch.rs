@@ -10,7 +10,7 @@ use super::exec::exec_options;
 use super::flags::exec_flags;
 use super::registry::registry_ref;
 use super::types::*;
-use crate::call::{results_to_string, CallRequest};
+use crate::call::{results_into_string, CallRequest};
 use crate::exec::HostBatch;
 use crate::handles::HandleTable;
 
@@ -159,7 +159,7 @@ pub unsafe extern "C" fn capstan_host_batch_finish(
         };
         let wait = (timeout_ms != u32::MAX).then(|| Duration::from_millis(u64::from(timeout_ms)));
         let results = entry.batch.finish(answers, wait)?;
-        let mut json = results_to_string(&results);
+        let mut json = results_into_string(results);
         json.push('\0');
         let json = entry.results.get_or_init(|| json);
         lend(json, results_json, results_len);

@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::bulk;
 use crate::error::Error;
 use crate::parts::Parts;
 use crate::wire;
@@ -154,7 +155,10 @@ impl CallRequest {
         };
         match text.trim_start().as_bytes().first() {
             Some(b'[') => {
-                if let Ok(calls) = serde_json::from_str::<Vec<WireCall>>(text) {
+                let read = bulk::read_in_two::<WireCall>(text)
+                    .map(Ok)
+                    .unwrap_or_else(|| serde_json::from_str::<Vec<WireCall>>(text));
+                if let Ok(calls) = read {
                     return calls
                         .into_iter()
                         .enumerate()
@@ -355,10 +359,7 @@ pub fn results_to_json(results: &[ToolResult]) -> Value {
 /// (`crate::wire`): the keys as literal bytes, strings copied when they
 /// need no escaping.
 pub fn results_to_string(results: &[ToolResult]) -> String {
-    let size: usize = results
-        .iter()
-        .map(|r| r.id.len() + r.name.len() + r.content.len() + r.content.len() / 8 + 96)
-        .sum();
+    let size: usize = results.iter().map(result_size).sum();
     let mut out = Vec::with_capacity(size + 2);
     out.push(b'[');
     for (i, r) in results.iter().enumerate() {
@@ -369,6 +370,20 @@ pub fn results_to_string(results: &[ToolResult]) -> String {
     }
     out.push(b']');
     wire::into_string(out)
+}
+
+/// `results_to_string`, for results no longer needed: a big batch's are
+/// written (and freed) in two halves on two threads (see `bulk`).
+pub fn results_into_string(results: Vec<ToolResult>) -> String {
+    if results.len() < bulk::SPLIT_RESULTS || !bulk::two_threads() {
+        return results_to_string(&results);
+    }
+    bulk::write_in_two(results, result_size, write_result)
+}
+
+/// About how long a result's text is (the buffer is sized by it).
+fn result_size(r: &ToolResult) -> usize {
+    r.id.len() + r.name.len() + r.content.len() + r.content.len() / 8 + 96
 }
 
 /// One result object, keys in `ToolResult::to_json`'s order.
@@ -538,6 +553,71 @@ mod tests {
         assert!(
             text.contains("\"structured_content\":{\"k\":[1,\"v\"]}"),
             "{text}"
+        );
+    }
+
+    /// Big enough to be read and written in two halves (`bulk`): strings
+    /// holding commas and brackets, nested arguments, ids left out (named
+    /// by their place in the whole batch), numbers as ids, arguments as text.
+    fn big_calls(n: usize, bad_name_at: Option<usize>) -> String {
+        let calls: Vec<String> = (0..n)
+            .map(|i| match i % 4 {
+                _ if Some(i) == bad_name_at => format!(r#"{{"id":"c{i}","name":7}}"#),
+                0 => format!(r#"{{"id":"c{i},]","name":"t","arguments":{{"q":"[{{,\"}}]"}}}}"#),
+                1 => {
+                    format!(r#"{{"name":"t{i}","arguments":{{"d":[[{{"x":[1,{{"y":null}}]}}]]}}}}"#)
+                }
+                2 => format!(r#"{{"id":{i},"name":"t","arguments":"{{\"a\":1}}"}}"#),
+                _ => format!(r#" {{ "name" : "t" , "id" : "ünï{i}" }} "#),
+            })
+            .collect();
+        format!(" [{}]\n", calls.join(","))
+    }
+
+    #[test]
+    fn a_big_batch_reads_and_writes_as_a_small_one() {
+        let text = big_calls(2_000, None);
+        assert!(text.len() >= bulk::SPLIT_CALLS_BYTES);
+        let values: Vec<Value> = serde_json::from_str(&text).unwrap();
+        let one_by_one: Vec<CallRequest> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut c = CallRequest::list_from_str(&v.to_string())
+                    .unwrap()
+                    .remove(0);
+                if v.get("id").is_none() {
+                    c.id = format!("call_{i}");
+                }
+                c
+            })
+            .collect();
+        let calls = CallRequest::list_from_str(&text).unwrap();
+        assert!(calls == one_by_one, "the same calls as read one by one");
+        // A bad call in either half: the error names its place in the whole.
+        for bad in [12, 1_988] {
+            match CallRequest::list_from_str(&big_calls(2_000, Some(bad))) {
+                Err(Error::InvalidCalls(m)) => {
+                    assert!(
+                        m.contains(&format!("call {bad}: \"name\" must be a string")),
+                        "{m}"
+                    )
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let results: Vec<ToolResult> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                ToolResult::new(&c.id, &c.name, Outcome::ALL[i % 7], format!("\"{i}\"\n"))
+            })
+            .collect();
+        assert!(results.len() >= bulk::SPLIT_RESULTS);
+        let whole = results_to_string(&results);
+        assert!(
+            results_into_string(results) == whole,
+            "the same text as written whole"
         );
     }
 

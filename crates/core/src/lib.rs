@@ -8,6 +8,8 @@
 //! a host's contract is the C ABI (`include/capstan.h`). Items marked
 //! `#[doc(hidden)]` are for capstan's other crates only.
 
+#[doc(hidden)]
+pub mod bulk;
 pub mod call;
 pub mod check;
 pub mod error;
