@@ -48,6 +48,7 @@ help:
 	@echo '  make header       regenerate include/capstan.h with cbindgen'
 	@echo '  make bench        run the benchmarks and print figures (not in make test)'
 	@echo '  make bench-bindings  every binding beside its peer in one table (build/bench-bindings.md)'
+	@echo '  make core-bench      the core rows of that table (lone call vs Rust, 10k batch vs sequential)'
 	@echo '  make fuzz         run every fuzz target for FUZZ_SECONDS (not in make test)'
 	@echo '  make soak         the long soak runs (not in make test)'
 	@echo '  make mutants      mutation testing with cargo-mutants (not in make test)'
@@ -677,6 +678,17 @@ bench: lib
 	$(BUILD)/bench/abi_bench --threads 1 --scaling
 	$(BUILD)/bench/abi_bench --threads 2 --scaling
 	$(MAKE) --no-print-directory bench-host
+
+# The core's rows of `make bench-bindings` (issue #46, item 6): a lone call
+# against the same work in Rust (benches/interleaved.rs) and a batch of
+# 10,000 trivial calls in parallel against the same batch run sequentially
+# (abi_bench --rows). Not part of `make test`.
+.PHONY: core-bench
+core-bench: lib
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CFLAGS_COMMON) -O2 bench/c/abi_bench.c -o $(BUILD)/bench/abi_bench $(LDFLAGS_COMMON)
+	$(CARGO) bench --bench interleaved
+	$(BUILD)/bench/abi_bench --rows
 
 # Host batches (issue 46) against execute with a native callback: a trivial
 # tool called 1, 100 and 10,000 times a batch, ns per call. Part of `make bench`.

@@ -307,6 +307,16 @@ fn main() {
                 cw / fw,
                 if cc / fc <= 1.5 { "met" } else { "NO" }
             );
+            if side == 0 {
+                // The row of `make bench-bindings` (issue #46, item 6).
+                let row = serde_json::json!({
+                    "binding": "core", "case": "lone call", "tool": f.name,
+                    "metric": "cpu ns/call", "capstan": cc.round(),
+                    "peer": "the same work in Rust (benches/common floor: parse, validate, render)",
+                    "peer_value": fc.round(), "goal": "<= 1.5x peer", "met": cc / fc <= 1.5,
+                });
+                println!("BENCH-ROW {row}");
+            }
         }
     }
 }

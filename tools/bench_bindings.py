@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs each binding's benchmark beside its peer and prints one table (`make bench-bindings`, issue #46).
 
-Each bench (`make go-bench java-bench node-bench python-bench csharp-bench`,
+Each bench (`make core-bench go-bench java-bench node-bench python-bench csharp-bench`,
 those the Makefile has) prints, besides its own text, one line per measured
 row:
 
@@ -25,7 +25,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = ["go-bench", "java-bench", "node-bench", "python-bench", "csharp-bench"]
+TARGETS = ["core-bench", "go-bench", "java-bench", "node-bench", "python-bench", "csharp-bench"]
 PREFIX = "BENCH-ROW "
 COLUMNS = ["binding", "case", "tool", "metric", "capstan", "peer", "peer value", "ratio", "goal", "met"]
 CASES = ("lone call", "100 calls", "10000 calls")

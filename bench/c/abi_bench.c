@@ -15,6 +15,8 @@
  *                     the default run prints after its main table.
  *   --fanout          only the fan-out, lone submit + wait and async round
  *                     trip rows (quick before/after comparisons).
+ *   --rows            only the core's BENCH-ROW lines for `make bench-bindings`
+ *                     (10,000 trivial calls, parallel beside sequential).
  *   --floor-ns-file   a file holding the floor's wall and CPU ns per call,
  *                     as `cargo bench --bench floor` writes it with
  *                     CAPSTAN_FLOOR_OUT set; gives the floor ratio.
@@ -37,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define BENCH_NAME "abi_bench"
 #include "bench.h"
@@ -329,6 +332,31 @@ static void fig_batch_execute(bench *b, bool extra) {
     batch_row(b, "  same, limit 2", &two, false);
     capstan_exec_options seq = {.struct_size = sizeof seq, .flags = CAPSTAN_EXEC_SEQUENTIAL};
     batch_row(b, "  same, CAPSTAN_EXEC_SEQUENTIAL (caller only)", &seq, false);
+}
+
+/* `--rows`: the core's rows of `make bench-bindings` (issue #46, item 6): a
+ * batch of 10,000 trivial calls run in parallel (limit 8, the default
+ * pool) beside the same batch run sequentially, rounds alternating, medians;
+ * printed as BENCH-ROW lines (tools/bench_bindings.py). */
+static void bench_rows(bench *b) {
+    enum { ROUNDS = 15 };
+    size_t len;
+    char *calls = calls_json("noop", BATCH_CALLS, &len);
+    capstan_exec_options seq = {.struct_size = sizeof seq, .flags = CAPSTAN_EXEC_SEQUENTIAL};
+    double par_s[ROUNDS], seq_s[ROUNDS];
+    execute_once(b->reg, calls, len, NULL, BATCH_CALLS); /* warms the pool, checks results */
+    execute_once(b->reg, calls, len, &seq, BATCH_CALLS);
+    for (int r = 0; r < ROUNDS; r++) {
+        par_s[r] = execute_once(b->reg, calls, len, NULL, 0) / 1e9;
+        seq_s[r] = execute_once(b->reg, calls, len, &seq, 0) / 1e9;
+    }
+    free(calls);
+    double par = BATCH_CALLS / median(par_s, ROUNDS), sq = BATCH_CALLS / median(seq_s, ROUNDS);
+    printf("BENCH-ROW {\"binding\":\"core\",\"case\":\"10000 calls\",\"tool\":\"trivial\","
+           "\"metric\":\"calls/s (%ld cores)\",\"capstan\":%.0f,"
+           "\"peer\":\"the same batch, CAPSTAN_EXEC_SEQUENTIAL (one thread)\",\"peer_value\":%.0f,"
+           "\"goal\":\">= 1.6x peer\",\"met\":%s}\n",
+           sysconf(_SC_NPROCESSORS_ONLN), par, sq, par >= 1.6 * sq ? "true" : "false");
 }
 
 /* batch of 10,000 trivial calls through capstan_batch_submit, results to a callback. */
@@ -709,7 +737,7 @@ static void load_average(char *buf, size_t cap) {
 int main(int argc, char **argv) {
     bench b;
     unsigned threads = 0;
-    bool scaling = false, batch_scaling = false, fanout_only = false;
+    bool scaling = false, batch_scaling = false, fanout_only = false, rows = false;
     const char *profile = NULL;
     long profile_n = 0;
     char load_before[64], load_after[64];
@@ -723,6 +751,8 @@ int main(int argc, char **argv) {
             batch_scaling = true;
         else if (strcmp(argv[i], "--fanout") == 0)
             fanout_only = true;
+        else if (strcmp(argv[i], "--rows") == 0)
+            rows = true;
         else if (strcmp(argv[i], "--floor-ns-file") == 0 && i + 1 < argc)
             read_floor(&b, argv[++i]);
         else if (strcmp(argv[i], "--profile-single") == 0 && i + 1 < argc)
@@ -735,7 +765,7 @@ int main(int argc, char **argv) {
             profile_n = strtol(argv[++i], NULL, 10), profile = "register";
         else {
             fprintf(stderr,
-                    "usage: %s [--threads N] [--scaling | --batch-scaling | --fanout] [--floor-ns-file PATH]\n"
+                    "usage: %s [--threads N] [--scaling | --batch-scaling | --fanout | --rows] [--floor-ns-file PATH]\n"
                     "       %s --profile-single N | --profile-batch N | --profile-batch-seq N |"
                     " --profile-register N\n",
                     argv[0], argv[0]);
@@ -767,6 +797,11 @@ int main(int argc, char **argv) {
         return atomic_load(&callback_failures) ? 1 : 0;
     }
 
+    if (rows) {
+        bench_rows(&b);
+        capstan_registry_free(b.reg);
+        return atomic_load(&callback_failures) ? 1 : 0;
+    }
     if (fanout_only) {
         fig_fanout(&b, 8, 163.0);
         fig_fanout(&b, 64, 22.0);
