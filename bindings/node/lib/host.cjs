@@ -11,6 +11,7 @@ const { koffi, api } = require('./native.cjs');
 const { OK } = require('./constants.cjs');
 const { CapstanError, failure } = require('./errors.cjs');
 const { partsOf } = require('./content.cjs');
+const { normalizedCall } = require('./marshal.cjs');
 
 const ERR_TIMEOUT = 13;
 // CAPSTAN_NTS (SIZE_MAX): the JSON text is passed NUL-terminated.
@@ -24,10 +25,12 @@ const outBatch = outs.subarray(0, 1);
 const outText = outs.subarray(1, 2);
 const outLen = outs.subarray(2, 3);
 
-// The text capstan lent (valid until the batch's free).
+// The text capstan lent (valid until the batch's free). koffi.decode.string
+// with the length costs a third of koffi.decode(p, 'char', len) for a lone
+// call's text (and does not stop at a NUL, as 'char' does).
 function lentText() {
   const len = Number(outs[2]);
-  return len > 0 ? koffi.decode(outs[1], 'char', len) : '';
+  return len > 0 ? koffi.decode.string(outs[1], len) : '';
 }
 
 function errorText(e) {
@@ -87,6 +90,68 @@ function toResults(text) {
     raw[i] = result;
   }
   return raw;
+}
+
+// The same results read without building JSON.parse's objects, for a batch
+// whose every call was handed out (`handed`, in call order): each entry is
+// `{"id":..,"name":..,"content":"..","is_error":B,"outcome":"..",
+// "duration_us":N}` in this order, its id and name those of its handed-out
+// call. Inside a JSON string every quote is escaped, so the first
+// `,"content":"` after an entry's start is its content's key, and the first
+// `","is_error":` after that is the content's end when what lies between is
+// one JSON string's text (checked). Anything else (parts, structured
+// content, another order): null, and toResults parses it.
+function scanResults(text, handed) {
+  const n = handed.length;
+  const out = new Array(n);
+  let p = 1;
+  for (let i = 0; i < n; i++) {
+    const c = handed[i];
+    if (c.index !== i || !text.startsWith('{"id":', p)) return null;
+    const a = text.indexOf(',"content":"', p + 6);
+    if (a < 0) return null;
+    const q = text.indexOf('","is_error":', a + 12);
+    if (q < 0) return null;
+    let content = text.slice(a + 12, q);
+    if (content.includes('\\') || content.includes('"')) {
+      // Escapes to undo; a raw quote would mean the content ended before q: not this shape.
+      try {
+        content = JSON.parse(text.slice(a + 11, q + 1));
+      } catch {
+        return null;
+      }
+    }
+    p = q + 13;
+    let isError;
+    if (text.startsWith('false,"outcome":"', p)) {
+      isError = false;
+      p += 17;
+    } else if (text.startsWith('true,"outcome":"', p)) {
+      isError = true;
+      p += 16;
+    } else {
+      return null;
+    }
+    const e = text.indexOf('"', p);
+    if (e < 0) return null;
+    const outcome = text.slice(p, e);
+    if (!text.startsWith(',"duration_us":', e + 1)) return null;
+    p = e + 16;
+    let durationUs = 0;
+    let ch = text.charCodeAt(p);
+    if (!(ch >= 48 && ch <= 57)) return null;
+    do {
+      durationUs = durationUs * 10 + ch - 48;
+      ch = text.charCodeAt(++p);
+    } while (ch >= 48 && ch <= 57);
+    // The entry ends here, then the next one or the array.
+    if (ch !== 125) return null;
+    ch = text.charCodeAt(++p);
+    if (ch !== (i === n - 1 ? 93 : 44)) return null;
+    p++;
+    out[i] = { index: i, id: c.id, name: c.name, content, isError, outcome, durationUs };
+  }
+  return p === text.length ? out : null;
 }
 
 function quickOnly(what) {
@@ -222,7 +287,12 @@ class HostRun {
     let error = null;
     try {
       if (status !== OK) error = failure(status);
-      else results = toResults(lentText());
+      else {
+        const text = lentText();
+        // Every call handed out: read, else parsed.
+        if (!this.others) results = scanResults(text, this.handed);
+        if (results === null) results = toResults(text);
+      }
     } catch (e) {
       error = e;
     }
@@ -249,12 +319,66 @@ class HostRun {
   }
 }
 
+// Whether a batch takes the host path, and if so its calls as
+// capstan_host_batch_begin takes them; null when it does not. It takes the
+// host path when it has a quick tool's call; no timeout or deadline (a
+// quick call has no handle for capstan's timer to cancel); is not
+// journaled (the answers reach capstan together, at the batch's end, so a
+// crash before that would leave calls that completed here "outcome
+// unknown"); and its limit cannot bind a quick call: every call fits under
+// it, or every call's tool is quick and has only ever returned at once
+// (sync calls run one after another anyway).
+//
+// The calls are checked as normalizedCall checks them (the same errors)
+// and written by concatenation, without a normalized copy: the id (or
+// call_<index>), the tool's name as JSON text made when it was registered,
+// and the arguments (or {}).
+function hostCalls(registry, list, options) {
+  if (list.length === 0 || options.timeoutMs || options.deadlineMs) return null;
+  if (registry._journaled && options.runId) return null;
+  const byName = registry._toolsByName;
+  let quick = false;
+  let allSync = true;
+  for (let i = 0; i < list.length; i++) {
+    const call = list[i];
+    if (call === null || typeof call !== 'object' || Array.isArray(call) || call.name === undefined) {
+      normalizedCall(call, i); // throws, saying what is wrong
+      return null;
+    }
+    const t = byName.get(call.name);
+    if (t !== undefined && t.quick) {
+      quick = true;
+      if (t.sync !== true) allSync = false;
+    } else {
+      allSync = false;
+    }
+  }
+  const limit = options.parallel === false ? 1 : options.limit || 8;
+  if (!quick || (list.length > limit && !allSync)) return null;
+  let text = '[';
+  for (let i = 0; i < list.length; i++) {
+    const call = list[i];
+    const t = byName.get(call.name);
+    const id = JSON.stringify(call.id ?? `call_${i}`);
+    const name = t !== undefined ? t.nameJson : JSON.stringify(call.name);
+    const args = JSON.stringify(call.arguments ?? {});
+    if (i !== 0) text += ',';
+    if (id === undefined || name === undefined || args === undefined) {
+      // A value JSON cannot hold (a function): its key left out, as before.
+      text += JSON.stringify(normalizedCall(call, i));
+    } else {
+      text += '{"id":' + id + ',"name":' + name + ',"arguments":' + args + '}';
+    }
+  }
+  return text + ']';
+}
+
 /**
- * Runs `list` (normalized calls) as one host batch; resolves with the
- * results in call order. `opts`: the capstan_exec_options (or null).
+ * Runs `text` (the `count` calls hostCalls wrote) as one host batch;
+ * resolves with the results in call order. `opts`: hostOptions' answer.
  */
-function runOnHost(registry, list, opts) {
-  const status = api.host_batch_begin(registry._live(), JSON.stringify(list), NTS, opts, outBatch, outText, outLen);
+function runOnHost(registry, count, text, opts) {
+  const status = api.host_batch_begin(registry._ptr, text, NTS, opts, outBatch, outText, outLen);
   if (status !== OK) throw failure(status);
   const ptr = outs[0];
   let handed;
@@ -264,8 +388,8 @@ function runOnHost(registry, list, opts) {
     api.host_batch_free(ptr);
     throw e;
   }
-  const value = new HostRun(registry, ptr, handed, handed.length < list.length).run();
+  const value = new HostRun(registry, ptr, handed, handed.length < count).run();
   return value instanceof Promise ? value : Promise.resolve(value);
 }
 
-module.exports = { runOnHost, answerOf, toResults, NTS };
+module.exports = { hostCalls, runOnHost, answerOf, toResults, scanResults, NTS };
