@@ -12,6 +12,7 @@ const { OK } = require('./constants.cjs');
 const { CapstanError, failure } = require('./errors.cjs');
 const { partsOf } = require('./content.cjs');
 const { normalizedCall } = require('./marshal.cjs');
+const { scanHanded, scanResults } = require('./host_wire.cjs');
 
 const ERR_TIMEOUT = 13;
 // CAPSTAN_NTS (SIZE_MAX): the JSON text is passed NUL-terminated.
@@ -90,68 +91,6 @@ function toResults(text) {
     raw[i] = result;
   }
   return raw;
-}
-
-// The same results read without building JSON.parse's objects, for a batch
-// whose every call was handed out (`handed`, in call order): each entry is
-// `{"id":..,"name":..,"content":"..","is_error":B,"outcome":"..",
-// "duration_us":N}` in this order, its id and name those of its handed-out
-// call. Inside a JSON string every quote is escaped, so the first
-// `,"content":"` after an entry's start is its content's key, and the first
-// `","is_error":` after that is the content's end when what lies between is
-// one JSON string's text (checked). Anything else (parts, structured
-// content, another order): null, and toResults parses it.
-function scanResults(text, handed) {
-  const n = handed.length;
-  const out = new Array(n);
-  let p = 1;
-  for (let i = 0; i < n; i++) {
-    const c = handed[i];
-    if (c.index !== i || !text.startsWith('{"id":', p)) return null;
-    const a = text.indexOf(',"content":"', p + 6);
-    if (a < 0) return null;
-    const q = text.indexOf('","is_error":', a + 12);
-    if (q < 0) return null;
-    let content = text.slice(a + 12, q);
-    if (content.includes('\\') || content.includes('"')) {
-      // Escapes to undo; a raw quote would mean the content ended before q: not this shape.
-      try {
-        content = JSON.parse(text.slice(a + 11, q + 1));
-      } catch {
-        return null;
-      }
-    }
-    p = q + 13;
-    let isError;
-    if (text.startsWith('false,"outcome":"', p)) {
-      isError = false;
-      p += 17;
-    } else if (text.startsWith('true,"outcome":"', p)) {
-      isError = true;
-      p += 16;
-    } else {
-      return null;
-    }
-    const e = text.indexOf('"', p);
-    if (e < 0) return null;
-    const outcome = text.slice(p, e);
-    if (!text.startsWith(',"duration_us":', e + 1)) return null;
-    p = e + 16;
-    let durationUs = 0;
-    let ch = text.charCodeAt(p);
-    if (!(ch >= 48 && ch <= 57)) return null;
-    do {
-      durationUs = durationUs * 10 + ch - 48;
-      ch = text.charCodeAt(++p);
-    } while (ch >= 48 && ch <= 57);
-    // The entry ends here, then the next one or the array.
-    if (ch !== 125) return null;
-    ch = text.charCodeAt(++p);
-    if (ch !== (i === n - 1 ? 93 : 44)) return null;
-    p++;
-    out[i] = { index: i, id: c.id, name: c.name, content, isError, outcome, durationUs };
-  }
-  return p === text.length ? out : null;
 }
 
 function quickOnly(what) {
@@ -383,7 +322,8 @@ function runOnHost(registry, count, text, opts) {
   const ptr = outs[0];
   let handed;
   try {
-    handed = JSON.parse(lentText());
+    const calls = lentText();
+    handed = scanHanded(calls) ?? JSON.parse(calls);
   } catch (e) {
     api.host_batch_free(ptr);
     throw e;
@@ -392,4 +332,4 @@ function runOnHost(registry, count, text, opts) {
   return value instanceof Promise ? value : Promise.resolve(value);
 }
 
-module.exports = { hostCalls, runOnHost, answerOf, toResults, scanResults, NTS };
+module.exports = { hostCalls, runOnHost, answerOf, toResults, NTS };

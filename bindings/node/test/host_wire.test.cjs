@@ -7,7 +7,8 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { Registry } = require('..');
 const { api } = require('../lib/native.cjs');
-const { scanResults, toResults } = require('../lib/host.cjs');
+const { toResults } = require('../lib/host.cjs');
+const { scanHanded, scanResults } = require('../lib/host_wire.cjs');
 
 // Runs `fn` with capstan_host_batch_begin counted.
 async function begins(fn) {
@@ -46,6 +47,8 @@ test('the quick path writes the calls as the handle path reads them: odd ids, no
     { id: 'date', name: 'echo', arguments: { when } },
     { id: 'gone', name: 'no "such" tool', arguments: {} },
     { id: 'fn', name: 'echo', arguments: { f: () => 1, kept: 1 } },
+    { id: 'nest', name: 'echo', arguments: { items: [{ a: { b: 1 } }, { index: 2 }], s: '}},{"index":9,"id":"x","name":"echo","arguments":{' } },
+    { id: '","name":"echo","arguments":{', name: 'echo', arguments: {} },
   ];
   const q = await begins(() => quick.execute(calls, { limit: 10 }));
   assert.equal(q.begins, 1, 'the quick registry took the host path');
@@ -54,11 +57,12 @@ test('the quick path writes the calls as the handle path reads them: odd ids, no
   assert.deepEqual(shape(q.value), shape(h.value));
   assert.deepEqual(
     q.value.map((r) => r.id),
-    [calls[0].id, calls[1].id, 'call_2', 'call_3', 'date', 'gone', 'fn'],
+    [calls[0].id, calls[1].id, 'call_2', 'call_3', 'date', 'gone', 'fn', 'nest', calls[8].id],
   );
   assert.equal(q.value[4].content, JSON.stringify({ when: when.toJSON() }));
   assert.equal(q.value[5].outcome, 'unknown_tool');
   assert.equal(q.value[6].content, '{"kept":1}');
+  assert.deepEqual(JSON.parse(q.value[7].content), calls[7].arguments);
   close();
 });
 
@@ -165,4 +169,30 @@ test('scanResults reads what toResults parses, and gives up (null) on any other 
   assert.equal(toResults(between)[0].content, 'x');
   // Handed-out calls not in call order (a call not handed out): not read.
   assert.equal(scanResults(good, [handed[1], handed[0]]), null);
+});
+
+test('scanHanded reads the handed-out calls as JSON.parse does, and gives up (null) on any other shape', () => {
+  const call = (index, id, name, args) => `{"index":${index},"id":${JSON.stringify(id)},"name":${JSON.stringify(name)},"arguments":${JSON.stringify(args)}}`;
+  const texts = [
+    '[]',
+    `[${call(0, 'a', 't', {})}]`,
+    `[${call(0, 'a "q" \\', 't', { s: '"}},{"index":1,"id":"x"' })},${call(3, 'é', 't', { n: [1, { index: 2 }] })}]`,
+    // The arguments' own text holds the entries' separator: the first candidate is not JSON.
+    `[${call(0, 'a', 't', { items: [{ a: { b: 1 } }, { index: 2, id: 'x', name: 't', arguments: {} }] })},${call(1, 'b', 't', { z: null })}]`,
+    `[${call(0, '","name":"t","arguments":{', 't', { x: '","arguments":{' })}]`,
+  ];
+  for (const text of texts) assert.deepEqual(scanHanded(text), JSON.parse(text), text);
+  const others = [
+    '[{"id":"a","index":0,"name":"t","arguments":{}}]', // another order
+    '[{"index":0,"id":"a","name":"t","arguments":[]}]', // not an object
+    '[{"index":0,"id":"a","x":"y","name":"t","arguments":{}}]', // a key between id and name
+    '[{"index":0,"id":5,"name":"t","arguments":{}}]',
+    '[{"index":0,"id":"a","name":"t","arguments":{}},]',
+    '[{"index":0,"id":"a","name":"t","arguments":{}}] ',
+    '[{"index":0,"id":"a","name":"t","arguments":{},"extra":1}]',
+    '[{"index":0,"id":"a\\","name":"t","arguments":{}}]', // an id ending in an escaped quote
+    '[{"index":-1,"id":"a","name":"t","arguments":{}}]',
+    '',
+  ];
+  for (const text of others) assert.equal(scanHanded(text), null, text);
 });
