@@ -21,7 +21,7 @@ const { Stream, bodyChunks, readChunks } = require('./stream.cjs');
 const { approverCallback, eventCallback } = require('./hooks.cjs');
 const { McpServer, mountOn, serverOptions } = require('./mcp.cjs');
 const { formatResults, parseCalls } = require('./formats.cjs');
-const { hostCalls, runOnHost } = require('./host.cjs');
+const { HostRuns, hostCalls, runOnHost } = require('./host.cjs');
 const { isZod, zodTool } = require('./zod.cjs');
 const { journalOf } = require('./journal.cjs');
 
@@ -44,7 +44,7 @@ class Registry {
     this._toolKeys = new Map(); // name -> key
     this._toolsByName = new Map(); // name -> the tool (lib/host.cjs runs quick ones by name)
     this._quickTools = 0;
-    this._hostRuns = new Set(); // host batches not done (lib/host.cjs)
+    this._hostRuns = new HostRuns(); // host batches not done (lib/host.cjs)
     this._journaled = false; // a journal is attached (setJournal)
     this._customStore = false; // a Journal.custom store was ever attached: close does not wait (_free)
     this._batches = new Set();

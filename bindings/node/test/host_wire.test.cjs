@@ -7,7 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { Registry } = require('..');
 const { api } = require('../lib/native.cjs');
-const { toResults } = require('../lib/host.cjs');
+const { HostRuns, toResults } = require('../lib/host.cjs');
 const { scanHanded, scanResults } = require('../lib/host_wire.cjs');
 
 // Runs `fn` with capstan_host_batch_begin counted.
@@ -195,4 +195,41 @@ test('scanHanded reads the handed-out calls as JSON.parse does, and gives up (nu
     '',
   ];
   for (const text of others) assert.equal(scanHanded(text), null, text);
+});
+
+test('close with a lone quick call in flight ends it cancelled; the registry keeps its unfinished host batches in order', async () => {
+  const reg = new Registry();
+  let started;
+  const running = new Promise((r) => (started = r));
+  reg.tool('hang', () => {
+    started();
+    return new Promise(() => {});
+  });
+  const p = reg.execute({ id: 'h', name: 'hang' });
+  await running;
+  assert.equal(reg._hostRuns.size, 1);
+  reg.close();
+  const [r] = await p;
+  assert.deepEqual([r.id, r.outcome], ['h', 'cancelled']);
+  assert.equal(reg._hostRuns.size, 0);
+
+  const runs = new HostRuns();
+  const [a, b, c] = ['a', 'b', 'c'].map((name) => ({ name, listed: false, prev: null, next: null }));
+  for (const run of [a, b, c, b]) runs.add(run);
+  assert.deepEqual([...runs].map((x) => x.name), ['a', 'b', 'c']);
+  assert.equal(runs.size, 3);
+  for (const run of [...runs]) if (run !== c) runs.delete(run); // deleting while going through a copy
+  runs.delete(a);
+  assert.deepEqual([...runs].map((x) => x.name), ['c']);
+  runs.add(a);
+  runs.delete(c);
+  assert.deepEqual([...runs].map((x) => x.name), ['a']);
+  assert.equal(runs.size, 1);
+  runs.delete(a); // the last one, head and tail
+  runs.add(b);
+  runs.add(c);
+  runs.delete(c); // the tail
+  runs.add(a);
+  assert.deepEqual([...runs].map((x) => x.name), ['b', 'a']);
+  assert.equal(runs.size, 2);
 });
