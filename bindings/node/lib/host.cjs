@@ -365,7 +365,8 @@ function hostCalls(registry, list, options) {
  * resolves with the results in call order. `opts`: hostOptions' answer.
  */
 function runOnHost(registry, count, text, opts) {
-  const status = api.host_batch_begin(registry._ptr, text, NTS, opts, outBatch, outText, outLen);
+  // _live: a tool's toJSON, run while the calls were written, may have closed the registry.
+  const status = api.host_batch_begin(registry._live(), text, NTS, opts, outBatch, outText, outLen);
   if (status !== OK) throw failure(status);
   const ptr = outs[0];
   let handed;

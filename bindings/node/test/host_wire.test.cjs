@@ -233,3 +233,12 @@ test('close with a lone quick call in flight ends it cancelled; the registry kee
   assert.deepEqual([...runs].map((x) => x.name), ['b', 'a']);
   assert.equal(runs.size, 2);
 });
+
+test('a registry closed while the calls are written (by a toJSON of the arguments) rejects saying so; nothing runs', async () => {
+  const reg = new Registry();
+  let ran = 0;
+  reg.tool('t', () => ran++);
+  const args = { toJSON: () => (reg.close(), {}) };
+  await assert.rejects(reg.execute({ name: 't', arguments: args }), (e) => e.status === 'CAPSTAN_ERR_SHUTTING_DOWN' && /closed/.test(e.message));
+  assert.equal(ran, 0);
+});
