@@ -261,23 +261,29 @@ const crossings = [
 
 // --- where a quick batch's time goes -------------------------------------------
 // The host batch's three crossings with its JSON made beforehand (capstan's
-// work plus koffi's), the JSON the binding writes and reads (calls out,
-// handed-out calls in, answers out, results in), and the whole execute: CPU
-// us per call, for 1 and 100 calls of the trivial tool.
-const { NTS } = createRequire(import.meta.url)('../lib/host.cjs');
+// work plus koffi's, the lent texts decoded), the JSON the binding writes
+// and reads as execute does (lib/host.cjs, lib/host_wire.cjs: the calls
+// written, the handed-out calls read, the answers written, the results
+// read), and the whole execute: CPU us per call, for 1 and 100 calls of the
+// trivial tool.
+const requireLib = createRequire(import.meta.url);
+const { NTS, hostCalls, answerOf, toResults } = requireLib('../lib/host.cjs');
+const { scanHanded, scanResults } = requireLib('../lib/host_wire.cjs');
+const { koffi } = requireLib('../lib/native.cjs');
 const wide = new BigUint64Array(3);
 const [o0, o1, o2] = [wide.subarray(0, 1), wide.subarray(1, 2), wide.subarray(2, 3)];
-const lent = () => koffiDecode(wide[1], Number(wide[2]));
-const { koffi } = createRequire(import.meta.url)('../lib/native.cjs');
-const koffiDecode = (addr, len) => koffi.decode(addr, 'char', len);
+const lent = () => koffi.decode.string(wide[1], Number(wide[2]));
+const answersOf = (handed) =>
+  '[' + handed.map((c) => answerOf(c.index, { city: c.arguments.city, unit: c.arguments.unit, temperature: 21 }, false)).join(',') + ']';
 const split = [];
 for (const n of [1, 100]) {
   const list = calls(n);
-  const text = JSON.stringify(list);
+  const options = { limit: n };
+  const text = hostCalls(registry, list, options);
   api.host_batch_begin(registry._ptr, text, NTS, null, o0, o1, o2);
   const handedText = lent();
-  const handed = JSON.parse(handedText);
-  const answers = '[' + handed.map((c) => `{"index":${c.index},"json":${JSON.stringify({ city: c.arguments.city, unit: c.arguments.unit, temperature: 21 })}}`).join(',') + ']';
+  const handed = scanHanded(handedText) ?? JSON.parse(handedText);
+  const answers = answersOf(handed);
   api.host_batch_finish(wide[0], answers, NTS, 0, o1, o2);
   const resultsText = lent();
   api.host_batch_free(wide[0]);
@@ -290,12 +296,12 @@ for (const n of [1, 100]) {
     api.host_batch_free(wide[0]);
   }, reps);
   const json = perCall(() => {
-    JSON.stringify(list);
-    JSON.parse(handedText);
-    '[' + handed.map((c) => `{"index":${c.index},"json":${JSON.stringify({ city: c.arguments.city, unit: c.arguments.unit, temperature: 21 })}}`).join(',') + ']';
-    JSON.parse(resultsText);
+    hostCalls(registry, list, options);
+    const h = scanHanded(handedText) ?? JSON.parse(handedText);
+    answersOf(h);
+    if (scanResults(resultsText, h) === null) toResults(resultsText);
   }, reps);
-  const [whole] = await measurePair(() => registry.execute(list, { limit: n }), () => agentsInvoke(list), n, Math.max(20, (quick ? 20000 : 100000) / n / 5));
+  const [whole] = await measurePair(() => registry.execute(list, options), () => agentsInvoke(list), n, Math.max(20, (quick ? 20000 : 100000) / n / 5));
   split.push([n, core.cpu / n, json.cpu / n, whole.cpu / n]);
 }
 registry.close();

@@ -86,7 +86,7 @@ class InputRequired extends Error {
 function takeText(ptr, len) {
   if (ptr === null) return null;
   try {
-    return len > 0 ? koffi.decode(ptr, 'char', Number(len)) : '';
+    return len > 0 ? koffi.decode.string(ptr, Number(len)) : '';
   } finally {
     api.string_free(ptr);
   }

@@ -24,7 +24,7 @@ function approverTrampoline(key, approval) {
     const len = [0];
     const text = (getter) => {
       const p = getter(approval, len);
-      return p === null ? null : Number(len[0]) > 0 ? koffi.decode(p, 'char', Number(len[0])) : '';
+      return p === null ? null : Number(len[0]) > 0 ? koffi.decode.string(p, Number(len[0])) : '';
     };
     const argsText = text(api.approval_arguments);
     if (argsText === null) return; // no longer live
@@ -69,7 +69,7 @@ function eventTrampoline(key, eventPtr) {
   if (!registry || registry._eventHook === null) return;
   try {
     const e = koffi.decode(eventPtr, native.Event);
-    const s = (p, n) => (p !== null && Number(n) > 0 ? koffi.decode(p, 'char', Number(n)) : '');
+    const s = (p, n) => (p !== null && Number(n) > 0 ? koffi.decode.string(p, Number(n)) : '');
     const kind = EVENT_KINDS[e.kind];
     if (kind === undefined) return; // a kind this binding does not know: ignored, as the header asks
     const event = { kind, tool: s(e.tool, e.tool_len), id: s(e.id, e.id_len), index: Number(e.index), durationUs: Number(e.duration_us) };

@@ -11,6 +11,8 @@ const { koffi, api } = require('./native.cjs');
 const { OK } = require('./constants.cjs');
 const { CapstanError, failure } = require('./errors.cjs');
 const { partsOf } = require('./content.cjs');
+const { normalizedCall } = require('./marshal.cjs');
+const { scanHanded, scanResults } = require('./host_wire.cjs');
 
 const ERR_TIMEOUT = 13;
 // CAPSTAN_NTS (SIZE_MAX): the JSON text is passed NUL-terminated.
@@ -24,10 +26,12 @@ const outBatch = outs.subarray(0, 1);
 const outText = outs.subarray(1, 2);
 const outLen = outs.subarray(2, 3);
 
-// The text capstan lent (valid until the batch's free).
+// The text capstan lent (valid until the batch's free). koffi.decode.string
+// with the length costs a third of koffi.decode(p, 'char', len) for a lone
+// call's text (and does not stop at a NUL, as 'char' does).
 function lentText() {
   const len = Number(outs[2]);
-  return len > 0 ? koffi.decode(outs[1], 'char', len) : '';
+  return len > 0 ? koffi.decode.string(outs[1], len) : '';
 }
 
 function errorText(e) {
@@ -118,9 +122,57 @@ class QuickContext {
 QuickContext.prototype.progress = quickOnly('progress');
 QuickContext.prototype.log = quickOnly('log');
 
+/**
+ * A registry's host batches not done (its close cancels them, its drive
+ * loop polls those with other calls), in the order they were added: a list
+ * linked through the batches themselves. A Set of them cost a lone async
+ * call about 0.4 us (a fresh object's identity hash, and the table shrinking
+ * back on each delete).
+ */
+class HostRuns {
+  constructor() {
+    this.head = null;
+    this.tail = null;
+    this.size = 0;
+  }
+
+  add(run) {
+    if (run.listed) return;
+    run.listed = true;
+    run.prev = this.tail;
+    run.next = null;
+    if (this.tail === null) this.head = run;
+    else this.tail.next = run;
+    this.tail = run;
+    this.size++;
+  }
+
+  delete(run) {
+    if (!run.listed) return;
+    run.listed = false;
+    if (run.prev === null) this.head = run.next;
+    else run.prev.next = run.next;
+    if (run.next === null) this.tail = run.prev;
+    else run.next.prev = run.prev;
+    run.prev = null;
+    run.next = null;
+    this.size--;
+  }
+
+  // The batches as they are now ([...runs]: a copy, safe to change the list meanwhile).
+  [Symbol.iterator]() {
+    const all = [];
+    for (let run = this.head; run !== null; run = run.next) all.push(run);
+    return all[Symbol.iterator]();
+  }
+}
+
 /** One host batch: its handed-out calls, their answers, and the promise of its results. */
 class HostRun {
   constructor(registry, ptr, handed, others) {
+    this.listed = false; // in registry._hostRuns (HostRuns)
+    this.prev = null;
+    this.next = null;
     this.registry = registry;
     this.ptr = ptr;
     this.handed = handed;
@@ -222,7 +274,12 @@ class HostRun {
     let error = null;
     try {
       if (status !== OK) error = failure(status);
-      else results = toResults(lentText());
+      else {
+        const text = lentText();
+        // Every call handed out: read, else parsed.
+        if (!this.others) results = scanResults(text, this.handed);
+        if (results === null) results = toResults(text);
+      }
     } catch (e) {
       error = e;
     }
@@ -249,23 +306,79 @@ class HostRun {
   }
 }
 
+// Whether a batch takes the host path, and if so its calls as
+// capstan_host_batch_begin takes them; null when it does not. It takes the
+// host path when it has a quick tool's call; no timeout or deadline (a
+// quick call has no handle for capstan's timer to cancel); is not
+// journaled (the answers reach capstan together, at the batch's end, so a
+// crash before that would leave calls that completed here "outcome
+// unknown"); and its limit cannot bind a quick call: every call fits under
+// it, or every call's tool is quick and has only ever returned at once
+// (sync calls run one after another anyway).
+//
+// The calls are checked as normalizedCall checks them (the same errors)
+// and written by concatenation, without a normalized copy: the id (or
+// call_<index>), the tool's name as JSON text made when it was registered,
+// and the arguments (or {}).
+function hostCalls(registry, list, options) {
+  if (list.length === 0 || options.timeoutMs || options.deadlineMs) return null;
+  if (registry._journaled && options.runId) return null;
+  const byName = registry._toolsByName;
+  let quick = false;
+  let allSync = true;
+  for (let i = 0; i < list.length; i++) {
+    const call = list[i];
+    if (call === null || typeof call !== 'object' || Array.isArray(call) || call.name === undefined) {
+      normalizedCall(call, i); // throws, saying what is wrong
+      return null;
+    }
+    const t = byName.get(call.name);
+    if (t !== undefined && t.quick) {
+      quick = true;
+      if (t.sync !== true) allSync = false;
+    } else {
+      allSync = false;
+    }
+  }
+  const limit = options.parallel === false ? 1 : options.limit || 8;
+  if (!quick || (list.length > limit && !allSync)) return null;
+  let text = '[';
+  for (let i = 0; i < list.length; i++) {
+    const call = list[i];
+    const t = byName.get(call.name);
+    const id = JSON.stringify(call.id ?? `call_${i}`);
+    const name = t !== undefined ? t.nameJson : JSON.stringify(call.name);
+    const args = JSON.stringify(call.arguments ?? {});
+    if (i !== 0) text += ',';
+    if (id === undefined || name === undefined || args === undefined) {
+      // A value JSON cannot hold (a function): its key left out, as before.
+      text += JSON.stringify(normalizedCall(call, i));
+    } else {
+      text += '{"id":' + id + ',"name":' + name + ',"arguments":' + args + '}';
+    }
+  }
+  return text + ']';
+}
+
 /**
- * Runs `list` (normalized calls) as one host batch; resolves with the
- * results in call order. `opts`: the capstan_exec_options (or null).
+ * Runs `text` (the `count` calls hostCalls wrote) as one host batch;
+ * resolves with the results in call order. `opts`: hostOptions' answer.
  */
-function runOnHost(registry, list, opts) {
-  const status = api.host_batch_begin(registry._live(), JSON.stringify(list), NTS, opts, outBatch, outText, outLen);
+function runOnHost(registry, count, text, opts) {
+  // _live: a tool's toJSON, run while the calls were written, may have closed the registry.
+  const status = api.host_batch_begin(registry._live(), text, NTS, opts, outBatch, outText, outLen);
   if (status !== OK) throw failure(status);
   const ptr = outs[0];
   let handed;
   try {
-    handed = JSON.parse(lentText());
+    const calls = lentText();
+    handed = scanHanded(calls) ?? JSON.parse(calls);
   } catch (e) {
     api.host_batch_free(ptr);
     throw e;
   }
-  const value = new HostRun(registry, ptr, handed, handed.length < list.length).run();
+  const value = new HostRun(registry, ptr, handed, handed.length < count).run();
   return value instanceof Promise ? value : Promise.resolve(value);
 }
 
-module.exports = { runOnHost, answerOf, toResults, NTS };
+module.exports = { HostRuns, hostCalls, runOnHost, answerOf, toResults, NTS };

@@ -12,7 +12,7 @@ const { ask, copyOut, serve } = require('./relay_worker.cjs');
 
 function answer(_ud, tool, method, params, paramsLen, out, cap) {
   const n = Number(paramsLen);
-  const text = n > 0 && params !== null ? koffi.decode(params, 'char', n) : '{}';
+  const text = n > 0 && params !== null ? koffi.decode.string(params, n) : '{}';
   return copyOut(ask({ kind: 'input', tool, method, params: text }, Number(cap)), out);
 }
 

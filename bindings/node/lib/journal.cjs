@@ -40,7 +40,7 @@ const stores = new Map();
 
 function decodeText(ptr, len) {
   const n = Number(len);
-  return ptr === null || n === 0 ? '' : koffi.decode(ptr, 'char', n);
+  return ptr === null || n === 0 ? '' : koffi.decode.string(ptr, n);
 }
 
 function isThenable(v) {

@@ -26,7 +26,7 @@ function callText(getter, call) {
   const len = [0];
   const p = getter(call, len);
   if (p === null) return null;
-  return len[0] > 0 ? koffi.decode(p, 'char', Number(len[0])) : '';
+  return len[0] > 0 ? koffi.decode.string(p, Number(len[0])) : '';
 }
 
 module.exports = { tools, parts, streams, approvers, eventHooks, keys, callText };

@@ -80,21 +80,42 @@ function execOptions(opts = {}, extraFlags = 0) {
   };
 }
 
-// capstan_exec_options as the host batches take them: null for the
-// defaults, else the struct encoded once into a Buffer and kept by value
+// capstan_exec_options as a host batch takes them (lib/host.cjs), checked
+// as execOptions checks them: null for the defaults, else the struct
+// encoded once per (flags, limit) into a Buffer kept for every later batch
 // (koffi passes a Buffer as the pointer; encoding the struct on every call
 // costs more than the rest of a lone call's crossing). Options holding
-// pointers (approved ids, a run id) are passed as the struct itself.
+// pointers (approved ids, a run id) are passed as the struct itself. The
+// host path takes no timeout or deadline: they are checked, and are 0 here.
 const encoded = new Map();
-function execOptionsArg(o) {
-  if (o.approved_count !== 0 || o.run_id !== null) return o;
-  if (o.flags === 0 && o.limit === 0 && o.timeout_ms === 0 && o.deadline_ms === 0) return null;
-  const key = `${o.flags},${o.limit},${o.timeout_ms},${o.deadline_ms}`;
+function hostOptions(opts) {
+  if ((opts.approvedIds != null && opts.approvedIds.length !== 0) || opts.runId != null) return execOptions(opts);
+  let flags = 0;
+  if (opts.parallel === false) flags |= EXEC_SEQUENTIAL;
+  if (opts.strictNulls) flags |= EXEC_STRICT_NULLS;
+  const limit = opts.limit ?? 0;
+  if (!Number.isInteger(limit) || limit < 0) throw new RangeError('limit must be an integer >= 0');
+  milliseconds(opts.timeoutMs, 'timeoutMs');
+  milliseconds(opts.deadlineMs, 'deadlineMs');
+  if (opts.approvedIds != null) execOptions(opts); // [] passes; anything else throws as execOptions says
+  if (flags === 0 && limit === 0) return null;
+  const capped = Math.min(limit, 0xffffffff);
+  const key = capped * 8 + flags;
   let buf = encoded.get(key);
   if (buf === undefined) {
     if (encoded.size >= 64) encoded.clear();
     buf = Buffer.alloc(native.sizes.ExecOptions);
-    koffi.encode(buf, native.ExecOptions, o);
+    koffi.encode(buf, native.ExecOptions, {
+      struct_size: native.sizes.ExecOptions,
+      flags,
+      limit: capped,
+      timeout_ms: 0,
+      approved_ids: null,
+      approved_count: 0,
+      deadline_ms: 0,
+      run_id: null,
+      run_id_len: 0,
+    });
     encoded.set(key, buf);
   }
   return buf;
@@ -103,7 +124,7 @@ function execOptionsArg(o) {
 // --- results --------------------------------------------------------------
 
 function toResult(r) {
-  const s = (p, n) => (n > 0 ? koffi.decode(p, 'char', Number(n)) : '');
+  const s = (p, n) => (n > 0 ? koffi.decode.string(p, Number(n)) : '');
   const outcome = OUTCOMES[r.outcome] ?? `outcome_${r.outcome}`;
   return {
     index: Number(r.index),
@@ -138,4 +159,4 @@ function asyncCall(fn, ...args) {
   return new Promise((resolve, reject) => fn.async(...args, (err, value) => (err ? reject(err) : resolve(value))));
 }
 
-module.exports = { formatOf, jsonBytes, normalizedCall, milliseconds, execOptions, execOptionsArg, toResult, normalizedResult, asyncCall };
+module.exports = { formatOf, jsonBytes, normalizedCall, milliseconds, execOptions, hostOptions, toResult, normalizedResult, asyncCall };

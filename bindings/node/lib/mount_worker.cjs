@@ -13,7 +13,7 @@ if (status !== 0) {
   const text = [null];
   const len = [0];
   if (api.error_json(text, len) === 0 && text[0] !== null) {
-    error = Number(len[0]) > 0 ? koffi.decode(text[0], 'char', Number(len[0])) : null;
+    error = Number(len[0]) > 0 ? koffi.decode.string(text[0], Number(len[0])) : null;
     api.string_free(text[0]);
   }
 }

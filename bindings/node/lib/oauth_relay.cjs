@@ -24,7 +24,7 @@ function load(_ud, buf, cap) {
 
 function save(_ud, json, len) {
   const n = Number(len);
-  const text = n > 0 && json !== null ? koffi.decode(json, 'char', n) : null;
+  const text = n > 0 && json !== null ? koffi.decode.string(json, n) : null;
   ask({ kind: 'save', json: text }, 0);
 }
 

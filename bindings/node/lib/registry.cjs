@@ -12,7 +12,7 @@ const {
 // CAPSTAN_TOOL_REPLACE: how to register, so kept here rather than with the tool flags.
 const TOOL_REPLACE = 1 << 8;
 const { CapstanError, check, failure, failureFromJson, takeText, textOut } = require('./errors.cjs');
-const { asyncCall, execOptions, execOptionsArg, formatOf, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
+const { asyncCall, execOptions, formatOf, hostOptions, jsonBytes, milliseconds, normalizedCall } = require('./marshal.cjs');
 const { arm, drive } = require('./waker.cjs');
 const { approvers, eventHooks, keys, tools } = require('./keys.cjs');
 const { toolCallback } = require('./call.cjs');
@@ -21,7 +21,7 @@ const { Stream, bodyChunks, readChunks } = require('./stream.cjs');
 const { approverCallback, eventCallback } = require('./hooks.cjs');
 const { McpServer, mountOn, serverOptions } = require('./mcp.cjs');
 const { formatResults, parseCalls } = require('./formats.cjs');
-const { runOnHost } = require('./host.cjs');
+const { HostRuns, hostCalls, runOnHost } = require('./host.cjs');
 const { isZod, zodTool } = require('./zod.cjs');
 const { journalOf } = require('./journal.cjs');
 
@@ -44,7 +44,7 @@ class Registry {
     this._toolKeys = new Map(); // name -> key
     this._toolsByName = new Map(); // name -> the tool (lib/host.cjs runs quick ones by name)
     this._quickTools = 0;
-    this._hostRuns = new Set(); // host batches not done (lib/host.cjs)
+    this._hostRuns = new HostRuns(); // host batches not done (lib/host.cjs)
     this._journaled = false; // a journal is attached (setJournal)
     this._customStore = false; // a Journal.custom store was ever attached: close does not wait (_free)
     this._batches = new Set();
@@ -114,7 +114,8 @@ class Registry {
     const mcpMeta = Object.keys(meta).length ? JSON.stringify(meta) : null;
     const key = keys.next();
     // sync: whether its calls returned at once (true), a promise (false), or none ran yet.
-    const entry = { fn, call, quick, sync: undefined, registry: this, name: def.name, maxOutputChars: def.maxOutputChars ?? 0 };
+    // nameJson: the name as JSON text, written into every host batch's calls (lib/host.cjs).
+    const entry = { fn, call, quick, sync: undefined, registry: this, name: def.name, nameJson: JSON.stringify(def.name), maxOutputChars: def.maxOutputChars ?? 0 };
     tools.set(key, entry);
     const status = api.registry_add_tool(this._live(), {
       struct_size: native.sizes.ToolDef,
@@ -260,44 +261,23 @@ class Registry {
   /**
    * Runs `calls` and resolves with one result per call, in call order.
    * Quick tools run through a host batch (lib/host.cjs) when nothing needs
-   * capstan's own clock or limit for them (see _onHost); else as submit.
+   * capstan's own clock or limit for them (see hostCalls); else as submit.
    */
   execute(calls, options = {}) {
     try {
       this._live();
-      const list = (Array.isArray(calls) ? calls : [calls]).map(normalizedCall);
-      const opts = execOptions(options); // checks the options before anything starts
-      if (this._onHost(list, options)) return runOnHost(this, list, execOptionsArg(opts));
-      return this.submit(list, options).results();
+      const list = Array.isArray(calls) ? calls : [calls];
+      if (this._quickTools !== 0) {
+        // The calls checked and written as capstan takes them, or null: not the host path.
+        const text = hostCalls(this, list, options);
+        if (text !== null) return runOnHost(this, list.length, text, hostOptions(options));
+      }
+      const normalized = list.map(normalizedCall);
+      execOptions(options); // checks the options before anything starts
+      return this.submit(normalized, options).results();
     } catch (e) {
       return Promise.reject(e);
     }
-  }
-
-  // Whether a batch takes the host path: it has a quick tool's call; no
-  // timeout or deadline (a quick call has no handle for capstan's timer to
-  // cancel); not journaled (the answers reach capstan together, at the
-  // batch's end, so a crash before that would leave calls that completed
-  // here "outcome unknown"); and its limit cannot bind a quick call: every
-  // call fits under it, or every call's tool is quick and has only ever
-  // returned at once (sync calls run one after another anyway).
-  _onHost(list, options) {
-    if (this._quickTools === 0 || list.length === 0 || options.timeoutMs || options.deadlineMs) return false;
-    if (this._journaled && options.runId) return false;
-    const limit = options.parallel === false ? 1 : options.limit || 8;
-    const byName = this._toolsByName;
-    if (list.length <= limit) {
-      for (const c of list) {
-        const t = byName.get(c.name);
-        if (t !== undefined && t.quick) return true;
-      }
-      return false;
-    }
-    for (const c of list) {
-      const t = byName.get(c.name);
-      if (t === undefined || !t.quick || t.sync !== true) return false;
-    }
-    return true;
   }
 
   /**

@@ -18,7 +18,7 @@ function textTrampoline(key, text, len) {
   const stream = streams.get(Number(key));
   if (!stream) return;
   try {
-    stream._text(Number(len) > 0 ? koffi.decode(text, 'char', Number(len)) : '');
+    stream._text(Number(len) > 0 ? koffi.decode.string(text, Number(len)) : '');
   } catch (e) {
     stream._callbackError ??= e;
   }
