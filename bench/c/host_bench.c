@@ -10,8 +10,9 @@
  * about 20,000 calls, the paths interleaved round by round. The host-batch
  * row also splits its CPU into begin / host / finish+free.
  * Run by `make bench` (and `make bench-host`), never by `make test`.
- * `host_bench --profile-host N` / `--profile-execute N` run N lone batches of
- * one path and print nothing (for callgrind or perf). */
+ * `host_bench --profile-host N [SIZE]` / `--profile-execute N [SIZE]` run N
+ * batches of SIZE calls (default 1) of one path and print nothing (for
+ * callgrind or perf). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -134,11 +135,13 @@ int main(int argc, char **argv) {
     MUST("registry", capstan_registry_new(NULL, &reg));
     add(reg, "native_ok", 0);
     add(reg, "host_ok", CAPSTAN_TOOL_HOST_RUN);
-    if (argc == 3 && (!strcmp(argv[1], "--profile-host") || !strcmp(argv[1], "--profile-execute"))) {
+    if ((argc == 3 || argc == 4) &&
+        (!strcmp(argv[1], "--profile-host") || !strcmp(argv[1], "--profile-execute"))) {
         long n = strtol(argv[2], NULL, 10);
+        size_t size = argc == 4 ? (size_t)strtoul(argv[3], NULL, 10) : 1;
         int host = !strcmp(argv[1], "--profile-host");
-        char *calls = calls_json(host ? "host_ok" : "native_ok", 1);
-        char answers[64];
+        char *calls = calls_json(host ? "host_ok" : "native_ok", size ? size : 1);
+        char *answers = malloc((size ? size : 1) * 40 + 16);
         for (long i = 0; i < n; i++) {
             if (host)
                 host_once(reg, calls, strlen(calls), answers, NULL);
@@ -146,6 +149,7 @@ int main(int argc, char **argv) {
                 execute_once(reg, calls, strlen(calls));
         }
         free(calls);
+        free(answers);
         capstan_registry_free(reg);
         return 0;
     }
