@@ -41,7 +41,7 @@ public final class Registry implements AutoCloseable {
     /** Tools whose calls may wait for someone (a pump, an approver): their batches run cancellably. */
     private final java.util.Set<String> mayWait = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Host batches running now, which close() cancels (their calls not started end cancelled). */
-    private final java.util.Set<MemorySegment> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<Long> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public Registry(Flag... flags) {
         int bits = 0;
@@ -196,7 +196,7 @@ public final class Registry implements AutoCloseable {
             ToolOptions o = ToolOptions.DEFAULTS.withTimeoutMs(t.timeoutMs()).withRequiresApproval(t.requiresApproval())
                     .withSerial(t.serial()).withQuick(t.quick()).withIdempotent(t.idempotent());
             if (t.replace()) o = o.withReplace();
-            tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt::invoke);
+            tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt);
             n++;
         }
         if (n == 0) throw new IllegalArgumentException(cls.getName() + " has no public method annotated @Tool");
@@ -476,8 +476,14 @@ public final class Registry implements AutoCloseable {
      * are results; INVALID_CALLS only for malformed {@code callsJson}.
      */
     public String executeJson(String callsJson, ExecOptions options) {
+        return run(callsJson, options, HostBatch.TEXT);
+    }
+
+    /** Runs the calls; the results JSON read by {@code results} from its bytes (no String in between). */
+    private <T> T run(String callsJson, ExecOptions options, HostBatch.Results<T> results) {
         if (!quick.isEmpty() || !mayWait.isEmpty()) {
-            return withoutArena(r -> HostBatch.execute(r, callsJson, options, quick, inFlight, () -> closing));
+            return withoutArena(r -> HostBatch.execute(r, callsJson, options, quick, inFlight, () -> closing,
+                    results));
         }
         return with((r, a) -> {
             MemorySegment c = Native.utf8(a, callsJson);
@@ -485,7 +491,7 @@ public final class Registry implements AutoCloseable {
             MemorySegment len = a.allocate(Native.SIZE);
             Native.check((int) Native.registry_execute.invokeExact(r, c, Native.utf8Len(c), options.toNative(a),
                     out, len));
-            return Native.takeString(out, len);
+            return HostBatch.take(out, len, results);
         });
     }
 
@@ -495,11 +501,11 @@ public final class Registry implements AutoCloseable {
 
     /** {@link #executeJson} read into results, in call order. */
     public List<ToolResult> execute(String callsJson) {
-        return ToolResult.listOf(executeJson(callsJson, ExecOptions.DEFAULTS));
+        return run(callsJson, ExecOptions.DEFAULTS, ToolResult::read);
     }
 
     public List<ToolResult> execute(String callsJson, ExecOptions options) {
-        return ToolResult.listOf(executeJson(callsJson, options));
+        return run(callsJson, options, ToolResult::read);
     }
 
     public List<ToolResult> execute(List<Call> calls) {
@@ -751,7 +757,7 @@ public final class Registry implements AutoCloseable {
             closing = true;
             // Calls waiting for a pump or an approver would keep an execute (a use) waiting: cancel them.
             // Running calls keep their own result (capstan_host_batch_cancel, not capstan_registry_close).
-            for (MemorySegment b : inFlight) HostBatch.cancel(b);
+            for (long b : inFlight) HostBatch.cancel(b);
             if (servingStdio.get() > 0) {
                 // serveMcpStdio returns once the registry is closed (capstan_registry_close); it holds a use
                 try {

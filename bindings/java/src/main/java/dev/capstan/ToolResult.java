@@ -1,6 +1,9 @@
 package dev.capstan;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,17 +36,61 @@ public record ToolResult(int index, String id, String name, String content, bool
     }
 
     static List<ToolResult> listOf(String json) {
-        JsonNode arr = Json.read(json);
-        List<ToolResult> out = new ArrayList<>(arr.size());
-        int i = 0;
-        for (JsonNode n : arr) {
-            JsonNode parts = n.get("parts");
-            JsonNode structured = n.get("structured_content");
-            out.add(new ToolResult(i++, n.path("id").asText(), n.path("name").asText(), n.path("content").asText(),
-                    n.path("is_error").asBoolean(), Outcome.ofWire(n.path("outcome").asText(null)),
-                    n.path("duration_us").asLong(), parts == null || parts.isNull() ? null : parts.toString(),
-                    structured == null || structured.isNull() ? null : structured.toString()));
+        try {
+            byte[] b = json.getBytes(StandardCharsets.UTF_8);
+            return read(b, b.length);
+        } catch (IOException e) {
+            throw new IllegalStateException("capstan returned text that is not JSON: " + e.getMessage(), e);
         }
-        return out;
+    }
+
+    /**
+     * The results array ({@code capstan_registry_execute}'s, the first {@code len} bytes of {@code b}) read in
+     * one streaming pass; the content parts and structured content kept as the text capstan wrote.
+     */
+    static List<ToolResult> read(byte[] b, int len) throws IOException {
+        try (JsonParser p = Json.parser(b, len)) {
+            List<ToolResult> out = new ArrayList<>();
+            JsonToken first = p.nextToken();
+            if (first == null) return out; // no text (a stream's outcome without results)
+            if (first != JsonToken.START_ARRAY) throw new IOException("the results are not an array");
+            while (p.nextToken() == JsonToken.START_OBJECT) out.add(one(p, b, out.size()));
+            return out;
+        }
+    }
+
+    private static ToolResult one(JsonParser p, byte[] b, int index) throws IOException {
+        String id = "";
+        String name = "";
+        String content = "";
+        boolean isError = false;
+        String outcome = null;
+        long durationUs = 0;
+        String parts = null;
+        String structured = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken t = p.nextToken();
+            switch (field) {
+                case "id" -> id = text(p, t);
+                case "name" -> name = text(p, t);
+                case "content" -> content = text(p, t);
+                case "is_error" -> isError = t == JsonToken.VALUE_TRUE;
+                case "outcome" -> outcome = t == JsonToken.VALUE_STRING ? p.getText() : null;
+                case "duration_us" -> durationUs = t.isNumeric() ? p.getValueAsLong() : 0;
+                case "parts" -> parts = t == JsonToken.VALUE_NULL ? null : Json.raw(p, b);
+                case "structured_content" -> structured = t == JsonToken.VALUE_NULL ? null : Json.raw(p, b);
+                default -> p.skipChildren();
+            }
+        }
+        return new ToolResult(index, id, name, content, isError, Outcome.ofWire(outcome), durationUs, parts,
+                structured);
+    }
+
+    /** A scalar's text ({@code null} for null), "" for an object or array: what JsonNode.asText gave. */
+    private static String text(JsonParser p, JsonToken t) throws IOException {
+        if (t.isScalarValue()) return p.getText();
+        p.skipChildren();
+        return "";
     }
 }
