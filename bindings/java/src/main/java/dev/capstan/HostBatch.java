@@ -74,8 +74,7 @@ final class HostBatch {
         byte[] read(long address, long len) {
             if (len > Integer.MAX_VALUE - 8) throw new IllegalStateException("capstan lent " + len + " bytes");
             if (in.length < len) in = new byte[(int) Math.max(len, Math.min(in.length * 2L, Integer.MAX_VALUE - 8))];
-            MemorySegment.copy(MemorySegment.ofAddress(address).reinterpret(len), ValueLayout.JAVA_BYTE, 0, in, 0,
-                    (int) len);
+            MemorySegment.copy(ALL, ValueLayout.JAVA_BYTE, address, in, 0, (int) len);
             return in;
         }
 
@@ -87,17 +86,19 @@ final class HostBatch {
         }
     }
 
+    /** All memory: capstan's lent texts are read through it by address, no segment made per text. */
+    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
     private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     /** Runs the batch; its results JSON (that of {@code capstan_registry_execute}) read by {@code results}. */
-    static <T> T execute(MemorySegment reg, String callsJson, ExecOptions options, Map<String, ToolEntry> quick,
+    static <T> T execute(MemorySegment reg, byte[] calls, ExecOptions options, Map<String, ToolEntry> quick,
             Set<Long> inFlight, BooleanSupplier closing, Results<T> results) throws Throwable {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) scratch = new Scratch(); // a quick tool executing on its own thread: its own memory
         scratch.busy = true;
         try {
-            return run(scratch, reg, callsJson.getBytes(StandardCharsets.UTF_8), options, quick, inFlight, closing,
-                    results);
+            return run(scratch, reg, calls, options, quick, inFlight, closing, results);
         } finally {
             scratch.release();
         }
@@ -106,11 +107,10 @@ final class HostBatch {
     private static <T> T run(Scratch s, MemorySegment reg, byte[] calls, ExecOptions options,
             Map<String, ToolEntry> quick, Set<Long> inFlight, BooleanSupplier closing, Results<T> results)
             throws Throwable {
-        long after = (CALLS + calls.length + 1 + 15) & ~15L;
+        long after = (CALLS + calls.length + 15) & ~15L; // (ptr, len) texts: no NUL needed
         long optionsSize = options.isDefault() ? 0 : optionsSize(options);
         MemorySegment m = s.buf(after + optionsSize + 256);
         MemorySegment.copy(calls, 0, m, ValueLayout.JAVA_BYTE, CALLS, calls.length);
-        m.set(ValueLayout.JAVA_BYTE, CALLS + calls.length, (byte) 0);
         long opts = 0;
         if (optionsSize > 0) { // its struct (and approved ids, run id) after the calls; the answers after that
             opts = options.toNative(SegmentAllocator.slicingAllocator(m.asSlice(after, optionsSize)), 0).address();
@@ -132,12 +132,11 @@ final class HostBatch {
             answer(s.read(slot[1], slot[2]), (int) slot[2], quick, out);
             MemorySegment ans = m;
             long at = after;
-            if (after + out.len + 1 > m.byteSize()) { // longer than the scratch has left: its own memory
-                ans = Arena.ofAuto().allocate(out.len + 1L);
+            if (after + out.len > m.byteSize()) { // longer than the scratch has left: its own memory
+                ans = Arena.ofAuto().allocate(Math.max(1, out.len));
                 at = 0;
             }
             MemorySegment.copy(out.b, 0, ans, ValueLayout.JAVA_BYTE, at, out.len);
-            ans.set(ValueLayout.JAVA_BYTE, at + out.len, (byte) 0);
             st = (int) FINISH.invokeExact(batch, ans.address() + at, (long) out.len, -1, base + 24, base + 32);
             Reference.reachabilityFence(ans);
             Native.check(st);

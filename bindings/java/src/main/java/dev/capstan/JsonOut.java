@@ -1,5 +1,8 @@
 package dev.capstan;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+
 /**
  * JSON text written straight as UTF-8 into a reusable byte array: a host batch's answers, copied from here to
  * native memory in one piece (no StringBuilder, String or encoding pass in between). The caller writes the
@@ -79,6 +82,41 @@ final class JsonOut {
             }
         }
         return this;
+    }
+
+    /** A Jackson tree as JSON text, as Jackson writes it (numbers other than integers in Jackson's own words). */
+    JsonOut node(JsonNode n) {
+        if (n == null || n.isNull() || n.isMissingNode()) return ascii("null");
+        switch (n.getNodeType()) {
+            case OBJECT -> {
+                ascii('{');
+                boolean first = true;
+                for (Map.Entry<String, JsonNode> e : n.properties()) {
+                    if (!first) ascii(',');
+                    first = false;
+                    quoted(e.getKey()).ascii(':').node(e.getValue());
+                }
+                return ascii('}');
+            }
+            case ARRAY -> {
+                ascii('[');
+                for (int i = 0; i < n.size(); i++) {
+                    if (i > 0) ascii(',');
+                    node(n.get(i));
+                }
+                return ascii(']');
+            }
+            case STRING -> {
+                return quoted(n.textValue());
+            }
+            case BOOLEAN -> {
+                return ascii(n.booleanValue() ? "true" : "false");
+            }
+            default -> {
+                if (n.isIntegralNumber() && n.canConvertToLong()) return number(n.longValue());
+                return utf8(n.toString()); // other numbers, POJO and binary nodes
+            }
+        }
     }
 
     private void escape(char c) {

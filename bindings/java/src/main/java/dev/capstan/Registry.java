@@ -3,7 +3,9 @@ package dev.capstan;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -476,20 +478,20 @@ public final class Registry implements AutoCloseable {
      * are results; INVALID_CALLS only for malformed {@code callsJson}.
      */
     public String executeJson(String callsJson, ExecOptions options) {
-        return run(callsJson, options, HostBatch.TEXT);
+        return run(callsJson.getBytes(StandardCharsets.UTF_8), options, HostBatch.TEXT);
     }
 
-    /** Runs the calls; the results JSON read by {@code results} from its bytes (no String in between). */
-    private <T> T run(String callsJson, ExecOptions options, HostBatch.Results<T> results) {
+    /** Runs the calls (UTF-8 JSON); the results JSON read by {@code results} from its bytes (no String between). */
+    private <T> T run(byte[] calls, ExecOptions options, HostBatch.Results<T> results) {
         if (!quick.isEmpty() || !mayWait.isEmpty()) {
-            return withoutArena(r -> HostBatch.execute(r, callsJson, options, quick, inFlight, () -> closing,
-                    results));
+            return withoutArena(r -> HostBatch.execute(r, calls, options, quick, inFlight, () -> closing, results));
         }
         return with((r, a) -> {
-            MemorySegment c = Native.utf8(a, callsJson);
+            MemorySegment c = a.allocate(Math.max(1, calls.length));
+            MemorySegment.copy(calls, 0, c, ValueLayout.JAVA_BYTE, 0, calls.length);
             MemorySegment out = a.allocate(Native.PTR);
             MemorySegment len = a.allocate(Native.SIZE);
-            Native.check((int) Native.registry_execute.invokeExact(r, c, Native.utf8Len(c), options.toNative(a),
+            Native.check((int) Native.registry_execute.invokeExact(r, c, (long) calls.length, options.toNative(a),
                     out, len));
             return HostBatch.take(out, len, results);
         });
@@ -501,19 +503,19 @@ public final class Registry implements AutoCloseable {
 
     /** {@link #executeJson} read into results, in call order. */
     public List<ToolResult> execute(String callsJson) {
-        return run(callsJson, ExecOptions.DEFAULTS, ToolResult::read);
+        return execute(callsJson, ExecOptions.DEFAULTS);
     }
 
     public List<ToolResult> execute(String callsJson, ExecOptions options) {
-        return run(callsJson, options, ToolResult::read);
+        return run(callsJson.getBytes(StandardCharsets.UTF_8), options, ToolResult::read);
     }
 
     public List<ToolResult> execute(List<Call> calls) {
-        return execute(Json.write(calls), ExecOptions.DEFAULTS);
+        return execute(calls, ExecOptions.DEFAULTS);
     }
 
     public List<ToolResult> execute(List<Call> calls, ExecOptions options) {
-        return execute(Json.write(calls), options);
+        return run(Call.write(calls), options, ToolResult::read);
     }
 
     /**

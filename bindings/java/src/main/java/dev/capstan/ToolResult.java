@@ -1,7 +1,5 @@
 package dev.capstan;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -46,20 +44,18 @@ public record ToolResult(int index, String id, String name, String content, bool
 
     /**
      * The results array ({@code capstan_registry_execute}'s, the first {@code len} bytes of {@code b}) read in
-     * one streaming pass; the content parts and structured content kept as the text capstan wrote.
+     * one pass; the content parts and structured content kept as the text capstan wrote.
      */
     static List<ToolResult> read(byte[] b, int len) throws IOException {
-        try (JsonParser p = Json.parser(b, len)) {
-            List<ToolResult> out = new ArrayList<>();
-            JsonToken first = p.nextToken();
-            if (first == null) return out; // no text (a stream's outcome without results)
-            if (first != JsonToken.START_ARRAY) throw new IOException("the results are not an array");
-            while (p.nextToken() == JsonToken.START_OBJECT) out.add(one(p, b, out.size()));
-            return out;
-        }
+        JsonCursor c = new JsonCursor(b, 0, len);
+        List<ToolResult> out = new ArrayList<>();
+        if (c.peek() == -1) return out; // no text (a stream's outcome without results)
+        c.expect('[');
+        for (boolean first = true; c.more(']', first); first = false) out.add(one(c, out.size()));
+        return out;
     }
 
-    private static ToolResult one(JsonParser p, byte[] b, int index) throws IOException {
+    private static ToolResult one(JsonCursor c, int index) throws IOException {
         String id = "";
         String name = "";
         String content = "";
@@ -68,29 +64,38 @@ public record ToolResult(int index, String id, String name, String content, bool
         long durationUs = 0;
         String parts = null;
         String structured = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            JsonToken t = p.nextToken();
-            switch (field) {
-                case "id" -> id = text(p, t);
-                case "name" -> name = text(p, t);
-                case "content" -> content = text(p, t);
-                case "is_error" -> isError = t == JsonToken.VALUE_TRUE;
-                case "outcome" -> outcome = t == JsonToken.VALUE_STRING ? p.getText() : null;
-                case "duration_us" -> durationUs = t.isNumeric() ? p.getValueAsLong() : 0;
-                case "parts" -> parts = t == JsonToken.VALUE_NULL ? null : Json.raw(p, b);
-                case "structured_content" -> structured = t == JsonToken.VALUE_NULL ? null : Json.raw(p, b);
-                default -> p.skipChildren();
+        c.expect('{');
+        for (boolean first = true; c.more('}', first); first = false) {
+            switch (c.key()) {
+                case "id" -> id = text(c);
+                case "name" -> name = text(c);
+                case "content" -> content = text(c);
+                case "is_error" -> isError = c.literal("true") || skip(c);
+                case "outcome" -> outcome = c.peek() == '"' ? c.string() : null;
+                case "duration_us" -> {
+                    Long us = c.integer();
+                    durationUs = us != null ? us : 0;
+                }
+                case "parts" -> parts = c.literal("null") ? null : c.text(c.skip());
+                case "structured_content" -> structured = c.literal("null") ? null : c.text(c.skip());
+                default -> { }
             }
+            if (c.peek() != ',' && c.peek() != '}') c.skip(); // a value not read above
         }
         return new ToolResult(index, id, name, content, isError, Outcome.ofWire(outcome), durationUs, parts,
                 structured);
     }
 
-    /** A scalar's text ({@code null} for null), "" for an object or array: what JsonNode.asText gave. */
-    private static String text(JsonParser p, JsonToken t) throws IOException {
-        if (t.isScalarValue()) return p.getText();
-        p.skipChildren();
-        return "";
+    /** A string's text; another scalar's as written ({@code null} for null), "" for an object or array. */
+    private static String text(JsonCursor c) throws IOException {
+        int next = c.peek();
+        if (next == '"') return c.string();
+        int from = c.skip();
+        return next == '{' || next == '[' ? "" : c.text(from);
+    }
+
+    private static boolean skip(JsonCursor c) throws IOException {
+        c.skip();
+        return false;
     }
 }
