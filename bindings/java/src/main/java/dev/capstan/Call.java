@@ -42,8 +42,7 @@ public record Call(String id, String name, JsonNode arguments) {
             else out.quoted(c.name());
             out.ascii(",\"arguments\":").node(c.arguments()).ascii('}');
         }
-        out.ascii(']');
-        return java.util.Arrays.copyOf(out.b, out.len);
+        return out.ascii(']').bytes();
     }
 
     static List<Call> listOf(String json) {

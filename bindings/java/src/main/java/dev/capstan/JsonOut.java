@@ -9,10 +9,15 @@ import java.util.Map;
  * structure; {@link #quoted} escapes a string's text.
  */
 final class JsonOut {
-    private static final byte[] HEX = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] HEX = "0123456789ABCDEF".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
     byte[] b = new byte[256];
     int len;
+
+    /** The text written so far. */
+    byte[] bytes() {
+        return java.util.Arrays.copyOf(b, len);
+    }
 
     private void room(int n) {
         if (len + n > b.length) b = java.util.Arrays.copyOf(b, Math.max(len + n, b.length * 2));
