@@ -7,6 +7,8 @@ import java.lang.foreign.SegmentAllocator;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Set;
@@ -45,29 +47,32 @@ final class HostBatch {
 
     // The scratch's native memory: the out slots (batch, calls, calls length, results, results length), then
     // the calls text, then the answers (or the exec options, when not the defaults, before them).
-    private static final int SLOTS = 5;
-    private static final long CALLS = 64;
+    private static final int CALLS = 64;
 
     /** A thread's reusable memory: {@code busy} while a batch of the thread uses it. */
     private static final class Scratch {
         private static final int SIZE = 4096;
         private static final int KEEP = 1 << 20; // a batch that grew a buffer past this gives it back
         MemorySegment buf = Arena.ofAuto().allocate(SIZE, 16);
-        final long[] slots = new long[SLOTS];
+        /** {@link #buf} as a buffer: its out slots read through it (cheaper than a segment's checks). */
+        ByteBuffer slots = view(buf);
         byte[] in = new byte[SIZE];
         final JsonOut out = new JsonOut();
         boolean busy;
 
         /** {@link #buf}, grown to at least {@code need} bytes. */
         MemorySegment buf(long need) {
-            if (buf.byteSize() < need) buf = Arena.ofAuto().allocate(Math.max(need, buf.byteSize() * 2), 16);
+            if (buf.byteSize() < need) set(Arena.ofAuto().allocate(Math.max(need, buf.byteSize() * 2), 16));
             return buf;
         }
 
-        /** The out slots capstan wrote, copied into {@link #slots}. */
-        long[] slots(MemorySegment m) {
-            MemorySegment.copy(m, A, 0, slots, 0, SLOTS);
-            return slots;
+        private void set(MemorySegment m) {
+            buf = m;
+            slots = view(m);
+        }
+
+        private static ByteBuffer view(MemorySegment m) {
+            return m.asSlice(0, CALLS).asByteBuffer().order(ByteOrder.nativeOrder());
         }
 
         /** The {@code len} bytes at {@code address} (capstan's lent text) copied into {@link #in}. */
@@ -80,7 +85,7 @@ final class HostBatch {
 
         void release() {
             busy = false;
-            if (buf.byteSize() > KEEP) buf = Arena.ofAuto().allocate(SIZE, 16);
+            if (buf.byteSize() > KEEP) set(Arena.ofAuto().allocate(SIZE, 16));
             if (in.length > KEEP) in = new byte[SIZE];
             if (out.b.length > KEEP) out.b = new byte[256];
         }
@@ -120,8 +125,8 @@ final class HostBatch {
         int st = (int) BEGIN.invokeExact(reg.address(), base + CALLS, (long) calls.length, opts, base, base + 8,
                 base + 16);
         Native.check(st);
-        long[] slot = s.slots(m);
-        long batch = slot[0];
+        ByteBuffer slot = s.slots;
+        long batch = slot.getLong(0);
         if (inFlight != null) {
             inFlight.add(batch);
             if (closing.getAsBoolean()) cancel(batch);
@@ -129,7 +134,8 @@ final class HostBatch {
         try {
             JsonOut out = s.out;
             out.len = 0;
-            answer(s.read(slot[1], slot[2]), (int) slot[2], quick, out);
+            long handedLen = slot.getLong(16);
+            answer(s.read(slot.getLong(8), handedLen), (int) handedLen, quick, out);
             MemorySegment ans = m;
             long at = after;
             if (after + out.len > m.byteSize()) { // longer than the scratch has left: its own memory
@@ -140,8 +146,8 @@ final class HostBatch {
             st = (int) FINISH.invokeExact(batch, ans.address() + at, (long) out.len, -1, base + 24, base + 32);
             Reference.reachabilityFence(ans);
             Native.check(st);
-            slot = s.slots(m);
-            return results.read(s.read(slot[3], slot[4]), (int) slot[4]);
+            long resultsLen = slot.getLong(32);
+            return results.read(s.read(slot.getLong(24), resultsLen), (int) resultsLen);
         } finally {
             if (inFlight != null) inFlight.remove(batch);
             FREE.invokeExact(batch);
@@ -200,25 +206,24 @@ final class HostBatch {
      */
     private static void call(JsonCursor c, Map<String, ToolEntry> quick, JsonOut out) throws IOException {
         long index = -1;
-        String id = null;
+        int id = -1; // where the id's string starts: read only for a handler that gets a ToolCall
         String name = null;
         String args = null;
         boolean answered = false;
         c.expect('{');
         out.ascii('{');
         for (boolean first = true; c.more('}', first); first = false) {
-            switch (c.key()) {
-                case "index" -> {
-                    Long n = c.integer();
-                    if (n == null) throw new IOException("a handed-out call's index is not an integer");
-                    index = n;
+            switch (c.key(ENVELOPE)) {
+                case 0 -> {
+                    if (!c.integer()) throw new IOException("a handed-out call's index is not an integer");
+                    index = c.num;
                 }
-                case "id" -> id = c.string();
-                case "name" -> name = c.string();
-                case "arguments" -> {
+                case 1 -> id = c.skip();
+                case 2 -> name = c.string();
+                case 3 -> {
                     ToolEntry e = name == null ? null : quick.get(name);
                     if (e != null && e.handler instanceof MethodTool m && !answered) {
-                        run(e, m, c, null, id, name, out);
+                        run(e, m, c, null, null, name, out);
                         answered = true;
                     } else {
                         args = c.text(c.skip());
@@ -229,11 +234,14 @@ final class HostBatch {
         }
         if (!answered) {
             ToolEntry e = name == null ? null : quick.get(name);
-            run(e, e != null && e.handler instanceof MethodTool m ? m : null, null, args == null ? "{}" : args, id,
-                    name, out);
+            String idText = id < 0 ? null : new JsonCursor(c.b, id, c.end).string();
+            run(e, e != null && e.handler instanceof MethodTool m ? m : null, null, args == null ? "{}" : args,
+                    idText, name, out);
         }
         out.ascii(",\"index\":").number(index).ascii('}');
     }
+
+    private static final byte[][] ENVELOPE = JsonCursor.names("index", "id", "name", "arguments");
 
     /**
      * Runs {@code e}'s handler and writes its answer's value ({@code "json":...}): a method's arguments read at

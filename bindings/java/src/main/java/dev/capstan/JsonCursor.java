@@ -14,6 +14,8 @@ final class JsonCursor {
     final byte[] b;
     final int end;
     int i;
+    /** The value {@link #integer()} read. */
+    long num;
 
     JsonCursor(byte[] b, int from, int end) {
         this.b = b;
@@ -55,6 +57,39 @@ final class JsonCursor {
         String k = string();
         expect(':');
         return k;
+    }
+
+    /** Names as UTF-8, for {@link #key(byte[][])}. */
+    static byte[][] names(String... names) {
+        byte[][] out = new byte[names.length][];
+        for (int k = 0; k < names.length; k++) out[k] = names[k].getBytes(StandardCharsets.UTF_8);
+        return out;
+    }
+
+    /** An object's key, matched in place (no String made) against {@code names}: its index, or -1; and its colon. */
+    int key(byte[][] names) throws IOException {
+        if (peek() != '"') throw bad("a string");
+        int start = i + 1;
+        int j = start;
+        while (j < end && b[j] != '"' && b[j] != '\\') j++;
+        if (j >= end || b[j] == '\\') { // escapes (capstan writes none in the names it sends): the slow way
+            String k = key();
+            for (int n = 0; n < names.length; n++) {
+                if (k.equals(new String(names[n], StandardCharsets.UTF_8))) return n;
+            }
+            return -1;
+        }
+        i = j + 1;
+        expect(':');
+        int len = j - start;
+        for (int n = 0; n < names.length; n++) {
+            byte[] name = names[n];
+            if (name.length != len) continue;
+            int k = 0;
+            while (k < len && b[start + k] == name[k]) k++;
+            if (k == len) return n;
+        }
+        return -1;
     }
 
     /** A string value, unescaped. */
@@ -102,8 +137,9 @@ final class JsonCursor {
         }
     }
 
-    /** An integer without fraction or exponent that fits a long: its value; else null, nothing consumed. */
-    Long integer() {
+    /** An integer without fraction or exponent that fits a long: true and its value in {@link #num}; else false,
+     *  nothing consumed. */
+    boolean integer() {
         int c = peek();
         int j = i;
         boolean neg = c == '-';
@@ -112,10 +148,11 @@ final class JsonCursor {
         long v = 0;
         while (j < end && b[j] >= '0' && b[j] <= '9' && j - first < 18) v = v * 10 + (b[j++] - '0');
         if (j == first || (j < end && (b[j] == '.' || b[j] == 'e' || b[j] == 'E' || (b[j] >= '0' && b[j] <= '9')))) {
-            return null; // a fraction, an exponent, 19 digits or more: Jackson reads it
+            return false; // a fraction, an exponent, 19 digits or more: Jackson reads it
         }
         i = j;
-        return neg ? -v : v;
+        num = neg ? -v : v;
+        return true;
     }
 
     /** Skips one value of any kind; its start (its end is {@link #i} after). */

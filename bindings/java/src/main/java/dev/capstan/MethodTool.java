@@ -20,6 +20,7 @@ final class MethodTool implements ToolHandler {
     private final Method method;
     private final Object receiver;
     private final String[] names;
+    private final byte[][] keys;
     private final JavaType[] types;
     private final int[] kinds;
     private final ObjectReader[] readers;
@@ -44,6 +45,7 @@ final class MethodTool implements ToolHandler {
             kinds[i] = kindOf(ps[i].getType());
             readers[i] = Json.MAPPER.readerFor(types[i]);
         }
+        keys = JsonCursor.names(names);
     }
 
     private static int kindOf(Class<?> c) {
@@ -86,7 +88,7 @@ final class MethodTool implements ToolHandler {
         Object[] values = new Object[names.length];
         c.expect('{');
         for (boolean first = true; c.more('}', first); first = false) {
-            int i = indexOf(c.key());
+            int i = c.key(keys);
             if (i < 0) c.skip();
             else if (!c.literal("null")) values[i] = read(c, i);
         }
@@ -96,25 +98,16 @@ final class MethodTool implements ToolHandler {
         return values;
     }
 
-    private int indexOf(String name) {
-        for (int i = 0; i < names.length; i++) {
-            if (names[i].equals(name)) return i;
-        }
-        return -1;
-    }
-
     /** Parameter {@code i}'s value at {@code c}: a scalar the parameter takes as it is, else Jackson's. */
     private Object read(JsonCursor c, int i) throws IOException {
         int next = c.peek();
         int at = c.i;
         switch (kinds[i]) {
             case LONG -> {
-                Long v = c.integer();
-                if (v != null) return v;
+                if (c.integer()) return c.num;
             }
             case INT -> {
-                Long v = c.integer();
-                if (v != null && v == v.intValue()) return v.intValue();
+                if (c.integer() && c.num == (int) c.num) return (int) c.num;
                 c.i = at; // out of int's range: Jackson's error
             }
             case DOUBLE -> {

@@ -55,6 +55,9 @@ public record ToolResult(int index, String id, String name, String content, bool
         return out;
     }
 
+    private static final byte[][] FIELDS = JsonCursor.names("id", "name", "content", "is_error", "outcome",
+            "duration_us", "parts", "structured_content");
+
     private static ToolResult one(JsonCursor c, int index) throws IOException {
         String id = "";
         String name = "";
@@ -66,18 +69,15 @@ public record ToolResult(int index, String id, String name, String content, bool
         String structured = null;
         c.expect('{');
         for (boolean first = true; c.more('}', first); first = false) {
-            switch (c.key()) {
-                case "id" -> id = text(c);
-                case "name" -> name = text(c);
-                case "content" -> content = text(c);
-                case "is_error" -> isError = c.literal("true") || skip(c);
-                case "outcome" -> outcome = c.peek() == '"' ? c.string() : null;
-                case "duration_us" -> {
-                    Long us = c.integer();
-                    durationUs = us != null ? us : 0;
-                }
-                case "parts" -> parts = c.literal("null") ? null : c.text(c.skip());
-                case "structured_content" -> structured = c.literal("null") ? null : c.text(c.skip());
+            switch (c.key(FIELDS)) {
+                case 0 -> id = text(c);
+                case 1 -> name = text(c);
+                case 2 -> content = text(c);
+                case 3 -> isError = c.literal("true") || skip(c);
+                case 4 -> outcome = c.peek() == '"' ? c.string() : null;
+                case 5 -> durationUs = c.integer() ? c.num : 0;
+                case 6 -> parts = c.literal("null") ? null : c.text(c.skip());
+                case 7 -> structured = c.literal("null") ? null : c.text(c.skip());
                 default -> { }
             }
             if (c.peek() != ',' && c.peek() != '}') c.skip(); // a value not read above
