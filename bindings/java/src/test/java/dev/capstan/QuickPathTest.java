@@ -179,6 +179,26 @@ class QuickPathTest {
         assertThrows(IllegalStateException.class, () -> ToolResult.listOf("[{\"id\":\"a\""));
     }
 
+    public record Trip(String city, int nights, List<String> tags, Optional<String> note) {}
+
+    @Test
+    void aRecordIsBoundFromTheArgumentsTextAsFromTheirTree() {
+        String text = "{\"city\":\"Z\\u00fcrich \\\"Z\\\"\",\"nights\":2,\"tags\":[\"x\",\"é\"]}";
+        ToolCall fromText = new ToolCall(java.lang.foreign.MemorySegment.NULL, "a", "trip", text);
+        ToolCall fromTree = new ToolCall(java.lang.foreign.MemorySegment.NULL, "a", "trip", text);
+        fromTree.arguments(); // parsed first: bound from the tree, as before
+        Trip want = new Trip("Zürich \"Z\"", 2, List.of("x", "é"), fromTree.argumentsAs(Trip.class).note());
+        assertEquals(want, fromText.argumentsAs(Trip.class));
+        assertEquals(want, fromTree.argumentsAs(Trip.class));
+        ToolCall bad = new ToolCall(java.lang.foreign.MemorySegment.NULL, "a", "trip", "{\"nights\":\"two\"}");
+        assertThrows(IllegalArgumentException.class, () -> bad.argumentsAs(Trip.class));
+        try (Registry r = new Registry().recordTool("trip", "", Trip.class, ToolOptions.DEFAULTS.withQuick(true),
+                Trip::toString)) {
+            assertEquals(want.toString(), r.execute(List.of(Call.of("a", "trip", Map.of("city", "Zürich \"Z\"",
+                    "nights", 2, "tags", List.of("x", "é"))))).get(0).content());
+        }
+    }
+
     @Test
     void aQuickBatchWithOptionsLongerThanTheScratchRuns() {
         List<String> approved = new ArrayList<>();
