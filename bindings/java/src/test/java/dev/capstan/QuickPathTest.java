@@ -179,6 +179,43 @@ class QuickPathTest {
         assertThrows(IllegalStateException.class, () -> ToolResult.listOf("[{\"id\":\"a\""));
     }
 
+    public static final class Shapes {
+        @Tool(quick = true)
+        public static String twice(String s) {
+            return s + s;
+        }
+
+        @Tool(quick = true)
+        public void nothing() {}
+
+        @Tool(quick = true)
+        public String checked() throws IOException {
+            throw new IOException("no such file");
+        }
+
+        @Tool(quick = true)
+        public String error() {
+            throw new AssertionError("broken invariant");
+        }
+    }
+
+    @Test
+    void aQuickMethodStaticOrVoidOrThrowingGivesWhatItsCallbackGave() {
+        String calls = "[{\"id\":\"1\",\"name\":\"twice\",\"arguments\":{\"s\":\"ab\"}},"
+                + "{\"id\":\"2\",\"name\":\"nothing\",\"arguments\":{}},"
+                + "{\"id\":\"3\",\"name\":\"checked\",\"arguments\":{}},"
+                + "{\"id\":\"4\",\"name\":\"error\",\"arguments\":{}}]";
+        try (Registry q = new Registry().register(new Shapes())) {
+            List<ToolResult> out = q.execute(calls);
+            assertEquals("abab", out.get(0).content());
+            assertEquals("null", out.get(1).content());
+            assertEquals(Outcome.TOOL_ERROR, out.get(2).outcome());
+            assertEquals("no such file", out.get(2).content());
+            assertEquals(Outcome.TOOL_ERROR, out.get(3).outcome());
+            assertEquals("broken invariant", out.get(3).content());
+        }
+    }
+
     public record Trip(String city, int nights, List<String> tags, Optional<String> note) {}
 
     @Test
