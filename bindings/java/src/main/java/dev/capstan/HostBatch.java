@@ -11,7 +11,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 
@@ -98,7 +97,7 @@ final class HostBatch {
 
     /** Runs the batch; its results JSON (that of {@code capstan_registry_execute}) read by {@code results}. */
     static <T> T execute(MemorySegment reg, byte[] calls, ExecOptions options, Map<String, ToolEntry> quick,
-            Set<Long> inFlight, BooleanSupplier closing, Results<T> results) throws Throwable {
+            InFlight inFlight, BooleanSupplier closing, Results<T> results) throws Throwable {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) scratch = new Scratch(); // a quick tool executing on its own thread: its own memory
         scratch.busy = true;
@@ -110,7 +109,7 @@ final class HostBatch {
     }
 
     private static <T> T run(Scratch s, MemorySegment reg, byte[] calls, ExecOptions options,
-            Map<String, ToolEntry> quick, Set<Long> inFlight, BooleanSupplier closing, Results<T> results)
+            Map<String, ToolEntry> quick, InFlight inFlight, BooleanSupplier closing, Results<T> results)
             throws Throwable {
         long after = (CALLS + calls.length + 15) & ~15L; // (ptr, len) texts: no NUL needed
         long optionsSize = options.isDefault() ? 0 : optionsSize(options);
@@ -127,10 +126,8 @@ final class HostBatch {
         Native.check(st);
         ByteBuffer slot = s.slots;
         long batch = slot.getLong(0);
-        if (inFlight != null) {
-            inFlight.add(batch);
-            if (closing.getAsBoolean()) cancel(batch);
-        }
+        int held = inFlight.add(batch);
+        if (closing.getAsBoolean()) cancel(batch);
         try {
             JsonOut out = s.out;
             out.len = 0;
@@ -149,7 +146,7 @@ final class HostBatch {
             long resultsLen = slot.getLong(32);
             return results.read(s.read(slot.getLong(24), resultsLen), (int) resultsLen);
         } finally {
-            if (inFlight != null) inFlight.remove(batch);
+            inFlight.remove(held, batch);
             FREE.invokeExact(batch);
             Reference.reachabilityFence(m);
         }

@@ -43,7 +43,7 @@ public final class Registry implements AutoCloseable {
     /** Tools whose calls may wait for someone (a pump, an approver): their batches run cancellably. */
     private final java.util.Set<String> mayWait = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Host batches running now, which close() cancels (their calls not started end cancelled). */
-    private final java.util.Set<Long> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final InFlight inFlight = new InFlight();
 
     public Registry(Flag... flags) {
         int bits = 0;
@@ -759,7 +759,7 @@ public final class Registry implements AutoCloseable {
             closing = true;
             // Calls waiting for a pump or an approver would keep an execute (a use) waiting: cancel them.
             // Running calls keep their own result (capstan_host_batch_cancel, not capstan_registry_close).
-            for (long b : inFlight) HostBatch.cancel(b);
+            inFlight.forEach(HostBatch::cancel);
             if (servingStdio.get() > 0) {
                 // serveMcpStdio returns once the registry is closed (capstan_registry_close); it holds a use
                 try {

@@ -251,6 +251,22 @@ class QuickPathTest {
         }
     }
 
+    @Test
+    void closeSeesEveryBatchInFlightAlsoPastTheSlots() {
+        InFlight f = new InFlight();
+        int[] held = new int[40];
+        for (int i = 0; i < 40; i++) held[i] = f.add(1000 + i);
+        List<Long> seen = new ArrayList<>();
+        f.forEach(seen::add);
+        assertEquals(40, seen.size());
+        assertEquals(40, seen.stream().distinct().count());
+        for (int i = 0; i < 40; i += 2) f.remove(held[i], 1000 + i);
+        seen.clear();
+        f.forEach(seen::add);
+        assertEquals(20, seen.size());
+        assertTrue(seen.stream().allMatch(b -> b % 2 == 1), seen.toString());
+    }
+
     private static JsonCursor cursor(String s) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);
         return new JsonCursor(b, 0, b.length);
