@@ -26,7 +26,7 @@ final class JsonCursor {
     /** Skips whitespace; the next byte (-1 at the end). */
     int peek() {
         while (i < end && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) i++;
-        return i < end ? b[i] : -1;
+        return i < end ? b[i] & 0xff : -1;
     }
 
     /** Consumes {@code c} (after whitespace) or throws. */
