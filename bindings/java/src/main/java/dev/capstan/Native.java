@@ -162,9 +162,7 @@ final class Native {
     static final MethodHandle call_require_input = fn("capstan_call_require_input", U32, PTR, PTR, SIZE, PTR, SIZE);
     // 9-10. running calls, batches
     static final MethodHandle registry_execute = fn("capstan_registry_execute", U32, PTR, PTR, SIZE, PTR, PTR, PTR);
-    static final MethodHandle host_batch_begin = fn("capstan_host_batch_begin", U32, PTR, PTR, SIZE, PTR, PTR, PTR, PTR);
-    static final MethodHandle host_batch_finish = fn("capstan_host_batch_finish", U32, PTR, PTR, SIZE, U32, PTR, PTR);
-    static final MethodHandle host_batch_free = fn("capstan_host_batch_free", null, PTR);
+    // capstan_host_batch_*: HostBatch's own (addresses as numbers)
     static final MethodHandle registry_run_turn = fn("capstan_registry_run_turn", U32, PTR, U32, PTR, SIZE, PTR, PTR, PTR);
     static final MethodHandle batch_submit = fn("capstan_batch_submit", U32, PTR, PTR, SIZE, PTR, PTR, PTR, PTR);
     static final MethodHandle batch_wait = fn("capstan_batch_wait", U32, PTR, U32);

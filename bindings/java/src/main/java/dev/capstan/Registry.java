@@ -3,7 +3,9 @@ package dev.capstan;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -41,7 +43,7 @@ public final class Registry implements AutoCloseable {
     /** Tools whose calls may wait for someone (a pump, an approver): their batches run cancellably. */
     private final java.util.Set<String> mayWait = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Host batches running now, which close() cancels (their calls not started end cancelled). */
-    private final java.util.Set<MemorySegment> inFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final InFlight inFlight = new InFlight();
 
     public Registry(Flag... flags) {
         int bits = 0;
@@ -196,7 +198,7 @@ public final class Registry implements AutoCloseable {
             ToolOptions o = ToolOptions.DEFAULTS.withTimeoutMs(t.timeoutMs()).withRequiresApproval(t.requiresApproval())
                     .withSerial(t.serial()).withQuick(t.quick()).withIdempotent(t.idempotent());
             if (t.replace()) o = o.withReplace();
-            tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt::invoke);
+            tool(t.name().isEmpty() ? m.getName() : t.name(), t.description(), mt.schema(), o, mt);
             n++;
         }
         if (n == 0) throw new IllegalArgumentException(cls.getName() + " has no public method annotated @Tool");
@@ -476,16 +478,22 @@ public final class Registry implements AutoCloseable {
      * are results; INVALID_CALLS only for malformed {@code callsJson}.
      */
     public String executeJson(String callsJson, ExecOptions options) {
+        return run(callsJson.getBytes(StandardCharsets.UTF_8), options, HostBatch.TEXT);
+    }
+
+    /** Runs the calls (UTF-8 JSON); the results JSON read by {@code results} from its bytes (no String between). */
+    private <T> T run(byte[] calls, ExecOptions options, HostBatch.Results<T> results) {
         if (!quick.isEmpty() || !mayWait.isEmpty()) {
-            return withoutArena(r -> HostBatch.execute(r, callsJson, options, quick, inFlight, () -> closing));
+            return withoutArena(r -> HostBatch.execute(r, calls, options, quick, inFlight, () -> closing, results));
         }
         return with((r, a) -> {
-            MemorySegment c = Native.utf8(a, callsJson);
+            MemorySegment c = a.allocate(Math.max(1, calls.length));
+            MemorySegment.copy(calls, 0, c, ValueLayout.JAVA_BYTE, 0, calls.length);
             MemorySegment out = a.allocate(Native.PTR);
             MemorySegment len = a.allocate(Native.SIZE);
-            Native.check((int) Native.registry_execute.invokeExact(r, c, Native.utf8Len(c), options.toNative(a),
+            Native.check((int) Native.registry_execute.invokeExact(r, c, (long) calls.length, options.toNative(a),
                     out, len));
-            return Native.takeString(out, len);
+            return HostBatch.take(out, len, results);
         });
     }
 
@@ -495,19 +503,19 @@ public final class Registry implements AutoCloseable {
 
     /** {@link #executeJson} read into results, in call order. */
     public List<ToolResult> execute(String callsJson) {
-        return ToolResult.listOf(executeJson(callsJson, ExecOptions.DEFAULTS));
+        return execute(callsJson, ExecOptions.DEFAULTS);
     }
 
     public List<ToolResult> execute(String callsJson, ExecOptions options) {
-        return ToolResult.listOf(executeJson(callsJson, options));
+        return run(callsJson.getBytes(StandardCharsets.UTF_8), options, ToolResult::read);
     }
 
     public List<ToolResult> execute(List<Call> calls) {
-        return execute(Json.write(calls), ExecOptions.DEFAULTS);
+        return execute(calls, ExecOptions.DEFAULTS);
     }
 
     public List<ToolResult> execute(List<Call> calls, ExecOptions options) {
-        return execute(Json.write(calls), options);
+        return run(Call.write(calls), options, ToolResult::read);
     }
 
     /**
@@ -751,7 +759,7 @@ public final class Registry implements AutoCloseable {
             closing = true;
             // Calls waiting for a pump or an approver would keep an execute (a use) waiting: cancel them.
             // Running calls keep their own result (capstan_host_batch_cancel, not capstan_registry_close).
-            for (MemorySegment b : inFlight) HostBatch.cancel(b);
+            inFlight.forEach(HostBatch::cancel);
             if (servingStdio.get() > 0) {
                 // serveMcpStdio returns once the registry is closed (capstan_registry_close); it holds a use
                 try {

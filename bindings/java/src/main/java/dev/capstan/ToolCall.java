@@ -53,7 +53,16 @@ public final class ToolCall {
 
     /** The arguments bound to {@code type} (a record, a POJO, a Map) by Jackson. */
     public <T> T argumentsAs(Class<T> type) {
-        return Json.MAPPER.convertValue(arguments(), type);
+        String text;
+        synchronized (this) {
+            if (arguments != null) return Json.MAPPER.convertValue(arguments, type);
+            text = argumentsJson;
+        }
+        try { // straight from the text: one pass, no tree in between
+            return Json.MAPPER.readValue(text, type);
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalArgumentException(e.getMessage(), e); // as convertValue throws it
+        }
     }
 
     /**

@@ -18,8 +18,9 @@ package dev.capstan;
  *     of {@code title}, {@code annotations}, {@code outputSchema}, {@code icons}; null = none
  * @param quick the handler is quick and runs on the thread that calls {@link Registry#execute}
  *     ({@code CAPSTAN_TOOL_HOST_RUN}): capstan checks the calls and hands them to the binding in one buffer, the
- *     binding runs them in call order and hands every result back in one (no upcall, no arena per call); other
- *     tools of the batch run on capstan's pool meanwhile. Not for tools that block or wait (I/O), nor for
+ *     binding runs them in call order and hands every result back in one (no upcall, no arena per call; an
+ *     {@link Tool} method's arguments bound straight from capstan's text to its parameters); other tools of the
+ *     batch run on capstan's pool meanwhile. Not for tools that block or wait (I/O), nor for
  *     handlers that need the call's progress, log or input (a quick call has no capstan_call)
  * @param idempotent safe to run twice with the same arguments ({@code CAPSTAN_TOOL_IDEMPOTENT}): with a journal
  *     ({@link Registry#setJournal}), a call of this tool that started in an earlier process and never

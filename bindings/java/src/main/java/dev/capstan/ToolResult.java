@@ -1,6 +1,7 @@
 package dev.capstan;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,17 +34,68 @@ public record ToolResult(int index, String id, String name, String content, bool
     }
 
     static List<ToolResult> listOf(String json) {
-        JsonNode arr = Json.read(json);
-        List<ToolResult> out = new ArrayList<>(arr.size());
-        int i = 0;
-        for (JsonNode n : arr) {
-            JsonNode parts = n.get("parts");
-            JsonNode structured = n.get("structured_content");
-            out.add(new ToolResult(i++, n.path("id").asText(), n.path("name").asText(), n.path("content").asText(),
-                    n.path("is_error").asBoolean(), Outcome.ofWire(n.path("outcome").asText(null)),
-                    n.path("duration_us").asLong(), parts == null || parts.isNull() ? null : parts.toString(),
-                    structured == null || structured.isNull() ? null : structured.toString()));
+        try {
+            byte[] b = json.getBytes(StandardCharsets.UTF_8);
+            return read(b, b.length);
+        } catch (IOException e) {
+            throw new IllegalStateException("capstan returned text that is not JSON: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The results array ({@code capstan_registry_execute}'s, the first {@code len} bytes of {@code b}) read in
+     * one pass; the content parts and structured content kept as the text capstan wrote.
+     */
+    static List<ToolResult> read(byte[] b, int len) throws IOException {
+        JsonCursor c = new JsonCursor(b, 0, len);
+        List<ToolResult> out = new ArrayList<>();
+        if (c.peek() == -1) return out; // no text (a stream's outcome without results)
+        c.expect('[');
+        for (boolean first = true; c.more(']', first); first = false) out.add(one(c, out.size()));
         return out;
+    }
+
+    private static final byte[][] FIELDS = JsonCursor.names("id", "name", "content", "is_error", "outcome",
+            "duration_us", "parts", "structured_content");
+
+    private static ToolResult one(JsonCursor c, int index) throws IOException {
+        String id = "";
+        String name = "";
+        String content = "";
+        boolean isError = false;
+        String outcome = null;
+        long durationUs = 0;
+        String parts = null;
+        String structured = null;
+        c.expect('{');
+        for (boolean first = true; c.more('}', first); first = false) {
+            switch (c.key(FIELDS)) {
+                case 0 -> id = text(c);
+                case 1 -> name = text(c);
+                case 2 -> content = text(c);
+                case 3 -> isError = c.literal("true") || skip(c);
+                case 4 -> outcome = c.peek() == '"' ? c.string() : null;
+                case 5 -> durationUs = c.integer() ? c.num : 0;
+                case 6 -> parts = c.literal("null") ? null : c.text(c.skip());
+                case 7 -> structured = c.literal("null") ? null : c.text(c.skip());
+                default -> { }
+            }
+            if (c.peek() != ',' && c.peek() != '}') c.skip(); // a value not read above
+        }
+        return new ToolResult(index, id, name, content, isError, Outcome.ofWire(outcome), durationUs, parts,
+                structured);
+    }
+
+    /** A string's text; another scalar's as written ({@code null} for null), "" for an object or array. */
+    private static String text(JsonCursor c) throws IOException {
+        int next = c.peek();
+        if (next == '"') return c.string();
+        int from = c.skip();
+        return next == '{' || next == '[' ? "" : c.text(from);
+    }
+
+    private static boolean skip(JsonCursor c) throws IOException {
+        c.skip();
+        return false;
     }
 }
