@@ -45,7 +45,8 @@ class _Entry:
     """What the trampoline needs of one registered tool."""
 
     __slots__ = (
-        "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run"
+        "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run",
+        "ok_count",
     )
 
     def __init__(self, built: Tool, weak: bool) -> None:
@@ -72,6 +73,9 @@ class _Entry:
         # (the callback path stops the coroutine when capstan times it
         # out) or main_thread (runs only where pump() is called).
         self.host_run = self.is_async and not (self.context or self.timeout or built.main_thread)
+        # The registry's count of this tool's ok lone calls (its stats()),
+        # once the fast path ran one.
+        self.ok_count: Any = None
 
 
 # Values that hold no image or file: no content_parts() to ask.

@@ -40,6 +40,9 @@ class _RegistryCore:
         if status != _lib.OK:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
+        # The pointer as the lone call's check passes it (_registry_lone):
+        # made once, sent as is.
+        self._ptr_arg = ctypes.c_void_p.from_param(out.value)
         self._max_result_bytes = max_result_bytes
         self._strict = bool(strict)
         self._check_flags = _lib.EXEC_STRICT_NULLS if strict else 0
