@@ -46,7 +46,7 @@ class _Entry:
 
     __slots__ = (
         "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run",
-        "ok_count",
+        "ok_count", "suspends",
     )
 
     def __init__(self, built: Tool, weak: bool) -> None:
@@ -76,6 +76,9 @@ class _Entry:
         # The registry's count of this tool's ok lone calls (its stats()),
         # once the fast path ran one.
         self.ok_count: Any = None
+        # An async tool whose coroutine suspended on its first step in a
+        # carrier (_tick): its lone calls take a task each from then on.
+        self.suspends = False
 
 
 # Values that hold no image or file: no content_parts() to ask.

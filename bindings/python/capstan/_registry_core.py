@@ -71,6 +71,8 @@ class _RegistryCore:
         # Threads that called pump: capstan runs the main-thread calls of the
         # batches they execute on them (see ``execute``).
         self._pumped: set[int] = set()
+        # aexecute's calls queued in this turn of each running loop (_tick).
+        self._ticks: dict[Any, list[Any]] = {}
         _open_registries.add(self)
 
     # -- lifetime ----------------------------------------------------------------------

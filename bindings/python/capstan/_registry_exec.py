@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import inspect
 import itertools
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
 from . import _batches, _callbacks, _json, _lib
@@ -24,6 +25,9 @@ from ._registry_core import _advance
 from . import _registry_lone
 from ._registry_lone import _LoneExecutions, _sendable
 from ._stream import Stream
+from ._tick import Pending
+
+_running_loop = asyncio._get_running_loop
 
 
 _execution_tokens = itertools.count(1)
@@ -188,7 +192,36 @@ class _Executions(_LoneExecutions):
             return self._run_submitted(calls, approved, parallel, limit, timeout, None, deadline)  # type: ignore[no-any-return]
         return self._run(calls, approved, parallel, limit, timeout, None, deadline)
 
-    async def aexecute(
+    def aexecute(
+        self,
+        call: ToolCall,
+        *,
+        approved: bool = False,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        run_id: str | None = None,
+    ) -> Awaitable[ToolResult]:
+        """:meth:`execute` for event loops: the loop stays free while sync
+        tools run; ``async def`` tools run on this loop.
+
+        Awaited at once, a call runs in the awaiting task. Called on a
+        running loop for an ``async def`` tool, it returns a future (also
+        a coroutine to ``asyncio.create_task``) whose call starts on the
+        loop's next turn unless awaited before: the calls of one turn that
+        are gathered (``asyncio.gather``, ``wait``, ``wait_for``) are
+        checked by capstan together and run without a task each (see
+        ``docs/python.md``, "Gathered calls")."""
+        if run_id is None and timeout is None and deadline is None and not self._hooked:
+            lean = self._lean.get(call.name)
+            if lean is not None:
+                entry = lean[0]
+                if entry.is_async and not entry.suspends:
+                    loop = _running_loop()
+                    if loop is not None:
+                        return Pending(self, call, entry, loop)
+        return self._aexecute(call, approved=approved, timeout=timeout, deadline=deadline, run_id=run_id)
+
+    async def _aexecute(
         self,
         call: ToolCall,
         *,
@@ -197,8 +230,8 @@ class _Executions(_LoneExecutions):
         deadline: float | None = None,
         run_id: str | None = None,
     ) -> ToolResult:
-        """:meth:`execute` for event loops: the loop stays free while sync
-        tools run; ``async def`` tools run on this loop."""
+        """:meth:`aexecute` as a coroutine: the lone call checked alone, an
+        ``async def`` tool's coroutine awaited in the awaiting task."""
         if run_id is None and timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
@@ -447,3 +480,11 @@ class _Executions(_LoneExecutions):
         (0: 8)."""
         return Stream(self, style, early_dispatch=early_dispatch, on_text=on_text, timeout=timeout, limit=limit)
 
+
+# aexecute returns an awaitable (a coroutine or a Pending): to asyncio and
+# inspect it is a coroutine function still, as when it was one.
+_aexecute_fn: Any = _Executions.aexecute
+if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+    inspect.markcoroutinefunction(_aexecute_fn)
+if hasattr(asyncio.coroutines, "_is_coroutine"):  # asyncio.iscoroutinefunction, before 3.14
+    _aexecute_fn._is_coroutine = asyncio.coroutines._is_coroutine

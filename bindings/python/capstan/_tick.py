@@ -1,0 +1,255 @@
+"""``aexecute`` of an ``async def`` tool's lone call on a running event loop:
+the calls made in one turn of the loop checked by capstan together, in one
+crossing, and run without a task each.
+
+``aexecute`` then returns a :class:`Pending`, a future of the call's result
+that is also awaitable as the coroutine it used to be:
+
+- awaited before the loop turns (``await registry.aexecute(call)``), the
+  awaiting task takes the call back and runs it as before: checked alone
+  (capstan_registry_check_call) and the tool's coroutine awaited in that
+  task;
+- otherwise (``asyncio.gather``, ``asyncio.wait``, ``wait_for``: anything
+  that takes a future as it is, where a coroutine would cost a task each),
+  one callback of the next turn checks every such call of the registry
+  (capstan_registry_check_calls) and one task, the carrier, steps each
+  call's coroutine in turn, each in the context copied when ``aexecute``
+  was called. A coroutine that returns without suspending (a quick tool)
+  needs nothing more. The first one that suspends keeps the carrier, which
+  drives it to its end (so that ``asyncio.current_task()``, a timeout or a
+  cancellation entered in its first step concern the task that runs it),
+  and the calls after it go on in a carrier of their own; its tool's later
+  calls take the coroutine path (one task each, as before).
+
+A :class:`Pending` is also a coroutine to ``asyncio.create_task`` and task
+groups (``send``/``throw``/``close``), which then run it as an await would.
+Cancelling it cancels its call: one not started never runs; a running one
+gets CancelledError in its coroutine, as a cancelled task's would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+from ._calls import ToolCall, ToolResult
+from ._lone import _failed, _now, _ok, _tool_function
+
+_QUEUED, _TAKEN, _FLUSHED, _RUNNING, _OFF = range(5)
+_future_await = asyncio.Future.__await__
+_future_cancel = asyncio.Future.cancel
+_copy_context = contextvars.copy_context
+
+
+class Pending(asyncio.Future):  # type: ignore[type-arg]
+    """The result of one ``aexecute`` (see the module's text)."""
+
+    __slots__ = ("_registry", "_call", "_entry", "_context", "_phase", "_driver", "_steps")
+
+    def __init__(self, registry: Any, call: ToolCall, entry: Any, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop=loop)
+        self._registry, self._call, self._entry = registry, call, entry
+        self._context = _copy_context()
+        self._phase = _QUEUED
+        self._driver: Any = None  # the task that runs the call, while one does
+        self._steps: Any = None  # this awaitable's iterator, when a task runs it as a coroutine
+        queued = registry._ticks.get(loop)
+        if queued is None:
+            queued = registry._ticks[loop] = []
+            loop.call_soon(_flush, registry, loop, context=self._context)
+        queued.append(self)
+
+    def __await__(self) -> Any:
+        if self._phase is not _QUEUED:
+            return (yield from _future_await(self))
+        self._phase = _TAKEN
+        self._driver = asyncio.current_task()
+        try:
+            result = yield from self._registry._aexecute(self._call).__await__()
+        except asyncio.CancelledError:
+            _future_cancel(self)
+            raise
+        except BaseException as exc:
+            if not self.done():
+                self.set_exception(exc)
+                self._log_traceback = False  # raised to the awaiting task; nobody else need read it
+            raise
+        finally:
+            self._driver = None
+        if not self.done():
+            self.set_result(result)
+        return result
+
+    __iter__ = __await__
+
+    # A coroutine's methods, for asyncio.create_task and task groups.
+    def send(self, value: Any) -> Any:
+        if self._steps is None:
+            self._steps = self.__await__()
+        return self._steps.send(value)
+
+    def throw(self, *exc: Any) -> Any:
+        if self._steps is None:
+            self._steps = self.__await__()
+        return self._steps.throw(*exc)
+
+    def close(self) -> None:
+        if self._steps is not None:
+            self._steps.close()
+
+    def cancel(self, msg: Any = None) -> bool:
+        """Cancels the call: one not started never runs; a running one's
+        coroutine gets CancelledError, and this future ends as it does."""
+        if self.done():
+            return False
+        driver = self._driver
+        if driver is not None:
+            return driver.cancel(msg) or _future_cancel(self, msg)
+        self._phase = _OFF
+        return _future_cancel(self, msg)
+
+
+def _flush(registry: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """The loop's next turn: every call queued since the last, checked in
+    one crossing, then run by a carrier task."""
+    queued = registry._ticks.pop(loop, ())
+    calls = [p for p in queued if p._phase is _QUEUED]
+    if not calls:
+        return
+    for p in calls:
+        p._phase = _FLUSHED
+    checked = None
+    if not registry._hooked:  # an event hook set since: each call through capstan
+        try:
+            checked = registry._check_all([p._call for p in calls])
+        except Exception as exc:  # the registry closed meanwhile
+            for p in calls:
+                p.set_exception(exc)
+            return
+    if checked is None:  # arguments the batch cannot send: each call alone, as before
+        for p in calls:
+            _aside(p)
+        return
+    loop.create_task(_carry(registry, calls, checked, 0))
+
+
+def _aside(p: Pending) -> None:
+    """Runs the call as ``aexecute`` did before, in a task of its own."""
+    task = p._context.run(p.get_loop().create_task, p._registry._aexecute(p._call))
+    p._phase, p._driver = _RUNNING, task
+    task.add_done_callback(lambda done: _follow(p, done))
+
+
+def _follow(p: Pending, task: asyncio.Task) -> None:  # type: ignore[type-arg]
+    p._driver = None
+    if p.done():
+        return
+    if task.cancelled():
+        _future_cancel(p)
+        return
+    exc = task.exception()
+    if exc is not None:
+        p.set_exception(exc)
+    else:
+        p.set_result(task.result())
+
+
+async def _carry(registry: Any, calls: list[Pending], checked: list[Any], start: int) -> None:
+    """Steps each call's coroutine from ``start`` on; the first that
+    suspends keeps this task, the rest go on in another."""
+    lean = registry._lean
+    for i in range(start, len(calls)):
+        p = calls[i]
+        if p._phase is not _FLUSHED:  # cancelled meanwhile
+            continue
+        call = p._call
+        outcome, found = checked[i]
+        if outcome != "ok":  # counted by the core
+            p.set_result(ToolResult(call.id, call.name, found, True, None, outcome, 0))
+            continue
+        entry = lean.get(call.name, (None,))[0]
+        if entry is None or not entry.is_async:  # replaced meanwhile
+            _aside(p)
+            continue
+        started = _now()
+        try:
+            coro = _tool_function(call, entry, found)(**found)
+            first = p._context.run(coro.send, None)
+        except StopIteration as stop:
+            p.set_result(_ended(registry, call, stop.value, started))
+            continue
+        except asyncio.CancelledError:  # raised by the tool itself: the caller's, as before
+            _future_cancel(p)
+            continue
+        except Exception as exc:
+            p.set_result(registry._counted(_failed(call, exc, started)))
+            continue
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: out of the loop, as a task's
+            p.set_exception(exc)
+            if i + 1 < len(calls):
+                p.get_loop().create_task(_carry(registry, calls, checked, i + 1))
+            raise
+        # Suspended: this task is the coroutine's from here on.
+        entry.suspends = True
+        p._phase, p._driver = _RUNNING, asyncio.current_task()
+        if i + 1 < len(calls):
+            p.get_loop().create_task(_carry(registry, calls, checked, i + 1))
+        try:
+            value = await _Stepped(coro, first, p._context)
+        except asyncio.CancelledError:
+            p._driver = None
+            _future_cancel(p)
+            return
+        except Exception as exc:
+            p._driver = None
+            if not p.done():
+                p.set_result(registry._counted(_failed(call, exc, started)))
+            return
+        except BaseException as exc:
+            p._driver = None
+            if not p.done():
+                p.set_exception(exc)
+            raise
+        p._driver = None
+        if not p.done():
+            p.set_result(_ended(registry, call, value, started))
+        return
+
+
+def _ended(registry: Any, call: ToolCall, value: Any, started: int) -> ToolResult:
+    try:
+        result = _ok(call, value, started, registry._max_result_bytes)
+    except Exception as exc:
+        result = _failed(call, exc, started)
+    return registry._counted(result)  # type: ignore[no-any-return]
+
+
+class _Stepped:
+    """A coroutine that yielded ``first`` on its first step, awaitable from
+    there, each later step in ``context`` (values sent and exceptions
+    thrown in, cancellation included)."""
+
+    __slots__ = ("coro", "first", "context")
+
+    def __init__(self, coro: Any, first: Any, context: contextvars.Context) -> None:
+        self.coro, self.first, self.context = coro, first, context
+
+    def __await__(self) -> Any:
+        coro, yielded, run = self.coro, self.first, self.context.run
+        while True:
+            try:
+                sent = yield yielded
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:
+                try:
+                    yielded = run(coro.throw, exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    yielded = run(coro.send, sent)
+                except StopIteration as stop:
+                    return stop.value
