@@ -46,7 +46,7 @@ class _Entry:
 
     __slots__ = (
         "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run",
-        "ok_count", "suspends",
+        "ok_count", "suspends", "direct",
     )
 
     def __init__(self, built: Tool, weak: bool) -> None:
@@ -59,6 +59,8 @@ class _Entry:
         self.timeout = built.timeout
         # Called as is with the arguments: the trampoline's short path.
         self.plain = not (self.weak or self.is_async or self.fill or self.convert or self.context)
+        # Called as is with the arguments, sync or async.
+        self.direct = not (self.weak or self.fill or self.convert or self.context)
         # A sync tool whose calls run in under QUICK_NS: execute_many runs a
         # batch of them on the calling thread (see ToolRegistry._run_inline).
         # Set by its last call that quick; cleared after two slow calls in a

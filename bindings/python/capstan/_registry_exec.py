@@ -218,7 +218,7 @@ class _Executions(_LoneExecutions):
                 if entry.is_async and not entry.suspends:
                     loop = _running_loop()
                     if loop is not None:
-                        return Pending(self, call, entry, loop)
+                        return Pending(self, call, loop)
         return self._aexecute(call, approved=approved, timeout=timeout, deadline=deadline, run_id=run_id)
 
     async def _aexecute(

@@ -9,9 +9,10 @@ that is also awaitable as the coroutine it used to be:
   awaiting task takes the call back and runs it as before: checked alone
   (capstan_registry_check_call) and the tool's coroutine awaited in that
   task;
+- so does a task made of it (``asyncio.create_task``, a task group's);
 - otherwise (``asyncio.gather``, ``asyncio.wait``, ``wait_for``: anything
   that takes a future as it is, where a coroutine would cost a task each),
-  one callback of the next turn checks every such call of the registry
+  one callback of the loop's turn after next checks every such call of the registry
   (capstan_registry_check_calls) and one task, the carrier, steps each
   call's coroutine in turn, each in the context copied when ``aexecute``
   was called. A coroutine that returns without suspending (a quick tool)
@@ -22,7 +23,7 @@ that is also awaitable as the coroutine it used to be:
   calls take the coroutine path (one task each, as before).
 
 A :class:`Pending` is also a coroutine to ``asyncio.create_task`` and task
-groups (``send``/``throw``/``close``), which then run it as an await would.
+groups (``send``/``throw``/``close``).
 Cancelling it cancels its call: one not started never runs; a running one
 gets CancelledError in its coroutine, as a cancelled task's would.
 """
@@ -31,42 +32,75 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import itertools
 from typing import Any
 
 from ._calls import ToolCall, ToolResult
 from ._lone import _failed, _now, _ok, _tool_function
 
-_QUEUED, _TAKEN, _FLUSHED, _RUNNING, _OFF = range(5)
+_QUEUED, _WAITING, _TAKEN, _FLUSHED, _RUNNING, _OFF = range(6)
+_future_init = asyncio.Future.__init__
+_future_add = asyncio.Future.add_done_callback
 _future_await = asyncio.Future.__await__
 _future_cancel = asyncio.Future.cancel
 _copy_context = contextvars.copy_context
+try:  # asyncio.current_task is Python code before 3.12, a dict read underneath
+    from asyncio.tasks import _current_tasks  # type: ignore[attr-defined]
+
+    _current_task: Any = _current_tasks.get
+except ImportError:  # pragma: no cover - a Python without it
+    _current_task = asyncio.current_task
+_new_result = ToolResult.__new__
 
 
 class Pending(asyncio.Future):  # type: ignore[type-arg]
     """The result of one ``aexecute`` (see the module's text)."""
 
-    __slots__ = ("_registry", "_call", "_entry", "_context", "_phase", "_driver", "_steps")
+    __slots__ = ("_registry", "_call", "_context", "_phase", "_driver", "_steps")
 
-    def __init__(self, registry: Any, call: ToolCall, entry: Any, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(loop=loop)
-        self._registry, self._call, self._entry = registry, call, entry
-        self._context = _copy_context()
-        self._phase = _QUEUED
+    def __init__(self, registry: Any, call: ToolCall, loop: asyncio.AbstractEventLoop) -> None:
+        _future_init(self, loop=loop)
+        self._registry, self._call, self._phase = registry, call, _QUEUED
         self._driver: Any = None  # the task that runs the call, while one does
         self._steps: Any = None  # this awaitable's iterator, when a task runs it as a coroutine
-        queued = registry._ticks.get(loop)
-        if queued is None:
-            queued = registry._ticks[loop] = []
-            loop.call_soon(_flush, registry, loop, context=self._context)
-        queued.append(self)
+        self._context: Any = None  # copied when it joins a turn's calls, as a task copies it
+
+    def add_done_callback(self, fn: Any, *, context: Any = None) -> None:
+        """What gather, wait and wait_for call on a future: the call joins
+        those its registry checks on the loop's next turn."""
+        _future_add(self, fn, context=context)
+        if self._phase is _QUEUED:
+            self._phase, self._context = _WAITING, _copy_context()
+            registry, loop = self._registry, self._loop
+            waiting = registry._ticks.get(loop)
+            if waiting is None:
+                waiting = registry._ticks[loop] = []
+                loop.call_soon(_flush, registry, loop, context=self._context)
+            waiting.append(self)
 
     def __await__(self) -> Any:
         if self._phase is not _QUEUED:
             return (yield from _future_await(self))
+        # Awaited before it joined a turn's calls: runs here, as aexecute's
+        # coroutine ran (ToolRegistry._aexecute), checked alone.
         self._phase = _TAKEN
-        self._driver = asyncio.current_task()
+        registry, call = self._registry, self._call
+        self._driver = _current_task(self._loop)
         try:
-            result = yield from self._registry._aexecute(self._call).__await__()
+            checked = registry._check(call)
+            if checked is None:  # replaced meanwhile: the general path
+                result = yield from registry._aexecute(call).__await__()
+            elif type(checked) is ToolResult:  # counted by the core
+                result = checked
+            else:
+                entry, args = checked
+                started = _now()
+                try:
+                    coro = (entry.fn if entry.direct else _tool_function(call, entry, args))(**args)
+                    result = _ok(call, (yield from coro.__await__()), started, registry._max_result_bytes)
+                except Exception as exc:
+                    result = _failed(call, exc, started)
+                registry._counted(result)
         except asyncio.CancelledError:
             _future_cancel(self)
             raise
@@ -113,8 +147,8 @@ class Pending(asyncio.Future):  # type: ignore[type-arg]
 def _flush(registry: Any, loop: asyncio.AbstractEventLoop) -> None:
     """The loop's next turn: every call queued since the last, checked in
     one crossing, then run by a carrier task."""
-    queued = registry._ticks.pop(loop, ())
-    calls = [p for p in queued if p._phase is _QUEUED]
+    waiting = registry._ticks.pop(loop, ())
+    calls = [p for p in waiting if p._phase is _WAITING]
     if not calls:
         return
     for p in calls:
@@ -172,12 +206,29 @@ async def _carry(registry: Any, calls: list[Pending], checked: list[Any], start:
         if entry is None or not entry.is_async:  # replaced meanwhile
             _aside(p)
             continue
+        if entry.suspends:  # seen to suspend (in this turn too): a task of its own
+            task = p._context.run(p.get_loop().create_task, _own(registry, p, entry, found))
+            p._phase, p._driver = _RUNNING, task
+            continue
         started = _now()
         try:
-            coro = _tool_function(call, entry, found)(**found)
+            coro = (entry.fn if entry.direct else _tool_function(call, entry, found))(**found)
             first = p._context.run(coro.send, None)
         except StopIteration as stop:
-            p.set_result(_ended(registry, call, stop.value, started))
+            value = stop.value
+            kind = type(value)
+            if kind is int or (kind is str and value.isascii()):  # as _ok() renders them
+                result = _new_result(ToolResult)  # ToolResult(...) without its __init__'s frame
+                result.call_id, result.name, result.is_error, result.data = call.id, call.name, False, value
+                result.content = value if kind is str else int.__repr__(value)
+                result.outcome, result.duration_us, result.error = "ok", (_now() - started) // 1000, None
+                counter = entry.ok_count
+                if counter is None:
+                    counter = entry.ok_count = registry._lone.setdefault((call.name, "ok"), itertools.count())
+                next(counter)
+                p.set_result(result)
+            else:
+                p.set_result(_ended(registry, call, value, started))
             continue
         except asyncio.CancelledError:  # raised by the tool itself: the caller's, as before
             _future_cancel(p)
@@ -215,6 +266,30 @@ async def _carry(registry: Any, calls: list[Pending], checked: list[Any], start:
         if not p.done():
             p.set_result(_ended(registry, call, value, started))
         return
+
+
+async def _own(registry: Any, p: Pending, entry: Any, args: dict[str, Any]) -> None:
+    """Runs a checked call of a tool that suspends, in a task of its own."""
+    call = p._call
+    started = _now()
+    try:
+        value = await (entry.fn if entry.direct else _tool_function(call, entry, args))(**args)
+    except asyncio.CancelledError:
+        p._driver = None
+        _future_cancel(p)
+        raise
+    except Exception as exc:
+        result = registry._counted(_failed(call, exc, started))
+    except BaseException as exc:  # KeyboardInterrupt, SystemExit: out of the loop, as a task's
+        p._driver = None
+        if not p.done():
+            p.set_exception(exc)
+        raise
+    else:
+        result = _ended(registry, call, value, started)
+    p._driver = None
+    if not p.done():
+        p.set_result(result)
 
 
 def _ended(registry: Any, call: ToolCall, value: Any, started: int) -> ToolResult:
