@@ -1,31 +1,34 @@
 """``aexecute`` of an ``async def`` tool's lone call on a running event loop:
-the calls made in one turn of the loop checked by capstan together, in one
-crossing, and run without a task each.
+the calls gathered in one turn of the loop checked by capstan together, in
+one crossing, and run without a task each.
 
 ``aexecute`` then returns a :class:`Pending`, a future of the call's result
-that is also awaitable as the coroutine it used to be:
+that is also awaitable as the coroutine it used to be, and starts nothing:
 
-- awaited before the loop turns (``await registry.aexecute(call)``), the
-  awaiting task takes the call back and runs it as before: checked alone
-  (capstan_registry_check_call) and the tool's coroutine awaited in that
-  task;
-- so does a task made of it (``asyncio.create_task``, a task group's);
-- otherwise (``asyncio.gather``, ``asyncio.wait``, ``wait_for``: anything
-  that takes a future as it is, where a coroutine would cost a task each),
-  one callback of the loop's turn after next checks every such call of the registry
-  (capstan_registry_check_calls) and one task, the carrier, steps each
-  call's coroutine in turn, each in the context copied when ``aexecute``
-  was called. A coroutine that returns without suspending (a quick tool)
-  needs nothing more. The first one that suspends keeps the carrier, which
-  drives it to its end (so that ``asyncio.current_task()``, a timeout or a
-  cancellation entered in its first step concern the task that runs it),
-  and the calls after it go on in a carrier of their own; its tool's later
-  calls take the coroutine path (one task each, as before).
+- awaited (``await registry.aexecute(call)``) or made a task of
+  (``asyncio.create_task``, a task group's: a Pending is also a coroutine,
+  ``send``/``throw``/``close``), it runs in that task as aexecute's
+  coroutine did: checked alone (capstan_registry_check_call), the tool's
+  coroutine awaited there;
+- given to what takes a future as it is (``asyncio.gather``, ``wait``,
+  ``wait_for``, where a coroutine would cost a task each), it joins the
+  calls of its registry gathered in this turn, copying the context then
+  (as the task gather would have made copied it). One callback of the
+  next turn checks them all (capstan_registry_check_calls) and one task,
+  the carrier, steps each call's coroutine in turn, in the call's context.
+  A coroutine that returns without suspending (a quick tool) needs nothing
+  more. The first one that suspends keeps the carrier, which drives it to
+  its end (so that ``asyncio.current_task()``, a timeout or a cancellation
+  entered in its first step concern the task that runs it); the calls
+  after it go on in another carrier, and those of a tool seen to suspend
+  each in a task of its own, as later lone calls of that tool do (aexecute
+  gives them the coroutine path).
 
-A :class:`Pending` is also a coroutine to ``asyncio.create_task`` and task
-groups (``send``/``throw``/``close``).
-Cancelling it cancels its call: one not started never runs; a running one
-gets CancelledError in its coroutine, as a cancelled task's would.
+Cancelling a Pending (gather does, when it is cancelled) cancels its call:
+one not started never runs; a running one gets CancelledError in its
+coroutine, and the Pending ends as the coroutine does, as a task would.
+A Pending never awaited nor gathered never runs, as a coroutine never
+awaited.
 """
 
 from __future__ import annotations
