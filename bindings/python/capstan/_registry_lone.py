@@ -300,6 +300,12 @@ class _LoneExecutions(_HostExecutions):
         ``["ok", arguments]`` or ``[outcome, text]``; None when a call's
         arguments cannot be sent as they are (the per-call path says
         which)."""
+        text = self._check_all_text(calls)
+        return None if text is None else _scan(text, 0)[0]  # type: ignore[no-any-return]
+
+    def _check_all_text(self, calls: list[ToolCall]) -> str | None:
+        """:meth:`_check_all`'s answer as capstan's JSON text (an array of
+        the pairs), for a caller that reads one call's pair at a time."""
         lean = self._lean
         parts: list[str] = []
         append = parts.append
@@ -328,10 +334,9 @@ class _LoneExecutions(_HostExecutions):
             self._leave()
         if status != 0:  # e.g. a lone surrogate in a name: the per-call path
             return None
-        text = out.value.decode()  # type: ignore[union-attr]
+        text: str = out.value.decode()  # type: ignore[union-attr]
         _core._L.string_free(out)
-        checked: list[list[Any]] = _scan(text, 0)[0]
-        return checked
+        return text
 
     def _count_lone(self, tally: dict[tuple[str, str], int]) -> None:
         """Adds the lone calls of a batch, by (tool, outcome), for :meth:`stats`."""

@@ -39,6 +39,7 @@ import itertools
 from typing import Any
 
 from ._calls import ToolCall, ToolResult
+from ._json import _scan
 from ._lone import _failed, _now, _ok, _tool_function
 
 _QUEUED, _WAITING, _TAKEN, _FLUSHED, _RUNNING, _OFF = range(6)
@@ -73,12 +74,16 @@ class Pending(asyncio.Future):  # type: ignore[type-arg]
         those its registry checks on the loop's next turn."""
         _future_add(self, fn, context=context)
         if self._phase is _QUEUED:
-            self._phase, self._context = _WAITING, _copy_context()
-            registry, loop = self._registry, self._loop
+            registry, loop, here = self._registry, self._loop, _copy_context()
             waiting = registry._ticks.get(loop)
             if waiting is None:
-                waiting = registry._ticks[loop] = []
-                loop.call_soon(_flush, registry, loop, context=self._context)
+                waiting = registry._ticks[loop] = [here]
+                loop.call_soon(_flush, registry, loop, context=here)
+            elif here == waiting[0]:  # unchanged since the last call: one copy kept for all
+                here = waiting[0]
+            else:
+                waiting[0] = here
+            self._phase, self._context = _WAITING, here
             waiting.append(self)
 
     def __await__(self) -> Any:
@@ -150,8 +155,8 @@ class Pending(asyncio.Future):  # type: ignore[type-arg]
 def _flush(registry: Any, loop: asyncio.AbstractEventLoop) -> None:
     """The loop's next turn: every call queued since the last, checked in
     one crossing, then run by a carrier task."""
-    waiting = registry._ticks.pop(loop, ())
-    calls = [p for p in waiting if p._phase is _WAITING]
+    waiting = registry._ticks.pop(loop, ())  # the last context copied, then the calls
+    calls = [p for p in waiting[1:] if p._phase is _WAITING]
     if not calls:
         return
     for p in calls:
@@ -159,7 +164,7 @@ def _flush(registry: Any, loop: asyncio.AbstractEventLoop) -> None:
     checked = None
     if not registry._hooked:  # an event hook set since: each call through capstan
         try:
-            checked = registry._check_all([p._call for p in calls])
+            checked = registry._check_all_text([p._call for p in calls])
         except Exception as exc:  # the registry closed meanwhile
             for p in calls:
                 p.set_exception(exc)
@@ -168,7 +173,20 @@ def _flush(registry: Any, loop: asyncio.AbstractEventLoop) -> None:
         for p in calls:
             _aside(p)
         return
-    loop.create_task(_carry(registry, calls, checked, 0))
+    loop.create_task(_carry(registry, iter(calls), _pairs(checked)))
+
+
+def _pairs(text: str) -> Any:
+    """The checked calls' pairs, read from capstan's compact JSON array one
+    at a time: each pair and its arguments live only while their call
+    starts, not all of them until the last starts (fewer objects kept
+    across the collector's passes)."""
+    if text == "[]":
+        return
+    end = 0
+    while text[end] != "]":
+        pair, end = _scan(text, end + 1)
+        yield pair
 
 
 def _aside(p: Pending) -> None:
@@ -192,16 +210,17 @@ def _follow(p: Pending, task: asyncio.Task) -> None:  # type: ignore[type-arg]
         p.set_result(task.result())
 
 
-async def _carry(registry: Any, calls: list[Pending], checked: list[Any], start: int) -> None:
-    """Steps each call's coroutine from ``start`` on; the first that
-    suspends keeps this task, the rest go on in another."""
+async def _carry(registry: Any, calls: Any, checked: Any) -> None:
+    """Steps each call's coroutine (``calls`` and their ``checked`` pairs,
+    iterators); the first that suspends keeps this task, the rest go on in
+    another."""
     lean = registry._lean
-    for i in range(start, len(calls)):
-        p = calls[i]
+    quick = 0
+    for p in calls:
+        outcome, found = next(checked)
         if p._phase is not _FLUSHED:  # cancelled meanwhile
             continue
         call = p._call
-        outcome, found = checked[i]
         if outcome != "ok":  # counted by the core
             p.set_result(ToolResult(call.id, call.name, found, True, None, outcome, 0))
             continue
@@ -213,11 +232,18 @@ async def _carry(registry: Any, calls: list[Pending], checked: list[Any], start:
             task = p._context.run(p.get_loop().create_task, _own(registry, p, entry, found))
             p._phase, p._driver = _RUNNING, task
             continue
+        quick += 1
+        if not quick & 127:  # the loop runs the callbacks of the results set so far
+            await asyncio.sleep(0)
+            if p._phase is not _FLUSHED:
+                continue
         started = _now()
+        context = p._context.copy()  # its own: what the tool sets stays its own
         try:
             coro = (entry.fn if entry.direct else _tool_function(call, entry, found))(**found)
-            first = p._context.run(coro.send, None)
+            first = context.run(coro.send, None)
         except StopIteration as stop:
+            p._context = None  # not kept to the gather's end
             value = stop.value
             kind = type(value)
             if kind is int or (kind is str and value.isascii()):  # as _ok() renders them
@@ -241,16 +267,14 @@ async def _carry(registry: Any, calls: list[Pending], checked: list[Any], start:
             continue
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: out of the loop, as a task's
             p.set_exception(exc)
-            if i + 1 < len(calls):
-                p.get_loop().create_task(_carry(registry, calls, checked, i + 1))
+            p.get_loop().create_task(_carry(registry, calls, checked))
             raise
         # Suspended: this task is the coroutine's from here on.
         entry.suspends = True
         p._phase, p._driver = _RUNNING, asyncio.current_task()
-        if i + 1 < len(calls):
-            p.get_loop().create_task(_carry(registry, calls, checked, i + 1))
+        p.get_loop().create_task(_carry(registry, calls, checked))
         try:
-            value = await _Stepped(coro, first, p._context)
+            value = await _Stepped(coro, first, context)
         except asyncio.CancelledError:
             p._driver = None
             _future_cancel(p)

@@ -74,16 +74,16 @@ def test_the_quick_calls_of_one_turn_are_checked_in_one_crossing_and_share_one_t
     async def main():
         with ToolRegistry([mark]) as registry:
             crossings = []
-            check_all, check = registry._check_all, registry._check
-            registry._check_all = lambda calls: crossings.append(len(calls)) or check_all(calls)
+            check_all, check = registry._check_all_text, registry._check
+            registry._check_all_text = lambda calls: crossings.append(len(calls)) or check_all(calls)
             registry._check = lambda call: crossings.append(1) or check(call)
-            results = await asyncio.gather(*(registry.aexecute(ToolCall("mark", {"i": i})) for i in range(50)))
+            results = await asyncio.gather(*(registry.aexecute(ToolCall("mark", {"i": i})) for i in range(300)))
             return results, crossings
 
     results, crossings = asyncio.run(main())
-    assert [r.data for r in results] == list(range(50))
-    assert crossings == [50]
-    assert len(tasks) == 50 and len(set(tasks)) == 1 and tasks[0] is not None
+    assert [r.data for r in results] == list(range(300))
+    assert crossings == [300]
+    assert len(tasks) == 300 and len(set(tasks)) == 1 and tasks[0] is not None
 
 
 def test_one_failing_call_among_many_fails_alone():
@@ -235,9 +235,19 @@ def test_each_call_runs_in_the_context_of_the_task_that_gathered_it():
             found = await asyncio.gather(*(one(registry, f"r{i}") for i in range(3)))
             return found, request.get()
 
+    async def one_task():
+        with ToolRegistry([who]) as registry:
+            request.set("a")
+            first = asyncio.gather(registry.aexecute(ToolCall("who")), registry.aexecute(ToolCall("who")))
+            request.set("b")
+            second = asyncio.gather(registry.aexecute(ToolCall("who")))
+            return [r.data for r in await first + await second]
+
     found, after = asyncio.run(main())
     # Each tool saw its caller's value, and its own change stayed its own.
     assert found == [("r0", "r0"), ("r1", "r1"), ("r2", "r2")] and after == "main"
+    # In one task: the value when each was gathered.
+    assert asyncio.run(one_task()) == ["a", "a", "b"]
 
 
 def test_an_awaited_call_runs_in_the_awaiting_task_and_tasks_take_the_call_too():
