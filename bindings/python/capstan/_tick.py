@@ -72,19 +72,21 @@ class Pending(asyncio.Future):  # type: ignore[type-arg]
     def add_done_callback(self, fn: Any, *, context: Any = None) -> None:
         """What gather, wait and wait_for call on a future: the call joins
         those its registry checks on the loop's next turn."""
+        if self._phase is not _QUEUED:
+            _future_add(self, fn, context=context)
+            return
+        registry, loop, here = self._registry, self._loop, _copy_context()
+        waiting = registry._ticks.get(loop)
+        if waiting is None:
+            waiting = registry._ticks[loop] = [here]
+            loop.call_soon(_flush, registry, loop, context=here)
+        elif here == waiting[0]:  # unchanged since the last call: one copy kept for all
+            here = waiting[0]
+        else:
+            waiting[0] = here
+        self._phase, self._context = _WAITING, here
+        waiting.append(self)
         _future_add(self, fn, context=context)
-        if self._phase is _QUEUED:
-            registry, loop, here = self._registry, self._loop, _copy_context()
-            waiting = registry._ticks.get(loop)
-            if waiting is None:
-                waiting = registry._ticks[loop] = [here]
-                loop.call_soon(_flush, registry, loop, context=here)
-            elif here == waiting[0]:  # unchanged since the last call: one copy kept for all
-                here = waiting[0]
-            else:
-                waiting[0] = here
-            self._phase, self._context = _WAITING, here
-            waiting.append(self)
 
     def __await__(self) -> Any:
         if self._phase is not _QUEUED:
