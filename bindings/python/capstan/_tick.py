@@ -236,7 +236,13 @@ async def _carry(registry: Any, calls: Any, checked: Any) -> None:
             continue
         quick += 1
         if not quick & 127:  # the loop runs the callbacks of the results set so far
-            await asyncio.sleep(0)
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:  # this task cancelled (the loop closing): so are the calls left
+                for rest in (p, *calls):
+                    if not rest.done():
+                        _future_cancel(rest)
+                raise
             if p._phase is not _FLUSHED:
                 continue
         started = _now()

@@ -323,3 +323,22 @@ def test_a_call_never_awaited_nor_gathered_never_runs():
             return await asyncio.gather(registry.aexecute(ToolCall("note", {"i": 2})))
 
     assert [r.data for r in asyncio.run(main())] == [2] and ran == [2]
+
+
+def test_calls_left_when_the_task_running_them_is_cancelled_are_cancelled_not_left_pending():
+    @tool
+    async def mark(i: int) -> int:
+        """Cancel the task that runs this call, at the tenth."""
+        if i == 10:
+            asyncio.current_task().cancel()
+        return i
+
+    async def main():
+        with ToolRegistry([mark]) as registry:
+            calls = [registry.aexecute(ToolCall("mark", {"i": i})) for i in range(300)]
+            return await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 30)
+
+    results = asyncio.run(main())
+    done = [r.data for r in results if not isinstance(r, BaseException)]
+    cancelled = [r for r in results if isinstance(r, asyncio.CancelledError)]
+    assert done == list(range(len(done))) and len(done) + len(cancelled) == 300 and cancelled
