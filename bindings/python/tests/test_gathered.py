@@ -342,3 +342,26 @@ def test_calls_left_when_the_task_running_them_is_cancelled_are_cancelled_not_le
     done = [r.data for r in results if not isinstance(r, BaseException)]
     cancelled = [r for r in results if isinstance(r, asyncio.CancelledError)]
     assert done == list(range(len(done))) and len(done) + len(cancelled) == 300 and cancelled
+
+
+def test_wait_for_a_call_past_its_time_cancels_its_coroutine():
+    stopped = []
+
+    @tool
+    async def hang(i: int) -> int:
+        """Wait until cancelled."""
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            stopped.append(i)
+            raise
+        return i
+
+    async def main():
+        with ToolRegistry([hang]) as registry:
+            for i in range(2):  # the first call that suspends, then one of a tool seen to
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(registry.aexecute(ToolCall("hang", {"i": i})), 0.05)
+
+    asyncio.run(main())
+    assert stopped == [0, 1]
