@@ -91,9 +91,13 @@ class _LoneExecutions(_HostExecutions):
         else:
             entry, name_bytes = lean
             name_len = _NTS  # [A-Za-z0-9_-]
-        encoded = _arguments(call.arguments)
-        if encoded is None:
-            return None
+        arguments = call.arguments
+        if type(arguments) is str and arguments.isascii():  # the commonest, without a call
+            encoded = arguments.encode()
+        else:
+            encoded = _arguments(arguments)  # type: ignore[assignment]
+            if encoded is None:
+                return None
         found, text = self._cross(name_bytes, name_len, encoded)
         if found:
             return ToolResult(call.id, name, text.decode(), True, None, _lib.OUTCOMES[found], 0)
