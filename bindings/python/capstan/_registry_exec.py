@@ -12,16 +12,13 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from . import _batches, _callbacks, _json, _lib
+from . import _batches, _callbacks, _json
 from ._batches import _await_submission, _ready
 from ._callbacks import _ABSENT, _Execution, _executions, _get_ident, _inline
 from ._calls import ToolCall, ToolResult
-from ._errors import RegistryClosedError
 from ._exec import _collect, _keys, _options, _payload
-from ._json import _scan
-from ._lone import _failed, _now, _ok, _run_here, _tool_function
+from ._lone import _failed, _now, _ok, _tool_function
 from . import _registry_core
-from ._registry_core import _advance
 from . import _registry_lone
 from ._registry_lone import _LoneExecutions, _sendable
 from ._stream import Stream
