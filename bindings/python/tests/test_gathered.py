@@ -145,6 +145,7 @@ def test_a_cancelled_caller_is_cancelled_alone():
                 await asyncio.sleep(0.05)
                 callers[0].cancel()
                 later.append(await asyncio.gather(*callers, return_exceptions=True))
+                assert stopped == list(range(turn + 1))  # stopped by then, not when the loop closes
             # A whole gather cancelled: every call of it.
             pending = [registry.aexecute(ToolCall("hang", {"i": 5 + i})) for i in range(2)]
             outer = asyncio.gather(*pending)
@@ -152,6 +153,7 @@ def test_a_cancelled_caller_is_cancelled_alone():
             outer.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await outer
+            assert sorted(stopped) == [0, 1, 5, 6]
             return first, later
 
     first, later = asyncio.run(main())
