@@ -218,6 +218,13 @@ async def _carry(registry: Any, calls: Any, checked: Any) -> None:
     another."""
     lean = registry._lean
     quick = 0
+    # A cancellation of this task asked for during a call's step came from
+    # that call (asyncio.current_task().cancel(), the task it would have had
+    # to itself): that call ends cancelled, as its task would have, and the
+    # calls left go on in another carrier (Python 3.11+, Task.cancelling;
+    # before, they are cancelled with this task).
+    me = asyncio.current_task()
+    cancelling = getattr(me, "cancelling", None)
     for p in calls:
         outcome, found = next(checked)
         if p._phase is not _FLUSHED:  # cancelled meanwhile
@@ -252,6 +259,10 @@ async def _carry(registry: Any, calls: Any, checked: Any) -> None:
             first = context.run(coro.send, None)
         except StopIteration as stop:
             p._context = None  # not kept to the gather's end
+            if cancelling is not None and cancelling():
+                _future_cancel(p)
+                p.get_loop().create_task(_carry(registry, calls, checked))
+                return
             value = stop.value
             kind = type(value)
             if kind is int or (kind is str and value.isascii()):  # as _ok() renders them
@@ -269,8 +280,15 @@ async def _carry(registry: Any, calls: Any, checked: Any) -> None:
             continue
         except asyncio.CancelledError:  # raised by the tool itself: the caller's, as before
             _future_cancel(p)
+            if cancelling is not None and cancelling():
+                p.get_loop().create_task(_carry(registry, calls, checked))
+                return
             continue
         except Exception as exc:
+            if cancelling is not None and cancelling():
+                _future_cancel(p)
+                p.get_loop().create_task(_carry(registry, calls, checked))
+                return
             p.set_result(registry._counted(_failed(call, exc, started)))
             continue
         except BaseException as exc:  # KeyboardInterrupt, SystemExit: out of the loop, as a task's
