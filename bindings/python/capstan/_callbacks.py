@@ -45,7 +45,8 @@ class _Entry:
     """What the trampoline needs of one registered tool."""
 
     __slots__ = (
-        "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run"
+        "fn", "weak", "is_async", "fill", "convert", "context", "timeout", "plain", "quick", "strikes", "host_run",
+        "ok_count", "suspends", "direct",
     )
 
     def __init__(self, built: Tool, weak: bool) -> None:
@@ -58,6 +59,8 @@ class _Entry:
         self.timeout = built.timeout
         # Called as is with the arguments: the trampoline's short path.
         self.plain = not (self.weak or self.is_async or self.fill or self.convert or self.context)
+        # Called as is with the arguments, sync or async.
+        self.direct = not (self.weak or self.fill or self.convert or self.context)
         # A sync tool whose calls run in under QUICK_NS: execute_many runs a
         # batch of them on the calling thread (see ToolRegistry._run_inline).
         # Set by its last call that quick; cleared after two slow calls in a
@@ -72,6 +75,12 @@ class _Entry:
         # (the callback path stops the coroutine when capstan times it
         # out) or main_thread (runs only where pump() is called).
         self.host_run = self.is_async and not (self.context or self.timeout or built.main_thread)
+        # The registry's count of this tool's ok lone calls (its stats()),
+        # once the fast path ran one.
+        self.ok_count: Any = None
+        # An async tool whose coroutine suspended on its first step in a
+        # carrier (_tick): its lone calls take a task each from then on.
+        self.suspends = False
 
 
 # Values that hold no image or file: no content_parts() to ask.

@@ -364,6 +364,15 @@ def _declare(blocking: ctypes.CDLL, quick: ctypes.PyDLL, path: str) -> dict[str,
             fn.restype = restype
             fn.argtypes = argtypes
             bound[name[len("capstan_"):]] = fn
+    # The lone call's check and the free of its text, without argtypes: ctypes
+    # then converts no argument through a from_param (a call and an object
+    # each, most of the crossing's cost for nine arguments). Their callers
+    # pass only what ctypes sends as is: bytes, None, small ints, ctypes
+    # objects and the parameters from_param made once (_lone.check).
+    for name in ("capstan_registry_check_call", "capstan_string_free"):
+        fn = quick[name]  # a function object of its own, apart from the declared one
+        fn.restype = signatures[quick][name][0]
+        bound["raw_" + name[len("capstan_"):]] = fn
     # capstan_batch_submit with CAPSTAN_EXEC_START_INLINE, keeping the GIL: the
     # trampoline then only validates and schedules (a coroutine, a worker
     # thread's job); nothing waits for another thread that needs the GIL.

@@ -40,6 +40,9 @@ class _RegistryCore:
         if status != _lib.OK:
             raise library.error(status, "cannot create a capstan registry")
         self._ptr: int | None = out.value
+        # The pointer as the lone call's check passes it (_registry_lone):
+        # made once, sent as is.
+        self._ptr_arg = ctypes.c_void_p.from_param(out.value)
         self._max_result_bytes = max_result_bytes
         self._strict = bool(strict)
         self._check_flags = _lib.EXEC_STRICT_NULLS if strict else 0
@@ -68,6 +71,8 @@ class _RegistryCore:
         # Threads that called pump: capstan runs the main-thread calls of the
         # batches they execute on them (see ``execute``).
         self._pumped: set[int] = set()
+        # aexecute's calls queued in this turn of each running loop (_tick).
+        self._ticks: dict[Any, list[Any]] = {}
         _open_registries.add(self)
 
     # -- lifetime ----------------------------------------------------------------------

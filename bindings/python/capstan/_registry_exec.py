@@ -1,28 +1,30 @@
-"""ToolRegistry's execution: execute, aexecute, their *_many forms and streams;
-the lone call's fast path, inline runs and submitted batches."""
+"""ToolRegistry's execution: execute, aexecute, their *_many forms and streams,
+and the general path, through capstan (its fast paths: _registry_lone)."""
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
+import inspect
 import itertools
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from . import _batches, _callbacks, _json, _lib
+from . import _batches, _callbacks, _json
 from ._batches import _await_submission, _ready
 from ._callbacks import _ABSENT, _Execution, _executions, _get_ident, _inline
 from ._calls import ToolCall, ToolResult
-from ._errors import RegistryClosedError
 from ._exec import _collect, _keys, _options, _payload
-from ._json import _scan
-from ._lone import _failed, _now, _ok, _run_here, _tool_function
+from ._lone import _failed, _now, _ok, _tool_function
 from . import _registry_core
-from ._registry_core import _advance
-from ._registry_host import _HostExecutions
+from . import _registry_lone
+from ._registry_lone import _LoneExecutions, _sendable
 from ._stream import Stream
+from ._tick import Pending
+
+_running_loop = asyncio._get_running_loop
 
 
 _execution_tokens = itertools.count(1)
@@ -32,21 +34,19 @@ _c_uint32, _c_char_p = ctypes.c_uint32, ctypes.c_char_p
 _L: Any = None
 _execute: Any = None
 _free: Any = None
-_check_call: Any = None
-_check_calls: Any = None
 
 
 def _library() -> Any:
-    global _L, _execute, _free, _check_call, _check_calls
+    global _L, _execute, _free
     if _L is None:
         library = _registry_core._library()
-        _execute, _free, _check_call = library.registry_execute, library.string_free, library.registry_check_call
-        _check_calls = library.registry_check_calls
+        _execute, _free = library.registry_execute, library.string_free
+        _registry_lone._library()
         _L = library
     return _L
 
 
-class _Executions(_HostExecutions):
+class _Executions(_LoneExecutions):
     """ToolRegistry's execution of calls."""
 
     @staticmethod
@@ -67,6 +67,12 @@ class _Executions(_HostExecutions):
         tools that require approval. ``timeout`` overrides the tool's;
         ``deadline``: see :meth:`execute_many`; ``run_id``: the journal's
         run (see :meth:`set_journal`)."""
+        if timeout is None and deadline is None and run_id is None and not self._hooked:
+            lean = self._lean.get(call.name)
+            if lean is not None and lean[0].plain:
+                result = self._execute_lone(call, lean)
+                if result is not None:
+                    return result
         if run_id is not None:
             return self._journaled([call], approved, True, 8, timeout, deadline, run_id, None)[0]  # type: ignore[no-any-return]
         if timeout is None and deadline is None and not self._hooked:
@@ -76,7 +82,7 @@ class _Executions(_HostExecutions):
                     return checked
                 entry, args = checked
                 if not entry.is_async:
-                    return self._counted(_run_here(call, entry, args, self._max_result_bytes))
+                    return self._run_lone(call, entry, args)
         built = self._tools.get(call.name)
         if (
             built is not None
@@ -89,65 +95,6 @@ class _Executions(_HostExecutions):
             # inside capstan_registry_execute instead.
             return self._run_submitted((call,), approved, True, 8, timeout, None, deadline)[0]  # type: ignore[no-any-return]
         return self._run((call,), approved, True, 8, timeout, None, deadline)[0]
-
-    def _counted(self, result: ToolResult) -> ToolResult:
-        """Counts a lone call the fast path ran for :meth:`stats` (the core
-        counted those it answered without running)."""
-        key = (result.name, result.outcome)
-        counter = self._lone.get(key)
-        if counter is None:
-            counter = self._lone.setdefault(key, itertools.count())
-        next(counter)
-        return result
-
-    def _check(self, call: ToolCall) -> Any:
-        """The lone-call fast path: capstan_registry_check_call validates the call on
-        this thread (no callback, thread or timer), and the binding runs the
-        tool itself. For tools without approval, timeout or output cap (and
-        unknown names): returns the result of a call that cannot run, or
-        (entry, validated arguments); None when the general path must run it."""
-        name = call.name
-        lean = self._lean.get(name)
-        if lean is None:
-            if name in self._tools:
-                return None
-            entry, name_bytes = None, name.encode("utf-8", "backslashreplace")
-        else:
-            entry, name_bytes = lean
-        arguments = call.arguments
-        kind = type(arguments)
-        if kind is str:
-            encoded = arguments.encode("utf-8", "backslashreplace")  # type: ignore[union-attr]
-        elif kind is dict:
-            try:
-                encoded = (_json.dumps(arguments) if arguments else "{}").encode()
-            except (TypeError, ValueError, RecursionError):
-                return None
-        else:
-            return None
-        outcome = _c_uint32()
-        out = _c_char_p()
-        next(self._entered)
-        try:
-            ptr = self._ptr
-            if ptr is None or self._closing:
-                raise RegistryClosedError("the tool registry is closed", "CAPSTAN_ERR_SHUTTING_DOWN")
-            status = _check_call(
-                ptr, name_bytes, len(name_bytes), encoded, len(encoded), self._check_flags, outcome, out, None
-            )
-            if status != 0:
-                raise _L.error(status, "capstan_registry_check_call failed")
-        finally:
-            next(self._left)  # self._leave(), inline
-            if self._closing:
-                self._free_when_idle()
-        text = out.value.decode()  # type: ignore[union-attr]
-        _free(out)
-        if outcome.value:
-            return ToolResult(call.id, name, text, True, None, _lib.OUTCOMES[outcome.value], 0)
-        if entry is None:  # registered meanwhile: the general path
-            return None
-        return entry, (_scan(text, 0)[0] if text != "{}" else {})
 
     def _execute(
         self, key: bytes | list[bytes], execution: _Execution, payload: bytes, options: Any, by_id: bool = True
@@ -228,158 +175,6 @@ class _Executions(_HostExecutions):
             return self._run_host(calls, approved, parallel, limit, None, None)  # type: ignore[no-any-return]
         return self._run_general(calls, approved, parallel, limit, timeout, deadline)
 
-    def _all_quick(self, calls: list[ToolCall]) -> bool:
-        """Whether every call names a quick lean tool, or a name capstan
-        answers itself (an unknown tool; a core tool such as the search
-        tool or a mounted one goes to the general path from that call on)."""
-        lean, tools = self._lean, self._tools
-        for call in calls:
-            found = lean.get(call.name)
-            if found is None:
-                if call.name in tools:
-                    return False
-            elif not found[0].quick:
-                return False
-        return True
-
-    def _run_inline(self, calls: list[ToolCall], approved: Any, parallel: bool, limit: int) -> list[ToolResult]:
-        """Runs quick calls here, each as the lone-call fast path does, all
-        checked by capstan in one crossing (capstan_registry_check_calls);
-        from a call that cannot take that path or ran slow, the rest goes to
-        the general path."""
-        checked = self._check_all(calls)
-        if checked is None:
-            return self._run_each(calls, approved, parallel, limit)
-        results: list[ToolResult] = []
-        append, lean, bound = results.append, self._lean, self._max_result_bytes
-        now, observe, quick_ns = _now, _callbacks.observe, _callbacks.QUICK_NS
-        tally: dict[tuple[str, str], int] = {}
-        for call, (outcome, found) in zip(calls, checked):
-            if outcome != "ok":  # found is the text; counted by the core
-                append(ToolResult(call.id, call.name, found, True, None, outcome, 0))
-                continue
-            lean_entry = lean.get(call.name)
-            if lean_entry is None:  # registered or replaced meanwhile
-                break
-            entry = lean_entry[0]
-            if entry.plain:  # _run_here, inlined for the commonest results
-                started = now()
-                try:
-                    value = entry.fn(**found)
-                except Exception as exc:
-                    observe(entry, started)
-                    result = _failed(call, exc, started)
-                else:
-                    ended = now()
-                    if ended - started < quick_ns:  # observe(), inlined
-                        entry.quick, entry.strikes = True, 0
-                    else:
-                        observe(entry, started)
-                    kind = type(value)
-                    if kind is int or kind is str:  # _ok() renders these so
-                        content = value if kind is str else int.__repr__(value)
-                        if not content.isascii():
-                            content = content.encode("utf-8", "backslashreplace").decode()
-                        result = ToolResult(call.id, call.name, content, False, value, "ok", (ended - started) // 1000)
-                    else:
-                        try:
-                            result = _ok(call, value, started, bound)
-                        except Exception as exc:
-                            result = _failed(call, exc, started)
-            else:
-                result = _run_here(call, entry, found, bound)
-            append(result)
-            key = (call.name, result.outcome)
-            tally[key] = tally.get(key, 0) + 1
-            if not entry.quick:  # slow twice in a row: the pool from here
-                break
-        self._count_lone(tally)
-        done = len(results)
-        if done == len(calls):
-            return results
-        # The rest: those capstan answered keep their answer (counted once);
-        # the others run on the general path.
-        rest = [i for i in range(done, len(calls)) if checked[i][0] == "ok"]
-        ran = self._run_general([calls[i] for i in rest], approved, parallel, limit, None, None) if rest else []
-        tail: list[Any] = [None] * (len(calls) - done)
-        for i, result in zip(rest, ran):
-            tail[i - done] = result
-        for i in range(done, len(calls)):
-            if tail[i - done] is None:
-                (outcome, text), call = checked[i], calls[i]
-                tail[i - done] = ToolResult(call.id, call.name, text, True, None, outcome, 0)
-        return results + tail
-
-    def _check_all(self, calls: list[ToolCall]) -> list[list[Any]] | None:
-        """capstan_registry_check_calls over ``calls``: per call
-        ``["ok", arguments]`` or ``[outcome, text]``; None when a call's
-        arguments cannot be sent as they are (the per-call path says
-        which)."""
-        lean = self._lean
-        parts: list[str] = []
-        append = parts.append
-        encode_str, dumps = _json._encode_str, _json.dumps
-        try:
-            for call in calls:
-                name = call.name
-                # A registered name is [A-Za-z0-9_-]: nothing to escape.
-                quoted = f'"{name}"' if name in lean else dumps(name)
-                arguments = call.arguments
-                if type(arguments) is str:
-                    encoded = encode_str(arguments if arguments.isascii() else _sendable(arguments))
-                elif type(arguments) is dict:
-                    encoded = dumps(arguments) if arguments else "{}"
-                else:
-                    return None
-                append(f'{{"name":{quoted},"arguments":{encoded}}}')
-        except (TypeError, ValueError, RecursionError):
-            return None
-        payload = ("[" + ",".join(parts) + "]").encode()
-        out = _c_char_p()
-        ptr = self._enter()
-        try:
-            status = _check_calls(ptr, payload, len(payload), self._check_flags, out, None)
-        finally:
-            self._leave()
-        if status != 0:  # e.g. a lone surrogate in a name: the per-call path
-            return None
-        text = out.value.decode()  # type: ignore[union-attr]
-        _free(out)
-        checked: list[list[Any]] = _scan(text, 0)[0]
-        return checked
-
-    def _count_lone(self, tally: dict[tuple[str, str], int]) -> None:
-        """Adds the lone calls of a batch, by (tool, outcome), for :meth:`stats`."""
-        for key, n in tally.items():
-            counter = self._lone.get(key)
-            if counter is None:
-                counter = self._lone.setdefault(key, itertools.count())
-            _advance(counter, n)
-
-    def _run_each(self, calls: list[ToolCall], approved: Any, parallel: bool, limit: int) -> list[ToolResult]:
-        """:meth:`_run_inline` one call at a time (capstan_registry_check_call
-        each), for a batch whose payload cannot be sent whole."""
-        results: list[ToolResult] = []
-        append, check, counted = results.append, self._check, self._counted
-        bound = self._max_result_bytes
-        for call in calls:
-            checked = check(call)
-            if checked is None:
-                break
-            if type(checked) is ToolResult:  # invalid arguments: counted by the core
-                append(checked)
-                continue
-            entry, args = checked
-            append(counted(_run_here(call, entry, args, bound)))
-            if not entry.quick:  # slow twice in a row: the pool from here
-                break
-        else:
-            return results
-        rest = calls[len(results):]
-        if rest:
-            results += self._run_general(rest, approved, parallel, limit, None, None)
-        return results
-
     def _run_general(
         self,
         calls: list[ToolCall],
@@ -394,7 +189,36 @@ class _Executions(_HostExecutions):
             return self._run_submitted(calls, approved, parallel, limit, timeout, None, deadline)  # type: ignore[no-any-return]
         return self._run(calls, approved, parallel, limit, timeout, None, deadline)
 
-    async def aexecute(
+    def aexecute(
+        self,
+        call: ToolCall,
+        *,
+        approved: bool = False,
+        timeout: float | None = None,
+        deadline: float | None = None,
+        run_id: str | None = None,
+    ) -> Awaitable[ToolResult]:
+        """:meth:`execute` for event loops: the loop stays free while sync
+        tools run; ``async def`` tools run on this loop.
+
+        Awaited at once, a call runs in the awaiting task. Called on a
+        running loop for an ``async def`` tool, it returns a future (also
+        a coroutine to ``asyncio.create_task``) whose call starts on the
+        loop's next turn unless awaited before: the calls of one turn that
+        are gathered (``asyncio.gather``, ``wait``, ``wait_for``) are
+        checked by capstan together and run without a task each (see
+        ``docs/python.md``, "Gathered calls")."""
+        if run_id is None and timeout is None and deadline is None and not self._hooked:
+            lean = self._lean.get(call.name)
+            if lean is not None:
+                entry = lean[0]
+                if entry.is_async and not entry.suspends:
+                    loop = _running_loop()
+                    if loop is not None:
+                        return Pending(self, call, loop)
+        return self._aexecute(call, approved=approved, timeout=timeout, deadline=deadline, run_id=run_id)
+
+    async def _aexecute(
         self,
         call: ToolCall,
         *,
@@ -403,8 +227,8 @@ class _Executions(_HostExecutions):
         deadline: float | None = None,
         run_id: str | None = None,
     ) -> ToolResult:
-        """:meth:`execute` for event loops: the loop stays free while sync
-        tools run; ``async def`` tools run on this loop."""
+        """:meth:`aexecute` as a coroutine: the lone call checked alone, an
+        ``async def`` tool's coroutine awaited in the awaiting task."""
         if run_id is None and timeout is None and deadline is None and not self._hooked:
             checked = self._check(call)
             if checked is not None:
@@ -654,10 +478,10 @@ class _Executions(_HostExecutions):
         return Stream(self, style, early_dispatch=early_dispatch, on_text=on_text, timeout=timeout, limit=limit)
 
 
-def _sendable(arguments: str) -> str:
-    """Arguments text as the lone call sends it (``_check``): a lone surrogate,
-    which UTF-8 cannot hold, as its backslash escape, for capstan's parser to
-    refuse in this call alone (as JSON-string text it would make the whole
-    batch's JSON invalid)."""
-    return arguments.encode("utf-8", "backslashreplace").decode()
-
+# aexecute returns an awaitable (a coroutine or a Pending): to asyncio and
+# inspect it is a coroutine function still, as when it was one.
+_aexecute_fn: Any = _Executions.aexecute
+if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+    inspect.markcoroutinefunction(_aexecute_fn)
+if hasattr(asyncio.coroutines, "_is_coroutine"):  # asyncio.iscoroutinefunction, before 3.14
+    _aexecute_fn._is_coroutine = asyncio.coroutines._is_coroutine

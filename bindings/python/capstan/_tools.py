@@ -10,7 +10,7 @@ import re
 import sys
 import threading
 import typing
-from typing import Any, Callable, TypeVar, overload
+from typing import Any, Awaitable, Callable, TypeVar, overload
 
 from ._context import Context
 from ._errors import CapstanError, LibraryNotFoundError, ValidationError
@@ -28,9 +28,9 @@ class _Runner(typing.Protocol):
     def execute(
         self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
     ) -> ToolResult: ...
-    async def aexecute(
+    def aexecute(
         self, call: ToolCall, *, approved: bool = False, timeout: float | None = None, deadline: float | None = None
-    ) -> ToolResult: ...
+    ) -> Awaitable[ToolResult]: ...
     def schemas(
         self, style: str = "openai", *, strict: bool | None = None, gemini_lower: bool = False, deferred: str = "hide"
     ) -> list[dict[str, Any]]: ...
