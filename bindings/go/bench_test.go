@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -41,6 +42,10 @@ func forecast(_ context.Context, in forecastIn) (forecastOut, error) {
 	}
 	return forecastOut{City: in.City, Temps: temps}, nil
 }
+
+// benchQuick registers the bench's tools Quick (host batches); the
+// environment variable CAPSTAN_BENCH_QUICK=0 measures the callback path.
+var benchQuick = os.Getenv("CAPSTAN_BENCH_QUICK") != "0"
 
 func benchCalls(n int) []capstan.Call {
 	calls := make([]capstan.Call, n)
@@ -124,7 +129,9 @@ func benchRegistry(b *testing.B) *capstan.Registry {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = reg.Close() })
-	if err := reg.Register(capstan.Func("forecast", "Daily temperatures.", forecast)); err != nil {
+	tool := capstan.Func("forecast", "Daily temperatures.", forecast)
+	tool.Quick = benchQuick
+	if err := reg.Register(tool); err != nil {
 		b.Fatal(err)
 	}
 	return reg
@@ -238,7 +245,9 @@ func BenchmarkIO(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("capstan/n=%d", n), func(b *testing.B) {
 			reg := benchRegistry(b)
-			if err := reg.Register(capstan.Func("io", "Waits 2 ms, then answers.", ioTool)); err != nil {
+			tool := capstan.Func("io", "Waits 2 ms, then answers.", ioTool)
+			tool.Quick = benchQuick
+			if err := reg.Register(tool); err != nil {
 				b.Fatal(err)
 			}
 			loop(b, n, func() {
