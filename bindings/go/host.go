@@ -120,8 +120,8 @@ func (r *Registry) executeHost(ctx context.Context, calls []Call, o *execOptions
 		})
 		defer stop()
 	}
-	var handed []handedCall
-	if err := json.Unmarshal(unsafe.Slice((*byte)(unsafe.Pointer(handedPtr)), int(handedLen)), &handed); err != nil {
+	handed, err := scanHanded(unsafe.Slice((*byte)(unsafe.Pointer(handedPtr)), int(handedLen)))
+	if err != nil {
 		return nil, &Error{Op: "Execute", Status: ErrInternal, Message: "the calls capstan handed out are not JSON: " + err.Error()}
 	}
 	var answers []byte
@@ -134,7 +134,7 @@ func (r *Registry) executeHost(ctx context.Context, calls []Call, o *execOptions
 	if st != C.CAPSTAN_OK {
 		return nil, newError("Execute", st, msg)
 	}
-	res, err := parseResults(unsafe.Slice((*byte)(unsafe.Pointer(results)), int(resultsLen)), len(calls))
+	res, err := scanResults(unsafe.Slice((*byte)(unsafe.Pointer(results)), int(resultsLen)), len(calls))
 	if err != nil {
 		return nil, err
 	}
