@@ -66,11 +66,7 @@ func (s *scanner) str() string {
 			if !escaped {
 				return string(s.b[start : s.i-1])
 			}
-			var out string
-			if err := json.Unmarshal(s.b[start-1:s.i], &out); err != nil {
-				s.err = err
-			}
-			return out
+			return s.unescape(s.b[start-1 : s.i])
 		case '\\':
 			escaped = true
 			s.i += 2
@@ -80,6 +76,46 @@ func (s *scanner) str() string {
 	}
 	s.err = errScan
 	return ""
+}
+
+// unescape decodes a quoted JSON string with escapes: the one-letter
+// escapes here (a result's content holding JSON is full of \"),
+// encoding/json for \u escapes.
+func (s *scanner) unescape(q []byte) string {
+	out := make([]byte, 0, len(q))
+	for i := 1; i < len(q)-1; i++ {
+		c := q[i]
+		if c != '\\' {
+			if c < 0x20 {
+				s.err = errScan
+				return ""
+			}
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch q[i] {
+		case '"', '\\', '/':
+			out = append(out, q[i])
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		default: // \u, or not JSON: encoding/json decides
+			var str string
+			if err := json.Unmarshal(q, &str); err != nil {
+				s.err = err
+			}
+			return str
+		}
+	}
+	return string(out)
 }
 
 // int reads a non-negative integer.

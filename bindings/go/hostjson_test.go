@@ -47,6 +47,14 @@ func TestScanResultsReadsWhatEncodingJSONReads(t *testing.T) {
 	}
 }
 
+func TestScanUnescapesEveryJSONEscape(t *testing.T) {
+	text := []byte(`[{"id":"a\/b\b\f\"\\\n\r\t","name":"\u00e9\ud83d\ude00","content":"{\"k\":\"v\"}","outcome":"ok"}]`)
+	got, err := scanResults(text, 1)
+	if err != nil || got[0].ID != "a/b\b\f\"\\\n\r\t" || got[0].Name != "é\U0001F600" || got[0].Content != `{"k":"v"}` {
+		t.Fatalf("%+v %v", got, err)
+	}
+}
+
 func TestScanFallsBackOnWhatItDoesNotKnow(t *testing.T) {
 	// A number it does not read (a fraction) and an unknown outcome:
 	// encoding/json decides (the first reads, the second fails).
