@@ -209,27 +209,40 @@ func (s *scanner) elements(begin func(), entry func(key string)) {
 	s.eat(']')
 }
 
+// guard runs f, a panic in it (text the scan misreads) an error: the
+// caller then falls back to encoding/json.
+func (s *scanner) guard(f func()) {
+	defer func() {
+		if recover() != nil {
+			s.err = errScan
+		}
+	}()
+	f()
+}
+
 // scanHanded reads `[{"index","id","name","arguments"}]`.
 func scanHanded(text []byte) ([]handedCall, error) {
 	s := scanner{b: text}
 	var out []handedCall
 	var c *handedCall
-	s.objects(func() {
-		out = append(out, handedCall{})
-		c = &out[len(out)-1]
-	}, func(key string) {
-		switch key {
-		case "index":
-			c.Index = int(s.int())
-		case "id":
-			c.ID = s.str()
-		case "name":
-			c.Name = s.str()
-		case "arguments":
-			c.Arguments = s.raw()
-		default:
-			s.raw()
-		}
+	s.guard(func() {
+		s.objects(func() {
+			out = append(out, handedCall{})
+			c = &out[len(out)-1]
+		}, func(key string) {
+			switch key {
+			case "index":
+				c.Index = int(s.int())
+			case "id":
+				c.ID = s.str()
+			case "name":
+				c.Name = s.str()
+			case "arguments":
+				c.Arguments = s.raw()
+			default:
+				s.raw()
+			}
+		})
 	})
 	if s.err != nil {
 		out = nil
@@ -245,37 +258,39 @@ func scanResults(text []byte, n int) ([]Result, error) {
 	s := scanner{b: text}
 	res := make([]Result, 0, n)
 	var r *Result
-	s.objects(func() {
-		res = append(res, Result{Index: len(res)})
-		r = &res[len(res)-1]
-	}, func(key string) {
-		switch key {
-		case "id":
-			r.ID = s.str()
-		case "name":
-			r.Name = s.str()
-		case "content":
-			r.Content = s.str()
-		case "outcome":
-			name := s.str()
-			r.Outcome = Outcome(len(outcomeNames))
-			for i, o := range outcomeNames {
-				if o == name {
-					r.Outcome = Outcome(i)
+	s.guard(func() {
+		s.objects(func() {
+			res = append(res, Result{Index: len(res)})
+			r = &res[len(res)-1]
+		}, func(key string) {
+			switch key {
+			case "id":
+				r.ID = s.str()
+			case "name":
+				r.Name = s.str()
+			case "content":
+				r.Content = s.str()
+			case "outcome":
+				name := s.str()
+				r.Outcome = Outcome(len(outcomeNames))
+				for i, o := range outcomeNames {
+					if o == name {
+						r.Outcome = Outcome(i)
+					}
 				}
+				if r.Outcome == Outcome(len(outcomeNames)) {
+					s.err = errScan
+				}
+			case "duration_us":
+				r.Duration = time.Duration(s.int()) * time.Microsecond
+			case "parts":
+				r.Parts = s.raw()
+			case "structured_content":
+				r.Structured = s.raw()
+			default:
+				s.raw()
 			}
-			if r.Outcome == Outcome(len(outcomeNames)) {
-				s.err = errScan
-			}
-		case "duration_us":
-			r.Duration = time.Duration(s.int()) * time.Microsecond
-		case "parts":
-			r.Parts = s.raw()
-		case "structured_content":
-			r.Structured = s.raw()
-		default:
-			s.raw()
-		}
+		})
 	})
 	if s.err == nil && len(res) == n {
 		return res, nil
