@@ -99,3 +99,11 @@ func mustJSON(s string) []byte {
 	b, _ := json.Marshal(s)
 	return b
 }
+
+func TestScanGuardTurnsAPanicIntoAnError(t *testing.T) {
+	s := scanner{b: []byte(`[]`)}
+	s.guard(func() { _ = s.b[5] })
+	if s.err == nil {
+		t.Fatal("a panic in the scan was not turned into an error")
+	}
+}
