@@ -124,10 +124,9 @@ func (r *Registry) executeHost(ctx context.Context, calls []Call, o *execOptions
 	if err != nil {
 		return nil, &Error{Op: "Execute", Status: ErrInternal, Message: "the calls capstan handed out are not JSON: " + err.Error()}
 	}
-	var answers []byte
-	if len(handed) > 0 {
-		answers = r.runHanded(bctx, handed, limit)
-	}
+	// Always an array, "[]" when every call was answered already (invalid,
+	// unknown, denied): capstan takes no answers as none given.
+	answers := r.runHanded(bctx, handed, limit)
 	var results *C.char
 	var resultsLen C.size_t
 	st = C.cg_host_finish(hb, bytesPtr(answers), C.size_t(len(answers)), &results, &resultsLen, &msg)
@@ -155,7 +154,7 @@ func (r *Registry) runHanded(ctx context.Context, handed []handedCall, limit int
 			out[i] = r.runOne(ctx, &handed[i])
 		}
 	}
-	workers := min(limit, len(handed))
+	workers := max(min(limit, len(handed)), 1)
 	var wg sync.WaitGroup
 	wg.Add(workers - 1)
 	for range workers - 1 {

@@ -247,6 +247,23 @@ func TestQuickToolKeepsTheHandleWhereCapstansClockActs(t *testing.T) {
 	if !handle("fast", 3, capstan.WithLimit(2)) {
 		t.Error("a batch over its limit ran a Quick tool without its handle")
 	}
+	// A Quick tool that needs the approver keeps its handle, and so does a
+	// Quick tool in a batch with such a tool.
+	asked := quick(hasHandle("asked"))
+	asked.RequiresApproval = true
+	if err := reg.Register(asked); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.SetApprover(func(context.Context, capstan.Approval) capstan.Decision { return capstan.Approve() }); err != nil {
+		t.Fatal(err)
+	}
+	if !handle("asked", 2) {
+		t.Error("a Quick tool that requires approval ran without its handle")
+	}
+	res, err := reg.Execute(context.Background(), []capstan.Call{call("a", "asked", `{}`), call("b", "fast", `{}`)})
+	if err != nil || res[1].Content[:14] != `{"handle":true` {
+		t.Errorf("a Quick tool beside one that requires approval: %+v %v", res, err)
+	}
 }
 
 func TestManyQuickCallsEachRunOnceInCallOrder(t *testing.T) {
@@ -272,6 +289,14 @@ func TestManyQuickCallsEachRunOnceInCallOrder(t *testing.T) {
 	}
 	if ran.Load() != 500 {
 		t.Errorf("ran %d calls, want 500", ran.Load())
+	}
+}
+
+func TestQuickCallsThatAllFailTheirChecksHaveTheirResults(t *testing.T) {
+	reg := newRegistry(t, quick(addTool()))
+	res, err := reg.Execute(context.Background(), []capstan.Call{call("a", "add", `{"a":"x"}`), call("b", "nope", `{}`)})
+	if err != nil || len(res) != 2 || res[0].Outcome != capstan.OutcomeInvalidArguments || res[1].Outcome != capstan.OutcomeUnknownTool {
+		t.Fatalf("%+v %v", res, err)
 	}
 }
 

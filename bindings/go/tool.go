@@ -58,7 +58,8 @@ type Tool struct {
 	// ctx still ends when Execute's ctx does or at Close, but
 	// ReportProgress, Log, InputFrom and InputRequired have no call to act
 	// on (ReportProgress and Log return ErrInvalidArgument). Ignored for a
-	// tool with a Timeout (capstan's timer needs the handle). See
+	// tool with a Timeout (capstan's timer needs the handle), MainThread or
+	// RequiresApproval. See
 	// docs/go.md, "Quick tools".
 	Quick bool
 
@@ -191,9 +192,12 @@ func (c *callCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// hostRun reports whether the tool's calls may be handed out (Quick, and no
-// Timeout for capstan's timer to enforce through a call handle).
-func (t *Tool) hostRun() bool { return t.Quick && t.Timeout == 0 }
+// hostRun reports whether the tool's calls may be handed out: Quick, with
+// no Timeout for capstan's timer to enforce through a call handle, and not
+// waiting for someone else (a Pump, the approver).
+func (t *Tool) hostRun() bool {
+	return t.Quick && t.Timeout == 0 && !t.MainThread && !t.RequiresApproval
+}
 
 // toolEntry is what a registered tool's cgo.Handle refers to.
 type toolEntry struct {
