@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -41,6 +42,10 @@ func forecast(_ context.Context, in forecastIn) (forecastOut, error) {
 	}
 	return forecastOut{City: in.City, Temps: temps}, nil
 }
+
+// benchQuick registers the bench's tools Quick (host batches); the
+// environment variable CAPSTAN_BENCH_QUICK=0 measures the callback path.
+var benchQuick = os.Getenv("CAPSTAN_BENCH_QUICK") != "0"
 
 func benchCalls(n int) []capstan.Call {
 	calls := make([]capstan.Call, n)
@@ -124,7 +129,9 @@ func benchRegistry(b *testing.B) *capstan.Registry {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = reg.Close() })
-	if err := reg.Register(capstan.Func("forecast", "Daily temperatures.", forecast)); err != nil {
+	tool := capstan.Func("forecast", "Daily temperatures.", forecast)
+	tool.Quick = benchQuick
+	if err := reg.Register(tool); err != nil {
 		b.Fatal(err)
 	}
 	return reg
@@ -151,8 +158,8 @@ func BenchmarkSingleCall(b *testing.B) {
 		})
 	})
 	c, p := figures[b.Name()+"/capstan"], figures[b.Name()+"/baseline"]
-	benchRow("lone call", "wall us/call", c.wallNs/1e3, p.wallNs/1e3, "<= peer", "")
-	benchRow("lone call", "cpu us/call", c.cpuNs/1e3, p.cpuNs/1e3, "<= peer", "")
+	benchRow("lone call", "trivial", "wall us/call", c.wallNs/1e3, p.wallNs/1e3, "<= peer", "")
+	benchRow("lone call", "trivial", "cpu us/call", c.cpuNs/1e3, p.cpuNs/1e3, "<= peer", "")
 }
 
 func BenchmarkBatch10k(b *testing.B) {
@@ -184,8 +191,121 @@ func BenchmarkBatch10k(b *testing.B) {
 			}
 			return float64(len(calls)) / (f.wallNs / 1e9)
 		}
-		benchRow("10000 calls", "calls/s", rate(c), rate(p), ">= peer", fmt.Sprintf(", both at most %d at once", limit))
+		benchRow("10000 calls", "trivial", "calls/s", rate(c), rate(p), ">= peer", fmt.Sprintf(", both at most %d at once", limit))
 	}
+}
+
+// BenchmarkBatch100 is 100 trivial calls, all at once on both sides.
+func BenchmarkBatch100(b *testing.B) {
+	ctx := context.Background()
+	calls := benchCalls(100)
+	b.Run("capstan", func(b *testing.B) {
+		reg := benchRegistry(b)
+		loop(b, len(calls), func() {
+			res, err := reg.Execute(ctx, calls, capstan.WithLimit(len(calls)))
+			if err != nil || res[99].IsError() {
+				b.Fatal(err, res[99])
+			}
+		})
+	})
+	b.Run("baseline", func(b *testing.B) {
+		bl := newBaseline(b)
+		loop(b, len(calls), func() {
+			if res := bl.batch(ctx, calls, len(calls)); res[99].IsError() {
+				b.Fatal(res[99])
+			}
+		})
+	})
+	c, p := figures[b.Name()+"/capstan"], figures[b.Name()+"/baseline"]
+	benchRow("100 calls", "trivial", "wall us/call", c.wallNs/1e3/100, p.wallNs/1e3/100, "<= peer", ", both at most 100 at once")
+	benchRow("100 calls", "trivial", "cpu us/call", c.cpuNs/1e3/100, p.cpuNs/1e3/100, "<= peer", ", both at most 100 at once")
+}
+
+// ioIn and ioTool are the 2 ms I/O tool: it waits (time.Sleep, as a
+// network call would) and answers with a small struct.
+type ioIn struct {
+	City string `json:"city" jsonschema:"minLength=1,maxLength=64"`
+	Days int    `json:"days" jsonschema:"minimum=1,maximum=7"`
+	Unit string `json:"unit,omitempty" jsonschema:"enum=c,enum=f"`
+}
+
+func ioTool(ctx context.Context, in ioIn) (forecastOut, error) {
+	time.Sleep(2 * time.Millisecond)
+	return forecast(ctx, forecastIn(in))
+}
+
+// BenchmarkIO runs the 2 ms I/O tool: a lone call, 100 and 10,000 calls,
+// every call of a batch at once on both sides (limit = the batch's size).
+func BenchmarkIO(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{1, 100, 10_000} {
+		calls := benchCalls(n)
+		for i := range calls {
+			calls[i].Name = "io"
+		}
+		b.Run(fmt.Sprintf("capstan/n=%d", n), func(b *testing.B) {
+			reg := benchRegistry(b)
+			tool := capstan.Func("io", "Waits 2 ms, then answers.", ioTool)
+			tool.Quick = benchQuick
+			if err := reg.Register(tool); err != nil {
+				b.Fatal(err)
+			}
+			loop(b, n, func() {
+				res, err := reg.Execute(ctx, calls, capstan.WithLimit(n))
+				if err != nil || res[n-1].IsError() {
+					b.Fatal(err, res[n-1])
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("baseline/n=%d", n), func(b *testing.B) {
+			bl := newBaseline(b)
+			loop(b, n, func() {
+				var r capstan.Result
+				if n == 1 {
+					r = bl.runIO(ctx, calls[0])
+				} else {
+					r = bl.batchIO(ctx, calls, n)[n-1]
+				}
+				if r.IsError() {
+					b.Fatal(r)
+				}
+			})
+		})
+		c := figures[fmt.Sprintf("%s/capstan/n=%d", b.Name(), n)]
+		p := figures[fmt.Sprintf("%s/baseline/n=%d", b.Name(), n)]
+		if n == 1 {
+			benchRow("lone call", "2 ms I/O", "wall us/call", c.wallNs/1e3, p.wallNs/1e3, "-", "")
+			benchRow("lone call", "2 ms I/O", "cpu us/call", c.cpuNs/1e3, p.cpuNs/1e3, "-", "")
+			continue
+		}
+		kase, note := fmt.Sprintf("%d calls", n), fmt.Sprintf(", both at most %d at once", n)
+		benchRow(kase, "2 ms I/O", "ms total", c.wallNs/1e6, p.wallNs/1e6, "-", note)
+		benchRow(kase, "2 ms I/O", "cpu us/call", c.cpuNs/1e3/float64(n), p.cpuNs/1e3/float64(n), "-", note)
+	}
+}
+
+// runIO and batchIO are run and batch with the I/O tool.
+func (bl *baseline) runIO(ctx context.Context, c capstan.Call) capstan.Result {
+	r := bl.run(ctx, c)
+	time.Sleep(2 * time.Millisecond)
+	return r
+}
+
+func (bl *baseline) batchIO(ctx context.Context, calls []capstan.Call, limit int) []capstan.Result {
+	results := make([]capstan.Result, len(calls))
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = bl.runIO(ctx, c)
+			results[i].Index = i
+		}()
+	}
+	wg.Wait()
+	return results
 }
 
 // benchFigures is what the last run of a sub-benchmark measured, per op.
@@ -198,14 +318,19 @@ var figures = map[string]benchFigures{}
 // benchRow prints one row for make bench-bindings (tools/bench_bindings.py):
 // capstan beside the same work in pure Go. goal is issue #46's ("Go stays at
 // or under pure Go").
-func benchRow(kase, metric string, capstanValue, peerValue float64, goal, peerNote string) {
-	met := capstanValue <= peerValue
+func benchRow(kase, tool, metric string, capstanValue, peerValue float64, goal, peerNote string) {
+	var met, g any = capstanValue <= peerValue, goal
 	if strings.HasPrefix(goal, ">=") {
 		met = capstanValue >= peerValue
+	} else if goal == "-" {
+		met, g = nil, nil // a row with no goal of the issue's
 	}
-	row, _ := json.Marshal(map[string]any{"binding": "go", "case": kase, "tool": "trivial", "metric": metric,
-		"capstan": capstanValue, "peer": "pure Go (jsonschema/v6 + encoding/json)" + peerNote, "peer_value": peerValue,
-		"goal": goal, "met": met})
+	peer := "pure Go (jsonschema/v6 + encoding/json)"
+	if tool != "trivial" {
+		peer = "pure Go (jsonschema/v6 + encoding/json + time.Sleep)"
+	}
+	row, _ := json.Marshal(map[string]any{"binding": "go", "case": kase, "tool": tool, "metric": metric,
+		"capstan": capstanValue, "peer": peer + peerNote, "peer_value": peerValue, "goal": g, "met": met})
 	fmt.Printf("BENCH-ROW %s\n", row)
 }
 

@@ -162,6 +162,25 @@ capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t l
     return CAPSTAN_OK;
 }
 
+capstan_status cg_host_begin(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                             uint32_t limit, const char *const *approved, size_t approved_count,
+                             capstan_host_batch **out, const char **handed, size_t *handed_len, char **err) {
+    capstan_exec_options o = cg_exec_options(flags, limit, 0, 0, approved, approved_count, NULL, 0);
+    capstan_status st = capstan_host_batch_begin(reg, calls, len, &o, out, handed, handed_len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
+capstan_status cg_host_finish(capstan_host_batch *batch, const char *answers, size_t len,
+                              const char **results, size_t *results_len, char **err) {
+    capstan_status st = capstan_host_batch_finish(batch, answers, len, UINT32_MAX, results, results_len);
+    /* Unbounded: a timeout here would only come from a core that gives up
+     * waiting; wait again without re-sending the answers. */
+    while (st == CAPSTAN_ERR_TIMEOUT) st = capstan_host_batch_finish(batch, NULL, 0, UINT32_MAX, results, results_len);
+    if (st != CAPSTAN_OK) *err = cg_last_error();
+    return st;
+}
+
 static void cg_stream_text_cb(void *user_data, const char *text, size_t len) {
     goStreamText((uintptr_t)user_data, (char *)text, len);
 }

@@ -67,6 +67,19 @@ capstan_status cg_execute_one(capstan_registry *reg, const char *calls, size_t l
                               const char *const *approved, size_t approved_count, const char *run_id,
                               size_t run_id_len, cg_one_result *out, char **err);
 
+/* capstan_host_batch_begin with these exec options: the host-run calls
+ * lent in *handed (valid until capstan_host_batch_free). On failure *err
+ * gets the message. */
+capstan_status cg_host_begin(capstan_registry *reg, const char *calls, size_t len, uint32_t flags,
+                             uint32_t limit, const char *const *approved, size_t approved_count,
+                             capstan_host_batch **out, const char **handed, size_t *handed_len, char **err);
+
+/* capstan_host_batch_finish with the answers, waiting with no limit for
+ * the pool's calls; the results lent in *results. On failure *err gets the
+ * message. */
+capstan_status cg_host_finish(capstan_host_batch *batch, const char *answers, size_t len,
+                              const char **results, size_t *results_len, char **err);
+
 /* capstan_registry_run_turn with these exec options; tools run on capstan's
  * pool threads. */
 capstan_status cg_run_turn(capstan_registry *reg, capstan_format fmt, const char *response, size_t len,

@@ -195,6 +195,13 @@ func (r *Registry) Execute(ctx context.Context, calls []Call, opts ...ExecOption
 			return res, err
 		}
 	}
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if r.useHost(calls, &o) {
+		return r.executeHost(ctx, calls, &o)
+	}
 	b, err := r.submit(ctx, "Execute", calls, false, opts)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,10 @@ type Registry struct {
 
 	ctx    context.Context // parent of every tool call's ctx; ends at Close
 	cancel context.CancelFunc
+
+	// The Go tools by name (*toolEntry), for host batches (host.go): which
+	// calls Execute may hand to the binding, and the function of each.
+	tools sync.Map
 }
 
 // New creates a registry.
@@ -166,6 +170,9 @@ func (r *Registry) Register(t Tool, opts ...RegisterOption) error {
 	if t.Idempotent {
 		flags |= C.CAPSTAN_TOOL_IDEMPOTENT
 	}
+	if t.hostRun() {
+		flags |= C.CAPSTAN_TOOL_HOST_RUN
+	}
 	for _, opt := range opts {
 		opt(&flags)
 	}
@@ -194,13 +201,15 @@ func (r *Registry) Register(t Tool, opts ...RegisterOption) error {
 	defer r.leave()
 	// Released by the tool's destroy: when it is replaced or removed and its
 	// last call is done, at Close, or before cg_register returns on failure.
-	h := cgo.NewHandle(&toolEntry{tool: t, reg: r})
+	e := &toolEntry{tool: t, reg: r}
+	h := cgo.NewHandle(e)
 	var msg *C.char
 	st := C.cg_register(r.ptr, name, desc, params, C.uintptr_t(h), millis(t.Timeout),
 		C.uint32_t(t.MaxOutputChars), flags, meta, &msg)
 	if st != C.CAPSTAN_OK {
 		return newError("Register", st, msg)
 	}
+	r.tools.Store(t.Name, e)
 	return nil
 }
 
@@ -211,9 +220,13 @@ func (r *Registry) Unregister(name string) error {
 		return err
 	}
 	defer r.leave()
-	return check("Unregister", func() C.capstan_status {
+	err := check("Unregister", func() C.capstan_status {
 		return C.capstan_registry_remove_tool(r.ptr, stringPtr(name), C.size_t(len(name)))
 	})
+	if err == nil {
+		r.tools.Delete(name)
+	}
+	return err
 }
 
 // Pump runs queued calls of MainThread tools on the calling goroutine for

@@ -51,6 +51,17 @@ type Tool struct {
 	// a successful result whose structured content fails it becomes a tool
 	// error listing the failing JSON Pointers. nil = none.
 	MCP *MCPMeta
+	// Quick lets Execute run the tool's calls on goroutines of its own,
+	// without a capstan call handle (CAPSTAN_TOOL_HOST_RUN): one cgo
+	// crossing hands out a batch's checked calls, one takes every answer
+	// back, instead of a callback and a completion per call. The tool's
+	// ctx still ends when Execute's ctx does or at Close, but
+	// ReportProgress, Log, InputFrom and InputRequired have no call to act
+	// on (ReportProgress and Log return ErrInvalidArgument). Ignored for a
+	// tool with a Timeout (capstan's timer needs the handle), MainThread or
+	// RequiresApproval. See
+	// docs/go.md, "Quick tools".
+	Quick bool
 
 	err error // from Func[In, Out]: reported by Register
 }
@@ -179,6 +190,13 @@ func (c *callCtx) Value(key any) any {
 		return &c.info
 	}
 	return c.Context.Value(key)
+}
+
+// hostRun reports whether the tool's calls may be handed out: Quick, with
+// no Timeout for capstan's timer to enforce through a call handle, and not
+// waiting for someone else (a Pump, the approver).
+func (t *Tool) hostRun() bool {
+	return t.Quick && t.Timeout == 0 && !t.MainThread && !t.RequiresApproval
 }
 
 // toolEntry is what a registered tool's cgo.Handle refers to.
