@@ -89,7 +89,7 @@ const QUICK_US: u64 = 20;
 /// A tool is quick once this many of its calls in a row were.
 const QUICK_AFTER: u8 = 4;
 
-const STRIPES: usize = 4;
+pub(crate) const STRIPES: usize = 4;
 
 #[repr(align(128))]
 struct Stripe {
@@ -121,12 +121,18 @@ thread_local! {
     };
 }
 
+/// This thread's stripe of a striped counter (`STRIPES` of them): threads
+/// counting at once mostly touch different cache lines.
+pub(crate) fn thread_stripe() -> usize {
+    STRIPE.try_with(|s| *s).unwrap_or(0)
+}
+
 impl ToolStats {
     fn mine(&self) -> &Stripe {
         let stripes = self
             .stripes
             .get_or_init(|| Box::new(std::array::from_fn(|_| Stripe::default())));
-        &stripes[STRIPE.try_with(|s| *s).unwrap_or(0)]
+        &stripes[thread_stripe()]
     }
 
     fn sum(&self, f: impl Fn(&Stripe) -> &AtomicU64) -> u64 {

@@ -80,14 +80,27 @@ const OFF_BATCH: u8 = 3;
 /// Live calls that a C host can name by handle.
 static HANDLES: LazyLock<HandleTable<CallCell>> = LazyLock::new(HandleTable::new);
 
-/// Calls whose state is in memory, process-wide.
-static LIVE_CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Calls whose state is in memory, process-wide, counted in stripes: one
+/// counter every call of every thread touched was a cache line the cores
+/// passed back and forth on every call of a batch run on two of them. A
+/// call may end on another thread (another stripe) than it began: a stripe
+/// may go below zero, the sum cannot.
+#[repr(align(128))]
+struct LiveStripe(std::sync::atomic::AtomicIsize);
+
+static LIVE_CALLS: [LiveStripe; crate::observe::STRIPES] =
+    [const { LiveStripe(std::sync::atomic::AtomicIsize::new(0)) }; crate::observe::STRIPES];
+
+fn live_stripe() -> &'static std::sync::atomic::AtomicIsize {
+    &LIVE_CALLS[crate::observe::thread_stripe()].0
+}
 
 /// How many calls are held in memory right now, process-wide: running, or
 /// finished but not yet completed by a host that holds their handle. A leak
-/// check for soak runs and tests.
+/// check for soak runs and tests (exact once no call starts or ends).
 pub fn live_calls() -> usize {
-    LIVE_CALLS.load(Ordering::SeqCst)
+    let sum: isize = LIVE_CALLS.iter().map(|s| s.0.load(Ordering::SeqCst)).sum();
+    usize::try_from(sum).unwrap_or(0)
 }
 
 pub(crate) struct CallCell {
@@ -136,7 +149,7 @@ pub(crate) struct CallCell {
 
 impl Drop for CallCell {
     fn drop(&mut self) {
-        LIVE_CALLS.fetch_sub(1, Ordering::SeqCst);
+        live_stripe().fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -150,7 +163,7 @@ impl CallCell {
         index: usize,
         claimed_to: usize,
     ) -> Arc<CallCell> {
-        LIVE_CALLS.fetch_add(1, Ordering::SeqCst);
+        live_stripe().fetch_add(1, Ordering::SeqCst);
         let on_defer = batch.defer_listener().cloned();
         Arc::new(CallCell {
             id,
