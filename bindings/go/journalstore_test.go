@@ -207,9 +207,9 @@ func TestAHostJournalResolvesACallThatNeverCompletedByItsToolsPolicy(t *testing.
 // error result naming the journal's failure; a failed `started` keeps the
 // tool from running; nothing crashes and the store is released.
 func TestAFailingHostJournalFailsTheCallWithoutRunningTheTool(t *testing.T) {
-	live, _ := capstan.JournalStores()
+	live := settledStores()
 	t.Cleanup(func() { // after the registries' Close (cleanups run last first)
-		if now, double := capstan.JournalStores(); now != live || double != 0 {
+		if now, double := storesReach(live); now != live || double != 0 {
 			t.Errorf("host stores live %d (was %d), released twice %d", now, live, double)
 		}
 	})
@@ -250,11 +250,42 @@ func TestAFailingHostJournalFailsTheCallWithoutRunningTheTool(t *testing.T) {
 	}
 }
 
+// settledStores is the count of live host stores once it stops moving: a
+// registry an earlier test closed may let go of its journal a moment after
+// Close returned (a pool thread drops the batch that held it), so the
+// count read at once could still include that test's store.
+func settledStores() int64 {
+	prev, same := int64(-1), 0
+	for i := 0; i < 200 && same < 3; i++ {
+		live, _ := capstan.JournalStores()
+		if live == prev {
+			same++
+		} else {
+			prev, same = live, 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return prev
+}
+
+// storesReach waits (10 s at most) until want stores are live; the count
+// it last read, and the stores released twice.
+func storesReach(want int64) (live, double int64) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		live, double = capstan.JournalStores()
+		if live == want || time.Now().After(deadline) {
+			return live, double
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Rule 4: the store stays alive while a registry uses the journal, after
 // the journal's Close, and is released exactly once when both are gone,
 // in either order.
 func TestAHostJournalStoreLivesAsLongAsItsJournalOrARegistryUsingIt(t *testing.T) {
-	base, _ := capstan.JournalStores()
+	base := settledStores()
 	var runs atomic.Int32
 	store := newMemStore()
 	j, err := capstan.NewJournal(store)
@@ -285,7 +316,7 @@ func TestAHostJournalStoreLivesAsLongAsItsJournalOrARegistryUsingIt(t *testing.T
 		t.Errorf("%d live stores while the registry uses it, want %d", live, base+1)
 	}
 	_ = reg.Close()
-	if live, double := capstan.JournalStores(); live != base || double != 0 {
+	if live, double := storesReach(base); live != base || double != 0 {
 		t.Errorf("after both closed: %d live stores (want %d), %d released twice", live, base, double)
 	}
 
@@ -306,7 +337,7 @@ func TestAHostJournalStoreLivesAsLongAsItsJournalOrARegistryUsingIt(t *testing.T
 		t.Errorf("the open journal's store was released with the registry: %d live, want %d", live, base+1)
 	}
 	_ = j.Close()
-	if live, double := capstan.JournalStores(); live != base || double != 0 {
+	if live, double := storesReach(base); live != base || double != 0 {
 		t.Errorf("after the journal's Close: %d live stores (want %d), %d released twice", live, base, double)
 	}
 
