@@ -147,30 +147,20 @@ pub fn write_in_two<T: Send + 'static>(
         || {
             let mut out = Vec::with_capacity(whole);
             out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write(&mut out, item);
-            }
+            crate::wire::write_items(&mut out, &items, write);
             drop(items);
             out
         },
         move || {
             let mut out = Vec::with_capacity(second.iter().map(size).sum());
-            for item in &second {
-                out.push(b',');
-                write(&mut out, item);
-            }
+            crate::wire::write_items(&mut out, &second, write);
             out
         },
     );
-    if out.len() == 1 {
-        // The first half was empty (one item): no comma before the second's.
-        out.extend_from_slice(rest.get(1..).unwrap_or_default());
-    } else {
-        out.extend_from_slice(&rest);
+    if out.len() > 1 && !rest.is_empty() {
+        out.push(b',');
     }
+    out.extend_from_slice(&rest);
     out.push(b']');
     crate::wire::into_string(out)
 }

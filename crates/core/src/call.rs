@@ -362,12 +362,7 @@ pub fn results_to_string(results: &[ToolResult]) -> String {
     let size: usize = results.iter().map(result_size).sum();
     let mut out = Vec::with_capacity(size + 2);
     out.push(b'[');
-    for (i, r) in results.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        write_result(&mut out, r);
-    }
+    wire::write_items(&mut out, results, write_result);
     out.push(b']');
     wire::into_string(out)
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::call::{Arguments, CallRequest, Outcome};
 use crate::registry::{Registry, Tool};
+use crate::wire;
 
 /// What checking a call found.
 #[derive(Debug, PartialEq)]
@@ -62,29 +63,23 @@ pub fn check_calls(
 pub fn checked_list_json(checked: &[Checked]) -> String {
     let mut out: Vec<u8> = Vec::with_capacity(checked.len() * 40 + 2);
     out.push(b'[');
-    for (i, c) in checked.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
+    wire::write_items(&mut out, checked, |out, c| {
         out.extend_from_slice(b"[\"");
-        let written = match c {
+        match c {
             Checked::Valid(v) => {
                 out.extend_from_slice(b"ok\",");
-                serde_json::to_writer(&mut out, v)
+                wire::write_value(out, v);
             }
             Checked::Answer(o, text) => {
                 out.extend_from_slice(o.as_str().as_bytes());
                 out.extend_from_slice(b"\",");
-                serde_json::to_writer(&mut out, text)
+                wire::write_str(out, text);
             }
-        };
-        // Writing a Value or a str into a Vec cannot fail.
-        debug_assert!(written.is_ok());
+        }
         out.push(b']');
-    }
+    });
     out.push(b']');
-    // serde_json writes UTF-8 (the texts and keys were str).
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    wire::into_string(out)
 }
 
 /// What a call gets when its registry was closed before the call started.

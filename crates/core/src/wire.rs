@@ -74,6 +74,17 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
+/// Writes `items`, each by `write`, separated by commas (no brackets: the
+/// caller writes them, or joins halves written apart, see `bulk`).
+pub fn write_items<T>(out: &mut Vec<u8>, items: &[T], mut write: impl FnMut(&mut Vec<u8>, &T)) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(out, item);
+    }
+}
+
 /// Writes `n` in decimal.
 pub fn write_u64(out: &mut Vec<u8>, n: u64) {
     let mut buf = itoa::Buffer::new();

@@ -203,20 +203,17 @@ impl HostBatch {
             .sum();
         let mut out = Vec::with_capacity(size + 3);
         out.push(b'[');
-        for (k, c) in self.handed.iter().enumerate() {
-            if k > 0 {
-                out.push(b',');
-            }
+        wire::write_items(&mut out, &self.handed, |out, c| {
             out.extend_from_slice(b"{\"index\":");
-            wire::write_u64(&mut out, c.index as u64);
+            wire::write_u64(out, c.index as u64);
             out.extend_from_slice(b",\"id\":");
-            wire::write_str(&mut out, c.call.id());
+            wire::write_str(out, c.call.id());
             out.extend_from_slice(b",\"name\":");
-            wire::write_str(&mut out, c.call.tool());
+            wire::write_str(out, c.call.tool());
             out.extend_from_slice(b",\"arguments\":");
-            wire::write_value(&mut out, c.call.arguments());
+            wire::write_value(out, c.call.arguments());
             out.push(b'}');
-        }
+        });
         out.push(b']');
         wire::into_string(out)
     }
