@@ -107,6 +107,12 @@ func (bl *baseline) run(ctx context.Context, c capstan.Call) capstan.Result {
 }
 
 func (bl *baseline) batch(ctx context.Context, calls []capstan.Call, limit int) []capstan.Result {
+	return bl.batchOf(ctx, calls, limit, bl.run)
+}
+
+// batchOf runs calls with run on at most limit goroutines at once.
+func (bl *baseline) batchOf(ctx context.Context, calls []capstan.Call, limit int,
+	run func(context.Context, capstan.Call) capstan.Result) []capstan.Result {
 	results := make([]capstan.Result, len(calls))
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
@@ -115,7 +121,7 @@ func (bl *baseline) batch(ctx context.Context, calls []capstan.Call, limit int) 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i] = bl.run(ctx, c)
+			results[i] = run(ctx, c)
 			results[i].Index = i
 		}()
 	}
@@ -292,20 +298,7 @@ func (bl *baseline) runIO(ctx context.Context, c capstan.Call) capstan.Result {
 }
 
 func (bl *baseline) batchIO(ctx context.Context, calls []capstan.Call, limit int) []capstan.Result {
-	results := make([]capstan.Result, len(calls))
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i] = bl.runIO(ctx, c)
-			results[i].Index = i
-		}()
-	}
-	wg.Wait()
-	return results
+	return bl.batchOf(ctx, calls, limit, bl.runIO)
 }
 
 // benchFigures is what the last run of a sub-benchmark measured, per op.
