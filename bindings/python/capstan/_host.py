@@ -176,19 +176,25 @@ async def _gather(answers: Answers, started: list[tuple[dict[str, Any], Any]], p
         raise
 
 
+def _call(f: Any, *args: Any) -> Any:
+    return f(*args)
+
+
 class _Resumed:
     """A coroutine that suspended on its first step (it yielded ``first``),
     awaitable from there: the awaiting task gets ``first`` and then drives
     the coroutine as it would have from the start (values sent and
-    exceptions thrown in, cancellation included)."""
+    exceptions thrown in, cancellation included), each step in ``context``
+    when one is given (a gathered call's own copy of its caller's)."""
 
-    __slots__ = ("coro", "first")
+    __slots__ = ("coro", "first", "context")
 
-    def __init__(self, coro: Any, first: Any) -> None:
-        self.coro, self.first = coro, first
+    def __init__(self, coro: Any, first: Any, context: Any = None) -> None:
+        self.coro, self.first, self.context = coro, first, context
 
     def __await__(self) -> Any:
         coro, yielded = self.coro, self.first
+        run = _call if self.context is None else self.context.run
         while True:
             try:
                 sent = yield yielded
@@ -197,12 +203,12 @@ class _Resumed:
                 raise
             except BaseException as exc:
                 try:
-                    yielded = coro.throw(exc)
+                    yielded = run(coro.throw, exc)
                 except StopIteration as stop:
                     return stop.value
             else:
                 try:
-                    yielded = coro.send(sent)
+                    yielded = run(coro.send, sent)
                 except StopIteration as stop:
                     return stop.value
 

@@ -39,6 +39,7 @@ import itertools
 from typing import Any
 
 from ._calls import ToolCall, ToolResult
+from ._host import _Resumed
 from ._json import _scan
 from ._lone import _failed, _now, _ok, _tool_function
 
@@ -300,7 +301,7 @@ async def _carry(registry: Any, calls: Any, checked: Any) -> None:
         p._phase, p._driver = _RUNNING, asyncio.current_task()
         p.get_loop().create_task(_carry(registry, calls, checked))
         try:
-            value = await _Stepped(coro, first, context)
+            value = await _Resumed(coro, first, context)
         except asyncio.CancelledError:
             p._driver = None
             _future_cancel(p)
@@ -351,33 +352,3 @@ def _ended(registry: Any, call: ToolCall, value: Any, started: int) -> ToolResul
     except Exception as exc:
         result = _failed(call, exc, started)
     return registry._counted(result)  # type: ignore[no-any-return]
-
-
-class _Stepped:
-    """A coroutine that yielded ``first`` on its first step, awaitable from
-    there, each later step in ``context`` (values sent and exceptions
-    thrown in, cancellation included)."""
-
-    __slots__ = ("coro", "first", "context")
-
-    def __init__(self, coro: Any, first: Any, context: contextvars.Context) -> None:
-        self.coro, self.first, self.context = coro, first, context
-
-    def __await__(self) -> Any:
-        coro, yielded, run = self.coro, self.first, self.context.run
-        while True:
-            try:
-                sent = yield yielded
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:
-                try:
-                    yielded = run(coro.throw, exc)
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    yielded = run(coro.send, sent)
-                except StopIteration as stop:
-                    return stop.value
