@@ -103,15 +103,8 @@ def test_one_failing_call_among_many_fails_alone():
     assert results[7].content == "KeyError: 'seven'" and [r.data for r in results[8:]] == list(range(8, 20))
 
 
-def test_a_cancelled_caller_is_cancelled_alone():
-    ran = []
-    stopped = []
-
-    @tool
-    async def step(i: int) -> int:
-        """Note the call."""
-        ran.append(i)
-        return i
+def _hanging(stopped):
+    """A tool that waits until cancelled, noting each call that was."""
 
     @tool
     async def hang(i: int) -> int:
@@ -122,6 +115,21 @@ def test_a_cancelled_caller_is_cancelled_alone():
             stopped.append(i)
             raise
         return i
+
+    return hang
+
+
+def test_a_cancelled_caller_is_cancelled_alone():
+    ran = []
+    stopped = []
+
+    @tool
+    async def step(i: int) -> int:
+        """Note the call."""
+        ran.append(i)
+        return i
+
+    hang = _hanging(stopped)
 
     async def caller(registry, name, i):
         (result,) = await asyncio.gather(registry.aexecute(ToolCall(name, {"i": i})))
@@ -369,15 +377,7 @@ def test_calls_left_when_the_task_running_them_is_cancelled_are_cancelled_not_le
 def test_wait_for_a_call_past_its_time_cancels_its_coroutine():
     stopped = []
 
-    @tool
-    async def hang(i: int) -> int:
-        """Wait until cancelled."""
-        try:
-            await asyncio.sleep(60)
-        except asyncio.CancelledError:
-            stopped.append(i)
-            raise
-        return i
+    hang = _hanging(stopped)
 
     async def main():
         with ToolRegistry([hang]) as registry:
